@@ -1,0 +1,30 @@
+import js from "@eslint/js";
+import tseslint from "typescript-eslint";
+
+export default tseslint.config(
+  { ignores: ["node_modules/", "dist/", "coverage/", "test/fixtures/**/*.js"] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: {
+      globals: { process: "readonly", console: "readonly", Buffer: "readonly", setTimeout: "readonly", clearTimeout: "readonly", setInterval: "readonly", clearInterval: "readonly", URL: "readonly" },
+    },
+    rules: {
+      "@typescript-eslint/no-explicit-any": "error",
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      "no-restricted-imports": [
+        "error",
+        {
+          paths: [
+            { name: "node:child_process", message: "Run processes through src/exec." },
+            { name: "child_process", message: "Run processes through src/exec." },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ["src/exec/**"],
+    rules: { "no-restricted-imports": "off" },
+  },
+);

@@ -1,0 +1,62 @@
+import { UsageError, type CliIO } from "./cli/usage.js";
+
+type Command = (args: string[], io: CliIO) => Promise<number>;
+
+const HELP = `harness — story-harness command line
+
+Usage:
+  harness serve                     run the GitHub App (same as npm start)
+  harness run [<repo>] --story <file.md> [--agent <preset>|--agent-cmd <template>] [--workflow <file>] [--test-cmd <cmd>]
+  harness provision <worktree> [--cmd <string>] [--timeout-ms <n>] [--log <file>]
+  harness clean-clone [<repo>] --command <string> [--link <dir>]... [--interpreter <path>] [--timeout-ms <n>] [--out <file>]
+  harness validate <workflow.json|harness.yml>
+  harness help
+
+Exit codes: 0 success, 1 the checked thing failed, 2 bad arguments or configuration, 3 provisioning failed.
+`;
+
+/** Commands are loaded on demand so `harness provision` does not pay for the App's imports. */
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  serve: async () => (await import("./cli/serve.js")).serveCommand,
+  run: async () => (await import("./cli/run.js")).runCommand,
+  provision: async () => (await import("./cli/provision.js")).provisionCommand,
+  "clean-clone": async () => (await import("./cli/clean-clone.js")).cleanCloneCommand,
+  validate: async () => (await import("./cli/validate.js")).validateCommand,
+};
+
+/** Runs the `harness` command line and returns the process exit code. */
+export async function main(argv: string[], io: CliIO = defaultIO()): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === "help" || name === "--help" || name === "-h") {
+    io.stdout(HELP);
+    return 0;
+  }
+  const load = COMMANDS[name];
+  if (!load) {
+    io.stderr(`harness: unknown command '${name}'\n\n${HELP}`);
+    return 2;
+  }
+  try {
+    return await (await load())(rest, io);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr(`harness ${name}: ${error.message}\n${error.usage ? `usage: ${error.usage}\n` : ""}`);
+      return 2;
+    }
+    if (error instanceof TypeError && "code" in error && String(error.code).startsWith("ERR_PARSE_ARGS")) {
+      io.stderr(`harness ${name}: ${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
+}
+
+/** The process's own streams, directory and environment. */
+export function defaultIO(): CliIO {
+  return {
+    stdout: (text) => process.stdout.write(text),
+    stderr: (text) => process.stderr.write(text),
+    cwd: process.cwd(),
+    env: process.env,
+  };
+}

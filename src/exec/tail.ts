@@ -1,0 +1,79 @@
+/**
+ * A bounded tail of a byte stream: it keeps at most a fixed number of bytes in memory however
+ * much passes through, and renders the last lines without splitting a UTF-8 character.
+ */
+
+/** Default bounds of a kept tail. */
+export const DEFAULT_TAIL_LINES = 20;
+export const DEFAULT_TAIL_BYTES = 64 * 1024;
+
+export class TailBuffer {
+  private chunks: Buffer[] = [];
+  private size = 0;
+  private total = 0;
+
+  constructor(private readonly maxBytes: number = DEFAULT_TAIL_BYTES) {}
+
+  /** Bytes seen in all. */
+  get bytesSeen(): number {
+    return this.total;
+  }
+
+  push(chunk: Buffer): void {
+    this.total += chunk.length;
+    this.chunks.push(chunk);
+    this.size += chunk.length;
+    // Compact only when twice over the bound, so each byte is copied a bounded number of times.
+    if (this.size > this.maxBytes * 2) this.compact();
+  }
+
+  private compact(): void {
+    const joined = Buffer.concat(this.chunks, this.size);
+    const kept = joined.subarray(joined.length - this.maxBytes);
+    this.chunks = [Buffer.from(kept)];
+    this.size = kept.length;
+  }
+
+  /** The last `maxLines` lines, within `maxBytes` bytes, as valid UTF-8 text. */
+  text(maxLines: number = DEFAULT_TAIL_LINES): string {
+    if (this.size > this.maxBytes) this.compact();
+    return tailText(Buffer.concat(this.chunks, this.size), maxLines, this.maxBytes);
+  }
+}
+
+/**
+ * The last `maxLines` lines of `bytes`, at most `maxBytes` bytes of UTF-8, never starting
+ * inside a multibyte character. A trailing newline does not count as an empty last line.
+ */
+export function tailText(bytes: Buffer, maxLines: number, maxBytes: number): string {
+  let view = bytes.length > maxBytes ? bytes.subarray(bytes.length - maxBytes) : bytes;
+  view = view.subarray(utf8Start(view));
+  let end = view.length;
+  if (end > 0 && view[end - 1] === 0x0a) end -= 1;
+  let start = end;
+  let lines = 0;
+  while (start > 0) {
+    if (view[start - 1] === 0x0a) {
+      lines += 1;
+      if (lines >= maxLines) break;
+    }
+    start -= 1;
+  }
+  return view.subarray(start, end).toString("utf8");
+}
+
+/** Index of the first byte in `bytes` that does not continue a multibyte character. */
+function utf8Start(bytes: Buffer): number {
+  let i = 0;
+  // A UTF-8 character is at most 4 bytes, so at most 3 continuation bytes can lead.
+  while (i < bytes.length && i < 3 && ((bytes[i] ?? 0) & 0xc0) === 0x80) i += 1;
+  return i;
+}
+
+/** Truncates a string to at most `maxBytes` bytes of UTF-8 keeping its end, on a character boundary. */
+export function keepLastBytes(text: string, maxBytes: number): string {
+  const bytes = Buffer.from(text, "utf8");
+  if (bytes.length <= maxBytes) return text;
+  const view = bytes.subarray(bytes.length - maxBytes);
+  return view.subarray(utf8Start(view)).toString("utf8");
+}

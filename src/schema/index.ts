@@ -1,0 +1,1 @@
+export { SchemaRegistry, SchemaValidationError, schemas, pointerToPath, SCHEMAS_DIR, type SchemaIssue } from "./registry.js";

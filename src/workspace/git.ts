@@ -1,0 +1,107 @@
+import { exec, type ExecResult } from "../exec/index.js";
+
+/**
+ * Flags every git call carries: repository code is untrusted, so its hooks, fsmonitor and
+ * credential helpers never run from a harness call.
+ */
+export const GIT_HARDENING: readonly string[] = [
+  "-c", "core.hooksPath=/dev/null",
+  "-c", "core.fsmonitor=false",
+  "-c", "credential.helper=",
+  "-c", "protocol.ext.allow=never",
+  "-c", "color.ui=false",
+];
+
+/** Flags for any diff git prints: no external drivers, no text conversion, no colour. */
+export const DIFF_HARDENING: readonly string[] = ["--no-ext-diff", "--no-textconv", "--no-color"];
+
+/** The identity of commits the harness makes. */
+export const HARNESS_IDENTITY = {
+  GIT_AUTHOR_NAME: "story-harness",
+  GIT_AUTHOR_EMAIL: "story-harness@users.noreply.github.com",
+  GIT_COMMITTER_NAME: "story-harness",
+  GIT_COMMITTER_EMAIL: "story-harness@users.noreply.github.com",
+} as const;
+
+export interface GitOptions {
+  cwd: string;
+  /** The repository must only be read: no optional locks, no index stat refresh. */
+  readOnly?: boolean;
+  /** Extra environment values (for example credentials passed through GIT_CONFIG_* or an identity). */
+  env?: Readonly<Record<string, string>>;
+  input?: string | Buffer;
+  timeoutMs?: number;
+  logPath?: string;
+}
+
+/** Why a git call failed, translated from git's own words in this one place. */
+export type GitFailureKind = "not-a-repository" | "auth" | "not-found" | "conflict" | "timeout" | "failed";
+
+export class GitError extends Error {
+  readonly failureClass = "git-failed";
+  constructor(
+    readonly kind: GitFailureKind,
+    readonly args: readonly string[],
+    readonly exitCode: number | null,
+    readonly stderr: string,
+  ) {
+    super(`git ${args.join(" ")} failed (${kind}, exit ${exitCode ?? "none"}): ${stderr.trim().split("\n").slice(-3).join(" / ")}`);
+    this.name = "GitError";
+  }
+}
+
+function classify(result: ExecResult): GitFailureKind {
+  if (result.timedOut) return "timeout";
+  const text = result.tail;
+  if (/not a git repository/i.test(text)) return "not-a-repository";
+  if (/Authentication failed|could not read Username|403|401/i.test(text)) return "auth";
+  if (/not found|does not exist|unknown revision|couldn't find remote ref/i.test(text)) return "not-found";
+  if (/patch does not apply|conflict|already exists/i.test(text)) return "conflict";
+  return "failed";
+}
+
+function gitEnv(options: GitOptions): Record<string, string> {
+  const set: Record<string, string> = {
+    GIT_TERMINAL_PROMPT: "0",
+    GIT_ASKPASS: "/bin/false",
+    ...options.env,
+  };
+  if (options.readOnly) set.GIT_OPTIONAL_LOCKS = "0";
+  return set;
+}
+
+/** Runs git hardened and returns the raw result, whatever the exit code. */
+export function gitResult(args: readonly string[], options: GitOptions): Promise<ExecResult> {
+  return exec(["git", ...GIT_HARDENING, ...args], {
+    cwd: options.cwd,
+    env: { set: gitEnv(options) },
+    captureStdout: true,
+    tailLines: 40,
+    ...(options.input !== undefined ? { input: options.input } : {}),
+    ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+    ...(options.logPath !== undefined ? { logPath: options.logPath } : {}),
+  });
+}
+
+/** Runs git hardened; returns stdout as a Buffer, throws {@link GitError} on failure. */
+export async function gitBytes(args: readonly string[], options: GitOptions): Promise<Buffer> {
+  const result = await gitResult(args, options);
+  if (result.exitCode !== 0 || result.timedOut) throw new GitError(classify(result), args, result.exitCode, result.tail);
+  return result.stdout ?? Buffer.alloc(0);
+}
+
+/** Runs git hardened; returns stdout as text with the final newline removed. */
+export async function git(args: readonly string[], options: GitOptions): Promise<string> {
+  return (await gitBytes(args, options)).toString("utf8").replace(/\n$/, "");
+}
+
+/** Splits NUL-terminated output (`-z`) into its entries. */
+export function splitNul(bytes: Buffer): string[] {
+  return bytes.toString("utf8").split("\0").filter((entry) => entry !== "");
+}
+
+/** True when `dir` is inside a git working tree. */
+export async function isWorkTree(dir: string): Promise<boolean> {
+  const result = await gitResult(["rev-parse", "--is-inside-work-tree"], { cwd: dir, readOnly: true });
+  return result.exitCode === 0 && result.stdout?.toString().trim() === "true";
+}
