@@ -26,6 +26,10 @@ export interface ExecOptions {
   captureBytes?: number;
   /** Written to the child's stdin, which is then closed. Stdin is empty otherwise. */
   input?: string | Buffer;
+  /** Ends the whole process tree (SIGTERM, then SIGKILL after the grace) when aborted. */
+  signal?: AbortSignal;
+  /** Called with the child's pid once it started (its process group id is the same). */
+  onSpawn?: (pid: number) => void;
 }
 
 export interface ExecResult {
@@ -160,6 +164,17 @@ export function exec(argv: readonly string[], options: ExecOptions): Promise<Exe
         endTree();
       }, options.timeoutMs));
     }
+
+    if (options.signal) {
+      const onAbort = (): void => {
+        if (!exited) endTree();
+      };
+      if (options.signal.aborted) onAbort();
+      else options.signal.addEventListener("abort", onAbort, { once: true });
+    }
+    child.once("spawn", () => {
+      if (child.pid !== undefined) options.onSpawn?.(child.pid);
+    });
 
     child.once("error", (error: NodeJS.ErrnoException) => {
       spawnError = `${error.code ?? "error"}: ${error.message}`;
