@@ -1,0 +1,71 @@
+import { open, readFile, type FileHandle } from "node:fs/promises";
+import { writeFileAtomic } from "./atomic-file.js";
+
+/** How many delivery ids are remembered; GitHub redelivers within hours, not thousands of events. */
+export const DEFAULT_DELIVERY_MEMORY = 5000;
+
+/**
+ * The `X-GitHub-Delivery` ids seen recently, persisted as an append-only file of one id per
+ * line so that a redelivery after a restart is still recognised. Bounded: when the file holds
+ * twice the bound it is rewritten atomically with the newest ids only.
+ */
+export class DeliveryLog {
+  private readonly order: string[] = [];
+  private readonly seen = new Set<string>();
+  private lines = 0;
+
+  private constructor(private readonly path: string, private readonly bound: number, private handle: FileHandle) {}
+
+  /** Opens (or creates) the log and loads the newest `bound` ids; a torn last line is ignored. */
+  static async open(path: string, bound = DEFAULT_DELIVERY_MEMORY): Promise<DeliveryLog> {
+    let text = "";
+    try {
+      text = await readFile(path, "utf8");
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    }
+    const complete = text.endsWith("\n") ? text : text.slice(0, text.lastIndexOf("\n") + 1);
+    const ids = complete.split("\n").filter((line) => line !== "");
+    const log = new DeliveryLog(path, bound, await open(path, "a"));
+    for (const id of ids.slice(-bound)) log.remember(id);
+    log.lines = ids.length;
+    if (complete.length !== text.length) await log.compact();
+    return log;
+  }
+
+  /** True when this delivery id was recorded. */
+  has(id: string): boolean {
+    return this.seen.has(id);
+  }
+
+  /** Records a delivery id durably (append + fdatasync). */
+  async add(id: string): Promise<void> {
+    if (/[\r\n]/.test(id)) throw new TypeError("delivery id must be one line");
+    if (this.seen.has(id)) return;
+    this.remember(id);
+    await this.handle.appendFile(`${id}\n`);
+    await this.handle.datasync();
+    this.lines += 1;
+    if (this.lines >= this.bound * 2) await this.compact();
+  }
+
+  async close(): Promise<void> {
+    await this.handle.close();
+  }
+
+  private remember(id: string): void {
+    this.seen.add(id);
+    this.order.push(id);
+    while (this.order.length > this.bound) {
+      const oldest = this.order.shift();
+      if (oldest !== undefined) this.seen.delete(oldest);
+    }
+  }
+
+  private async compact(): Promise<void> {
+    await this.handle.close();
+    await writeFileAtomic(this.path, this.order.map((id) => `${id}\n`).join(""));
+    this.handle = await open(this.path, "a");
+    this.lines = this.order.length;
+  }
+}

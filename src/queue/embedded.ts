@@ -1,0 +1,244 @@
+import { randomBytes } from "node:crypto";
+import { join } from "node:path";
+import { DeliveryLog, DEFAULT_DELIVERY_MEMORY } from "./delivery-log.js";
+import { acquireLock, liveHolder, releaseLock, type LockOwner } from "./job-lock.js";
+import { JobStore, newJobId, type JobRecord } from "./job-store.js";
+import type { EnqueueOutcome, StoryJob, StoryQueue } from "./port.js";
+
+/** A job handed to a worker; `interruptions` > 0 means a runner died while running it before. */
+export interface JobLease {
+  jobId: string;
+  job: StoryJob;
+  interruptions: number;
+}
+
+/** Runs one job. Its errors are logged by the queue; the job is finished either way. */
+export type JobWorker = (lease: JobLease, signal: AbortSignal) => Promise<void>;
+
+export interface EmbeddedQueueOptions {
+  /** The queue's folder, `<harnessHome>/queue`. */
+  dir: string;
+  /** Jobs run at once by this process (`HARNESS_CONCURRENCY`, default 1). */
+  concurrency?: number;
+  deliveryMemory?: number;
+  /** How often the folder is re-read for jobs of another process or locks freed by a dead one. */
+  rescanMs?: number;
+  log?: { error: (message: string) => void };
+}
+
+/**
+ * The embedded queue: durable on disk (one atomically written file per job, a bounded log of
+ * delivery ids), one active job per story, `concurrency` workers, and a lock file per running
+ * job naming its owner so that two App processes on one folder never run a job together and a
+ * job whose runner died (kill -9 included) is picked up again with `interruptions` counted.
+ */
+export class EmbeddedQueue implements StoryQueue {
+  private readonly records = new Map<string, JobRecord>();
+  private readonly activeStories = new Map<string, string>();
+  private readonly running = new Map<string, Promise<void>>();
+  /** Jobs a live process elsewhere holds; retried on the next rescan. */
+  private readonly heldElsewhere = new Set<string>();
+  /** Jobs enqueued here whose file is being written: a rescan must not drop them. */
+  private readonly writing = new Set<string>();
+  /** Jobs finished here; a rescan that listed the folder before the removal must not bring them back. */
+  private readonly finished = new Set<string>();
+  private readonly self: LockOwner = { pid: process.pid, instance: randomBytes(8).toString("hex") };
+  private readonly abort = new AbortController();
+  private worker: JobWorker | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private pumping = false;
+  private pumpAgain = false;
+  private closed = false;
+
+  private constructor(
+    private readonly store: JobStore,
+    private readonly deliveries: DeliveryLog,
+    private readonly options: EmbeddedQueueOptions,
+  ) {}
+
+  /** Opens the queue folder (creating it) and loads the jobs and deliveries left by earlier runs. */
+  static async open(options: EmbeddedQueueOptions): Promise<EmbeddedQueue> {
+    const store = new JobStore(options.dir);
+    await store.init();
+    const deliveries = await DeliveryLog.open(join(options.dir, "deliveries.log"), options.deliveryMemory ?? DEFAULT_DELIVERY_MEMORY);
+    const queue = new EmbeddedQueue(store, deliveries, options);
+    await queue.rescan();
+    return queue;
+  }
+
+  get concurrency(): number {
+    return Math.max(1, this.options.concurrency ?? 1);
+  }
+
+  async enqueue(job: StoryJob): Promise<EnqueueOutcome> {
+    if (this.closed) throw new Error("queue is closed");
+    if (this.deliveries.has(job.deliveryId)) return { accepted: false, reason: "duplicate-delivery" };
+    if (this.activeStories.has(job.storyKey)) {
+      await this.deliveries.add(job.deliveryId);
+      return { accepted: false, reason: "already-active" };
+    }
+    const record: JobRecord = { id: newJobId(), job, state: "queued", interruptions: 0 };
+    // Claimed in memory before the first await, so a concurrent enqueue of the story sees it.
+    this.records.set(record.id, record);
+    this.activeStories.set(job.storyKey, record.id);
+    this.writing.add(record.id);
+    try {
+      await this.store.write(record);
+    } catch (error) {
+      this.records.delete(record.id);
+      this.activeStories.delete(job.storyKey);
+      throw error;
+    } finally {
+      this.writing.delete(record.id);
+    }
+    // After the job file: a crash in between leaves the story active, so a redelivery starts nothing.
+    await this.deliveries.add(job.deliveryId);
+    this.schedulePump();
+    return { accepted: true, jobId: record.id };
+  }
+
+  async isActive(key: string): Promise<boolean> {
+    return this.activeStories.has(key);
+  }
+
+  /** The jobs this process knows, oldest first (queued and running). */
+  jobs(): JobRecord[] {
+    return [...this.records.values()].sort((a, b) => a.id.localeCompare(b.id));
+  }
+
+  /** Starts running jobs with `worker`, now and whenever one is enqueued or the folder changes. */
+  start(worker: JobWorker): void {
+    this.worker = worker;
+    const every = this.options.rescanMs ?? 2000;
+    this.timer = setInterval(() => {
+      void this.rescan().then(() => this.schedulePump(), (error: unknown) => this.logError("rescan", error));
+    }, every);
+    this.timer.unref();
+    this.schedulePump();
+  }
+
+  /** Resolves when no job is running in this process and none is queued that it could take. */
+  async idle(): Promise<void> {
+    while (this.running.size > 0 || this.pumping) {
+      await Promise.allSettled([...this.running.values()]);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  /**
+   * Stops taking jobs. With `abortRunning`, running workers get their signal aborted; either
+   * way this waits for them, then closes the delivery log. Jobs left queued stay on disk.
+   */
+  async close(options: { abortRunning?: boolean } = {}): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    if (options.abortRunning) this.abort.abort();
+    await this.idle();
+    await this.deliveries.close();
+  }
+
+  /** Re-reads the folder: jobs enqueued by another process, jobs another process finished. */
+  async rescan(): Promise<void> {
+    const onDisk = await this.store.list();
+    const ids = new Set(onDisk.map((record) => record.id));
+    for (const record of onDisk) {
+      if (!this.running.has(record.id) && !this.finished.has(record.id)) this.records.set(record.id, record);
+    }
+    for (const id of [...this.finished]) if (!ids.has(id)) this.finished.delete(id);
+    for (const id of [...this.records.keys()]) {
+      if (!ids.has(id) && !this.running.has(id) && !this.writing.has(id)) this.records.delete(id);
+    }
+    this.heldElsewhere.clear();
+    this.activeStories.clear();
+    for (const record of this.records.values()) this.activeStories.set(record.job.storyKey, record.id);
+  }
+
+  private schedulePump(): void {
+    if (!this.worker || this.closed) return;
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return;
+    }
+    this.pumping = true;
+    void this.pump()
+      .catch((error: unknown) => this.logError("pump", error))
+      .finally(() => {
+        this.pumping = false;
+        if (this.pumpAgain) {
+          this.pumpAgain = false;
+          this.schedulePump();
+        }
+      });
+  }
+
+  private async pump(): Promise<void> {
+    for (const record of this.jobs()) {
+      if (this.closed || this.running.size >= this.concurrency) return;
+      if (this.running.has(record.id) || this.heldElsewhere.has(record.id)) continue;
+      const lease = await this.claim(record);
+      if (!lease) {
+        this.heldElsewhere.add(record.id);
+        continue;
+      }
+      this.running.set(record.id, this.runLease(lease));
+    }
+  }
+
+  /** Takes the job's lock, then re-reads the job: a `running` record under a dead lock was interrupted. */
+  private async claim(record: JobRecord): Promise<JobLease | undefined> {
+    const lockPath = this.store.lockPath(record.id);
+    if (!(await acquireLock(lockPath, this.self))) return undefined;
+    const current = await this.store.read(record.id);
+    if (!current) {
+      // Finished by another process meanwhile.
+      await releaseLock(lockPath, this.self);
+      this.forget(record);
+      return undefined;
+    }
+    const interruptions = current.interruptions + (current.state === "running" ? 1 : 0);
+    const claimed: JobRecord = { ...current, state: "running", interruptions, startedAt: new Date().toISOString() };
+    await this.store.write(claimed);
+    this.records.set(claimed.id, claimed);
+    return { jobId: claimed.id, job: claimed.job, interruptions };
+  }
+
+  private async runLease(lease: JobLease): Promise<void> {
+    const worker = this.worker;
+    try {
+      if (worker) await worker(lease, this.abort.signal);
+    } catch (error) {
+      this.logError(`job ${lease.jobId}`, error);
+    }
+    try {
+      // Interrupted by close(): leave the job on disk so the next start resumes it.
+      if (!this.abort.signal.aborted) {
+        this.finished.add(lease.jobId);
+        await this.store.remove(lease.jobId);
+        const record = this.records.get(lease.jobId);
+        if (record) this.forget(record);
+      }
+      await releaseLock(this.store.lockPath(lease.jobId), this.self);
+    } catch (error) {
+      this.logError(`finishing job ${lease.jobId}`, error);
+    } finally {
+      this.running.delete(lease.jobId);
+      this.schedulePump();
+    }
+  }
+
+  private forget(record: JobRecord): void {
+    this.records.delete(record.id);
+    if (this.activeStories.get(record.job.storyKey) === record.id) this.activeStories.delete(record.job.storyKey);
+  }
+
+  /** The live process holding a job, if any (for diagnostics and tests). */
+  async holder(jobId: string): Promise<LockOwner | undefined> {
+    return liveHolder(this.store.lockPath(jobId), this.self);
+  }
+
+  private logError(where: string, error: unknown): void {
+    const message = `queue: ${where}: ${error instanceof Error ? error.message : String(error)}`;
+    if (this.options.log) this.options.log.error(message);
+    else process.stderr.write(`${message}\n`);
+  }
+}

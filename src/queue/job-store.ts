@@ -1,0 +1,84 @@
+import { mkdir, readdir, readFile, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { randomBytes } from "node:crypto";
+import { syncDir, writeFileAtomic } from "./atomic-file.js";
+import type { StoryJob } from "./port.js";
+
+/** A job as kept on disk: one JSON file per job under `<queueDir>/jobs/`, removed when done. */
+export interface JobRecord {
+  id: string;
+  job: StoryJob;
+  /** `running` once a runner took it; a running record whose lock is dead was interrupted. */
+  state: "queued" | "running";
+  /** How many times a runner died while running it (kill -9, crash, power loss). */
+  interruptions: number;
+  startedAt?: string;
+}
+
+let counter = 0;
+
+/** A job id that sorts in enqueue order and is unique across processes. */
+export function newJobId(now = Date.now()): string {
+  counter = (counter + 1) % 1_000_000;
+  return `${String(now).padStart(15, "0")}-${String(counter).padStart(6, "0")}-${randomBytes(4).toString("hex")}`;
+}
+
+/** The job files of one queue folder. */
+export class JobStore {
+  readonly jobsDir: string;
+  readonly locksDir: string;
+
+  constructor(readonly queueDir: string) {
+    this.jobsDir = join(queueDir, "jobs");
+    this.locksDir = join(queueDir, "locks");
+  }
+
+  async init(): Promise<void> {
+    await mkdir(this.jobsDir, { recursive: true });
+    await mkdir(this.locksDir, { recursive: true });
+  }
+
+  lockPath(id: string): string {
+    return join(this.locksDir, `${id}.lock`);
+  }
+
+  async write(record: JobRecord): Promise<void> {
+    await writeFileAtomic(join(this.jobsDir, `${record.id}.json`), `${JSON.stringify(record)}\n`);
+  }
+
+  /** Reads one job; undefined when it is gone (done) or unreadable. */
+  async read(id: string): Promise<JobRecord | undefined> {
+    try {
+      return parseRecord(await readFile(join(this.jobsDir, `${id}.json`), "utf8"));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+      throw error;
+    }
+  }
+
+  /** Every job on disk, oldest first. Temp files of interrupted writes are skipped. */
+  async list(): Promise<JobRecord[]> {
+    const names = (await readdir(this.jobsDir)).filter((name) => name.endsWith(".json") && !name.startsWith(".")).sort();
+    const records: JobRecord[] = [];
+    for (const name of names) {
+      const record = await this.read(name.slice(0, -".json".length));
+      if (record) records.push(record);
+    }
+    return records;
+  }
+
+  async remove(id: string): Promise<void> {
+    await rm(join(this.jobsDir, `${id}.json`), { force: true });
+    await syncDir(this.jobsDir);
+  }
+}
+
+function parseRecord(text: string): JobRecord | undefined {
+  try {
+    const value = JSON.parse(text) as JobRecord;
+    if (typeof value.id !== "string" || typeof value.job !== "object" || value.job === null) return undefined;
+    return value;
+  } catch {
+    return undefined;
+  }
+}

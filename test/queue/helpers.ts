@@ -1,0 +1,47 @@
+import { existsSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { storyKey, type StoryJob } from "../../src/queue/index.js";
+
+/** A temp folder removed by the returned function. */
+export async function tempDir(prefix: string): Promise<{ dir: string; remove: () => Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** A start job for issue `issue` of acme/widgets. */
+export function makeJob(issue: number, deliveryId = `delivery-${issue}`): StoryJob {
+  return {
+    storyKey: storyKey("acme", "widgets", issue),
+    kind: "start",
+    installationId: 1,
+    repository: { id: 7, owner: "acme", name: "widgets", cloneUrl: "http://127.0.0.1:1/acme/widgets.git", defaultBranch: "main" },
+    issue: { number: issue, title: `Story ${issue}`, body: "body" },
+    requestedBy: "octocat",
+    deliveryId,
+    enqueuedAt: new Date().toISOString(),
+  };
+}
+
+/** Polls `condition` until it holds, failing after `timeoutMs`. */
+export async function waitFor(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 15000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+export function fileExists(path: string): boolean {
+  return existsSync(path);
+}
+
+/** A promise with its resolver, for workers the test releases. */
+export function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve: () => void = () => undefined;
+  const promise = new Promise<void>((done) => {
+    resolve = done;
+  });
+  return { promise, resolve };
+}
