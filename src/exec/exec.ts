@@ -1,14 +1,20 @@
 import { spawn } from "node:child_process";
-import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
-import { dirname } from "node:path";
+import { existsSync } from "node:fs";
 import type { Readable } from "node:stream";
 import { buildChildEnv, type EnvSpec } from "./env.js";
+import { terminateGroup } from "./group.js";
+import { LogSink } from "./log.js";
 import { DEFAULT_TAIL_BYTES, DEFAULT_TAIL_LINES, TailBuffer } from "./tail.js";
 
 /** Grace between SIGTERM and SIGKILL when a process tree is ended. */
 export const DEFAULT_KILL_GRACE_MS = 2000;
 /** Most bytes of stdout kept when a caller asks to capture it. */
 export const DEFAULT_CAPTURE_BYTES = 32 * 1024 * 1024;
+/**
+ * How long output pipes may stay open once the child's whole group is gone. Only a process
+ * that left the group (setsid) can still hold them; the call does not wait for it longer.
+ */
+const STREAM_DRAIN_MS = 1000;
 
 export interface ExecOptions {
   cwd: string;
@@ -38,8 +44,12 @@ export interface ExecResult {
   exitCode: number | null;
   signal: NodeJS.Signals | null;
   timedOut: boolean;
+  /** Present (true) when the caller's AbortSignal ended the tree. */
+  aborted?: boolean;
   durationMs: number;
   logPath?: string;
+  /** Why writing the log failed part-way (for example ENOSPC); the run itself went on. */
+  logError?: string;
   /** Last lines of combined output, bounded and UTF-8 safe. */
   tail: string;
   /** Captured stdout, when asked for. */
@@ -57,142 +67,123 @@ export function succeeded(result: ExecResult): boolean {
 
 /**
  * Runs `argv` without a shell in its own process group. Output streams to `logPath` while a
- * bounded tail stays in memory. A timeout ends the whole group: SIGTERM, then SIGKILL after
- * the grace period. When the direct child exits, whatever it left in its group is ended the
- * same way, so a background grandchild holding stdout open cannot hang the call.
+ * bounded tail stays in memory. A timeout or an abort ends the whole group: SIGTERM, then
+ * SIGKILL after the grace period. When the direct child exits, whatever it left in its group
+ * is ended the same way, and the call resolves only once none of it is running, so a
+ * background grandchild can neither hang the call nor outlive it.
+ *
+ * Rejects (with {@link ExecLogError}) only when the log file cannot be opened; every other
+ * failure, including a program that cannot start, is described by the result.
  */
-export function exec(argv: readonly string[], options: ExecOptions): Promise<ExecResult> {
+export async function exec(argv: readonly string[], options: ExecOptions): Promise<ExecResult> {
   const [file, ...args] = argv;
   if (file === undefined || file === "") throw new TypeError("exec: argv must name a program");
   const started = performance.now();
   const grace = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
   const tail = new TailBuffer(options.tailBytes ?? DEFAULT_TAIL_BYTES);
-  const log = options.logPath ? openLog(options.logPath) : undefined;
-  const captured: Buffer[] = [];
-  let capturedBytes = 0;
-  let stdoutTruncated = false;
-  const captureLimit = options.captureBytes ?? DEFAULT_CAPTURE_BYTES;
+  const log = options.logPath !== undefined ? LogSink.open(options.logPath) : undefined;
+  const capture = options.captureStdout ? new Capture(options.captureBytes ?? DEFAULT_CAPTURE_BYTES) : undefined;
 
-  return new Promise((resolve) => {
-    const child = spawn(file, args, {
-      cwd: options.cwd,
-      env: buildChildEnv(options.env),
-      detached: true,
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    let timedOut = false;
-    let exited = false;
-    let exitCode: number | null = null;
-    let signal: NodeJS.Signals | null = null;
-    let spawnError: string | undefined;
-    let openStreams = 2;
-    let finished = false;
-    const timers: NodeJS.Timeout[] = [];
+  const child = spawn(file, args, {
+    cwd: options.cwd,
+    env: buildChildEnv(options.env),
+    detached: true, // its own session and process group, so the whole tree can be signalled
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let timedOut = false;
+  let aborted = false;
+  let exitCode: number | null = null;
+  let signal: NodeJS.Signals | null = null;
+  let spawnError: string | undefined;
 
-    const killGroup = (sig: NodeJS.Signals): void => {
-      if (child.pid === undefined) return;
-      try {
-        process.kill(-child.pid, sig);
-      } catch {
-        // The group is already gone.
+  let ending: Promise<void> | undefined;
+  const endTree = (): Promise<void> => {
+    ending ??= child.pid === undefined ? Promise.resolve() : terminateGroup(child.pid, grace);
+    return ending;
+  };
+
+  const take = (stream: Readable, isStdout: boolean): Promise<void> => {
+    stream.on("data", (chunk: Buffer) => {
+      tail.push(chunk);
+      if (isStdout) capture?.push(chunk);
+      // Backpressure: a slow log slows the reader, it never piles output up in memory.
+      if (log && !log.write(chunk)) {
+        stream.pause();
+        log.onDrain(() => stream.resume());
       }
-    };
-    const endTree = (): void => {
-      killGroup("SIGTERM");
-      timers.push(setTimeout(() => killGroup("SIGKILL"), grace));
-      // Output still held open by a process outside the group must not hang the call.
-      timers.push(setTimeout(() => {
-        child.stdout.destroy();
-        child.stderr.destroy();
-        onStreamClosed(true);
-      }, grace + 500));
-    };
-
-    const finish = (): void => {
-      if (finished) return;
-      finished = true;
-      for (const timer of timers) clearTimeout(timer);
-      const result: ExecResult = {
-        argv: [...argv],
-        exitCode,
-        signal,
-        timedOut,
-        durationMs: Math.round(performance.now() - started),
-        tail: tail.text(options.tailLines ?? DEFAULT_TAIL_LINES),
-      };
-      if (options.logPath) result.logPath = options.logPath;
-      if (options.captureStdout) {
-        result.stdout = Buffer.concat(captured, capturedBytes);
-        result.stdoutTruncated = stdoutTruncated;
-      }
-      if (spawnError) result.spawnError = spawnError;
-      if (log) log.end(() => resolve(result));
-      else resolve(result);
-    };
-    const onStreamClosed = (all = false): void => {
-      openStreams = all ? 0 : openStreams - 1;
-      if (openStreams <= 0 && exited) finish();
-    };
-
-    const take = (stream: Readable, isStdout: boolean): void => {
-      stream.on("data", (chunk: Buffer) => {
-        tail.push(chunk);
-        if (isStdout && options.captureStdout) {
-          if (capturedBytes + chunk.length <= captureLimit) {
-            captured.push(chunk);
-            capturedBytes += chunk.length;
-          } else stdoutTruncated = true;
-        }
-        if (log && !log.write(chunk)) {
-          stream.pause();
-          log.once("drain", () => stream.resume());
-        }
-      });
-      stream.once("close", () => onStreamClosed());
-      stream.on("error", () => undefined);
-    };
-    take(child.stdout, true);
-    take(child.stderr, false);
-
-    child.stdin.on("error", () => undefined);
-    child.stdin.end(options.input ?? "");
-
-    if (options.timeoutMs !== undefined) {
-      timers.push(setTimeout(() => {
-        if (exited) return;
-        timedOut = true;
-        endTree();
-      }, options.timeoutMs));
-    }
-
-    if (options.signal) {
-      const onAbort = (): void => {
-        if (!exited) endTree();
-      };
-      if (options.signal.aborted) onAbort();
-      else options.signal.addEventListener("abort", onAbort, { once: true });
-    }
-    child.once("spawn", () => {
-      if (child.pid !== undefined) options.onSpawn?.(child.pid);
     });
+    stream.on("error", () => undefined);
+    return new Promise((resolve) => stream.once("close", () => resolve()));
+  };
+  const streamsClosed = Promise.all([take(child.stdout, true), take(child.stderr, false)]);
+  child.stdin.on("error", () => undefined); // a child that never reads stdin closes it early
+  child.stdin.end(options.input ?? "");
 
-    child.once("error", (error: NodeJS.ErrnoException) => {
-      spawnError = `${error.code ?? "error"}: ${error.message}`;
-      const note = Buffer.from(`exec: could not start ${file}: ${error.message}\n`);
-      tail.push(note);
-      log?.write(note);
-      exited = true;
-      onStreamClosed(true);
-    });
+  const exited = new Promise<void>((resolve) => {
     child.once("exit", (code, sig) => {
-      exited = true;
       exitCode = code;
       signal = sig;
-      // Whatever the child left running in its group goes with it.
-      if (!timedOut) endTree();
-      if (openStreams <= 0) finish();
+      resolve();
+    });
+    child.once("error", (error: NodeJS.ErrnoException) => {
+      // Only a start failure leaves no pid; any other error is followed by the exit event.
+      if (child.pid !== undefined) return;
+      spawnError = describeSpawnError(error, file, options.cwd);
+      const note = Buffer.from(`exec: could not start ${file}: ${spawnError}\n`);
+      tail.push(note);
+      log?.write(note);
+      child.stdout.destroy();
+      child.stderr.destroy();
+      resolve();
     });
   });
+  child.once("spawn", () => {
+    if (child.pid !== undefined) options.onSpawn?.(child.pid);
+  });
+
+  const timer = options.timeoutMs === undefined ? undefined : setTimeout(() => {
+    timedOut = true;
+    void endTree();
+  }, options.timeoutMs);
+  const onAbort = (): void => {
+    aborted = true;
+    void endTree();
+  };
+  if (options.signal?.aborted) onAbort();
+  else options.signal?.addEventListener("abort", onAbort, { once: true });
+
+  try {
+    await exited;
+    if (timer) clearTimeout(timer);
+    // Whatever the child left running in its group goes with it, before the call returns.
+    await endTree();
+    if (!(await settlesWithin(streamsClosed, STREAM_DRAIN_MS))) {
+      child.stdout.destroy();
+      child.stderr.destroy();
+    }
+  } finally {
+    if (timer) clearTimeout(timer);
+    options.signal?.removeEventListener("abort", onAbort);
+  }
+  const logError = log ? await log.close() : undefined;
+
+  const result: ExecResult = {
+    argv: [...argv],
+    exitCode,
+    signal,
+    timedOut,
+    durationMs: Math.round(performance.now() - started),
+    tail: tail.text(options.tailLines ?? DEFAULT_TAIL_LINES),
+  };
+  if (aborted) result.aborted = true;
+  if (options.logPath !== undefined) result.logPath = options.logPath;
+  if (logError) result.logError = logError;
+  if (capture) {
+    result.stdout = capture.bytes();
+    result.stdoutTruncated = capture.truncated;
+  }
+  if (spawnError !== undefined) result.spawnError = spawnError;
+  return result;
 }
 
 /** Runs a user-written command string through `/bin/sh -lc`: the only place a shell is used. */
@@ -200,7 +191,36 @@ export function execShell(command: string, options: ExecOptions): Promise<ExecRe
   return exec(["/bin/sh", "-lc", command], options);
 }
 
-function openLog(path: string): WriteStream {
-  mkdirSync(dirname(path), { recursive: true });
-  return createWriteStream(path, { flags: "a" });
+/** Stdout kept in memory up to a bound. */
+class Capture {
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+  truncated = false;
+  constructor(private readonly limit: number) {}
+  push(chunk: Buffer): void {
+    if (this.size + chunk.length <= this.limit) {
+      this.chunks.push(chunk);
+      this.size += chunk.length;
+    } else this.truncated = true;
+  }
+  bytes(): Buffer {
+    return Buffer.concat(this.chunks, this.size);
+  }
+}
+
+function describeSpawnError(error: NodeJS.ErrnoException, file: string, cwd: string): string {
+  // Node reports a missing working directory as the program being missing; say which it is.
+  if (error.code === "ENOENT" && !existsSync(cwd)) return `ENOENT: working directory ${cwd} does not exist`;
+  if (error.code === "ENOENT") return `ENOENT: program ${file} not found`;
+  return `${error.code ?? "error"}: ${error.message}`;
+}
+
+function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    void promise.then(() => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
 }

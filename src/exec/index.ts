@@ -1,3 +1,5 @@
-export { exec, execShell, succeeded, DEFAULT_KILL_GRACE_MS, type ExecOptions, type ExecResult } from "./exec.js";
+export { exec, execShell, succeeded, DEFAULT_KILL_GRACE_MS, DEFAULT_CAPTURE_BYTES, type ExecOptions, type ExecResult } from "./exec.js";
+export { ExecLogError } from "./log.js";
+export { terminateGroup, groupAlive } from "./group.js";
 export { buildChildEnv, isNeverPassed, BASE_ENV_ALLOWLIST, NEVER_PASSED, type EnvSpec } from "./env.js";
 export { TailBuffer, tailText, keepLastBytes, DEFAULT_TAIL_BYTES, DEFAULT_TAIL_LINES } from "./tail.js";

@@ -46,8 +46,9 @@ export class TailBuffer {
  * inside a multibyte character. A trailing newline does not count as an empty last line.
  */
 export function tailText(bytes: Buffer, maxLines: number, maxBytes: number): string {
+  if (maxLines <= 0 || maxBytes <= 0) return "";
   let view = bytes.length > maxBytes ? bytes.subarray(bytes.length - maxBytes) : bytes;
-  view = view.subarray(utf8Start(view));
+  view = view.subarray(utf8Start(view), utf8End(view));
   let end = view.length;
   if (end > 0 && view[end - 1] === 0x0a) end -= 1;
   let start = end;
@@ -68,6 +69,20 @@ function utf8Start(bytes: Buffer): number {
   // A UTF-8 character is at most 4 bytes, so at most 3 continuation bytes can lead.
   while (i < bytes.length && i < 3 && ((bytes[i] ?? 0) & 0xc0) === 0x80) i += 1;
   return i;
+}
+
+/**
+ * Length of `bytes` without a last character that was cut off (output ended mid-character,
+ * for example because the process was killed while writing it).
+ */
+function utf8End(bytes: Buffer): number {
+  // Walk back over at most 3 continuation bytes to the lead byte of the last character.
+  let lead = bytes.length - 1;
+  while (lead >= 0 && bytes.length - lead <= 3 && ((bytes[lead] ?? 0) & 0xc0) === 0x80) lead -= 1;
+  if (lead < 0) return bytes.length;
+  const byte = bytes[lead] ?? 0;
+  const needed = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
+  return bytes.length - lead < needed ? lead : bytes.length;
 }
 
 /** Truncates a string to at most `maxBytes` bytes of UTF-8 keeping its end, on a character boundary. */
