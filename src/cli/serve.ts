@@ -1,7 +1,45 @@
-import type { CliIO } from "./usage.js";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { run } from "probot";
+import { isNeverPassed } from "../exec/index.js";
+import { EmbeddedQueue } from "../queue/index.js";
+import { harnessHome } from "../workspace/index.js";
+import { harnessApp, type HarnessAppSettings } from "../app.js";
+import { positiveInteger, UsageError, type CliIO } from "./usage.js";
 
-/** `harness serve`: not built yet. */
-export async function serveCommand(_args: string[], io: CliIO): Promise<number> {
-  io.stderr("harness serve: not available yet\n");
-  return 2;
+const USAGE = "harness serve   (configured by the environment: APP_ID, PRIVATE_KEY or PRIVATE_KEY_PATH, WEBHOOK_SECRET, GHE_HOST, GHE_PROTOCOL, PORT, HARNESS_HOME, HARNESS_CONCURRENCY, HARNESS_AGENT_ENV, HARNESS_STORY_LABEL)";
+
+/** Reads the App's own settings from the environment, naming the variable that is wrong. */
+export function readAppSettings(env: NodeJS.ProcessEnv): HarnessAppSettings {
+  const concurrency = positiveInteger("HARNESS_CONCURRENCY", env.HARNESS_CONCURRENCY?.trim() || undefined) ?? 1;
+  const agentEnvAllow = (env.HARNESS_AGENT_ENV ?? "").split(",").map((name) => name.trim()).filter((name) => name !== "");
+  for (const name of agentEnvAllow) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new UsageError(`HARNESS_AGENT_ENV: '${name}' is not an environment variable name`, USAGE);
+    if (isNeverPassed(name)) throw new UsageError(`HARNESS_AGENT_ENV: '${name}' is one of the App's own credentials and is never passed to agents`, USAGE);
+  }
+  const labelName = env.HARNESS_STORY_LABEL?.trim() || "story";
+  return { harnessHome: harnessHome(env), concurrency, agentEnvAllow, labelName };
+}
+
+/**
+ * `harness serve` (and `npm start`): runs the App with Probot's server — its setup page when
+ * APP_ID or the private key is missing. Probot reads GHE_HOST/GHE_PROTOCOL, PORT and
+ * WEBHOOK_SECRET itself. Runs until SIGTERM or SIGINT; running stories are then interrupted
+ * and resumed on the next start.
+ */
+export async function serveCommand(args: string[], io: CliIO): Promise<number> {
+  parseArgs({ args, options: {}, strict: true, allowPositionals: false });
+  const settings = readAppSettings(io.env);
+  const needsSetup = !io.env.APP_ID || !(io.env.PRIVATE_KEY || io.env.PRIVATE_KEY_PATH);
+  // The queue is opened only for a configured App; the setup page needs none.
+  const queue = needsSetup ? undefined : await EmbeddedQueue.open({ dir: join(settings.harnessHome, "queue"), concurrency: settings.concurrency });
+  const server = await run(queue ? harnessApp({ queue, settings }) : () => undefined, { env: io.env });
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once("SIGTERM", () => resolve("SIGTERM"));
+    process.once("SIGINT", () => resolve("SIGINT"));
+  });
+  io.stderr(`harness serve: ${signal}, stopping\n`);
+  await server.stop();
+  await queue?.close({ abortRunning: true });
+  return 0;
 }

@@ -1,0 +1,72 @@
+import { existsSync } from "node:fs";
+import { mkdir, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { git } from "../workspace/index.js";
+
+/** Fetch and clone may take a while on a large repository; a hung server must not hang the runner. */
+const NETWORK_TIMEOUT_MS = 15 * 60_000;
+
+/** Serialises git work on one cache folder inside this process (two stories of one repository). */
+const busy = new Map<string, Promise<unknown>>();
+
+async function exclusive<T>(key: string, work: () => Promise<T>): Promise<T> {
+  const before = busy.get(key) ?? Promise.resolve();
+  const run = before.catch(() => undefined).then(work);
+  busy.set(key, run);
+  try {
+    return await run;
+  } finally {
+    if (busy.get(key) === run) busy.delete(key);
+  }
+}
+
+/** Where a repository's cache lives: `<harnessHome>/repos/<owner>/<name>`. */
+export function repoCacheDir(harnessHome: string, owner: string, name: string): string {
+  for (const part of [owner, name]) {
+    if (!/^[A-Za-z0-9_.-]+$/.test(part) || part === "." || part === "..") throw new Error(`invalid repository name part '${part}'`);
+  }
+  return join(harnessHome, "repos", owner, name);
+}
+
+export interface RepoCacheArgs {
+  harnessHome: string;
+  owner: string;
+  name: string;
+  cloneUrl: string;
+  /** From {@link gitAuthEnv}: the token reaches git through its environment only. */
+  authEnv: Record<string, string>;
+}
+
+/**
+ * Brings the repository's cache up to date and returns its folder: created once (bare, every
+ * branch under `refs/remotes/origin/`), then refreshed with `git fetch --prune`, so the second
+ * story of a repository starts without a full clone. The remote URL in `.git/config` carries no
+ * credentials.
+ */
+export async function syncRepoCache(args: RepoCacheArgs): Promise<string> {
+  const dir = repoCacheDir(args.harnessHome, args.owner, args.name);
+  return exclusive(dir, async () => {
+    const env = args.authEnv;
+    const usable = existsSync(join(dir, "HEAD")) &&
+      (await git(["remote", "set-url", "origin", args.cloneUrl], { cwd: dir }).then(() => true, () => false));
+    // A cache left half-made by a crash is made again rather than trusted.
+    if (!usable) await createCache(dir, args.cloneUrl);
+    await git(["fetch", "--quiet", "--prune", "origin"], { cwd: dir, env, timeoutMs: NETWORK_TIMEOUT_MS });
+    return dir;
+  });
+}
+
+/** Runs `work` while no other git work of this process touches the cache folder. */
+export function withRepoCache<T>(dir: string, work: () => Promise<T>): Promise<T> {
+  return exclusive(dir, work);
+}
+
+async function createCache(dir: string, cloneUrl: string): Promise<void> {
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(dir, { recursive: true });
+  // init + fetch rather than clone --bare: the remote's branches stay under
+  // refs/remotes/origin, so local story branches and the remote's never collide.
+  await git(["init", "--bare", "--quiet"], { cwd: dir });
+  await git(["remote", "add", "origin", cloneUrl], { cwd: dir });
+  await git(["config", "remote.origin.fetch", "+refs/heads/*:refs/remotes/origin/*"], { cwd: dir });
+}

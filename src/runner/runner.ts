@@ -1,0 +1,202 @@
+import { randomUUID } from "node:crypto";
+import type { JobLease, JobWorker, StoryJob } from "../queue/index.js";
+import type { FailureClass, HistoryEvent } from "../pipeline/events.js";
+import type { HarnessConfig, RunStoryArgs, StoryOutcome, Workflow } from "../pipeline/index.js";
+import { gitAuthEnv, redactToken } from "./git-auth.js";
+import { fetchHarnessConfigText, HARNESS_CONFIG_PATH } from "./repo-config.js";
+import { syncRepoCache } from "./repo-cache.js";
+import { ensureStoryPull, markReadyForReview, pushStoryBranch, type StoryPull } from "./story-start.js";
+import { prepareStoryBranch, storyTip } from "./story-branch.js";
+import { authenticateInstallation, type AppOctokit, type Installation } from "./token.js";
+import { TrackingReporter, type StoryReporter } from "./tracking-reporter.js";
+
+/** The pipeline as the runner uses it (the real one in the App, the same in tests). */
+export interface PipelinePort {
+  runStory(args: RunStoryArgs): Promise<StoryOutcome>;
+  loadWorkflow(): Workflow;
+  parseHarnessConfig(text: string, source: string): HarnessConfig;
+  defaultConfig: HarnessConfig;
+}
+
+export interface RunnerLog {
+  info(details: object, message?: string): void;
+  warn(details: object, message?: string): void;
+  error(details: object, message?: string): void;
+}
+
+/** What the reporter of one story is made from. */
+export interface ReporterTarget {
+  octokit: AppOctokit;
+  owner: string;
+  repo: string;
+  pullNumber: number;
+  issueNumber: number;
+  headSha: string;
+  log: RunnerLog;
+  secrets: readonly string[];
+}
+
+export interface StoryRunnerDeps {
+  /** The App-level octokit (JWT), from which installation tokens are made. */
+  appOctokit: () => Promise<AppOctokit>;
+  harnessHome: string;
+  /** `HARNESS_AGENT_ENV`: the names agents may receive. */
+  agentEnvAllow: readonly string[];
+  pipeline: PipelinePort;
+  createReporter: (target: ReporterTarget) => StoryReporter;
+  log: RunnerLog;
+  /** How many times an interrupted story is resumed before it is reported blocked (`interrupted`). */
+  maxResumes?: number;
+}
+
+/** Makes the queue's worker: one call runs one job from token to final report. */
+export function createStoryRunner(deps: StoryRunnerDeps): JobWorker {
+  return (lease, signal) => runJob(deps, lease, signal);
+}
+
+/** Why a story stopped before or outside the pipeline, with the class it is reported under. */
+class StoryStop extends Error {
+  constructor(readonly failureClass: FailureClass, message: string) {
+    super(message);
+    this.name = "StoryStop";
+  }
+}
+
+async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSignal): Promise<void> {
+  const { job } = lease;
+  const { owner, name: repo } = job.repository;
+  const log = deps.log;
+  let installation: Installation | undefined;
+  let pull: StoryPull | undefined;
+  let tracker: TrackingReporter | undefined;
+  let failure: unknown;
+  const redact = (text: string): string => (installation ? installation.tokensSeen().reduce((acc, token) => redactToken(acc, token), text) : text);
+  try {
+    installation = await authenticateInstallation(await deps.appOctokit(), job.installationId);
+    const authEnv = gitAuthEnv(await installation.token());
+    const repoDir = await syncRepoCache({ harnessHome: deps.harnessHome, owner, name: repo, cloneUrl: job.repository.cloneUrl, authEnv });
+    pull = await ensureStoryPull({ octokit: installation.octokit, repoDir, owner, repo, defaultBranch: job.repository.defaultBranch, issue: job.issue, authEnv });
+    const reporter = deps.createReporter({
+      octokit: installation.octokit, owner, repo, pullNumber: pull.pullNumber, issueNumber: job.issue.number, headSha: pull.headSha, log, secrets: installation.tokensSeen(),
+    });
+    tracker = new TrackingReporter(reporter, (error) => log.warn({ err: describe(error, redact) }, "reporting failed"));
+    const workflow = deps.pipeline.loadWorkflow();
+    const start = startEvent(job, workflow, lease.interruptions > 0 || job.kind === "retry-blocked");
+    if (lease.interruptions > (deps.maxResumes ?? 1)) {
+      throw new StoryStop("interrupted", `The App stopped ${lease.interruptions} times while this story ran; it was not resumed again. Use /harness retry-blocked to run it once more.`);
+    }
+    const config = await readConfig(deps, installation.octokit, job);
+    await prepareStoryBranch({ repoDir, branch: pull.branch });
+    const outcome = await deps.pipeline.runStory({
+      repoDir,
+      story: { id: String(job.issue.number), title: job.issue.title, body: job.issue.body },
+      branch: pull.branch,
+      baseRef: `refs/remotes/origin/${pull.branch}`,
+      config,
+      workflow,
+      harnessHome: deps.harnessHome,
+      reporter: tracker,
+      agentEnvAllow: deps.agentEnvAllow,
+      readmission: start.readmission,
+      signal,
+    });
+    // The work is pushed whatever the outcome: a blocked story's work so far is worth a look.
+    const tip = outcome.commit ?? (await storyTip(repoDir, pull.branch));
+    if (tip && tip !== pull.headSha) {
+      await pushStoryBranch({ repoDir, branch: pull.branch, sha: tip, authEnv: gitAuthEnv(await installation.token()) });
+      await reporter.setHeadSha(tip);
+    }
+    if (outcome.status === "completed") await markReadyForReview(installation.octokit, pull.pullNodeId);
+    log.info({ story: job.storyKey, status: outcome.status, failureClass: outcome.failureClass }, "story finished");
+  } catch (error) {
+    failure = error;
+  } finally {
+    await reportEnd({ deps, job, lease, tracker, failure, redact, octokit: installation?.octokit, interrupted: signal.aborted });
+  }
+}
+
+/** Reads and validates `.github/harness.yml`; an invalid one stops the story as `config-invalid`. */
+async function readConfig(deps: StoryRunnerDeps, octokit: AppOctokit, job: StoryJob): Promise<HarnessConfig> {
+  const text = await fetchHarnessConfigText(octokit, { owner: job.repository.owner, repo: job.repository.name, defaultBranch: job.repository.defaultBranch });
+  if (text === undefined) return deps.pipeline.defaultConfig;
+  try {
+    return deps.pipeline.parseHarnessConfig(text, HARNESS_CONFIG_PATH);
+  } catch (error) {
+    throw new StoryStop("config-invalid", error instanceof Error ? error.message : String(error));
+  }
+}
+
+function startEvent(job: StoryJob, workflow: Workflow, readmission: boolean): Extract<HistoryEvent, { kind: "run.started" }> {
+  return {
+    kind: "run.started",
+    at: new Date().toISOString(),
+    storyId: String(job.issue.number),
+    runId: randomUUID(),
+    taskId: "story",
+    title: job.issue.title,
+    stages: workflow.stages.map((stage) => stage.id),
+    maxAttempts: workflow.maxAttempts,
+    readmission,
+  };
+}
+
+interface EndArgs {
+  deps: StoryRunnerDeps;
+  job: StoryJob;
+  lease: JobLease;
+  tracker: TrackingReporter | undefined;
+  failure: unknown;
+  redact: (text: string) => string;
+  octokit: AppOctokit | undefined;
+  interrupted: boolean;
+}
+
+/**
+ * The runner's `finally`: a story whose end the pipeline did not report is reported blocked
+ * here, through the reporter when there is one, else as a comment on the issue, else in the
+ * log. Never throws: reporting itself may fail.
+ */
+async function reportEnd(args: EndArgs): Promise<void> {
+  const { deps, job, tracker, failure, redact } = args;
+  if (args.interrupted && !tracker?.ended) {
+    // The App is stopping: the job stays queued on disk and resumes on the next start.
+    deps.log.warn({ story: job.storyKey }, "story interrupted by shutdown; it resumes on the next start");
+    return;
+  }
+  if (failure === undefined && tracker?.ended) return;
+  const failureClass: FailureClass = failure instanceof StoryStop ? failure.failureClass : "internal-error";
+  const detail = redact(failure === undefined ? "The pipeline ended without reporting an outcome." : describe(failure, redact).message);
+  deps.log.error({ story: job.storyKey, failureClass, err: { message: detail } }, "story stopped");
+  try {
+    if (tracker && !tracker.ended) {
+      const workflow = safeWorkflow(deps);
+      await tracker.block({ failureClass, detail, ...(workflow ? { start: startEvent(job, workflow, args.lease.interruptions > 0) } : {}) });
+      return;
+    }
+    if (args.octokit && !tracker) {
+      await args.octokit.rest.issues.createComment({
+        owner: job.repository.owner,
+        repo: job.repository.name,
+        issue_number: job.issue.number,
+        body: `story-harness could not start this story (${failureClass}):\n\n\`\`\`\n${detail.slice(0, 4000).replace(/`{3,}/g, "``")}\n\`\`\``,
+      });
+    }
+  } catch (error) {
+    deps.log.error({ story: job.storyKey, err: describe(error, redact) }, "reporting the story's end failed");
+  }
+}
+
+function safeWorkflow(deps: StoryRunnerDeps): Workflow | undefined {
+  try {
+    return deps.pipeline.loadWorkflow();
+  } catch {
+    return undefined;
+  }
+}
+
+function describe(error: unknown, redact: (text: string) => string): { message: string; status?: number } {
+  const message = redact(error instanceof Error ? error.message : String(error));
+  const status = error instanceof Error ? (error as { status?: unknown }).status : undefined;
+  return typeof status === "number" ? { message, status } : { message };
+}
+

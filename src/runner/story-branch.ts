@@ -1,0 +1,27 @@
+import { git, gitResult, removeTaskWorktree, splitNul } from "../workspace/index.js";
+import { withRepoCache } from "./repo-cache.js";
+import { resolveRef } from "./story-start.js";
+
+/**
+ * Readies the cache's local story branch for a run: worktrees an earlier (killed) run left on
+ * it are removed, so the run starts from a fresh worktree, and the branch is set to what the
+ * remote has (the start commit, or the work pushed by an earlier run).
+ */
+export async function prepareStoryBranch(args: { repoDir: string; branch: string }): Promise<void> {
+  await withRepoCache(args.repoDir, async () => {
+    await git(["worktree", "prune"], { cwd: args.repoDir });
+    const list = await gitResult(["worktree", "list", "--porcelain", "-z"], { cwd: args.repoDir, readOnly: true });
+    let path: string | undefined;
+    for (const entry of splitNul(list.stdout ?? Buffer.alloc(0))) {
+      if (entry.startsWith("worktree ")) path = entry.slice("worktree ".length);
+      if (entry === `branch refs/heads/${args.branch}` && path) await removeTaskWorktree(args.repoDir, path);
+    }
+    const remote = await resolveRef(args.repoDir, `refs/remotes/origin/${args.branch}`);
+    if (remote) await git(["update-ref", `refs/heads/${args.branch}`, remote], { cwd: args.repoDir });
+  });
+}
+
+/** The local tip of the story branch after a run. */
+export function storyTip(repoDir: string, branch: string): Promise<string | undefined> {
+  return resolveRef(repoDir, `refs/heads/${branch}`);
+}

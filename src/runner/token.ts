@@ -1,0 +1,58 @@
+import type { ProbotOctokit } from "probot";
+
+/** The octokit Probot gives an App: authenticated as the App itself (JWT). */
+export type AppOctokit = InstanceType<typeof ProbotOctokit>;
+
+/** Tokens live an hour; one with less than this left is replaced before use. */
+const REFRESH_MARGIN_MS = 10 * 60_000;
+
+/** An installation's token, refreshed when it nears expiry, and an octokit that always uses the current one. */
+export interface Installation {
+  /** The current token (refreshed when it nears expiry). */
+  token(): Promise<string>;
+  /** Every token this installation handed out, for redaction. */
+  tokensSeen(): readonly string[];
+  octokit: AppOctokit;
+}
+
+interface TokenAuthHook {
+  (): Promise<{ type: "token"; tokenType: "installation"; token: string }>;
+  hook: (request: RequestLike, route: string | object, parameters?: object) => Promise<unknown>;
+}
+type RequestLike = ((options: object) => Promise<unknown>) & { endpoint: { merge: (route: string | object, parameters?: object) => { headers: Record<string, string> } } };
+
+/**
+ * Authenticates as an installation through the App-level octokit's
+ * `apps.createInstallationAccessToken`. Deliberately not `context.octokit.auth({ type:
+ * "installation" })`: in Probot 14 that path sends its token request to the public API host
+ * even when GHE_HOST is set, while requests made through the octokit honour its base URL.
+ */
+export async function authenticateInstallation(appOctokit: AppOctokit, installationId: number, now: () => number = Date.now): Promise<Installation> {
+  const seen: string[] = [];
+  let current: { token: string; expiresAt: number } | undefined;
+  let pending: Promise<string> | undefined;
+  const create = async (): Promise<string> => {
+    const response = await appOctokit.rest.apps.createInstallationAccessToken({ installation_id: installationId });
+    current = { token: response.data.token, expiresAt: Date.parse(response.data.expires_at) };
+    seen.push(current.token);
+    return current.token;
+  };
+  const token = (): Promise<string> => {
+    if (current && current.expiresAt - now() > REFRESH_MARGIN_MS) return Promise.resolve(current.token);
+    pending ??= create().finally(() => {
+      pending = undefined;
+    });
+    return pending;
+  };
+  await token();
+
+  const auth = (async () => ({ type: "token", tokenType: "installation", token: await token() })) as TokenAuthHook;
+  auth.hook = async (request, route, parameters) => {
+    const endpoint = request.endpoint.merge(route, parameters);
+    endpoint.headers.authorization = `token ${await token()}`;
+    return request(endpoint);
+  };
+  // Same class, so the same base URL (GHE_HOST), plugins and logger; only the auth differs.
+  const OctokitClass = appOctokit.constructor as new (options: { authStrategy: () => TokenAuthHook }) => AppOctokit;
+  return { token, tokensSeen: () => [...seen], octokit: new OctokitClass({ authStrategy: () => auth }) };
+}
