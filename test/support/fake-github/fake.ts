@@ -1,0 +1,242 @@
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { generateAppKey, TokenStore, type IssuedToken } from "./auth.js";
+import { GIT_TOKEN_USER } from "./git-http.js";
+import type { FakeContext } from "./http.js";
+import { branchHead, createBareRepository, type RepositorySpec } from "./repos.js";
+import { addComment, INSTALLATION_PERMISSIONS } from "./routes/index.js";
+import { handle } from "./server.js";
+import { repoJson, userJson } from "./shapes.js";
+import { FakeState, nodeId, timestamp, type CommentRecord, type IssueRecord, type RepoRecord, type RepoRole, type UnexpectedRequest } from "./state.js";
+
+/** What `startFakeGitHub` can be told; every field has a default. */
+export interface FakeGitHubOptions {
+  appId?: number;
+  appSlug?: string;
+  installationId?: number;
+  /** The account the App is installed on. */
+  account?: string;
+  webhookSecret?: string;
+}
+
+/** A repository the fake serves. */
+export interface AddedRepository {
+  id: number;
+  nodeId: string;
+  fullName: string;
+  /** `http://127.0.0.1:<port>/<owner>/<name>.git` */
+  cloneUrl: string;
+  bareDir: string;
+  defaultBranch: string;
+}
+
+/** Thrown by {@link FakeGitHub.assertNoUnexpectedRequests}; lists every refused request. */
+export class UnexpectedRequestsError extends Error {
+  readonly failureClass = "fake-github-unexpected-requests";
+  constructor(readonly requests: UnexpectedRequest[]) {
+    super(`The fake GitHub got ${requests.length} unexpected request(s):\n${requests.map((r) => `  ${r.method} ${r.path} → ${r.status}: ${r.reason}`).join("\n")}`);
+    this.name = "UnexpectedRequestsError";
+  }
+}
+
+/** A running fake GitHub Enterprise Server on loopback, with its control API for tests. */
+export class FakeGitHub {
+  /** `http://127.0.0.1:<port>` (git, html_url). */
+  readonly url: string;
+  /** `<url>/api/v3`: what Octokit's baseUrl is with GHE_HOST. */
+  readonly apiUrl: string;
+  /** `127.0.0.1:<port>`: the App's GHE_HOST (with GHE_PROTOCOL=http). */
+  readonly host: string;
+  readonly state: FakeState;
+
+  private constructor(
+    private readonly server: Server,
+    private readonly ctx: FakeContext,
+    /** The App's private key (PKCS#1 PEM), for the App's PRIVATE_KEY. */
+    readonly privateKey: string,
+    readonly webhookSecret: string,
+  ) {
+    this.url = ctx.urls.web;
+    this.apiUrl = ctx.urls.api;
+    this.host = new URL(ctx.urls.web).host;
+    this.state = ctx.state;
+  }
+
+  get appId(): number { return this.ctx.appId; }
+  get appSlug(): string { return this.ctx.appSlug; }
+  /** The login the App's comments, pull requests and reactions are authored by. */
+  get botLogin(): string { return this.ctx.botLogin; }
+  get installationId(): number { return this.ctx.installationId; }
+  /** The account the App is installed on (owner of repositories added without another owner). */
+  get account(): string { return this.ctx.installationAccount; }
+
+  /** Starts a fake on 127.0.0.1 with a random port, a fresh App key pair and an empty state. */
+  static async start(options: FakeGitHubOptions = {}): Promise<FakeGitHub> {
+    const reposRoot = await mkdtemp(join(tmpdir(), "fake-github-"));
+    const { privateKeyPem, publicKey } = generateAppKey();
+    const appSlug = options.appSlug ?? "story-harness";
+    const ctx: FakeContext = {
+      state: new FakeState(),
+      urls: { web: "", api: "" },
+      tokens: new TokenStore(),
+      appId: options.appId ?? 4242,
+      appSlug,
+      botLogin: `${appSlug}[bot]`,
+      installationId: options.installationId ?? 777,
+      installationAccount: options.account ?? "octo-org",
+      publicKey,
+      reposRoot,
+      appJson: () => ({
+        id: ctx.appId, slug: appSlug, node_id: nodeId("A", ctx.appId), client_id: `Iv1.${ctx.appId}`, name: appSlug,
+        owner: userJson(ctx.urls, ctx.installationAccount), description: "", external_url: ctx.urls.web,
+        html_url: `${ctx.urls.web}/apps/${appSlug}`, created_at: "2026-01-01T00:00:00Z", updated_at: "2026-01-01T00:00:00Z",
+        permissions: INSTALLATION_PERMISSIONS, events: ["issues", "issue_comment", "check_run"], installations_count: 1,
+      }),
+    };
+    const server = createServer((request, response) => {
+      void handle(ctx, request, response);
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(0, "127.0.0.1", () => resolve());
+    });
+    const { port } = server.address() as AddressInfo;
+    ctx.urls.web = `http://127.0.0.1:${port}`;
+    ctx.urls.api = `${ctx.urls.web}/api/v3`;
+    return new FakeGitHub(server, ctx, privateKeyPem, options.webhookSecret ?? randomBytes(20).toString("hex"));
+  }
+
+  /** Creates a bare repository served over smart HTTP, its files in one commit on the default branch. */
+  async addRepository(spec: RepositorySpec): Promise<AddedRepository> {
+    if (this.state.repo(spec.owner, spec.name)) throw new Error(`fake-github: repository ${spec.owner}/${spec.name} exists already`);
+    const bareDir = await createBareRepository(this.ctx.reposRoot, spec);
+    const id = this.state.nextId();
+    const repo: RepoRecord = {
+      id, nodeId: nodeId("R", id), owner: spec.owner, name: spec.name, fullName: `${spec.owner}/${spec.name}`,
+      defaultBranch: spec.defaultBranch ?? "main", bareDir, createdAt: timestamp(), roles: new Map(),
+    };
+    this.state.repos.push(repo);
+    return { id, nodeId: repo.nodeId, fullName: repo.fullName, cloneUrl: `${this.url}/${repo.fullName}.git`, bareDir, defaultBranch: repo.defaultBranch };
+  }
+
+  /** Sets a user's role on a repository (the owner is admin, everyone else none, until set). */
+  setPermission(owner: string, name: string, login: string, role: RepoRole): void {
+    this.repoOrThrow(owner, name).roles.set(login.toLowerCase(), role);
+  }
+
+  /** Opens an issue as `user`, optionally already labelled. */
+  createIssue(owner: string, name: string, issue: { title: string; body?: string; user: string; labels?: string[] }): IssueRecord {
+    const repo = this.repoOrThrow(owner, name);
+    const id = this.state.nextId();
+    const now = timestamp();
+    const record: IssueRecord = {
+      repo: repo.fullName, number: this.state.nextNumber(repo), id, nodeId: nodeId("I", id), title: issue.title, body: issue.body ?? null,
+      user: issue.user, state: "open", labels: [], isPull: false, createdAt: now, updatedAt: now,
+    };
+    for (const label of issue.labels ?? []) record.labels.push(this.state.ensureLabel(repo, label).name);
+    this.state.issues.push(record);
+    return record;
+  }
+
+  /** Adds a label to an issue or pull request, as a person does before GitHub sends `issues.labeled`. */
+  addLabel(owner: string, name: string, number: number, label: string): void {
+    const repo = this.repoOrThrow(owner, name);
+    const issue = this.state.issue(repo, number);
+    if (!issue) throw new Error(`fake-github: ${repo.fullName}#${number} does not exist`);
+    const created = this.state.ensureLabel(repo, label);
+    if (!issue.labels.includes(created.name)) issue.labels.push(created.name);
+  }
+
+  /** Comments on an issue or pull request as `user`, as a person does before GitHub sends `issue_comment.created`. */
+  addComment(owner: string, name: string, number: number, comment: { body: string; user: string }): CommentRecord {
+    const repo = this.repoOrThrow(owner, name);
+    if (!this.state.issue(repo, number)) throw new Error(`fake-github: ${repo.fullName}#${number} does not exist`);
+    return addComment(this.ctx, repo, number, comment.body, comment.user);
+  }
+
+  /** Every installation token handed out so far (to check none leaks anywhere). */
+  issuedTokens(): IssuedToken[] {
+    return this.ctx.tokens.all();
+  }
+
+  /** Hands a test its own installation token (for cloning to inspect the result). */
+  mintToken(): string {
+    return this.ctx.tokens.issue(this.ctx.installationId, INSTALLATION_PERMISSIONS).token;
+  }
+
+  /** Makes a token expire now. */
+  expireToken(token: string): void {
+    this.ctx.tokens.expire(token);
+  }
+
+  /**
+   * The environment that makes git authenticate to the fake with `token` without putting it in
+   * argv or .git/config (an `http.extraHeader` passed through `GIT_CONFIG_*`).
+   */
+  gitAuthEnv(token: string): Record<string, string> {
+    const basic = Buffer.from(`${GIT_TOKEN_USER}:${token}`).toString("base64");
+    return { GIT_CONFIG_COUNT: "1", GIT_CONFIG_KEY_0: "http.extraHeader", GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}` };
+  }
+
+  /** The head commit of a branch, or null when the branch does not exist. */
+  branchHead(owner: string, name: string, branch: string): Promise<string | null> {
+    return branchHead(this.repoOrThrow(owner, name).bareDir, branch);
+  }
+
+  /** GitHub's JSON for a repository, user or the App, for building webhook payloads. */
+  repositoryJson(owner: string, name: string): Record<string, unknown> {
+    return repoJson(this.ctx.urls, this.repoOrThrow(owner, name));
+  }
+
+  userJson(login: string): Record<string, unknown> {
+    return userJson(this.ctx.urls, login);
+  }
+
+  appJson(): Record<string, unknown> {
+    return this.ctx.appJson();
+  }
+
+  /** The requests the fake refused as a correct App would never make them. */
+  unexpectedRequests(): UnexpectedRequest[] {
+    return [...this.state.unexpected];
+  }
+
+  /** Returns the unexpected requests and forgets them: for a test that provokes one on purpose. */
+  takeUnexpectedRequests(): UnexpectedRequest[] {
+    return this.state.unexpected.splice(0, this.state.unexpected.length);
+  }
+
+  /** Throws {@link UnexpectedRequestsError} listing every unexpected request, if there was any. */
+  assertNoUnexpectedRequests(): void {
+    if (this.state.unexpected.length > 0) throw new UnexpectedRequestsError(this.unexpectedRequests());
+  }
+
+  /** Stops the server (dropping open connections) and removes the bare repositories. */
+  async close(): Promise<void> {
+    await new Promise<void>((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+    });
+    await rm(this.ctx.reposRoot, { recursive: true, force: true });
+  }
+
+  /** The fake's context, for the webhook payload builders in this folder. */
+  get context(): FakeContext {
+    return this.ctx;
+  }
+
+  private repoOrThrow(owner: string, name: string): RepoRecord {
+    const repo = this.state.repo(owner, name);
+    if (!repo) throw new Error(`fake-github: no repository ${owner}/${name}; add it with addRepository first`);
+    return repo;
+  }
+}
+
+/** Starts a fake GitHub (see {@link FakeGitHub}). */
+export function startFakeGitHub(options: FakeGitHubOptions = {}): Promise<FakeGitHub> {
+  return FakeGitHub.start(options);
+}

@@ -1,0 +1,87 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { exec } from "../../../src/exec/index.js";
+import { basicCredentials, FakeAuthError } from "./auth.js";
+import type { FakeContext } from "./http.js";
+
+/** `/<owner>/<name>.git/<rest>`: what git's smart HTTP asks for. */
+export const GIT_PATH = /^\/([^/]+)\/([^/]+)\.git(\/.*)$/;
+
+/** The username GitHub expects with an installation token in git's Basic authentication. */
+export const GIT_TOKEN_USER = "x-access-token";
+
+/** A CGI response split into status, headers and body. */
+export function parseCgiResponse(output: Buffer): { status: number; headers: [string, string][]; body: Buffer } {
+  let end = output.indexOf("\r\n\r\n");
+  let separator = 4;
+  const lfEnd = output.indexOf("\n\n");
+  if (end < 0 || (lfEnd >= 0 && lfEnd < end)) {
+    end = lfEnd;
+    separator = 2;
+  }
+  if (end < 0) return { status: 502, headers: [], body: output };
+  const headers: [string, string][] = [];
+  let status = 200;
+  for (const line of output.subarray(0, end).toString("latin1").split(/\r?\n/)) {
+    const colon = line.indexOf(":");
+    if (colon <= 0) continue;
+    const name = line.slice(0, colon).trim();
+    const value = line.slice(colon + 1).trim();
+    if (name.toLowerCase() === "status") status = Number.parseInt(value, 10) || 500;
+    else headers.push([name, value]);
+  }
+  return { status, headers, body: output.subarray(end + separator) };
+}
+
+/**
+ * Serves one smart-HTTP request by running `git http-backend` as a CGI program through the
+ * project's exec wrapper. Both fetch and push need Basic authentication with a valid
+ * installation token, as on GitHub. Returns the status sent.
+ */
+export async function serveGit(ctx: FakeContext, request: IncomingMessage, response: ServerResponse, url: URL, body: Buffer): Promise<number> {
+  const match = GIT_PATH.exec(url.pathname);
+  const owner = decodeURIComponent(match?.[1] ?? "");
+  const name = decodeURIComponent(match?.[2] ?? "");
+  const send = (status: number, text: string, headers: Record<string, string> = {}): number => {
+    response.writeHead(status, { "content-type": "text/plain; charset=utf-8", ...headers });
+    response.end(text);
+    return status;
+  };
+  const credentials = basicCredentials(request.headers.authorization);
+  try {
+    if (!credentials) throw new FakeAuthError("missing", "Requires authentication");
+    if (credentials.user !== GIT_TOKEN_USER) throw new FakeAuthError("malformed", "Invalid username or password.");
+    ctx.tokens.check(credentials.password);
+  } catch (error) {
+    if (!(error instanceof FakeAuthError)) throw error;
+    return send(401, `${error.message}\n`, { "www-authenticate": 'Basic realm="GitHub"' });
+  }
+  const repo = ctx.state.repo(owner, name);
+  if (!repo) return send(404, "Repository not found.\n");
+  const gitProtocol = request.headers["git-protocol"];
+  const result = await exec(["git", "-c", "core.hooksPath=/dev/null", "http-backend"], {
+    cwd: ctx.reposRoot,
+    input: body,
+    captureStdout: true,
+    timeoutMs: 120_000,
+    env: {
+      set: {
+        GIT_PROJECT_ROOT: ctx.reposRoot,
+        GIT_HTTP_EXPORT_ALL: "1",
+        PATH_INFO: `/${repo.owner}/${repo.name}.git${match?.[3] ?? ""}`,
+        REQUEST_METHOD: request.method ?? "GET",
+        QUERY_STRING: url.search.replace(/^\?/, ""),
+        CONTENT_TYPE: String(request.headers["content-type"] ?? ""),
+        CONTENT_LENGTH: String(body.length),
+        REMOTE_USER: GIT_TOKEN_USER,
+        REMOTE_ADDR: "127.0.0.1",
+        ...(typeof gitProtocol === "string" ? { GIT_PROTOCOL: gitProtocol, HTTP_GIT_PROTOCOL: gitProtocol } : {}),
+      },
+    },
+  });
+  if (!result.stdout || result.stdout.length === 0) return send(500, `git http-backend failed: ${result.tail}\n`);
+  const cgi = parseCgiResponse(result.stdout);
+  response.statusCode = cgi.status;
+  for (const [header, value] of cgi.headers) response.setHeader(header, value);
+  response.end(cgi.body);
+  return cgi.status;
+}

@@ -1,0 +1,140 @@
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import addFormatsModule from "ajv-formats";
+
+// ajv-formats is CommonJS; under NodeNext its default export arrives wrapped.
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+/** The description the fake validates against: the fake plays GitHub Enterprise Server. */
+export const OPENAPI_DESCRIPTION = "ghes-3.19.json";
+
+type Schema = Record<string, unknown>;
+interface Operation {
+  requestBody?: { required?: boolean; content?: Record<string, { schema?: Schema }> } | { $ref: string };
+}
+interface OpenApiDocument {
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, Schema>; requestBodies?: Record<string, Schema> };
+}
+
+let documentCache: OpenApiDocument | undefined;
+const validators = new Map<string, { validate: ValidateFunction; required: boolean } | null>();
+let ajvInstance: Ajv | undefined;
+
+/** Loads GitHub's description once per process, on first use (an 11 MB parse, ~100 ms). */
+function openApiDocument(): OpenApiDocument {
+  if (!documentCache) {
+    const require = createRequire(import.meta.url);
+    const packageDir = dirname(require.resolve("@octokit/openapi"));
+    documentCache = JSON.parse(readFileSync(join(packageDir, "generated", OPENAPI_DESCRIPTION), "utf8")) as OpenApiDocument;
+  }
+  return documentCache;
+}
+
+function ajv(): Ajv {
+  // Non-strict: the description carries OpenAPI-only keywords (example, discriminator, x-*).
+  ajvInstance ??= addFormats(new Ajv({ strict: false, allErrors: true, logger: false }));
+  return ajvInstance;
+}
+
+function resolvePointer(document: OpenApiDocument, ref: string): unknown {
+  if (!ref.startsWith("#/")) throw new Error(`fake-github: external $ref ${ref} is not supported`);
+  let node: unknown = document;
+  for (const raw of ref.slice(2).split("/")) {
+    const key = raw.replace(/~1/g, "/").replace(/~0/g, "~");
+    node = (node as Record<string, unknown> | undefined)?.[key];
+  }
+  if (node === undefined) throw new Error(`fake-github: $ref ${ref} does not resolve`);
+  return node;
+}
+
+const SCHEMA_MAPS = ["properties", "patternProperties"];
+const SCHEMA_ARRAYS = ["allOf", "anyOf", "oneOf"];
+const SCHEMA_SINGLES = ["items", "additionalProperties", "not"];
+const SCHEMA_PREFIX = "#/components/schemas/";
+
+/**
+ * Turns an OpenAPI 3.0 schema into JSON Schema Ajv understands. Component references become
+ * `$defs` entries (collected in `defs`, which also breaks reference cycles). `nullable` becomes a
+ * `null` type. `oneOf` becomes `anyOf`: GitHub's description has overlapping alternatives (a
+ * label is a string or an object with a name) that GitHub's server accepts when any one fits.
+ */
+function convert(document: OpenApiDocument, node: unknown, defs: Record<string, Schema>): unknown {
+  if (typeof node !== "object" || node === null || Array.isArray(node)) return node;
+  const schema = node as Schema;
+  if (typeof schema.$ref === "string") {
+    const ref = schema.$ref;
+    if (!ref.startsWith(SCHEMA_PREFIX)) return convert(document, resolvePointer(document, ref), defs);
+    const name = ref.slice(SCHEMA_PREFIX.length);
+    if (!(name in defs)) {
+      defs[name] = {};
+      defs[name] = convert(document, resolvePointer(document, ref), defs) as Schema;
+    }
+    return { $ref: `#/$defs/${name}` };
+  }
+  const out: Schema = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === "example" || key === "examples" || key === "nullable" || key === "discriminator") continue;
+    const target = key === "oneOf" ? "anyOf" : key;
+    if (SCHEMA_MAPS.includes(key) && value && typeof value === "object") {
+      out[target] = Object.fromEntries(Object.entries(value).map(([name, child]) => [name, convert(document, child, defs)]));
+    } else if (SCHEMA_ARRAYS.includes(key) && Array.isArray(value)) {
+      out[target] = value.map((child) => convert(document, child, defs));
+    } else if (SCHEMA_SINGLES.includes(key) && typeof value === "object" && value !== null) {
+      out[target] = convert(document, value, defs);
+    } else out[target] = value;
+  }
+  if (schema.nullable !== true) return out;
+  if (typeof out.type === "string") {
+    out.type = [out.type, "null"];
+    if (Array.isArray(out.enum)) out.enum = [...(out.enum as unknown[]), null];
+    return out;
+  }
+  return { anyOf: [out, { type: "null" }] };
+}
+
+/** True when the description has this operation (method in lower or upper case). */
+export function hasOperation(method: string, template: string): boolean {
+  return openApiDocument().paths[template]?.[method.toLowerCase()] !== undefined;
+}
+
+function validatorFor(method: string, template: string): { validate: ValidateFunction; required: boolean } | null {
+  const key = `${method.toUpperCase()} ${template}`;
+  const cached = validators.get(key);
+  if (cached !== undefined) return cached;
+  const document = openApiDocument();
+  const operation = document.paths[template]?.[method.toLowerCase()];
+  if (!operation) throw new Error(`fake-github: ${key} is not an operation of GitHub's OpenAPI description`);
+  let body = operation.requestBody;
+  if (body && "$ref" in body) body = resolvePointer(document, body.$ref) as Exclude<Operation["requestBody"], undefined>;
+  const jsonSchema = body && !("$ref" in body) ? body.content?.["application/json"]?.schema : undefined;
+  let entry: { validate: ValidateFunction; required: boolean } | null = null;
+  if (jsonSchema && body && !("$ref" in body)) {
+    const defs: Record<string, Schema> = {};
+    const root = convert(document, jsonSchema, defs) as Schema;
+    entry = { validate: ajv().compile({ ...root, $defs: defs }), required: body.required === true };
+  }
+  validators.set(key, entry);
+  return entry;
+}
+
+function describe(error: ErrorObject): string {
+  const where = error.instancePath === "" ? "the request body" : `'${error.instancePath.slice(1).replace(/\//g, ".")}'`;
+  const extra = error.keyword === "enum" ? ` (${JSON.stringify((error.params as { allowedValues?: unknown }).allowedValues)})` : "";
+  return `For ${where}, ${error.message ?? "the value is invalid"}${extra}.`;
+}
+
+/**
+ * Checks a request body against the operation's schema in GitHub's description. Returns the
+ * problems (empty when the body is valid or the operation takes no JSON body). Compiles the
+ * operation's validator on first use only, so startup stays fast.
+ */
+export function requestBodyProblems(method: string, template: string, body: unknown): string[] {
+  const entry = validatorFor(method, template);
+  if (!entry) return [];
+  if (body === undefined && !entry.required) return [];
+  if (entry.validate(body === undefined ? {} : body)) return [];
+  return (entry.validate.errors ?? []).map(describe);
+}

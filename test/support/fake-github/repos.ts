@@ -1,0 +1,87 @@
+import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { git, gitBytes, gitResult, HARNESS_IDENTITY } from "../../../src/workspace/index.js";
+
+/** What a test asks for: a repository with these files on its default branch. */
+export interface RepositorySpec {
+  owner: string;
+  name: string;
+  /** Path → content of the first commit. */
+  files: Record<string, string>;
+  defaultBranch?: string;
+  /** Paths committed with the executable bit. */
+  executable?: string[];
+}
+
+const FIXED_DATES = { GIT_AUTHOR_DATE: "2026-01-01T00:00:00Z", GIT_COMMITTER_DATE: "2026-01-01T00:00:00Z" };
+
+/**
+ * Creates `<root>/<owner>/<name>.git`, a bare repository whose default branch holds `files` in
+ * one commit, with smart-HTTP pushes allowed (`http.receivepack`).
+ */
+export async function createBareRepository(root: string, spec: RepositorySpec): Promise<string> {
+  const branch = spec.defaultBranch ?? "main";
+  const bareDir = join(root, spec.owner, `${spec.name}.git`);
+  await mkdir(bareDir, { recursive: true });
+  await git(["init", "--bare", "--quiet", `--initial-branch=${branch}`, bareDir], { cwd: root });
+  await git(["config", "http.receivepack", "true"], { cwd: bareDir });
+  const work = await mkdtemp(join(tmpdir(), "fake-github-seed-"));
+  try {
+    await git(["init", "--quiet", `--initial-branch=${branch}`, work], { cwd: root });
+    for (const [path, content] of Object.entries(spec.files)) {
+      const target = join(work, path);
+      await mkdir(dirname(target), { recursive: true });
+      await writeFile(target, content);
+      if (spec.executable?.includes(path)) await chmod(target, 0o755);
+    }
+    await git(["add", "-A"], { cwd: work });
+    await git(["commit", "--quiet", "--allow-empty", "-m", "Initial commit"], { cwd: work, env: { ...HARNESS_IDENTITY, ...FIXED_DATES } });
+    await git(["push", "--quiet", bareDir, `HEAD:refs/heads/${branch}`], { cwd: work });
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+  return bareDir;
+}
+
+/** The commit a ref (branch name, full ref or sha) names, or null when it names none. */
+export async function resolveCommit(bareDir: string, ref: string): Promise<string | null> {
+  if (ref.startsWith("-")) return null;
+  const result = await gitResult(["rev-parse", "--verify", "--quiet", `${ref}^{commit}`], { cwd: bareDir, readOnly: true });
+  return result.exitCode === 0 ? (result.stdout?.toString("utf8").trim() ?? null) : null;
+}
+
+/** The head of a branch, or null when the branch does not exist. */
+export function branchHead(bareDir: string, branch: string): Promise<string | null> {
+  return resolveCommit(bareDir, `refs/heads/${branch}`);
+}
+
+/** How many commits `head` has that `base` does not. */
+export async function commitsAhead(bareDir: string, base: string, head: string): Promise<number> {
+  return Number(await git(["rev-list", "--count", `${base}..${head}`], { cwd: bareDir, readOnly: true }));
+}
+
+/** An entry of a tree at a commit: a file's bytes, a folder's listing, or nothing. */
+export type TreeEntry =
+  | { kind: "file"; sha: string; content: Buffer }
+  | { kind: "dir"; entries: { name: string; type: "file" | "dir"; sha: string }[] }
+  | { kind: "missing" };
+
+/** Reads `path` at `commit` from a bare repository. */
+export async function readPath(bareDir: string, commit: string, path: string): Promise<TreeEntry> {
+  const clean = path.replace(/^\/+|\/+$/g, "");
+  const spec = clean === "" ? `${commit}^{tree}` : `${commit}:${clean}`;
+  const type = await gitResult(["cat-file", "-t", spec], { cwd: bareDir, readOnly: true });
+  if (type.exitCode !== 0) return { kind: "missing" };
+  const kind = type.stdout?.toString("utf8").trim();
+  const sha = await git(["rev-parse", spec], { cwd: bareDir, readOnly: true });
+  if (kind === "blob") return { kind: "file", sha, content: await gitBytes(["cat-file", "blob", sha], { cwd: bareDir, readOnly: true }) };
+  if (kind !== "tree") return { kind: "missing" };
+  const listing = (await gitBytes(["ls-tree", "-z", sha], { cwd: bareDir, readOnly: true })).toString("utf8");
+  const entries = listing.split("\0").filter(Boolean).map((line) => {
+    const [meta = "", name = ""] = line.split("\t");
+    const [, objectType, objectSha = ""] = meta.split(" ");
+    return { name, type: objectType === "tree" ? ("dir" as const) : ("file" as const), sha: objectSha };
+  });
+  return { kind: "dir", entries };
+}

@@ -1,0 +1,195 @@
+/**
+ * The fake's memory: plain records that tests read directly. Everything lives here except the
+ * bare repositories, which are real git repositories on disk (see repos.ts).
+ */
+
+/** A role on a repository, as `getCollaboratorPermissionLevel` knows it. */
+export type RepoRole = "admin" | "maintain" | "write" | "triage" | "read" | "none";
+
+export interface RepoRecord {
+  id: number;
+  nodeId: string;
+  owner: string;
+  name: string;
+  fullName: string;
+  defaultBranch: string;
+  bareDir: string;
+  createdAt: string;
+  /** Role per login; the owner is admin unless set otherwise. */
+  roles: Map<string, RepoRole>;
+}
+
+export interface IssueRecord {
+  repo: string;
+  number: number;
+  id: number;
+  nodeId: string;
+  title: string;
+  body: string | null;
+  user: string;
+  state: "open" | "closed";
+  /** Label names, in the order they were added. */
+  labels: string[];
+  /** True when this number belongs to a pull request (they share the issue sequence). */
+  isPull: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface CommentRecord {
+  repo: string;
+  issueNumber: number;
+  id: number;
+  nodeId: string;
+  body: string;
+  user: string;
+  createdAt: string;
+  updatedAt: string;
+  /** Every body the comment had, oldest first (the current one last). */
+  history: string[];
+}
+
+export interface ReactionRecord {
+  repo: string;
+  issueNumber: number;
+  id: number;
+  content: string;
+  user: string;
+  createdAt: string;
+}
+
+export interface LabelRecord {
+  repo: string;
+  id: number;
+  nodeId: string;
+  name: string;
+  color: string;
+  description: string | null;
+}
+
+export interface PullRecord {
+  repo: string;
+  number: number;
+  id: number;
+  nodeId: string;
+  title: string;
+  body: string | null;
+  user: string;
+  state: "open" | "closed";
+  draft: boolean;
+  headRef: string;
+  baseRef: string;
+  createdAt: string;
+  updatedAt: string;
+  /** Every request body that created or changed it, plus GraphQL ready-for-review marks. */
+  history: Record<string, unknown>[];
+}
+
+export interface CheckRunOutput {
+  title: string | null;
+  summary: string | null;
+  text: string | null;
+  annotationsCount: number;
+}
+
+export interface CheckRunRecord {
+  repo: string;
+  id: number;
+  nodeId: string;
+  name: string;
+  headSha: string;
+  status: "queued" | "in_progress" | "completed" | "waiting" | "requested" | "pending";
+  conclusion: string | null;
+  startedAt: string | null;
+  completedAt: string | null;
+  externalId: string | null;
+  detailsUrl: string | null;
+  output: CheckRunOutput;
+  actions: { label: string; description: string; identifier: string }[];
+  /** The create body and every update body, in order: a check run's full story. */
+  history: Record<string, unknown>[];
+}
+
+/** One HTTP request the fake answered (API and git alike). */
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  query: string;
+  /** Parsed JSON body for API calls; undefined for git traffic and empty bodies. */
+  body: unknown;
+  status: number;
+  /** The route template that served it, when one did. */
+  route?: string;
+  at: string;
+}
+
+/** A request a strict fake refuses: the test that caused it must fail. */
+export interface UnexpectedRequest {
+  method: string;
+  path: string;
+  status: number;
+  reason: string;
+  body: unknown;
+}
+
+/** Everything the fake remembers, readable by tests. */
+export class FakeState {
+  readonly repos: RepoRecord[] = [];
+  readonly issues: IssueRecord[] = [];
+  readonly comments: CommentRecord[] = [];
+  readonly reactions: ReactionRecord[] = [];
+  readonly labels: LabelRecord[] = [];
+  readonly pulls: PullRecord[] = [];
+  readonly checkRuns: CheckRunRecord[] = [];
+  readonly requests: RecordedRequest[] = [];
+  readonly unexpected: UnexpectedRequest[] = [];
+  private idCounter = 1000;
+
+  /** A fresh id, unique across every kind of object (GitHub's ids are too, in practice). */
+  nextId(): number {
+    this.idCounter += 1;
+    return this.idCounter;
+  }
+
+  repo(owner: string, name: string): RepoRecord | undefined {
+    const fullName = `${owner}/${name}`.toLowerCase();
+    return this.repos.find((repo) => repo.fullName.toLowerCase() === fullName);
+  }
+
+  issue(repo: RepoRecord, number: number): IssueRecord | undefined {
+    return this.issues.find((issue) => issue.repo === repo.fullName && issue.number === number);
+  }
+
+  pull(repo: RepoRecord, number: number): PullRecord | undefined {
+    return this.pulls.find((pull) => pull.repo === repo.fullName && pull.number === number);
+  }
+
+  /** The next issue or pull request number of a repository. */
+  nextNumber(repo: RepoRecord): number {
+    return this.issues.filter((issue) => issue.repo === repo.fullName).reduce((max, issue) => Math.max(max, issue.number), 0) + 1;
+  }
+
+  label(repo: RepoRecord, name: string): LabelRecord | undefined {
+    return this.labels.find((label) => label.repo === repo.fullName && label.name.toLowerCase() === name.toLowerCase());
+  }
+
+  /** The repository's label of that name, created (like GitHub does when a label is added) when missing. */
+  ensureLabel(repo: RepoRecord, name: string): LabelRecord {
+    const existing = this.label(repo, name);
+    if (existing) return existing;
+    const id = this.nextId();
+    const created: LabelRecord = { repo: repo.fullName, id, nodeId: nodeId("LA", id), name, color: "ededed", description: null };
+    this.labels.push(created);
+    return created;
+  }
+}
+
+/** A node id in GitHub's newer style (`I_kwDO…`), stable per kind and id. */
+export function nodeId(prefix: string, id: number): string {
+  return `${prefix}_kwDO${Buffer.from(`fake:${prefix}:${id}`).toString("base64url")}`;
+}
+
+/** Now, as GitHub writes timestamps (seconds precision, Z). */
+export function timestamp(date = new Date()): string {
+  return date.toISOString().replace(/\.\d{3}Z$/, "Z");
+}
