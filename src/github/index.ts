@@ -1,0 +1,36 @@
+/**
+ * The GitHub room: webhook triggers (validate, deduplicate, enqueue), slash-command parsing,
+ * permission checks, pure renderers bounded to GitHub's limits, and the GitHub reporter.
+ */
+export { parseCommands, KNOWN_COMMANDS, MAX_COMMANDS, MAX_COMMENT_CHARS, type HarnessCommand, type KnownCommand, type ParseOptions } from "./commands.js";
+export { handleIssueLabeled } from "./triggers/labeled.js";
+export { handleIssueComment } from "./triggers/comment.js";
+export { handleRetryAction } from "./triggers/requested-action.js";
+export { DEFAULT_STORY_LABEL, type TriggerDeps, type TriggerOutcome, type ReplyReason } from "./triggers/deps.js";
+export { canRunCommands, repositoryRole } from "./permissions.js";
+export { BLOCKED_LABEL, addLabel, removeLabel, ensureLabel, hasLabel } from "./labels.js";
+export { GitHubReporter, type GitHubReporterOptions } from "./reporter.js";
+export { planChecks, CHECK_NAMES, RETRY_ACTION, type CheckName, type PlannedCheck, type CheckStatus, type CheckConclusion } from "./check-plan.js";
+export { storyBranch, storyIssueFromBranch, storyExternalId, findStoryPullRequest, isCompletedStory, type StoryPullRequest } from "./story-lookup.js";
+export { redactSecrets, REDACTED } from "./redact.js";
+export {
+  boundMarkdown,
+  boundCheckRunOutput,
+  boundComment,
+  truncateToBytes,
+  truncateToChars,
+  keepLastBytes,
+  utf8Bytes,
+  CHECK_RUN_OUTPUT_MAX_BYTES,
+  COMMENT_MAX_CHARS,
+  TRUNCATION_NOTE,
+} from "./limits.js";
+export { renderProvisionCheck } from "./render/provision.js";
+export { renderVerifierCheck } from "./render/verifier.js";
+export { renderCleanCloneCheck } from "./render/clean-clone.js";
+export { renderStoryCheck } from "./render/story.js";
+export { renderStatusComment, STATUS_MARKER } from "./render/status-comment.js";
+export { renderHelp } from "./render/replies.js";
+export { adviceFor, RETRY_COMMAND } from "./render/advice.js";
+export type { CheckRunOutput, RenderOptions } from "./render/types.js";
+export type { GitHubLog } from "./log.js";

@@ -1,0 +1,30 @@
+/** What a maintainer can do about each failure class of a blocked story. */
+import type { FailureClass } from "../../pipeline/events.js";
+
+const ADVICE: Record<FailureClass, string> = {
+  "workspace-provision-failed":
+    "Dependencies could not be installed in a fresh worktree. Fix the install (lock file, `provision.command` in `.github/harness.yml`, or `.harness/provision.sh`) on the default branch, then retry.",
+  "retry-ceiling":
+    "Every attempt was sent back. Read the last attempt's verifier and clean-clone output, clarify the issue or raise `max_attempts`, then retry.",
+  "clean-clone-not-run":
+    "The suite could not be run in a fresh clone. Check `test.command` and `clean_clone` in `.github/harness.yml`, then retry.",
+  "clean-clone-failed":
+    "The suite passes in the working tree but fails in a fresh clone with the change committed. Look for files kept out by `.gitignore` or tests that read git state, then retry.",
+  "suite-failed": "The test suite failed. Read its output tail, then retry.",
+  "verdict-fail": "The verifier rejected the work. Read its findings, clarify the issue if needed, then retry.",
+  "agent-exit": "The coding agent exited with an error. Check the agent command and its credentials, then retry.",
+  "agent-timeout": "The coding agent ran out of time. Raise `agent.timeout_minutes` or split the story, then retry.",
+  "artifact-missing": "A stage did not produce its expected artifact. Check the agent preset or command template, then retry.",
+  "artifact-invalid": "A stage produced an artifact that failed validation. Check the agent preset, then retry.",
+  "config-invalid": "`.github/harness.yml` is invalid. Fix it on the default branch as the message says, then retry.",
+  interrupted: "The App stopped while the story ran. Retry to run it again from a fresh worktree.",
+  "internal-error": "The harness itself failed. Check the App's logs, then retry.",
+};
+
+/** One or two sentences on what to do about `failureClass`. */
+export function adviceFor(failureClass: FailureClass): string {
+  return ADVICE[failureClass];
+}
+
+/** The command that re-admits a blocked story. */
+export const RETRY_COMMAND = "/harness retry-blocked";

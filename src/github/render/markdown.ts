@@ -1,0 +1,76 @@
+/** Small Markdown building blocks shared by the renderers. */
+import type { StageSnapshot } from "../../pipeline/events.js";
+import { keepLastBytes } from "../limits.js";
+import { redactSecrets } from "../redact.js";
+
+/** Longest run of `char` in `text`. */
+function longestRun(text: string, char: string): number {
+  let longest = 0;
+  let current = 0;
+  for (let i = 0; i < text.length; i += 1) {
+    current = text[i] === char ? current + 1 : 0;
+    if (current > longest) longest = current;
+  }
+  return longest;
+}
+
+/** A fenced code block whose fence is longer than any backtick run inside, so output cannot close it. */
+export function codeBlock(text: string, info = ""): string {
+  const fence = "`".repeat(Math.max(3, longestRun(text, "`") + 1));
+  const body = text.endsWith("\n") ? text.slice(0, -1) : text;
+  return `${fence}${info}\n${body}\n${fence}`;
+}
+
+/** Inline code that survives backticks in the value. */
+export function inlineCode(text: string): string {
+  const single = text.replace(/[\r\n]+/g, " ");
+  const fence = "`".repeat(longestRun(single, "`") + 1);
+  const pad = single.startsWith("`") || single.endsWith("`") ? " " : "";
+  return `${fence}${pad}${single}${pad}${fence}`;
+}
+
+/** A table cell: pipes escaped, one line. */
+export function tableCell(text: string): string {
+  return text.replace(/[\r\n]+/g, " ").replace(/\|/g, "\\|");
+}
+
+/** "1.2 s", "3 min 4 s", "250 ms". */
+export function formatDuration(ms: number | undefined): string {
+  if (ms === undefined) return "";
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  const seconds = ms / 1000;
+  if (seconds < 60) return `${seconds.toFixed(1)} s`;
+  const minutes = Math.floor(seconds / 60);
+  return `${minutes} min ${Math.round(seconds - minutes * 60)} s`;
+}
+
+const STATE_LABELS: Record<StageSnapshot["state"], string> = {
+  pending: "⏸️ pending",
+  running: "⏳ running",
+  passed: "✅ passed",
+  failed: "❌ failed",
+};
+
+/** The stage table of the story check run and the status comment. */
+export function stageTable(stages: readonly StageSnapshot[]): string {
+  const rows = stages.map(
+    (stage) =>
+      // A pending stage's attempt and duration belong to an earlier attempt: showing them would mislead.
+      stage.state === "pending"
+        ? `| ${tableCell(stage.id)} | ${STATE_LABELS.pending} | – | – |`
+        : `| ${tableCell(stage.id)} | ${STATE_LABELS[stage.state]} | ${stage.attempt} | ${formatDuration(stage.durationMs) || "–"} |`,
+  );
+  return ["| Stage | State | Attempt | Duration |", "| --- | --- | --- | --- |", ...rows].join("\n");
+}
+
+/** Bytes of an output tail kept in one rendered block; several fit a check run's 65,535 bytes. */
+export const TAIL_BLOCK_BYTES = 24 * 1024;
+
+/** A redacted, bounded output tail as a code block; the end of the output is what matters, so the start is cut. */
+export function tailBlock(tail: string | undefined, secrets: readonly string[]): string {
+  const text = redactSecrets(tail ?? "", secrets);
+  if (text.trim() === "") return "_(no output)_";
+  const kept = keepLastBytes(text, TAIL_BLOCK_BYTES);
+  const note = kept.length < text.length ? "… (start of output cut)\n" : "";
+  return `${note}${codeBlock(kept, "text")}`;
+}

@@ -1,0 +1,60 @@
+/** Short replies to the people who label issues and run commands. */
+import { KNOWN_COMMANDS } from "../commands.js";
+import { boundComment } from "../limits.js";
+import { RETRY_COMMAND } from "./advice.js";
+import { inlineCode } from "./markdown.js";
+
+const DESCRIPTIONS: Record<(typeof KNOWN_COMMANDS)[number], string> = {
+  "retry-blocked": "re-admit a blocked story in a fresh worktree (on the story's pull request or issue)",
+  help: "list these commands",
+};
+
+/** The list of commands with one line each. */
+export function renderHelp(): string {
+  const lines = ["story-harness commands (write access needed), at the start of a line:", ""];
+  for (const name of KNOWN_COMMANDS) lines.push(`- \`/harness ${name}\`: ${DESCRIPTIONS[name]}`);
+  return lines.join("\n");
+}
+
+/** Reply to a `/harness <name>` the App does not know. */
+export function renderUnknownCommand(name: string): string {
+  return boundComment(`Unknown command ${inlineCode(`/harness ${name}`)}.\n\n${renderHelp()}`);
+}
+
+/** Reply when the commenter lacks write access. */
+export function renderNotPermitted(login: string): string {
+  return `@${login} only people with write, maintain or admin permission on this repository can run story-harness commands.`;
+}
+
+/** Reply when a story is labelled or retried while it is already queued or running. */
+export function renderAlreadyActive(issueNumber: number): string {
+  return `Story #${issueNumber} is already queued or running; nothing new was started.`;
+}
+
+/** Reply when a story is labelled again after it completed. */
+export function renderAlreadyCompleted(issueNumber: number, pullUrl: string): string {
+  return `Story #${issueNumber} already completed: ${pullUrl}. Nothing new was started.`;
+}
+
+/** Reply when a blocked story is labelled again: only the retry command re-admits it. */
+export function renderBlockedUseRetry(issueNumber: number): string {
+  return `Story #${issueNumber} is blocked. To re-admit it in a fresh worktree, comment \`${RETRY_COMMAND}\` on its pull request.`;
+}
+
+/** Reply when retry-blocked is asked of a story that is not blocked. */
+export function renderNotBlocked(issueNumber: number, active: boolean): string {
+  const state = active ? "is queued or running" : "is not blocked (no `harness:blocked` label)";
+  return `Story #${issueNumber} ${state}, so \`${RETRY_COMMAND}\` does nothing.`;
+}
+
+/** Reply when retry-blocked is asked where there is no story. */
+export function renderNotAStory(what: "issue" | "pull request", labelName: string): string {
+  return what === "issue"
+    ? `This issue is not a story (it has no \`${labelName}\` label), so \`${RETRY_COMMAND}\` does nothing.`
+    : `This pull request was not opened by story-harness (its branch is not \`harness/story-<issue>\`), so \`${RETRY_COMMAND}\` does nothing.`;
+}
+
+/** Acknowledgement that a blocked story was re-admitted. */
+export function renderReadmitted(issueNumber: number): string {
+  return `Re-admitting story #${issueNumber} in a fresh worktree.`;
+}

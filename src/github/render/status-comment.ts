@@ -1,0 +1,22 @@
+/** The one status comment on the story's pull request, edited in place as the story moves. */
+import type { StorySnapshot } from "../../pipeline/events.js";
+import { boundComment } from "../limits.js";
+import { redactSecrets } from "../redact.js";
+import { stageTable } from "./markdown.js";
+import { blockedSection, progressLine, retryLine } from "./story.js";
+import type { RenderOptions } from "./types.js";
+
+/** Hidden marker by which the App finds its status comment again, even after a restart. */
+export const STATUS_MARKER = "<!-- story-harness:status -->";
+
+/** Renders the status comment: marker, progress, why the last attempt was sent back, stage table, blocked advice. */
+export function renderStatusComment(snapshot: StorySnapshot, options: RenderOptions = {}): string {
+  const secrets = options.secrets ?? [];
+  const title = redactSecrets(snapshot.title, secrets).replace(/\r?\n/g, " ");
+  const lines = [STATUS_MARKER, `## story-harness: ${title || snapshot.storyId}`, "", progressLine(snapshot)];
+  const retry = retryLine(snapshot, secrets);
+  if (retry) lines.push("", retry);
+  lines.push("", stageTable(snapshot.stages));
+  lines.push(...blockedSection(snapshot, secrets, false));
+  return boundComment(lines.join("\n"));
+}

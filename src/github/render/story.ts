@@ -1,0 +1,55 @@
+/** Output of the `harness / story` check run, and the story-level sentences the status comment shares. */
+import type { StorySnapshot } from "../../pipeline/events.js";
+import { boundCheckRunOutput } from "../limits.js";
+import { redactSecrets } from "../redact.js";
+import { adviceFor, RETRY_COMMAND } from "./advice.js";
+import { codeBlock, inlineCode, stageTable } from "./markdown.js";
+import type { CheckRunOutput, RenderOptions } from "./types.js";
+
+/** One line saying where the story stands: which attempt runs, or how it ended. */
+export function progressLine(snapshot: StorySnapshot): string {
+  const of = snapshot.maxAttempts > 0 ? ` of ${snapshot.maxAttempts}` : "";
+  if (snapshot.outcome === "completed") return `✅ Completed on attempt ${snapshot.attempt}${of}.`;
+  if (snapshot.outcome === "blocked") return `⛔ Blocked on attempt ${snapshot.attempt}${of}: \`${snapshot.failureClass ?? "internal-error"}\`.`;
+  const running = snapshot.stages.find((stage) => stage.state === "running");
+  return `⏳ Attempt ${snapshot.attempt}${of} is running${running ? ` (stage ${inlineCode(running.id)})` : ""}.`;
+}
+
+/** Why the previous attempt was sent back, while the retry runs (or after it ended). */
+export function retryLine(snapshot: StorySnapshot, secrets: readonly string[]): string | undefined {
+  const retry = snapshot.lastRetry;
+  if (!retry || retry.nextAttempt !== snapshot.attempt) return undefined;
+  const reason = redactSecrets(retry.reason, secrets).replace(/\r?\n/g, " ");
+  return `↩️ Attempt ${retry.failedAttempt} was sent back from ${inlineCode(retry.fromStage)} to ${inlineCode(retry.retryStage)} (\`${retry.failureClass}\`): ${reason}`;
+}
+
+/** The blocked story's failure class, detail, what to do and how to retry. */
+export function blockedSection(snapshot: StorySnapshot, secrets: readonly string[], retryButton: boolean): string[] {
+  if (snapshot.outcome !== "blocked") return [];
+  const failureClass = snapshot.failureClass ?? "internal-error";
+  const lines = ["", "### Blocked", "", `**Failure class:** \`${failureClass}\``];
+  if (snapshot.detail) lines.push("", codeBlock(redactSecrets(snapshot.detail, secrets), "text"));
+  lines.push("", `**What to do:** ${adviceFor(failureClass)}`);
+  const how = retryButton ? "press **Retry** on this check run, or comment" : "comment";
+  lines.push("", `To re-admit the story in a fresh worktree, ${how} \`${RETRY_COMMAND}\` on the pull request (write access needed).`);
+  return lines;
+}
+
+/** Renders the story's stage table, attempts and outcome; a blocked story names its class and what to do. */
+export function renderStoryCheck(snapshot: StorySnapshot, options: RenderOptions = {}): CheckRunOutput {
+  const secrets = options.secrets ?? [];
+  const lines = [progressLine(snapshot)];
+  const retry = retryLine(snapshot, secrets);
+  if (retry) lines.push("", retry);
+  lines.push("", stageTable(snapshot.stages));
+  if (snapshot.outcome === "completed" && snapshot.commit) lines.push("", `Final commit: ${inlineCode(snapshot.commit)}`);
+  lines.push(...blockedSection(snapshot, secrets, true));
+  const of = snapshot.maxAttempts > 0 ? `/${snapshot.maxAttempts}` : "";
+  const title =
+    snapshot.outcome === "completed"
+      ? `Completed (attempt ${snapshot.attempt}${of})`
+      : snapshot.outcome === "blocked"
+        ? `Blocked: ${snapshot.failureClass ?? "internal-error"}`
+        : `Attempt ${snapshot.attempt}${of} running`;
+  return { title, summary: boundCheckRunOutput(lines.join("\n")) };
+}

@@ -1,0 +1,81 @@
+/** `issue_comment.created` with `/harness` commands, from a person with write access. */
+import type { Context } from "probot";
+import { parseCommands, type HarnessCommand } from "../commands.js";
+import { hasLabel } from "../labels.js";
+import { canRunCommands } from "../permissions.js";
+import { renderHelp, renderNotAStory, renderNotPermitted, renderUnknownCommand } from "../render/replies.js";
+import { storyIssueFromBranch } from "../story-lookup.js";
+import { DEFAULT_STORY_LABEL, isBotActor, reply, scopeOf, type TriggerDeps, type TriggerOutcome, type TriggerScope } from "./deps.js";
+import { loadStoryIssue, readmitBlockedStory, type StoryIssue } from "./readmit.js";
+
+type CommentPayload = Context<"issue_comment.created">["payload"];
+
+/** Each kind of command once, in order of appearance: repeating one in a comment does not repeat its effect. */
+function distinct(commands: readonly HarnessCommand[]): HarnessCommand[] {
+  const seen = new Set<string>();
+  return commands.filter((command) => {
+    const key = command.kind === "unknown" ? `unknown:${command.name}` : command.kind;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/**
+ * Acts on the commands of a new comment. Edited or deleted comments, bots (the App included)
+ * and comments without commands are ignored; people without write access get a reply and
+ * nothing else. The result of `retry-blocked` wins over replies when several commands appear.
+ */
+export async function handleIssueComment(context: Context<"issue_comment.created">, deps: TriggerDeps): Promise<TriggerOutcome> {
+  const { payload } = context;
+  if (payload.action !== "created") return { action: "ignored", reason: "not-created" };
+  const { comment } = payload;
+  if (isBotActor(comment.user, deps) || isBotActor(payload.sender, deps) || comment.performed_via_github_app) {
+    return { action: "ignored", reason: "bot" };
+  }
+  const commands = distinct(parseCommands(comment.body ?? ""));
+  if (commands.length === 0) return { action: "ignored", reason: "no-command" };
+  const scope = scopeOf(context.octokit, context.id, payload.repository, payload.installation);
+  if (!scope) return { action: "ignored", reason: "no-installation" };
+  const author = comment.user?.login ?? payload.sender.login;
+  const here = payload.issue.number;
+  if (!(await canRunCommands(scope.octokit, scope.owner, scope.repo, author))) {
+    await reply(scope, here, renderNotPermitted(author));
+    return { action: "replied", reason: "not-permitted" };
+  }
+  let result: TriggerOutcome | undefined;
+  for (const command of commands) {
+    if (command.kind === "help") {
+      await reply(scope, here, renderHelp());
+      result ??= { action: "replied", reason: "help" };
+    } else if (command.kind === "unknown") {
+      await reply(scope, here, renderUnknownCommand(command.name));
+      result ??= { action: "replied", reason: "unknown-command" };
+    } else {
+      result = await retryFromComment(scope, payload, author, deps);
+    }
+  }
+  return result ?? { action: "ignored", reason: "no-command" };
+}
+
+async function retryFromComment(scope: TriggerScope, payload: CommentPayload, author: string, deps: TriggerDeps): Promise<TriggerOutcome> {
+  const here = payload.issue.number;
+  const labelName = deps.labelName ?? DEFAULT_STORY_LABEL;
+  if (!payload.issue.pull_request) {
+    if (!hasLabel(payload.issue.labels, labelName)) {
+      await reply(scope, here, renderNotAStory("issue", labelName));
+      return { action: "replied", reason: "not-a-story" };
+    }
+    const issue: StoryIssue = { number: here, title: payload.issue.title, body: payload.issue.body, labels: payload.issue.labels };
+    return readmitBlockedStory(scope, issue, undefined, here, author, deps);
+  }
+  const { data: pull } = await scope.octokit.rest.pulls.get({ owner: scope.owner, repo: scope.repo, pull_number: here });
+  // A fork can name its branch harness/story-N too; only the repository's own branch is a story's.
+  const storyNumber = pull.head.repo?.id === scope.repository.id ? storyIssueFromBranch(pull.head.ref) : undefined;
+  if (storyNumber === undefined) {
+    await reply(scope, here, renderNotAStory("pull request", labelName));
+    return { action: "replied", reason: "not-a-story" };
+  }
+  const issue = await loadStoryIssue(scope, storyNumber);
+  return readmitBlockedStory(scope, issue, here, here, author, deps);
+}

@@ -1,0 +1,50 @@
+import { describe, expect, it } from "@jest/globals";
+import { planChecks, RETRY_ACTION } from "../../src/github/index.js";
+import type { HistoryEvent } from "../../src/pipeline/events.js";
+import { cleanClone, completedStory, gate, provisionBlockedStory, provisioned, replay, retryingStory, stageStarted, started, verdict, worktree } from "./story-events.js";
+
+const states = (events: HistoryEvent[]): Array<[string, string, string | undefined, number]> =>
+  planChecks(replay(events)).map((check) => [check.name, check.status, check.conclusion, check.attempt]);
+
+describe("planChecks", () => {
+  it("moves the checks from queued through in progress to completed", () => {
+    expect(states([started()])).toEqual([
+      ["harness / provision", "queued", undefined, 0],
+      ["harness / verifier", "queued", undefined, 1],
+      ["harness / clean-clone", "queued", undefined, 1],
+      ["harness / story", "in_progress", undefined, 0],
+    ]);
+    expect(states([started(), worktree])[0]).toEqual(["harness / provision", "in_progress", undefined, 0]);
+    const verifying = [started(), worktree, provisioned, stageStarted("verifier")];
+    expect(states(verifying)[1]).toEqual(["harness / verifier", "in_progress", undefined, 1]);
+    expect(states([...verifying, gate(1, 0), verdict(1, true)]).slice(1, 3)).toEqual([
+      ["harness / verifier", "completed", "success", 1],
+      ["harness / clean-clone", "in_progress", undefined, 1],
+    ]);
+    expect(states([...verifying, gate(1, 0), verdict(1, true), cleanClone(1, 0)])[2]).toEqual(["harness / clean-clone", "completed", "success", 1]);
+    expect(states(completedStory()).map((state) => state[2])).toEqual(["success", "success", "success", "success"]);
+  });
+
+  it("blocks with action_required and a Retry button; checks that never ran are skipped", () => {
+    const plan = planChecks(replay(provisionBlockedStory()));
+    expect(plan.map((check) => [check.status, check.conclusion])).toEqual([
+      ["completed", "failure"],
+      ["completed", "skipped"],
+      ["completed", "skipped"],
+      ["completed", "action_required"],
+    ]);
+    expect(plan[3]?.actions).toEqual([{ label: "Retry", description: "Re-admit this story", identifier: "retry" }]);
+    expect(RETRY_ACTION.label.length).toBeLessThanOrEqual(20);
+    expect(RETRY_ACTION.description.length).toBeLessThanOrEqual(40);
+  });
+
+  it("plans the next attempt's gate checks as new, queued ones after a retry", () => {
+    expect(states(retryingStory())).toEqual([
+      ["harness / provision", "completed", "success", 0],
+      ["harness / verifier", "queued", undefined, 2],
+      ["harness / clean-clone", "queued", undefined, 2],
+      ["harness / story", "in_progress", undefined, 0],
+    ]);
+    expect(states([...retryingStory(), gate(2, 1)])[1]).toEqual(["harness / verifier", "completed", "failure", 2]);
+  });
+});

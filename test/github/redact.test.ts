@@ -1,0 +1,32 @@
+import { describe, expect, it } from "@jest/globals";
+import { redactSecrets, REDACTED } from "../../src/github/index.js";
+
+describe("redactSecrets", () => {
+  it("removes GitHub tokens of every kind", () => {
+    const tokens = ["ghs_" + "A1".repeat(18), "ghp_" + "b".repeat(36), "gho_" + "C".repeat(36), "github_pat_" + "11AB_cd".repeat(8)];
+    for (const token of tokens) {
+      const out = redactSecrets(`before ${token} after`);
+      expect(out).toBe(`before ${REDACTED} after`);
+    }
+  });
+
+  it("removes credentials from remotes and headers", () => {
+    expect(redactSecrets("fatal: https://x-access-token:s3cr3t-value@example.test/o/r.git")).toBe(`fatal: https://x-access-token:${REDACTED}@example.test/o/r.git`);
+    expect(redactSecrets("remote https://user:hunter2hunter2@host.test/x")).toBe(`remote https://user:${REDACTED}@host.test/x`);
+    expect(redactSecrets("> Authorization: token abc.def\nnext line")).toBe(`> Authorization: ${REDACTED}\nnext line`);
+    expect(redactSecrets("curl -H 'X: Bearer eyJhbGciOi.J9.abc' url")).toBe(`curl -H 'X: Bearer ${REDACTED}' url`);
+  });
+
+  it("removes given secret values, longest first, and leaves other text alone", () => {
+    expect(redactSecrets("key=sk-live-123456 and sk-live", ["sk-live", "sk-live-123456"])).toBe(`key=${REDACTED} and ${REDACTED}`);
+    expect(redactSecrets("abc", ["ab"])).toBe("abc");
+    expect(redactSecrets("npm ERR! code E404 at https://example.test/pkg")).toBe("npm ERR! code E404 at https://example.test/pkg");
+  });
+
+  it("stays fast on long lines without matches", () => {
+    const line = "a.b-".repeat(250_000) + "x-access-token:".repeat(10_000) + "://a:".repeat(10_000);
+    const start = process.hrtime.bigint();
+    redactSecrets(line);
+    expect(Number(process.hrtime.bigint() - start) / 1e6).toBeLessThan(1000);
+  });
+});

@@ -1,0 +1,148 @@
+import { describe, expect, it } from "@jest/globals";
+import {
+  CHECK_RUN_OUTPUT_MAX_BYTES,
+  COMMENT_MAX_CHARS,
+  REDACTED,
+  renderCleanCloneCheck,
+  renderHelp,
+  renderProvisionCheck,
+  renderStatusComment,
+  renderStoryCheck,
+  renderVerifierCheck,
+  STATUS_MARKER,
+  utf8Bytes,
+} from "../../src/github/index.js";
+import { openFenceAtEnd } from "../../src/github/fences.js";
+import type { HistoryEvent } from "../../src/pipeline/events.js";
+import { cleanClone, completedStory, gate, provisionBlockedStory, replay, retryingStory, started, verdict } from "./story-events.js";
+
+const TABLE_HEAD = "| Stage | State | Attempt | Duration |\n| --- | --- | --- | --- |";
+
+describe("story check and status comment", () => {
+  it("say which attempt runs and why the previous one was sent back", () => {
+    const snapshot = replay(retryingStory());
+    const progress = [
+      "⏳ Attempt 2 of 3 is running (stage `implementer`).",
+      "",
+      "↩️ Attempt 1 was sent back from `verifier` to `implementer` (`clean-clone-failed`): suite fails in a fresh clone: fixture.json is ignored",
+      "",
+      TABLE_HEAD,
+      "| implementer | ⏳ running | 2 | – |",
+      "| tester | ⏸️ pending | – | – |",
+      "| verifier | ⏸️ pending | – | – |",
+      "| documenter | ⏸️ pending | – | – |",
+    ].join("\n");
+    expect(renderStoryCheck(snapshot)).toEqual({ title: "Attempt 2/3 running", summary: progress });
+    expect(renderStatusComment(snapshot)).toBe(`${STATUS_MARKER}\n## story-harness: Add a greeting\n\n${progress}`);
+  });
+
+  it("name the failure class, what to do and the retry command when blocked", () => {
+    const snapshot = replay(provisionBlockedStory());
+    const comment = renderStatusComment(snapshot);
+    expect(comment).toContain("⛔ Blocked on attempt 1 of 3: `workspace-provision-failed`.");
+    expect(comment).toContain("**Failure class:** `workspace-provision-failed`\n\n```text\nnpm ci exited 1 twice\n```");
+    expect(comment).toContain("**What to do:** Dependencies could not be installed in a fresh worktree.");
+    expect(comment.endsWith("comment `/harness retry-blocked` on the pull request (write access needed).")).toBe(true);
+    const check = renderStoryCheck(snapshot);
+    expect(check.title).toBe("Blocked: workspace-provision-failed");
+    expect(check.summary).toContain("press **Retry** on this check run, or comment `/harness retry-blocked`");
+  });
+
+  it("show the final commit of a completed story", () => {
+    const check = renderStoryCheck(replay(completedStory()));
+    expect(check.title).toBe("Completed (attempt 1/3)");
+    expect(check.summary).toBe(
+      ["✅ Completed on attempt 1 of 3.", "", TABLE_HEAD, ...["implementer", "tester", "verifier", "documenter"].map((id) => `| ${id} | ✅ passed | 1 | 2.0 s |`), "", "Final commit: `def5678`"].join("\n"),
+    );
+  });
+});
+
+describe("gate check runs", () => {
+  it("provision: receipt, or failure with class, command, exit code and log tail", () => {
+    expect(renderProvisionCheck(replay(completedStory()))).toEqual({
+      title: "Provisioned",
+      summary: "**Command:** `npm ci`\n**Duration:** 1.5 s\n\nReceipt `.harness-provisioned` written at the worktree root; every stage and gate entered a provisioned worktree.",
+    });
+    expect(renderProvisionCheck(replay(provisionBlockedStory()))).toEqual({
+      title: "Provisioning failed: workspace-provision-failed",
+      summary:
+        "**Failure class:** `workspace-provision-failed`\n**Command:** `npm ci`\n**Exit code:** 1\n\nThis is blocked infrastructure, not an agent failure: no agent entered the worktree.\n\n#### Log tail\n```text\nnpm ERR! 404 Not Found\n```",
+    });
+  });
+
+  it("verifier: suite command, exit code, output tail, verdict and findings", () => {
+    const failing = replay([started(), gate(1, 0, "3 passing"), verdict(1, false)]);
+    expect(renderVerifierCheck(failing)).toEqual({
+      title: "Attempt 1: verdict fail",
+      summary: "**Suite:** `npm test`\n**Exit code:** 0\n**Duration:** 800 ms\n\n**Verdict:** ❌ fail\n\n#### Findings\n- greeting is not exported\n\n#### Suite output tail\n```text\n3 passing\n```",
+    });
+    expect(renderVerifierCheck(replay([started(), gate(1, 2, "```\nboom")])).title).toBe("Attempt 1: suite failed (exit 2)");
+    // Output holding a fence cannot close the block it is shown in.
+    expect(renderVerifierCheck(replay([started(), gate(1, 2, "```\nboom")])).summary).toContain("````text\n```\nboom\n````");
+  });
+
+  it("clean-clone: command, interpreter and version, exit code, tail and commit; or why it did not run", () => {
+    expect(renderCleanCloneCheck(replay([started(), cleanClone(1, 1, "FAIL fixture")]))).toEqual({
+      title: "Attempt 1: failed in a fresh clone (exit 1)",
+      summary: "**Command:** `npm test`\n**Interpreter:** `node v20.19.0`\n**Exit code:** 1\n**Commit:** `abc1234`\n**Duration:** 1.2 s\n\n#### Output tail\n```text\nFAIL fixture\n```",
+    });
+    const notRun: HistoryEvent = {
+      at: "2026-01-01T00:00:00.000Z",
+      kind: "clean_clone.finished",
+      taskId: "task-1",
+      stage: "verifier",
+      attempt: 1,
+      artifact: "clean-clone-result.json",
+      result: { ran: false, command: "npm test", durationMs: 3, reason: "python3 not found on PATH" },
+    };
+    expect(renderCleanCloneCheck(replay([started(), notRun]))).toEqual({
+      title: "Attempt 1: did not run",
+      summary: "Did not run: python3 not found on PATH\n\n**Command:** `npm test`",
+    });
+  });
+
+  it("redacts tokens and given secrets from tails and commands", () => {
+    const token = `ghs_${"Z9".repeat(18)}`;
+    const snapshot = replay([...provisionBlockedStory(`fetch https://x-access-token:${token}@example.test/r.git\nkey=s3cret-value`)]);
+    const summary = renderProvisionCheck(snapshot, { secrets: ["s3cret-value"] }).summary;
+    expect(summary).not.toContain(token);
+    expect(summary).not.toContain("s3cret-value");
+    expect(summary).toContain(`https://x-access-token:${REDACTED}@example.test/r.git\nkey=${REDACTED}`);
+  });
+});
+
+describe("bounds", () => {
+  const huge = `${"错误 ✗ 😀 ".repeat(60_000)}\n\`\`\`\nunclosed`;
+
+  it("keep every check-run summary within 65,535 bytes with multibyte tails and closed fences", () => {
+    const snapshots = [
+      replay(provisionBlockedStory(huge)),
+      replay([started(), gate(1, 1, huge), verdict(1, false)]),
+      replay([started(), cleanClone(1, 1, huge)]),
+      replay([...provisionBlockedStory(), { at: "2026-01-01T00:00:00.000Z", kind: "story.blocked", taskId: "t", failureClass: "internal-error", detail: huge }]),
+    ];
+    const outputs = snapshots.flatMap((snapshot) => [renderProvisionCheck(snapshot), renderVerifierCheck(snapshot), renderCleanCloneCheck(snapshot), renderStoryCheck(snapshot)]);
+    for (const output of outputs) {
+      expect(utf8Bytes(output.summary)).toBeLessThanOrEqual(CHECK_RUN_OUTPUT_MAX_BYTES);
+      expect(openFenceAtEnd(output.summary)).toBeUndefined();
+      expect(output.summary.includes("\uFFFD")).toBe(false);
+    }
+    // The long detail of the blocked story was cut, and says so.
+    expect(renderStoryCheck(snapshots[3]!).summary.endsWith("… truncated")).toBe(true);
+  });
+
+  it("keep the status comment within 65,536 characters", () => {
+    const snapshot = replay([...provisionBlockedStory(), { at: "2026-01-01T00:00:00.000Z", kind: "story.blocked", taskId: "t", failureClass: "internal-error", detail: huge }]);
+    const comment = renderStatusComment(snapshot);
+    expect(comment.length).toBeLessThanOrEqual(COMMENT_MAX_CHARS);
+    expect(comment.startsWith(STATUS_MARKER)).toBe(true);
+    expect(openFenceAtEnd(comment)).toBeUndefined();
+    expect(comment.endsWith("```\n\n… truncated")).toBe(true);
+  });
+
+  it("help lists every command", () => {
+    expect(renderHelp()).toBe(
+      "story-harness commands (write access needed), at the start of a line:\n\n- `/harness retry-blocked`: re-admit a blocked story in a fresh worktree (on the story's pull request or issue)\n- `/harness help`: list these commands",
+    );
+  });
+});
