@@ -89,8 +89,14 @@ describe("fake GitHub: strictness", () => {
     const octokit = fakeOctokit(gh, { token: gh.mintToken() });
     const created = await octokit.rest.checks.create({ owner: OWNER, repo: NAME, name: "harness / story", head_sha: mainSha, status: "queued" });
     expect(created.status).toBe(201);
-    const bad = octokit.request("POST /repos/{owner}/{repo}/check-runs", { owner: OWNER, repo: NAME, name: 42, head_sha: mainSha, status: "bogus" });
-    await expect(bad).rejects.toMatchObject({ status: 422 });
+    // Sent without Octokit, whose types would not let a wrong body through.
+    const bad = await fetch(`${gh.apiUrl}/repos/${OWNER}/${NAME}/check-runs`, {
+      method: "POST",
+      headers: { authorization: `token ${gh.mintToken()}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: 42, head_sha: mainSha, status: "bogus" }),
+    });
+    expect(bad.status).toBe(422);
+    expect(((await bad.json()) as { message: string }).message).toMatch(/^Invalid request\./);
     const refused = gh.takeUnexpectedRequests();
     expect(refused).toHaveLength(1);
     expect(refused[0]).toMatchObject({ method: "POST", path: `/api/v3/repos/${OWNER}/${NAME}/check-runs`, status: 422 });
