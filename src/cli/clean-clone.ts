@@ -1,7 +1,81 @@
-import type { CliIO } from "./usage.js";
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+import {
+  cleanCloneExitCode,
+  CleanCloneOptionsError,
+  runCleanCloneCheck,
+  validateLinkName,
+  writeCleanCloneResult,
+  type CleanCloneOptions,
+} from "../workspace/index.js";
+import { positiveInteger, UsageError, type CliIO } from "./usage.js";
 
-/** `harness clean-clone`: not built yet. */
-export async function cleanCloneCommand(_args: string[], io: CliIO): Promise<number> {
-  io.stderr("harness clean-clone: not available yet\n");
-  return 2;
+const USAGE = "harness clean-clone [<repo>] --command <string> [--link <dir>]... [--interpreter <path>] [--timeout-ms <n>] [--out <file>]";
+
+const OPTIONS = {
+  command: { type: "string" },
+  link: { type: "string", multiple: true },
+  interpreter: { type: "string" },
+  "timeout-ms": { type: "string" },
+  out: { type: "string" },
+} as const;
+
+/** parseArgs, with its complaints (unknown option, missing value) turned into a {@link UsageError}. */
+function readArgs(args: string[]) {
+  try {
+    return parseArgs({ args, allowPositionals: true, strict: true, options: OPTIONS });
+  } catch (error) {
+    // Matched by code, not class: the error may come from another realm (a test VM).
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === "string" && code.startsWith("ERR_PARSE_ARGS")) throw new UsageError((error as Error).message, USAGE);
+    throw error;
+  }
+}
+
+/** Reads the command line into check options; throws {@link UsageError} naming the bad argument. */
+function parse(args: string[], io: CliIO): { options: CleanCloneOptions; out?: string } {
+  const { values, positionals } = readArgs(args);
+  if (positionals.length > 1) throw new UsageError(`expected at most one <repo>, got ${positionals.length}`, USAGE);
+  if (values.command === undefined || values.command.trim() === "") throw new UsageError("--command is required and must not be empty", USAGE);
+  if (values.interpreter === "") throw new UsageError("--interpreter must not be empty", USAGE);
+  if (values.out === "") throw new UsageError("--out must not be empty", USAGE);
+  const links = values.link?.map((name) => {
+    try {
+      return validateLinkName(name, "--link");
+    } catch (error) {
+      if (error instanceof CleanCloneOptionsError) throw new UsageError(`--link ${error.problem} (got ${JSON.stringify(name)})`, USAGE);
+      throw error;
+    }
+  });
+  const timeoutMs = positiveInteger("--timeout-ms", values["timeout-ms"]);
+  const options: CleanCloneOptions = {
+    repo: resolve(io.cwd, positionals[0] ?? "."),
+    command: values.command,
+    ...(links ? { links } : {}),
+    // A path is resolved against the caller's folder; a bare name is looked up on PATH.
+    ...(values.interpreter !== undefined ? { interpreter: values.interpreter.includes("/") ? resolve(io.cwd, values.interpreter) : values.interpreter } : {}),
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+  };
+  return { options, ...(values.out !== undefined ? { out: resolve(io.cwd, values.out) } : {}) };
+}
+
+/**
+ * `harness clean-clone`: runs the suite in a fresh clone with the working tree's change
+ * committed into it. Prints the result JSON (and writes it to `--out`); exits 0 when the suite
+ * passed there, 1 when it failed, 2 when the check could not run.
+ */
+export async function cleanCloneCommand(args: string[], io: CliIO): Promise<number> {
+  const { options, out } = parse(args, io);
+  const result = await runCleanCloneCheck(options);
+  io.stdout(`${JSON.stringify(result, null, 2)}\n`);
+  if (!result.ran) io.stderr(`harness clean-clone: did not run: ${result.reason ?? "unknown reason"}\n`);
+  if (out !== undefined) {
+    try {
+      await writeCleanCloneResult(out, result);
+    } catch (error) {
+      io.stderr(`harness clean-clone: could not write --out ${out}: ${error instanceof Error ? error.message : String(error)}\n`);
+      return 2;
+    }
+  }
+  return cleanCloneExitCode(result);
 }

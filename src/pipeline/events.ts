@@ -4,6 +4,7 @@
  * `schemas/execution-history.schema.json`) and handed to the {@link Reporter}. Records the
  * harness writes use camelCase keys.
  */
+import type { CleanCloneResult } from "../workspace/index.js";
 
 /** Why a step failed or a story stopped; every blocked story names one. */
 export type FailureClass =
@@ -21,19 +22,8 @@ export type FailureClass =
   | "interrupted"
   | "internal-error";
 
-/** The clean-clone result as recorded (the shape of `clean-clone-result.json`). */
-export interface CleanCloneRecord {
-  ran: boolean;
-  command: string;
-  interpreter?: string;
-  interpreterVersion?: string;
-  exitCode?: number;
-  outputTail?: string;
-  durationMs: number;
-  commit?: string;
-  timedOut?: boolean;
-  reason?: string;
-}
+/** The clean-clone result as recorded (the shape of `clean-clone-result.json`); one definition, in workspace. */
+export type CleanCloneRecord = CleanCloneResult;
 
 interface EventBase {
   /** ISO-8601 time the event happened. */

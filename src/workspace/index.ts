@@ -11,3 +11,16 @@ export {
   type GitOptions,
   type GitFailureKind,
 } from "./git.js";
+export {
+  runCleanCloneCheck,
+  DEFAULT_CLEAN_CLONE_TIMEOUT_MS,
+  CLEAN_CLONE_TAIL_LINES,
+  CLEAN_CLONE_TAIL_BYTES,
+  type CleanCloneOptions,
+  type CleanCloneResult,
+} from "./clean-clone.js";
+export { buildCleanClone, CLEAN_CLONE_STEP_TIMEOUT_MS, type BuildCleanCloneOptions, type BuiltCleanClone } from "./clean-clone-build.js";
+export { CleanCloneBuildError, CleanCloneOptionsError, type CleanCloneBuildStep } from "./clean-clone-errors.js";
+export { DEFAULT_CLEAN_CLONE_LINKS, validateLinkName } from "./clean-clone-links.js";
+export { InterpreterError } from "./clean-clone-interpreter.js";
+export { writeCleanCloneResult, cleanCloneExitCode, CLEAN_CLONE_RESULT_FILE } from "./clean-clone-result.js";

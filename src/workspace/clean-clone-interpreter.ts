@@ -1,0 +1,79 @@
+/**
+ * The check can target a runtime other than the harness's own (CI's oldest Python, another
+ * Node): the interpreter's directory goes first on the suite's PATH, and its version is
+ * recorded so a reader knows which runtime the verdict is about.
+ */
+import { constants } from "node:fs";
+import { access, stat } from "node:fs/promises";
+import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
+import { exec, keepLastBytes } from "../exec/index.js";
+
+/** Why an interpreter cannot be used; reported as the check's `reason`. */
+export class InterpreterError extends Error {
+  readonly failureClass = "clean-clone-interpreter";
+  constructor(
+    readonly interpreter: string,
+    readonly detail: string,
+  ) {
+    super(`interpreter ${interpreter} ${detail}`);
+    this.name = "InterpreterError";
+  }
+}
+
+async function isExecutableFile(path: string): Promise<boolean> {
+  try {
+    if (!(await stat(path)).isFile()) return false;
+    await access(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Resolves `interpreter` to an absolute path: a bare name (`python3.10`) is looked up on
+ * `searchPath`, anything else is resolved against `cwd`. Symlinks are kept as they are, since a
+ * virtualenv's `bin/python` must stay inside its `bin/`.
+ */
+export async function resolveInterpreter(interpreter: string, cwd: string, searchPath: string = process.env.PATH ?? ""): Promise<string> {
+  if (!interpreter.includes("/")) {
+    for (const dir of searchPath.split(delimiter).filter((entry) => isAbsolute(entry))) {
+      const candidate = join(dir, interpreter);
+      if (await isExecutableFile(candidate)) return candidate;
+    }
+    throw new InterpreterError(interpreter, "was not found on PATH");
+  }
+  const path = resolve(cwd, interpreter);
+  if (!(await isExecutableFile(path))) throw new InterpreterError(path, "is not an executable file");
+  return path;
+}
+
+/** The PATH a suite gets when it targets `interpreter`: the interpreter's folder first. */
+export function pathWithInterpreter(interpreter: string, basePath: string): string {
+  return basePath === "" ? dirname(interpreter) : `${dirname(interpreter)}${delimiter}${basePath}`;
+}
+
+/** Single-quotes `text` for `/bin/sh`. */
+function shellQuote(text: string): string {
+  return `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * Prefixes a user-written command so the interpreter's folder is first on PATH when the command
+ * starts: the suite runs in a login shell (`sh -lc`), and a login profile may reset PATH, so the
+ * environment alone does not survive.
+ */
+export function commandWithInterpreter(command: string, interpreter: string): string {
+  return `PATH=${shellQuote(dirname(interpreter))}:"$PATH"; export PATH\n${command}`;
+}
+
+/** Runs `<interpreter> --version` (output on stdout or stderr, as Python 2 does) and returns its last line. */
+export async function interpreterVersion(interpreter: string, cwd: string): Promise<string> {
+  const result = await exec([interpreter, "--version"], { cwd, timeoutMs: 30_000, tailLines: 5, tailBytes: 4096 });
+  const text = result.tail.trim();
+  if (result.exitCode !== 0 || result.timedOut) {
+    const why = result.spawnError ?? (result.timedOut ? "timed out" : `exited ${result.exitCode ?? result.signal ?? "abnormally"}`);
+    throw new InterpreterError(interpreter, `could not report its version (--version ${why})`);
+  }
+  return keepLastBytes(text.split("\n").pop() ?? "", 256).trim();
+}

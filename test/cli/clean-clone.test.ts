@@ -1,0 +1,77 @@
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { main } from "../../src/cli.js";
+import type { CliIO } from "../../src/cli/usage.js";
+import { schemas } from "../../src/schema/index.js";
+import { git, HARNESS_IDENTITY } from "../../src/workspace/index.js";
+
+const root = realpathSync(mkdtempSync(join(tmpdir(), "cc-cli-")));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+interface Captured {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function harness(cwd: string, ...args: string[]): Promise<Captured> {
+  let stdout = "";
+  let stderr = "";
+  const io: CliIO = { stdout: (text) => void (stdout += text), stderr: (text) => void (stderr += text), cwd, env: process.env };
+  const code = await main(["clean-clone", ...args], io);
+  return { code, stdout, stderr };
+}
+
+let repo = "";
+beforeAll(async () => {
+  repo = join(root, "repo");
+  mkdirSync(repo);
+  await git(["init", "-q"], { cwd: repo });
+  writeFileSync(join(repo, "value.txt"), "committed\n");
+  await git(["add", "-A"], { cwd: repo });
+  await git(["commit", "-q", "-m", "base"], { cwd: repo, env: HARNESS_IDENTITY });
+  writeFileSync(join(repo, "value.txt"), "changed\n");
+});
+
+describe("harness clean-clone", () => {
+  it("exits 0 when the suite passes in the clone, printing the result and writing --out", async () => {
+    const out = join(root, "results", "clean-clone-result.json");
+    const run = await harness(repo, "--command", "cat value.txt", "--out", out, "--timeout-ms", "60000", "--link", "node_modules");
+    expect(run.code).toBe(0);
+    const printed: unknown = JSON.parse(run.stdout);
+    expect(printed).toMatchObject({ ran: true, exitCode: 0, command: "cat value.txt", outputTail: "changed" });
+    expect(JSON.parse(readFileSync(out, "utf8"))).toEqual(printed);
+    expect(schemas().issues("clean-clone-result", printed)).toEqual([]);
+  });
+
+  it("exits 1 when the suite fails in the clone, taking <repo> relative to the current folder", async () => {
+    const run = await harness(root, "repo", "--command", 'test -z "$(git status --porcelain)" && exit 3');
+    expect(run.code).toBe(1);
+    expect(JSON.parse(run.stdout)).toMatchObject({ ran: true, exitCode: 3 });
+  });
+
+  it("exits 2 with a result saying why when <repo> is not a git repository", async () => {
+    const plain = join(root, "plain");
+    mkdirSync(plain);
+    const run = await harness(plain, "--command", "true", "--interpreter", process.execPath);
+    expect(run.code).toBe(2);
+    const printed = JSON.parse(run.stdout) as Record<string, unknown>;
+    expect(printed).toMatchObject({ ran: false, interpreter: process.execPath, interpreterVersion: process.version });
+    expect(printed.exitCode).toBeUndefined();
+    expect(run.stderr).toMatch(/did not run: .*is not inside a git working tree/);
+  });
+
+  it.each([
+    [["--link", "node_modules"], /--command is required/],
+    [["--command", "true", "--timeout-ms", "soon"], /--timeout-ms must be a positive integer/],
+    [["--command", "true", "--link", "../outside"], /--link must not contain empty, '.' or '..' segments/],
+    [["a", "b", "--command", "true"], /at most one <repo>/],
+    [["--command", "true", "--bogus"], /bogus/],
+  ])("exits 2 on bad arguments %j", async (args, message) => {
+    const run = await harness(repo, ...args);
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toMatch(message);
+  });
+});
