@@ -24,3 +24,29 @@ export { CleanCloneBuildError, CleanCloneOptionsError, type CleanCloneBuildStep 
 export { DEFAULT_CLEAN_CLONE_LINKS, validateLinkName } from "./clean-clone-links.js";
 export { InterpreterError } from "./clean-clone-interpreter.js";
 export { writeCleanCloneResult, cleanCloneExitCode, CLEAN_CLONE_RESULT_FILE } from "./clean-clone-result.js";
+export { harnessHome, cacheDir, logsDir, type CacheTool } from "./paths.js";
+export {
+  provisionWorktree,
+  assertProvisioned,
+  provisionCacheEnv,
+  type ProvisionArgs,
+  type ProvisionOutcome,
+} from "./provision.js";
+export {
+  DEFAULT_PROVISION_TIMEOUT_MS,
+  validateProvisionConfig,
+  ProvisionConfigError,
+  type ProvisionConfig,
+  type ProvisionSettings,
+} from "./provision-config.js";
+export { resolveProvisionCommand, PROVISION_HOOK, type ProvisionSource, type ResolvedProvision } from "./provision-resolve.js";
+export {
+  PROVISION_RECEIPT,
+  provisionReceiptPath,
+  readReceipt,
+  isProvisioned,
+  writeReceipt,
+  excludeReceipt,
+  type ProvisionReceipt,
+} from "./provision-receipt.js";
+export { WorkspaceProvisionError, type ProvisionFailure } from "./provision-error.js";

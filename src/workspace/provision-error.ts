@@ -1,0 +1,44 @@
+/** The one error of provisioning: blocked infrastructure, never an agent failure. */
+import { DEFAULT_TAIL_BYTES, DEFAULT_TAIL_LINES, tailText } from "../exec/index.js";
+
+/** What a provisioning failure records. */
+export interface ProvisionFailure {
+  cmd: string | null;
+  exitCode: number | null;
+  logPath: string;
+  logTail: string;
+  taskId?: string;
+  phase?: string;
+  timedOut?: boolean;
+  attempts?: number;
+}
+
+/**
+ * A worktree could not be provisioned (both attempts failed), or was entered without a
+ * receipt. `logTail` is bounded to the last 20 lines and 64 KiB of UTF-8.
+ */
+export class WorkspaceProvisionError extends Error {
+  readonly failureClass = "workspace-provision-failed" as const;
+  readonly cmd: string | null;
+  readonly exitCode: number | null;
+  readonly logPath: string;
+  readonly logTail: string;
+  readonly taskId?: string;
+  readonly phase?: string;
+  readonly timedOut: boolean;
+  readonly attempts: number;
+
+  constructor(message: string, failure: ProvisionFailure) {
+    super(message);
+    this.name = "WorkspaceProvisionError";
+    this.cmd = failure.cmd;
+    this.exitCode = failure.exitCode;
+    this.logPath = failure.logPath;
+    // Bounded here too, so no caller can put an unbounded tail into a journal or a comment.
+    this.logTail = tailText(Buffer.from(failure.logTail, "utf8"), DEFAULT_TAIL_LINES, DEFAULT_TAIL_BYTES);
+    if (failure.taskId !== undefined) this.taskId = failure.taskId;
+    if (failure.phase !== undefined) this.phase = failure.phase;
+    this.timedOut = failure.timedOut ?? false;
+    this.attempts = failure.attempts ?? 0;
+  }
+}

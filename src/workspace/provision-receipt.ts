@@ -1,0 +1,133 @@
+/**
+ * The provisioning receipt: one JSON line at the worktree root, written atomically, and kept
+ * out of git through the repository's `info/exclude`.
+ */
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { isAbsolute, join, resolve } from "node:path";
+import { schemas } from "../schema/index.js";
+import { git, GitError } from "./git.js";
+
+/** The receipt's file name at the worktree root. */
+export const PROVISION_RECEIPT = ".harness-provisioned";
+
+/** The receipt: the command that ran (null for a no-op), when, and how long it took. */
+export interface ProvisionReceipt {
+  cmd: string | null;
+  exitCode: 0;
+  at: string;
+  durationMs: number;
+}
+
+/** The exclude lines: the receipt, and the temp files it is written through. */
+const EXCLUDE_LINES = [`/${PROVISION_RECEIPT}`, `/${PROVISION_RECEIPT}.*.tmp`];
+
+/** Where the receipt of `worktree` lives. */
+export function provisionReceiptPath(worktree: string): string {
+  return join(worktree, PROVISION_RECEIPT);
+}
+
+/** The receipt of `worktree`, or undefined when it is missing or not a valid receipt. */
+export function readReceipt(worktree: string): ProvisionReceipt | undefined {
+  let text: string;
+  try {
+    text = readFileSync(provisionReceiptPath(worktree), "utf8");
+  } catch {
+    return undefined;
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  return schemas().issues("provision-receipt", data).length === 0 ? (data as ProvisionReceipt) : undefined;
+}
+
+/** True when `worktree` holds a valid receipt. */
+export function isProvisioned(worktree: string): boolean {
+  return readReceipt(worktree) !== undefined;
+}
+
+/**
+ * Writes the receipt atomically: a temp file in the same folder, fsync, rename. A reader sees
+ * either no receipt or the whole line. Validates against the schema first.
+ */
+export function writeReceipt(worktree: string, receipt: ProvisionReceipt): string {
+  const ordered: ProvisionReceipt = { cmd: receipt.cmd, exitCode: receipt.exitCode, at: receipt.at, durationMs: receipt.durationMs };
+  schemas().validate("provision-receipt", ordered, PROVISION_RECEIPT);
+  const target = provisionReceiptPath(worktree);
+  const temp = `${target}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+  const fd = openSync(temp, "wx", 0o644);
+  try {
+    writeSync(fd, `${JSON.stringify(ordered)}\n`);
+    fsyncSync(fd);
+  } catch (error) {
+    closeSync(fd);
+    rmSync(temp, { force: true });
+    throw error;
+  }
+  closeSync(fd);
+  renameSync(temp, target);
+  syncDirectory(worktree);
+  return target;
+}
+
+/** Makes the rename durable; some file systems refuse to fsync a directory, which is harmless. */
+function syncDirectory(dir: string): void {
+  try {
+    const fd = openSync(dir, "r");
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    // Durability of the rename is best effort; atomicity does not depend on it.
+  }
+}
+
+/** Appends to one exclude file are serialised so that two worktrees never duplicate a line. */
+const pending = new Map<string, Promise<void>>();
+
+/**
+ * Lists the receipt in the repository's `info/exclude` (the common git dir, so linked worktrees
+ * share it), once. A folder that is not a git repository has nothing to exclude from.
+ */
+export async function excludeReceipt(worktree: string): Promise<void> {
+  let commonDir: string;
+  try {
+    commonDir = await git(["rev-parse", "--git-common-dir"], { cwd: worktree, readOnly: true });
+  } catch (error) {
+    if (error instanceof GitError && error.kind === "not-a-repository") return;
+    throw error;
+  }
+  const excludePath = join(isAbsolute(commonDir) ? commonDir : resolve(worktree, commonDir), "info", "exclude");
+  const previous = pending.get(excludePath) ?? Promise.resolve();
+  const next = previous.then(() => appendMissingLines(excludePath));
+  const settled = next.catch(() => undefined);
+  pending.set(excludePath, settled);
+  void settled.then(() => {
+    if (pending.get(excludePath) === settled) pending.delete(excludePath);
+  });
+  await next;
+}
+
+function appendMissingLines(excludePath: string): void {
+  let current = "";
+  try {
+    current = readFileSync(excludePath, "utf8");
+  } catch {
+    mkdirSync(join(excludePath, ".."), { recursive: true });
+  }
+  const present = new Set(current.split("\n").map((line) => line.trim()));
+  const missing = EXCLUDE_LINES.filter((line) => !present.has(line));
+  if (missing.length === 0) return;
+  const separator = current === "" || current.endsWith("\n") ? "" : "\n";
+  const fd = openSync(excludePath, "a");
+  try {
+    writeSync(fd, `${separator}${missing.join("\n")}\n`);
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -1,0 +1,63 @@
+/** The provisioning command ladder: the first rung that matches a worktree decides. */
+import { accessSync, constants, statSync } from "node:fs";
+import { join } from "node:path";
+import { validateProvisionConfig, type ProvisionConfig } from "./provision-config.js";
+
+/** Which rung of the ladder chose the command. */
+export type ProvisionSource = "config" | "hook" | "pnpm" | "npm" | "yarn" | "cargo" | "none";
+
+/** The command a worktree provisions with; `cmd` and `argv` are null for the no-op rungs. */
+export interface ResolvedProvision {
+  source: ProvisionSource;
+  cmd: string | null;
+  argv: string[] | null;
+}
+
+/** The repository hook, relative to the worktree root. */
+export const PROVISION_HOOK = ".harness/provision.sh";
+
+/** Lockfile rungs in order, with the exact argv each one runs. */
+const LOCKFILE_RUNGS: ReadonlyArray<{ file: string; source: ProvisionSource; argv: string[] }> = [
+  { file: "pnpm-lock.yaml", source: "pnpm", argv: ["pnpm", "install", "--frozen-lockfile", "--prefer-offline"] },
+  { file: "package-lock.json", source: "npm", argv: ["npm", "ci"] },
+  { file: "yarn.lock", source: "yarn", argv: ["yarn", "install", "--frozen-lockfile"] },
+];
+
+/**
+ * Resolves how `worktree` is provisioned, stopping at the first rung: a configured command
+ * (`/bin/sh -lc`), an executable `.harness/provision.sh`, `pnpm-lock.yaml`,
+ * `package-lock.json`, `yarn.lock`, `Cargo.toml` (no-op), none (no-op). Throws
+ * `ProvisionConfigError` for an unusable configured command.
+ */
+export function resolveProvisionCommand(args: { worktree: string; config?: ProvisionConfig }): ResolvedProvision {
+  const { command } = validateProvisionConfig(args.config);
+  if (command !== undefined) return { source: "config", cmd: command, argv: ["/bin/sh", "-lc", command] };
+
+  const hook = join(args.worktree, PROVISION_HOOK);
+  if (isExecutableFile(hook)) return { source: "hook", cmd: hook, argv: [hook] };
+
+  for (const rung of LOCKFILE_RUNGS) {
+    if (isFile(join(args.worktree, rung.file))) return { source: rung.source, cmd: rung.argv.join(" "), argv: [...rung.argv] };
+  }
+  if (isFile(join(args.worktree, "Cargo.toml"))) return { source: "cargo", cmd: null, argv: null };
+  return { source: "none", cmd: null, argv: null };
+}
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** A hook without the executable bit is ignored on purpose: the repository did not opt in. */
+function isExecutableFile(path: string): boolean {
+  if (!isFile(path)) return false;
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,190 @@
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import {
+  provisionWorktree,
+  ProvisionConfigError,
+  readReceipt,
+  WorkspaceProvisionError,
+  type ProvisionConfig,
+} from "../../src/workspace/index.js";
+import { makeTempDir, removeTempDirs, writeFiles, type FileSpec } from "../support/tmp.js";
+import { fakePath, recorded, writeFakeTools } from "./provision-fakes.js";
+
+afterAll(removeTempDirs);
+
+/** A worktree with `files`, a record folder, fake tools first on PATH, and a fresh harness home. */
+function setup(files: Record<string, FileSpec>) {
+  const root = makeTempDir("harness-provision-");
+  const worktree = join(root, "wt");
+  const records = join(root, "records");
+  const bin = join(root, "bin");
+  mkdirSync(worktree);
+  writeFiles(worktree, files);
+  writeFiles(records, { ".keep": "" });
+  writeFakeTools(bin);
+  const env = { set: { PATH: fakePath(bin), RECORD_DIR: records } };
+  return { root, worktree, records, home: join(root, "home"), logPath: join(root, "logs", "provision.log"), env };
+}
+
+const run = (s: ReturnType<typeof setup>, config: ProvisionConfig = {}) =>
+  provisionWorktree({ worktree: s.worktree, config: { env: s.env, ...config }, taskId: "t1", logPath: s.logPath, harnessHome: s.home });
+
+describe("provisionWorktree rungs", () => {
+  it.each([
+    ["pnpm", "pnpm-lock.yaml", ["install", "--frozen-lockfile", "--prefer-offline"]],
+    ["npm", "package-lock.json", ["ci"]],
+    ["yarn", "yarn.lock", ["install", "--frozen-lockfile"]],
+  ])("%s runs with its exact argv from the worktree root, output only in the log", async (tool, lockfile, args) => {
+    const s = setup({ [lockfile]: "" });
+    const outcome = await run(s);
+    const seen = recorded(s.records, tool);
+    expect(seen.argv.slice(1)).toEqual(args);
+    expect(seen.argv[0]).toBe(join(s.root, "bin", tool));
+    expect(seen.cwd).toBe(s.worktree);
+    expect(outcome).toMatchObject({ attempts: 1, skipped: false, receipt: { cmd: [tool, ...args].join(" "), exitCode: 0 } });
+    expect(readFileSync(s.logPath, "utf8")).toContain(`${tool} ran`);
+    expect(readReceipt(s.worktree)).toEqual(outcome.receipt);
+  });
+
+  it("passes the shared caches under the harness home, and no secret", async () => {
+    const s = setup({ "package-lock.json": "{}" });
+    const saved = { GITHUB_TOKEN: process.env.GITHUB_TOKEN, PRIVATE_KEY: process.env.PRIVATE_KEY, HARNESS_UNASKED: process.env.HARNESS_UNASKED };
+    Object.assign(process.env, { GITHUB_TOKEN: "ghs_secret", PRIVATE_KEY: "-----BEGIN", HARNESS_UNASKED: "x" });
+    try {
+      await run(s, { env: { ...s.env, allow: ["GITHUB_TOKEN"] } });
+    } finally {
+      for (const [name, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
+    const { env } = recorded(s.records, "npm");
+    expect(env.npm_config_cache).toBe(join(s.home, "cache", "npm"));
+    expect(env.PNPM_HOME).toBe(join(s.home, "cache", "pnpm"));
+    expect(env.YARN_CACHE_FOLDER).toBe(join(s.home, "cache", "yarn"));
+    expect(env.CARGO_HOME).toBe(join(s.home, "cache", "cargo"));
+    expect(existsSync(join(s.home, "cache", "npm"))).toBe(true);
+    for (const name of ["GITHUB_TOKEN", "PRIVATE_KEY", "HARNESS_UNASKED", "WEBHOOK_SECRET", "GH_TOKEN"]) expect(env).not.toHaveProperty(name);
+  });
+
+  it("runs the config command through /bin/sh -lc from the worktree root", async () => {
+    const s = setup({ "package-lock.json": "{}" });
+    const outcome = await run(s, { command: 'echo "$0" > "$RECORD_DIR/shell"; pwd > "$RECORD_DIR/cwd"' });
+    expect(readFileSync(join(s.records, "shell"), "utf8").trim()).toBe("/bin/sh");
+    expect(readFileSync(join(s.records, "cwd"), "utf8").trim()).toBe(s.worktree);
+    expect(existsSync(join(s.records, "npm.argv"))).toBe(false);
+    expect(outcome.receipt.cmd).toBe('echo "$0" > "$RECORD_DIR/shell"; pwd > "$RECORD_DIR/cwd"');
+  });
+
+  it("runs an executable hook as itself from the worktree root", async () => {
+    const s = setup({ ".harness/provision.sh": { content: '#!/bin/sh\necho "$0" > "$RECORD_DIR/hook"; pwd >> "$RECORD_DIR/hook"\n', mode: 0o755 }, "yarn.lock": "" });
+    const outcome = await run(s);
+    const hook = join(s.worktree, ".harness/provision.sh");
+    expect(readFileSync(join(s.records, "hook"), "utf8")).toBe(`${hook}\n${s.worktree}\n`);
+    expect(outcome.receipt.cmd).toBe(hook);
+  });
+
+  it.each([["cargo", { "Cargo.toml": "[package]\n" }], ["none", { "README.md": "" }]])("%s is a no-op that still writes a receipt", async (_rung, files) => {
+    const s = setup(files);
+    const at = new Date("2026-01-02T03:04:05.000Z");
+    const outcome = await provisionWorktree({ worktree: s.worktree, taskId: "t", logPath: s.logPath, harnessHome: s.home, now: () => at });
+    expect(outcome).toMatchObject({ attempts: 0, skipped: false, receipt: { cmd: null, exitCode: 0, at: at.toISOString() } });
+    expect(readFileSync(outcome.receiptPath, "utf8")).toBe(`${JSON.stringify(outcome.receipt)}\n`);
+  });
+
+  it("skips execution when a receipt exists", async () => {
+    const s = setup({});
+    const command = 'echo run >> "$RECORD_DIR/count"';
+    const first = await run(s, { command });
+    const second = await run(s, { command });
+    expect(second).toMatchObject({ skipped: true, attempts: 0, receipt: first.receipt });
+    expect(readFileSync(join(s.records, "count"), "utf8")).toBe("run\n");
+  });
+});
+
+describe("provisionWorktree failures", () => {
+  it("rejects a bad timeout or an empty command before anything runs", async () => {
+    const s = setup({});
+    const touch = 'touch "$RECORD_DIR/ran"';
+    await expect(run(s, { command: touch, timeoutMs: 0 })).rejects.toBeInstanceOf(ProvisionConfigError);
+    await expect(run(s, { command: touch, timeoutMs: 1.5 })).rejects.toThrow(/provision\.timeoutMs/);
+    await expect(run(s, { command: "" })).rejects.toThrow(/provision\.command/);
+    expect(existsSync(join(s.records, "ran"))).toBe(false);
+    expect(existsSync(s.logPath)).toBe(false);
+    expect(readReceipt(s.worktree)).toBeUndefined();
+  });
+
+  it("retries once with the same command and log, then throws with a bounded tail and no receipt", async () => {
+    const s = setup({});
+    const command = 'echo attempt >> "$RECORD_DIR/count"; i=0; while [ $i -lt 200 ]; do echo "line $i $(printf %0500d 0)"; i=$((i+1)); done; exit 3';
+    const error = await run(s, { command }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(WorkspaceProvisionError);
+    const failure = error as WorkspaceProvisionError;
+    expect(failure).toMatchObject({ failureClass: "workspace-provision-failed", cmd: command, exitCode: 3, logPath: s.logPath, taskId: "t1", attempts: 2, timedOut: false });
+    expect(readFileSync(join(s.records, "count"), "utf8")).toBe("attempt\nattempt\n");
+    const tailLines = failure.logTail.split("\n");
+    expect(tailLines.length).toBeLessThanOrEqual(20);
+    expect(Buffer.byteLength(failure.logTail)).toBeLessThanOrEqual(64 * 1024);
+    expect(tailLines[tailLines.length - 1]).toMatch(/^line 199 /);
+    const log = readFileSync(s.logPath, "utf8");
+    expect(log.match(/^line 199 /gm)).toHaveLength(2);
+    expect(log).toContain("attempt 1/2");
+    expect(log).toContain("attempt 2/2");
+    expect(existsSync(join(s.worktree, ".harness-provisioned"))).toBe(false);
+  });
+
+  it("starts the retry only after every process of the first attempt is gone", async () => {
+    const s = setup({});
+    // Attempt 1 leaves a SIGTERM-ignoring process behind and fails; attempt 2 succeeds only if it is dead.
+    const command = [
+      'if [ ! -f "$RECORD_DIR/first" ]; then',
+      '  touch "$RECORD_DIR/first"; (trap "" TERM; exec sleep 600) >/dev/null 2>&1 & echo $! > "$RECORD_DIR/bg"; exit 1',
+      "fi",
+      'state=$(cut -d" " -f3 "/proc/$(cat "$RECORD_DIR/bg")/stat" 2>/dev/null)',
+      'echo "leftover state: ${state:-gone}"',
+      '[ -z "$state" ] || [ "$state" = Z ]',
+    ].join("\n");
+    const outcome = await run(s, { command });
+    expect(outcome.attempts).toBe(2);
+    expect(readFileSync(s.logPath, "utf8")).toMatch(/leftover state: (gone|Z)/);
+  });
+
+  it("a timed-out attempt is retried with the same timeout, then fails as timed out", async () => {
+    const s = setup({});
+    const started = Date.now();
+    const error = (await run(s, { command: 'echo go >> "$RECORD_DIR/count"; exec sleep 600', timeoutMs: 400 }).catch((e: unknown) => e)) as WorkspaceProvisionError;
+    expect(error).toBeInstanceOf(WorkspaceProvisionError);
+    expect(error.timedOut).toBe(true);
+    expect(error.exitCode).toBeNull();
+    expect(readFileSync(join(s.records, "count"), "utf8")).toBe("go\ngo\n");
+    expect(readFileSync(s.logPath, "utf8")).toContain("timed out after 400 ms");
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it("a retry that succeeds writes the receipt", async () => {
+    const s = setup({});
+    const command = 'if [ -f "$RECORD_DIR/once" ]; then exit 0; fi; touch "$RECORD_DIR/once"; echo flaky >&2; exit 1';
+    const outcome = await run(s, { command });
+    expect(outcome.attempts).toBe(2);
+    expect(readReceipt(s.worktree)?.cmd).toBe(command);
+  });
+
+  it("a package manager that is not installed fails as provisioning, not as a crash", async () => {
+    const s = setup({ "pnpm-lock.yaml": "" });
+    const error = (await provisionWorktree({
+      worktree: s.worktree,
+      config: { env: { set: { PATH: join(s.root, "empty-bin") } } },
+      taskId: "t2",
+      logPath: s.logPath,
+      harnessHome: s.home,
+    }).catch((e: unknown) => e)) as WorkspaceProvisionError;
+    expect(error).toBeInstanceOf(WorkspaceProvisionError);
+    expect(error.cmd).toBe("pnpm install --frozen-lockfile --prefer-offline");
+    expect(error.logTail).toContain("could not start pnpm");
+  });
+
+  it("a worktree that does not exist is a provisioning failure", async () => {
+    const s = setup({});
+    await expect(provisionWorktree({ worktree: join(s.root, "missing"), taskId: "t", logPath: s.logPath })).rejects.toBeInstanceOf(WorkspaceProvisionError);
+  });
+});
