@@ -1,7 +1,115 @@
-import type { CliIO } from "./usage.js";
+import { existsSync, readFileSync } from "node:fs";
+import { basename, join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { AGENT_PRESETS, type AgentPreset } from "../agents/index.js";
+import {
+  checkRunnable,
+  consoleReporter,
+  DEFAULT_HARNESS_CONFIG,
+  loadWorkflow,
+  parseHarnessConfig,
+  runStory,
+  withOverrides,
+  type HarnessConfig,
+  type StoryInput,
+} from "../pipeline/index.js";
+import { git, harnessHome, isWorkTree } from "../workspace/index.js";
+import { UsageError, type CliIO } from "./usage.js";
+import { isInputError } from "./validate.js";
 
-/** `harness run`: not built yet. */
-export async function runCommand(_args: string[], io: CliIO): Promise<number> {
-  io.stderr("harness run: not available yet\n");
-  return 2;
+const USAGE = "harness run [<repo>] --story <file.md> [--agent <preset>|--agent-cmd <template>] [--workflow <file>] [--test-cmd <cmd>]";
+
+/** Reads a story file: the first heading (or first line) is the title, the rest the body. */
+export function readStory(path: string): StoryInput {
+  const text = readFileSync(path, "utf8");
+  const lines = text.split(/\r?\n/);
+  const first = lines.findIndex((line) => line.trim() !== "");
+  const title = first >= 0 ? (lines[first] ?? "").replace(/^#+\s*/, "").trim() : "";
+  const body = first >= 0 ? lines.slice(first + 1).join("\n").trim() : "";
+  const id = storySlug(basename(path).replace(/\.[^.]*$/, ""));
+  return { id, title: title || id, body };
+}
+
+/** A branch-safe slug: lowercase letters, digits and dashes. */
+export function storySlug(name: string): string {
+  const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 60);
+  return slug === "" ? "story" : slug;
+}
+
+/**
+ * `harness run`: runs the whole pipeline on a local repository in a linked worktree under the
+ * harness data directory, printing a line per step. The user's working tree and current
+ * branch are not touched. Exit 0 completed, 1 blocked, 2 bad arguments or configuration.
+ */
+export async function runCommand(args: string[], io: CliIO): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      story: { type: "string" },
+      agent: { type: "string" },
+      "agent-cmd": { type: "string" },
+      workflow: { type: "string" },
+      "test-cmd": { type: "string" },
+    },
+  });
+  if (positionals.length > 1) throw new UsageError(`expected at most one repository, got ${positionals.length}`, USAGE);
+  if (values.story === undefined) throw new UsageError("--story <file.md> is required", USAGE);
+  if (values.agent !== undefined && values["agent-cmd"] !== undefined) throw new UsageError("give --agent or --agent-cmd, not both", USAGE);
+  if (values.agent !== undefined && !AGENT_PRESETS.includes(values.agent as AgentPreset)) {
+    throw new UsageError(`--agent must be one of ${AGENT_PRESETS.join(", ")}, got '${values.agent}'`, USAGE);
+  }
+  const storyFile = resolve(io.cwd, values.story);
+  if (!existsSync(storyFile)) throw new UsageError(`story file ${storyFile} does not exist`, USAGE);
+  const repoArg = resolve(io.cwd, positionals[0] ?? ".");
+  if (!existsSync(repoArg) || !(await isWorkTree(repoArg))) throw new UsageError(`${repoArg} is not a git repository`, USAGE);
+  const repoDir = await git(["rev-parse", "--show-toplevel"], { cwd: repoArg, readOnly: true });
+
+  let config: HarnessConfig;
+  let configSource = "command line";
+  try {
+    const configFile = join(repoDir, ".github", "harness.yml");
+    config = DEFAULT_HARNESS_CONFIG;
+    if (existsSync(configFile)) {
+      configSource = configFile;
+      config = parseHarnessConfig(readFileSync(configFile, "utf8"), configFile);
+    }
+    config = withOverrides(config, {
+      ...(values.agent !== undefined ? { agentPreset: values.agent as AgentPreset } : {}),
+      ...(values["agent-cmd"] !== undefined ? { agentCommand: values["agent-cmd"] } : {}),
+      ...(values["test-cmd"] !== undefined ? { testCommand: values["test-cmd"] } : {}),
+    });
+    const workflow = loadWorkflow(values.workflow !== undefined ? resolve(io.cwd, values.workflow) : undefined);
+    // Locally the user is the operator: the agent may receive what the configuration names.
+    checkRunnable(config, workflow, config.agent.env, configSource);
+    const story = readStory(storyFile);
+    const controller = new AbortController();
+    const onInterrupt = (): void => controller.abort();
+    process.once("SIGINT", onInterrupt);
+    try {
+      const outcome = await runStory({
+        repoDir,
+        story,
+        branch: `harness/story-${story.id}`,
+        baseRef: "HEAD",
+        config,
+        workflow,
+        harnessHome: harnessHome(io.env),
+        reporter: consoleReporter(io.stdout),
+        agentEnvAllow: config.agent.env,
+        signal: controller.signal,
+      });
+      io.stdout(`run directory: ${outcome.runDir}\n`);
+      if (outcome.status === "completed") return 0;
+      io.stderr(`harness run: story blocked (${outcome.failureClass ?? "unknown"}): ${outcome.detail ?? ""}\nrun directory: ${outcome.runDir}\n`);
+      return 1;
+    } finally {
+      process.removeListener("SIGINT", onInterrupt);
+    }
+  } catch (error) {
+    if (!isInputError(error)) throw error;
+    io.stderr(`harness run: ${error.message}\n`);
+    return 2;
+  }
 }

@@ -1,7 +1,41 @@
-import type { CliIO } from "./usage.js";
+import { existsSync, readFileSync } from "node:fs";
+import { basename, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { ConfigError, loadWorkflow, parseHarnessConfig, WorkflowError } from "../pipeline/index.js";
+import { SchemaValidationError } from "../schema/index.js";
+import { UsageError, type CliIO } from "./usage.js";
 
-/** `harness validate`: not built yet. */
-export async function validateCommand(_args: string[], io: CliIO): Promise<number> {
-  io.stderr("harness validate: not available yet\n");
-  return 2;
+const USAGE = "harness validate <workflow.json|harness.yml>";
+
+/** True for the errors that mean "this file is invalid" (as opposed to a harness bug). */
+export function isInputError(error: unknown): error is Error {
+  return error instanceof SchemaValidationError || error instanceof WorkflowError || error instanceof ConfigError;
+}
+
+/**
+ * `harness validate`: checks a workflow JSON (schema, stage references, prompt templates) or
+ * a `.github/harness.yml` without running anything. Exit 0 valid, 2 invalid or unreadable,
+ * with the file and the JSON path of each offending value.
+ */
+export async function validateCommand(args: string[], io: CliIO): Promise<number> {
+  const { positionals } = parseArgs({ args, options: {}, allowPositionals: true, strict: true });
+  if (positionals.length !== 1 || positionals[0] === undefined) throw new UsageError("expected exactly one file", USAGE);
+  const file = resolve(io.cwd, positionals[0]);
+  if (!existsSync(file)) throw new UsageError(`${file} does not exist`, USAGE);
+  const kind = /\.ya?ml$/i.test(file) ? "config" : /\.json$/i.test(file) ? "workflow" : undefined;
+  if (!kind) throw new UsageError(`cannot tell what ${basename(file)} is: name a .json workflow or a .yml configuration`, USAGE);
+  try {
+    if (kind === "workflow") {
+      const workflow = loadWorkflow(file);
+      io.stdout(`${file}: valid workflow '${workflow.name}' (${workflow.stages.map((stage) => stage.id).join(" → ")}, up to ${workflow.maxAttempts} attempts)\n`);
+    } else {
+      parseHarnessConfig(readFileSync(file, "utf8"), file);
+      io.stdout(`${file}: valid harness configuration\n`);
+    }
+    return 0;
+  } catch (error) {
+    if (!isInputError(error)) throw error;
+    io.stderr(`harness validate: ${error.message}\n`);
+    return 2;
+  }
 }

@@ -44,7 +44,8 @@ export type HistoryEvent = EventBase &
     | { kind: "attempt.archived"; taskId: string; attempt: number; archiveDir: string }
     | { kind: "retry.scheduled"; taskId: string; failedAttempt: number; nextAttempt: number; fromStage: string; retryStage: string; failureClass: FailureClass; reason: string }
     | { kind: "story.completed"; taskId: string; branch: string; commit: string }
-    | { kind: "story.blocked"; taskId: string; failureClass: FailureClass; detail: string }
+    /** `commit` is the commit of the work so far on `branch`, when one was made (the App pushes it). */
+    | { kind: "story.blocked"; taskId: string; failureClass: FailureClass; detail: string; branch?: string; commit?: string }
   );
 
 export type HistoryEventKind = HistoryEvent["kind"];
@@ -144,7 +145,14 @@ export function reduceSnapshot(snapshot: StorySnapshot, event: HistoryEvent): St
     case "story.completed":
       return { ...next, outcome: "completed", commit: event.commit, branch: event.branch };
     case "story.blocked":
-      return { ...next, outcome: "blocked", failureClass: event.failureClass, detail: event.detail };
+      return {
+        ...next,
+        outcome: "blocked",
+        failureClass: event.failureClass,
+        detail: event.detail,
+        ...(event.commit !== undefined ? { commit: event.commit } : {}),
+        ...(event.branch !== undefined ? { branch: event.branch } : {}),
+      };
   }
 }
 

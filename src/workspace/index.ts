@@ -50,3 +50,12 @@ export {
   type ProvisionReceipt,
 } from "./provision-receipt.js";
 export { WorkspaceProvisionError, type ProvisionFailure } from "./provision-error.js";
+export {
+  createTaskWorktree,
+  removeTaskWorktree,
+  taskWorktreePath,
+  pathComponent,
+  WorktreeError,
+  type TaskWorktree,
+  type CreateTaskWorktreeArgs,
+} from "./worktree.js";

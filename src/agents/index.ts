@@ -1,0 +1,12 @@
+export {
+  AGENT_PRESETS,
+  planSeatCommand,
+  renderCommandTemplate,
+  describeSeatCommand,
+  shellQuote,
+  type AgentPreset,
+  type AgentLaunch,
+  type SeatPaths,
+  type SeatCommand,
+} from "./presets.js";
+export { runSeat, type SeatRequest, type SeatResult } from "./seat.js";

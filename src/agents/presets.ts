@@ -1,0 +1,82 @@
+/**
+ * How each seat's agent is launched. Presets are argument arrays (no shell); a user's command
+ * template is a shell string whose placeholders are substituted shell-quoted, so a path with
+ * spaces or quotes cannot change the command.
+ */
+
+/** Agent CLIs the harness drives without a command template. */
+export type AgentPreset = "claude-code" | "codex" | "aider";
+
+export const AGENT_PRESETS: readonly AgentPreset[] = ["claude-code", "codex", "aider"];
+
+/** A preset, or a command template with `{prompt_file}`, `{artifact_dir}`, `{worktree}`. */
+export interface AgentLaunch {
+  preset?: AgentPreset;
+  command?: string;
+}
+
+/** The values placeholders stand for. */
+export interface SeatPaths {
+  promptFile: string;
+  artifactDir: string;
+  worktree: string;
+}
+
+/** What to run: an argument array (stdin may carry the prompt) or a user's shell command. */
+export type SeatCommand =
+  | { kind: "argv"; argv: string[]; promptOnStdin: boolean }
+  | { kind: "shell"; command: string };
+
+interface PresetSpec {
+  argv: readonly string[];
+  /** The CLI reads its prompt from stdin. */
+  promptOnStdin: boolean;
+}
+
+// The agents edit files and run commands unattended inside a harness-owned worktree; the
+// harness commits, so agents are told not to.
+const PRESETS: Record<AgentPreset, PresetSpec> = {
+  "claude-code": { argv: ["claude", "-p", "--permission-mode", "bypassPermissions", "--output-format", "text"], promptOnStdin: true },
+  codex: { argv: ["codex", "exec", "--sandbox", "workspace-write", "--skip-git-repo-check", "--cd", "{worktree}", "-"], promptOnStdin: true },
+  aider: { argv: ["aider", "--message-file", "{prompt_file}", "--yes-always", "--no-auto-commits", "--no-check-update"], promptOnStdin: false },
+};
+
+const PLACEHOLDER = /\{(prompt_file|artifact_dir|worktree)\}/g;
+
+function valueOf(name: string, paths: SeatPaths): string {
+  if (name === "prompt_file") return paths.promptFile;
+  if (name === "artifact_dir") return paths.artifactDir;
+  return paths.worktree;
+}
+
+/** Quotes a value for `/bin/sh` so that it is one word, whatever it contains. */
+export function shellQuote(value: string): string {
+  return `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Substitutes placeholders in a user's command template, each value shell-quoted. */
+export function renderCommandTemplate(template: string, paths: SeatPaths): string {
+  return template.replace(PLACEHOLDER, (_match, name: string) => shellQuote(valueOf(name, paths)));
+}
+
+/**
+ * The command a seat runs. A template wins over a preset; with neither, there is nothing to
+ * run, which is a configuration error for the caller to report.
+ */
+export function planSeatCommand(launch: AgentLaunch, paths: SeatPaths): SeatCommand {
+  if (launch.command !== undefined) return { kind: "shell", command: renderCommandTemplate(launch.command, paths) };
+  if (launch.preset !== undefined) {
+    const preset = PRESETS[launch.preset];
+    return {
+      kind: "argv",
+      argv: preset.argv.map((arg) => arg.replace(PLACEHOLDER, (_match, name: string) => valueOf(name, paths))),
+      promptOnStdin: preset.promptOnStdin,
+    };
+  }
+  throw new TypeError("agent: neither a preset nor a command is configured");
+}
+
+/** A one-line description of a planned command for logs and events. */
+export function describeSeatCommand(command: SeatCommand): string {
+  return command.kind === "shell" ? command.command : command.argv.join(" ");
+}

@@ -1,0 +1,87 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { execShell } from "../exec/index.js";
+import { schemas } from "../schema/index.js";
+import type { CleanCloneRecord, FailureClass } from "./events.js";
+import type { Stage } from "./workflow.js";
+import type { TaskRun } from "./task.js";
+
+/** A failed check: its class and a one-line reason a maintainer can act on. */
+export interface CheckFailure {
+  failureClass: FailureClass;
+  reason: string;
+}
+
+/**
+ * Runs the repository's suite in the worktree (the deterministic gate before a judging seat)
+ * and journals `gate.finished`. Returns a failure when it did not exit 0 in time.
+ */
+export async function runSuiteGate(task: TaskRun, stage: Stage, attempt: number, command: string): Promise<CheckFailure | undefined> {
+  const result = await execShell(command, {
+    cwd: task.worktree.path,
+    timeoutMs: task.config.test.timeoutMs,
+    logPath: join(task.layout.stageDir(attempt, stage.id), "suite.log"),
+    ...(task.signal ? { signal: task.signal } : {}),
+  });
+  const exitCode = result.exitCode ?? undefined;
+  task.lastSuite = { command, timedOut: result.timedOut, outputTail: result.tail, ...(exitCode !== undefined ? { exitCode } : {}) };
+  await task.sink.emit({
+    kind: "gate.finished",
+    taskId: task.worktree.taskId,
+    stage: stage.id,
+    attempt,
+    command,
+    timedOut: result.timedOut,
+    outputTail: result.tail,
+    durationMs: result.durationMs,
+    ...(exitCode !== undefined ? { exitCode } : {}),
+  });
+  if (result.exitCode === 0 && !result.timedOut) return undefined;
+  const how = result.timedOut ? `timed out after ${task.config.test.timeoutMs} ms` : result.spawnError ?? `exited ${result.exitCode ?? `on ${result.signal ?? "a signal"}`}`;
+  return { failureClass: "suite-failed", reason: `test suite \`${command}\` ${how}` };
+}
+
+/** Reads and validates every artifact a stage declares; the first problem is the failure. */
+export function checkArtifacts(stage: Stage, artifactDir: string): CheckFailure | undefined {
+  for (const artifact of stage.artifacts) {
+    const path = join(artifactDir, artifact.name);
+    if (!existsSync(path)) return { failureClass: "artifact-missing", reason: `the ${stage.seat} left no ${artifact.name} in its artifact directory` };
+    const data = readArtifact(path);
+    if (data === undefined) return { failureClass: "artifact-invalid", reason: `${artifact.name} is not valid JSON` };
+    const issues = schemas().issues(artifact.schema, data);
+    if (issues.length > 0) {
+      return { failureClass: "artifact-invalid", reason: `${artifact.name}: ${issues.map((issue) => `${issue.path} ${issue.message}`).join("; ")}` };
+    }
+  }
+  return undefined;
+}
+
+/** Parses a JSON artifact; undefined when it is not JSON. */
+export function readArtifact(path: string): unknown {
+  try {
+    return JSON.parse(readFileSync(path, "utf8")) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Runs the clean-clone check the stage declares, writes its result into the attempt's folder
+ * under the declared name, and journals it. The result is returned as it was recorded.
+ */
+export async function runCleanClone(task: TaskRun, stage: Stage, attempt: number, artifact: string, command: string): Promise<CleanCloneRecord> {
+  const attemptDir = task.layout.attemptDir(attempt);
+  const result = await task.deps.runCleanCloneCheck({
+    repo: task.worktree.path,
+    command,
+    links: task.config.cleanClone.link,
+    timeoutMs: task.config.test.timeoutMs,
+    logPath: join(attemptDir, "clean-clone.log"),
+    ...(task.config.cleanClone.interpreter !== undefined ? { interpreter: task.config.cleanClone.interpreter } : {}),
+  });
+  await task.deps.writeCleanCloneResult(join(attemptDir, artifact), result);
+  // Absent optional fields stay absent: the record is what the JSON file holds.
+  const record = JSON.parse(JSON.stringify(result)) as CleanCloneRecord;
+  await task.sink.emit({ kind: "clean_clone.finished", taskId: task.worktree.taskId, stage: stage.id, attempt, artifact, result: record });
+  return record;
+}

@@ -1,0 +1,32 @@
+import { git, gitResult, HARNESS_IDENTITY, PROVISION_RECEIPT } from "../workspace/index.js";
+import type { FailureClass } from "./events.js";
+
+/** The message of a story commit: names the story; the trailers say which story and, when blocked, why. */
+export function storyCommitMessage(story: { id: string; title: string }, failureClass?: FailureClass, detail?: string): string {
+  const title = story.title.replace(/\s+/g, " ").trim();
+  const subject = `${failureClass ? "Blocked story" : "Story"} ${story.id}: ${title}`.slice(0, 72);
+  const body = failureClass
+    ? `The harness stopped this story (${failureClass}). The work so far is committed as it stood.\n\n${(detail ?? "").trim()}`
+    : "Implemented, tested, verified and documented by story-harness.";
+  const trailers = [`Story: ${story.id}`, ...(failureClass ? [`Failure-Class: ${failureClass}`] : [])];
+  return `${subject}\n\n${body.trim()}\n\n${trailers.join("\n")}\n`;
+}
+
+/**
+ * Commits everything in a task worktree to its branch, except the provisioning receipt
+ * (listed in `info/exclude`, and unstaged again here should anything have forced it in). With
+ * `stage: false` nothing is added: an empty commit records an outcome without picking up
+ * files a failed provisioning left behind. Returns the new commit.
+ */
+export async function commitWorktree(worktree: string, message: string, options: { stage: boolean }): Promise<string> {
+  if (options.stage) {
+    await git(["add", "--all"], { cwd: worktree });
+    await gitResult(["rm", "--cached", "--quiet", "--ignore-unmatch", "--", PROVISION_RECEIPT], { cwd: worktree });
+  }
+  await git(["commit", "--quiet", "--no-verify", "--no-gpg-sign", "--allow-empty", "--file", "-"], {
+    cwd: worktree,
+    input: message,
+    env: { ...HARNESS_IDENTITY },
+  });
+  return git(["rev-parse", "HEAD"], { cwd: worktree, readOnly: true });
+}

@@ -1,0 +1,133 @@
+import { parse as parseYaml, YAMLParseError } from "yaml";
+import type { AgentLaunch, AgentPreset } from "../agents/index.js";
+import { schemas } from "../schema/index.js";
+import { ConfigError } from "./errors.js";
+
+
+/** A per-seat override of the repository's agent. */
+export interface SeatOverride extends AgentLaunch {
+  /** False: no agent sits in this seat; the stage's gate alone decides. */
+  enabled: boolean;
+  timeoutMs?: number;
+}
+
+/** The repository configuration (`.github/harness.yml`), normalised to camelCase and milliseconds. */
+export interface HarnessConfig {
+  agent: AgentLaunch & { env: string[]; timeoutMs: number };
+  seats: Record<string, SeatOverride>;
+  test: { command?: string; timeoutMs: number };
+  provision: { command?: string; timeoutMs?: number };
+  /** Overrides the workflow's attempt ceiling. */
+  maxAttempts?: number;
+  cleanClone: { link: string[]; interpreter?: string };
+}
+
+const MINUTE = 60_000;
+
+/** What a repository without `.github/harness.yml` gets. */
+export const DEFAULT_HARNESS_CONFIG: HarnessConfig = Object.freeze({
+  agent: { preset: "claude-code", env: [], timeoutMs: 60 * MINUTE },
+  seats: {},
+  test: { timeoutMs: 30 * MINUTE },
+  provision: {},
+  cleanClone: { link: [] },
+}) as HarnessConfig;
+
+interface RawLaunch {
+  preset?: AgentPreset;
+  command?: string;
+  timeout_minutes?: number;
+}
+interface RawConfig {
+  agent?: RawLaunch & { env?: string[] };
+  seats?: Record<string, RawLaunch & { enabled?: boolean }>;
+  test?: { command?: string; timeout_minutes?: number };
+  provision?: { command?: string; timeout_minutes?: number };
+  max_attempts?: number;
+  clean_clone?: { link?: string[]; interpreter?: string };
+}
+
+/**
+ * Parses the YAML text of `.github/harness.yml` and validates it against
+ * `schemas/harness-config.schema.json`. A YAML error or an offending value throws, naming
+ * `source` and the JSON path (unknown keys are refused, so a typo is never a silent default).
+ */
+export function parseHarnessConfig(text: string, source: string): HarnessConfig {
+  let data: unknown;
+  try {
+    data = parseYaml(text, { prettyErrors: true });
+  } catch (error) {
+    const where = error instanceof YAMLParseError ? ` (line ${error.linePos?.[0]?.line ?? "?"})` : "";
+    throw new ConfigError(source, "$", `is not valid YAML${where}: ${(error as Error).message.split("\n")[0] ?? ""}`);
+  }
+  const raw = schemas().validate<RawConfig | null>("harness-config", data ?? null, source) ?? {};
+  const base = DEFAULT_HARNESS_CONFIG;
+  const agent: HarnessConfig["agent"] = {
+    env: [...(raw.agent?.env ?? [])],
+    timeoutMs: minutes(raw.agent?.timeout_minutes) ?? base.agent.timeoutMs,
+  };
+  if (raw.agent?.command !== undefined) agent.command = raw.agent.command;
+  else agent.preset = raw.agent?.preset ?? base.agent.preset;
+  const seats: Record<string, SeatOverride> = {};
+  for (const [name, seat] of Object.entries(raw.seats ?? {})) {
+    const override: SeatOverride = { enabled: seat.enabled ?? true };
+    if (seat.preset !== undefined) override.preset = seat.preset;
+    if (seat.command !== undefined) override.command = seat.command;
+    const timeout = minutes(seat.timeout_minutes);
+    if (timeout !== undefined) override.timeoutMs = timeout;
+    seats[name] = override;
+  }
+  const config: HarnessConfig = {
+    agent,
+    seats,
+    test: { timeoutMs: minutes(raw.test?.timeout_minutes) ?? base.test.timeoutMs },
+    provision: {},
+    cleanClone: { link: [...(raw.clean_clone?.link ?? [])] },
+  };
+  if (raw.test?.command !== undefined) config.test.command = raw.test.command;
+  if (raw.provision?.command !== undefined) config.provision.command = raw.provision.command;
+  const provisionTimeout = minutes(raw.provision?.timeout_minutes);
+  if (provisionTimeout !== undefined) config.provision.timeoutMs = provisionTimeout;
+  if (raw.max_attempts !== undefined) config.maxAttempts = raw.max_attempts;
+  if (raw.clean_clone?.interpreter !== undefined) config.cleanClone.interpreter = raw.clean_clone.interpreter;
+  return config;
+}
+
+/**
+ * Refuses agent environment names the operator did not allow: the repository may only ask
+ * for a subset of what the operator offers. The error names the offending key.
+ */
+export function assertAgentEnvAllowed(config: HarnessConfig, operatorAllow: readonly string[], source: string): void {
+  const allowed = new Set(operatorAllow);
+  config.agent.env.forEach((name, index) => {
+    if (!allowed.has(name)) {
+      throw new ConfigError(source, `$.agent.env[${index}]`, `asks for '${name}', which the operator does not allow agents to receive`);
+    }
+  });
+}
+
+/** Flags of `harness run` that override the repository configuration. */
+export interface ConfigOverrides {
+  agentPreset?: AgentPreset;
+  agentCommand?: string;
+  testCommand?: string;
+}
+
+/** A copy of `config` with command-line overrides applied (a preset replaces a template and vice versa). */
+export function withOverrides(config: HarnessConfig, overrides: ConfigOverrides): HarnessConfig {
+  const next: HarnessConfig = structuredClone(config);
+  if (overrides.agentPreset !== undefined) {
+    next.agent.preset = overrides.agentPreset;
+    delete next.agent.command;
+  }
+  if (overrides.agentCommand !== undefined) {
+    next.agent.command = overrides.agentCommand;
+    delete next.agent.preset;
+  }
+  if (overrides.testCommand !== undefined) next.test.command = overrides.testCommand;
+  return next;
+}
+
+function minutes(value: number | undefined): number | undefined {
+  return value === undefined ? undefined : Math.round(value * MINUTE);
+}

@@ -1,0 +1,52 @@
+import type { HistoryEvent, Reporter } from "./events.js";
+
+/** Milliseconds as a short human duration (`850ms`, `12.4s`, `3m05s`). */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
+  const seconds = Math.round(ms / 1000);
+  return `${Math.floor(seconds / 60)}m${String(seconds % 60).padStart(2, "0")}s`;
+}
+
+const pad = (text: string, width: number): string => text.padEnd(width);
+
+/** One line for an event worth a line on a terminal; undefined for the rest. Pure. */
+export function consoleLine(event: HistoryEvent): string | undefined {
+  switch (event.kind) {
+    case "run.started":
+      return `story ${event.storyId} "${event.title}" — run ${event.runId}, stages ${event.stages.join(" → ")}, up to ${event.maxAttempts} attempt(s)${event.readmission ? " (re-admitted)" : ""}`;
+    case "worktree.created":
+      return `${pad("worktree", 12)} ${event.worktree} on ${event.branch}`;
+    case "provision.succeeded":
+      return `${pad("provision", 12)} ${pad(event.phase, 22)} ${pad(formatDuration(event.durationMs), 7)} ok (${event.cmd ?? "nothing to install"}${event.skipped ? ", receipt present" : ""})`;
+    case "provision.failed":
+      return `${pad("provision", 12)} failed: \`${event.cmd ?? "(none)"}\` exit ${event.exitCode ?? "none"}`;
+    case "gate.finished":
+      return `${pad(event.stage, 12)} attempt ${event.attempt}  suite ${pad(formatDuration(event.durationMs), 7)} ${event.exitCode === 0 && !event.timedOut ? "passed" : event.timedOut ? "timed out" : `failed (exit ${event.exitCode ?? "none"})`}`;
+    case "clean_clone.finished": {
+      const result = event.result;
+      const verdict = !result.ran ? `could not run: ${result.reason ?? ""}` : result.exitCode === 0 ? "passed" : `failed (exit ${result.exitCode ?? "none"})`;
+      return `${pad(event.stage, 12)} attempt ${event.attempt}  clean clone ${formatDuration(result.durationMs)} ${verdict}`;
+    }
+    case "stage.finished":
+      return `${pad(event.stage, 12)} attempt ${event.attempt}  ${pad(formatDuration(event.durationMs), 7)} ${event.outcome}${event.failureClass ? ` (${event.failureClass}: ${event.detail ?? ""})` : ""}`;
+    case "retry.scheduled":
+      return `${pad("retry", 12)} attempt ${event.nextAttempt} from ${event.retryStage} (${event.failureClass} at ${event.fromStage})`;
+    case "story.completed":
+      return `completed    commit ${event.commit} on ${event.branch}`;
+    case "story.blocked":
+      return `blocked      ${event.failureClass}: ${event.detail}${event.commit ? `\n             work so far: commit ${event.commit} on ${event.branch ?? "the story branch"}` : ""}`;
+    default:
+      return undefined;
+  }
+}
+
+/** A Reporter that prints one line per step through `write` (the CLI's stdout). */
+export function consoleReporter(write: (text: string) => void): Reporter {
+  return {
+    onEvent: async (event) => {
+      const line = consoleLine(event);
+      if (line !== undefined) write(`${line}\n`);
+    },
+  };
+}

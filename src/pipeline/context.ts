@@ -1,0 +1,113 @@
+/**
+ * The context assembler: fills a prompt template's `{{placeholders}}` from data. Pure, so a
+ * prompt can be tested without running anything. The set of placeholders is closed: a
+ * template that names another one is refused when the workflow loads.
+ */
+import type { CleanCloneRecord } from "./events.js";
+
+/** Every placeholder a template may use. */
+export const PLACEHOLDERS = [
+  "story_id",
+  "story_title",
+  "story_body",
+  "stage",
+  "attempt",
+  "max_attempts",
+  "artifact_dir",
+  "previous_failure",
+  "previous_findings",
+  "retry_guidance",
+  "suite_result",
+  "clean_clone_result",
+] as const;
+
+export type Placeholder = (typeof PLACEHOLDERS)[number];
+
+const PATTERN = /\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g;
+const KNOWN: ReadonlySet<string> = new Set(PLACEHOLDERS);
+
+/** The placeholders a template uses, and those among them that are unknown. */
+export function parseTemplate(template: string): { used: string[]; unknown: string[] } {
+  const used = [...new Set([...template.matchAll(PATTERN)].map((match) => match[1] ?? ""))];
+  return { used, unknown: used.filter((name) => !KNOWN.has(name)) };
+}
+
+/** The last run of the suite gate, as the prompts show it. */
+export interface SuiteEvidence {
+  command: string;
+  exitCode?: number;
+  timedOut: boolean;
+  outputTail: string;
+}
+
+/** Why the previous attempt was sent back: only evidence the harness measured or an agent wrote. */
+export interface RetryEvidence {
+  attempt: number;
+  stage: string;
+  failureClass: string;
+  reason: string;
+  /** The verifier's own findings and guidance, verbatim, when a verdict sent the attempt back. */
+  findings?: string[];
+  retryGuidance?: string;
+  /** The clean-clone result itself, when the clean-clone check sent the attempt back. */
+  cleanClone?: CleanCloneRecord;
+}
+
+export interface PromptContext {
+  story: { id: string; title: string; body: string };
+  stage: string;
+  attempt: number;
+  maxAttempts: number;
+  artifactDir: string;
+  retry?: RetryEvidence;
+  suite?: SuiteEvidence;
+}
+
+const NONE = "(none)";
+
+/** The value of each placeholder for a context. */
+export function placeholderValues(context: PromptContext): Record<Placeholder, string> {
+  const retry = context.retry;
+  return {
+    story_id: context.story.id,
+    story_title: context.story.title,
+    story_body: context.story.body.trim() === "" ? NONE : context.story.body.trim(),
+    stage: context.stage,
+    attempt: String(context.attempt),
+    max_attempts: String(context.maxAttempts),
+    artifact_dir: context.artifactDir,
+    previous_failure: retry ? `Attempt ${retry.attempt} failed at stage ${retry.stage} (${retry.failureClass}): ${retry.reason}` : NONE,
+    previous_findings: retry?.findings && retry.findings.length > 0 ? retry.findings.map((finding) => `- ${finding}`).join("\n") : NONE,
+    retry_guidance: retry?.retryGuidance ?? NONE,
+    suite_result: context.suite ? renderSuite(context.suite) : NONE,
+    clean_clone_result: retry?.cleanClone ? renderCleanClone(retry.cleanClone) : NONE,
+  };
+}
+
+/** Fills every placeholder of `template`; an unknown one is an error, never a blank. */
+export function renderPrompt(template: string, context: PromptContext): string {
+  const values = placeholderValues(context);
+  return template.replace(PATTERN, (_match, name: string) => {
+    if (!KNOWN.has(name)) throw new Error(`unknown placeholder {{${name}}}`);
+    return values[name as Placeholder];
+  });
+}
+
+function renderSuite(suite: SuiteEvidence): string {
+  const ending = suite.timedOut ? "timed out" : `exit code ${suite.exitCode ?? "none"}`;
+  return [`Command \`${suite.command}\` ended with ${ending}. Last lines of its output:`, "", fence(suite.outputTail)].join("\n");
+}
+
+function renderCleanClone(result: CleanCloneRecord): string {
+  const summary = result.ran
+    ? `The suite failed in a fresh clone with the change committed (command \`${result.command}\`, exit code ${result.exitCode ?? "none"}${result.timedOut ? ", timed out" : ""}).`
+    : `The clean-clone check could not run: ${result.reason ?? "no reason recorded"}.`;
+  return [summary, "", "clean_clone_result:", "", fence(JSON.stringify(result, null, 2), "json")].join("\n");
+}
+
+/** A fence longer than any backtick run inside the text, so the text cannot close it. */
+function fence(text: string, lang = ""): string {
+  const longest = Math.max(2, ...[...text.matchAll(/`+/g)].map((match) => match[0].length));
+  const marks = "`".repeat(longest + 1);
+  return `${marks}${lang}\n${text}\n${marks}`;
+}

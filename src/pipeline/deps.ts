@@ -1,0 +1,39 @@
+import { runSeat } from "../agents/index.js";
+import {
+  assertProvisioned,
+  createTaskWorktree,
+  isProvisioned,
+  provisionWorktree,
+  removeTaskWorktree,
+  runCleanCloneCheck,
+  writeCleanCloneResult,
+} from "../workspace/index.js";
+
+/**
+ * The coordinator's collaborators. `runStory` uses the real ones unless a caller passes its
+ * own (a benchmark counting launches, a runner wrapping them); there is no module state.
+ */
+export interface PipelineDeps {
+  createTaskWorktree: typeof createTaskWorktree;
+  removeTaskWorktree: typeof removeTaskWorktree;
+  provisionWorktree: typeof provisionWorktree;
+  isProvisioned: typeof isProvisioned;
+  assertProvisioned: typeof assertProvisioned;
+  runCleanCloneCheck: typeof runCleanCloneCheck;
+  writeCleanCloneResult: typeof writeCleanCloneResult;
+  runSeat: typeof runSeat;
+}
+
+/** The real collaborators. */
+export function defaultDeps(): PipelineDeps {
+  return {
+    createTaskWorktree,
+    removeTaskWorktree,
+    provisionWorktree,
+    isProvisioned,
+    assertProvisioned,
+    runCleanCloneCheck,
+    writeCleanCloneResult,
+    runSeat,
+  };
+}

@@ -1,0 +1,20 @@
+export * from "./events.js";
+export { runStory } from "./coordinator.js";
+export type { StoryInput, RunStoryArgs, StoryOutcome } from "./types.js";
+export { loadWorkflow, DEFAULT_WORKFLOW_PATH, HARNESS_ROOT, type Workflow, type Stage, type ArtifactSpec } from "./workflow.js";
+export {
+  parseHarnessConfig,
+  assertAgentEnvAllowed,
+  withOverrides,
+  DEFAULT_HARNESS_CONFIG,
+  type HarnessConfig,
+  type SeatOverride,
+  type ConfigOverrides,
+} from "./config.js";
+export { checkRunnable } from "./runnable.js";
+export { WorkflowError, ConfigError } from "./errors.js";
+export { renderPrompt, parseTemplate, placeholderValues, PLACEHOLDERS, type PromptContext, type RetryEvidence, type SuiteEvidence } from "./context.js";
+export { Journal, readJournal, JOURNAL_FILE } from "./journal.js";
+export { consoleReporter, consoleLine, formatDuration } from "./console-reporter.js";
+export { storyCommitMessage } from "./commit.js";
+export { defaultDeps, type PipelineDeps } from "./deps.js";

@@ -1,0 +1,82 @@
+import { join } from "node:path";
+import type { AgentLaunch } from "../agents/index.js";
+import type { TaskWorktree } from "../workspace/index.js";
+import type { HarnessConfig } from "./config.js";
+import type { SuiteEvidence } from "./context.js";
+import type { PipelineDeps } from "./deps.js";
+import type { RunLayout } from "./run-dir.js";
+import type { EventSink } from "./sink.js";
+import type { StoryInput } from "./types.js";
+import type { Workflow } from "./workflow.js";
+
+/** Everything one task of a story needs while its stages run. */
+export interface TaskRun {
+  story: StoryInput;
+  config: HarnessConfig;
+  workflow: Workflow;
+  maxAttempts: number;
+  layout: RunLayout;
+  worktree: TaskWorktree;
+  deps: PipelineDeps;
+  sink: EventSink;
+  harnessHome: string;
+  /** Names the agents receive: the operator's allowlist ∩ the repository's `agent.env`. */
+  agentEnv: string[];
+  clock: () => Date;
+  signal?: AbortSignal;
+  /** The most recent suite gate result, shown to later prompts. */
+  lastSuite?: SuiteEvidence;
+  /** How many agents were launched; a blocked story with none has no agent work to commit. */
+  seatsLaunched: number;
+}
+
+/** Where a task's provisioning output goes (every phase appends to it). */
+export function provisionLogPath(task: Pick<TaskRun, "layout" | "worktree">): string {
+  return join(task.layout.logs, `provision-${task.worktree.taskId}.log`);
+}
+
+/**
+ * Makes sure the worktree is provisioned before a seat or gate enters: when the receipt is
+ * missing it provisions again (journaled), then asserts the receipt. A terminal failure
+ * throws the workspace's WorkspaceProvisionError for the coordinator to block on.
+ */
+export async function ensureProvisioned(task: TaskRun, phase: string): Promise<void> {
+  const worktree = task.worktree.path;
+  if (!task.deps.isProvisioned(worktree)) {
+    const provisioned = await task.deps.provisionWorktree({
+      worktree,
+      config: provisionConfig(task.config),
+      taskId: task.worktree.taskId,
+      logPath: provisionLogPath(task),
+      harnessHome: task.harnessHome,
+      now: task.clock,
+    });
+    await task.sink.emit({
+      kind: "provision.succeeded",
+      taskId: task.worktree.taskId,
+      cmd: provisioned.receipt.cmd,
+      durationMs: provisioned.receipt.durationMs,
+      skipped: provisioned.skipped,
+      phase,
+    });
+  }
+  task.deps.assertProvisioned(worktree, phase);
+}
+
+/** The repository's provisioning settings in the workspace's terms. */
+export function provisionConfig(config: HarnessConfig): { command?: string; timeoutMs?: number } {
+  return {
+    ...(config.provision.command !== undefined ? { command: config.provision.command } : {}),
+    ...(config.provision.timeoutMs !== undefined ? { timeoutMs: config.provision.timeoutMs } : {}),
+  };
+}
+
+/** Who sits in a seat: the seat's override, else the repository's agent; null when disabled. */
+export function seatLaunch(config: HarnessConfig, seat: string): { launch: AgentLaunch; timeoutMs: number } | null {
+  const override = config.seats[seat];
+  if (override && !override.enabled) return null;
+  const own = override && (override.command !== undefined || override.preset !== undefined);
+  const source = own ? override : config.agent;
+  const launch: AgentLaunch = source.command !== undefined ? { command: source.command } : source.preset !== undefined ? { preset: source.preset } : {};
+  return { launch, timeoutMs: override?.timeoutMs ?? config.agent.timeoutMs };
+}

@@ -1,0 +1,42 @@
+import type { HarnessConfig } from "./config.js";
+import type { PipelineDeps } from "./deps.js";
+import type { FailureClass, Reporter } from "./events.js";
+import type { Workflow } from "./workflow.js";
+
+/** The story to run. `id` is "42" for issue #42, or a slug for `harness run`. */
+export interface StoryInput {
+  id: string;
+  title: string;
+  body: string;
+}
+
+export interface RunStoryArgs {
+  /** A local git repository (the runner's clone, or the user's repository for `harness run`). */
+  repoDir: string;
+  story: StoryInput;
+  /** Created from `baseRef` if it does not exist; otherwise its tip is the base. */
+  branch: string;
+  baseRef: string;
+  config: HarnessConfig;
+  workflow: Workflow;
+  harnessHome: string;
+  reporter: Reporter;
+  /** Environment names the operator allows agents to receive. */
+  agentEnvAllow: readonly string[];
+  /** retry-blocked: fresh worktree, fresh attempt budget, earlier history kept. */
+  readmission?: boolean;
+  clock?: () => Date;
+  signal?: AbortSignal;
+  /** Collaborators; the real ones when absent. */
+  deps?: Partial<PipelineDeps>;
+}
+
+export interface StoryOutcome {
+  status: "completed" | "blocked";
+  failureClass?: FailureClass;
+  detail?: string;
+  branch: string;
+  commit?: string;
+  runDir: string;
+  worktree: string;
+}

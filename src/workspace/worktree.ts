@@ -1,0 +1,77 @@
+import { existsSync } from "node:fs";
+import { mkdir, rm } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { git, gitResult } from "./git.js";
+
+/** A task's linked worktree, checked out on the story branch. */
+export interface TaskWorktree {
+  taskId: string;
+  path: string;
+  branch: string;
+  /** The commit the worktree started from. */
+  base: string;
+}
+
+/** Why a task worktree could not be made. */
+export class WorktreeError extends Error {
+  readonly failureClass = "internal-error";
+  constructor(readonly path: string, readonly branch: string, message: string) {
+    super(message);
+    this.name = "WorktreeError";
+  }
+}
+
+/** Makes a name safe as one path component: story ids may be slugs or numbers. */
+export function pathComponent(name: string): string {
+  const safe = name.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^[.-]+/, "");
+  return safe === "" ? "_" : safe.slice(0, 80);
+}
+
+/** Where a task's worktree lives: one folder per task, so a story may own several over time. */
+export function taskWorktreePath(harnessHome: string, storyId: string, taskId: string): string {
+  return join(harnessHome, "worktrees", pathComponent(storyId), pathComponent(taskId));
+}
+
+export interface CreateTaskWorktreeArgs {
+  /** The repository the branch lives in. Its own working tree and HEAD are not touched. */
+  repoDir: string;
+  harnessHome: string;
+  storyId: string;
+  taskId: string;
+  branch: string;
+  /** Where a new branch starts; an existing branch keeps its tip as the base. */
+  baseRef: string;
+}
+
+/**
+ * Creates a linked worktree for a task under `<harnessHome>/worktrees/<story>/<task>`,
+ * checked out on `branch`: created from `baseRef` when it does not exist, otherwise its tip.
+ */
+export async function createTaskWorktree(args: CreateTaskWorktreeArgs): Promise<TaskWorktree> {
+  const { repoDir, branch } = args;
+  const path = taskWorktreePath(args.harnessHome, args.storyId, args.taskId);
+  if (existsSync(path)) throw new WorktreeError(path, branch, `task worktree ${path} already exists`);
+  const format = await gitResult(["check-ref-format", "--branch", branch], { cwd: repoDir, readOnly: true });
+  if (format.exitCode !== 0) throw new WorktreeError(path, branch, `'${branch}' is not a valid branch name`);
+  const existing = await gitResult(["rev-parse", "--verify", "--quiet", `refs/heads/${branch}^{commit}`], { cwd: repoDir, readOnly: true });
+  await mkdir(dirname(path), { recursive: true });
+  let base: string;
+  if (existing.exitCode === 0) {
+    base = (existing.stdout?.toString() ?? "").trim();
+    await git(["worktree", "add", "--quiet", path, branch], { cwd: repoDir });
+  } else {
+    base = await git(["rev-parse", "--verify", `${args.baseRef}^{commit}`], { cwd: repoDir, readOnly: true });
+    await git(["worktree", "add", "--quiet", "--no-track", "-b", branch, path, base], { cwd: repoDir });
+  }
+  return { taskId: args.taskId, path, branch, base };
+}
+
+/**
+ * Removes a task worktree and its administrative entry, whatever it contains (installed
+ * dependencies, a receipt, uncommitted files). The branch and its commits stay.
+ */
+export async function removeTaskWorktree(repoDir: string, path: string): Promise<void> {
+  const removed = await gitResult(["worktree", "remove", "--force", "--force", path], { cwd: repoDir });
+  if (removed.exitCode !== 0 || existsSync(path)) await rm(path, { recursive: true, force: true });
+  await git(["worktree", "prune"], { cwd: repoDir });
+}

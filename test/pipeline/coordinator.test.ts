@@ -1,0 +1,169 @@
+import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { git } from "../../src/workspace/index.js";
+import { schemas } from "../../src/schema/index.js";
+import { isRunning, readPid, removeTempDirs, waitFor } from "../support/tmp.js";
+import { kinds, launches, makeScenario, ofKind, runScenario, scriptedConfig } from "./helpers.js";
+
+afterAll(removeTempDirs);
+
+describe("runStory", () => {
+  it("completes a story first time and commits it to the branch without the receipt", async () => {
+    const s = await makeScenario();
+    const headBefore = await git(["rev-parse", "HEAD"], { cwd: s.repo });
+    const { outcome, journal, reporter } = await runScenario(s, scriptedConfig(s, "complete"));
+
+    expect(outcome).toMatchObject({ status: "completed", branch: "harness/story-demo" });
+    expect(launches(s)).toEqual(["implementer 1", "tester 1", "verifier 1", "documenter 1"]);
+    expect(kinds(journal)[0]).toBe("run.started");
+    expect(kinds(journal).at(-1)).toBe("story.completed");
+    expect(reporter.events).toEqual(journal);
+    expect(ofKind(journal, "provision.succeeded")[0]).toMatchObject({ phase: "worktree", cmd: "true", skipped: false });
+    expect(ofKind(journal, "gate.finished")[0]).toMatchObject({ stage: "verifier", exitCode: 0, command: "test -f feature.txt" });
+    expect(ofKind(journal, "verdict.recorded")[0]).toMatchObject({ verdict: "pass", findings: ["looks right"] });
+    expect(ofKind(journal, "clean_clone.finished")[0]?.result).toMatchObject({ ran: true, exitCode: 0 });
+    // The clean-clone check ran after the verifier and before the documenter.
+    const order = journal.map((event) => (event.kind === "stage.started" ? event.stage : event.kind));
+    expect(order.indexOf("clean_clone.finished")).toBeGreaterThan(order.indexOf("verdict.recorded"));
+    expect(order.indexOf("clean_clone.finished")).toBeLessThan(order.indexOf("documenter"));
+    const result = JSON.parse(readFileSync(join(outcome.runDir, "attempts", "1", "clean-clone-result.json"), "utf8")) as unknown;
+    expect(schemas().issues("clean-clone-result", result)).toEqual([]);
+
+    const commit = outcome.commit ?? "";
+    expect(await git(["rev-parse", "harness/story-demo"], { cwd: s.repo })).toBe(commit);
+    const files = (await git(["show", "--name-only", "--format=", commit], { cwd: s.repo })).split("\n");
+    expect(files.sort()).toEqual(["README.md", "feature.txt", "tests/check.sh"]);
+    const message = await git(["log", "-1", "--format=%B", commit], { cwd: s.repo });
+    expect(message).toContain("Story demo: Greet the user");
+    expect(message).toMatch(/\nStory: demo\n?$/);
+    // The user's repository: same HEAD, clean tree, worktree gone.
+    expect(await git(["rev-parse", "HEAD"], { cwd: s.repo })).toBe(headBefore);
+    expect(await git(["status", "--porcelain"], { cwd: s.repo })).toBe("");
+    expect(existsSync(outcome.worktree)).toBe(false);
+  });
+
+  it("retries a change that fails only in the clean clone, with the result in the next prompt", async () => {
+    const s = await makeScenario();
+    const config = scriptedConfig(s, "clean-clone", { test: "test -f generated/data.txt" });
+    const { outcome, journal } = await runScenario(s, config);
+
+    expect(outcome.status).toBe("completed");
+    const checks = ofKind(journal, "clean_clone.finished");
+    expect(checks.map((check) => [check.attempt, check.result.ran, check.result.exitCode])).toEqual([
+      [1, true, 1],
+      [2, true, 0],
+    ]);
+    expect(ofKind(journal, "retry.scheduled")).toEqual([
+      expect.objectContaining({ failedAttempt: 1, nextAttempt: 2, fromStage: "verifier", retryStage: "implementer", failureClass: "clean-clone-failed" }),
+    ]);
+    expect(ofKind(journal, "attempt.archived")).toEqual([expect.objectContaining({ attempt: 1 })]);
+    const retryPrompt = readFileSync(join(outcome.runDir, "attempts", "2", "implementer", "prompt.md"), "utf8");
+    expect(retryPrompt).toContain("clean_clone_result:");
+    expect(retryPrompt).toContain('"exitCode": 1');
+    // The harness never wrote a verdict or guidance of its own for this retry.
+    expect(retryPrompt).toContain("### Verifier retry guidance\n\n(none)");
+    // Archived attempt keeps its artifacts and says why it failed.
+    const archived = readdirSync(join(outcome.runDir, "attempts", "1")).sort();
+    expect(archived).toEqual(expect.arrayContaining(["archive.json", "clean-clone-result.json", "implementer", "verifier"]));
+    expect(launches(s)).toEqual(["implementer 1", "tester 1", "verifier 1", "implementer 2", "tester 2", "verifier 2", "documenter 2"]);
+  });
+
+  it("blocks with retry-ceiling when every attempt fails, carrying the verifier's own findings", async () => {
+    const s = await makeScenario();
+    const config = scriptedConfig(s, "ceiling");
+    config.maxAttempts = 2;
+    const { outcome, journal } = await runScenario(s, config);
+
+    expect(outcome).toMatchObject({ status: "blocked", failureClass: "retry-ceiling" });
+    expect(ofKind(journal, "verdict.recorded").map((event) => event.verdict)).toEqual(["fail", "fail"]);
+    expect(ofKind(journal, "attempt.archived").map((event) => event.attempt)).toEqual([1, 2]);
+    const blocked = ofKind(journal, "story.blocked")[0];
+    expect(blocked?.commit).toBe(outcome.commit);
+    const prompt = readFileSync(join(outcome.runDir, "attempts", "2", "implementer", "prompt.md"), "utf8");
+    expect(prompt).toContain("- no test covers the greeting");
+    expect(prompt).toContain("add a test for the greeting");
+    // The work so far is committed with the failure class as a trailer; no receipt in it.
+    const message = await git(["log", "-1", "--format=%B", outcome.commit ?? ""], { cwd: s.repo });
+    expect(message).toMatch(/Story: demo\nFailure-Class: retry-ceiling\n?$/);
+    const files = await git(["show", "--name-only", "--format=", outcome.commit ?? ""], { cwd: s.repo });
+    expect(files).toContain("feature.txt");
+    expect(files).not.toContain(".harness-provisioned");
+  });
+
+  it("kills an agent that hangs at its timeout", async () => {
+    const s = await makeScenario();
+    const config = scriptedConfig(s, "hang");
+    config.agent.timeoutMs = 800;
+    config.maxAttempts = 1;
+    const started = Date.now();
+    const { outcome, journal } = await runScenario(s, config);
+
+    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(outcome).toMatchObject({ status: "blocked", failureClass: "retry-ceiling" });
+    expect(ofKind(journal, "stage.finished")[0]).toMatchObject({ stage: "implementer", outcome: "failed", failureClass: "agent-timeout" });
+    const pid = readPid(`${s.launches}.pid`);
+    expect(await waitFor(() => !isRunning(pid), 5000)).toBe(true);
+  });
+
+  it("counts an agent's non-zero exit and an invalid verdict as failed attempts", async () => {
+    const s = await makeScenario();
+    const exitRun = await runScenario(s, scriptedConfig(s, "agent-exit"));
+    expect(exitRun.outcome.status).toBe("completed");
+    expect(ofKind(exitRun.journal, "retry.scheduled").map((event) => event.failureClass)).toEqual(["agent-exit"]);
+
+    const t = await makeScenario();
+    const verdictRun = await runScenario(t, scriptedConfig(t, "bad-verdict"));
+    expect(verdictRun.outcome.status).toBe("completed");
+    const retry = ofKind(verdictRun.journal, "retry.scheduled")[0];
+    expect(retry).toMatchObject({ failureClass: "artifact-invalid" });
+    expect(retry?.reason).toContain("$.verdict");
+
+    const u = await makeScenario();
+    const missing = scriptedConfig(u, "no-verdict");
+    missing.maxAttempts = 1;
+    const missingRun = await runScenario(u, missing);
+    expect(missingRun.outcome.failureClass).toBe("retry-ceiling");
+    expect(ofKind(missingRun.journal, "stage.finished").at(-1)).toMatchObject({ failureClass: "artifact-missing" });
+  });
+
+  it("lets the suite gate decide alone when no verifier agent is configured", async () => {
+    const s = await makeScenario();
+    const config = scriptedConfig(s, "no-verdict", { extra: "seats:\n  verifier:\n    enabled: false" });
+    const { outcome, journal } = await runScenario(s, config);
+    expect(outcome.status).toBe("completed");
+    expect(launches(s)).toEqual(["implementer 1", "tester 1", "documenter 1"]);
+    expect(ofKind(journal, "verdict.recorded")).toEqual([]);
+    expect(ofKind(journal, "gate.finished")).toHaveLength(1);
+  });
+
+  it("hands agents the HARNESS_* variables and only the allowed environment", async () => {
+    const s = await makeScenario();
+    process.env.AGENT_TEST_KEY = "allowed-value";
+    process.env.GITHUB_TOKEN = "never-passed";
+    try {
+      const config = scriptedConfig(s, "complete");
+      config.agent.env = ["AGENT_TEST_KEY"];
+      const { outcome } = await runScenario(s, config, { agentEnvAllow: ["AGENT_TEST_KEY", "OTHER"] });
+      const env = readFileSync(join(outcome.runDir, "attempts", "1", "tester", "artifacts", "env.txt"), "utf8");
+      expect(env).toContain("AGENT_TEST_KEY=allowed-value");
+      expect(env).toContain("HARNESS_STAGE=tester");
+      expect(env).toContain("HARNESS_ATTEMPT=1");
+      expect(env).toContain(`HARNESS_PROMPT_FILE=${join(outcome.runDir, "attempts", "1", "tester", "prompt.md")}`);
+      expect(env).toContain(`HARNESS_ARTIFACT_DIR=${join(outcome.runDir, "attempts", "1", "tester", "artifacts")}`);
+      expect(env).not.toContain("GITHUB_TOKEN");
+    } finally {
+      delete process.env.AGENT_TEST_KEY;
+      delete process.env.GITHUB_TOKEN;
+    }
+  });
+
+  it("ignores a reporter that fails and still journals every step", async () => {
+    const s = await makeScenario();
+    const { outcome, journal } = await runScenario(s, scriptedConfig(s, "complete"), {
+      reporter: { onEvent: async () => Promise.reject(new Error("reporter down")) },
+    });
+    expect(outcome.status).toBe("completed");
+    expect(kinds(journal).at(-1)).toBe("story.completed");
+    expect(readFileSync(join(outcome.runDir, "logs", "reporter.log"), "utf8")).toContain("reporter down");
+  });
+});
