@@ -23,7 +23,7 @@ afterAll(async () => {
 
 afterEach(() => {
   // Every test leaves the fake clean; one that provokes refusals takes them itself.
-  gh.assertNoUnexpectedRequests();
+  expect(gh.takeUnexpectedRequests()).toEqual([]);
 });
 
 /** A JWT signed with some key, for the refusal cases. */

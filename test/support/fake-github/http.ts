@@ -126,7 +126,7 @@ export function paginate<T>(request: RouteRequest, items: T[]): { items: T[]; he
     const query = new URLSearchParams(request.query);
     query.set("per_page", String(perPage));
     query.set("page", String(n));
-    return `<${request.ctx.urls.web}${request.path}?${query.toString()}>; rel="${rel}"`;
+    return `<${request.ctx.urls.api}${request.path}?${query.toString()}>; rel="${rel}"`;
   };
   const links: string[] = [];
   if (page < last) links.push(link(page + 1, "next"), link(last, "last"));
