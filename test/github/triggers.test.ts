@@ -1,0 +1,179 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "@jest/globals";
+import { rmSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { handleIssueComment, handleIssueLabeled, handleRetryAction, BLOCKED_LABEL, type TriggerDeps } from "../../src/github/index.js";
+import { EmbeddedQueue } from "../../src/queue/index.js";
+import { fakeOctokit } from "../support/fake-github/client.js";
+import { checkRunRequestedActionPayload, issueCommentCreatedPayload, issuesLabeledPayload, startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
+import { contextFor, NAME, openStoryPull, OWNER, RecordingLog } from "./fake-setup.js";
+
+let gh: FakeGitHub;
+let queue: EmbeddedQueue;
+let queueDir: string;
+let deps: TriggerDeps;
+let octokit: ReturnType<typeof fakeOctokit>;
+
+beforeAll(async () => {
+  gh = await startFakeGitHub();
+  await gh.addRepository({ owner: OWNER, name: NAME, files: { "README.md": "# demo\n" } });
+  gh.setPermission(OWNER, NAME, "writer", "write");
+  gh.setPermission(OWNER, NAME, "maintainer", "maintain");
+  gh.setPermission(OWNER, NAME, "reader", "read");
+  octokit = fakeOctokit(gh, { installation: true });
+});
+
+afterAll(async () => {
+  await gh.close();
+});
+
+beforeEach(async () => {
+  queueDir = mkdtempSync(join(tmpdir(), "harness-github-queue-"));
+  queue = await EmbeddedQueue.open({ dir: queueDir });
+  deps = { queue, log: new RecordingLog(), appSlug: gh.appSlug, appId: gh.appId, now: () => new Date("2026-02-03T04:05:06.000Z") };
+});
+
+afterEach(async () => {
+  await queue.close();
+  rmSync(queueDir, { recursive: true, force: true });
+  gh.assertNoUnexpectedRequests();
+});
+
+const commentsOn = (number: number): string[] => gh.state.comments.filter((comment) => comment.issueNumber === number).map((comment) => comment.body);
+const requestCount = (): number => gh.state.requests.length;
+
+function labeled(number: number, label = "story", id?: string) {
+  return contextFor("issues.labeled", issuesLabeledPayload(gh, { owner: OWNER, name: NAME, number, label, sender: "writer" }), octokit, id);
+}
+
+function commented(number: number, body: string, user = "writer") {
+  const comment = gh.addComment(OWNER, NAME, number, { body, user });
+  return contextFor("issue_comment.created", issueCommentCreatedPayload(gh, { owner: OWNER, name: NAME, comment }), octokit);
+}
+
+describe("issues.labeled", () => {
+  it("enqueues a start job; a second label replies; a redelivery does nothing", async () => {
+    const issue = gh.createIssue(OWNER, NAME, { title: "Add a greeting", body: "Say hello", user: "writer" });
+    const first = await handleIssueLabeled(labeled(issue.number, "story", "delivery-1"), deps);
+    expect(first).toMatchObject({ action: "enqueued" });
+    if (first.action !== "enqueued") throw new Error("not enqueued");
+    expect(first.job).toEqual({
+      storyKey: `${OWNER}/${NAME}#${issue.number}`,
+      kind: "start",
+      installationId: gh.installationId,
+      repository: { id: gh.state.repo(OWNER, NAME)?.id, owner: OWNER, name: NAME, cloneUrl: `${gh.url}/${OWNER}/${NAME}.git`, defaultBranch: "main" },
+      issue: { number: issue.number, title: "Add a greeting", body: "Say hello" },
+      requestedBy: "writer",
+      deliveryId: "delivery-1",
+      enqueuedAt: "2026-02-03T04:05:06.000Z",
+    });
+    expect(await queue.isActive(first.job.storyKey)).toBe(true);
+    expect(commentsOn(issue.number)).toEqual([]);
+
+    expect(await handleIssueLabeled(labeled(issue.number, "story", "delivery-2"), deps)).toEqual({ action: "replied", reason: "already-active" });
+    expect(commentsOn(issue.number)).toEqual([`Story #${issue.number} is already queued or running; nothing new was started.`]);
+    expect(await handleIssueLabeled(labeled(issue.number, "story", "delivery-1"), deps)).toEqual({ action: "ignored", reason: "duplicate-delivery" });
+    expect(commentsOn(issue.number)).toHaveLength(1);
+  });
+
+  it("ignores other labels without a request, honours a configured label name", async () => {
+    const issue = gh.createIssue(OWNER, NAME, { title: "t", user: "writer" });
+    const context = labeled(issue.number, "bug");
+    const before = requestCount();
+    expect(await handleIssueLabeled(context, deps)).toEqual({ action: "ignored", reason: "other-label" });
+    expect(requestCount()).toBe(before);
+    expect(await handleIssueLabeled(labeled(issue.number, "harness-story"), { ...deps, labelName: "harness-story" })).toMatchObject({ action: "enqueued" });
+  });
+
+  it("points a blocked story at the retry command and links a completed story's pull request", async () => {
+    const blocked = gh.createIssue(OWNER, NAME, { title: "b", user: "writer", labels: [BLOCKED_LABEL] });
+    expect(await handleIssueLabeled(labeled(blocked.number), deps)).toEqual({ action: "replied", reason: "blocked-use-retry" });
+    expect(commentsOn(blocked.number)[0]).toContain("`/harness retry-blocked`");
+
+    const done = gh.createIssue(OWNER, NAME, { title: "d", user: "writer" });
+    const pull = await openStoryPull(gh, octokit, done.number);
+    const record = gh.state.pull(gh.state.repo(OWNER, NAME)!, pull.number)!;
+    record.draft = false; // what marking it ready for review does when the story completes
+    expect(await handleIssueLabeled(labeled(done.number), deps)).toEqual({ action: "replied", reason: "already-completed" });
+    expect(commentsOn(done.number)).toEqual([`Story #${done.number} already completed: ${gh.url}/${OWNER}/${NAME}/pull/${pull.number}. Nothing new was started.`]);
+  });
+});
+
+describe("issue_comment.created", () => {
+  it("ignores edited comments, bots, the App itself and commands inside code", async () => {
+    const issue = gh.createIssue(OWNER, NAME, { title: "t", user: "writer", labels: ["story", BLOCKED_LABEL] });
+    const edited = commented(issue.number, "/harness retry-blocked");
+    (edited.payload as { action: string }).action = "edited";
+    const bot = commented(issue.number, "/harness retry-blocked", "dependabot[bot]");
+    bot.payload.comment.user!.type = "Bot";
+    const self = commented(issue.number, "/harness retry-blocked", gh.botLogin);
+    const viaApp = commented(issue.number, "/harness retry-blocked");
+    (viaApp.payload.comment as { performed_via_github_app: unknown }).performed_via_github_app = gh.appJson();
+    const fenced = commented(issue.number, "```\n/harness retry-blocked\n```\n> /harness retry-blocked");
+    const before = requestCount();
+    expect(await handleIssueComment(edited, deps)).toEqual({ action: "ignored", reason: "not-created" });
+    for (const context of [bot, self, viaApp]) expect(await handleIssueComment(context, deps)).toEqual({ action: "ignored", reason: "bot" });
+    expect(await handleIssueComment(fenced, deps)).toEqual({ action: "ignored", reason: "no-command" });
+    expect(requestCount()).toBe(before);
+  });
+
+  it("refuses a reader before any other work, and enqueues nothing", async () => {
+    const issue = gh.createIssue(OWNER, NAME, { title: "t", user: "writer", labels: ["story", BLOCKED_LABEL] });
+    const before = requestCount();
+    expect(await handleIssueComment(commented(issue.number, "/harness retry-blocked", "reader"), deps)).toEqual({ action: "replied", reason: "not-permitted" });
+    expect(await handleIssueComment(commented(issue.number, "/harness retry-blocked", "stranger"), deps)).toEqual({ action: "replied", reason: "not-permitted" });
+    const routes = gh.state.requests.slice(before).map((request) => `${request.method} ${request.route ?? request.path}`);
+    expect(routes.filter((route) => !route.includes("/comments") || route.startsWith("GET"))).toEqual([
+      "GET /repos/{owner}/{repo}/collaborators/{username}/permission",
+      "GET /repos/{owner}/{repo}/collaborators/{username}/permission",
+    ]);
+    expect(commentsOn(issue.number).at(-1)).toBe("@stranger only people with write, maintain or admin permission on this repository can run story-harness commands.");
+    expect(await queue.isActive(`${OWNER}/${NAME}#${issue.number}`)).toBe(false);
+  });
+
+  it("answers help and unknown commands with the command list", async () => {
+    const issue = gh.createIssue(OWNER, NAME, { title: "t", user: "writer" });
+    expect(await handleIssueComment(commented(issue.number, "Hi\n/harness help"), deps)).toEqual({ action: "replied", reason: "help" });
+    expect(await handleIssueComment(commented(issue.number, "/harness deploy"), deps)).toEqual({ action: "replied", reason: "unknown-command" });
+    const replies = commentsOn(issue.number).filter((body) => !body.startsWith("Hi") && !body.startsWith("/harness"));
+    expect(replies[0]).toContain("- `/harness retry-blocked`:");
+    expect(replies[1]).toMatch(/^Unknown command `\/harness deploy`\.\n\nstory-harness commands/);
+  });
+
+  it("re-admits a blocked story from its pull request; says why when not blocked or not a story", async () => {
+    const issue = gh.createIssue(OWNER, NAME, { title: "Blocked story", body: "b", user: "writer", labels: ["story"] });
+    const pull = await openStoryPull(gh, octokit, issue.number);
+    expect(await handleIssueComment(commented(pull.number, "/harness retry-blocked"), deps)).toEqual({ action: "replied", reason: "not-blocked" });
+    expect(commentsOn(pull.number).at(-1)).toBe(`Story #${issue.number} is not blocked (no \`harness:blocked\` label), so \`/harness retry-blocked\` does nothing.`);
+
+    gh.addLabel(OWNER, NAME, issue.number, BLOCKED_LABEL);
+    const outcome = await handleIssueComment(commented(pull.number, "  /harness retry-blocked\n/harness retry-blocked", "maintainer"), deps);
+    expect(outcome).toMatchObject({ action: "enqueued", job: { kind: "retry-blocked", pullNumber: pull.number, requestedBy: "maintainer", issue: { number: issue.number, title: "Blocked story" } } });
+    expect(commentsOn(pull.number).at(-1)).toBe(`Re-admitting story #${issue.number} in a fresh worktree.`);
+    expect(await handleIssueComment(commented(issue.number, "/harness retry-blocked"), deps)).toEqual({ action: "replied", reason: "already-active" });
+
+    const plain = gh.createIssue(OWNER, NAME, { title: "not a story", user: "writer" });
+    expect(await handleIssueComment(commented(plain.number, "/harness retry-blocked"), deps)).toEqual({ action: "replied", reason: "not-a-story" });
+  });
+
+  it("re-admits from the story issue itself", async () => {
+    const issue = gh.createIssue(OWNER, NAME, { title: "On the issue", user: "writer", labels: ["story", BLOCKED_LABEL] });
+    const pull = await openStoryPull(gh, octokit, issue.number);
+    expect(await handleIssueComment(commented(issue.number, "/harness retry-blocked"), deps)).toMatchObject({ action: "enqueued", job: { pullNumber: pull.number, kind: "retry-blocked" } });
+  });
+});
+
+describe("check_run.requested_action", () => {
+  it("re-admits on Retry from a writer and refuses a reader", async () => {
+    const issue = gh.createIssue(OWNER, NAME, { title: "Retry me", user: "writer", labels: ["story", BLOCKED_LABEL] });
+    const pull = await openStoryPull(gh, octokit, issue.number);
+    const run = await octokit.rest.checks.create({ owner: OWNER, repo: NAME, name: "harness / story", head_sha: pull.headSha, external_id: `story-${issue.number}`, status: "completed", conclusion: "action_required" });
+    const press = async (sender: string, identifier = "retry") =>
+      contextFor("check_run.requested_action", await checkRunRequestedActionPayload(gh, { owner: OWNER, name: NAME, checkRunId: run.data.id, identifier, sender }), octokit);
+    expect(await handleRetryAction(await press("writer", "other"), deps)).toEqual({ action: "ignored", reason: "other-action" });
+    expect(await handleRetryAction(await press("reader"), deps)).toEqual({ action: "replied", reason: "not-permitted" });
+    expect(commentsOn(pull.number).at(-1)).toMatch(/^@reader only people with write/);
+    expect(await handleRetryAction(await press("writer"), deps)).toMatchObject({ action: "enqueued", job: { kind: "retry-blocked", pullNumber: pull.number, requestedBy: "writer", issue: { number: issue.number } } });
+    expect(commentsOn(pull.number).at(-1)).toBe(`Re-admitting story #${issue.number} in a fresh worktree.`);
+  });
+});
