@@ -41,13 +41,14 @@ export function harnessApp(options: HarnessAppOptions): ApplicationFunction {
       })
       .catch((error: unknown) => app.log.warn({ err: { message: String(error) } }, "could not read the App's slug"));
 
-    const logOutcome = (event: string, outcome: TriggerOutcome): void => {
+    const logOutcome = (event: string, deliveryId: string, outcome: TriggerOutcome): void => {
       const { action } = outcome;
-      app.log.info({ event, action, ...("reason" in outcome ? { reason: outcome.reason } : { jobId: outcome.jobId }) }, `${event}: ${action}`);
+      const detail = "reason" in outcome ? { reason: outcome.reason } : { jobId: outcome.jobId };
+      app.log.info({ event, deliveryId, action, ...detail }, `${event}: ${action}`);
     };
-    app.on("issues.labeled", async (context) => logOutcome("issues.labeled", await handleIssueLabeled(context, deps)));
-    app.on("issue_comment.created", async (context) => logOutcome("issue_comment.created", await handleIssueComment(context, deps)));
-    app.on("check_run.requested_action", async (context) => logOutcome("check_run.requested_action", await handleRetryAction(context, deps)));
+    app.on("issues.labeled", async (context) => logOutcome("issues.labeled", context.id, await handleIssueLabeled(context, deps)));
+    app.on("issue_comment.created", async (context) => logOutcome("issue_comment.created", context.id, await handleIssueComment(context, deps)));
+    app.on("check_run.requested_action", async (context) => logOutcome("check_run.requested_action", context.id, await handleRetryAction(context, deps)));
 
     if (options.runJobs === false) return;
     queue.start(

@@ -1,5 +1,6 @@
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
+import { parseArgs, parseEnv } from "node:util";
 import { run } from "probot";
 import { isNeverPassed } from "../exec/index.js";
 import { EmbeddedQueue } from "../queue/index.js";
@@ -29,6 +30,7 @@ export function readAppSettings(env: NodeJS.ProcessEnv): HarnessAppSettings {
  */
 export async function serveCommand(args: string[], io: CliIO): Promise<number> {
   parseArgs({ args, options: {}, strict: true, allowPositionals: false });
+  loadDotEnv(io);
   const settings = readAppSettings(io.env);
   const needsSetup = !io.env.APP_ID || !(io.env.PRIVATE_KEY || io.env.PRIVATE_KEY_PATH);
   // The queue is opened only for a configured App; the setup page needs none.
@@ -42,4 +44,16 @@ export async function serveCommand(args: string[], io: CliIO): Promise<number> {
   await server.stop();
   await queue?.close({ abortRunning: true });
   return 0;
+}
+
+/**
+ * Reads `.env` of the working directory as Probot does (values already in the environment
+ * win), before the App's settings are read: Probot itself loads it only once `run` starts.
+ */
+function loadDotEnv(io: CliIO): void {
+  const path = join(io.cwd, ".env");
+  if (!existsSync(path)) return;
+  for (const [name, value] of Object.entries(parseEnv(readFileSync(path, "utf8")))) {
+    if (io.env[name] === undefined && value !== undefined) io.env[name] = value;
+  }
 }

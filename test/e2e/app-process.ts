@@ -1,0 +1,116 @@
+/**
+ * Runs the App as a real HTTP server for end-to-end tests: `node bin/harness.js serve` in its
+ * own process (through src/exec), configured like an operator would — credentials in `.env`,
+ * GHE_HOST/GHE_PROTOCOL pointing at the fake GitHub, PORT and HARNESS_HOME in its environment.
+ */
+import { writeFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { createServer } from "node:net";
+import { join, resolve } from "node:path";
+import { exec, type ExecResult } from "../../src/exec/index.js";
+import type { FakeGitHub } from "../support/fake-github/index.js";
+
+const BIN = resolve("bin/harness.js");
+
+export interface RunningApp {
+  port: number;
+  webhookUrl: string;
+  logPath: string;
+  pid: number;
+  done: Promise<ExecResult>;
+  /** The App's log so far (JSON lines). */
+  log(): Promise<string>;
+  /** Ends the App with SIGTERM (its process group) and waits for it. */
+  stop(): Promise<ExecResult>;
+  /** Ends the App's own process with SIGKILL: no shutdown code runs. */
+  kill9(): Promise<ExecResult>;
+}
+
+/** A free loopback port (the kernel's pick, released just before the App binds it). */
+export async function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once("error", fail);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => done(port));
+    });
+  });
+}
+
+/** Starts the App against `fake` with data under `home`; resolves once it answers /ping. */
+export async function startApp(args: { fake: FakeGitHub; home: string; workDir: string; env?: Record<string, string> }): Promise<RunningApp> {
+  const { fake } = args;
+  // Credentials go in .env, as Probot's setup writes them; src/exec never passes them to a child.
+  const pem = Buffer.from(fake.privateKey).toString("base64");
+  writeFileSync(join(args.workDir, ".env"), `APP_ID=${fake.appId}\nPRIVATE_KEY=${pem}\nWEBHOOK_SECRET=${fake.webhookSecret}\n`);
+  const port = await freePort();
+  const logPath = join(args.workDir, `app-${port}.log`);
+  const abort = new AbortController();
+  let pid = 0;
+  const done = exec([process.execPath, BIN, "serve"], {
+    cwd: args.workDir,
+    env: {
+      set: {
+        GHE_HOST: fake.host,
+        GHE_PROTOCOL: "http",
+        HOST: "127.0.0.1",
+        PORT: String(port),
+        HARNESS_HOME: args.home,
+        LOG_FORMAT: "json",
+        LOG_LEVEL: "info",
+        ...args.env,
+      },
+    },
+    logPath,
+    signal: abort.signal,
+    killGraceMs: 5000,
+    onSpawn: (childPid) => {
+      pid = childPid;
+    },
+  });
+  const url = `http://127.0.0.1:${port}`;
+  let exited: ExecResult | undefined;
+  void done.then((result) => {
+    exited = result;
+  });
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (exited) throw new Error(`the App exited before answering (exit ${exited.exitCode}):\n${exited.tail}`);
+    const ok = await fetch(`${url}/ping`).then((response) => response.ok, () => false);
+    if (ok) break;
+    if (Date.now() > deadline) {
+      abort.abort();
+      throw new Error(`the App did not answer within 30 s:\n${await readFile(logPath, "utf8").catch(() => "")}`);
+    }
+    await new Promise((wake) => setTimeout(wake, 100));
+  }
+  return {
+    port,
+    webhookUrl: `${url}/api/github/webhooks`,
+    logPath,
+    pid,
+    done,
+    log: () => readFile(logPath, "utf8").catch(() => ""),
+    stop: async () => {
+      abort.abort();
+      return done;
+    },
+    kill9: async () => {
+      process.kill(pid, "SIGKILL");
+      return done;
+    },
+  };
+}
+
+/** Polls `probe` until it returns a value (not undefined), failing after `timeoutMs` with `what`. */
+export async function eventually<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((wake) => setTimeout(wake, 50));
+  }
+}

@@ -1,0 +1,128 @@
+/** Repositories, deliveries and probes shared by the end-to-end scenarios. */
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import {
+  deliverWebhook,
+  issueCommentCreatedPayload,
+  issuesLabeledPayload,
+  signedDelivery,
+  type CheckRunRecord,
+  type FakeGitHub,
+  type PullRecord,
+} from "../support/fake-github/index.js";
+import { eventually, type RunningApp } from "./app-process.js";
+
+export const OWNER = "acme";
+export const STATUS_MARKER = "<!-- story-harness:status -->";
+export const CHECK_NAMES = ["harness / provision", "harness / verifier", "harness / clean-clone", "harness / story"];
+
+/**
+ * A scripted agent committed in the fake repository: each seat does its small part, so the
+ * suite (`test -f feature.txt`) passes where the work stands and in the clean clone.
+ * With a marker folder, the implementer of the first run waits until the test releases it.
+ */
+export const AGENT_SCRIPT = `#!/bin/sh
+markers="$1"
+case "$HARNESS_STAGE" in
+  implementer)
+    if [ -n "$markers" ] && [ ! -f "$markers/started" ]; then
+      : > "$markers/started"
+      i=0
+      while [ ! -f "$markers/release" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done
+    fi
+    echo hello > feature.txt ;;
+  tester) mkdir -p tests && echo 'test -f feature.txt' > tests/check.sh ;;
+  verifier) printf '{"verdict":"pass","findings":["feature.txt is there"]}\\n' > "$HARNESS_ARTIFACT_DIR/verdict.json" ;;
+  documenter) echo "Documented." >> README.md ;;
+esac
+`;
+
+/** `.github/harness.yml` for the scripted agent; `provision` defaults to a no-op. */
+export function harnessYml(options: { provision?: string; markers?: string } = {}): string {
+  const agentArgs = options.markers ? ` '${options.markers}'` : "";
+  return [
+    "agent:",
+    `  command: sh .harness-test/agent.sh${agentArgs}`,
+    "test:",
+    "  command: test -f feature.txt",
+    "provision:",
+    `  command: ${JSON.stringify(options.provision ?? "true")}`,
+    "",
+  ].join("\n");
+}
+
+/** Adds a repository with the scripted agent and `config` as `.github/harness.yml`. */
+export async function addStoryRepo(fake: FakeGitHub, name: string, config: string | undefined): Promise<void> {
+  const files: Record<string, string> = { "README.md": `# ${name}\n`, ".harness-test/agent.sh": AGENT_SCRIPT };
+  if (config !== undefined) files[".github/harness.yml"] = config;
+  await fake.addRepository({ owner: OWNER, name, files });
+}
+
+/** Delivers a signed `issues.labeled` for a new issue; returns the issue number and the answer. */
+export async function labelNewIssue(fake: FakeGitHub, app: RunningApp, name: string, title: string, sender = OWNER): Promise<{ number: number; status: number; deliveryId: string }> {
+  const issue = fake.createIssue(OWNER, name, { title, body: `As a user I want ${title}.`, user: sender });
+  const payload = issuesLabeledPayload(fake, { owner: OWNER, name, number: issue.number, label: "story", sender });
+  const delivery = signedDelivery("issues", payload, fake.webhookSecret);
+  const answer = await deliverWebhook(app.webhookUrl, delivery);
+  return { number: issue.number, status: answer.status, deliveryId: delivery.id };
+}
+
+/** Posts `body` as `user`'s comment on `number` and delivers the webhook; returns the answer status and delivery id. */
+export async function commentAs(fake: FakeGitHub, app: RunningApp, name: string, number: number, user: string, body: string): Promise<{ status: number; deliveryId: string }> {
+  const comment = fake.addComment(OWNER, name, number, { body, user });
+  const payload = issueCommentCreatedPayload(fake, { owner: OWNER, name, comment });
+  const delivery = signedDelivery("issue_comment", payload, fake.webhookSecret);
+  const answer = await deliverWebhook(app.webhookUrl, delivery);
+  return { status: answer.status, deliveryId: delivery.id };
+}
+
+export function storyPull(fake: FakeGitHub, name: string, issue: number): PullRecord | undefined {
+  return fake.state.pulls.find((pull) => pull.repo === `${OWNER}/${name}` && pull.headRef === `harness/story-${issue}`);
+}
+
+/** The latest check run of each name on `sha`. */
+export function checksOn(fake: FakeGitHub, name: string, sha: string): Map<string, CheckRunRecord> {
+  const runs = new Map<string, CheckRunRecord>();
+  for (const run of fake.state.checkRuns) if (run.repo === `${OWNER}/${name}` && run.headSha === sha) runs.set(run.name, run);
+  return runs;
+}
+
+/** Waits until the story's `harness / story` check run on the branch head is completed; returns it with the head. */
+export async function storyEnd(fake: FakeGitHub, name: string, issue: number, timeoutMs = 90_000): Promise<{ head: string; story: CheckRunRecord }> {
+  return eventually(`story ${name}#${issue} to end`, async () => {
+    const head = await fake.branchHead(OWNER, name, `harness/story-${issue}`);
+    if (!head) return undefined;
+    const story = checksOn(fake, name, head).get("harness / story");
+    return story?.status === "completed" ? { head, story } : undefined;
+  }, timeoutMs);
+}
+
+/** Waits for a log line of the App about a delivery. */
+export async function loggedDelivery(app: RunningApp, deliveryId: string): Promise<Record<string, unknown>> {
+  return eventually(`the App to log delivery ${deliveryId}`, async () => {
+    for (const line of (await app.log()).split("\n")) {
+      if (!line.includes(deliveryId) || !line.startsWith("{")) continue;
+      const entry = JSON.parse(line) as Record<string, unknown>;
+      if (entry.deliveryId === deliveryId && typeof entry.action === "string") return entry;
+    }
+    return undefined;
+  }, 20_000);
+}
+
+/** Every file under `dir` whose bytes contain any of `needles`. */
+export function filesContaining(dir: string, needles: readonly string[]): string[] {
+  const found: string[] = [];
+  const walk = (path: string): void => {
+    const stat = statSync(path, { throwIfNoEntry: false });
+    if (!stat) return;
+    if (stat.isDirectory()) {
+      for (const entry of readdirSync(path)) walk(join(path, entry));
+      return;
+    }
+    if (!stat.isFile()) return;
+    const bytes = readFileSync(path);
+    if (needles.some((needle) => bytes.includes(needle))) found.push(path);
+  };
+  walk(dir);
+  return found;
+}

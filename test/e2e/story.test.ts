@@ -1,0 +1,169 @@
+/**
+ * End to end: the App as a real HTTP server (its own process) against the strict fake GitHub,
+ * real signed webhooks, real clones and pushes over git's smart HTTP, a scripted agent.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { deliverWebhook, issuesLabeledPayload, signedDelivery, startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
+import { eventually, startApp, type RunningApp } from "./app-process.js";
+import {
+  addStoryRepo, CHECK_NAMES, checksOn, commentAs, filesContaining, harnessYml, labelNewIssue, loggedDelivery, OWNER, STATUS_MARKER, storyEnd, storyPull,
+} from "./scenario.js";
+
+import { jest } from "@jest/globals";
+
+jest.setTimeout(180_000);
+
+describe("the App end to end", () => {
+  let fake: FakeGitHub;
+  let app: RunningApp;
+  let root: string;
+  let home: string;
+
+  beforeAll(async () => {
+    root = mkdtempSync(join(tmpdir(), "harness-e2e-"));
+    home = join(root, "home");
+    fake = await startFakeGitHub();
+    app = await startApp({ fake, home, workDir: root });
+  });
+
+  afterAll(async () => {
+    await app?.stop();
+    await fake?.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it("label → draft PR, 👀, link comment, four check runs, status comment, PR ready; a redelivery starts nothing", async () => {
+    await addStoryRepo(fake, "happy", harnessYml());
+    const issue = fake.createIssue(OWNER, "happy", { title: "Greet the user", body: "Say hello.", user: OWNER });
+    const payload = issuesLabeledPayload(fake, { owner: OWNER, name: "happy", number: issue.number, label: "story", sender: OWNER });
+    const delivery = signedDelivery("issues", payload, fake.webhookSecret);
+    expect((await deliverWebhook(app.webhookUrl, delivery)).status).toBe(200);
+    expect((await deliverWebhook(app.webhookUrl, delivery)).status).toBe(200);
+
+    const { head, story } = await storyEnd(fake, "happy", issue.number);
+    expect(story.conclusion).toBe("success");
+    const pull = await eventually("PR ready for review", () => {
+      const found = storyPull(fake, "happy", issue.number);
+      return found && !found.draft ? found : undefined;
+    });
+    expect(pull.title).toBe(`Story #${issue.number}: Greet the user`);
+    expect(pull.body).toContain(`Closes #${issue.number}`);
+    expect(pull.history[0]).toMatchObject({ draft: true });
+
+    const checks = checksOn(fake, "happy", head);
+    expect([...checks.keys()].sort()).toEqual([...CHECK_NAMES].sort());
+    for (const name of CHECK_NAMES) expect([name, checks.get(name)?.status, checks.get(name)?.conclusion]).toEqual([name, "completed", "success"]);
+    expect(checks.get("harness / story")?.history.map((body) => body.status).filter(Boolean)).toContain("in_progress");
+
+    const statusComments = fake.state.comments.filter((comment) => comment.issueNumber === pull.number && comment.body.includes(STATUS_MARKER));
+    expect(statusComments).toHaveLength(1);
+    expect(fake.state.reactions.filter((reaction) => reaction.issueNumber === issue.number).map((reaction) => reaction.content)).toEqual(["eyes"]);
+    expect(fake.state.comments.some((comment) => comment.issueNumber === issue.number && comment.body.includes(`#${pull.number}`))).toBe(true);
+
+    // One run: one pull request created, one start.
+    const creates = fake.state.requests.filter((request) => request.method === "POST" && request.path === `/api/v3/repos/${OWNER}/happy/pulls`);
+    expect(creates).toHaveLength(1);
+    expect(fake.state.pulls.filter((candidate) => candidate.repo === `${OWNER}/happy`)).toHaveLength(1);
+    fake.assertNoUnexpectedRequests();
+  });
+
+  it("answers a webhook with a bad or missing signature with an error and queues nothing", async () => {
+    await addStoryRepo(fake, "unsigned", harnessYml());
+    const issue = fake.createIssue(OWNER, "unsigned", { title: "Forged", body: "", user: OWNER });
+    const payload = issuesLabeledPayload(fake, { owner: OWNER, name: "unsigned", number: issue.number, label: "story", sender: OWNER });
+    const forged = signedDelivery("issues", payload, "not-the-secret");
+    const missing = signedDelivery("issues", payload, fake.webhookSecret);
+    delete missing.headers["X-Hub-Signature-256"];
+    delete missing.headers["x-hub-signature-256"];
+    const forgedAnswer = await deliverWebhook(app.webhookUrl, forged);
+    const missingAnswer = await deliverWebhook(app.webhookUrl, missing);
+    expect(forgedAnswer.status).toBeGreaterThanOrEqual(400);
+    expect(missingAnswer.status).toBeGreaterThanOrEqual(400);
+    // A signed delivery after them is handled, so the two before it were answered and dropped.
+    const after = await commentAs(fake, app, "unsigned", issue.number, OWNER, "/harness help");
+    await loggedDelivery(app, after.deliveryId);
+    const logged = await app.log();
+    expect(logged).not.toContain(forged.id);
+    expect(logged).not.toContain(missing.id);
+    expect(fake.state.requests.some((request) => request.path.includes(`/${OWNER}/unsigned.git`))).toBe(false);
+    expect(storyPull(fake, "unsigned", issue.number)).toBeUndefined();
+  });
+
+  it("ignores the App's own comment containing the command", async () => {
+    await addStoryRepo(fake, "own-comment", harnessYml());
+    const issue = fake.createIssue(OWNER, "own-comment", { title: "Bot talk", body: "", user: OWNER });
+    const before = fake.state.comments.length;
+    const sent = await commentAs(fake, app, "own-comment", issue.number, fake.botLogin, "/harness retry-blocked");
+    expect(sent.status).toBe(200);
+    expect(await loggedDelivery(app, sent.deliveryId)).toMatchObject({ action: "ignored", reason: "bot" });
+    expect(fake.state.comments.length).toBe(before + 1);
+  });
+
+  it("refuses /harness retry-blocked from a read-only user and clones nothing", async () => {
+    await addStoryRepo(fake, "readonly", harnessYml());
+    const issue = fake.createIssue(OWNER, "readonly", { title: "Not yours", body: "", user: OWNER });
+    fake.addLabel(OWNER, "readonly", issue.number, "harness:blocked");
+    fake.setPermission(OWNER, "readonly", "visitor", "read");
+    const sent = await commentAs(fake, app, "readonly", issue.number, "visitor", "/harness retry-blocked");
+    expect(await loggedDelivery(app, sent.deliveryId)).toMatchObject({ action: "replied", reason: "not-permitted" });
+    const reply = fake.state.comments.find((comment) => comment.issueNumber === issue.number && comment.user === fake.botLogin);
+    expect(reply?.body).toMatch(/write/i);
+    expect(fake.state.requests.some((request) => request.path.includes(`/${OWNER}/readonly.git`))).toBe(false);
+    expect(filesContaining(home, []).some((path) => path.includes(join("repos", OWNER, "readonly")))).toBe(false);
+  });
+
+  it("fails the story check run with the validation message of an invalid .github/harness.yml", async () => {
+    await addStoryRepo(fake, "bad-config", "agent:\n  command: sh agent.sh\nmax_attempts: zero\n");
+    const { number, status } = await labelNewIssue(fake, app, "bad-config", "Bad config");
+    expect(status).toBe(200);
+    const { story } = await storyEnd(fake, "bad-config", number);
+    expect(["failure", "action_required"]).toContain(story.conclusion);
+    const text = `${story.output.summary ?? ""}\n${story.output.text ?? ""}`;
+    expect(text).toContain(".github/harness.yml");
+    expect(text).toContain("max_attempts");
+    expect(text).toContain("config-invalid");
+  });
+
+  it("blocks on a provisioning failure with harness:blocked and a Retry button; a writer's retry-blocked completes it", async () => {
+    const gate = join(root, "provision-ok");
+    await addStoryRepo(fake, "provision", harnessYml({ provision: `test -f '${gate}'` }));
+    const { number } = await labelNewIssue(fake, app, "provision", "Needs dependencies");
+    const blocked = await storyEnd(fake, "provision", number);
+    expect(blocked.story.conclusion).toBe("action_required");
+    expect(blocked.story.actions.map((action) => action.identifier)).toContain("retry");
+    expect(`${blocked.story.output.summary}${blocked.story.output.text}`).toContain("workspace-provision-failed");
+    expect(checksOn(fake, "provision", blocked.head).get("harness / provision")?.conclusion).toBe("failure");
+    const pull = storyPull(fake, "provision", number);
+    expect(pull).toBeDefined();
+    expect(fake.state.issue(fake.state.repo(OWNER, "provision")!, number)?.labels).toContain("harness:blocked");
+
+    writeFileSync(gate, "");
+    fake.setPermission(OWNER, "provision", "writer", "write");
+    const retry = await commentAs(fake, app, "provision", pull!.number, "writer", "/harness retry-blocked");
+    expect(await loggedDelivery(app, retry.deliveryId)).toMatchObject({ action: "enqueued" });
+    const done = await eventually("the re-admitted story to complete", async () => {
+      const head = await fake.branchHead(OWNER, "provision", `harness/story-${number}`);
+      const story = head ? checksOn(fake, "provision", head).get("harness / story") : undefined;
+      return story?.conclusion === "success" ? story : undefined;
+    }, 90_000);
+    expect(done.status).toBe("completed");
+    expect(fake.state.issue(fake.state.repo(OWNER, "provision")!, number)?.labels).not.toContain("harness:blocked");
+    expect(storyPull(fake, "provision", number)?.draft).toBe(false);
+  });
+
+  it("leaves no token in any request body, log line or file under the data directory", async () => {
+    const tokens = fake.issuedTokens().map((issued) => issued.token);
+    expect(tokens.length).toBeGreaterThan(0);
+    const forms = tokens.flatMap((token) => [token, Buffer.from(`x-access-token:${token}`).toString("base64")]);
+    for (const request of fake.state.requests) {
+      const body = JSON.stringify(request.body ?? "");
+      for (const form of forms) expect(body.includes(form)).toBe(false);
+    }
+    const log = await app.log();
+    for (const form of forms) expect(log.includes(form)).toBe(false);
+    expect(filesContaining(home, forms)).toEqual([]);
+    fake.assertNoUnexpectedRequests();
+  });
+});
