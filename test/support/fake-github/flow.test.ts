@@ -64,7 +64,8 @@ describe("fake GitHub: the routes a story uses", () => {
     expect(labels.data.map((label) => label.name)).toEqual(["story", "harness:blocked"]);
     await octokit.rest.issues.removeLabel({ owner: OWNER, repo: NAME, issue_number: issue.number, name: "harness:blocked" });
     await expect(octokit.rest.issues.removeLabel({ owner: OWNER, repo: NAME, issue_number: issue.number, name: "harness:blocked" })).rejects.toMatchObject({ status: 404 });
-    expect(gh.state.issue(gh.state.repo(OWNER, NAME)!, issue.number)?.labels).toEqual(["story"]);
+    expect(gh.state.labelsOn(OWNER, NAME, issue.number)).toEqual(["story"]);
+    expect(gh.state.commentsOn(OWNER, NAME, issue.number).map((comment) => comment.user)).toEqual([gh.botLogin, "bob", "bob", "bob", "bob"]);
   });
 
   it("draft pull request from a pushed branch, found by head, marked ready through GraphQL, with check runs on its head", async () => {
@@ -98,6 +99,8 @@ describe("fake GitHub: the routes a story uses", () => {
     await octokit.graphql(`mutation($id: ID!) { markPullRequestReadyForReview(input: { pullRequestId: $id }) { pullRequest { isDraft } } }`, { id: created.data.node_id });
     const ready = await octokit.rest.pulls.get({ owner: OWNER, repo: NAME, pull_number: created.data.number });
     expect(ready.data.draft).toBe(false);
+    expect(gh.state.findPull(OWNER, NAME, branch)?.history.at(-1)).toEqual({ graphql: "markPullRequestReadyForReview" });
+    expect(gh.state.checkRunsOf(OWNER, NAME, { name: "harness / story", headSha: head }).map((candidate) => candidate.id)).toEqual([run.data.id]);
     await expect(octokit.graphql(`query { viewer { login } }`)).rejects.toThrow();
     expect(gh.takeUnexpectedRequests()[0]?.reason).toMatch(/GraphQL/);
   });

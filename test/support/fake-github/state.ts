@@ -173,6 +173,39 @@ export class FakeState {
     return this.labels.find((label) => label.repo === repo.fullName && label.name.toLowerCase() === name.toLowerCase());
   }
 
+  /** Test helper: an issue (or a pull request's issue) by repository and number. */
+  findIssue(owner: string, name: string, number: number): IssueRecord | undefined {
+    const repo = this.repo(owner, name);
+    return repo && this.issue(repo, number);
+  }
+
+  /** Test helper: a pull request by number, or by its head branch when given a string. */
+  findPull(owner: string, name: string, numberOrBranch: number | string): PullRecord | undefined {
+    const repo = this.repo(owner, name);
+    if (!repo) return undefined;
+    if (typeof numberOrBranch === "number") return this.pull(repo, numberOrBranch);
+    return this.pulls.filter((pull) => pull.repo === repo.fullName && pull.headRef === numberOrBranch).at(-1);
+  }
+
+  /** Test helper: the comments on an issue or pull request, oldest first. */
+  commentsOn(owner: string, name: string, number: number): CommentRecord[] {
+    const fullName = this.repo(owner, name)?.fullName;
+    return this.comments.filter((comment) => comment.repo === fullName && comment.issueNumber === number);
+  }
+
+  /** Test helper: the label names on an issue or pull request. */
+  labelsOn(owner: string, name: string, number: number): string[] {
+    return [...(this.findIssue(owner, name, number)?.labels ?? [])];
+  }
+
+  /** Test helper: a repository's check runs, oldest first, optionally by name and head commit. */
+  checkRunsOf(owner: string, name: string, filter: { name?: string; headSha?: string } = {}): CheckRunRecord[] {
+    const fullName = this.repo(owner, name)?.fullName;
+    return this.checkRuns.filter(
+      (run) => run.repo === fullName && (filter.name === undefined || run.name === filter.name) && (filter.headSha === undefined || run.headSha === filter.headSha),
+    );
+  }
+
   /** The repository's label of that name, created (like GitHub does when a label is added) when missing. */
   ensureLabel(repo: RepoRecord, name: string): LabelRecord {
     const existing = this.label(repo, name);
