@@ -15,7 +15,7 @@ import {
 } from "../pipeline/index.js";
 import { git, harnessHome, isWorkTree } from "../workspace/index.js";
 import { UsageError, type CliIO } from "./usage.js";
-import { isInputError } from "./validate.js";
+import { isInputError, strictArgs } from "./validate.js";
 
 const USAGE = "harness run [<repo>] --story <file.md> [--agent <preset>|--agent-cmd <template>] [--workflow <file>] [--test-cmd <cmd>]";
 
@@ -42,18 +42,20 @@ export function storySlug(name: string): string {
  * branch are not touched. Exit 0 completed, 1 blocked, 2 bad arguments or configuration.
  */
 export async function runCommand(args: string[], io: CliIO): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    strict: true,
-    options: {
-      story: { type: "string" },
-      agent: { type: "string" },
-      "agent-cmd": { type: "string" },
-      workflow: { type: "string" },
-      "test-cmd": { type: "string" },
-    },
-  });
+  const { values, positionals } = strictArgs(USAGE, () =>
+    parseArgs({
+      args,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        story: { type: "string" },
+        agent: { type: "string" },
+        "agent-cmd": { type: "string" },
+        workflow: { type: "string" },
+        "test-cmd": { type: "string" },
+      },
+    }),
+  );
   if (positionals.length > 1) throw new UsageError(`expected at most one repository, got ${positionals.length}`, USAGE);
   if (values.story === undefined) throw new UsageError("--story <file.md> is required", USAGE);
   if (values.agent !== undefined && values["agent-cmd"] !== undefined) throw new UsageError("give --agent or --agent-cmd, not both", USAGE);

@@ -12,13 +12,24 @@ export function isInputError(error: unknown): error is Error {
   return error instanceof SchemaValidationError || error instanceof WorkflowError || error instanceof ConfigError;
 }
 
+/** Runs a parseArgs call, turning its complaint about the command line into a {@link UsageError}. */
+export function strictArgs<T>(usage: string, parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    const code = error !== null && typeof error === "object" && "code" in error ? String(error.code) : "";
+    if (code.startsWith("ERR_PARSE_ARGS")) throw new UsageError((error as Error).message, usage);
+    throw error;
+  }
+}
+
 /**
  * `harness validate`: checks a workflow JSON (schema, stage references, prompt templates) or
  * a `.github/harness.yml` without running anything. Exit 0 valid, 2 invalid or unreadable,
  * with the file and the JSON path of each offending value.
  */
 export async function validateCommand(args: string[], io: CliIO): Promise<number> {
-  const { positionals } = parseArgs({ args, options: {}, allowPositionals: true, strict: true });
+  const { positionals } = strictArgs(USAGE, () => parseArgs({ args, options: {}, allowPositionals: true, strict: true }));
   if (positionals.length !== 1 || positionals[0] === undefined) throw new UsageError("expected exactly one file", USAGE);
   const file = resolve(io.cwd, positionals[0]);
   if (!existsSync(file)) throw new UsageError(`${file} does not exist`, USAGE);

@@ -22,7 +22,7 @@ export type FailureClass =
   | "interrupted"
   | "internal-error";
 
-/** The clean-clone result as recorded (the shape of `clean-clone-result.json`); one definition, in workspace. */
+/** The clean-clone result as recorded (the shape of the result file a stage declares with `clean_clone`); one definition, in workspace. */
 export type CleanCloneRecord = CleanCloneResult;
 
 interface EventBase {

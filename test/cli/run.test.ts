@@ -1,0 +1,108 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { main } from "../../src/cli.js";
+import type { CliIO } from "../../src/cli/usage.js";
+import { git } from "../../src/workspace/index.js";
+import { readJournal } from "../../src/pipeline/index.js";
+import { schemas } from "../../src/schema/index.js";
+import { commitAll, removeTempDirs, writeFiles } from "../support/tmp.js";
+import { makeScenario, q, AGENT_SCRIPT, type Scenario } from "../pipeline/helpers.js";
+
+afterAll(removeTempDirs);
+
+function captureIO(cwd: string, home: string): CliIO & { out: string; err: string } {
+  const io = {
+    out: "",
+    err: "",
+    cwd,
+    env: { ...process.env, HARNESS_HOME: home },
+    stdout: (text: string) => void (io.out += text),
+    stderr: (text: string) => void (io.err += text),
+  };
+  return io;
+}
+
+const agentCmd = (s: Scenario, scenario: string): string => `sh ${q(AGENT_SCRIPT)} ${scenario} ${q(s.launches)}`;
+
+/** A repository whose .github/harness.yml drives the scripted agent; a story file beside it. */
+async function cliScenario(testCommand: string): Promise<Scenario & { story: string }> {
+  const s = await makeScenario();
+  const yaml = [
+    "agent:",
+    `  command: ${JSON.stringify(agentCmd(s, "complete"))}`,
+    "test:",
+    `  command: ${JSON.stringify(testCommand)}`,
+    "provision:",
+    '  command: "true"',
+  ].join("\n");
+  writeFiles(s.repo, { ".github/harness.yml": `${yaml}\n` });
+  await commitAll(s.repo, "configure the harness");
+  const story = join(s.dir, "Greet Users.md");
+  writeFileSync(story, "# Greet the user\n\nWrite feature.txt saying hello.\n");
+  return { ...s, story };
+}
+
+describe("harness run", () => {
+  it("runs the whole pipeline, prints a line per step and leaves the user's tree and branch alone", async () => {
+    const s = await cliScenario("false");
+    writeFileSync(join(s.repo, "README.md"), "# user edit in progress\n");
+    const statusBefore = await git(["status", "--porcelain"], { cwd: s.repo });
+    const io = captureIO(s.repo, s.home);
+    // The flag overrides the configuration's failing test command.
+    const code = await main(["run", "--story", s.story, "--test-cmd", "test -f feature.txt"], io);
+
+    expect(io.err).toBe("");
+    expect(code).toBe(0);
+    for (const stage of ["implementer", "tester", "verifier", "documenter"]) {
+      expect(io.out).toMatch(new RegExp(`^${stage} +attempt 1 +\\d+(ms|\\.\\ds) +passed$`, "m"));
+    }
+    expect(io.out).toMatch(/^verifier +attempt 1 +clean clone \S+ passed$/m);
+    const commit = /^completed +commit ([0-9a-f]{40}) on harness\/story-greet-users$/m.exec(io.out)?.[1];
+    expect(commit).toBeDefined();
+    expect(await git(["rev-parse", "harness/story-greet-users"], { cwd: s.repo })).toBe(commit);
+    expect(await git(["symbolic-ref", "--short", "HEAD"], { cwd: s.repo })).toBe("main");
+    expect(await git(["status", "--porcelain"], { cwd: s.repo })).toBe(statusBefore);
+    expect(readFileSync(join(s.repo, "README.md"), "utf8")).toBe("# user edit in progress\n");
+    // Every journal line validates.
+    const runDir = /^run directory: (.+)$/m.exec(io.out)?.[1] ?? "";
+    const lines = readFileSync(join(runDir, "execution-history.ndjson"), "utf8").trim().split("\n");
+    for (const line of lines) expect(schemas().issues("execution-history", JSON.parse(line))).toEqual([]);
+    expect(readJournal(join(runDir, "execution-history.ndjson"))).toHaveLength(lines.length);
+  });
+
+  it("exits 1 when the story is blocked, naming the failure class and the run directory", async () => {
+    const s = await cliScenario("false");
+    const io = captureIO(s.dir, s.home);
+    const code = await main(["run", s.repo, "--story", s.story, "--agent-cmd", agentCmd(s, "complete")], io);
+    expect(code).toBe(1);
+    expect(io.err).toMatch(/story blocked \(retry-ceiling\)/);
+    expect(io.err).toContain(join(s.home, "runs", "greet-users"));
+    expect(io.out).toMatch(/^retry +attempt 2 from implementer \(suite-failed at verifier\)$/m);
+  });
+
+  it("exits 2 for bad arguments or configuration, naming what is wrong", async () => {
+    const s = await cliScenario("true");
+    const run = async (args: string[]): Promise<{ code: number; err: string }> => {
+      const io = captureIO(s.repo, s.home);
+      return { code: await main(["run", ...args], io), err: io.err };
+    };
+    expect(await run([])).toMatchObject({ code: 2, err: expect.stringContaining("--story <file.md> is required") });
+    expect(await run(["--story", s.story, "--agent", "gpt"])).toMatchObject({ code: 2, err: expect.stringContaining("--agent must be one of") });
+    expect(await run(["--story", s.story, "--agent", "aider", "--agent-cmd", "x"])).toMatchObject({ code: 2 });
+    expect(await run([s.dir, "--story", s.story])).toMatchObject({ code: 2, err: expect.stringContaining("is not a git repository") });
+    expect(await run(["--story", s.story, "--bogus"])).toMatchObject({ code: 2 });
+
+    const bad = join(s.dir, "bad-workflow.json");
+    writeFileSync(bad, JSON.stringify({ name: "x", max_attempts: 0, stages: [], on_failure: { retry_stage: "a" } }));
+    const invalid = await run(["--story", s.story, "--workflow", bad]);
+    expect(invalid.code).toBe(2);
+    expect(invalid.err).toContain(bad);
+    expect(invalid.err).toContain("$.max_attempts");
+
+    writeFiles(s.repo, { ".github/harness.yml": "test:\n  comand: x\n" });
+    const typo = await run(["--story", s.story]);
+    expect(typo.code).toBe(2);
+    expect(typo.err).toContain(`${join(s.repo, ".github", "harness.yml")}: $.test.comand is not an allowed key`);
+    expect(await git(["branch", "--list", "harness/*"], { cwd: s.repo })).toBe("");
+  });
+});

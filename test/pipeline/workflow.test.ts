@@ -1,0 +1,95 @@
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { DEFAULT_WORKFLOW_PATH, loadWorkflow, WorkflowError } from "../../src/pipeline/index.js";
+import { SchemaValidationError } from "../../src/schema/index.js";
+import { makeTempDir, removeTempDirs } from "../support/tmp.js";
+import { launches, makeScenario, ofKind, runScenario, scriptedConfig } from "./helpers.js";
+
+afterAll(removeTempDirs);
+
+const defaultJson = (): Record<string, unknown> & { stages: Record<string, unknown>[] } =>
+  JSON.parse(readFileSync(DEFAULT_WORKFLOW_PATH, "utf8")) as Record<string, unknown> & { stages: Record<string, unknown>[] };
+
+/** Writes a workflow into a temp dir (prompts resolve from the harness's own folder). */
+function writeWorkflow(data: unknown, name = "workflow.json"): string {
+  const path = join(makeTempDir("harness-workflow-"), name);
+  writeFileSync(path, JSON.stringify(data));
+  return path;
+}
+
+describe("loadWorkflow", () => {
+  it("loads the default workflow: four stages, the verifier gated and declaring the clean-clone check", () => {
+    const workflow = loadWorkflow();
+    expect(workflow.stages.map((stage) => stage.id)).toEqual(["implementer", "tester", "verifier", "documenter"]);
+    expect(workflow.retryStage).toBe("implementer");
+    const verifier = workflow.stages[2];
+    expect(verifier).toMatchObject({ gate: "suite", verdict: "verdict.json", cleanClone: "clean-clone-result.json" });
+    expect(verifier?.artifacts).toEqual([{ name: "verdict.json", schema: "verdict" }]);
+    expect(verifier?.template).toContain("{{artifact_dir}}/verdict.json");
+  });
+
+  it("names the file and the JSON path of an offending value", () => {
+    const data = defaultJson();
+    (data.stages[2] as Record<string, unknown>).seat = 42;
+    data.extra_key = true;
+    const path = writeWorkflow(data);
+    expect(() => loadWorkflow(path)).toThrow(SchemaValidationError);
+    expect(() => loadWorkflow(path)).toThrow(new RegExp(`${path}: .*\\$\\.stages\\[2\\]\\.seat`));
+    expect(() => loadWorkflow(path)).toThrow(/\$\.extra_key is not an allowed key/);
+  });
+
+  it("refuses a retry stage, verdict or artifact schema that refers to nothing", () => {
+    const retry = defaultJson();
+    retry.on_failure = { retry_stage: "planner" };
+    expect(() => loadWorkflow(writeWorkflow(retry))).toThrow(/\$\.on_failure\.retry_stage names no stage/);
+    const verdict = defaultJson();
+    (verdict.stages[2] as Record<string, unknown>).verdict = "other.json";
+    expect(() => loadWorkflow(writeWorkflow(verdict))).toThrow(/\$\.stages\[2\]\.verdict/);
+    const schema = defaultJson();
+    (schema.stages[0] as Record<string, unknown>).artifacts = [{ name: "plan.json", schema: "no-such-schema" }];
+    expect(() => loadWorkflow(writeWorkflow(schema))).toThrow(/\$\.stages\[0\]\.artifacts\[0\]\.schema/);
+    const missing = defaultJson();
+    (missing.stages[1] as Record<string, unknown>).prompt = "prompts/nope.md";
+    expect(() => loadWorkflow(writeWorkflow(missing))).toThrow(WorkflowError);
+  });
+
+  it("refuses a template with an unknown placeholder when the workflow loads", () => {
+    const dir = makeTempDir("harness-workflow-");
+    writeFileSync(join(dir, "mine.md"), "Do {{story_title}} with {{story_tittle}}\n");
+    const data = defaultJson();
+    (data.stages[0] as Record<string, unknown>).prompt = "mine.md";
+    const path = join(dir, "workflow.json");
+    writeFileSync(path, JSON.stringify(data));
+    expect(() => loadWorkflow(path)).toThrow(/\$\.stages\[0\]\.prompt template .*mine\.md uses unknown placeholder\(s\) \{\{story_tittle\}\}/);
+  });
+
+  it("keeps the clean-clone artifact name out of the pipeline's code", () => {
+    const dir = fileURLToPath(new URL("../../src/pipeline/", import.meta.url));
+    for (const file of readdirSync(dir)) expect(readFileSync(join(dir, file), "utf8")).not.toContain("clean-clone-result.json");
+  });
+});
+
+describe("a stage without the clean_clone declaration", () => {
+  it("runs no clean-clone check", async () => {
+    const data = defaultJson();
+    delete (data.stages[2] as Record<string, unknown>).clean_clone;
+    const workflow = loadWorkflow(writeWorkflow(data));
+    const s = await makeScenario();
+    const { outcome, journal } = await runScenario(s, scriptedConfig(s, "complete"), { workflow });
+    expect(outcome.status).toBe("completed");
+    expect(ofKind(journal, "clean_clone.finished")).toEqual([]);
+    expect(existsSync(join(outcome.runDir, "attempts", "1", "clean-clone-result.json"))).toBe(false);
+    expect(launches(s)).toHaveLength(4);
+  });
+
+  it("writes the result under whatever name the stage declares", async () => {
+    const data = defaultJson();
+    (data.stages[2] as Record<string, unknown>).clean_clone = "fresh-clone.json";
+    const workflow = loadWorkflow(writeWorkflow(data));
+    const s = await makeScenario();
+    const { outcome, journal } = await runScenario(s, scriptedConfig(s, "complete"), { workflow });
+    expect(ofKind(journal, "clean_clone.finished")[0]).toMatchObject({ artifact: "fresh-clone.json" });
+    expect(JSON.parse(readFileSync(join(outcome.runDir, "attempts", "1", "fresh-clone.json"), "utf8"))).toMatchObject({ ran: true, exitCode: 0 });
+  });
+});
