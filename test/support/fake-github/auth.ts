@@ -21,6 +21,17 @@ export interface IssuedToken {
   issuedAt: Date;
 }
 
+let processKey: { privateKeyPem: string; publicKey: KeyObject } | undefined;
+
+/**
+ * The App's RSA key pair, generated once per process: a 2048-bit key takes a few hundred
+ * milliseconds, and fakes in one test process gain nothing from distinct keys.
+ */
+export function appKeyForProcess(): { privateKeyPem: string; publicKey: KeyObject } {
+  processKey ??= generateAppKey();
+  return processKey;
+}
+
 /** A fresh RSA key pair for the App; the PEM is what the App is configured with. */
 export function generateAppKey(): { privateKeyPem: string; publicKey: KeyObject } {
   const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });

@@ -4,7 +4,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { generateAppKey, TokenStore, type IssuedToken } from "./auth.js";
+import { appKeyForProcess, generateAppKey, TokenStore, type IssuedToken } from "./auth.js";
 import { GIT_TOKEN_USER } from "./git-http.js";
 import type { FakeContext } from "./http.js";
 import { branchHead, createBareRepository, type RepositorySpec } from "./repos.js";
@@ -21,6 +21,8 @@ export interface FakeGitHubOptions {
   /** The account the App is installed on. */
   account?: string;
   webhookSecret?: string;
+  /** Generate a key pair for this fake alone instead of the one shared by fakes in this process. */
+  freshKey?: boolean;
 }
 
 /** A repository the fake serves. */
@@ -77,7 +79,7 @@ export class FakeGitHub {
   /** Starts a fake on 127.0.0.1 with a random port, a fresh App key pair and an empty state. */
   static async start(options: FakeGitHubOptions = {}): Promise<FakeGitHub> {
     const reposRoot = await mkdtemp(join(tmpdir(), "fake-github-"));
-    const { privateKeyPem, publicKey } = generateAppKey();
+    const { privateKeyPem, publicKey } = options.freshKey ? generateAppKey() : appKeyForProcess();
     const appSlug = options.appSlug ?? "story-harness";
     const ctx: FakeContext = {
       state: new FakeState(),
