@@ -1,10 +1,11 @@
 /**
  * Slash commands in issue and pull-request comments: `/harness retry-blocked` and
  * `/harness help`, at the start of a line (up to 3 spaces of indentation), outside fenced
- * code, indented code, block quotes and HTML comments. The scan is one pass over the lines
- * without backtracking regular expressions, and stops after a fixed number of commands.
+ * code, indented code, block quotes and HTML comments. One pass over the text by index, no
+ * per-line allocation and no backtracking regular expression; stops after a fixed number of
+ * commands.
  */
-import { closesFence, leadingSpaces, openingFence, type Fence } from "./fences.js";
+import { closesFence, forEachLine, leadingSpaces, onlySpaces, openingFence, type Fence } from "./fences.js";
 
 /** The commands the App understands, in the order the help lists them. */
 export const KNOWN_COMMANDS = ["retry-blocked", "help"] as const;
@@ -40,66 +41,64 @@ export function parseCommands(body: string, options: ParseOptions = {}): Harness
   const text = body.length > maxChars ? body.slice(0, maxChars) : body;
   const found: HarnessCommand[] = [];
   let fence: Fence | undefined;
-  let inHtmlComment = false;
+  // Where the open HTML comment's "-->" is (Infinity: never closed); found once, so lines inside cost nothing.
+  let htmlCommentClose = -1;
   // A paragraph inside a block quote swallows the following non-blank lines ("lazy continuation").
   let quoteParagraph = false;
   let lineNumber = 0;
-  let start = 0;
-  while (start <= text.length && found.length < maxCommands) {
-    let end = text.indexOf("\n", start);
-    if (end < 0) end = text.length;
-    const raw = text.slice(start, end);
-    const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
-    start = end + 1;
+  forEachLine(text, (start, end) => {
     lineNumber += 1;
     if (fence) {
-      if (closesFence(line, fence)) fence = undefined;
-      continue;
+      if (closesFence(text, fence, start, end)) fence = undefined;
+      return true;
     }
-    if (inHtmlComment) {
-      if (line.includes("-->")) inHtmlComment = false;
-      continue;
+    if (htmlCommentClose >= start) {
+      if (htmlCommentClose + 3 <= end) htmlCommentClose = -1;
+      return true;
     }
-    const indent = leadingSpaces(line);
-    const blank = line.trim() === "";
-    if (blank) {
+    if (onlySpaces(text, start, end)) {
       quoteParagraph = false;
-      continue;
+      return true;
     }
-    if (indent >= 0 && indent <= 3 && line[indent] === ">") {
-      quoteParagraph = line.slice(indent + 1).trim() !== "";
-      continue;
+    const indent = leadingSpaces(text, start, end);
+    const at = start + indent;
+    const flush = indent >= 0 && indent <= 3;
+    if (flush && text.charCodeAt(at) === 0x3e /* > */) {
+      quoteParagraph = !onlySpaces(text, at + 1, end);
+      return true;
     }
-    if (quoteParagraph) continue;
-    const opened = openingFence(line);
+    if (quoteParagraph) return true;
+    const opened = openingFence(text, start, end);
     if (opened) {
       fence = opened;
-      continue;
+      return true;
     }
-    if (indent >= 0 && indent <= 3 && line.startsWith("<!--", indent)) {
-      inHtmlComment = !line.includes("-->", indent + 4);
-      continue;
+    if (!flush) return true;
+    if (text.startsWith("<!--", at)) {
+      const close = text.indexOf("-->", at + 4);
+      htmlCommentClose = close < 0 ? Infinity : close + 3 <= end ? -1 : close;
+      return true;
     }
-    if (indent < 0 || indent > 3) continue;
-    const command = commandAt(line, indent, lineNumber);
+    const command = commandAt(text, at, end, lineNumber);
     if (command) found.push(command);
-  }
+    return found.length < maxCommands;
+  });
   return found;
 }
 
-function isSpace(char: string | undefined): boolean {
-  return char === " " || char === "\t";
+function isSpace(code: number): boolean {
+  return code === 0x20 || code === 0x09 || code === 0x0d;
 }
 
-function commandAt(line: string, indent: number, lineNumber: number): HarnessCommand | undefined {
-  if (!line.startsWith(PREFIX, indent)) return undefined;
-  let i = indent + PREFIX.length;
-  if (i < line.length && !isSpace(line[i])) return undefined; // "/harnessx" is not ours
-  while (isSpace(line[i])) i += 1;
+function commandAt(text: string, at: number, end: number, lineNumber: number): HarnessCommand | undefined {
+  if (!text.startsWith(PREFIX, at)) return undefined;
+  let i = at + PREFIX.length;
+  if (i < end && !isSpace(text.charCodeAt(i))) return undefined; // "/harnessx" is not ours
+  while (i < end && isSpace(text.charCodeAt(i))) i += 1;
   let j = i;
-  while (j < line.length && !isSpace(line[j]) && j - i <= MAX_NAME_CHARS) j += 1;
-  const name = line.slice(i, j);
-  if (name === "") return { kind: "help", line: lineNumber };
+  while (j < end && !isSpace(text.charCodeAt(j)) && j - i <= MAX_NAME_CHARS) j += 1;
+  if (j === i) return { kind: "help", line: lineNumber };
+  const name = text.slice(i, j);
   const known = KNOWN_COMMANDS.find((candidate) => candidate === name);
   if (known) return { kind: known, line: lineNumber };
   return { kind: "unknown", name: name.slice(0, MAX_NAME_CHARS), line: lineNumber };

@@ -1,7 +1,8 @@
 /**
  * CommonMark fenced-code-block rules shared by the command parser (commands inside a fence
  * are not commands) and the truncation of Markdown (a cut inside a fence must close it).
- * Line-based and free of backtracking, so scanning stays linear in the input.
+ * Lines are addressed as `[start, end)` ranges of one text, so a scan allocates nothing per
+ * line and stays linear in the input.
  */
 
 /** An open fenced code block: its character and the length of its opening run. */
@@ -10,61 +11,85 @@ export interface Fence {
   length: number;
 }
 
-/** Number of leading spaces, or -1 when the indentation holds a tab (a tab reaches column 4). */
-export function leadingSpaces(line: string): number {
-  let i = 0;
-  while (i < line.length) {
-    const c = line.charCodeAt(i);
-    if (c === 0x20) i += 1;
-    else if (c === 0x09) return -1;
+const SPACE = 0x20;
+const TAB = 0x09;
+
+/** Leading spaces of the line `[start, end)`, or -1 when its indentation holds a tab (a tab reaches column 4). */
+export function leadingSpaces(text: string, start = 0, end = text.length): number {
+  let i = start;
+  while (i < end) {
+    const c = text.charCodeAt(i);
+    if (c === SPACE) i += 1;
+    else if (c === TAB) return -1;
     else break;
   }
+  return i - start;
+}
+
+function runEnd(text: string, from: number, end: number, char: number): number {
+  let i = from;
+  while (i < end && text.charCodeAt(i) === char) i += 1;
   return i;
 }
 
-function runLength(line: string, from: number, char: string): number {
-  let i = from;
-  while (i < line.length && line[i] === char) i += 1;
-  return i - from;
+/** True when `[from, end)` holds only spaces, tabs or a carriage return. */
+export function onlySpaces(text: string, from: number, end: number): boolean {
+  for (let i = from; i < end; i += 1) {
+    const c = text.charCodeAt(i);
+    if (c !== SPACE && c !== TAB && c !== 0x0d) return false;
+  }
+  return true;
 }
 
-/** The fence a line opens, or undefined. At most 3 spaces of indentation, 3+ backticks or tildes. */
-export function openingFence(line: string): Fence | undefined {
-  const indent = leadingSpaces(line);
+/** The fence the line `[start, end)` opens, or undefined: at most 3 spaces, then 3+ backticks or tildes. */
+export function openingFence(text: string, start = 0, end = text.length): Fence | undefined {
+  const indent = leadingSpaces(text, start, end);
   if (indent < 0 || indent > 3) return undefined;
-  const char = line[indent];
-  if (char !== "`" && char !== "~") return undefined;
-  const length = runLength(line, indent, char);
+  const at = start + indent;
+  const code = text.charCodeAt(at);
+  if (code !== 0x60 && code !== 0x7e) return undefined;
+  const after = runEnd(text, at, end, code);
+  const length = after - at;
   if (length < 3) return undefined;
-  // A backtick fence's info string may not contain a backtick (it would be inline code).
-  if (char === "`" && line.indexOf("`", indent + length) >= 0) return undefined;
-  return { char, length };
+  // A backtick fence's info string may not contain a backtick (the line would be inline code).
+  if (code === 0x60) {
+    for (let i = after; i < end; i += 1) if (text.charCodeAt(i) === 0x60) return undefined;
+  }
+  return { char: code === 0x60 ? "`" : "~", length };
 }
 
-/** True when `line` closes `fence`: same character, at least as long, nothing but spaces after. */
-export function closesFence(line: string, fence: Fence): boolean {
-  const indent = leadingSpaces(line);
+/** True when the line `[start, end)` closes `fence`: same character, at least as long, nothing but spaces after. */
+export function closesFence(text: string, fence: Fence, start = 0, end = text.length): boolean {
+  const indent = leadingSpaces(text, start, end);
   if (indent < 0 || indent > 3) return false;
-  if (line[indent] !== fence.char) return false;
-  const length = runLength(line, indent, fence.char);
-  if (length < fence.length) return false;
-  return line.slice(indent + length).trim() === "";
+  const at = start + indent;
+  const code = fence.char.charCodeAt(0);
+  if (text.charCodeAt(at) !== code) return false;
+  const after = runEnd(text, at, end, code);
+  return after - at >= fence.length && onlySpaces(text, after, end);
+}
+
+/** Calls `visit(start, end)` for each line of `text` (without its `\n`) until it answers false. */
+export function forEachLine(text: string, visit: (start: number, end: number) => boolean): void {
+  let start = 0;
+  while (start <= text.length) {
+    let end = text.indexOf("\n", start);
+    if (end < 0) end = text.length;
+    if (!visit(start, end)) return;
+    start = end + 1;
+  }
 }
 
 /** The fence left open at the end of `markdown`, if any. */
 export function openFenceAtEnd(markdown: string): Fence | undefined {
   let fence: Fence | undefined;
-  let start = 0;
-  while (start <= markdown.length) {
-    let end = markdown.indexOf("\n", start);
-    if (end < 0) end = markdown.length;
-    const line = markdown.slice(start, end).replace(/\r$/, "");
+  forEachLine(markdown, (start, end) => {
     if (fence) {
-      if (closesFence(line, fence)) fence = undefined;
+      if (closesFence(markdown, fence, start, end)) fence = undefined;
     } else {
-      fence = openingFence(line);
+      fence = openingFence(markdown, start, end);
     }
-    start = end + 1;
-  }
+    return true;
+  });
   return fence;
 }
