@@ -1,10 +1,9 @@
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
-import type { Readable } from "node:stream";
 import { buildChildEnv, type EnvSpec } from "./env.js";
 import { terminateGroup } from "./group.js";
-import { LogSink } from "./log.js";
-import { DEFAULT_TAIL_BYTES, DEFAULT_TAIL_LINES, TailBuffer } from "./tail.js";
+import { openOutput } from "./output.js";
+import { DEFAULT_TAIL_BYTES, DEFAULT_TAIL_LINES } from "./tail.js";
 
 /** Grace between SIGTERM and SIGKILL when a process tree is ended. */
 export const DEFAULT_KILL_GRACE_MS = 2000;
@@ -66,8 +65,8 @@ export function succeeded(result: ExecResult): boolean {
 }
 
 /**
- * Runs `argv` without a shell in its own process group. Output streams to `logPath` while a
- * bounded tail stays in memory. A timeout or an abort ends the whole group: SIGTERM, then
+ * Runs `argv` without a shell in its own process group. Output streams to `logPath` (written
+ * by the child directly when stdout is not captured) while only a bounded tail is kept. A timeout or an abort ends the whole group: SIGTERM, then
  * SIGKILL after the grace period. When the direct child exits, whatever it left in its group
  * is ended the same way, and the call resolves only once none of it is running, so a
  * background grandchild can neither hang the call nor outlive it.
@@ -80,16 +79,25 @@ export async function exec(argv: readonly string[], options: ExecOptions): Promi
   if (file === undefined || file === "") throw new TypeError("exec: argv must name a program");
   const started = performance.now();
   const grace = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
-  const tail = new TailBuffer(options.tailBytes ?? DEFAULT_TAIL_BYTES);
-  const log = options.logPath !== undefined ? LogSink.open(options.logPath) : undefined;
-  const capture = options.captureStdout ? new Capture(options.captureBytes ?? DEFAULT_CAPTURE_BYTES) : undefined;
-
-  const child = spawn(file, args, {
-    cwd: options.cwd,
-    env: buildChildEnv(options.env),
-    detached: true, // its own session and process group, so the whole tree can be signalled
-    stdio: ["pipe", "pipe", "pipe"],
+  const output = openOutput({
+    ...(options.logPath !== undefined ? { logPath: options.logPath } : {}),
+    tailBytes: options.tailBytes ?? DEFAULT_TAIL_BYTES,
+    captureStdout: options.captureStdout ?? false,
+    captureBytes: options.captureBytes ?? DEFAULT_CAPTURE_BYTES,
   });
+
+  let child: ChildProcess;
+  try {
+    child = spawn(file, args, {
+      cwd: options.cwd,
+      env: buildChildEnv(options.env),
+      detached: true, // its own session and process group, so the whole tree can be signalled
+      stdio: output.stdio,
+    });
+  } catch (error) {
+    await output.finish(0); // an invalid argument (for example a NUL byte): nothing started
+    throw error;
+  }
   let timedOut = false;
   let aborted = false;
   let exitCode: number | null = null;
@@ -102,22 +110,9 @@ export async function exec(argv: readonly string[], options: ExecOptions): Promi
     return ending;
   };
 
-  const take = (stream: Readable, isStdout: boolean): Promise<void> => {
-    stream.on("data", (chunk: Buffer) => {
-      tail.push(chunk);
-      if (isStdout) capture?.push(chunk);
-      // Backpressure: a slow log slows the reader, it never piles output up in memory.
-      if (log && !log.write(chunk)) {
-        stream.pause();
-        log.onDrain(() => stream.resume());
-      }
-    });
-    stream.on("error", () => undefined);
-    return new Promise((resolve) => stream.once("close", () => resolve()));
-  };
-  const streamsClosed = Promise.all([take(child.stdout, true), take(child.stderr, false)]);
-  child.stdin.on("error", () => undefined); // a child that never reads stdin closes it early
-  child.stdin.end(options.input ?? "");
+  const outputClosed = output.attach(child);
+  child.stdin?.on("error", () => undefined); // a child that never reads stdin closes it early
+  child.stdin?.end(options.input ?? "");
 
   const exited = new Promise<void>((resolve) => {
     child.once("exit", (code, sig) => {
@@ -129,11 +124,8 @@ export async function exec(argv: readonly string[], options: ExecOptions): Promi
       // Only a start failure leaves no pid; any other error is followed by the exit event.
       if (child.pid !== undefined) return;
       spawnError = describeSpawnError(error, file, options.cwd);
-      const note = Buffer.from(`exec: could not start ${file}: ${spawnError}\n`);
-      tail.push(note);
-      log?.write(note);
-      child.stdout.destroy();
-      child.stderr.destroy();
+      output.note(`exec: could not start ${file}: ${spawnError}\n`);
+      output.abandon(child);
       resolve();
     });
   });
@@ -157,15 +149,12 @@ export async function exec(argv: readonly string[], options: ExecOptions): Promi
     if (timer) clearTimeout(timer);
     // Whatever the child left running in its group goes with it, before the call returns.
     await endTree();
-    if (!(await settlesWithin(streamsClosed, STREAM_DRAIN_MS))) {
-      child.stdout.destroy();
-      child.stderr.destroy();
-    }
+    if (!(await settlesWithin(outputClosed, STREAM_DRAIN_MS))) output.abandon(child);
   } finally {
     if (timer) clearTimeout(timer);
     options.signal?.removeEventListener("abort", onAbort);
   }
-  const logError = log ? await log.close() : undefined;
+  const summary = await output.finish(options.tailLines ?? DEFAULT_TAIL_LINES);
 
   const result: ExecResult = {
     argv: [...argv],
@@ -173,14 +162,14 @@ export async function exec(argv: readonly string[], options: ExecOptions): Promi
     signal,
     timedOut,
     durationMs: Math.round(performance.now() - started),
-    tail: tail.text(options.tailLines ?? DEFAULT_TAIL_LINES),
+    tail: summary.tail,
   };
   if (aborted) result.aborted = true;
   if (options.logPath !== undefined) result.logPath = options.logPath;
-  if (logError) result.logError = logError;
-  if (capture) {
-    result.stdout = capture.bytes();
-    result.stdoutTruncated = capture.truncated;
+  if (summary.logError !== undefined) result.logError = summary.logError;
+  if (summary.stdout) {
+    result.stdout = summary.stdout;
+    result.stdoutTruncated = summary.stdoutTruncated ?? false;
   }
   if (spawnError !== undefined) result.spawnError = spawnError;
   return result;
@@ -189,23 +178,6 @@ export async function exec(argv: readonly string[], options: ExecOptions): Promi
 /** Runs a user-written command string through `/bin/sh -lc`: the only place a shell is used. */
 export function execShell(command: string, options: ExecOptions): Promise<ExecResult> {
   return exec(["/bin/sh", "-lc", command], options);
-}
-
-/** Stdout kept in memory up to a bound. */
-class Capture {
-  private readonly chunks: Buffer[] = [];
-  private size = 0;
-  truncated = false;
-  constructor(private readonly limit: number) {}
-  push(chunk: Buffer): void {
-    if (this.size + chunk.length <= this.limit) {
-      this.chunks.push(chunk);
-      this.size += chunk.length;
-    } else this.truncated = true;
-  }
-  bytes(): Buffer {
-    return Buffer.concat(this.chunks, this.size);
-  }
 }
 
 function describeSpawnError(error: NodeJS.ErrnoException, file: string, cwd: string): string {

@@ -8,8 +8,11 @@ export const DEFAULT_TAIL_LINES = 20;
 export const DEFAULT_TAIL_BYTES = 64 * 1024;
 
 export class TailBuffer {
-  private chunks: Buffer[] = [];
-  private size = 0;
+  // A ring of the last maxBytes bytes: pushing copies into it and allocates nothing, so a
+  // command printing gigabytes creates no garbage here.
+  private ring: Buffer | undefined;
+  private position = 0;
+  private filled = 0;
   private total = 0;
 
   constructor(private readonly maxBytes: number = DEFAULT_TAIL_BYTES) {}
@@ -21,23 +24,31 @@ export class TailBuffer {
 
   push(chunk: Buffer): void {
     this.total += chunk.length;
-    this.chunks.push(chunk);
-    this.size += chunk.length;
-    // Compact only when twice over the bound, so each byte is copied a bounded number of times.
-    if (this.size > this.maxBytes * 2) this.compact();
+    if (this.maxBytes <= 0 || chunk.length === 0) return;
+    const ring = (this.ring ??= Buffer.allocUnsafe(this.maxBytes));
+    if (chunk.length >= this.maxBytes) {
+      chunk.copy(ring, 0, chunk.length - this.maxBytes);
+      this.position = 0;
+      this.filled = this.maxBytes;
+      return;
+    }
+    const first = Math.min(chunk.length, this.maxBytes - this.position);
+    chunk.copy(ring, this.position, 0, first);
+    if (first < chunk.length) chunk.copy(ring, 0, first);
+    this.position = (this.position + chunk.length) % this.maxBytes;
+    this.filled = Math.min(this.maxBytes, this.filled + chunk.length);
   }
 
-  private compact(): void {
-    const joined = Buffer.concat(this.chunks, this.size);
-    const kept = joined.subarray(joined.length - this.maxBytes);
-    this.chunks = [Buffer.from(kept)];
-    this.size = kept.length;
+  /** The kept bytes in order. */
+  private contents(): Buffer {
+    if (!this.ring) return Buffer.alloc(0);
+    if (this.filled < this.maxBytes) return this.ring.subarray(0, this.filled);
+    return Buffer.concat([this.ring.subarray(this.position), this.ring.subarray(0, this.position)], this.maxBytes);
   }
 
   /** The last `maxLines` lines, within `maxBytes` bytes, as valid UTF-8 text. */
   text(maxLines: number = DEFAULT_TAIL_LINES): string {
-    if (this.size > this.maxBytes) this.compact();
-    return tailText(Buffer.concat(this.chunks, this.size), maxLines, this.maxBytes);
+    return tailText(this.contents(), maxLines, this.maxBytes);
   }
 }
 

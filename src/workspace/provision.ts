@@ -41,6 +41,9 @@ export interface ProvisionOutcome {
 export function provisionCacheEnv(home: string): Record<string, string> {
   return {
     npm_config_cache: cacheDir(home, "npm"),
+    // Metadata already in the shared cache is used without asking the registry again, which
+    // is what makes a second worktree warm when a lockfile omits tarball URLs.
+    npm_config_prefer_offline: "true",
     // pnpm puts its store in $PNPM_HOME/store unless a repository's .npmrc says otherwise.
     PNPM_HOME: cacheDir(home, "pnpm"),
     YARN_CACHE_FOLDER: cacheDir(home, "yarn"),

@@ -56,6 +56,32 @@ describe("exec", () => {
     expect(readFileSync(logPath, "utf8")).toBe("first\nsecond\n");
   });
 
+  it("streams to the log through pipes too when stdout is also captured", async () => {
+    const dir = makeTempDir();
+    const logPath = join(dir, "piped.log");
+    const running = exec(["sh", "-c", "echo first; while [ ! -f go ]; do sleep 0.02; done; echo second"], { cwd: dir, logPath, captureStdout: true });
+    expect(await waitFor(() => existsSync(logPath) && readFileSync(logPath, "utf8").includes("first"), 10_000)).toBe(true);
+    writeFileSync(join(dir, "go"), "");
+    const result = await running;
+    expect(result.stdout?.toString()).toBe("first\nsecond\n");
+    expect(result.tail).toBe("first\nsecond");
+    expect(readFileSync(logPath, "utf8")).toBe("first\nsecond\n");
+  });
+
+  it("appends to an existing log and keeps only this run's output in the tail", async () => {
+    const dir = makeTempDir();
+    const logPath = join(dir, "shared.log");
+    writeFileSync(logPath, "earlier run\n");
+    const result = await exec(["sh", "-c", "echo now; echo also >&2"], { cwd: dir, logPath });
+    expect(result.tail).toBe("now\nalso");
+    expect(readFileSync(logPath, "utf8")).toBe("earlier run\nnow\nalso\n");
+  });
+
+  it("still keeps a tail when the log is /dev/null", async () => {
+    const result = await exec(["sh", "-c", "echo kept"], { cwd: makeTempDir(), logPath: "/dev/null" });
+    expect(result.tail).toBe("kept");
+  });
+
   it("keeps only a bounded tail of a large output while the log gets all of it", async () => {
     const dir = makeTempDir();
     const logPath = join(dir, "big.log");

@@ -63,6 +63,7 @@ describe("provisionWorktree rungs", () => {
     expect(env.PNPM_HOME).toBe(join(s.home, "cache", "pnpm"));
     expect(env.YARN_CACHE_FOLDER).toBe(join(s.home, "cache", "yarn"));
     expect(env.CARGO_HOME).toBe(join(s.home, "cache", "cargo"));
+    expect(env.npm_config_prefer_offline).toBe("true");
     expect(existsSync(join(s.home, "cache", "npm"))).toBe(true);
     for (const name of ["GITHUB_TOKEN", "PRIVATE_KEY", "HARNESS_UNASKED", "WEBHOOK_SECRET", "GH_TOKEN"]) expect(env).not.toHaveProperty(name);
   });

@@ -1,0 +1,167 @@
+/**
+ * Where a child's output goes. With a log file and no captured stdout, the child writes
+ * straight into the file (the harness touches none of the bytes, so its memory does not move
+ * however much is printed) and the tail is read back from the end of what it wrote. Otherwise
+ * output comes through pipes: into a bounded tail, the optional capture, and the log.
+ */
+import { closeSync, fstatSync, mkdirSync, openSync, readSync, writeSync } from "node:fs";
+import { dirname } from "node:path";
+import type { ChildProcess, StdioOptions } from "node:child_process";
+import type { Readable } from "node:stream";
+import { ExecLogError, LogSink } from "./log.js";
+import { TailBuffer, tailText } from "./tail.js";
+
+/** What is left of a child's output once it is done. */
+export interface OutputSummary {
+  tail: string;
+  logError?: string;
+  stdout?: Buffer;
+  stdoutTruncated?: boolean;
+}
+
+export interface OutputOptions {
+  logPath?: string;
+  tailBytes: number;
+  captureStdout: boolean;
+  captureBytes: number;
+}
+
+/** One child's output handling, from spawn to summary. */
+export interface ChildOutput {
+  /** Stdout and stderr for `spawn` (stdin is always a pipe). */
+  readonly stdio: StdioOptions;
+  /** Starts reading; resolves once the child's output pipes are closed (at once without pipes). */
+  attach(child: ChildProcess): Promise<void>;
+  /** Stops reading pipes that a process outside the child's group still holds open. */
+  abandon(child: ChildProcess): void;
+  /** Records a line of the harness's own (for example why the program could not start). */
+  note(text: string): void;
+  /** Closes the log and renders the tail. */
+  finish(tailLines: number): Promise<OutputSummary>;
+}
+
+/** Chooses direct file output when possible, pipes otherwise; throws {@link ExecLogError}. */
+export function openOutput(options: OutputOptions): ChildOutput {
+  if (options.logPath !== undefined && !options.captureStdout) {
+    const direct = DirectFileOutput.open(options.logPath, options.tailBytes);
+    if (direct) return direct;
+  }
+  return new PipedOutput(options);
+}
+
+class DirectFileOutput implements ChildOutput {
+  readonly stdio: StdioOptions;
+  private closed = false;
+
+  private constructor(private readonly fd: number, private readonly start: number, private readonly tailBytes: number) {
+    this.stdio = ["pipe", fd, fd];
+  }
+
+  /** Opens `path` for appending; undefined when it is not a regular file (/dev/null, a FIFO). */
+  static open(path: string, tailBytes: number): DirectFileOutput | undefined {
+    let fd: number;
+    try {
+      mkdirSync(dirname(path), { recursive: true });
+      fd = openSync(path, "a+");
+    } catch (error) {
+      throw new ExecLogError(path, (error as Error).message);
+    }
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) {
+      closeSync(fd);
+      return undefined;
+    }
+    return new DirectFileOutput(fd, stat.size, tailBytes);
+  }
+
+  attach(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  abandon(): void {}
+
+  note(text: string): void {
+    writeSync(this.fd, text);
+  }
+
+  async finish(tailLines: number): Promise<OutputSummary> {
+    if (this.closed) return { tail: "" };
+    this.closed = true;
+    try {
+      const end = fstatSync(this.fd).size;
+      const from = Math.max(this.start, end - this.tailBytes);
+      const bytes = Buffer.alloc(Math.max(0, end - from));
+      let read = 0;
+      while (read < bytes.length) {
+        const n = readSync(this.fd, bytes, read, bytes.length - read, from + read);
+        if (n === 0) break;
+        read += n;
+      }
+      return { tail: tailText(bytes.subarray(0, read), tailLines, this.tailBytes) };
+    } finally {
+      closeSync(this.fd);
+    }
+  }
+}
+
+class PipedOutput implements ChildOutput {
+  readonly stdio: StdioOptions = ["pipe", "pipe", "pipe"];
+  private readonly tail: TailBuffer;
+  private readonly log: LogSink | undefined;
+  private readonly captured: Buffer[] = [];
+  private capturedBytes = 0;
+  private truncated = false;
+
+  constructor(private readonly options: OutputOptions) {
+    this.tail = new TailBuffer(options.tailBytes);
+    this.log = options.logPath !== undefined ? LogSink.open(options.logPath) : undefined;
+  }
+
+  attach(child: ChildProcess): Promise<void> {
+    const streams = [child.stdout, child.stderr].filter((stream): stream is Readable => stream !== null);
+    return Promise.all(streams.map((stream) => this.read(stream, stream === child.stdout))).then(() => undefined);
+  }
+
+  private read(stream: Readable, isStdout: boolean): Promise<void> {
+    stream.on("data", (chunk: Buffer) => {
+      this.tail.push(chunk);
+      if (isStdout && this.options.captureStdout) this.capture(chunk);
+      // Backpressure: a slow log slows the reader, it never piles output up in memory.
+      if (this.log && !this.log.write(chunk)) {
+        stream.pause();
+        this.log.onDrain(() => stream.resume());
+      }
+    });
+    stream.on("error", () => undefined);
+    return new Promise((resolve) => stream.once("close", () => resolve()));
+  }
+
+  private capture(chunk: Buffer): void {
+    if (this.capturedBytes + chunk.length <= this.options.captureBytes) {
+      this.captured.push(chunk);
+      this.capturedBytes += chunk.length;
+    } else this.truncated = true;
+  }
+
+  abandon(child: ChildProcess): void {
+    child.stdout?.destroy();
+    child.stderr?.destroy();
+  }
+
+  note(text: string): void {
+    const bytes = Buffer.from(text);
+    this.tail.push(bytes);
+    this.log?.write(bytes);
+  }
+
+  async finish(tailLines: number): Promise<OutputSummary> {
+    const summary: OutputSummary = { tail: this.tail.text(tailLines) };
+    const logError = this.log ? await this.log.close() : undefined;
+    if (logError !== undefined) summary.logError = logError;
+    if (this.options.captureStdout) {
+      summary.stdout = Buffer.concat(this.captured, this.capturedBytes);
+      summary.stdoutTruncated = this.truncated;
+    }
+    return summary;
+  }
+}
