@@ -17,6 +17,8 @@ export interface HarnessAppSettings {
   agentEnvAllow: string[];
   /** `HARNESS_STORY_LABEL`: the label that starts a story. */
   labelName: string;
+  /** `HARNESS_GITHUB_THROTTLE=off` turns Octokit's client-side throttling of story reporting off. */
+  githubThrottle: boolean;
 }
 
 export interface HarnessAppOptions {
@@ -56,6 +58,7 @@ export function harnessApp(options: HarnessAppOptions): ApplicationFunction {
         appOctokit,
         harnessHome: settings.harnessHome,
         agentEnvAllow: settings.agentEnvAllow,
+        githubThrottle: settings.githubThrottle,
         pipeline: { runStory, loadWorkflow: () => loadWorkflow(), parseHarnessConfig, defaultConfig: DEFAULT_HARNESS_CONFIG },
         createReporter: (target) => new GitHubReporter({ ...target, ...(deps.appSlug ? { botLogin: `${deps.appSlug}[bot]` } : {}) }),
         log: app.log,

@@ -8,7 +8,7 @@ import { harnessHome } from "../workspace/index.js";
 import { harnessApp, type HarnessAppSettings } from "../app.js";
 import { positiveInteger, UsageError, type CliIO } from "./usage.js";
 
-const USAGE = "harness serve   (configured by the environment: APP_ID, PRIVATE_KEY or PRIVATE_KEY_PATH, WEBHOOK_SECRET, GHE_HOST, GHE_PROTOCOL, PORT, HARNESS_HOME, HARNESS_CONCURRENCY, HARNESS_AGENT_ENV, HARNESS_STORY_LABEL)";
+const USAGE = "harness serve   (configured by the environment: APP_ID, PRIVATE_KEY or PRIVATE_KEY_PATH, WEBHOOK_SECRET, GHE_HOST, GHE_PROTOCOL, PORT, HARNESS_HOME, HARNESS_CONCURRENCY, HARNESS_AGENT_ENV, HARNESS_STORY_LABEL, HARNESS_GITHUB_THROTTLE)";
 
 /** Reads the App's own settings from the environment, naming the variable that is wrong. */
 export function readAppSettings(env: NodeJS.ProcessEnv): HarnessAppSettings {
@@ -19,7 +19,9 @@ export function readAppSettings(env: NodeJS.ProcessEnv): HarnessAppSettings {
     if (isNeverPassed(name)) throw new UsageError(`HARNESS_AGENT_ENV: '${name}' is one of the App's own credentials and is never passed to agents`, USAGE);
   }
   const labelName = env.HARNESS_STORY_LABEL?.trim() || "story";
-  return { harnessHome: harnessHome(env), concurrency, agentEnvAllow, labelName };
+  const throttle = (env.HARNESS_GITHUB_THROTTLE ?? "on").trim().toLowerCase();
+  if (!["on", "off"].includes(throttle)) throw new UsageError(`HARNESS_GITHUB_THROTTLE must be 'on' or 'off', got '${throttle}'`, USAGE);
+  return { harnessHome: harnessHome(env), concurrency, agentEnvAllow, labelName, githubThrottle: throttle === "on" };
 }
 
 /**

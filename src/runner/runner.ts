@@ -45,6 +45,8 @@ export interface StoryRunnerDeps {
   pipeline: PipelinePort;
   createReporter: (target: ReporterTarget) => StoryReporter;
   log: RunnerLog;
+  /** Octokit's client-side throttling of the installation's requests (default on). */
+  githubThrottle?: boolean;
   /** How many times an interrupted story is resumed before it is reported blocked (`interrupted`). */
   maxResumes?: number;
 }
@@ -72,7 +74,7 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
   let failure: unknown;
   const redact = (text: string): string => (installation ? installation.tokensSeen().reduce((acc, token) => redactToken(acc, token), text) : text);
   try {
-    installation = await authenticateInstallation(await deps.appOctokit(), job.installationId);
+    installation = await authenticateInstallation(await deps.appOctokit(), job.installationId, { throttle: deps.githubThrottle !== false });
     const authEnv = gitAuthEnv(await installation.token());
     const repoDir = await syncRepoCache({ harnessHome: deps.harnessHome, owner, name: repo, cloneUrl: job.repository.cloneUrl, authEnv });
     pull = await ensureStoryPull({ octokit: installation.octokit, repoDir, owner, repo, defaultBranch: job.repository.defaultBranch, issue: job.issue, authEnv });

@@ -27,7 +27,12 @@ type RequestLike = ((options: object) => Promise<unknown>) & { endpoint: { merge
  * "installation" })`: in Probot 14 that path sends its token request to the public API host
  * even when GHE_HOST is set, while requests made through the octokit honour its base URL.
  */
-export async function authenticateInstallation(appOctokit: AppOctokit, installationId: number, now: () => number = Date.now): Promise<Installation> {
+export async function authenticateInstallation(
+  appOctokit: AppOctokit,
+  installationId: number,
+  options: { throttle?: boolean; now?: () => number } = {},
+): Promise<Installation> {
+  const now = options.now ?? Date.now;
   const seen: string[] = [];
   let current: { token: string; expiresAt: number } | undefined;
   let pending: Promise<string> | undefined;
@@ -53,6 +58,9 @@ export async function authenticateInstallation(appOctokit: AppOctokit, installat
     return request(endpoint);
   };
   // Same class, so the same base URL (GHE_HOST), plugins and logger; only the auth differs.
-  const OctokitClass = appOctokit.constructor as new (options: { authStrategy: () => TokenAuthHook }) => AppOctokit;
-  return { token, tokensSeen: () => [...seen], octokit: new OctokitClass({ authStrategy: () => auth }) };
+  // Client-side throttling (one write a second, one notification every three) is GitHub.com's
+  // etiquette; an operator may turn it off for a GitHub Enterprise Server without those limits.
+  const OctokitClass = appOctokit.constructor as new (options: { authStrategy: () => TokenAuthHook; throttle?: { enabled: boolean } }) => AppOctokit;
+  const octokit = new OctokitClass({ authStrategy: () => auth, ...(options.throttle === false ? { throttle: { enabled: false } } : {}) });
+  return { token, tokensSeen: () => [...seen], octokit };
 }

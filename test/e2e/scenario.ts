@@ -1,5 +1,5 @@
 /** Repositories, deliveries and probes shared by the end-to-end scenarios. */
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import {
   deliverWebhook,
@@ -125,4 +125,13 @@ export function filesContaining(dir: string, needles: readonly string[]): string
   };
   walk(dir);
   return found;
+}
+
+/** Waits until the App's queue holds no job (the runner finished, pushed and reported). */
+export async function queueDrained(home: string): Promise<void> {
+  await eventually("the queue to drain", () => {
+    const dir = join(home, "queue", "jobs");
+    const jobs = existsSync(dir) ? readdirSync(dir).filter((name) => name.endsWith(".json")) : [];
+    return jobs.length === 0 ? true : undefined;
+  });
 }

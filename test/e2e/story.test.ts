@@ -2,13 +2,13 @@
  * End to end: the App as a real HTTP server (its own process) against the strict fake GitHub,
  * real signed webhooks, real clones and pushes over git's smart HTTP, a scripted agent.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { deliverWebhook, issuesLabeledPayload, signedDelivery, startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { eventually, startApp, type RunningApp } from "./app-process.js";
 import {
-  addStoryRepo, CHECK_NAMES, checksOn, commentAs, filesContaining, harnessYml, labelNewIssue, loggedDelivery, OWNER, STATUS_MARKER, storyEnd, storyPull,
+  addStoryRepo, CHECK_NAMES, checksOn, commentAs, filesContaining, harnessYml, labelNewIssue, loggedDelivery, OWNER, queueDrained, STATUS_MARKER, storyEnd, storyPull,
 } from "./scenario.js";
 
 import { jest } from "@jest/globals";
@@ -31,7 +31,8 @@ describe("the App end to end", () => {
   afterAll(async () => {
     await app?.stop();
     await fake?.close();
-    rmSync(root, { recursive: true, force: true });
+    if (process.env.HARNESS_E2E_KEEP) process.stderr.write(`kept ${root}\n`);
+    else rmSync(root, { recursive: true, force: true });
   });
 
   it("label → draft PR, 👀, link comment, four check runs, status comment, PR ready; a redelivery starts nothing", async () => {
@@ -57,10 +58,10 @@ describe("the App end to end", () => {
     for (const name of CHECK_NAMES) expect([name, checks.get(name)?.status, checks.get(name)?.conclusion]).toEqual([name, "completed", "success"]);
     expect(checks.get("harness / story")?.history.map((body) => body.status).filter(Boolean)).toContain("in_progress");
 
-    const statusComments = fake.state.comments.filter((comment) => comment.issueNumber === pull.number && comment.body.includes(STATUS_MARKER));
+    const statusComments = fake.state.comments.filter((comment) => comment.repo === `${OWNER}/happy` && comment.issueNumber === pull.number && comment.body.includes(STATUS_MARKER));
     expect(statusComments).toHaveLength(1);
-    expect(fake.state.reactions.filter((reaction) => reaction.issueNumber === issue.number).map((reaction) => reaction.content)).toEqual(["eyes"]);
-    expect(fake.state.comments.some((comment) => comment.issueNumber === issue.number && comment.body.includes(`#${pull.number}`))).toBe(true);
+    expect(fake.state.reactions.filter((reaction) => reaction.repo === `${OWNER}/happy` && reaction.issueNumber === issue.number).map((reaction) => reaction.content)).toEqual(["eyes"]);
+    expect(fake.state.comments.some((comment) => comment.repo === `${OWNER}/happy` && comment.issueNumber === issue.number && comment.body.includes(`#${pull.number}`))).toBe(true);
 
     // One run: one pull request created, one start.
     const creates = fake.state.requests.filter((request) => request.method === "POST" && request.path === `/api/v3/repos/${OWNER}/happy/pulls`);
@@ -84,9 +85,12 @@ describe("the App end to end", () => {
     // A signed delivery after them is handled, so the two before it were answered and dropped.
     const after = await commentAs(fake, app, "unsigned", issue.number, OWNER, "/harness help");
     await loggedDelivery(app, after.deliveryId);
-    const logged = await app.log();
-    expect(logged).not.toContain(forged.id);
-    expect(logged).not.toContain(missing.id);
+    // Rejected before any handler ran: no handler outcome logged, no delivery or job recorded.
+    const outcomes = (await app.log()).split("\n").filter((line) => line.includes('"action"'));
+    expect(outcomes.some((line) => line.includes(forged.id) || line.includes(missing.id))).toBe(false);
+    const deliveries = readFileSync(join(home, "queue", "deliveries.log"), "utf8");
+    expect(deliveries).not.toContain(forged.id);
+    expect(deliveries).not.toContain(missing.id);
     expect(fake.state.requests.some((request) => request.path.includes(`/${OWNER}/unsigned.git`))).toBe(false);
     expect(storyPull(fake, "unsigned", issue.number)).toBeUndefined();
   });
@@ -108,7 +112,7 @@ describe("the App end to end", () => {
     fake.setPermission(OWNER, "readonly", "visitor", "read");
     const sent = await commentAs(fake, app, "readonly", issue.number, "visitor", "/harness retry-blocked");
     expect(await loggedDelivery(app, sent.deliveryId)).toMatchObject({ action: "replied", reason: "not-permitted" });
-    const reply = fake.state.comments.find((comment) => comment.issueNumber === issue.number && comment.user === fake.botLogin);
+    const reply = fake.state.comments.find((comment) => comment.repo === `${OWNER}/readonly` && comment.issueNumber === issue.number && comment.user === fake.botLogin);
     expect(reply?.body).toMatch(/write/i);
     expect(fake.state.requests.some((request) => request.path.includes(`/${OWNER}/readonly.git`))).toBe(false);
     expect(filesContaining(home, []).some((path) => path.includes(join("repos", OWNER, "readonly")))).toBe(false);
@@ -137,8 +141,10 @@ describe("the App end to end", () => {
     expect(checksOn(fake, "provision", blocked.head).get("harness / provision")?.conclusion).toBe("failure");
     const pull = storyPull(fake, "provision", number);
     expect(pull).toBeDefined();
-    expect(fake.state.issue(fake.state.repo(OWNER, "provision")!, number)?.labels).toContain("harness:blocked");
+    const labels = (): string[] => fake.state.issue(fake.state.repo(OWNER, "provision")!, number)?.labels ?? [];
+    await eventually("harness:blocked on the issue", () => (labels().includes("harness:blocked") ? true : undefined));
 
+    await queueDrained(home);
     writeFileSync(gate, "");
     fake.setPermission(OWNER, "provision", "writer", "write");
     const retry = await commentAs(fake, app, "provision", pull!.number, "writer", "/harness retry-blocked");
@@ -149,7 +155,8 @@ describe("the App end to end", () => {
       return story?.conclusion === "success" ? story : undefined;
     }, 90_000);
     expect(done.status).toBe("completed");
-    expect(fake.state.issue(fake.state.repo(OWNER, "provision")!, number)?.labels).not.toContain("harness:blocked");
+    await queueDrained(home);
+    expect(labels()).not.toContain("harness:blocked");
     expect(storyPull(fake, "provision", number)?.draft).toBe(false);
   });
 
