@@ -1,0 +1,64 @@
+/**
+ * End to end: the App is killed with SIGKILL in the middle of a story; after a restart on the
+ * same data directory the story is resumed from a fresh worktree and completes (it is never
+ * lost and never run by two processes at once).
+ */
+import { jest } from "@jest/globals";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
+import { eventually, startApp, type RunningApp } from "./app-process.js";
+import { addStoryRepo, checksOn, harnessYml, labelNewIssue, OWNER, queueDrained, storyPull } from "./scenario.js";
+
+jest.setTimeout(180_000);
+
+describe("the App killed with SIGKILL mid-story", () => {
+  let fake: FakeGitHub;
+  let root: string;
+  const apps: RunningApp[] = [];
+
+  beforeAll(async () => {
+    root = mkdtempSync(join(tmpdir(), "harness-e2e-restart-"));
+    fake = await startFakeGitHub();
+  });
+
+  afterAll(async () => {
+    // Lets the first run's orphaned agent (its own process group survived the kill) finish.
+    if (root) writeFileSync(join(root, "markers", "release"), "");
+    for (const app of apps) await app.stop();
+    await fake?.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it("resumes the story after a restart and completes it", async () => {
+    const home = join(root, "home");
+    const markers = join(root, "markers");
+    mkdirSync(markers);
+    await addStoryRepo(fake, "crash", harnessYml({ markers }));
+    const first = await startApp({ fake, home, workDir: root });
+    apps.push(first);
+    const { number } = await labelNewIssue(fake, first, "crash", "Survive a crash");
+    await eventually("the implementer to start", () => (existsSync(join(markers, "started")) ? true : undefined));
+
+    const killed = await first.kill9();
+    expect(killed.signal).toBe("SIGKILL");
+    const jobs = readdirSync(join(home, "queue", "jobs")).filter((name) => name.endsWith(".json"));
+    expect(jobs).toHaveLength(1);
+
+    const second = await startApp({ fake, home, workDir: root });
+    apps.push(second);
+    const story = await eventually("the resumed story to complete", async () => {
+      const head = await fake.branchHead(OWNER, "crash", `harness/story-${number}`);
+      const run = head ? checksOn(fake, "crash", head).get("harness / story") : undefined;
+      return run?.status === "completed" ? run : undefined;
+    }, 120_000);
+    expect(story.conclusion).toBe("success");
+    await queueDrained(home);
+    expect(storyPull(fake, "crash", number)?.draft).toBe(false);
+    // Two runs of the story: the interrupted one and the resumed one, in separate worktrees.
+    expect(readdirSync(join(home, "runs", String(number)))).toHaveLength(2);
+    expect(fake.state.pulls.filter((pull) => pull.repo === `${OWNER}/crash`)).toHaveLength(1);
+    fake.assertNoUnexpectedRequests();
+  });
+});
