@@ -8,8 +8,10 @@ import {
   DEFAULT_HARNESS_CONFIG,
   loadWorkflow,
   parseHarnessConfig,
+  runDirectory,
   runStory,
   withOverrides,
+  type Reporter,
   type HarnessConfig,
   type StoryInput,
 } from "../pipeline/index.js";
@@ -34,6 +36,16 @@ export function readStory(path: string): StoryInput {
 export function storySlug(name: string): string {
   const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 60);
   return slug === "" ? "story" : slug;
+}
+
+/** Prints where the run's record is as soon as the run starts, then passes every event on. */
+function withRunDirectory(inner: Reporter, home: string, write: (text: string) => void): Reporter {
+  return {
+    onEvent: async (event, snapshot) => {
+      await inner.onEvent(event, snapshot);
+      if (event.kind === "run.started") write(`run directory: ${runDirectory(home, event.storyId, event.runId)}\n`);
+    },
+  };
 }
 
 /**
@@ -86,6 +98,7 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
     // Locally the user is the operator: the agent may receive what the configuration names.
     checkRunnable(config, workflow, config.agent.env, configSource);
     const story = readStory(storyFile);
+    const home = harnessHome(io.env);
     const controller = new AbortController();
     const onInterrupt = (): void => controller.abort();
     process.once("SIGINT", onInterrupt);
@@ -97,12 +110,11 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
         baseRef: "HEAD",
         config,
         workflow,
-        harnessHome: harnessHome(io.env),
-        reporter: consoleReporter(io.stdout),
+        harnessHome: home,
+        reporter: withRunDirectory(consoleReporter(io.stdout), home, io.stdout),
         agentEnvAllow: config.agent.env,
         signal: controller.signal,
       });
-      io.stdout(`run directory: ${outcome.runDir}\n`);
       if (outcome.status === "completed") return 0;
       io.stderr(`harness run: story blocked (${outcome.failureClass ?? "unknown"}): ${outcome.detail ?? ""}\nrun directory: ${outcome.runDir}\n`);
       return 1;

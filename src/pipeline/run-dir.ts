@@ -25,9 +25,14 @@ export function newRunId(now: Date): string {
   return `${stamp}-${randomBytes(3).toString("hex")}`;
 }
 
+/** Where the record of a run lives, so that a reader can find it from a `run.started` event. */
+export function runDirectory(harnessHome: string, storyId: string, runId: string): string {
+  return join(harnessHome, "runs", pathComponent(storyId), runId);
+}
+
 /** Creates the run directory of a new run. */
 export function createRunLayout(harnessHome: string, storyId: string, runId: string): RunLayout {
-  const root = join(harnessHome, "runs", pathComponent(storyId), runId);
+  const root = runDirectory(harnessHome, storyId, runId);
   const logs = join(root, "logs");
   mkdirSync(logs, { recursive: true });
   const attemptDir = (attempt: number): string => join(root, "attempts", String(attempt));

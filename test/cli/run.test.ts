@@ -57,7 +57,8 @@ describe("harness run", () => {
       expect(io.out).toMatch(new RegExp(`^${stage} +attempt 1 +\\d+(ms|\\.\\ds) +passed$`, "m"));
     }
     expect(io.out).toMatch(/^verifier +attempt 1 +clean clone \S+ passed$/m);
-    const commit = /^completed +commit ([0-9a-f]{40}) on harness\/story-greet-users$/m.exec(io.out)?.[1];
+    // The output ends with the commit on the story branch.
+    const commit = /^completed +commit ([0-9a-f]{40}) on harness\/story-greet-users$/.exec(io.out.trimEnd().split("\n").at(-1) ?? "")?.[1];
     expect(commit).toBeDefined();
     expect(await git(["rev-parse", "harness/story-greet-users"], { cwd: s.repo })).toBe(commit);
     expect(await git(["symbolic-ref", "--short", "HEAD"], { cwd: s.repo })).toBe("main");

@@ -1,0 +1,133 @@
+/**
+ * Harness overhead of a whole story: `runStory` with instant scripted agents, a trivial
+ * suite and a no-op provisioning command on a medium repository, against the sum of the raw
+ * commands such a story needs (worktree add, provision, four agents, suite, clean clone
+ * with its suite, commit, worktree remove), run back to back in the same process and the
+ * same run. Reports the ratio of medians; the target is ≤ 1.3.
+ *
+ *   node --import tsx bench/story-overhead.ts [--files 3000] [--reps 5]
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { exec, execShell } from "../src/exec/index.js";
+import { loadWorkflow, parseHarnessConfig, runStory, type Reporter } from "../src/pipeline/index.js";
+import { HARNESS_IDENTITY } from "../src/workspace/index.js";
+
+const { values } = parseArgs({ options: { files: { type: "string", default: "3000" }, reps: { type: "string", default: "5" } } });
+const FILES = Number(values.files);
+const REPS = Number(values.reps);
+
+// Instant agents: the implementer changes one file, the verifier passes, the rest do nothing.
+const AGENT = `case "$HARNESS_STAGE" in implementer) echo change > feature.txt ;; verifier) echo '{"verdict":"pass","findings":[]}' > "$HARNESS_ARTIFACT_DIR/verdict.json" ;; esac`;
+const SUITE = "true";
+const PROVISION = "true";
+
+async function run(argv: string[], cwd: string, env: Record<string, string> = {}): Promise<void> {
+  const result = await exec(argv, { cwd, env: { set: env } });
+  if (result.exitCode !== 0) throw new Error(`${argv.join(" ")} failed: ${result.tail}`);
+}
+async function sh(command: string, cwd: string, env: Record<string, string> = {}): Promise<void> {
+  const result = await execShell(command, { cwd, env: { set: env } });
+  if (result.exitCode !== 0) throw new Error(`${command} failed: ${result.tail}`);
+}
+
+/** A repository of `FILES` small files in folders of 30, one commit. */
+async function mediumRepo(root: string): Promise<string> {
+  const repo = join(root, "repo");
+  mkdirSync(repo);
+  for (let i = 0; i < FILES; i += 1) {
+    const dir = join(repo, "src", `pkg${Math.floor(i / 30)}`);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, `mod${i}.ts`), `export const value${i} = ${i};\n`.repeat(20));
+  }
+  await run(["git", "-c", "init.defaultBranch=main", "init", "-q"], repo);
+  await run(["git", "add", "-A"], repo);
+  await run(["git", "commit", "-q", "-m", "medium repository"], repo, HARNESS_IDENTITY);
+  return repo;
+}
+
+/** The raw commands of one story, no harness in between. */
+async function baseline(repo: string, root: string, rep: number): Promise<number> {
+  const started = performance.now();
+  const worktree = join(root, `raw-wt-${rep}`);
+  const scratch = join(root, `raw-clone-${rep}`);
+  await run(["git", "worktree", "add", "-q", "-b", `raw/${rep}`, worktree, "HEAD"], repo);
+  await sh(PROVISION, worktree);
+  for (const stage of ["implementer", "tester", "verifier", "documenter"]) {
+    const artifacts = join(root, `raw-artifacts-${rep}-${stage}`);
+    mkdirSync(artifacts);
+    if (stage === "verifier") await sh(SUITE, worktree);
+    await sh(AGENT, worktree, { HARNESS_STAGE: stage, HARNESS_ARTIFACT_DIR: artifacts });
+  }
+  await run(["git", "ls-files", "--others", "--exclude-standard", "-z"], worktree);
+  await run(["git", "diff-index", "-p", "--binary", `--output=${join(root, `raw-${rep}.patch`)}`, "HEAD", "--"], worktree);
+  await run(["git", "clone", "--no-hardlinks", "-q", "--", worktree, scratch], root);
+  writeFileSync(join(scratch, "feature.txt"), "change\n");
+  await run(["git", "add", "-A"], scratch);
+  await run(["git", "commit", "-q", "--no-verify", "-m", "clean clone"], scratch, HARNESS_IDENTITY);
+  await sh(SUITE, scratch);
+  rmSync(scratch, { recursive: true, force: true });
+  await run(["git", "add", "--all"], worktree);
+  await run(["git", "commit", "-q", "--no-verify", "-m", "story"], worktree, HARNESS_IDENTITY);
+  await run(["git", "worktree", "remove", "--force", worktree], repo);
+  return performance.now() - started;
+}
+
+/** The same story through the harness. */
+async function harness(repo: string, root: string, rep: number): Promise<number> {
+  const config = parseHarnessConfig(
+    `agent:\n  command: ${JSON.stringify(AGENT)}\ntest:\n  command: ${JSON.stringify(SUITE)}\nprovision:\n  command: ${JSON.stringify(PROVISION)}\n`,
+    "bench",
+  );
+  const workflow = loadWorkflow();
+  const reporter: Reporter = { onEvent: async () => undefined };
+  const started = performance.now();
+  const outcome = await runStory({
+    repoDir: repo,
+    story: { id: `bench-${rep}`, title: "Bench", body: "Change feature.txt." },
+    branch: `harness/bench-${rep}`,
+    baseRef: "HEAD",
+    config,
+    workflow,
+    harnessHome: join(root, "home"),
+    reporter,
+    agentEnvAllow: [],
+  });
+  const elapsed = performance.now() - started;
+  if (outcome.status !== "completed") throw new Error(`story blocked: ${outcome.failureClass ?? ""} ${outcome.detail ?? ""}`);
+  return elapsed;
+}
+
+const median = (xs: number[]): number => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
+};
+
+const root = mkdtempSync(join(tmpdir(), "harness-bench-story-"));
+try {
+  const repo = await mediumRepo(root);
+  await harness(repo, root, -1); // warm-up: module loading, schema compilation, page cache
+  await baseline(repo, root, -1);
+  const raw: number[] = [];
+  const full: number[] = [];
+  for (let rep = 0; rep < REPS; rep += 1) {
+    // Alternate the order so drift on a shared machine does not favour either side.
+    if (rep % 2 === 0) {
+      raw.push(await baseline(repo, root, rep));
+      full.push(await harness(repo, root, rep));
+    } else {
+      full.push(await harness(repo, root, rep));
+      raw.push(await baseline(repo, root, rep));
+    }
+  }
+  const ratio = median(full) / median(raw);
+  console.log(`files=${FILES} reps=${REPS}`);
+  console.log(`raw commands: median ${median(raw).toFixed(0)} ms  (${raw.map((x) => x.toFixed(0)).join(", ")})`);
+  console.log(`harness run:  median ${median(full).toFixed(0)} ms  (${full.map((x) => x.toFixed(0)).join(", ")})`);
+  console.log(`ratio harness/raw (medians): ${ratio.toFixed(2)}  target <= 1.30  ${ratio <= 1.3 ? "MET" : "NOT MET"}`);
+} finally {
+  rmSync(root, { recursive: true, force: true });
+}
