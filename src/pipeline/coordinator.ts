@@ -129,6 +129,8 @@ async function runAttempts(task: TaskRun, args: RunStoryArgs, testCommand: strin
     const stage = stages[index];
     if (!stage) break;
     const outcome = await runStage(task, stage, attempt, retry, testCommand);
+    // A stop request ends the story as interrupted, not as an agent failure to retry.
+    if (args.signal?.aborted) return block("interrupted", `the run was stopped during ${stage.id}, attempt ${attempt}`);
     if (outcome.passed) {
       index += 1;
       continue;

@@ -105,6 +105,19 @@ describe("runStory", () => {
     expect(await waitFor(() => !isRunning(pid), 5000)).toBe(true);
   });
 
+  it("stops a running story on its abort signal as interrupted, ending the agent's process tree", async () => {
+    const s = await makeScenario();
+    const controller = new AbortController();
+    const running = runScenario(s, scriptedConfig(s, "hang"), { signal: controller.signal });
+    expect(await waitFor(() => existsSync(`${s.launches}.pid`), 10_000)).toBe(true);
+    controller.abort();
+    const { outcome, journal } = await running;
+    expect(outcome).toMatchObject({ status: "blocked", failureClass: "interrupted" });
+    expect(ofKind(journal, "retry.scheduled")).toEqual([]);
+    const pid = readPid(`${s.launches}.pid`);
+    expect(await waitFor(() => !isRunning(pid), 5000)).toBe(true);
+  });
+
   it("counts an agent's non-zero exit and an invalid verdict as failed attempts", async () => {
     const s = await makeScenario();
     const exitRun = await runScenario(s, scriptedConfig(s, "agent-exit"));
