@@ -19,8 +19,15 @@ export interface ProvisionReceipt {
   durationMs: number;
 }
 
-/** The exclude lines: the receipt, and the temp files it is written through. */
-const EXCLUDE_LINES = [`/${PROVISION_RECEIPT}`, `/${PROVISION_RECEIPT}.*.tmp`];
+/**
+ * The exclude lines for a worktree whose path inside its repository is `prefix` (empty at the
+ * top): the receipt, and the temp files it is written through.
+ */
+function excludeLines(prefix: string): string[] {
+  // Escape what gitignore would read as a pattern, so the lines match this one path only.
+  const anchored = `/${prefix}${PROVISION_RECEIPT}`.replace(/[*?[\]\\!#]/g, "\\$&");
+  return [anchored, `${anchored}.*.tmp`];
+}
 
 /** Where the receipt of `worktree` lives. */
 export function provisionReceiptPath(worktree: string): string {
@@ -95,16 +102,17 @@ const pending = new Map<string, Promise<void>>();
  * share it), once. A folder that is not a git repository has nothing to exclude from.
  */
 export async function excludeReceipt(worktree: string): Promise<void> {
-  let commonDir: string;
+  let output: string;
   try {
-    commonDir = await git(["rev-parse", "--git-common-dir"], { cwd: worktree, readOnly: true });
+    output = await git(["rev-parse", "--git-common-dir", "--show-prefix"], { cwd: worktree, readOnly: true });
   } catch (error) {
     if (error instanceof GitError && error.kind === "not-a-repository") return;
     throw error;
   }
+  const [commonDir = ".git", prefix = ""] = output.split("\n");
   const excludePath = join(isAbsolute(commonDir) ? commonDir : resolve(worktree, commonDir), "info", "exclude");
   const previous = pending.get(excludePath) ?? Promise.resolve();
-  const next = previous.then(() => appendMissingLines(excludePath));
+  const next = previous.then(() => appendMissingLines(excludePath, excludeLines(prefix)));
   const settled = next.catch(() => undefined);
   pending.set(excludePath, settled);
   void settled.then(() => {
@@ -113,7 +121,7 @@ export async function excludeReceipt(worktree: string): Promise<void> {
   await next;
 }
 
-function appendMissingLines(excludePath: string): void {
+function appendMissingLines(excludePath: string, lines: readonly string[]): void {
   let current = "";
   try {
     current = readFileSync(excludePath, "utf8");
@@ -121,7 +129,7 @@ function appendMissingLines(excludePath: string): void {
     mkdirSync(join(excludePath, ".."), { recursive: true });
   }
   const present = new Set(current.split("\n").map((line) => line.trim()));
-  const missing = EXCLUDE_LINES.filter((line) => !present.has(line));
+  const missing = lines.filter((line) => !present.has(line));
   if (missing.length === 0) return;
   const separator = current === "" || current.endsWith("\n") ? "" : "\n";
   const fd = openSync(excludePath, "a");

@@ -92,14 +92,28 @@ export async function provisionWorktree(args: ProvisionArgs): Promise<ProvisionO
 /** Runs the command, once more after a failure; returns the attempts it took or throws. */
 async function runWithRetry(args: ProvisionArgs, settings: ProvisionSettings, cmd: string | null, argv: string[]): Promise<number> {
   const env = childEnv(args.harnessHome ?? defaultHarnessHome(), settings.env);
-  mkdirSync(dirname(args.logPath), { recursive: true });
+  // A log that cannot be written is broken infrastructure too, reported the same way.
+  const note = (line: string): void => {
+    try {
+      mkdirSync(dirname(args.logPath), { recursive: true });
+      appendFileSync(args.logPath, `# harness provision: ${line}\n`);
+    } catch (error) {
+      throw new WorkspaceProvisionError(`cannot write the provisioning log ${args.logPath}: ${(error as Error).message}`, {
+        cmd,
+        exitCode: null,
+        logPath: args.logPath,
+        logTail: "",
+        taskId: args.taskId,
+      });
+    }
+  };
   for (let attempt = 1; ; attempt += 1) {
-    appendFileSync(args.logPath, `# harness provision: attempt ${attempt}/${MAX_ATTEMPTS} in ${args.worktree}: ${cmd ?? ""}\n`);
+    note(`attempt ${attempt}/${MAX_ATTEMPTS} in ${args.worktree}: ${cmd ?? ""}`);
     // exec resolves only once the attempt's whole process group is gone, so attempts never overlap.
     const result = await exec(argv, { cwd: args.worktree, env, timeoutMs: settings.timeoutMs, logPath: args.logPath });
     if (succeeded(result)) return attempt;
     const why = describeFailure(result, settings.timeoutMs);
-    appendFileSync(args.logPath, `# harness provision: attempt ${attempt} ${why}\n`);
+    note(`attempt ${attempt} ${why}`);
     if (attempt >= MAX_ATTEMPTS) {
       throw new WorkspaceProvisionError(`provisioning ${args.worktree} failed after ${attempt} attempts: ${cmd ?? ""} ${why} (log: ${args.logPath})`, {
         cmd,

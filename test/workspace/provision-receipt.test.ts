@@ -95,6 +95,21 @@ describe("receipt and git", () => {
     expect(await git(["ls-files"], { cwd: linked, readOnly: true })).not.toContain(PROVISION_RECEIPT);
   });
 
+  it("anchors the exclude lines at a worktree that is a sub-folder of its repository", async () => {
+    const root = makeTempDir("harness-receipt-git-");
+    const repo = join(root, "repo");
+    await initRepo(repo, { "packages/a [x]/README.md": "hello\n" });
+    const sub = join(repo, "packages", "a [x]");
+    await provisionWorktree({ worktree: sub, taskId: "s", logPath: join(root, "s.log"), harnessHome: join(root, "home") });
+    expect(existsSync(join(sub, PROVISION_RECEIPT))).toBe(true);
+    expect(await git(["status", "--porcelain", "--untracked-files=all"], { cwd: repo, readOnly: true })).toBe("");
+    const exclude = readFileSync(join(repo, ".git", "info", "exclude"), "utf8");
+    expect(exclude).toContain(`/packages/a \\[x\\]/${PROVISION_RECEIPT}\n`);
+    // A receipt-named file elsewhere in the repository is not hidden.
+    writeFileSync(join(repo, PROVISION_RECEIPT), "{}");
+    expect(await git(["status", "--porcelain"], { cwd: repo, readOnly: true })).toBe(`?? ${PROVISION_RECEIPT}`);
+  });
+
   it("adds the exclude line once even when provisioning worktrees concurrently", async () => {
     const root = makeTempDir("harness-receipt-git-");
     const repo = join(root, "repo");

@@ -184,6 +184,21 @@ describe("provisionWorktree failures", () => {
     expect(error.logTail).toContain("could not start pnpm");
   });
 
+  it("a log that cannot be written is a provisioning failure and nothing runs", async () => {
+    const s = setup({});
+    writeFiles(s.root, { "not-a-dir": "" });
+    const error = (await provisionWorktree({
+      worktree: s.worktree,
+      config: { command: 'touch "$RECORD_DIR/ran"', env: s.env },
+      taskId: "t3",
+      logPath: join(s.root, "not-a-dir", "provision.log"),
+      harnessHome: s.home,
+    }).catch((e: unknown) => e)) as WorkspaceProvisionError;
+    expect(error).toBeInstanceOf(WorkspaceProvisionError);
+    expect(error.message).toContain("cannot write the provisioning log");
+    expect(existsSync(join(s.records, "ran"))).toBe(false);
+  });
+
   it("a worktree that does not exist is a provisioning failure", async () => {
     const s = setup({});
     await expect(provisionWorktree({ worktree: join(s.root, "missing"), taskId: "t", logPath: s.logPath })).rejects.toBeInstanceOf(WorkspaceProvisionError);
