@@ -34,11 +34,14 @@ interface PostedCheck {
 
 const fingerprint = (check: PlannedCheck): string => JSON.stringify([check.status, check.conclusion, check.output, check.actions]);
 
+/**
+ * Reports one story's run on its pull request. One instance per run: a re-admitted story gets
+ * a new reporter, which creates fresh check runs and finds the status comment by its marker.
+ */
 export class GitHubReporter implements Reporter {
   private readonly posted = new Map<CheckName, PostedCheck>();
   private readonly comment: StatusComment;
   private headSha: string;
-  private last: StorySnapshot | undefined;
   // Events and head changes are applied one at a time, in order.
   private queue: Promise<void> = Promise.resolve();
 
@@ -50,7 +53,6 @@ export class GitHubReporter implements Reporter {
   /** Applies one event; resolves when GitHub has been updated (or the failure logged). */
   onEvent(event: HistoryEvent, snapshot: StorySnapshot): Promise<void> {
     return this.serialize(`event ${event.kind}`, async () => {
-      this.last = snapshot;
       if (event.kind === "run.started" && event.readmission) await this.guard("remove blocked label", () => this.labelBlocked(false));
       await this.syncChecks(snapshot);
       await this.guard("status comment", () => this.comment.show(snapshot));
@@ -138,10 +140,5 @@ export class GitHubReporter implements Reporter {
     const { octokit, owner, repo, issueNumber, pullNumber } = this.options;
     if (blocked) await addLabel(octokit, owner, repo, [issueNumber, pullNumber], BLOCKED_LABEL);
     else await removeLabel(octokit, owner, repo, [issueNumber, pullNumber], BLOCKED_LABEL);
-  }
-
-  /** The last snapshot reported (for tests and logs). */
-  lastSnapshot(): StorySnapshot | undefined {
-    return this.last;
   }
 }

@@ -12,6 +12,7 @@ export interface StatusCommentTarget {
   botLogin?: string;
 }
 
+/** Posts and edits the status comment of one pull request; searches for an existing one on first use. */
 export class StatusComment {
   private commentId: number | undefined;
   private searched = false;

@@ -54,8 +54,13 @@ function commented(number: number, body: string, user = "writer") {
 describe("issues.labeled", () => {
   it("enqueues a start job; a second label replies; a redelivery does nothing", async () => {
     const issue = gh.createIssue(OWNER, NAME, { title: "Add a greeting", body: "Say hello", user: "writer" });
-    const first = await handleIssueLabeled(labeled(issue.number, "story", "delivery-1"), deps);
+    const context = labeled(issue.number, "story", "delivery-1");
+    const before = requestCount();
+    const first = await handleIssueLabeled(context, deps);
     expect(first).toMatchObject({ action: "enqueued" });
+    // The only API work before enqueueing: is there a completed pull request for this story?
+    const routes = gh.state.requests.slice(before).map((request) => `${request.method} ${request.route ?? request.path}`);
+    expect(routes.filter((route) => !route.includes("access_tokens"))).toEqual(["GET /repos/{owner}/{repo}/pulls"]);
     if (first.action !== "enqueued") throw new Error("not enqueued");
     expect(first.job).toEqual({
       storyKey: `${OWNER}/${NAME}#${issue.number}`,
