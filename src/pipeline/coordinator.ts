@@ -1,6 +1,6 @@
 import { appendFileSync } from "node:fs";
 import { join } from "node:path";
-import { ProvisionConfigError, taskWorktreePath, WorkspaceProvisionError } from "../workspace/index.js";
+import { CleanCloneOptionsError, ProvisionConfigError, taskWorktreePath, WorkspaceProvisionError } from "../workspace/index.js";
 import { storyCommitMessage, commitWorktree } from "./commit.js";
 import type { RetryEvidence } from "./context.js";
 import { defaultDeps } from "./deps.js";
@@ -108,7 +108,7 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
       const how = error.exitCode === null ? "did not finish" : `exited ${error.exitCode}`;
       return block("workspace-provision-failed", `provisioning \`${error.cmd ?? "(none)"}\` ${how}; log: ${error.logPath}`);
     }
-    if (error instanceof ProvisionConfigError) return block("config-invalid", error.message);
+    if (error instanceof ProvisionConfigError || error instanceof CleanCloneOptionsError) return block("config-invalid", error.message);
     if (args.signal?.aborted) return block("interrupted", "the run was stopped");
     return block("internal-error", error instanceof Error ? error.message : String(error));
   }

@@ -90,6 +90,19 @@ describe("runStory", () => {
     expect(files).not.toContain(".harness-provisioned");
   });
 
+  it("blocks as infrastructure, without a retry, when the clean-clone check cannot run", async () => {
+    const s = await makeScenario();
+    const config = scriptedConfig(s, "complete", { extra: "clean_clone:\n  interpreter: /nonexistent/python3" });
+    const { outcome, journal } = await runScenario(s, config);
+    expect(outcome).toMatchObject({ status: "blocked", failureClass: "clean-clone-not-run" });
+    expect(ofKind(journal, "clean_clone.finished")[0]?.result).toMatchObject({ ran: false, interpreter: "/nonexistent/python3" });
+    expect(ofKind(journal, "retry.scheduled")).toEqual([]);
+    expect(ofKind(journal, "attempt.archived")).toEqual([]);
+    expect(launches(s)).toEqual(["implementer 1", "tester 1", "verifier 1"]);
+    const message = await git(["log", "-1", "--format=%B", outcome.commit ?? ""], { cwd: s.repo });
+    expect(message).toMatch(/Failure-Class: clean-clone-not-run\n?$/);
+  });
+
   it("kills an agent that hangs at its timeout", async () => {
     const s = await makeScenario();
     const config = scriptedConfig(s, "hang");
