@@ -23,6 +23,13 @@ describe("redactSecrets", () => {
     expect(redactSecrets("npm ERR! code E404 at https://example.test/pkg")).toBe("npm ERR! code E404 at https://example.test/pkg");
   });
 
+  it("removes a secret in the base64 form git's Basic header carries", () => {
+    const secret = "opaque-installation-token-1";
+    const basic = Buffer.from(`x-access-token:${secret}`).toString("base64");
+    expect(redactSecrets(`header was ${basic} then`, [secret])).toBe(`header was ${REDACTED} then`);
+    expect(redactSecrets(`> basic ${basic}`)).toBe(`> basic ${REDACTED}`);
+  });
+
   it("stays fast on long lines without matches", () => {
     const line = "a.b-".repeat(250_000) + "x-access-token:".repeat(10_000) + "://a:".repeat(10_000);
     const start = process.hrtime.bigint();
