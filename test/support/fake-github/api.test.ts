@@ -12,7 +12,7 @@ let gh: FakeGitHub;
 let mainSha: string;
 
 beforeAll(async () => {
-  gh = await startFakeGitHub();
+  gh = await startFakeGitHub({ validateResponses: true });
   await gh.addRepository({ owner: OWNER, name: NAME, files: { "README.md": "# demo\n", ".github/harness.yml": HARNESS_YML } });
   mainSha = (await gh.branchHead(OWNER, NAME, "main")) ?? "";
 });

@@ -21,6 +21,11 @@ export interface FakeGitHubOptions {
   /** The account the App is installed on. */
   account?: string;
   webhookSecret?: string;
+  /**
+   * Check every successful JSON response against GitHub's response schema and record a mismatch
+   * as unexpected (a bug of the fake). Off by default: each response schema costs a compile.
+   */
+  validateResponses?: boolean;
   /** Generate a key pair for this fake alone instead of the one shared by fakes in this process. */
   freshKey?: boolean;
 }
@@ -92,6 +97,7 @@ export class FakeGitHub {
       installationAccount: options.account ?? "octo-org",
       publicKey,
       reposRoot,
+      validateResponses: options.validateResponses ?? false,
       appJson: () => ({
         id: ctx.appId, slug: appSlug, node_id: nodeId("A", ctx.appId), client_id: `Iv1.${ctx.appId}`, name: appSlug,
         owner: userJson(ctx.urls, ctx.installationAccount), description: "", external_url: ctx.urls.web,

@@ -11,7 +11,7 @@ let gh: FakeGitHub;
 let work: string;
 
 beforeAll(async () => {
-  gh = await startFakeGitHub();
+  gh = await startFakeGitHub({ validateResponses: true });
   await gh.addRepository({ owner: OWNER, name: NAME, files: { "package.json": "{}\n" } });
   work = await mkdtemp(join(tmpdir(), "fake-github-flow-"));
 });

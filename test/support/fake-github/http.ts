@@ -53,6 +53,8 @@ export interface FakeContext {
   publicKey: KeyObject;
   /** Folder holding `<owner>/<name>.git` bare repositories. */
   reposRoot: string;
+  /** Also check every successful JSON response against GitHub's response schema (slower; for the fake's own tests). */
+  validateResponses: boolean;
   /** GitHub's App object (`GET /app`), also embedded in check runs. */
   appJson(): Record<string, unknown>;
 }

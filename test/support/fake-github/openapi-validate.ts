@@ -13,6 +13,7 @@ export const OPENAPI_DESCRIPTION = "ghes-3.19.json";
 type Schema = Record<string, unknown>;
 interface Operation {
   requestBody?: { required?: boolean; content?: Record<string, { schema?: Schema }> } | { $ref: string };
+  responses?: Record<string, { content?: Record<string, { schema?: Schema }> } | { $ref: string }>;
 }
 interface OpenApiDocument {
   paths: Record<string, Record<string, Operation>>;
@@ -100,28 +101,57 @@ export function hasOperation(method: string, template: string): boolean {
   return openApiDocument().paths[template]?.[method.toLowerCase()] !== undefined;
 }
 
+function operationOf(method: string, template: string): { document: OpenApiDocument; operation: Operation } {
+  const document = openApiDocument();
+  const operation = document.paths[template]?.[method.toLowerCase()];
+  if (!operation) throw new Error(`fake-github: ${method.toUpperCase()} ${template} is not an operation of GitHub's OpenAPI description`);
+  return { document, operation };
+}
+
+function compileSchema(document: OpenApiDocument, schema: Schema): ValidateFunction {
+  const defs: Record<string, Schema> = {};
+  const root = convert(document, schema, defs) as Schema;
+  return ajv().compile({ ...root, $defs: defs });
+}
+
+/** The JSON schema of a request body or response, its `$ref`s to whole bodies resolved. */
+function jsonSchemaOf(document: OpenApiDocument, part: { content?: Record<string, { schema?: Schema }> } | { $ref: string } | undefined): Schema | undefined {
+  const resolved = part && "$ref" in part ? (resolvePointer(document, part.$ref) as { content?: Record<string, { schema?: Schema }> }) : part;
+  return resolved?.content?.["application/json"]?.schema;
+}
+
 function validatorFor(method: string, template: string): { validate: ValidateFunction; required: boolean } | null {
   const key = `${method.toUpperCase()} ${template}`;
   const cached = validators.get(key);
   if (cached !== undefined) return cached;
-  const document = openApiDocument();
-  const operation = document.paths[template]?.[method.toLowerCase()];
-  if (!operation) throw new Error(`fake-github: ${key} is not an operation of GitHub's OpenAPI description`);
-  let body = operation.requestBody;
-  if (body && "$ref" in body) body = resolvePointer(document, body.$ref) as Exclude<Operation["requestBody"], undefined>;
-  const jsonSchema = body && !("$ref" in body) ? body.content?.["application/json"]?.schema : undefined;
-  let entry: { validate: ValidateFunction; required: boolean } | null = null;
-  if (jsonSchema && body && !("$ref" in body)) {
-    const defs: Record<string, Schema> = {};
-    const root = convert(document, jsonSchema, defs) as Schema;
-    entry = { validate: ajv().compile({ ...root, $defs: defs }), required: body.required === true };
-  }
+  const { document, operation } = operationOf(method, template);
+  const schema = jsonSchemaOf(document, operation.requestBody);
+  const body = operation.requestBody && !("$ref" in operation.requestBody) ? operation.requestBody : undefined;
+  const entry = schema ? { validate: compileSchema(document, schema), required: body?.required === true } : null;
   validators.set(key, entry);
   return entry;
 }
 
+/**
+ * Checks a response the fake is about to send against the operation's response schema for that
+ * status: the fake's own objects must look like GitHub's. Empty when it matches or the
+ * description has no JSON schema for the status.
+ */
+export function responseBodyProblems(method: string, template: string, status: number, body: unknown): string[] {
+  const key = `${method.toUpperCase()} ${template} → ${status}`;
+  let entry = validators.get(key);
+  if (entry === undefined) {
+    const { document, operation } = operationOf(method, template);
+    const schema = jsonSchemaOf(document, operation.responses?.[String(status)]);
+    entry = schema ? { validate: compileSchema(document, schema), required: true } : null;
+    validators.set(key, entry);
+  }
+  if (!entry || entry.validate(body)) return [];
+  return (entry.validate.errors ?? []).map(describe);
+}
+
 function describe(error: ErrorObject): string {
-  const where = error.instancePath === "" ? "the request body" : `'${error.instancePath.slice(1).replace(/\//g, ".")}'`;
+  const where = error.instancePath === "" ? "the body" : `'${error.instancePath.slice(1).replace(/\//g, ".")}'`;
   const extra = error.keyword === "enum" ? ` (${JSON.stringify((error.params as { allowedValues?: unknown }).allowedValues)})` : "";
   return `For ${where}, ${error.message ?? "the value is invalid"}${extra}.`;
 }

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { credentialOf, FakeAuthError, verifyAppJwt } from "./auth.js";
 import { GIT_PATH, serveGit } from "./git-http.js";
 import { errorBody, HttpError, readBody, type FakeContext, type RouteResponse } from "./http.js";
-import { requestBodyProblems } from "./openapi-validate.js";
+import { requestBodyProblems, responseBodyProblems } from "./openapi-validate.js";
 import { Router } from "./router.js";
 import { graphqlRoute, REST_ROUTES, type Route } from "./routes/index.js";
 import { timestamp } from "./state.js";
@@ -45,7 +45,12 @@ async function runRoute(ctx: FakeContext, route: Route, params: Record<string, s
       return { status: 422, json: errorBody(422, `Invalid request.\n\n${problems.join("\n")}`), unexpected: `body does not match GitHub's schema: ${problems.join(" ")}` };
     }
   }
-  return route.handle({ ctx, method: route.method, path, params, query: url.searchParams, body, headers: request.headers });
+  const answer = await route.handle({ ctx, method: route.method, path, params, query: url.searchParams, body, headers: request.headers });
+  if (ctx.validateResponses && route !== graphqlRoute && answer.status < 300 && answer.json !== undefined) {
+    const problems = responseBodyProblems(route.method, route.template, answer.status, answer.json);
+    if (problems.length > 0) return { ...answer, unexpected: `the fake's response does not match GitHub's schema: ${problems.join(" ")}` };
+  }
+  return answer;
 }
 
 function send(response: ServerResponse, answer: RouteResponse): void {

@@ -16,23 +16,48 @@ export function userId(login: string): number {
 /** GitHub's user object; logins ending in `[bot]` are bots. */
 export function userJson(urls: Urls, login: string): Record<string, unknown> {
   const id = userId(login);
+  const api = `${urls.api}/users/${encodeURIComponent(login)}`;
   return {
     login,
     id,
     node_id: nodeId(login.endsWith("[bot]") ? "BOT" : "U", id),
     avatar_url: `${urls.web}/avatars/u/${id}`,
     gravatar_id: "",
-    url: `${urls.api}/users/${encodeURIComponent(login)}`,
+    url: api,
     html_url: `${urls.web}/${encodeURIComponent(login)}`,
+    followers_url: `${api}/followers`,
+    following_url: `${api}/following{/other_user}`,
+    gists_url: `${api}/gists{/gist_id}`,
+    starred_url: `${api}/starred{/owner}{/repo}`,
+    subscriptions_url: `${api}/subscriptions`,
+    organizations_url: `${api}/orgs`,
+    repos_url: `${api}/repos`,
+    events_url: `${api}/events{/privacy}`,
+    received_events_url: `${api}/received_events`,
     type: login.endsWith("[bot]") ? "Bot" : "User",
     site_admin: false,
   };
 }
 
+/** The hypermedia URL fields of a repository object, relative to its API URL (as GitHub lists them). */
+const REPO_URL_FIELDS: Record<string, string> = {
+  archive_url: "/{archive_format}{/ref}", assignees_url: "/assignees{/user}", blobs_url: "/git/blobs{/sha}",
+  branches_url: "/branches{/branch}", collaborators_url: "/collaborators{/collaborator}", comments_url: "/comments{/number}",
+  commits_url: "/commits{/sha}", compare_url: "/compare/{base}...{head}", contents_url: "/contents/{+path}",
+  contributors_url: "/contributors", deployments_url: "/deployments", downloads_url: "/downloads", events_url: "/events",
+  forks_url: "/forks", git_commits_url: "/git/commits{/sha}", git_refs_url: "/git/refs{/sha}", git_tags_url: "/git/tags{/sha}",
+  hooks_url: "/hooks", issue_comment_url: "/issues/comments{/number}", issue_events_url: "/issues/events{/number}",
+  issues_url: "/issues{/number}", keys_url: "/keys{/key_id}", labels_url: "/labels{/name}", languages_url: "/languages",
+  merges_url: "/merges", milestones_url: "/milestones{/number}", notifications_url: "/notifications{?since,all,participating}",
+  pulls_url: "/pulls{/number}", releases_url: "/releases{/id}", stargazers_url: "/stargazers", statuses_url: "/statuses/{sha}",
+  subscribers_url: "/subscribers", subscription_url: "/subscription", tags_url: "/tags", teams_url: "/teams", trees_url: "/git/trees{/sha}",
+};
+
 /** GitHub's repository object. */
 export function repoJson(urls: Urls, repo: RepoRecord): Record<string, unknown> {
   const api = `${urls.api}/repos/${repo.fullName}`;
   return {
+    ...Object.fromEntries(Object.entries(REPO_URL_FIELDS).map(([field, suffix]) => [field, `${api}${suffix}`])),
     id: repo.id,
     node_id: repo.nodeId,
     name: repo.name,
@@ -46,14 +71,31 @@ export function repoJson(urls: Urls, repo: RepoRecord): Record<string, unknown> 
     clone_url: `${urls.web}/${repo.fullName}.git`,
     git_url: `${urls.web.replace(/^https?:/, "git:")}/${repo.fullName}.git`,
     ssh_url: `git@${new URL(urls.web).host}:${repo.fullName}.git`,
-    issues_url: `${api}/issues{/number}`,
-    pulls_url: `${api}/pulls{/number}`,
-    labels_url: `${api}/labels{/name}`,
+    svn_url: `${urls.web}/${repo.fullName}`,
+    homepage: null,
+    language: null,
+    mirror_url: null,
+    license: null,
+    size: 0,
+    forks: 0,
+    forks_count: 0,
+    open_issues: 0,
+    open_issues_count: 0,
+    stargazers_count: 0,
+    watchers: 0,
+    watchers_count: 0,
+    network_count: 0,
+    subscribers_count: 0,
     default_branch: repo.defaultBranch,
     visibility: "public",
     archived: false,
     disabled: false,
     has_issues: true,
+    has_projects: false,
+    has_wiki: false,
+    has_pages: false,
+    has_discussions: false,
+    has_downloads: true,
     created_at: repo.createdAt,
     updated_at: repo.createdAt,
     pushed_at: repo.createdAt,
@@ -82,7 +124,9 @@ export function issueJson(urls: Urls, issue: IssueRecord, labels: LabelRecord[],
     repository_url: `${urls.api}/repos/${issue.repo}`,
     labels_url: `${api}/labels{/name}`,
     comments_url: `${api}/comments`,
+    events_url: `${api}/events`,
     html_url: `${urls.web}/${issue.repo}/${issue.isPull ? "pull" : "issues"}/${issue.number}`,
+    milestone: null,
     number: issue.number,
     state: issue.state,
     title: issue.title,
@@ -99,10 +143,8 @@ export function issueJson(urls: Urls, issue: IssueRecord, labels: LabelRecord[],
     closed_at: null,
   };
   if (issue.isPull) {
-    json.pull_request = {
-      url: `${urls.api}/repos/${issue.repo}/pulls/${issue.number}`,
-      html_url: `${urls.web}/${issue.repo}/pull/${issue.number}`,
-    };
+    const html = `${urls.web}/${issue.repo}/pull/${issue.number}`;
+    json.pull_request = { url: `${urls.api}/repos/${issue.repo}/pulls/${issue.number}`, html_url: html, diff_url: `${html}.diff`, patch_url: `${html}.patch`, merged_at: null };
   }
   return json;
 }
@@ -142,12 +184,47 @@ export function pullJson(
     user: userJson(urls, repo.owner),
     repo: repoJson(urls, repo),
   });
+  const html = `${urls.web}/${pull.repo}/pull/${pull.number}`;
+  const issueApi = `${urls.api}/repos/${pull.repo}/issues/${pull.number}`;
   return {
     id: pull.id,
     node_id: pull.nodeId,
     url: api,
-    html_url: `${urls.web}/${pull.repo}/pull/${pull.number}`,
-    issue_url: `${urls.api}/repos/${pull.repo}/issues/${pull.number}`,
+    html_url: html,
+    issue_url: issueApi,
+    diff_url: `${html}.diff`,
+    patch_url: `${html}.patch`,
+    commits_url: `${api}/commits`,
+    comments_url: `${issueApi}/comments`,
+    review_comments_url: `${api}/comments`,
+    review_comment_url: `${urls.api}/repos/${pull.repo}/pulls/comments{/number}`,
+    statuses_url: `${urls.api}/repos/${pull.repo}/statuses/${shas.head ?? ""}`,
+    _links: {
+      self: { href: api },
+      html: { href: html },
+      issue: { href: issueApi },
+      comments: { href: `${issueApi}/comments` },
+      review_comments: { href: `${api}/comments` },
+      review_comment: { href: `${urls.api}/repos/${pull.repo}/pulls/comments{/number}` },
+      commits: { href: `${api}/commits` },
+      statuses: { href: `${urls.api}/repos/${pull.repo}/statuses/${shas.head ?? ""}` },
+    },
+    assignee: null,
+    assignees: [],
+    requested_reviewers: [],
+    requested_teams: [],
+    milestone: null,
+    auto_merge: null,
+    merge_commit_sha: null,
+    merged_by: null,
+    mergeable_state: "unknown",
+    maintainer_can_modify: false,
+    comments: 0,
+    review_comments: 0,
+    commits: 0,
+    additions: 0,
+    deletions: 0,
+    changed_files: 0,
     number: pull.number,
     state: pull.state,
     locked: false,

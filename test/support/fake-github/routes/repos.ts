@@ -66,6 +66,11 @@ export const repoRoutes: Route[] = [
         git_url: `${api}/git/${type === "dir" ? "trees" : "blobs"}/${sha}`,
         html_url: `${ctx.urls.web}/${repo.fullName}/${type === "dir" ? "tree" : "blob"}/${ref}/${entryPath}`,
         download_url: type === "dir" ? null : `${ctx.urls.web}/${repo.fullName}/raw/${ref}/${entryPath}`,
+        _links: {
+          self: `${api}/contents/${entryPath}?ref=${encodeURIComponent(ref)}`,
+          git: `${api}/git/${type === "dir" ? "trees" : "blobs"}/${sha}`,
+          html: `${ctx.urls.web}/${repo.fullName}/${type === "dir" ? "tree" : "blob"}/${ref}/${entryPath}`,
+        },
       });
       if (entry.kind === "dir") {
         const prefix = path.replace(/^\/+|\/+$/g, "");
