@@ -101,6 +101,8 @@ describe("fake GitHub: the routes a story uses", () => {
     expect(ready.data.draft).toBe(false);
     expect(gh.state.findPull(OWNER, NAME, branch)?.history.at(-1)).toEqual({ graphql: "markPullRequestReadyForReview" });
     expect(gh.state.checkRunsOf(OWNER, NAME, { name: "harness / story", headSha: head }).map((candidate) => candidate.id)).toEqual([run.data.id]);
+    await octokit.graphql(`mutation { convertPullRequestToDraft(input: { pullRequestId: "${created.data.node_id}" }) { pullRequest { isDraft } } }`);
+    expect(gh.state.findPull(OWNER, NAME, created.data.number)?.draft).toBe(true);
     await expect(octokit.graphql(`query { viewer { login } }`)).rejects.toThrow();
     expect(gh.takeUnexpectedRequests()[0]?.reason).toMatch(/GraphQL/);
   });
