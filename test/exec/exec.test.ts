@@ -103,13 +103,13 @@ describe("exec", () => {
     const dir = makeTempDir();
     const result = await exec(["sh", "-c", "trap '' TERM; sleep 600 & echo $! > pid; wait"], {
       cwd: dir,
-      timeoutMs: 800,
+      timeoutMs: 1000,
       killGraceMs: 300,
     });
     expect(result.timedOut).toBe(true);
     expect(result.signal).toBe("SIGKILL");
     expect(isRunning(readPid(join(dir, "pid")))).toBe(false);
-    expect(result.durationMs).toBeLessThan(800 + 300 + 3000);
+    expect(result.durationMs).toBeLessThan(1000 + 300 + 3000);
   });
 
   it("does not hang on a grandchild that keeps stdout open after its parent exited", async () => {
@@ -135,7 +135,8 @@ describe("exec", () => {
     const dir = makeTempDir();
     const controller = new AbortController();
     let spawned = 0;
-    const result = await exec(["sh", "-c", "sleep 600 & echo $! > pid; wait"], {
+    // Written then renamed, so the pid file is complete once it exists.
+    const result = await exec(["sh", "-c", "sleep 600 & echo $! > pid.tmp; mv pid.tmp pid; wait"], {
       cwd: dir,
       signal: controller.signal,
       killGraceMs: 300,

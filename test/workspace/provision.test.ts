@@ -153,12 +153,12 @@ describe("provisionWorktree failures", () => {
   it("a timed-out attempt is retried with the same timeout, then fails as timed out", async () => {
     const s = setup({});
     const started = Date.now();
-    const error = (await run(s, { command: 'echo go >> "$RECORD_DIR/count"; exec sleep 600', timeoutMs: 400 }).catch((e: unknown) => e)) as WorkspaceProvisionError;
+    const error = (await run(s, { command: 'echo go >> "$RECORD_DIR/count"; exec sleep 600', timeoutMs: 800 }).catch((e: unknown) => e)) as WorkspaceProvisionError;
     expect(error).toBeInstanceOf(WorkspaceProvisionError);
     expect(error.timedOut).toBe(true);
     expect(error.exitCode).toBeNull();
     expect(readFileSync(join(s.records, "count"), "utf8")).toBe("go\ngo\n");
-    expect(readFileSync(s.logPath, "utf8")).toContain("timed out after 400 ms");
+    expect(readFileSync(s.logPath, "utf8")).toContain("timed out after 800 ms");
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 
