@@ -61,6 +61,22 @@ describe("fake GitHub: git smart HTTP", () => {
     expect((await stat(join(second, "data.bin"))).size).toBe(2_000_000);
   });
 
+  it("serves a fetch whose negotiation git sends gzip-encoded", async () => {
+    const token = gh.mintToken();
+    const clone = join(work, "clone");
+    // Many local commits make git list many "have" lines, which it gzips past 1 KiB.
+    for (let index = 0; index < 60; index += 1) {
+      await git(["commit", "--quiet", "--allow-empty", "-m", `local ${index}`], { cwd: clone, env: HARNESS_IDENTITY });
+    }
+    const second = join(work, "second");
+    await git(["commit", "--quiet", "--allow-empty", "-m", "remote work"], { cwd: second, env: HARNESS_IDENTITY });
+    await git(["push", "--quiet", "origin", "HEAD:refs/heads/remote-work"], { cwd: second, env: gh.gitAuthEnv(token) });
+    await git(["fetch", "--quiet", "origin", "remote-work"], { cwd: clone, env: gh.gitAuthEnv(token) });
+    expect(await git(["rev-parse", "FETCH_HEAD"], { cwd: clone })).toBe(await gh.branchHead("octo-org", "tool", "remote-work"));
+    const fetches = gh.state.requests.filter((request) => request.route === "git" && request.path.endsWith("/git-upload-pack"));
+    expect(fetches.map((request) => `${request.contentEncoding ?? "identity"} ${request.status}`)).toContain("gzip 200");
+  });
+
   it("refuses clone and push without a token, or with an expired one, with 401 and WWW-Authenticate: Basic", async () => {
     await expect(git(["clone", "--quiet", repo.cloneUrl, join(work, "anonymous")], { cwd: work })).rejects.toMatchObject({ kind: "auth" });
     const expired = gh.mintToken();

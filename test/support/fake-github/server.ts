@@ -84,7 +84,11 @@ export async function handle(ctx: FakeContext, request: IncomingMessage, respons
   const url = new URL(request.url ?? "/", ctx.urls.web);
   const method = (request.method ?? "GET").toUpperCase();
   const record = (status: number, body: unknown, route?: string, unexpected?: string): void => {
-    ctx.state.requests.push({ method, path: url.pathname, query: url.search, body, status, ...(route ? { route } : {}), at: timestamp() });
+    const encoding = request.headers["content-encoding"];
+    ctx.state.requests.push({
+      method, path: url.pathname, query: url.search, body, status, at: timestamp(),
+      ...(route ? { route } : {}), ...(typeof encoding === "string" ? { contentEncoding: encoding } : {}),
+    });
     if (unexpected) ctx.state.unexpected.push({ method, path: url.pathname, status, reason: unexpected, body });
   };
   let parsed: unknown;

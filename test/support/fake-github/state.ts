@@ -118,8 +118,10 @@ export interface RecordedRequest {
   /** Parsed JSON body for API calls; undefined for git traffic and empty bodies. */
   body: unknown;
   status: number;
-  /** The route template that served it, when one did. */
+  /** The route template that served it, when one did ("git" for smart HTTP). */
   route?: string;
+  /** The request's Content-Encoding, when it had one (git gzips large fetch negotiations). */
+  contentEncoding?: string;
   at: string;
 }
 
