@@ -91,7 +91,14 @@ export async function provisionWorktree(args: ProvisionArgs): Promise<ProvisionO
 
 /** Runs the command, once more after a failure; returns the attempts it took or throws. */
 async function runWithRetry(args: ProvisionArgs, settings: ProvisionSettings, cmd: string | null, argv: string[]): Promise<number> {
-  const env = childEnv(args.harnessHome ?? defaultHarnessHome(), settings.env);
+  const home = args.harnessHome ?? defaultHarnessHome();
+  let env: EnvSpec;
+  try {
+    env = childEnv(home, settings.env);
+  } catch (error) {
+    const reason = `cannot create the package-manager caches under ${home}: ${(error as Error).message}`;
+    throw new WorkspaceProvisionError(reason, { cmd, exitCode: null, logPath: args.logPath, logTail: "", taskId: args.taskId });
+  }
   // A log that cannot be written is broken infrastructure too, reported the same way.
   const note = (line: string): void => {
     try {
