@@ -4,6 +4,7 @@
  */
 export { FakeGitHub, startFakeGitHub, UnexpectedRequestsError, type AddedRepository, type FakeGitHubOptions } from "./fake.js";
 export type { RepositorySpec } from "./repos.js";
+export { fakeOctokit } from "./client.js";
 export type { IssuedToken } from "./auth.js";
 export { GIT_TOKEN_USER } from "./git-http.js";
 export { CHECK_RUN_TEXT_LIMIT_BYTES, REST_ROUTES } from "./routes/index.js";
