@@ -92,7 +92,13 @@ export async function readBody(request: IncomingMessage, limitBytes = 256 * 1024
   }
   const body = Buffer.concat(chunks, size);
   const encoding = String(request.headers["content-encoding"] ?? "").toLowerCase();
-  if (encoding === "gzip" || encoding === "x-gzip") return gunzipSync(body);
+  if (encoding === "gzip" || encoding === "x-gzip") {
+    try {
+      return gunzipSync(body);
+    } catch {
+      throw new HttpError(400, "Problems parsing the gzip-encoded body", undefined, true);
+    }
+  }
   return body;
 }
 
