@@ -1,6 +1,6 @@
 import { bodyObject, HttpError, intParam, paginate, requireRepo, type FakeContext, type RouteRequest } from "../http.js";
 import { branchHead, commitsAhead } from "../repos.js";
-import { pullJson } from "../shapes.js";
+import { pullJson } from "../pull-shape.js";
 import { nodeId, timestamp, type PullRecord, type RepoRecord } from "../state.js";
 import type { Route } from "./types.js";
 
