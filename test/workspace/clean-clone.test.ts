@@ -165,3 +165,14 @@ describe("writeCleanCloneResult", () => {
     expect(readdirSync(dirname(out))).toEqual([]);
   });
 });
+
+describe("clean-clone-result schema", () => {
+  it.each([
+    [{ ran: true, command: "t", durationMs: 1, exitCode: 0, outputTail: "", commit: "a".repeat(40), timedOut: true }, "$.ran"],
+    [{ ran: false, command: "t", durationMs: 1, reason: "r", interpreterVersion: "v1" }, "$"],
+    [{ ran: true, command: "t", durationMs: 1, exitCode: 0, outputTail: "", commit: "a".repeat(40), reason: "r" }, "$"],
+    [{ ran: false, command: "", durationMs: 1, reason: "r" }, "$.command"],
+  ])("refuses %j at %s", (data, path) => {
+    expect(schemas().issues("clean-clone-result", data).map((issue) => issue.path)).toContain(path);
+  });
+});
