@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs, parseEnv } from "node:util";
-import { run } from "probot";
+import { ProbotOctokit, run } from "probot";
 import { isNeverPassed } from "../exec/index.js";
 import { EmbeddedQueue } from "../queue/index.js";
 import { harnessHome } from "../workspace/index.js";
@@ -9,6 +9,24 @@ import { harnessApp, type HarnessAppSettings } from "../app.js";
 import { positiveInteger, UsageError, type CliIO } from "./usage.js";
 
 const USAGE = "harness serve   (configured by the environment: APP_ID, PRIVATE_KEY or PRIVATE_KEY_PATH, WEBHOOK_SECRET, GHE_HOST, GHE_PROTOCOL, PORT, HARNESS_HOME, HARNESS_CONCURRENCY, HARNESS_AGENT_ENV, HARNESS_STORY_LABEL, HARNESS_GITHUB_THROTTLE)";
+
+interface PluginOptions {
+  retry?: { enabled?: boolean };
+  throttle?: { enabled?: boolean };
+  [key: string]: unknown;
+}
+
+/**
+ * The App's octokit class. The retry and throttling plugins each schedule every request
+ * through Bottleneck, which costs about 10 ms a request; the webhook handlers make one or two
+ * requests and must answer at once (a failure answers 500 and GitHub can redeliver), so both
+ * are off unless an instance asks for them — the runner does, for its long-lived work.
+ */
+export const HarnessOctokit = ProbotOctokit.defaults((options: PluginOptions) => ({
+  ...options,
+  retry: { enabled: false, ...options.retry },
+  throttle: { ...options.throttle, enabled: options.throttle?.enabled ?? false },
+}));
 
 /** Reads the App's own settings from the environment, naming the variable that is wrong. */
 export function readAppSettings(env: NodeJS.ProcessEnv): HarnessAppSettings {
@@ -37,7 +55,7 @@ export async function serveCommand(args: string[], io: CliIO): Promise<number> {
   const needsSetup = !io.env.APP_ID || !(io.env.PRIVATE_KEY || io.env.PRIVATE_KEY_PATH);
   // The queue is opened only for a configured App; the setup page needs none.
   const queue = needsSetup ? undefined : await EmbeddedQueue.open({ dir: join(settings.harnessHome, "queue"), concurrency: settings.concurrency });
-  const server = await run(queue ? harnessApp({ queue, settings }) : () => undefined, { env: io.env });
+  const server = await run(queue ? harnessApp({ queue, settings }) : () => undefined, { env: io.env, Octokit: HarnessOctokit });
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once("SIGTERM", () => resolve("SIGTERM"));
     process.once("SIGINT", () => resolve("SIGINT"));

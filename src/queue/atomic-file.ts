@@ -22,7 +22,32 @@ export async function writeFileAtomic(path: string, data: string): Promise<void>
     await rm(temp, { force: true });
     throw error;
   }
-  await syncDir(dirname(path));
+  await syncDirCoalesced(dirname(path));
+}
+
+const dirSyncs = new Map<string, { running: Promise<void>; next?: Promise<void> }>();
+
+/**
+ * Flushes a folder, sharing the work between concurrent callers: a caller that arrives while a
+ * flush runs waits for the one after it (its rename may have come too late for the running
+ * one), and all such callers share that next flush. Under a burst of webhooks this turns one
+ * fsync per job into a few.
+ */
+export function syncDirCoalesced(dir: string): Promise<void> {
+  const current = dirSyncs.get(dir);
+  if (!current) {
+    const running = syncDir(dir).finally(() => {
+      const state = dirSyncs.get(dir);
+      if (state?.running === running && !state.next) dirSyncs.delete(dir);
+    });
+    dirSyncs.set(dir, { running });
+    return running;
+  }
+  current.next ??= current.running.catch(() => undefined).then(() => {
+    dirSyncs.delete(dir);
+    return syncDirCoalesced(dir);
+  });
+  return current.next;
 }
 
 /** Flushes a folder's entries (a rename or an unlink) to disk. */

@@ -33,18 +33,25 @@ export class DeliveryLog {
     return log;
   }
 
+  /** Remembers an id without writing it (one known from a job file). */
+  note(id: string): void {
+    if (!this.seen.has(id)) this.remember(id);
+  }
+
   /** True when this delivery id was recorded. */
   has(id: string): boolean {
     return this.seen.has(id);
   }
 
-  /** Records a delivery id durably (append + fdatasync). */
+  /**
+   * Records a delivery id. Not fsynced: a job's own file carries its delivery id durably, so a
+   * tail lost in a crash only forgets deliveries whose story is already finished or refused.
+   */
   async add(id: string): Promise<void> {
     if (/[\r\n]/.test(id)) throw new TypeError("delivery id must be one line");
     if (this.seen.has(id)) return;
     this.remember(id);
     await this.handle.appendFile(`${id}\n`);
-    await this.handle.datasync();
     this.lines += 1;
     if (this.lines >= this.bound * 2) await this.compact();
   }

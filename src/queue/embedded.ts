@@ -63,6 +63,7 @@ export class EmbeddedQueue implements StoryQueue {
     const deliveries = await DeliveryLog.open(join(options.dir, "deliveries.log"), options.deliveryMemory ?? DEFAULT_DELIVERY_MEMORY);
     const queue = new EmbeddedQueue(store, deliveries, options);
     await queue.rescan();
+    for (const record of queue.records.values()) deliveries.note(record.job.deliveryId);
     return queue;
   }
 

@@ -60,7 +60,8 @@ export async function authenticateInstallation(
   // Same class, so the same base URL (GHE_HOST), plugins and logger; only the auth differs.
   // Client-side throttling (one write a second, one notification every three) is GitHub.com's
   // etiquette; an operator may turn it off for a GitHub Enterprise Server without those limits.
-  const OctokitClass = appOctokit.constructor as new (options: { authStrategy: () => TokenAuthHook; throttle?: { enabled: boolean } }) => AppOctokit;
-  const octokit = new OctokitClass({ authStrategy: () => auth, ...(options.throttle === false ? { throttle: { enabled: false } } : {}) });
+  // Retries on (a story outlives a transient 502), whatever the App's class defaults to.
+  const OctokitClass = appOctokit.constructor as new (options: { authStrategy: () => TokenAuthHook; throttle: { enabled: boolean }; retry: { enabled: boolean } }) => AppOctokit;
+  const octokit = new OctokitClass({ authStrategy: () => auth, throttle: { enabled: options.throttle !== false }, retry: { enabled: true } });
   return { token, tokensSeen: () => [...seen], octokit };
 }
