@@ -127,7 +127,9 @@ try {
   console.log(`files=${FILES} reps=${REPS}`);
   console.log(`raw commands: median ${median(raw).toFixed(0)} ms  (${raw.map((x) => x.toFixed(0)).join(", ")})`);
   console.log(`harness run:  median ${median(full).toFixed(0)} ms  (${full.map((x) => x.toFixed(0)).join(", ")})`);
+  const pairRatios = full.map((value, index) => value / (raw[index] ?? value));
   console.log(`ratio harness/raw (medians): ${ratio.toFixed(2)}  target <= 1.30  ${ratio <= 1.3 ? "MET" : "NOT MET"}`);
+  console.log(`per-pair ratios: median ${median(pairRatios).toFixed(2)}  (${pairRatios.map((x) => x.toFixed(2)).join(", ")})`);
 } finally {
   rmSync(root, { recursive: true, force: true });
 }
