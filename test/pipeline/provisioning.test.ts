@@ -52,11 +52,12 @@ describe("provisioning in the pipeline", () => {
     expect(kinds(readJournal(join(first.outcome.runDir, "execution-history.ndjson"))).at(-1)).toBe("story.blocked");
   });
 
-  it("re-provisions before the next seat when the receipt disappears", async () => {
+  it("re-provisions before the next seat or gate when the receipt disappears", async () => {
     const s = await makeScenario();
     const { outcome, journal } = await runScenario(s, scriptedConfig(s, "drop-receipt"));
     expect(outcome.status).toBe("completed");
-    expect(ofKind(journal, "provision.succeeded").map((event) => event.phase)).toEqual(["worktree", "seat:tester"]);
+    // The implementer and the tester each delete the receipt; the tester's seat and the verifier's gate re-provision.
+    expect(ofKind(journal, "provision.succeeded").map((event) => event.phase)).toEqual(["worktree", "seat:tester", "gate:verifier"]);
     const files = await git(["show", "--name-only", "--format=", outcome.commit ?? ""], { cwd: s.repo });
     expect(files).not.toContain(".harness-provisioned");
   });

@@ -1,0 +1,49 @@
+import { existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { createTaskWorktree, git, removeTaskWorktree, taskWorktreePath, WorktreeError } from "../../src/workspace/index.js";
+import { commitAll, initRepo, makeTempDir, removeTempDirs } from "../support/tmp.js";
+
+afterAll(removeTempDirs);
+
+async function repoWithHome(): Promise<{ repo: string; home: string; base: string }> {
+  const dir = makeTempDir("harness-worktree-");
+  const repo = join(dir, "repo");
+  const base = (await initRepo(repo, { "a.txt": "a\n" })) ?? "";
+  return { repo, home: join(dir, "home"), base };
+}
+
+describe("task worktrees", () => {
+  it("creates the branch from the base ref in a folder per task, and removes it whatever it holds", async () => {
+    const { repo, home, base } = await repoWithHome();
+    const worktree = await createTaskWorktree({ repoDir: repo, harnessHome: home, storyId: "42", taskId: "task-1", branch: "harness/story-42", baseRef: "HEAD" });
+    expect(worktree).toEqual({ taskId: "task-1", path: taskWorktreePath(home, "42", "task-1"), branch: "harness/story-42", base });
+    expect(await git(["symbolic-ref", "--short", "HEAD"], { cwd: worktree.path })).toBe("harness/story-42");
+    expect(await git(["symbolic-ref", "--short", "HEAD"], { cwd: repo })).toBe("main");
+    writeFileSync(join(worktree.path, "untracked.txt"), "x");
+    await removeTaskWorktree(repo, worktree.path);
+    expect(existsSync(worktree.path)).toBe(false);
+    expect(await git(["worktree", "list", "--porcelain"], { cwd: repo })).not.toContain("task-1");
+    expect(await git(["rev-parse", "harness/story-42"], { cwd: repo })).toBe(base);
+  });
+
+  it("continues an existing branch from its tip, in a different folder for a different task", async () => {
+    const { repo, home } = await repoWithHome();
+    const first = await createTaskWorktree({ repoDir: repo, harnessHome: home, storyId: "42", taskId: "task-1", branch: "harness/story-42", baseRef: "HEAD" });
+    writeFileSync(join(first.path, "work.txt"), "work\n");
+    const tip = await commitAll(first.path, "work so far");
+    await removeTaskWorktree(repo, first.path);
+    const second = await createTaskWorktree({ repoDir: repo, harnessHome: home, storyId: "42", taskId: "task-2", branch: "harness/story-42", baseRef: "main" });
+    expect(second.path).not.toBe(first.path);
+    expect(second.base).toBe(tip);
+    expect(existsSync(join(second.path, "work.txt"))).toBe(true);
+  });
+
+  it("refuses an invalid branch name and a task folder that already exists", async () => {
+    const { repo, home } = await repoWithHome();
+    const args = { repoDir: repo, harnessHome: home, storyId: "7", taskId: "t", baseRef: "HEAD" };
+    await expect(createTaskWorktree({ ...args, branch: "bad..name" })).rejects.toThrow(WorktreeError);
+    await createTaskWorktree({ ...args, branch: "harness/story-7" });
+    await expect(createTaskWorktree({ ...args, branch: "harness/story-7" })).rejects.toThrow(/already exists/);
+    expect(taskWorktreePath(home, "../../etc", "t")).toBe(join(home, "worktrees", "etc", "t"));
+  });
+});
