@@ -103,7 +103,9 @@ async function stageBody(task: TaskRun, stage: Stage, attempt: number, retry: Re
       });
       if (verdict.verdict === "fail") {
         const evidence = { findings: verdict.findings, ...(verdict.retryGuidance !== undefined ? { retryGuidance: verdict.retryGuidance } : {}) };
-        return failed({ failureClass: "verdict-fail", reason: `the ${stage.seat} judged the change failing (${verdict.findings.length} finding(s))` }, evidence);
+        const more = verdict.findings.length > 1 ? ` (and ${verdict.findings.length - 1} more)` : "";
+        const first = verdict.findings[0] ?? "no findings given";
+        return failed({ failureClass: "verdict-fail", reason: `the ${stage.seat} judged the change failing: ${first}${more}` }, evidence);
       }
     }
   }
