@@ -183,6 +183,18 @@ describe("runStory", () => {
     }
   });
 
+  it("blocks as config-invalid, before any worktree, when the repository asks for an environment the operator refuses", async () => {
+    const s = await makeScenario();
+    const config = scriptedConfig(s, "complete");
+    config.agent.env = ["AWS_SECRET_ACCESS_KEY"];
+    const { outcome, journal } = await runScenario(s, config, { agentEnvAllow: ["ANTHROPIC_API_KEY"] });
+    expect(outcome).toMatchObject({ status: "blocked", failureClass: "config-invalid" });
+    expect(outcome.detail).toContain("$.agent.env[0]");
+    expect(kinds(journal)).toEqual(["run.started", "story.blocked"]);
+    expect(launches(s)).toEqual([]);
+    expect(await git(["branch", "--list", "harness/*"], { cwd: s.repo })).toBe("");
+  });
+
   it("ignores a reporter that fails and still journals every step", async () => {
     const s = await makeScenario();
     const { outcome, journal } = await runScenario(s, scriptedConfig(s, "complete"), {
