@@ -61,7 +61,10 @@ export async function authenticateInstallation(
   // Client-side throttling (one write a second, one notification every three) is GitHub.com's
   // etiquette; an operator may turn it off for a GitHub Enterprise Server without those limits.
   // Retries on (a story outlives a transient 502), whatever the App's class defaults to.
-  const OctokitClass = appOctokit.constructor as new (options: { authStrategy: () => TokenAuthHook; throttle: { enabled: boolean }; retry: { enabled: boolean } }) => AppOctokit;
-  const octokit = new OctokitClass({ authStrategy: () => auth, throttle: { enabled: options.throttle !== false }, retry: { enabled: true } });
+  // The base URL is copied too, for an App octokit that got it as an instance option.
+  type Options = { authStrategy: () => TokenAuthHook; baseUrl: string; throttle: { enabled: boolean }; retry: { enabled: boolean } };
+  const OctokitClass = appOctokit.constructor as new (options: Options) => AppOctokit;
+  const baseUrl = appOctokit.request.endpoint.DEFAULTS.baseUrl;
+  const octokit = new OctokitClass({ authStrategy: () => auth, baseUrl, throttle: { enabled: options.throttle !== false }, retry: { enabled: true } });
   return { token, tokensSeen: () => [...seen], octokit };
 }

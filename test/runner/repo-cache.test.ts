@@ -1,0 +1,63 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { gitAuthEnv, redactToken, repoCacheDir, syncRepoCache } from "../../src/runner/index.js";
+import { git, HARNESS_IDENTITY } from "../../src/workspace/index.js";
+import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
+
+describe("repository cache", () => {
+  let fake: FakeGitHub;
+  let root: string;
+
+  beforeAll(async () => {
+    fake = await startFakeGitHub();
+    root = mkdtempSync(join(tmpdir(), "harness-runner-cache-"));
+  });
+  afterAll(async () => {
+    await fake.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it("is made once over authenticated HTTPS, then refreshed with fetch, with no credential in .git/config", async () => {
+    const repo = await fake.addRepository({ owner: "acme", name: "cache", files: { "README.md": "one\n" } });
+    const token = fake.mintToken();
+    const args = { harnessHome: join(root, "home"), owner: "acme", name: "cache", cloneUrl: repo.cloneUrl, authEnv: gitAuthEnv(token) };
+    const dir = await syncRepoCache(args);
+    expect(dir).toBe(repoCacheDir(args.harnessHome, "acme", "cache"));
+    const first = await git(["rev-parse", "refs/remotes/origin/main"], { cwd: dir, readOnly: true });
+    writeFileSync(join(dir, "kept-between-syncs"), "");
+
+    // A new commit on the remote arrives with the next sync, in the same folder.
+    const work = join(root, "work");
+    await git(["clone", "--quiet", repo.cloneUrl, work], { cwd: root, env: gitAuthEnv(token) });
+    writeFileSync(join(work, "README.md"), "two\n");
+    await git(["commit", "--quiet", "-am", "two"], { cwd: work, env: HARNESS_IDENTITY });
+    await git(["push", "--quiet", "origin", "HEAD:main"], { cwd: work, env: gitAuthEnv(token) });
+    expect(await syncRepoCache(args)).toBe(dir);
+    expect(existsSync(join(dir, "kept-between-syncs"))).toBe(true);
+    const second = await git(["rev-parse", "refs/remotes/origin/main"], { cwd: dir, readOnly: true });
+    expect(second).not.toBe(first);
+    expect(second).toBe(await fake.branchHead("acme", "cache", "main"));
+
+    const config = readFileSync(join(dir, "config"), "utf8");
+    expect(config).toContain(repo.cloneUrl);
+    expect(config).not.toContain(token);
+    expect(config).not.toContain(Buffer.from(`x-access-token:${token}`).toString("base64"));
+  });
+
+  it("is refused without a token: the fake's git endpoint requires one", async () => {
+    const repo = await fake.addRepository({ owner: "acme", name: "locked", files: { "README.md": "x\n" } });
+    await expect(syncRepoCache({ harnessHome: join(root, "home"), owner: "acme", name: "locked", cloneUrl: repo.cloneUrl, authEnv: {} })).rejects.toMatchObject({ kind: "auth" });
+  });
+
+  it("refuses owner or name parts that would leave the cache folder", () => {
+    expect(() => repoCacheDir("/data", "..", "x")).toThrow(/invalid repository name part/);
+    expect(() => repoCacheDir("/data", "a", "b/c")).toThrow(/invalid repository name part/);
+  });
+
+  it("redacts a token and its Basic-auth form", () => {
+    const basic = Buffer.from("x-access-token:ghs_secret123").toString("base64");
+    expect(redactToken(`token ghs_secret123 and ${basic}`, "ghs_secret123")).toBe("token [REDACTED] and [REDACTED]");
+    expect(gitAuthEnv("t0k")).toEqual({ GIT_CONFIG_COUNT: "1", GIT_CONFIG_KEY_0: "http.extraHeader", GIT_CONFIG_VALUE_0: `Authorization: Basic ${Buffer.from("x-access-token:t0k").toString("base64")}` });
+  });
+});
