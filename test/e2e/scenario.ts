@@ -23,6 +23,8 @@ export const CHECK_NAMES = ["harness / provision", "harness / verifier", "harnes
  */
 export const AGENT_SCRIPT = `#!/bin/sh
 markers="$1"
+# What an agent can see of its environment, kept for the leak checks.
+env > "$HARNESS_ARTIFACT_DIR/env-$HARNESS_STAGE.txt"
 case "$HARNESS_STAGE" in
   implementer)
     if [ -n "$markers" ] && [ ! -f "$markers/started" ]; then

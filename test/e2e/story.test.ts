@@ -5,7 +5,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { deliverWebhook, issuesLabeledPayload, signedDelivery, startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
+import { checkRunRequestedActionPayload, deliverWebhook, issuesLabeledPayload, signedDelivery, startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { eventually, startApp, type RunningApp } from "./app-process.js";
 import {
   addStoryRepo, CHECK_NAMES, checksOn, commentAs, filesContaining, harnessYml, labelNewIssue, loggedDelivery, OWNER, queueDrained, STATUS_MARKER, storyEnd, storyPull,
@@ -160,6 +160,27 @@ describe("the App end to end", () => {
     expect(storyPull(fake, "provision", number)?.draft).toBe(false);
   });
 
+  it("re-admits a blocked story when a writer presses the Retry button of its check run", async () => {
+    const gate = join(root, "provision-ok-button");
+    await addStoryRepo(fake, "button", harnessYml({ provision: `test -f '${gate}'` }));
+    const { number } = await labelNewIssue(fake, app, "button", "Press the button");
+    const blocked = await storyEnd(fake, "button", number);
+    expect(blocked.story.actions).toEqual([expect.objectContaining({ label: "Retry", identifier: "retry" })]);
+    await queueDrained(home);
+    writeFileSync(gate, "");
+    fake.setPermission(OWNER, "button", "writer", "write");
+    const payload = await checkRunRequestedActionPayload(fake, { owner: OWNER, name: "button", checkRunId: blocked.story.id, identifier: "retry", sender: "writer" });
+    const delivery = signedDelivery("check_run", payload, fake.webhookSecret);
+    expect((await deliverWebhook(app.webhookUrl, delivery)).status).toBe(200);
+    expect(await loggedDelivery(app, delivery.id)).toMatchObject({ action: "enqueued" });
+    await eventually("the re-admitted story to complete", async () => {
+      const head = await fake.branchHead(OWNER, "button", `harness/story-${number}`);
+      return head && checksOn(fake, "button", head).get("harness / story")?.conclusion === "success" ? true : undefined;
+    }, 90_000);
+    await queueDrained(home);
+    expect(storyPull(fake, "button", number)?.draft).toBe(false);
+  });
+
   it("leaves no token in any request body, log line or file under the data directory", async () => {
     const tokens = fake.issuedTokens().map((issued) => issued.token);
     expect(tokens.length).toBeGreaterThan(0);
@@ -171,6 +192,11 @@ describe("the App end to end", () => {
     const log = await app.log();
     for (const form of forms) expect(log.includes(form)).toBe(false);
     expect(filesContaining(home, forms)).toEqual([]);
+    // Nor the App's own credentials, which agents (whose environment dumps are under home) never get.
+    const pemLine = fake.privateKey.split("\n")[5] ?? "";
+    expect(pemLine.length).toBeGreaterThan(40);
+    expect(filesContaining(home, [fake.webhookSecret, pemLine])).toEqual([]);
+    expect(filesContaining(home, ["HARNESS_STAGE=implementer"]).length).toBeGreaterThan(0);
     fake.assertNoUnexpectedRequests();
   });
 });
