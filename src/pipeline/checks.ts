@@ -74,7 +74,7 @@ export async function runCleanClone(task: TaskRun, stage: Stage, attempt: number
   const result = await task.deps.runCleanCloneCheck({
     repo: task.worktree.path,
     command,
-    links: task.config.cleanClone.link,
+    ...(task.config.cleanClone.link !== undefined ? { links: task.config.cleanClone.link } : {}),
     timeoutMs: task.config.test.timeoutMs,
     logPath: join(attemptDir, "clean-clone.log"),
     ...(task.config.cleanClone.interpreter !== undefined ? { interpreter: task.config.cleanClone.interpreter } : {}),

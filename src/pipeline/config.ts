@@ -19,7 +19,8 @@ export interface HarnessConfig {
   provision: { command?: string; timeoutMs?: number };
   /** Overrides the workflow's attempt ceiling. */
   maxAttempts?: number;
-  cleanClone: { link: string[]; interpreter?: string };
+  /** `link` absent: the clean-clone check links its default dependency roots; `[]` links none. */
+  cleanClone: { link?: string[]; interpreter?: string };
 }
 
 const MINUTE = 60_000;
@@ -30,7 +31,7 @@ export const DEFAULT_HARNESS_CONFIG: HarnessConfig = Object.freeze({
   seats: {},
   test: { timeoutMs: 30 * MINUTE },
   provision: {},
-  cleanClone: { link: [] },
+  cleanClone: {},
 }) as HarnessConfig;
 
 interface RawLaunch {
@@ -82,8 +83,9 @@ export function parseHarnessConfig(text: string, source: string): HarnessConfig 
     seats,
     test: { timeoutMs: minutes(raw.test?.timeout_minutes) ?? base.test.timeoutMs },
     provision: {},
-    cleanClone: { link: [...(raw.clean_clone?.link ?? [])] },
+    cleanClone: {},
   };
+  if (raw.clean_clone?.link !== undefined) config.cleanClone.link = [...raw.clean_clone.link];
   if (raw.test?.command !== undefined) config.test.command = raw.test.command;
   if (raw.provision?.command !== undefined) config.provision.command = raw.provision.command;
   const provisionTimeout = minutes(raw.provision?.timeout_minutes);

@@ -103,6 +103,22 @@ describe("runStory", () => {
     expect(message).toMatch(/Failure-Class: clean-clone-not-run\n?$/);
   });
 
+  it("links the worktree's installed dependencies into the clean clone unless told otherwise", async () => {
+    const install = "mkdir -p node_modules && echo dep > node_modules/dep.txt";
+    const s = await makeScenario({ ".gitignore": "node_modules/\n" });
+    const config = scriptedConfig(s, "complete", { test: "test -f node_modules/dep.txt && test -f feature.txt" });
+    config.provision.command = install;
+    expect((await runScenario(s, config)).outcome.status).toBe("completed");
+
+    const t = await makeScenario({ ".gitignore": "node_modules/\n" });
+    const bare = scriptedConfig(t, "complete", { test: "test -f node_modules/dep.txt", extra: "clean_clone:\n  link: []" });
+    bare.provision.command = install;
+    bare.maxAttempts = 1;
+    const { outcome, journal } = await runScenario(t, bare);
+    expect(outcome.failureClass).toBe("retry-ceiling");
+    expect(ofKind(journal, "stage.finished").at(-1)).toMatchObject({ stage: "verifier", failureClass: "clean-clone-failed" });
+  });
+
   it("kills an agent that hangs at its timeout", async () => {
     const s = await makeScenario();
     const config = scriptedConfig(s, "hang");
