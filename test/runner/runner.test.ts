@@ -1,0 +1,69 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ProbotOctokit } from "probot";
+import { GitHubReporter } from "../../src/github/index.js";
+import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "../../src/pipeline/index.js";
+import { storyKey, type JobLease } from "../../src/queue/index.js";
+import { createStoryRunner, type AppOctokit, type RunnerLog } from "../../src/runner/index.js";
+import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
+
+describe("story runner", () => {
+  let fake: FakeGitHub;
+  let root: string;
+  const lines: string[] = [];
+  const log: RunnerLog = {
+    info: (details, message) => lines.push(`info ${message} ${JSON.stringify(details)}`),
+    warn: (details, message) => lines.push(`warn ${message} ${JSON.stringify(details)}`),
+    error: (details, message) => lines.push(`error ${message} ${JSON.stringify(details)}`),
+  };
+
+  beforeAll(async () => {
+    fake = await startFakeGitHub();
+    root = mkdtempSync(join(tmpdir(), "harness-runner-"));
+  });
+  afterAll(async () => {
+    await fake.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it("reports a story interrupted more often than it may be resumed as blocked (interrupted), with the Retry button", async () => {
+    const repo = await fake.addRepository({ owner: "acme", name: "flaky", files: { "README.md": "x\n" } });
+    const issue = fake.createIssue("acme", "flaky", { title: "Keeps dying", body: "", user: "acme" });
+    const appOctokit = new ProbotOctokit({ auth: { appId: fake.appId, privateKey: fake.privateKey }, baseUrl: fake.apiUrl }) as AppOctokit;
+    const worker = createStoryRunner({
+      appOctokit: async () => appOctokit,
+      harnessHome: join(root, "home"),
+      agentEnvAllow: [],
+      githubThrottle: false,
+      pipeline: { runStory, loadWorkflow: () => loadWorkflow(), parseHarnessConfig, defaultConfig: DEFAULT_HARNESS_CONFIG },
+      createReporter: (target) => new GitHubReporter(target),
+      log,
+      maxResumes: 1,
+    });
+    const lease: JobLease = {
+      jobId: "job-1",
+      interruptions: 2,
+      job: {
+        storyKey: storyKey("acme", "flaky", issue.number),
+        kind: "start",
+        installationId: fake.installationId,
+        repository: { id: repo.id, owner: "acme", name: "flaky", cloneUrl: repo.cloneUrl, defaultBranch: "main" },
+        issue: { number: issue.number, title: issue.title, body: "" },
+        requestedBy: "acme",
+        deliveryId: "d-1",
+        enqueuedAt: new Date().toISOString(),
+      },
+    };
+    await worker(lease, new AbortController().signal);
+
+    const story = fake.state.checkRuns.find((run) => run.repo === "acme/flaky" && run.name === "harness / story");
+    expect(story).toMatchObject({ status: "completed", conclusion: "action_required" });
+    expect(`${story?.output.summary}${story?.output.text}`).toContain("interrupted");
+    expect(story?.actions.map((action) => action.identifier)).toEqual(["retry"]);
+    expect(fake.state.issue(fake.state.repo("acme", "flaky")!, issue.number)?.labels).toContain("harness:blocked");
+    expect(fake.state.pulls.filter((pull) => pull.repo === "acme/flaky")).toHaveLength(1);
+    expect(lines.some((line) => line.startsWith("error story stopped") && line.includes('"failureClass":"interrupted"'))).toBe(true);
+    fake.assertNoUnexpectedRequests();
+  });
+});
