@@ -38,5 +38,6 @@ export interface StoryOutcome {
   branch: string;
   commit?: string;
   runDir: string;
+  /** The task's worktree; removed once the outcome is committed (the branch keeps the work). */
   worktree: string;
 }
