@@ -175,12 +175,15 @@ async function reportEnd(args: EndArgs): Promise<void> {
       await tracker.block({ failureClass, detail, ...(workflow ? { start: startEvent(job, workflow, args.lease.interruptions > 0) } : {}) });
       return;
     }
-    if (args.octokit && !tracker) {
+    // No reporter yet (the story never started), or the story's end was reported but what
+    // followed failed (pushing the result, marking the pull request ready): say so on the issue.
+    if (args.octokit) {
+      const what = tracker ? "finished, but its result could not be delivered" : "could not start";
       await args.octokit.rest.issues.createComment({
         owner: job.repository.owner,
         repo: job.repository.name,
         issue_number: job.issue.number,
-        body: `story-harness could not start this story (${failureClass}):\n\n\`\`\`\n${detail.slice(0, 4000).replace(/`{3,}/g, "``")}\n\`\`\``,
+        body: `story-harness: this story ${what} (${failureClass}):\n\n\`\`\`\n${detail.slice(0, 4000).replace(/`{3,}/g, "``")}\n\`\`\``,
       });
     }
   } catch (error) {

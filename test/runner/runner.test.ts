@@ -27,6 +27,40 @@ describe("story runner", () => {
     rmSync(root, { recursive: true, force: true });
   });
 
+  it("comments on the issue when the story cannot start (the repository cannot be fetched)", async () => {
+    await fake.addRepository({ owner: "acme", name: "gone", files: { "README.md": "x\n" } });
+    const issue = fake.createIssue("acme", "gone", { title: "Nowhere", body: "", user: "acme" });
+    const appOctokit = new ProbotOctokit({ auth: { appId: fake.appId, privateKey: fake.privateKey }, baseUrl: fake.apiUrl }) as AppOctokit;
+    const worker = createStoryRunner({
+      appOctokit: async () => appOctokit,
+      harnessHome: join(root, "home"),
+      agentEnvAllow: [],
+      githubThrottle: false,
+      pipeline: { runStory, loadWorkflow: () => loadWorkflow(), parseHarnessConfig, defaultConfig: DEFAULT_HARNESS_CONFIG },
+      createReporter: (target) => new GitHubReporter(target),
+      log,
+    });
+    await worker({
+      jobId: "job-0",
+      interruptions: 0,
+      job: {
+        storyKey: storyKey("acme", "gone", issue.number),
+        kind: "start",
+        installationId: fake.installationId,
+        repository: { id: 1, owner: "acme", name: "gone", cloneUrl: `${fake.url}/acme/missing.git`, defaultBranch: "main" },
+        issue: { number: issue.number, title: issue.title, body: "" },
+        requestedBy: "acme",
+        deliveryId: "d-0",
+        enqueuedAt: new Date().toISOString(),
+      },
+    }, new AbortController().signal);
+    const comment = fake.state.comments.find((candidate) => candidate.repo === "acme/gone" && candidate.issueNumber === issue.number);
+    expect(comment?.body).toContain("could not start (internal-error)");
+    for (const issued of fake.issuedTokens()) expect(comment?.body).not.toContain(issued.token);
+    expect(fake.state.pulls.filter((pull) => pull.repo === "acme/gone")).toHaveLength(0);
+    fake.takeUnexpectedRequests();
+  });
+
   it("reports a story interrupted more often than it may be resumed as blocked (interrupted), with the Retry button", async () => {
     const repo = await fake.addRepository({ owner: "acme", name: "flaky", files: { "README.md": "x\n" } });
     const issue = fake.createIssue("acme", "flaky", { title: "Keeps dying", body: "", user: "acme" });
