@@ -67,8 +67,10 @@ describe("runCleanCloneCheck", () => {
     const repo = await repoWith({ "value.txt": "1\n" });
     write(repo, { "value.txt": "2\n", "check.sh": { content: '#!/bin/sh\ntest "$(cat value.txt)" = 2 && echo ok\n', mode: 0o755 } });
     await passesInPlace(repo, "./check.sh");
-    const result = await check({ repo, command: "./check.sh && git log --format=%H -1" });
+    const logPath = join(temp("cc-log-"), "logs", "clean-clone.log");
+    const result = await check({ repo, command: "./check.sh && git log --format=%H -1", logPath });
     expect(result).toMatchObject({ ran: true, exitCode: 0 });
+    expect(readFileSync(logPath, "utf8")).toBe(`ok\n${result.commit}\n`);
     expect(result.outputTail).toBe(`ok\n${result.commit}`);
     expect(result.reason).toBeUndefined();
     expect(result.durationMs).toBeGreaterThan(0);
