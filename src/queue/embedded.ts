@@ -138,12 +138,16 @@ export class EmbeddedQueue implements StoryQueue {
     await this.deliveries.close();
   }
 
-  /** Re-reads the folder: jobs enqueued by another process, jobs another process finished. */
+  /**
+   * Re-reads the folder: jobs enqueued by another process, jobs another process finished.
+   * Only files not known yet are read; a known job's state is read again when it is claimed.
+   */
   async rescan(): Promise<void> {
-    const onDisk = await this.store.list();
-    const ids = new Set(onDisk.map((record) => record.id));
-    for (const record of onDisk) {
-      if (!this.running.has(record.id) && !this.finished.has(record.id)) this.records.set(record.id, record);
+    const ids = new Set(await this.store.ids());
+    for (const id of ids) {
+      if (this.records.has(id) || this.finished.has(id)) continue;
+      const record = await this.store.read(id);
+      if (record && !this.finished.has(id)) this.records.set(id, record);
     }
     for (const id of [...this.finished]) if (!ids.has(id)) this.finished.delete(id);
     for (const id of [...this.records.keys()]) {

@@ -56,12 +56,17 @@ export class JobStore {
     }
   }
 
-  /** Every job on disk, oldest first. Temp files of interrupted writes are skipped. */
-  async list(): Promise<JobRecord[]> {
+  /** The ids of every job on disk, oldest first. Temp files of interrupted writes are skipped. */
+  async ids(): Promise<string[]> {
     const names = (await readdir(this.jobsDir)).filter((name) => name.endsWith(".json") && !name.startsWith(".")).sort();
+    return names.map((name) => name.slice(0, -".json".length));
+  }
+
+  /** Every job on disk, oldest first. */
+  async list(): Promise<JobRecord[]> {
     const records: JobRecord[] = [];
-    for (const name of names) {
-      const record = await this.read(name.slice(0, -".json".length));
+    for (const id of await this.ids()) {
+      const record = await this.read(id);
       if (record) records.push(record);
     }
     return records;
