@@ -5,7 +5,7 @@ import type { HarnessConfig, RunStoryArgs, StoryOutcome, Workflow } from "../pip
 import { gitAuthEnv, redactToken } from "./git-auth.js";
 import { fetchHarnessConfigText, HARNESS_CONFIG_PATH } from "./repo-config.js";
 import { syncRepoCache } from "./repo-cache.js";
-import { ensureStoryPull, markReadyForReview, pushStoryBranch, type StoryPull } from "./story-start.js";
+import { announceStory, ensureStoryPull, markReadyForReview, pushStoryBranch, type StoryPull } from "./story-start.js";
 import { prepareStoryBranch, storyTip } from "./story-branch.js";
 import { authenticateInstallation, type AppOctokit, type Installation } from "./token.js";
 import { TrackingReporter, type StoryReporter } from "./tracking-reporter.js";
@@ -72,6 +72,7 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
   let pull: StoryPull | undefined;
   let tracker: TrackingReporter | undefined;
   let failure: unknown;
+  let announcing: Promise<void> | undefined;
   const redact = (text: string): string => (installation ? installation.tokensSeen().reduce((acc, token) => redactToken(acc, token), text) : text);
   try {
     installation = await authenticateInstallation(await deps.appOctokit(), job.installationId, { throttle: deps.githubThrottle !== false });
@@ -82,6 +83,14 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
       octokit: installation.octokit, owner, repo, pullNumber: pull.pullNumber, issueNumber: job.issue.number, headSha: pull.headSha, log, secrets: installation.tokensSeen(),
     });
     tracker = new TrackingReporter(reporter, (error) => log.warn({ err: describe(error, redact) }, "reporting failed"));
+    if (pull.opened) {
+      const octokit = installation.octokit;
+      const opened = pull;
+      tracker.afterFirstEvent = () => {
+        announcing = announceStory({ octokit, owner, repo, issueNumber: job.issue.number, pull: opened })
+          .catch((error: unknown) => log.warn({ err: describe(error, redact) }, "announcing the story failed"));
+      };
+    }
     const workflow = deps.pipeline.loadWorkflow();
     const start = startEvent(job, workflow, lease.interruptions > 0 || job.kind === "retry-blocked");
     if (lease.interruptions > (deps.maxResumes ?? 1)) {
@@ -113,6 +122,7 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
   } catch (error) {
     failure = error;
   } finally {
+    await announcing;
     await reportEnd({ deps, job, lease, tracker, failure, redact, octokit: installation?.octokit, interrupted: signal.aborted });
   }
 }

@@ -13,6 +13,8 @@ export interface StoryReporter extends Reporter {
 export class TrackingReporter implements Reporter {
   snapshot: StorySnapshot = emptySnapshot();
   ended = false;
+  /** Called once, after the first event reached the reporter. */
+  afterFirstEvent: (() => void) | undefined;
 
   constructor(private readonly inner: Reporter, private readonly onFailure: (error: unknown) => void) {}
 
@@ -25,6 +27,9 @@ export class TrackingReporter implements Reporter {
       // A reporter must not stop the story.
       this.onFailure(error);
     }
+    const first = this.afterFirstEvent;
+    this.afterFirstEvent = undefined;
+    first?.();
   }
 
   /** Emits one event, reducing the snapshot itself (for events the runner originates). */
