@@ -1,0 +1,54 @@
+/** End to end: with HARNESS_CONCURRENCY=2, two stories of one repository run at the same time and both complete. */
+import { jest } from "@jest/globals";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
+import { eventually, startApp, type RunningApp } from "./app-process.js";
+import { addStoryRepo, checksOn, harnessYml, labelNewIssue, OWNER, queueDrained, storyPull } from "./scenario.js";
+
+jest.setTimeout(180_000);
+
+describe("two stories at once", () => {
+  let fake: FakeGitHub;
+  let app: RunningApp | undefined;
+  let root: string;
+
+  beforeAll(async () => {
+    root = mkdtempSync(join(tmpdir(), "harness-e2e-concurrency-"));
+    fake = await startFakeGitHub();
+  });
+  afterAll(async () => {
+    if (root && existsSync(join(root, "markers"))) writeFileSync(join(root, "markers", "release"), "");
+    await app?.stop();
+    await fake?.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it("runs two stories of one repository together when HARNESS_CONCURRENCY=2", async () => {
+    const home = join(root, "home");
+    const markers = join(root, "markers");
+    mkdirSync(markers);
+    await addStoryRepo(fake, "pair", harnessYml({ markers }));
+    app = await startApp({ fake, home, workDir: root, env: { HARNESS_CONCURRENCY: "2" } });
+    const first = await labelNewIssue(fake, app, "pair", "First");
+    // The first story's implementer waits on the marker, so the second must start beside it.
+    await eventually("the first implementer to start", () => (existsSync(join(markers, "started")) ? true : undefined));
+    const second = await labelNewIssue(fake, app, "pair", "Second");
+    const running = app;
+    await eventually("the second story to complete while the first waits", async () => {
+      const head = await fake.branchHead(OWNER, "pair", `harness/story-${second.number}`);
+      return head && checksOn(fake, "pair", head).get("harness / story")?.conclusion === "success" ? true : undefined;
+    }, 90_000);
+    writeFileSync(join(markers, "release"), "");
+    await eventually("the first story to complete", async () => {
+      const head = await fake.branchHead(OWNER, "pair", `harness/story-${first.number}`);
+      return head && checksOn(fake, "pair", head).get("harness / story")?.conclusion === "success" ? true : undefined;
+    }, 90_000);
+    await queueDrained(home);
+    expect(storyPull(fake, "pair", first.number)?.draft).toBe(false);
+    expect(storyPull(fake, "pair", second.number)?.draft).toBe(false);
+    expect((await running.log()).includes('"level":50')).toBe(false);
+    fake.assertNoUnexpectedRequests();
+  });
+});
