@@ -32,7 +32,14 @@ export interface HarnessAppOptions {
 export function harnessApp(options: HarnessAppOptions): ApplicationFunction {
   return (app: Probot) => {
     const { queue, settings } = options;
-    const deps: TriggerDeps = { queue, labelName: settings.labelName, log: app.log };
+    // Replies go out after GitHub has its answer: a handler's only wait is the enqueue (and, for
+    // a command, the permission check that must precede it).
+    const defer = (work: () => Promise<void>): void => {
+      setImmediate(() => {
+        work().catch((error: unknown) => app.log.warn({ err: { message: String(error) } }, "a reply to a webhook failed"));
+      });
+    };
+    const deps: TriggerDeps = { queue, labelName: settings.labelName, log: app.log, defer };
     const appOctokit = async (): Promise<AppOctokit> => (await app.auth()) as AppOctokit;
     // The slug tells the App's own comments apart; learned in the background so start-up never waits on GitHub.
     void appOctokit()

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { findStoryPullRequest, isCompletedStory, renderAlreadyCompleted } from "../github/index.js";
 import type { JobLease, JobWorker, StoryJob } from "../queue/index.js";
 import type { FailureClass, HistoryEvent } from "../pipeline/events.js";
 import type { HarnessConfig, RunStoryArgs, StoryOutcome, Workflow } from "../pipeline/index.js";
@@ -73,9 +74,21 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
   let tracker: TrackingReporter | undefined;
   let failure: unknown;
   let announcing: Promise<void> | undefined;
+  let alreadyCompleted = false;
   const redact = (text: string): string => (installation ? installation.tokensSeen().reduce((acc, token) => redactToken(acc, token), text) : text);
   try {
     installation = await authenticateInstallation(await deps.appOctokit(), job.installationId, { throttle: deps.githubThrottle !== false });
+    // A label on a story that already completed starts nothing: asked here, before any clone,
+    // so the webhook handler never waits on GitHub.
+    if (job.kind === "start") {
+      const existing = await findStoryPullRequest(installation.octokit, owner, repo, job.issue.number);
+      if (existing && isCompletedStory(existing)) {
+        alreadyCompleted = true;
+        await installation.octokit.rest.issues.createComment({ owner, repo, issue_number: job.issue.number, body: renderAlreadyCompleted(job.issue.number, existing.url) });
+        log.info({ story: job.storyKey, pull: existing.number }, "story already completed; nothing started");
+        return;
+      }
+    }
     const authEnv = gitAuthEnv(await installation.token());
     const repoDir = await syncRepoCache({ harnessHome: deps.harnessHome, owner, name: repo, cloneUrl: job.repository.cloneUrl, authEnv });
     pull = await ensureStoryPull({ octokit: installation.octokit, repoDir, owner, repo, defaultBranch: job.repository.defaultBranch, issue: job.issue, authEnv });
@@ -123,7 +136,7 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
     failure = error;
   } finally {
     await announcing;
-    await reportEnd({ deps, job, lease, tracker, failure, redact, octokit: installation?.octokit, interrupted: signal.aborted });
+    if (!alreadyCompleted || failure !== undefined) await reportEnd({ deps, job, lease, tracker, failure, redact, octokit: installation?.octokit, interrupted: signal.aborted });
   }
 }
 

@@ -58,9 +58,9 @@ describe("issues.labeled", () => {
     const before = requestCount();
     const first = await handleIssueLabeled(context, deps);
     expect(first).toMatchObject({ action: "enqueued" });
-    // The only API work before enqueueing: is there a completed pull request for this story?
+    // No API work before enqueueing: the runner asks whether the story already completed.
     const routes = gh.state.requests.slice(before).map((request) => `${request.method} ${request.route ?? request.path}`);
-    expect(routes.filter((route) => !route.includes("access_tokens"))).toEqual(["GET /repos/{owner}/{repo}/pulls"]);
+    expect(routes.filter((route) => !route.includes("access_tokens"))).toEqual([]);
     if (first.action !== "enqueued") throw new Error("not enqueued");
     expect(first.job).toEqual({
       storyKey: `${OWNER}/${NAME}#${issue.number}`,
@@ -90,17 +90,30 @@ describe("issues.labeled", () => {
     expect(await handleIssueLabeled(labeled(issue.number, "harness-story"), { ...deps, labelName: "harness-story" })).toMatchObject({ action: "enqueued" });
   });
 
-  it("points a blocked story at the retry command and links a completed story's pull request", async () => {
+  it("points a blocked story at the retry command", async () => {
     const blocked = gh.createIssue(OWNER, NAME, { title: "b", user: "writer", labels: [BLOCKED_LABEL] });
     expect(await handleIssueLabeled(labeled(blocked.number), deps)).toEqual({ action: "replied", reason: "blocked-use-retry" });
     expect(commentsOn(blocked.number)[0]).toContain("`/harness retry-blocked`");
+  });
 
-    const done = gh.createIssue(OWNER, NAME, { title: "d", user: "writer" });
-    const pull = await openStoryPull(gh, octokit, done.number);
-    const record = gh.state.pull(gh.state.repo(OWNER, NAME)!, pull.number)!;
-    record.draft = false; // what marking it ready for review does when the story completes
-    expect(await handleIssueLabeled(labeled(done.number), deps)).toEqual({ action: "replied", reason: "already-completed" });
-    expect(commentsOn(done.number)).toEqual([`Story #${done.number} already completed: ${gh.url}/${OWNER}/${NAME}/pull/${pull.number}. Nothing new was started.`]);
+  it("enqueues a labelled story without any request to GitHub before the answer", async () => {
+    const issue = gh.createIssue(OWNER, NAME, { title: "quiet", user: "writer" });
+    const before = requestCount();
+    expect(await handleIssueLabeled(labeled(issue.number), deps)).toMatchObject({ action: "enqueued" });
+    expect(requestCount()).toBe(before);
+  });
+
+  it("defers replies until after the handler returned when the App asks it to", async () => {
+    const issue = gh.createIssue(OWNER, NAME, { title: "busy", user: "writer" });
+    const deferred: Array<() => Promise<void>> = [];
+    const deferring = { ...deps, defer: (work: () => Promise<void>) => void deferred.push(work) };
+    expect(await handleIssueLabeled(labeled(issue.number, "story", "d-a"), deferring)).toMatchObject({ action: "enqueued" });
+    const before = requestCount();
+    expect(await handleIssueLabeled(labeled(issue.number, "story", "d-b"), deferring)).toEqual({ action: "replied", reason: "already-active" });
+    expect(requestCount()).toBe(before);
+    expect(deferred).toHaveLength(1);
+    await deferred[0]!();
+    expect(commentsOn(issue.number)).toHaveLength(1);
   });
 });
 
@@ -163,8 +176,11 @@ describe("issue_comment.created", () => {
 
   it("re-admits from the story issue itself", async () => {
     const issue = gh.createIssue(OWNER, NAME, { title: "On the issue", user: "writer", labels: ["story", BLOCKED_LABEL] });
-    const pull = await openStoryPull(gh, octokit, issue.number);
-    expect(await handleIssueComment(commented(issue.number, "/harness retry-blocked"), deps)).toMatchObject({ action: "enqueued", job: { pullNumber: pull.number, kind: "retry-blocked" } });
+    await openStoryPull(gh, octokit, issue.number);
+    // The runner finds the story's pull request by its branch; the handler does not look it up.
+    const outcome = await handleIssueComment(commented(issue.number, "/harness retry-blocked"), deps);
+    expect(outcome).toMatchObject({ action: "enqueued", job: { kind: "retry-blocked" } });
+    if (outcome.action === "enqueued") expect(outcome.job.pullNumber).toBeUndefined();
   });
 });
 

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ProbotOctokit } from "probot";
@@ -6,6 +6,8 @@ import { GitHubReporter } from "../../src/github/index.js";
 import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "../../src/pipeline/index.js";
 import { storyKey, type JobLease } from "../../src/queue/index.js";
 import { createStoryRunner, type AppOctokit, type RunnerLog } from "../../src/runner/index.js";
+import { git, HARNESS_IDENTITY } from "../../src/workspace/index.js";
+import { fakeOctokit } from "../support/fake-github/client.js";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 
 describe("story runner", () => {
@@ -59,6 +61,47 @@ describe("story runner", () => {
     for (const issued of fake.issuedTokens()) expect(comment?.body).not.toContain(issued.token);
     expect(fake.state.pulls.filter((pull) => pull.repo === "acme/gone")).toHaveLength(0);
     fake.takeUnexpectedRequests();
+  });
+
+  it("answers a label on a completed story with its pull request, before cloning anything", async () => {
+    const repo = await fake.addRepository({ owner: "acme", name: "done", files: { "README.md": "x\n" } });
+    const issue = fake.createIssue("acme", "done", { title: "Finished", body: "", user: "acme" });
+    const appOctokit = new ProbotOctokit({ auth: { appId: fake.appId, privateKey: fake.privateKey }, baseUrl: fake.apiUrl }) as AppOctokit;
+    const home = join(root, "home-done");
+    const worker = createStoryRunner({
+      appOctokit: async () => appOctokit,
+      harnessHome: home,
+      agentEnvAllow: [],
+      githubThrottle: false,
+      pipeline: { runStory, loadWorkflow: () => loadWorkflow(), parseHarnessConfig, defaultConfig: DEFAULT_HARNESS_CONFIG },
+      createReporter: (target) => new GitHubReporter(target),
+      log,
+    });
+    // The story's pull request exists and was marked ready: the story completed earlier.
+    const main = (await fake.branchHead("acme", "done", "main"))!;
+    const story = await git(["commit-tree", `${main}^{tree}`, "-p", main, "-m", "story"], { cwd: repo.bareDir, env: HARNESS_IDENTITY });
+    await git(["update-ref", `refs/heads/harness/story-${issue.number}`, story], { cwd: repo.bareDir });
+    const { data: pull } = await fakeOctokit(fake, { installation: true }).rest.pulls.create({ owner: "acme", repo: "done", head: `harness/story-${issue.number}`, base: "main", title: "Story", draft: true });
+    fake.state.pulls.find((candidate) => candidate.repo === "acme/done" && candidate.number === pull.number)!.draft = false;
+    await worker({
+      jobId: "job-done",
+      interruptions: 0,
+      job: {
+        storyKey: storyKey("acme", "done", issue.number),
+        kind: "start",
+        installationId: fake.installationId,
+        repository: { id: repo.id, owner: "acme", name: "done", cloneUrl: repo.cloneUrl, defaultBranch: "main" },
+        issue: { number: issue.number, title: issue.title, body: "" },
+        requestedBy: "acme",
+        deliveryId: "d-done",
+        enqueuedAt: new Date().toISOString(),
+      },
+    }, new AbortController().signal);
+    const comments = fake.state.comments.filter((candidate) => candidate.repo === "acme/done" && candidate.issueNumber === issue.number);
+    expect(comments.map((comment) => comment.body)).toEqual([`Story #${issue.number} already completed: ${fake.url}/acme/done/pull/${pull.number}. Nothing new was started.`]);
+    expect(existsSync(join(home, "repos"))).toBe(false);
+    expect(fake.state.checkRuns.filter((run) => run.repo === "acme/done")).toHaveLength(0);
+    fake.assertNoUnexpectedRequests();
   });
 
   it("reports a story interrupted more often than it may be resumed as blocked (interrupted), with the Retry button", async () => {

@@ -35,7 +35,7 @@ export async function handleIssueComment(context: Context<"issue_comment.created
   }
   const commands = distinct(parseCommands(comment.body ?? ""));
   if (commands.length === 0) return { action: "ignored", reason: "no-command" };
-  const scope = scopeOf(context.octokit, context.id, payload.repository, payload.installation);
+  const scope = scopeOf(context.octokit, context.id, payload.repository, payload.installation, deps);
   if (!scope) return { action: "ignored", reason: "no-installation" };
   const author = comment.user?.login ?? payload.sender.login;
   const here = payload.issue.number;

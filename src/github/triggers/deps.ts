@@ -14,6 +14,12 @@ export interface TriggerDeps {
   log: GitHubLog;
   /** Clock for `enqueuedAt`; tests pass a fixed one. */
   now?: () => Date;
+  /**
+   * Runs a reply after GitHub has its answer. The App passes one that schedules the work and
+   * logs its failure, so a handler answers after enqueueing without waiting on a comment;
+   * without it (tests) replies are awaited in place.
+   */
+  defer?: (work: () => Promise<void>) => void;
 }
 
 export const DEFAULT_STORY_LABEL = "story";
@@ -52,12 +58,20 @@ export interface TriggerScope {
   repository: JobRepository;
   installationId: number;
   deliveryId: string;
+  defer?: TriggerDeps["defer"];
 }
 
 /** Builds the scope of a delivery, or undefined when it has no installation (the App cannot act). */
-export function scopeOf(octokit: ProbotOctokit, deliveryId: string, repository: PayloadRepository, installation: { id: number } | undefined | null): TriggerScope | undefined {
+export function scopeOf(
+  octokit: ProbotOctokit,
+  deliveryId: string,
+  repository: PayloadRepository,
+  installation: { id: number } | undefined | null,
+  deps: Pick<TriggerDeps, "defer">,
+): TriggerScope | undefined {
   if (!installation) return undefined;
   return {
+    ...(deps.defer ? { defer: deps.defer } : {}),
     octokit,
     owner: repository.owner.login,
     repo: repository.name,
@@ -89,9 +103,13 @@ export function buildJob(
   };
 }
 
-/** Posts a comment on an issue or pull request. */
+/** Posts a comment on an issue or pull request; after the webhook's answer when the scope defers. */
 export async function reply(scope: TriggerScope, issueNumber: number, body: string): Promise<void> {
-  await scope.octokit.rest.issues.createComment({ owner: scope.owner, repo: scope.repo, issue_number: issueNumber, body });
+  const post = async (): Promise<void> => {
+    await scope.octokit.rest.issues.createComment({ owner: scope.owner, repo: scope.repo, issue_number: issueNumber, body });
+  };
+  if (scope.defer) scope.defer(post);
+  else await post();
 }
 
 /** True when the actor is a bot or the App itself, whose commands are never acted on. */

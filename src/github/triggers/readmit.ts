@@ -2,7 +2,6 @@
 import { storyKey } from "../../queue/index.js";
 import { BLOCKED_LABEL, hasLabel } from "../labels.js";
 import { renderAlreadyActive, renderNotBlocked, renderReadmitted } from "../render/replies.js";
-import { findStoryPullRequest } from "../story-lookup.js";
 import { errorDetails } from "../log.js";
 import { buildJob, reply, type TriggerDeps, type TriggerOutcome, type TriggerScope } from "./deps.js";
 
@@ -36,8 +35,7 @@ export async function readmitBlockedStory(
     await reply(scope, replyTo, renderNotBlocked(issue.number, active));
     return { action: "replied", reason: active ? "already-active" : "not-blocked" };
   }
-  const pull = pullNumber ?? (await findStoryPullRequest(scope.octokit, scope.owner, scope.repo, issue.number))?.number;
-  const job = buildJob(scope, "retry-blocked", issue, requestedBy, deps, pull);
+  const job = buildJob(scope, "retry-blocked", issue, requestedBy, deps, pullNumber);
   const outcome = await deps.queue.enqueue(job);
   if (!outcome.accepted) {
     if (outcome.reason === "duplicate-delivery") return { action: "ignored", reason: "duplicate-delivery" };

@@ -3,7 +3,7 @@ import type { Context } from "probot";
 import { CHECK_NAMES, RETRY_ACTION } from "../check-plan.js";
 import { canRunCommands } from "../permissions.js";
 import { renderNotPermitted } from "../render/replies.js";
-import { findStoryPullRequest, storyIssueFromBranch, storyIssueFromExternalId } from "../story-lookup.js";
+import { storyIssueFromBranch, storyIssueFromExternalId } from "../story-lookup.js";
 import { isBotActor, reply, scopeOf, type TriggerDeps, type TriggerOutcome } from "./deps.js";
 import { loadStoryIssue, readmitBlockedStory } from "./readmit.js";
 
@@ -15,11 +15,11 @@ export async function handleRetryAction(context: Context<"check_run.requested_ac
   if (checkRun.name !== CHECK_NAMES.story) return { action: "ignored", reason: "other-check-run" };
   if (deps.appId !== undefined && checkRun.app?.id !== deps.appId) return { action: "ignored", reason: "other-app" };
   if (isBotActor(payload.sender, deps)) return { action: "ignored", reason: "bot" };
-  const scope = scopeOf(context.octokit, context.id, payload.repository, payload.installation);
+  const scope = scopeOf(context.octokit, context.id, payload.repository, payload.installation, deps);
   if (!scope) return { action: "ignored", reason: "no-installation" };
   // The reporter writes the story into external_id; the pull request list and branch are fallbacks.
   let storyNumber = storyIssueFromExternalId(checkRun.external_id);
-  let pullNumber = checkRun.pull_requests[0]?.number;
+  const pullNumber = checkRun.pull_requests[0]?.number;
   if (storyNumber === undefined) storyNumber = storyIssueFromBranch(checkRun.check_suite?.head_branch ?? "");
   if (storyNumber === undefined) return { action: "ignored", reason: "not-a-story" };
   const login = payload.sender.login;
@@ -27,7 +27,6 @@ export async function handleRetryAction(context: Context<"check_run.requested_ac
     await reply(scope, pullNumber ?? storyNumber, renderNotPermitted(login));
     return { action: "replied", reason: "not-permitted" };
   }
-  pullNumber ??= (await findStoryPullRequest(scope.octokit, scope.owner, scope.repo, storyNumber))?.number;
   const replyTo = pullNumber ?? storyNumber;
   const issue = await loadStoryIssue(scope, storyNumber);
   return readmitBlockedStory(scope, issue, pullNumber, replyTo, login, deps);
