@@ -96,9 +96,10 @@ function refuseGitlinkChanges(patch: Buffer, repo: string): void {
 
 /**
  * Builds the clean clone of `options.repo` in `options.scratchDir`: clone `--no-hardlinks`
- * from the file-system path, apply the `git diff --binary HEAD` patch, copy untracked files that are not
- * ignored, link dependency roots (excluded in the clone), then `git add -A` and commit with
- * {@link HARNESS_IDENTITY}. Throws {@link CleanCloneBuildError}; never writes to the target.
+ * from the file-system path, apply the `git diff --binary HEAD` patch, copy untracked files
+ * that are not ignored, link dependency roots (excluded in the clone), then `git add -A` and
+ * commit with {@link HARNESS_IDENTITY}. Throws {@link CleanCloneBuildError} naming the step;
+ * never writes to the target. The caller owns (and removes) `scratchDir`.
  */
 export async function buildCleanClone(options: BuildCleanCloneOptions): Promise<BuiltCleanClone> {
   const { repo, scratchDir } = options;
