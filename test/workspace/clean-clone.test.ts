@@ -136,6 +136,9 @@ describe("runCleanCloneCheck", () => {
     const fake = await check({ repo, command: "python3.99", interpreter: join(bin, "python3.99") });
     expect(fake).toMatchObject({ ran: true, exitCode: 0, interpreter: join(bin, "python3.99"), interpreterVersion: "Python 3.99.1" });
 
+    const byName = await check({ repo, command: "true", interpreter: "python3.99", env: { set: { PATH: `${bin}:${process.env.PATH ?? ""}` } } });
+    expect(byName).toMatchObject({ ran: true, interpreter: join(bin, "python3.99"), interpreterVersion: "Python 3.99.1" });
+
     const missing = await check({ repo, command: "true", interpreter: join(bin, "python2") });
     expect(missing).toMatchObject({ ran: false, interpreter: join(bin, "python2") });
     expect(missing.reason).toMatch(/python2 is not an executable file/);
