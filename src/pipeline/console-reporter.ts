@@ -25,7 +25,7 @@ export function consoleLine(event: HistoryEvent): string | undefined {
       return `${pad(event.stage, 12)} attempt ${event.attempt}  suite ${pad(formatDuration(event.durationMs), 7)} ${event.exitCode === 0 && !event.timedOut ? "passed" : event.timedOut ? "timed out" : `failed (exit ${event.exitCode ?? "none"})`}`;
     case "clean_clone.finished": {
       const result = event.result;
-      const verdict = !result.ran ? `could not run: ${result.reason ?? ""}` : result.exitCode === 0 ? "passed" : `failed (exit ${result.exitCode ?? "none"})`;
+      const verdict = !result.ran ? `could not run: ${result.reason ?? ""}` : result.timedOut ? "timed out" : result.exitCode === 0 ? "passed" : `failed (exit ${result.exitCode ?? "none"})`;
       return `${pad(event.stage, 12)} attempt ${event.attempt}  clean clone ${formatDuration(result.durationMs)} ${verdict}`;
     }
     case "stage.finished":

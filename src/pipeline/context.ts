@@ -100,7 +100,7 @@ function renderSuite(suite: SuiteEvidence): string {
 
 function renderCleanClone(result: CleanCloneRecord): string {
   const summary = result.ran
-    ? `The suite failed in a fresh clone with the change committed (command \`${result.command}\`, exit code ${result.exitCode ?? "none"}${result.timedOut ? ", timed out" : ""}).`
+    ? `The suite failed in a fresh clone with the change committed (command \`${result.command}\`, ${result.timedOut ? "timed out" : `exit code ${result.exitCode ?? "none"}`}).`
     : `The clean-clone check could not run: ${result.reason ?? "no reason recorded"}.`;
   return [summary, "", "clean_clone_result:", "", fence(JSON.stringify(result, null, 2), "json")].join("\n");
 }

@@ -39,5 +39,5 @@ export async function writeCleanCloneResult(path: string, result: CleanCloneResu
 /** The CLI's exit code for a result: 0 the suite passed, 1 it failed, 2 the check did not run. */
 export function cleanCloneExitCode(result: CleanCloneResult): 0 | 1 | 2 {
   if (!result.ran) return 2;
-  return result.exitCode === 0 ? 0 : 1;
+  return result.exitCode === 0 && result.timedOut !== true ? 0 : 1;
 }

@@ -3,8 +3,8 @@
  * into it, because a suite that passes in a dirty working tree can fail once the change is
  * committed (a `git show HEAD:` baseline, a `git status` assertion, a file `.gitignore` keeps
  * out). Whatever happens, the scratch folder is removed and a result comes back; a clone that
- * cannot be built, an interpreter that cannot run and a suite that runs out of time are all
- * "did not run", never "failed" and never an exception.
+ * cannot be built and an interpreter that cannot run are "did not run", never "failed" and
+ * never an exception. A suite that runs out of time did run: it failed, without an exit code.
  */
 import { constants } from "node:os";
 import { execShell, type EnvSpec, type ExecResult } from "../exec/index.js";
@@ -87,7 +87,9 @@ async function runSuite(options: CleanCloneOptions, clone: BuiltCleanClone, inte
   });
   const outcome: Partial<CleanCloneResult> = { outputTail: result.tail, commit: clone.commit };
   const exitCode = exitCodeOf(result);
-  if (result.timedOut) return { ...outcome, ran: false, timedOut: true, reason: `the suite did not finish within ${timeoutMs} ms` };
+  // A suite that hangs once the change is committed is the change's failure, not the harness's:
+  // it ran, it has no exit code, and the story retries like any other failing run.
+  if (result.timedOut) return { ...outcome, ran: true, timedOut: true };
   if (result.spawnError !== undefined || exitCode === undefined) return { ...outcome, ran: false, reason: `the suite could not be started: ${result.spawnError ?? "no exit status"}` };
   return { ...outcome, ran: true, exitCode };
 }
@@ -95,8 +97,8 @@ async function runSuite(options: CleanCloneOptions, clone: BuiltCleanClone, inte
 /**
  * Runs the clean-clone check. Rejects only for malformed options
  * ({@link CleanCloneOptionsError}) or a scratch folder that cannot be made or removed; a build
- * failure, an unusable interpreter or a timeout resolve as `ran: false` with a `reason`. The
- * scratch folder is removed in every case.
+ * failure or an unusable interpreter resolve as `ran: false` with a `reason`; a timeout as
+ * `ran: true, timedOut: true` with no exit code. The scratch folder is removed in every case.
  */
 export async function runCleanCloneCheck(options: CleanCloneOptions): Promise<CleanCloneResult> {
   checkOptions(options);

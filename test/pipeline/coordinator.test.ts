@@ -103,6 +103,19 @@ describe("runStory", () => {
     expect(message).toMatch(/Failure-Class: clean-clone-not-run\n?$/);
   });
 
+  it("counts a suite that hangs only in the clean clone as a failed run to retry, not as infrastructure", async () => {
+    const s = await makeScenario();
+    // Clean only once committed: the suite hangs there and nowhere else.
+    const config = scriptedConfig(s, "complete", { test: 'test -n "$(git status --porcelain)" || sleep 30; test -f feature.txt' });
+    config.test.timeoutMs = 1500;
+    config.maxAttempts = 1;
+    const { outcome, journal } = await runScenario(s, config);
+    expect(ofKind(journal, "clean_clone.finished")[0]?.result).toMatchObject({ ran: true, timedOut: true });
+    expect(ofKind(journal, "clean_clone.finished")[0]?.result.exitCode).toBeUndefined();
+    expect(ofKind(journal, "stage.finished").at(-1)).toMatchObject({ stage: "verifier", failureClass: "clean-clone-failed" });
+    expect(outcome).toMatchObject({ status: "blocked", failureClass: "retry-ceiling" });
+  });
+
   it("links the worktree's installed dependencies into the clean clone unless told otherwise", async () => {
     const install = "mkdir -p node_modules && echo dep > node_modules/dep.txt";
     const s = await makeScenario({ ".gitignore": "node_modules/\n" });

@@ -4,6 +4,7 @@ import { execShell } from "../../src/exec/index.js";
 import { schemas } from "../../src/schema/index.js";
 import {
   CleanCloneOptionsError,
+  cleanCloneExitCode,
   runCleanCloneCheck,
   writeCleanCloneResult,
   type CleanCloneOptions,
@@ -93,12 +94,13 @@ describe("runCleanCloneCheck", () => {
     expect(result).toMatchObject({ ran: true, exitCode: 0, outputTail: "dep" });
   });
 
-  it("reports a suite that runs out of time as not run, and removes the scratch folder", async () => {
+  it("reports a suite that runs out of time as a run that failed without an exit code, and removes the scratch folder", async () => {
     const repo = await repoWith({ "a.txt": "a\n" });
     const result = await check({ repo, command: "echo started; sleep 30", timeoutMs: 300 });
-    expect(result).toMatchObject({ ran: false, timedOut: true, outputTail: "started" });
-    expect(result.reason).toMatch(/did not finish within 300 ms/);
+    expect(result).toMatchObject({ ran: true, timedOut: true, outputTail: "started" });
+    expect(result.reason).toBeUndefined();
     expect(result.exitCode).toBeUndefined();
+    expect(cleanCloneExitCode(result)).toBe(1);
     expect(result.commit).toMatch(/^[0-9a-f]{40}$/);
   });
 
@@ -173,7 +175,8 @@ describe("writeCleanCloneResult", () => {
 
 describe("clean-clone-result schema", () => {
   it.each([
-    [{ ran: true, command: "t", durationMs: 1, exitCode: 0, outputTail: "", commit: "a".repeat(40), timedOut: true }, "$.ran"],
+    [{ ran: true, command: "t", durationMs: 1, exitCode: 0, outputTail: "", commit: "a".repeat(40), timedOut: true }, "$"],
+    [{ ran: false, command: "t", durationMs: 1, reason: "r", timedOut: true }, "$"],
     [{ ran: false, command: "t", durationMs: 1, reason: "r", interpreterVersion: "v1" }, "$"],
     [{ ran: true, command: "t", durationMs: 1, exitCode: 0, outputTail: "", commit: "a".repeat(40), reason: "r" }, "$"],
     [{ ran: false, command: "", durationMs: 1, reason: "r" }, "$.command"],
