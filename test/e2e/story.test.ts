@@ -112,8 +112,11 @@ describe("the App end to end", () => {
     fake.setPermission(OWNER, "readonly", "visitor", "read");
     const sent = await commentAs(fake, app, "readonly", issue.number, "visitor", "/harness retry-blocked");
     expect(await loggedDelivery(app, sent.deliveryId)).toMatchObject({ action: "replied", reason: "not-permitted" });
-    const reply = fake.state.comments.find((comment) => comment.repo === `${OWNER}/readonly` && comment.issueNumber === issue.number && comment.user === fake.botLogin);
-    expect(reply?.body).toMatch(/write/i);
+    // Replies go out after the webhook's answer.
+    const reply = await eventually("the refusal reply", () =>
+      fake.state.comments.find((comment) => comment.repo === `${OWNER}/readonly` && comment.issueNumber === issue.number && comment.user === fake.botLogin),
+    );
+    expect(reply.body).toMatch(/write/i);
     expect(fake.state.requests.some((request) => request.path.includes(`/${OWNER}/readonly.git`))).toBe(false);
     expect(filesContaining(home, []).some((path) => path.includes(join("repos", OWNER, "readonly")))).toBe(false);
   });
