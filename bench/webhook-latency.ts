@@ -5,7 +5,7 @@
  * measured), plus (c) `enqueue`: a handler that only enqueues, to separate the queue's cost. Both servers run as child processes of this file (`--serve bare|harness`), the
  * fake GitHub and the load generator in this process. Prints p50/p99 of each and their ratio.
  *
- *   node --import tsx bench/webhook-latency.ts [--count 2000] [--rate 200]
+ *   node --import tsx bench/webhook-latency.ts [--count 2000] [--rate 200] [--rounds 3]
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -110,25 +110,49 @@ async function measure(kind: "bare" | "enqueue" | "harness", fake: FakeGitHub, r
   return { p50: percentile(ok, 50), p99: percentile(ok, 99), errors: results.length - ok.length };
 }
 
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? NaN;
+}
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { serve: { type: "string" }, config: { type: "string" }, count: { type: "string", default: "2000" }, rate: { type: "string", default: "200" } } });
+  const { values } = parseArgs({
+    options: { serve: { type: "string" }, config: { type: "string" }, count: { type: "string", default: "2000" }, rate: { type: "string", default: "200" }, rounds: { type: "string", default: "3" } },
+  });
   if (values.serve && values.config) return serve(values.serve, values.config);
   const count = Number(values.count);
   const rate = Number(values.rate);
+  const rounds = Number(values.rounds);
   const root = mkdtempSync(join(tmpdir(), "harness-bench-webhook-"));
   const fake = await startFakeGitHub();
+  const line = (name: string, r: { p50: number; p99: number; errors: number }): string => `  ${name.padEnd(8)} p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms  errors ${r.errors}`;
   try {
     await fake.addRepository({ owner: "bench", name: "widgets", files: { "README.md": "# widgets\n" } });
-    const bare = await measure("bare", fake, root, count, rate);
-    const enqueue = await measure("enqueue", fake, root, count, rate);
-    const harness = await measure("harness", fake, root, count, rate);
-    const line = (name: string, r: typeof bare): string => `${name.padEnd(8)} p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms  errors ${r.errors}`;
-    console.log(`${count} signed issues.labeled deliveries at ${rate}/s`);
-    console.log(line("bare", bare));
-    console.log(line("enqueue", enqueue));
-    console.log(line("harness", harness));
-    console.log(`ratio enqueue/bare  p50 ${(enqueue.p50 / bare.p50).toFixed(2)}x  p99 ${(enqueue.p99 / bare.p99).toFixed(2)}x`);
-    console.log(`ratio harness/bare  p50 ${(harness.p50 / bare.p50).toFixed(2)}x  p99 ${(harness.p99 / bare.p99).toFixed(2)}x`);
+    console.log(`${count} signed issues.labeled deliveries at ${rate}/s, ${rounds} rounds (the order of the servers rotates each round)`);
+    const ratios: Record<"enqueue" | "harness", { p50: number[]; p99: number[] }> = { enqueue: { p50: [], p99: [] }, harness: { p50: [], p99: [] } };
+    const p99s: Record<string, number[]> = { bare: [], enqueue: [], harness: [] };
+    const kinds = ["bare", "enqueue", "harness"] as const;
+    for (let round = 0; round < rounds; round += 1) {
+      const order = kinds.map((_, index) => kinds[(index + round) % kinds.length]!);
+      const results = new Map<string, Awaited<ReturnType<typeof measure>>>();
+      for (const kind of order) results.set(kind, await measure(kind, fake, root, count, rate));
+      const bare = results.get("bare")!;
+      console.log(`round ${round + 1} (${order.join(", ")})`);
+      for (const kind of kinds) {
+        const result = results.get(kind)!;
+        console.log(line(kind, result));
+        p99s[kind]!.push(result.p99);
+        if (kind !== "bare") {
+          ratios[kind].p50.push(result.p50 / bare.p50);
+          ratios[kind].p99.push(result.p99 / bare.p99);
+        }
+      }
+    }
+    console.log(`median p99: bare ${median(p99s.bare!).toFixed(2)} ms, enqueue ${median(p99s.enqueue!).toFixed(2)} ms, harness ${median(p99s.harness!).toFixed(2)} ms`);
+    for (const kind of ["enqueue", "harness"] as const) {
+      const r = ratios[kind];
+      console.log(`ratio ${kind}/bare (median of rounds)  p50 ${median(r.p50).toFixed(2)}x  p99 ${median(r.p99).toFixed(2)}x   (rounds: p99 ${r.p99.map((x) => x.toFixed(2)).join(", ")})`);
+    }
   } finally {
     await fake.close();
     rmSync(root, { recursive: true, force: true });

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
+import { flushPendingWrites } from "./atomic-file.js";
 import { DeliveryLog, DEFAULT_DELIVERY_MEMORY } from "./delivery-log.js";
 import { acquireLock, liveHolder, releaseLock, type LockOwner } from "./job-lock.js";
 import { JobStore, newJobId, type JobRecord } from "./job-store.js";
@@ -84,7 +85,9 @@ export class EmbeddedQueue implements StoryQueue {
     this.activeStories.set(job.storyKey, record.id);
     this.writing.add(record.id);
     try {
-      await this.store.write(record);
+      // On the webhook's path: answered once the job is safe from the App dying, flushed to
+      // stable storage right after (see docs/benchmarks.md, webhook latency).
+      await this.store.write(record, "background");
     } catch (error) {
       this.records.delete(record.id);
       this.activeStories.delete(job.storyKey);
@@ -136,6 +139,7 @@ export class EmbeddedQueue implements StoryQueue {
     if (options.abortRunning) this.abort.abort();
     await this.idle();
     await this.deliveries.close();
+    await flushPendingWrites();
   }
 
   /**

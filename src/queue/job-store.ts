@@ -1,7 +1,7 @@
 import { mkdir, readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
-import { syncDir, writeFileAtomic } from "./atomic-file.js";
+import { syncDir, writeFileAtomic, type AtomicWriteOptions } from "./atomic-file.js";
 import type { StoryJob } from "./port.js";
 
 /** A job as kept on disk: one JSON file per job under `<queueDir>/jobs/`, removed when done. */
@@ -42,8 +42,9 @@ export class JobStore {
     return join(this.locksDir, `${id}.lock`);
   }
 
-  async write(record: JobRecord): Promise<void> {
-    await writeFileAtomic(join(this.jobsDir, `${record.id}.json`), `${JSON.stringify(record)}\n`);
+  /** Writes a job file; `background` answers once it is kill -9 safe and flushes right after. */
+  async write(record: JobRecord, flush: AtomicWriteOptions["flush"] = "now"): Promise<void> {
+    await writeFileAtomic(join(this.jobsDir, `${record.id}.json`), `${JSON.stringify(record)}\n`, { flush });
   }
 
   /** Reads one job; undefined when it is gone (done) or unreadable. */
