@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
+import { schemas } from "../schema/index.js";
 import { join } from "node:path";
 import { pathComponent } from "../workspace/index.js";
 import { JOURNAL_FILE } from "./journal.js";
@@ -50,6 +51,7 @@ export function createRunLayout(harnessHome: string, storyId: string, runId: str
 export function archiveAttempt(layout: RunLayout, attempt: number, record: { stage: string; failureClass: string; reason: string; at: string }): string {
   const dir = layout.attemptDir(attempt);
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, "archive.json"), `${JSON.stringify({ attempt, ...record }, null, 2)}\n`);
+  const archive = schemas().validate("attempt-archive", { attempt, ...record }, join(dir, "archive.json"));
+  writeFileSync(join(dir, "archive.json"), `${JSON.stringify(archive, null, 2)}\n`);
   return dir;
 }

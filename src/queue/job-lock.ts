@@ -1,4 +1,5 @@
 import { link, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { schemas } from "../schema/index.js";
 
 /** Who holds a job: the process id, and an id of this process's life (pids are reused). */
 export interface LockOwner {
@@ -21,9 +22,10 @@ export function ownerAlive(owner: LockOwner, self: LockOwner): boolean {
 
 async function readOwner(path: string): Promise<LockOwner | undefined> {
   try {
-    const parsed = JSON.parse(await readFile(path, "utf8")) as Partial<LockOwner>;
-    if (typeof parsed.pid === "number" && typeof parsed.instance === "string") return { pid: parsed.pid, instance: parsed.instance };
-    return { pid: -1, instance: "torn" };
+    const parsed = JSON.parse(await readFile(path, "utf8")) as unknown;
+    if (schemas().issues("queue-lock", parsed).length > 0) return { pid: -1, instance: "torn" };
+    const owner = parsed as LockOwner;
+    return { pid: owner.pid, instance: owner.instance };
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     // A torn lock (the writer died mid-write) has no live owner.
@@ -37,7 +39,7 @@ async function readOwner(path: string): Promise<LockOwner | undefined> {
  * processes recovering at once cannot both win. Returns false when a live process holds it.
  */
 export async function acquireLock(path: string, self: LockOwner): Promise<boolean> {
-  const content = JSON.stringify({ ...self, at: new Date().toISOString() });
+  const content = JSON.stringify(schemas().validate("queue-lock", { ...self, at: new Date().toISOString() }, "queue lock"));
   for (let round = 0; round < 3; round += 1) {
     try {
       await writeFile(path, content, { flag: "wx" });

@@ -2,6 +2,7 @@ import { mkdir, readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { syncDir, writeFileAtomic, type AtomicWriteOptions } from "./atomic-file.js";
+import { schemas } from "../schema/index.js";
 import type { StoryJob } from "./port.js";
 
 /** A job as kept on disk: one JSON file per job under `<queueDir>/jobs/`, removed when done. */
@@ -44,6 +45,7 @@ export class JobStore {
 
   /** Writes a job file; `background` answers once it is kill -9 safe and flushes right after. */
   async write(record: JobRecord, flush: AtomicWriteOptions["flush"] = "now"): Promise<void> {
+    schemas().validate<JobRecord>("queue-job", record, `queue/jobs/${record.id}.json`);
     await writeFileAtomic(join(this.jobsDir, `${record.id}.json`), `${JSON.stringify(record)}\n`, { flush });
   }
 
@@ -79,12 +81,13 @@ export class JobStore {
   }
 }
 
+/** A job file's record; undefined for a file that is torn, empty (power loss) or not a job. */
 function parseRecord(text: string): JobRecord | undefined {
+  let value: unknown;
   try {
-    const value = JSON.parse(text) as JobRecord;
-    if (typeof value.id !== "string" || typeof value.job !== "object" || value.job === null) return undefined;
-    return value;
+    value = JSON.parse(text);
   } catch {
     return undefined;
   }
+  return schemas().issues("queue-job", value).length === 0 ? (value as JobRecord) : undefined;
 }
