@@ -3,31 +3,26 @@
  * key) so that a maintainer can fix the input without reading harness code.
  */
 
-/** A workflow (or one of its prompt templates) that is well-formed JSON but cannot run. */
-export class WorkflowError extends Error {
+/** An input file that is well-formed but cannot be used as written. */
+abstract class InputError extends Error {
   readonly failureClass = "config-invalid";
   constructor(
-    /** The workflow or template file. */
+    /** The file (workflow, prompt template, `.github/harness.yml`). */
     readonly source: string,
-    /** JSON path of the offending value in the workflow (`$.stages[1].prompt`). */
+    /** JSON path of the offending value (`$.stages[1].prompt`, `$.agent.env[1]`). */
     readonly path: string,
     readonly reason: string,
   ) {
     super(`${source}: ${path} ${reason}`);
-    this.name = "WorkflowError";
   }
 }
 
+/** A workflow (or one of its prompt templates) that cannot run. */
+export class WorkflowError extends InputError {
+  override readonly name = "WorkflowError";
+}
+
 /** A repository or operator configuration that cannot be used as written. */
-export class ConfigError extends Error {
-  readonly failureClass = "config-invalid";
-  constructor(
-    readonly source: string,
-    /** The offending key, as a JSON path (`$.agent.env[1]`). */
-    readonly path: string,
-    readonly reason: string,
-  ) {
-    super(`${source}: ${path} ${reason}`);
-    this.name = "ConfigError";
-  }
+export class ConfigError extends InputError {
+  override readonly name = "ConfigError";
 }

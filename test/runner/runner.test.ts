@@ -29,33 +29,42 @@ describe("story runner", () => {
     rmSync(root, { recursive: true, force: true });
   });
 
-  it("comments on the issue when the story cannot start (the repository cannot be fetched)", async () => {
-    await fake.addRepository({ owner: "acme", name: "gone", files: { "README.md": "x\n" } });
-    const issue = fake.createIssue("acme", "gone", { title: "Nowhere", body: "", user: "acme" });
+  /** The real runner (real pipeline, real reporter) against the fake, with its own data directory. */
+  const realWorker = (home: string, extra: { maxResumes?: number } = {}) => {
     const appOctokit = new ProbotOctokit({ auth: { appId: fake.appId, privateKey: fake.privateKey }, baseUrl: fake.apiUrl }) as AppOctokit;
-    const worker = createStoryRunner({
+    return createStoryRunner({
       appOctokit: async () => appOctokit,
-      harnessHome: join(root, "home"),
+      harnessHome: home,
       agentEnvAllow: [],
       githubThrottle: false,
       pipeline: { runStory, loadWorkflow: () => loadWorkflow(), parseHarnessConfig, defaultConfig: DEFAULT_HARNESS_CONFIG },
       createReporter: (target) => new GitHubReporter(target),
       log,
+      ...extra,
     });
-    await worker({
-      jobId: "job-0",
-      interruptions: 0,
-      job: {
-        storyKey: storyKey("acme", "gone", issue.number),
-        kind: "start",
-        installationId: fake.installationId,
-        repository: { id: 1, owner: "acme", name: "gone", cloneUrl: `${fake.url}/acme/missing.git`, defaultBranch: "main" },
-        issue: { number: issue.number, title: issue.title, body: "" },
-        requestedBy: "acme",
-        deliveryId: "d-0",
-        enqueuedAt: new Date().toISOString(),
-      },
-    }, new AbortController().signal);
+  };
+
+  /** A lease on a `start` job for issue `number` of acme/<name>. */
+  const startLease = (name: string, number: number, title: string, repository: { id: number; cloneUrl: string }, interruptions = 0): JobLease => ({
+    jobId: `job-${name}`,
+    interruptions,
+    job: {
+      storyKey: storyKey("acme", name, number),
+      kind: "start",
+      installationId: fake.installationId,
+      repository: { id: repository.id, owner: "acme", name, cloneUrl: repository.cloneUrl, defaultBranch: "main" },
+      issue: { number, title, body: "" },
+      requestedBy: "acme",
+      deliveryId: `d-${name}`,
+      enqueuedAt: new Date().toISOString(),
+    },
+  });
+
+  it("comments on the issue when the story cannot start (the repository cannot be fetched)", async () => {
+    await fake.addRepository({ owner: "acme", name: "gone", files: { "README.md": "x\n" } });
+    const issue = fake.createIssue("acme", "gone", { title: "Nowhere", body: "", user: "acme" });
+    const worker = realWorker(join(root, "home"));
+    await worker(startLease("gone", issue.number, issue.title, { id: 1, cloneUrl: `${fake.url}/acme/missing.git` }), new AbortController().signal);
     const comment = fake.state.comments.find((candidate) => candidate.repo === "acme/gone" && candidate.issueNumber === issue.number);
     expect(comment?.body).toContain("could not start (internal-error)");
     for (const issued of fake.issuedTokens()) expect(comment?.body).not.toContain(issued.token);
@@ -66,37 +75,15 @@ describe("story runner", () => {
   it("answers a label on a completed story with its pull request, before cloning anything", async () => {
     const repo = await fake.addRepository({ owner: "acme", name: "done", files: { "README.md": "x\n" } });
     const issue = fake.createIssue("acme", "done", { title: "Finished", body: "", user: "acme" });
-    const appOctokit = new ProbotOctokit({ auth: { appId: fake.appId, privateKey: fake.privateKey }, baseUrl: fake.apiUrl }) as AppOctokit;
     const home = join(root, "home-done");
-    const worker = createStoryRunner({
-      appOctokit: async () => appOctokit,
-      harnessHome: home,
-      agentEnvAllow: [],
-      githubThrottle: false,
-      pipeline: { runStory, loadWorkflow: () => loadWorkflow(), parseHarnessConfig, defaultConfig: DEFAULT_HARNESS_CONFIG },
-      createReporter: (target) => new GitHubReporter(target),
-      log,
-    });
+    const worker = realWorker(home);
     // The story's pull request exists and was marked ready: the story completed earlier.
     const main = (await fake.branchHead("acme", "done", "main"))!;
     const story = await git(["commit-tree", `${main}^{tree}`, "-p", main, "-m", "story"], { cwd: repo.bareDir, env: HARNESS_IDENTITY });
     await git(["update-ref", `refs/heads/harness/story-${issue.number}`, story], { cwd: repo.bareDir });
     const { data: pull } = await fakeOctokit(fake, { installation: true }).rest.pulls.create({ owner: "acme", repo: "done", head: `harness/story-${issue.number}`, base: "main", title: "Story", draft: true });
     fake.state.pulls.find((candidate) => candidate.repo === "acme/done" && candidate.number === pull.number)!.draft = false;
-    await worker({
-      jobId: "job-done",
-      interruptions: 0,
-      job: {
-        storyKey: storyKey("acme", "done", issue.number),
-        kind: "start",
-        installationId: fake.installationId,
-        repository: { id: repo.id, owner: "acme", name: "done", cloneUrl: repo.cloneUrl, defaultBranch: "main" },
-        issue: { number: issue.number, title: issue.title, body: "" },
-        requestedBy: "acme",
-        deliveryId: "d-done",
-        enqueuedAt: new Date().toISOString(),
-      },
-    }, new AbortController().signal);
+    await worker(startLease("done", issue.number, issue.title, repo), new AbortController().signal);
     const comments = fake.state.comments.filter((candidate) => candidate.repo === "acme/done" && candidate.issueNumber === issue.number);
     expect(comments.map((comment) => comment.body)).toEqual([`Story #${issue.number} already completed: ${fake.url}/acme/done/pull/${pull.number}. Nothing new was started.`]);
     expect(existsSync(join(home, "repos"))).toBe(false);
@@ -107,31 +94,8 @@ describe("story runner", () => {
   it("reports a story interrupted more often than it may be resumed as blocked (interrupted), with the Retry button", async () => {
     const repo = await fake.addRepository({ owner: "acme", name: "flaky", files: { "README.md": "x\n" } });
     const issue = fake.createIssue("acme", "flaky", { title: "Keeps dying", body: "", user: "acme" });
-    const appOctokit = new ProbotOctokit({ auth: { appId: fake.appId, privateKey: fake.privateKey }, baseUrl: fake.apiUrl }) as AppOctokit;
-    const worker = createStoryRunner({
-      appOctokit: async () => appOctokit,
-      harnessHome: join(root, "home"),
-      agentEnvAllow: [],
-      githubThrottle: false,
-      pipeline: { runStory, loadWorkflow: () => loadWorkflow(), parseHarnessConfig, defaultConfig: DEFAULT_HARNESS_CONFIG },
-      createReporter: (target) => new GitHubReporter(target),
-      log,
-      maxResumes: 1,
-    });
-    const lease: JobLease = {
-      jobId: "job-1",
-      interruptions: 2,
-      job: {
-        storyKey: storyKey("acme", "flaky", issue.number),
-        kind: "start",
-        installationId: fake.installationId,
-        repository: { id: repo.id, owner: "acme", name: "flaky", cloneUrl: repo.cloneUrl, defaultBranch: "main" },
-        issue: { number: issue.number, title: issue.title, body: "" },
-        requestedBy: "acme",
-        deliveryId: "d-1",
-        enqueuedAt: new Date().toISOString(),
-      },
-    };
+    const worker = realWorker(join(root, "home"), { maxResumes: 1 });
+    const lease = startLease("flaky", issue.number, issue.title, repo, 2);
     await worker(lease, new AbortController().signal);
 
     const story = fake.state.checkRuns.find((run) => run.repo === "acme/flaky" && run.name === "harness / story");
