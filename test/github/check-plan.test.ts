@@ -3,10 +3,17 @@ import { planChecks, RETRY_ACTION } from "../../src/github/index.js";
 import type { HistoryEvent } from "../../src/pipeline/events.js";
 import { cleanClone, completedStory, gate, provisionBlockedStory, provisioned, replay, retryingStory, stageStarted, started, verdict, worktree } from "./story-events.js";
 
+/** Reading order of the assertions below; the posting order is tested on its own. */
+const READING_ORDER = ["harness / provision", "harness / verifier", "harness / clean-clone", "harness / story"];
+const inReadingOrder = <T extends { name: string }>(checks: T[]): T[] => [...checks].sort((a, b) => READING_ORDER.indexOf(a.name) - READING_ORDER.indexOf(b.name));
 const states = (events: HistoryEvent[]): Array<[string, string, string | undefined, number]> =>
-  planChecks(replay(events)).map((check) => [check.name, check.status, check.conclusion, check.attempt]);
+  inReadingOrder(planChecks(replay(events))).map((check) => [check.name, check.status, check.conclusion, check.attempt]);
 
 describe("planChecks", () => {
+  it("posts the story's own check run first, so it shows in progress soonest under GitHub's pacing", () => {
+    expect(planChecks(replay([started()])).map((check) => check.name)).toEqual(["harness / story", "harness / provision", "harness / verifier", "harness / clean-clone"]);
+  });
+
   it("moves the checks from queued through in progress to completed", () => {
     expect(states([started()])).toEqual([
       ["harness / provision", "queued", undefined, 0],
@@ -26,7 +33,7 @@ describe("planChecks", () => {
   });
 
   it("blocks with action_required and a Retry button; checks that never ran are skipped", () => {
-    const plan = planChecks(replay(provisionBlockedStory()));
+    const plan = inReadingOrder(planChecks(replay(provisionBlockedStory())));
     expect(plan.map((check) => [check.status, check.conclusion])).toEqual([
       ["completed", "failure"],
       ["completed", "skipped"],
