@@ -2,7 +2,7 @@
  * Which state each of the four check runs should show for a snapshot. Pure, so the reporter
  * only compares a plan with what it posted and the plan can be tested without GitHub.
  */
-import type { StorySnapshot } from "../pipeline/events.js";
+import type { StorySnapshot } from "../pipeline/index.js";
 import { cleanClonePassed, currentCleanClone, renderCleanCloneCheck } from "./render/clean-clone.js";
 import { renderProvisionCheck } from "./render/provision.js";
 import { renderStoryCheck } from "./render/story.js";

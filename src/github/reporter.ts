@@ -4,7 +4,7 @@
  * throws out of `onEvent`: a story must not fail because GitHub could not be told about it.
  */
 import type { ProbotOctokit } from "probot";
-import type { HistoryEvent, Reporter, StorySnapshot } from "../pipeline/events.js";
+import type { HistoryEvent, Reporter, StorySnapshot } from "../pipeline/index.js";
 import { planChecks, type CheckName, type PlannedCheck } from "./check-plan.js";
 import { addLabel, BLOCKED_LABEL, removeLabel } from "./labels.js";
 import { errorDetails, type GitHubLog } from "./log.js";

@@ -1,6 +1,6 @@
 /** The one status comment on a story's pull request: found by its hidden marker, edited in place. */
 import type { ProbotOctokit } from "probot";
-import type { StorySnapshot } from "../pipeline/events.js";
+import type { StorySnapshot } from "../pipeline/index.js";
 import { renderStatusComment, STATUS_MARKER } from "./render/status-comment.js";
 
 export interface StatusCommentTarget {

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { findStoryPullRequest, isCompletedStory, renderAlreadyCompleted } from "../github/index.js";
 import type { JobLease, JobWorker, StoryJob } from "../queue/index.js";
-import type { FailureClass, HistoryEvent } from "../pipeline/events.js";
+import type { FailureClass, HistoryEvent } from "../pipeline/index.js";
 import type { HarnessConfig, RunStoryArgs, StoryOutcome, Workflow } from "../pipeline/index.js";
 import { gitAuthEnv, redactToken } from "./git-auth.js";
 import { fetchHarnessConfigText, HARNESS_CONFIG_PATH } from "./repo-config.js";

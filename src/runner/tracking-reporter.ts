@@ -1,4 +1,4 @@
-import { emptySnapshot, reduceSnapshot, type FailureClass, type HistoryEvent, type Reporter, type StorySnapshot } from "../pipeline/events.js";
+import { emptySnapshot, reduceSnapshot, type FailureClass, type HistoryEvent, type Reporter, type StorySnapshot } from "../pipeline/index.js";
 
 /** What the runner needs of a reporter beyond the port: moving to the new head commit after a push. */
 export interface StoryReporter extends Reporter {

@@ -1,5 +1,5 @@
 /** What a maintainer can do about each failure class of a blocked story. */
-import type { FailureClass } from "../../pipeline/events.js";
+import type { FailureClass } from "../../pipeline/index.js";
 
 const ADVICE: Record<FailureClass, string> = {
   "workspace-provision-failed":

@@ -1,5 +1,5 @@
 /** Output of the `harness / clean-clone` check run. */
-import type { StorySnapshot } from "../../pipeline/events.js";
+import type { StorySnapshot } from "../../pipeline/index.js";
 import { boundCheckRunOutput } from "../limits.js";
 import { redactSecrets } from "../redact.js";
 import { formatDuration, inlineCode, tailBlock } from "./markdown.js";

@@ -1,5 +1,5 @@
 /** Small Markdown building blocks shared by the renderers. */
-import type { StageSnapshot } from "../../pipeline/events.js";
+import type { StageSnapshot } from "../../pipeline/index.js";
 import { keepLastBytes } from "../limits.js";
 import { redactSecrets } from "../redact.js";
 

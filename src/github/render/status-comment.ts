@@ -1,5 +1,5 @@
 /** The one status comment on the story's pull request, edited in place as the story moves. */
-import type { StorySnapshot } from "../../pipeline/events.js";
+import type { StorySnapshot } from "../../pipeline/index.js";
 import { boundComment } from "../limits.js";
 import { redactSecrets } from "../redact.js";
 import { stageTable } from "./markdown.js";

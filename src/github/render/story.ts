@@ -1,5 +1,5 @@
 /** Output of the `harness / story` check run, and the story-level sentences the status comment shares. */
-import type { StorySnapshot } from "../../pipeline/events.js";
+import type { StorySnapshot } from "../../pipeline/index.js";
 import { boundCheckRunOutput } from "../limits.js";
 import { redactSecrets } from "../redact.js";
 import { adviceFor, RETRY_COMMAND } from "./advice.js";

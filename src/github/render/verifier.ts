@@ -1,5 +1,5 @@
 /** Output of the `harness / verifier` check run: the suite gate and the verifier's verdict. */
-import type { StorySnapshot } from "../../pipeline/events.js";
+import type { StorySnapshot } from "../../pipeline/index.js";
 import { boundCheckRunOutput } from "../limits.js";
 import { redactSecrets } from "../redact.js";
 import { formatDuration, inlineCode, tailBlock } from "./markdown.js";
