@@ -1,23 +1,14 @@
 import { existsSync } from "node:fs";
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { git } from "../workspace/index.js";
+import { git, repositoryLocks } from "../workspace/index.js";
 
 /** Fetch and clone may take a while on a large repository; a hung server must not hang the runner. */
 const NETWORK_TIMEOUT_MS = 15 * 60_000;
 
 /** Serialises git work on one cache folder inside this process (two stories of one repository). */
-const busy = new Map<string, Promise<unknown>>();
-
-async function exclusive<T>(key: string, work: () => Promise<T>): Promise<T> {
-  const before = busy.get(key) ?? Promise.resolve();
-  const run = before.catch(() => undefined).then(work);
-  busy.set(key, run);
-  try {
-    return await run;
-  } finally {
-    if (busy.get(key) === run) busy.delete(key);
-  }
+function exclusive<T>(dir: string, work: () => Promise<T>): Promise<T> {
+  return repositoryLocks.with(dir, work);
 }
 
 /** Where a repository's cache lives: `<harnessHome>/repos/<owner>/<name>`. */

@@ -8,17 +8,21 @@ import { resolveRef } from "./story-start.js";
  * remote has (the start commit, or the work pushed by an earlier run).
  */
 export async function prepareStoryBranch(args: { repoDir: string; branch: string }): Promise<void> {
-  await withRepoCache(args.repoDir, async () => {
+  const stale = await withRepoCache(args.repoDir, async () => {
     await git(["worktree", "prune"], { cwd: args.repoDir });
     const list = await gitResult(["worktree", "list", "--porcelain", "-z"], { cwd: args.repoDir, readOnly: true });
+    const found: string[] = [];
     let path: string | undefined;
     for (const entry of splitNul(list.stdout ?? Buffer.alloc(0))) {
       if (entry.startsWith("worktree ")) path = entry.slice("worktree ".length);
-      if (entry === `branch refs/heads/${args.branch}` && path) await removeTaskWorktree(args.repoDir, path);
+      if (entry === `branch refs/heads/${args.branch}` && path) found.push(path);
     }
-    const remote = await resolveRef(args.repoDir, `refs/remotes/origin/${args.branch}`);
-    if (remote) await git(["update-ref", `refs/heads/${args.branch}`, remote], { cwd: args.repoDir });
+    return found;
   });
+  // Outside the lock: removing a worktree takes the repository's lock itself.
+  for (const path of stale) await removeTaskWorktree(args.repoDir, path);
+  const remote = await resolveRef(args.repoDir, `refs/remotes/origin/${args.branch}`);
+  if (remote) await git(["update-ref", `refs/heads/${args.branch}`, remote], { cwd: args.repoDir });
 }
 
 /** The local tip of the story branch after a run. */

@@ -59,3 +59,4 @@ export {
   type TaskWorktree,
   type CreateTaskWorktreeArgs,
 } from "./worktree.js";
+export { repositoryLocks, RepoLocks } from "./repo-lock.js";

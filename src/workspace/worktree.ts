@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { mkdir, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { git, gitResult } from "./git.js";
+import { repositoryLocks } from "./repo-lock.js";
 
 /** A task's linked worktree, checked out on the story branch. */
 export interface TaskWorktree {
@@ -58,10 +59,10 @@ export async function createTaskWorktree(args: CreateTaskWorktreeArgs): Promise<
   let base: string;
   if (existing.exitCode === 0) {
     base = (existing.stdout?.toString() ?? "").trim();
-    await git(["worktree", "add", "--quiet", path, branch], { cwd: repoDir });
+    await repositoryLocks.with(repoDir, () => git(["worktree", "add", "--quiet", path, branch], { cwd: repoDir }));
   } else {
     base = await git(["rev-parse", "--verify", `${args.baseRef}^{commit}`], { cwd: repoDir, readOnly: true });
-    await git(["worktree", "add", "--quiet", "--no-track", "-b", branch, path, base], { cwd: repoDir });
+    await repositoryLocks.with(repoDir, () => git(["worktree", "add", "--quiet", "--no-track", "-b", branch, path, base], { cwd: repoDir }));
   }
   return { taskId: args.taskId, path, branch, base };
 }
@@ -71,7 +72,9 @@ export async function createTaskWorktree(args: CreateTaskWorktreeArgs): Promise<
  * dependencies, a receipt, uncommitted files). The branch and its commits stay.
  */
 export async function removeTaskWorktree(repoDir: string, path: string): Promise<void> {
-  const removed = await gitResult(["worktree", "remove", "--force", "--force", path], { cwd: repoDir });
-  if (removed.exitCode !== 0 || existsSync(path)) await rm(path, { recursive: true, force: true });
-  await git(["worktree", "prune"], { cwd: repoDir });
+  await repositoryLocks.with(repoDir, async () => {
+    const removed = await gitResult(["worktree", "remove", "--force", "--force", path], { cwd: repoDir });
+    if (removed.exitCode !== 0 || existsSync(path)) await rm(path, { recursive: true, force: true });
+    await git(["worktree", "prune"], { cwd: repoDir });
+  });
 }

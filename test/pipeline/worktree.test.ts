@@ -26,6 +26,15 @@ describe("task worktrees", () => {
     expect(await git(["rev-parse", "harness/story-42"], { cwd: repo })).toBe(base);
   });
 
+  it("creates and removes several tasks' worktrees of one repository at once (git does not guard its worktree list)", async () => {
+    const { repo, home } = await repoWithHome();
+    const ids = [1, 2, 3, 4, 5, 6];
+    const made = await Promise.all(ids.map((n) => createTaskWorktree({ repoDir: repo, harnessHome: home, storyId: String(n), taskId: `task-${n}`, branch: `harness/story-${n}`, baseRef: "HEAD" })));
+    expect(made.map((worktree) => existsSync(worktree.path))).toEqual(ids.map(() => true));
+    await Promise.all(made.map((worktree) => removeTaskWorktree(repo, worktree.path)));
+    expect((await git(["worktree", "list", "--porcelain"], { cwd: repo })).split("\n").filter((line) => line.startsWith("worktree "))).toHaveLength(1);
+  });
+
   it("continues an existing branch from its tip, in a different folder for a different task", async () => {
     const { repo, home } = await repoWithHome();
     const first = await createTaskWorktree({ repoDir: repo, harnessHome: home, storyId: "42", taskId: "task-1", branch: "harness/story-42", baseRef: "HEAD" });

@@ -114,7 +114,9 @@ describe("receipt and git", () => {
     const root = makeTempDir("harness-receipt-git-");
     const repo = join(root, "repo");
     await initRepo(repo, { "README.md": "hello\n" });
-    const worktrees = await Promise.all([1, 2, 3].map((n) => addWorktree(repo, join(root, `wt${n}`), `b${n}`)));
+    // One at a time: git itself does not guard concurrent `worktree add` (the provisioning is what runs concurrently here).
+    const worktrees: string[] = [];
+    for (const n of [1, 2, 3]) worktrees.push(await addWorktree(repo, join(root, `wt${n}`), `b${n}`));
     await Promise.all(worktrees.map((worktree, n) => provisionWorktree({ worktree, taskId: `t${n}`, logPath: join(root, `l${n}.log`), harnessHome: join(root, "home") })));
     const exclude = readFileSync(join(repo, ".git", "info", "exclude"), "utf8");
     expect(exclude.split("\n").filter((line) => line === `/${PROVISION_RECEIPT}`)).toHaveLength(1);
