@@ -1,5 +1,5 @@
 import { appendFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { CleanCloneOptionsError, ProvisionConfigError, taskWorktreePath, WorkspaceProvisionError } from "../workspace/index.js";
 import { storyCommitMessage, commitWorktree } from "./commit.js";
 import type { RetryEvidence } from "./context.js";
@@ -106,7 +106,9 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
     if (error instanceof WorkspaceProvisionError) {
       await sink.emit({ kind: "provision.failed", taskId, cmd: error.cmd, exitCode: error.exitCode, logTail: error.logTail });
       const how = error.exitCode === null ? "did not finish" : `exited ${error.exitCode}`;
-      return block("workspace-provision-failed", `provisioning \`${error.cmd ?? "(none)"}\` ${how}; log: ${error.logPath}`);
+      // The detail reaches commit messages and GitHub: the log is named relative to the run
+      // directory, never by a path of the App's machine.
+      return block("workspace-provision-failed", `provisioning \`${error.cmd ?? "(none)"}\` ${how}; log: ${relative(layout.root, error.logPath)} in the run directory`);
     }
     if (error instanceof ProvisionConfigError || error instanceof CleanCloneOptionsError) return block("config-invalid", error.message);
     if (args.signal?.aborted) return block("interrupted", "the run was stopped");

@@ -30,6 +30,9 @@ describe("provisioning in the pipeline", () => {
     const message = await git(["log", "-1", "--format=%B", outcome.commit ?? ""], { cwd: s.repo });
     expect(message).toMatch(/Failure-Class: workspace-provision-failed\n?$/);
     expect(await git(["show", "--name-only", "--format=", outcome.commit ?? ""], { cwd: s.repo })).toBe("");
+    // The detail goes into the commit and to GitHub: no path of the harness's machine in it.
+    expect(outcome.detail).toMatch(/log: logs\/\S+ in the run directory/);
+    expect(message).not.toContain(s.home);
   });
 
   it("re-admits a blocked story in a different, freshly provisioned worktree with a fresh budget", async () => {
