@@ -38,6 +38,14 @@ describe("schemas/", () => {
     }
   });
 
+  it("parses a stored record only when it is whole and valid", () => {
+    const text = JSON.stringify(fixture("queue-lock"));
+    expect(schemas().parseValid("queue-lock", text)).toEqual(fixture("queue-lock"));
+    expect(schemas().parseValid("queue-lock", text.slice(0, -3))).toBeUndefined();
+    expect(schemas().parseValid("queue-lock", "")).toBeUndefined();
+    expect(schemas().parseValid("queue-lock", JSON.stringify({ ...fixture("queue-lock"), pid: "1" }))).toBeUndefined();
+  });
+
   it("expresses optional fields by absence: null is refused", () => {
     const issues = schemas().issues("clean-clone-result", { ran: false, command: "npm test", durationMs: 1, reason: "clone failed", exitCode: null });
     expect(issues.map((issue) => issue.path)).toContain("$.exitCode");

@@ -5,6 +5,9 @@
  */
 import { openFenceAtEnd } from "./fences.js";
 
+/** The longest suffix of a text within a byte budget, on a character boundary (shared with exec's tails). */
+export { keepLastBytes } from "../exec/index.js";
+
 export const CHECK_RUN_OUTPUT_MAX_BYTES = 65_535;
 export const COMMENT_MAX_CHARS = 65_536;
 /** What a truncated text ends with. */
@@ -32,15 +35,6 @@ export function truncateToChars(text: string, maxChars: number): string {
   const last = text.charCodeAt(end - 1);
   if (end > 0 && last >= 0xd800 && last <= 0xdbff) end -= 1;
   return text.slice(0, end);
-}
-
-/** The longest suffix of `text` within `maxBytes` of UTF-8, starting on a character boundary. */
-export function keepLastBytes(text: string, maxBytes: number): string {
-  const bytes = Buffer.from(text, "utf8");
-  if (bytes.length <= maxBytes) return text;
-  let start = bytes.length - Math.max(0, maxBytes);
-  while (start < bytes.length && ((bytes[start] ?? 0) & 0xc0) === 0x80) start += 1;
-  return bytes.subarray(start).toString("utf8");
 }
 
 /** How a limit is counted. */

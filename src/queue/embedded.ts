@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import { flushPendingWrites } from "./atomic-file.js";
+import { flushPendingWrites } from "../workspace/index.js";
 import { DeliveryLog, DEFAULT_DELIVERY_MEMORY } from "./delivery-log.js";
 import { acquireLock, liveHolder, releaseLock, type LockOwner } from "./job-lock.js";
 import { JobStore, newJobId, type JobRecord } from "./job-store.js";

@@ -22,10 +22,8 @@ export function ownerAlive(owner: LockOwner, self: LockOwner): boolean {
 
 async function readOwner(path: string): Promise<LockOwner | undefined> {
   try {
-    const parsed = JSON.parse(await readFile(path, "utf8")) as unknown;
-    if (schemas().issues("queue-lock", parsed).length > 0) return { pid: -1, instance: "torn" };
-    const owner = parsed as LockOwner;
-    return { pid: owner.pid, instance: owner.instance };
+    const owner = schemas().parseValid<LockOwner>("queue-lock", await readFile(path, "utf8"));
+    return owner ? { pid: owner.pid, instance: owner.instance } : { pid: -1, instance: "torn" };
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     // A torn lock (the writer died mid-write) has no live owner.

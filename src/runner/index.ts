@@ -2,6 +2,6 @@ export { createStoryRunner, type StoryRunnerDeps, type PipelinePort, type Report
 export { authenticateInstallation, type AppOctokit, type Installation } from "./token.js";
 export { gitAuthEnv, redactToken, tokenForms } from "./git-auth.js";
 export { syncRepoCache, repoCacheDir, type RepoCacheArgs } from "./repo-cache.js";
-export { ensureStoryPull, announceStory, pushStoryBranch, markReadyForReview, storyBranch, pullTitle, type StoryPull } from "./story-start.js";
+export { ensureStoryPull, announceStory, pushStoryBranch, markReadyForReview, pullTitle, type StoryPull } from "./story-start.js";
 export { fetchHarnessConfigText, HARNESS_CONFIG_PATH } from "./repo-config.js";
 export { TrackingReporter, type StoryReporter } from "./tracking-reporter.js";

@@ -6,11 +6,6 @@ import { git, repositoryLocks } from "../workspace/index.js";
 /** Fetch and clone may take a while on a large repository; a hung server must not hang the runner. */
 const NETWORK_TIMEOUT_MS = 15 * 60_000;
 
-/** Serialises git work on one cache folder inside this process (two stories of one repository). */
-function exclusive<T>(dir: string, work: () => Promise<T>): Promise<T> {
-  return repositoryLocks.with(dir, work);
-}
-
 /** Where a repository's cache lives: `<harnessHome>/repos/<owner>/<name>`. */
 export function repoCacheDir(harnessHome: string, owner: string, name: string): string {
   for (const part of [owner, name]) {
@@ -36,7 +31,8 @@ export interface RepoCacheArgs {
  */
 export async function syncRepoCache(args: RepoCacheArgs): Promise<string> {
   const dir = repoCacheDir(args.harnessHome, args.owner, args.name);
-  return exclusive(dir, async () => {
+  // Serialised with every other change to this repository in the process (worktrees, fetches).
+  return repositoryLocks.with(dir, async () => {
     const env = args.authEnv;
     const usable = existsSync(join(dir, "HEAD")) &&
       (await git(["remote", "set-url", "origin", args.cloneUrl], { cwd: dir }).then(() => true, () => false));
@@ -47,9 +43,9 @@ export async function syncRepoCache(args: RepoCacheArgs): Promise<string> {
   });
 }
 
-/** Runs `work` while no other git work of this process touches the cache folder. */
+/** Runs `work` while no other git work of this process changes the cache folder. */
 export function withRepoCache<T>(dir: string, work: () => Promise<T>): Promise<T> {
-  return exclusive(dir, work);
+  return repositoryLocks.with(dir, work);
 }
 
 async function createCache(dir: string, cloneUrl: string): Promise<void> {

@@ -1,10 +1,6 @@
+import { storyBranch } from "../github/index.js";
 import { git, gitResult, HARNESS_IDENTITY } from "../workspace/index.js";
 import type { AppOctokit } from "./token.js";
-
-/** The branch of a story: `harness/story-<issue>`. */
-export function storyBranch(issueNumber: number): string {
-  return `harness/story-${issueNumber}`;
-}
 
 /** The story's draft pull request and the branch it heads. */
 export interface StoryPull {

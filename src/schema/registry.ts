@@ -91,6 +91,17 @@ export class SchemaRegistry {
     return dedupe((validate.errors ?? []).map(describe));
   }
 
+  /** Parses JSON `text` and returns it when it is valid against schema `name`; undefined otherwise (torn, empty, foreign). */
+  parseValid<T>(name: string, text: string): T | undefined {
+    let data: unknown;
+    try {
+      data = JSON.parse(text);
+    } catch {
+      return undefined;
+    }
+    return this.issues(name, data).length === 0 ? (data as T) : undefined;
+  }
+
   /** Returns `data` typed as T when valid; throws {@link SchemaValidationError} naming `source` otherwise. */
   validate<T>(name: string, data: unknown, source: string): T {
     const issues = this.issues(name, data);

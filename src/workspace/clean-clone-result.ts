@@ -2,9 +2,9 @@
  * Writing `clean-clone-result.json`: validated against its schema first, so a reader of a run
  * directory can trust the keys, and written atomically, so a reader never sees half a file.
  */
-import { randomBytes } from "node:crypto";
-import { mkdir, open, rename, rm } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
+import { mkdir } from "node:fs/promises";
+import { dirname } from "node:path";
+import { writeFileAtomic } from "./atomic-file.js";
 import { schemas } from "../schema/index.js";
 import type { CleanCloneResult } from "./clean-clone.js";
 
@@ -18,22 +18,8 @@ export const CLEAN_CLONE_RESULT_FILE = "clean-clone-result.json";
  */
 export async function writeCleanCloneResult(path: string, result: CleanCloneResult): Promise<void> {
   schemas().validate<CleanCloneResult>("clean-clone-result", result, path);
-  const folder = dirname(path);
-  await mkdir(folder, { recursive: true });
-  const temporary = join(folder, `.${basename(path)}.${randomBytes(6).toString("hex")}.tmp`);
-  try {
-    const handle = await open(temporary, "wx");
-    try {
-      await handle.writeFile(`${JSON.stringify(result, null, 2)}\n`);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(temporary, path);
-  } catch (error) {
-    await rm(temporary, { force: true });
-    throw error;
-  }
+  await mkdir(dirname(path), { recursive: true });
+  await writeFileAtomic(path, `${JSON.stringify(result, null, 2)}\n`);
 }
 
 /** The CLI's exit code for a result: 0 the suite passed, 1 it failed, 2 the check did not run. */

@@ -60,3 +60,4 @@ export {
   type CreateTaskWorktreeArgs,
 } from "./worktree.js";
 export { repositoryLocks, RepoLocks } from "./repo-lock.js";
+export { writeFileAtomic, writeFileAtomicSync, flushPendingWrites, syncDir, type AtomicWriteOptions } from "./atomic-file.js";

@@ -2,11 +2,12 @@
  * The provisioning receipt: one JSON line at the worktree root, written atomically, and kept
  * out of git through the repository's `info/exclude`.
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
-import { randomBytes } from "node:crypto";
+import { closeSync, mkdirSync, openSync, readFileSync, writeSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { schemas } from "../schema/index.js";
+import { writeFileAtomicSync } from "./atomic-file.js";
 import { git, GitError } from "./git.js";
+import { repositoryLocks } from "./repo-lock.js";
 
 /** The receipt's file name at the worktree root. */
 export const PROVISION_RECEIPT = ".harness-provisioned";
@@ -42,13 +43,7 @@ export function readReceipt(worktree: string): ProvisionReceipt | undefined {
   } catch {
     return undefined;
   }
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  return schemas().issues("provision-receipt", data).length === 0 ? (data as ProvisionReceipt) : undefined;
+  return schemas().parseValid<ProvisionReceipt>("provision-receipt", text);
 }
 
 /** True when `worktree` holds a valid receipt. */
@@ -64,38 +59,9 @@ export function writeReceipt(worktree: string, receipt: ProvisionReceipt): strin
   const ordered: ProvisionReceipt = { cmd: receipt.cmd, exitCode: receipt.exitCode, at: receipt.at, durationMs: receipt.durationMs };
   schemas().validate("provision-receipt", ordered, PROVISION_RECEIPT);
   const target = provisionReceiptPath(worktree);
-  const temp = `${target}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
-  const fd = openSync(temp, "wx", 0o644);
-  try {
-    writeSync(fd, `${JSON.stringify(ordered)}\n`);
-    fsyncSync(fd);
-  } catch (error) {
-    closeSync(fd);
-    rmSync(temp, { force: true });
-    throw error;
-  }
-  closeSync(fd);
-  renameSync(temp, target);
-  syncDirectory(worktree);
+  writeFileAtomicSync(target, `${JSON.stringify(ordered)}\n`);
   return target;
 }
-
-/** Makes the rename durable; some file systems refuse to fsync a directory, which is harmless. */
-function syncDirectory(dir: string): void {
-  try {
-    const fd = openSync(dir, "r");
-    try {
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    // Durability of the rename is best effort; atomicity does not depend on it.
-  }
-}
-
-/** Appends to one exclude file are serialised so that two worktrees never duplicate a line. */
-const pending = new Map<string, Promise<void>>();
 
 /**
  * Lists the receipt in the repository's `info/exclude` (the common git dir, so linked worktrees
@@ -110,15 +76,9 @@ export async function excludeReceipt(worktree: string): Promise<void> {
     throw error;
   }
   const [commonDir = ".git", prefix = ""] = output.split("\n");
-  const excludePath = join(isAbsolute(commonDir) ? commonDir : resolve(worktree, commonDir), "info", "exclude");
-  const previous = pending.get(excludePath) ?? Promise.resolve();
-  const next = previous.then(() => appendMissingLines(excludePath, excludeLines(prefix)));
-  const settled = next.catch(() => undefined);
-  pending.set(excludePath, settled);
-  void settled.then(() => {
-    if (pending.get(excludePath) === settled) pending.delete(excludePath);
-  });
-  await next;
+  const gitDir = isAbsolute(commonDir) ? commonDir : resolve(worktree, commonDir);
+  // Serialised per repository, so two worktrees provisioned at once never duplicate a line.
+  await repositoryLocks.with(gitDir, async () => appendMissingLines(join(gitDir, "info", "exclude"), excludeLines(prefix)));
 }
 
 function appendMissingLines(excludePath: string, lines: readonly string[]): void {

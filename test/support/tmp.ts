@@ -23,7 +23,7 @@ export function removeTempDirs(): void {
 }
 
 /** A file's content, optionally with a mode (for example 0o755 for an executable script). */
-export type FileSpec = string | { content: string; mode?: number };
+export type FileSpec = string | { content: string | Buffer; mode?: number };
 
 /** Writes `files` (relative path → content) under `dir`, creating folders as needed. */
 export function writeFiles(dir: string, files: Readonly<Record<string, FileSpec>>): void {

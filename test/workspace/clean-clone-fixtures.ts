@@ -3,33 +3,16 @@
  * tests compare (the target's working-tree tree, a snapshot of everything in the target).
  */
 import { createHash } from "node:crypto";
-import { copyFileSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync, chmodSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { copyFileSync, lstatSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { git, HARNESS_IDENTITY } from "../../src/workspace/index.js";
-
-const made: string[] = [];
+import { initRepo, makeTempDir, removeTempDirs, writeFiles, type FileSpec } from "../support/tmp.js";
 
 /** A fresh folder under the OS temp folder, removed by {@link removeTemps}. */
-export function temp(prefix = "cc-test-"): string {
-  const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
-  made.push(dir);
-  return dir;
-}
-
-export function removeTemps(): void {
-  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
-}
-
+export const temp = (prefix = "cc-test-"): string => makeTempDir(prefix);
+export const removeTemps = removeTempDirs;
 /** Writes files (relative path → content, optional mode) under `dir`. */
-export function write(dir: string, files: Record<string, string | { content: string | Buffer; mode: number }>): void {
-  for (const [name, spec] of Object.entries(files)) {
-    const path = join(dir, name);
-    mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(path, typeof spec === "string" ? spec : spec.content);
-    if (typeof spec !== "string") chmodSync(path, spec.mode);
-  }
-}
+export const write = writeFiles;
 
 /** Runs git in `cwd` as the harness identity. */
 export function run(cwd: string, ...args: string[]): Promise<string> {
@@ -42,12 +25,9 @@ export function look(cwd: string, ...args: string[]): Promise<string> {
 }
 
 /** A repository at a new temp folder holding `files` in one commit on branch main. */
-export async function repoWith(files: Record<string, string | { content: string | Buffer; mode: number }>): Promise<string> {
+export async function repoWith(files: Readonly<Record<string, FileSpec>>): Promise<string> {
   const dir = temp("cc-repo-");
-  await run(dir, "-c", "init.defaultBranch=main", "init", "-q");
-  write(dir, files);
-  await run(dir, "add", "-A");
-  await run(dir, "commit", "-q", "-m", "base");
+  await initRepo(dir, files);
   return dir;
 }
 

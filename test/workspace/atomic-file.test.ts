@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { flushPendingWrites, writeFileAtomic } from "../../src/queue/atomic-file.js";
+import { flushPendingWrites, writeFileAtomic } from "../../src/workspace/index.js";
 
 describe("writeFileAtomic", () => {
   let dir: string;

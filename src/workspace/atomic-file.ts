@@ -1,7 +1,12 @@
+/**
+ * Atomic file writes for every record the harness keeps on disk (the provisioning receipt,
+ * clean-clone results, queue jobs): a temp file beside the target, then a rename, so a reader
+ * (or a restart after kill -9) sees the old content or the new one, never a torn file.
+ */
 import { randomBytes } from "node:crypto";
-import { renameSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { open, rename, rm } from "node:fs/promises";
-import { dirname, join, basename } from "node:path";
+import { dirname } from "node:path";
 
 export interface AtomicWriteOptions {
   /**
@@ -13,34 +18,54 @@ export interface AtomicWriteOptions {
   flush?: "now" | "background";
 }
 
+/** The temp file a write of `path` goes through: `<path>.<pid>.<random>.tmp`, in the same folder. */
+function tempPathFor(path: string): string {
+  return `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+}
+
 /**
- * Writes `data` to `path` so that a reader (or a restart after kill -9) sees either the old
- * content or the new one, never a torn file: a temp file in the same folder, fsync, rename,
- * then fsync of the folder so the rename itself survives a crash.
+ * Writes `data` to `path` synchronously and atomically; with `fsync` (the default) the file
+ * and the rename are on stable storage when it returns.
  */
+export function writeFileAtomicSync(path: string, data: string, options: { fsync?: boolean } = {}): void {
+  const durable = options.fsync ?? true;
+  const temp = tempPathFor(path);
+  const fd = openSync(temp, "wx", 0o644);
+  try {
+    writeSync(fd, data);
+    if (durable) fsyncSync(fd);
+    closeSync(fd);
+    renameSync(temp, path);
+  } catch (error) {
+    try {
+      closeSync(fd);
+    } catch {
+      // Already closed.
+    }
+    rmSync(temp, { force: true });
+    throw error;
+  }
+  if (durable) syncDirQuietly(dirname(path));
+}
+
+/** Writes `data` to `path` atomically; see {@link AtomicWriteOptions} for when it is durable. */
 export async function writeFileAtomic(path: string, data: string, options: AtomicWriteOptions = {}): Promise<void> {
-  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
   if (options.flush === "background") {
     // Small files: synchronous calls cost microseconds and spare two thread-pool round trips
     // on the webhook's path.
-    try {
-      writeFileSync(temp, data);
-      renameSync(temp, path);
-    } catch (error) {
-      rmSync(temp, { force: true });
-      throw error;
-    }
+    writeFileAtomicSync(path, data, { fsync: false });
     scheduleFlush(path);
     return;
   }
-  const handle = await open(temp, "w");
+  const temp = tempPathFor(path);
   try {
-    await handle.writeFile(data);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
+    const handle = await open(temp, "wx", 0o644);
+    try {
+      await handle.writeFile(data);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
     await rename(temp, path);
   } catch (error) {
     await rm(temp, { force: true });
@@ -54,8 +79,8 @@ const dirSyncs = new Map<string, { running: Promise<void>; next?: Promise<void> 
 /**
  * Flushes a folder, sharing the work between concurrent callers: a caller that arrives while a
  * flush runs waits for the one after it (its rename may have come too late for the running
- * one), and all such callers share that next flush. Under a burst of webhooks this turns one
- * fsync per job into a few.
+ * one), and all such callers share that next flush. Under a burst of writes this turns one
+ * fsync per file into a few.
  */
 export function syncDirCoalesced(dir: string): Promise<void> {
   const current = dirSyncs.get(dir);
@@ -81,6 +106,20 @@ export async function syncDir(dir: string): Promise<void> {
     await handle.sync();
   } finally {
     await handle.close();
+  }
+}
+
+/** Makes a rename durable where the file system allows fsync of a folder; atomicity does not depend on it. */
+function syncDirQuietly(dir: string): void {
+  try {
+    const fd = openSync(dir, "r");
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    // Some file systems refuse to fsync a folder; harmless.
   }
 }
 
