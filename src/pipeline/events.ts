@@ -20,7 +20,16 @@ export type FailureClass =
   | "artifact-invalid"
   | "config-invalid"
   | "interrupted"
-  | "internal-error";
+  | "internal-error"
+  // Infrastructure and admission classes (blocked outside the attempt ladder unless noted).
+  | "environment"
+  | "baseline-red"
+  | "agent-unavailable"
+  | "push-refused"
+  | "base-conflict"
+  // Attempt failures of a task in a plan.
+  | "scope-violation"
+  | "blocked-by-dependency";
 
 /** The clean-clone result as recorded (the shape of the result file a stage declares with `clean_clone`); one definition, in workspace. */
 export type CleanCloneRecord = CleanCloneResult;
