@@ -7,6 +7,7 @@ import { GitHubReporter, handleIssueComment, handleIssueLabeled, handleRetryActi
 import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "./pipeline/index.js";
 import type { EmbeddedQueue } from "./queue/index.js";
 import { createStoryRunner, type AppOctokit } from "./runner/index.js";
+import { probeSandbox, sandboxFromEnv, UNSANDBOXED_WARNING, type Sandbox } from "./sandbox/index.js";
 
 /** The App's own settings (from the environment, see `harness serve`). */
 export interface HarnessAppSettings {
@@ -19,6 +20,8 @@ export interface HarnessAppSettings {
   labelName: string;
   /** `HARNESS_GITHUB_THROTTLE=off` turns Octokit's client-side throttling of story reporting off. */
   githubThrottle: boolean;
+  /** Where repository code runs (`HARNESS_SANDBOX`…); the environment's sandbox when absent. */
+  sandbox?: Sandbox;
 }
 
 export interface HarnessAppOptions {
@@ -60,12 +63,19 @@ export function harnessApp(options: HarnessAppOptions): ApplicationFunction {
     app.on("check_run.requested_action", async (context) => logOutcome("check_run.requested_action", context.id, await handleRetryAction(context, deps)));
 
     if (options.runJobs === false) return;
+    const sandbox = settings.sandbox ?? sandboxFromEnv();
+    // Said at start-up, loudly; the runner itself refuses stories while the sandbox cannot work.
+    void probeSandbox(sandbox).then((status) => {
+      if (status.state === "off") app.log.warn(UNSANDBOXED_WARNING);
+      if (status.state === "unavailable") app.log.error(`The sandbox cannot run on this host; stories will be refused: ${status.reason}`);
+    });
     queue.start(
       createStoryRunner({
         appOctokit,
         harnessHome: settings.harnessHome,
         agentEnvAllow: settings.agentEnvAllow,
         githubThrottle: settings.githubThrottle,
+        sandbox,
         pipeline: { runStory, loadWorkflow: () => loadWorkflow(), parseHarnessConfig, defaultConfig: DEFAULT_HARNESS_CONFIG },
         createReporter: (target) => new GitHubReporter({ ...target, ...(deps.appSlug ? { botLogin: `${deps.appSlug}[bot]` } : {}) }),
         log: app.log,
