@@ -6,7 +6,7 @@
  * folders the step names. Limits apply inside (processes, data memory, no core files); the
  * wall time is exec's timeout, which ends bwrap and with it every process of the step.
  */
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { accessSync, chmodSync, constants, existsSync, statSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { exec, type ExecOptions, type ExecResult } from "../exec/index.js";
@@ -53,8 +53,9 @@ export interface HostView {
   masked: readonly { path: string; directory: boolean }[];
   /** Where steps' scratch folders are made. */
   scratchRoot: string;
-  /** The bubblewrap program. */
+  /** The bubblewrap program, and prlimit (found on the App's PATH: a step's PATH may be anything). */
   bwrap: string;
+  prlimit: string;
   /** Whether a step gets a pids cgroup where the host allows one. */
   pidsCgroups: boolean;
 }
@@ -68,7 +69,8 @@ export class Sandbox {
       system: host.system ?? hostSystemEntries(),
       masked: host.masked ?? defaultMasks(),
       scratchRoot: host.scratchRoot ?? tmpdir(),
-      bwrap: host.bwrap ?? "bwrap",
+      bwrap: host.bwrap ?? findProgram("bwrap", process.env.PATH ?? "") ?? "bwrap",
+      prlimit: host.prlimit ?? findProgram("prlimit", process.env.PATH ?? "") ?? "/usr/bin/prlimit",
       pidsCgroups: host.pidsCgroups ?? true,
     };
   }
@@ -85,7 +87,8 @@ export class Sandbox {
     mkdirSync(home);
     mkdirSync(tmp);
     const restores = step.writable.map((dir) => guardGitLink(dir));
-    const env = { ...options.env, set: { ...options.env?.set, HOME: home, TMPDIR: tmp } };
+    const set: Record<string, string> = { ...options.env?.set, HOME: home, TMPDIR: tmp };
+    const env = { ...options.env, set };
     const logCap = options.logCapBytes ?? this.settings.logCapBytes;
     let cgroup: string | undefined;
     try {
@@ -93,9 +96,15 @@ export class Sandbox {
         const result = await exec(argv, { ...options, env, logCapBytes: logCap });
         return { ...result, argv: [...argv], sandboxed: false, network: true };
       }
+      // A program that is nowhere on the step's PATH cannot start inside either; exec says so
+      // in its own words (spawnError, a line in the log) without anything being launched.
+      if (!onPath(argv[0] ?? "", set.PATH ?? process.env.PATH ?? "")) {
+        const result = await exec(argv, { ...options, env, logCapBytes: logCap });
+        return { ...result, sandboxed: true, network: step.network };
+      }
       const view = this.view(options.cwd, home, tmp, step);
       const limits = [`--nproc=${this.settings.maxProcesses}`, `--data=${this.settings.memoryBytes}`, "--core=0"];
-      const sandboxed = [this.host.bwrap, ...bwrapArgs(view), "prlimit", ...limits, "--", ...argv];
+      const sandboxed = [this.host.bwrap, ...bwrapArgs(view), this.host.prlimit, ...limits, "--", ...argv];
       cgroup = this.host.pidsCgroups ? createPidsCgroup(this.settings.maxProcesses) : undefined;
       const result = await exec(cgroup ? enterCgroupArgv(cgroup, sandboxed) : sandboxed, { ...options, env, logCapBytes: logCap });
       return { ...result, argv: [...argv], sandboxed: true, network: step.network };
@@ -122,6 +131,26 @@ export class Sandbox {
     const masked = this.host.masked.filter((mask) => existsSync(mask.path) && visibleRoots.some((root) => isInside(mask.path, root)));
     return { cwd, home, tmp, writable, readable, masked, network: step.network, system: this.host.system };
   }
+}
+
+/** The absolute path of `name` on `path`, when it is there as an executable file. */
+function findProgram(name: string, path: string): string | undefined {
+  for (const dir of path.split(":")) {
+    if (dir === "") continue;
+    const candidate = join(dir, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      if (statSync(candidate).isFile()) return candidate;
+    } catch {
+      // Not here.
+    }
+  }
+  return undefined;
+}
+
+/** Whether a program named like argv[0] can be found: a path as it is, a bare name on `path`. */
+function onPath(program: string, path: string): boolean {
+  return program.includes("/") || findProgram(program, path) !== undefined;
 }
 
 /** The kernel empties a step's cgroup a moment after its last process died; wait up to a second. */
