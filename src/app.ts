@@ -3,7 +3,7 @@
  * runner on the queue's jobs. Nothing else happens here.
  */
 import type { ApplicationFunction, Probot } from "probot";
-import { GitHubReporter, handleIssueComment, handleIssueLabeled, handleRetryAction, type TriggerDeps, type TriggerOutcome } from "./github/index.js";
+import { GitHubReporter, handleIssueComment, handleIssueLabeled, handleRetryAction, renderQuarantinedJob, renderWriteFailure, type TriggerDeps, type TriggerOutcome } from "./github/index.js";
 import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "./pipeline/index.js";
 import type { EmbeddedQueue } from "./queue/index.js";
 import { createStoryRunner, type AppOctokit } from "./runner/index.js";
@@ -60,6 +60,24 @@ export function harnessApp(options: HarnessAppOptions): ApplicationFunction {
     app.on("check_run.requested_action", async (context) => logOutcome("check_run.requested_action", context.id, await handleRetryAction(context, deps)));
 
     if (options.runJobs === false) return;
+    // The queue's own troubles are told on the story they concern, best effort (the log has them too).
+    const tell = (installationId: number, owner: string, repo: string, issueNumber: number, body: string): void => {
+      void (async () => {
+        const octokit = (await app.auth(installationId)) as AppOctokit;
+        await octokit.rest.issues.createComment({ owner, repo, issue_number: issueNumber, body });
+      })().catch((error: unknown) => app.log.warn({ err: { message: String(error) }, owner, repo, issueNumber }, "telling a story about a queue problem failed"));
+    };
+    queue.listen({
+      onQuarantine: (quarantined) => {
+        const story = quarantined.story;
+        app.log.error({ file: quarantined.file, reason: quarantined.reason, story }, "queue: job file quarantined");
+        if (story) tell(story.installationId, story.owner, story.repo, story.issueNumber, renderQuarantinedJob(quarantined.file, quarantined.reason));
+      },
+      onWriteFailure: (job, error) => {
+        app.log.error({ story: job.storyKey, err: { message: error.message } }, "queue: a job could not be claimed; it stays queued");
+        tell(job.installationId, job.repository.owner, job.repository.name, job.issue.number, renderWriteFailure((error as NodeJS.ErrnoException).code));
+      },
+    });
     queue.start(
       createStoryRunner({
         appOctokit,

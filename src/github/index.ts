@@ -30,7 +30,7 @@ export { renderVerifierCheck } from "./render/verifier.js";
 export { renderCleanCloneCheck } from "./render/clean-clone.js";
 export { renderStoryCheck } from "./render/story.js";
 export { renderStatusComment, STATUS_MARKER } from "./render/status-comment.js";
-export { renderHelp, renderAlreadyCompleted } from "./render/replies.js";
+export { renderHelp, renderAlreadyCompleted, renderQuarantinedJob, renderWriteFailure } from "./render/replies.js";
 export { adviceFor, RETRY_COMMAND } from "./render/advice.js";
 export type { CheckRunOutput, RenderOptions } from "./render/types.js";
 export type { GitHubLog } from "./log.js";
