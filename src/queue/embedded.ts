@@ -3,29 +3,8 @@ import { flushPendingWrites } from "../workspace/index.js";
 import { DeliveryLog, DEFAULT_DELIVERY_MEMORY } from "./delivery-log.js";
 import { acquireLock, liveHolder, newLockOwner, releaseLock, retireLockOwner, type LockOwner } from "./job-lock.js";
 import { JobStore, newJobId, UnreadableJobError, type JobRecord } from "./job-store.js";
+import type { EnqueueOutcome, JobLease, JobWorker, QueueListeners, QueuedJobView, StoryJob, StoryQueue } from "./port.js";
 import type { QuarantinedJob } from "./quarantine.js";
-import type { EnqueueOutcome, StoryJob, StoryQueue } from "./port.js";
-
-/** A job handed to a worker; `interruptions` > 0 means a runner died while running it before. */
-export interface JobLease {
-  jobId: string;
-  job: StoryJob;
-  interruptions: number;
-}
-
-/** Runs one job. Its errors are logged by the queue; the job is finished either way. */
-export type JobWorker = (lease: JobLease, signal: AbortSignal) => Promise<void>;
-
-/** What the queue tells its App about, beyond running jobs (the App tells the stories on GitHub). */
-export interface QueueListeners {
-  /** Told of every job file moved to `queue/quarantine/`. */
-  onQuarantine?: (quarantined: QuarantinedJob) => void;
-  /**
-   * Told once when a job could not be claimed because a write failed (ENOSPC): the job stays
-   * queued, nothing it took is kept, and it is tried again on every rescan until it runs.
-   */
-  onWriteFailure?: (job: StoryJob, error: Error) => void;
-}
 
 export interface EmbeddedQueueOptions extends QueueListeners {
   /** The queue's folder, `<harnessHome>/queue`. */
@@ -132,6 +111,16 @@ export class EmbeddedQueue implements StoryQueue {
   /** The jobs this process knows, oldest first (queued and running). */
   jobs(): JobRecord[] {
     return [...this.records.values()].sort((a, b) => a.id.localeCompare(b.id));
+  }
+
+  async snapshot(): Promise<QueuedJobView[]> {
+    return this.jobs().map((record) => ({
+      jobId: record.id,
+      job: record.job,
+      state: record.state,
+      interruptions: record.interruptions,
+      ...(record.startedAt ? { startedAt: record.startedAt } : {}),
+    }));
   }
 
   /** Starts running jobs with `worker`, now and whenever one is enqueued or the folder changes. */
