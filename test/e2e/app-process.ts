@@ -6,11 +6,12 @@
 import { writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { createServer } from "node:net";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { exec, type ExecResult } from "../../src/exec/index.js";
 import type { FakeGitHub } from "../support/fake-github/index.js";
 
-const BIN = resolve("bin/harness.js");
+const BIN = fileURLToPath(new URL("../../bin/harness.js", import.meta.url));
 
 export interface RunningApp {
   port: number;

@@ -61,8 +61,8 @@ export async function addStoryRepo(fake: FakeGitHub, name: string, config: strin
 }
 
 /** Delivers a signed `issues.labeled` for a new issue; returns the issue number and the answer. */
-export async function labelNewIssue(fake: FakeGitHub, app: RunningApp, name: string, title: string, sender = OWNER): Promise<{ number: number; status: number; deliveryId: string }> {
-  const issue = fake.createIssue(OWNER, name, { title, body: `As a user I want ${title}.`, user: sender });
+export async function labelNewIssue(fake: FakeGitHub, app: RunningApp, name: string, title: string, sender = OWNER, body = `As a user I want ${title}.`): Promise<{ number: number; status: number; deliveryId: string }> {
+  const issue = fake.createIssue(OWNER, name, { title, body, user: sender });
   const payload = issuesLabeledPayload(fake, { owner: OWNER, name, number: issue.number, label: "story", sender });
   const delivery = signedDelivery("issues", payload, fake.webhookSecret);
   const answer = await deliverWebhook(app.webhookUrl, delivery);

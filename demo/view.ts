@@ -1,0 +1,49 @@
+/**
+ * What a maintainer sees of a story on GitHub, as text for a terminal: the pull request, the
+ * check runs on its head (title and the start of each summary) and the comments. Pure.
+ */
+
+export interface ViewedCheck {
+  name: string;
+  status: string;
+  conclusion: string | null;
+  output: { title?: string | null; summary?: string | null };
+  actions: { label: string }[];
+}
+
+export interface MaintainerView {
+  pull: { number: number; title: string; draft: boolean; state: string; headRef: string } | undefined;
+  checks: readonly ViewedCheck[];
+  comments: readonly { user: string; body: string }[];
+}
+
+const SUMMARY_LINES = 12;
+const COMMENT_LINES = 16;
+
+function indent(text: string, lines: number, prefix: string): string {
+  const all = text.replace(/\r\n/g, "\n").split("\n");
+  const shown = all.slice(0, lines).map((line) => `${prefix}${line}`);
+  if (all.length > lines) shown.push(`${prefix}… (${all.length - lines} more lines)`);
+  return shown.join("\n");
+}
+
+function checkLine(check: ViewedCheck): string {
+  const state = check.status === "completed" ? (check.conclusion ?? "completed") : check.status;
+  const icon = state === "success" ? "✓" : state === "failure" || state === "action_required" ? "✗" : "…";
+  const buttons = check.actions.length > 0 ? `   [${check.actions.map((action) => action.label).join("] [")}]` : "";
+  return `  ${icon} ${check.name} — ${state}${check.output.title ? `: ${check.output.title}` : ""}${buttons}`;
+}
+
+/** Renders the pull request, its check runs and its comments as indented text. */
+export function renderMaintainerView(view: MaintainerView): string {
+  if (!view.pull) return "  (no pull request yet)";
+  const out = [`  Pull request #${view.pull.number} “${view.pull.title}” — ${view.pull.state}, ${view.pull.draft ? "draft" : "ready for review"} (branch ${view.pull.headRef})`];
+  out.push(`  Check runs on the head commit (${view.checks.length}):`);
+  for (const check of [...view.checks].sort((a, b) => a.name.localeCompare(b.name))) {
+    out.push(checkLine(check));
+    if (check.output.summary) out.push(indent(check.output.summary, SUMMARY_LINES, "      │ "));
+  }
+  out.push(`  Comments (${view.comments.length}):`);
+  for (const comment of view.comments) out.push(`    @${comment.user}:`, indent(comment.body, COMMENT_LINES, "      │ "));
+  return out.join("\n");
+}
