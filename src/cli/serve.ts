@@ -8,6 +8,7 @@ import { sandboxFromEnv, SandboxSettingsError } from "../sandbox/index.js";
 import { harnessHome } from "../workspace/index.js";
 import { harnessApp, type HarnessAppSettings } from "../app.js";
 import { positiveInteger, UsageError, type CliIO } from "./usage.js";
+import { webhookNotice } from "./webhook-url.js";
 
 const USAGE = "harness serve   (configured by the environment: APP_ID, PRIVATE_KEY or PRIVATE_KEY_PATH, WEBHOOK_SECRET, GHE_HOST, GHE_PROTOCOL, PORT, HARNESS_HOME, HARNESS_CONCURRENCY, HARNESS_AGENT_ENV, HARNESS_STORY_LABEL, HARNESS_GITHUB_THROTTLE, HARNESS_SANDBOX, HARNESS_SANDBOX_READ, HARNESS_SANDBOX_WRITE, HARNESS_SANDBOX_MAX_PROCESSES, HARNESS_SANDBOX_MEMORY_MB, HARNESS_LOG_CAP_MB)";
 
@@ -74,6 +75,7 @@ export async function serveCommand(args: string[], io: CliIO): Promise<number> {
   }
   const queue = needsSetup ? undefined : await EmbeddedQueue.open({ dir: join(settings.harnessHome, "queue"), concurrency: settings.concurrency });
   const server = await run(queue ? harnessApp({ queue, settings }) : () => undefined, { env: io.env, Octokit: HarnessOctokit });
+  if (!needsSetup) io.stderr(webhookNotice(io.env));
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once("SIGTERM", () => resolve("SIGTERM"));
     process.once("SIGINT", () => resolve("SIGINT"));
