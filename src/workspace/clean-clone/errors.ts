@@ -4,7 +4,7 @@
  */
 
 /** The construction step that failed. */
-export type CleanCloneBuildStep = "resolve" | "clone" | "diff" | "apply" | "copy" | "link" | "commit";
+export type CleanCloneBuildStep = "resolve" | "commit" | "refuse" | "clone" | "link" | "provision";
 
 /** The scratch clone could not be built; {@link runCleanCloneCheck} turns it into `ran: false`. */
 export class CleanCloneBuildError extends Error {

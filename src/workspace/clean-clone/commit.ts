@@ -1,0 +1,79 @@
+/**
+ * The user's commit, built without touching the target: `git add -A` runs against the target's
+ * own working tree, configuration and attributes (so `core.autocrlf`, `core.fileMode`,
+ * `.gitattributes`, every ignore source, assume-unchanged, skip-worktree and intent-to-add
+ * entries count exactly as they would for the user), but on a copy of its index, and every new
+ * object goes into a scratch object directory that borrows the target's objects read-only.
+ * Then `write-tree` and `commit-tree` with HEAD as parent. The target's index, refs, config
+ * and objects are never written.
+ */
+import { copyFile } from "node:fs/promises";
+import { join, relative, sep } from "node:path";
+import { git, gitResult, HARNESS_IDENTITY } from "../git.js";
+import { CLEAN_CLONE_STEP_TIMEOUT_MS } from "./limits.js";
+import type { CleanCloneTarget } from "./target.js";
+
+export interface ScratchObjects {
+  /** The temporary index file, seeded from the target's. */
+  indexFile: string;
+  /** Where new objects are written (the object directory of a bare scratch repository). */
+  objectsDir: string;
+}
+
+/** The environment that points git at the scratch index and objects, the target's objects behind them. */
+export function scratchGitEnv(target: CleanCloneTarget, scratch: ScratchObjects): Record<string, string> {
+  return {
+    GIT_INDEX_FILE: scratch.indexFile,
+    GIT_OBJECT_DIRECTORY: scratch.objectsDir,
+    GIT_ALTERNATE_OBJECT_DIRECTORIES: target.objectsDir,
+  };
+}
+
+/**
+ * Settings that keep the target's files untouched while the scratch index is written: a split
+ * index would write a new shared index into the target's git folder.
+ */
+const SCRATCH_INDEX_CONFIG: readonly string[] = ["-c", "core.splitIndex=false"];
+
+/** A pathspec excluding the scratch folder when it lies inside the target's working tree. */
+function scratchExclusion(target: CleanCloneTarget, scratchDir: string): string[] {
+  const inside = relative(target.top, scratchDir);
+  if (inside === "" || inside.startsWith("..") || inside.startsWith(sep)) return [];
+  return ["--", ".", `:(top,exclude,literal)${inside.split(sep).join("/")}`];
+}
+
+export interface UserCommit {
+  tree: string;
+  commit: string;
+}
+
+/**
+ * Builds, in `scratch`, the commit `git add -A && git commit` in the target would make, and
+ * returns its tree and commit ids. Git's own errors are thrown as `GitError`.
+ */
+export async function buildUserCommit(target: CleanCloneTarget, scratch: ScratchObjects, scratchDir: string): Promise<UserCommit> {
+  const env = scratchGitEnv(target, scratch);
+  const options = { cwd: target.top, readOnly: true, env, timeoutMs: CLEAN_CLONE_STEP_TIMEOUT_MS };
+  const seeded = await copyFile(target.indexFile, scratch.indexFile).then(() => true, (error: NodeJS.ErrnoException) => {
+    if (error.code === "ENOENT") return false;
+    throw error;
+  });
+  // A repository without an index (a bare-style checkout) starts from HEAD's tree, as git would.
+  if (!seeded) await git(["read-tree", target.base], options);
+  // A refresh first: a file whose stat changed but whose content did not is then not hashed
+  // again by `add`, which would "write" its existing object and so touch the target's copy
+  // (git freshens an object's mtime even in an alternate). Exit 1 only means "needs update".
+  const refreshed = await gitResult([...SCRATCH_INDEX_CONFIG, "update-index", "-q", "--refresh"], options);
+  if (refreshed.exitCode !== 0 && refreshed.exitCode !== 1) throw new Error(`git update-index --refresh failed: ${refreshed.tail.trim()}`);
+  await git([...SCRATCH_INDEX_CONFIG, "add", "-A", ...scratchExclusion(target, scratchDir)], options);
+  const tree = await git([...SCRATCH_INDEX_CONFIG, "write-tree"], options);
+  const message = `clean-clone check: the target's working tree on ${target.base}`;
+  const commit = await git(["-c", "commit.gpgsign=false", "commit-tree", tree, "-p", target.base, "-m", message], { ...options, env: { ...env, ...HARNESS_IDENTITY } });
+  return { tree, commit };
+}
+
+/** Scratch index and objects paths under `scratchDir` (the objects of the bare repository `source.git`). */
+export function scratchObjectsIn(scratchDir: string): ScratchObjects & { sourceDir: string } {
+  const sourceDir = join(scratchDir, "source.git");
+  return { sourceDir, indexFile: join(scratchDir, "index"), objectsDir: join(sourceDir, "objects") };
+}
