@@ -1,17 +1,15 @@
 /**
- * Construction of a clean clone: the commit the user's `git add -A && git commit` would make,
- * built beside the target (commit.ts), checked for what cannot survive a checkout elsewhere
- * (refuse.ts), then checked out by git in a fresh clone with the target's history behind it
- * (clone.ts), dependency folders linked in (links.ts). The target is only read; every git call
+ * Construction of a clean clone: a fresh clone of the target without a checkout (clone.ts),
+ * the commit the user's `git add -A && git commit` would make, built into that clone's objects
+ * (commit.ts), checked for what cannot survive a checkout elsewhere (refuse.ts), then checked
+ * out by git with the target's history behind it, dependency folders linked in (links.ts). The target is only read; every git call
  * is hardened (see git.ts) and every failure becomes a {@link CleanCloneBuildError} naming its step.
  */
 import { join } from "node:path";
 import { keepLastBytes } from "../../exec/index.js";
-import { git } from "../git.js";
-import { makeClone } from "./clone.js";
-import { buildUserCommit, scratchGitEnv, scratchObjectsIn } from "./commit.js";
+import { checkOutCommit, cloneTarget } from "./clone.js";
+import { buildUserCommit, scratchGitEnv } from "./commit.js";
 import { CleanCloneBuildError, type CleanCloneBuildStep } from "./errors.js";
-import { CLEAN_CLONE_STEP_TIMEOUT_MS } from "./limits.js";
 import { DEFAULT_CLEAN_CLONE_LINKS, linkDependencyRoots } from "./links.js";
 import { refusals } from "./refuse.js";
 import { resolveTarget } from "./target.js";
@@ -63,19 +61,19 @@ async function step<T>(name: CleanCloneBuildStep, repo: string, work: () => Prom
 export async function buildCleanClone(options: BuildCleanCloneOptions): Promise<BuiltCleanClone> {
   const { repo, scratchDir } = options;
   const target = await step("resolve", repo, () => resolveTarget(repo));
-  const scratch = scratchObjectsIn(scratchDir);
   const cloneDir = join(scratchDir, "clone");
+  // With a depth, the full clone only supplies objects and history to the shallow one.
+  const historyDir = options.depth !== undefined ? join(scratchDir, "history") : cloneDir;
+  const { objectsDir } = await step("clone", repo, () => cloneTarget(target, historyDir));
+  const scratch = { indexFile: join(scratchDir, "index"), objectsDir };
 
-  const { tree, commit } = await step("commit", repo, async () => {
-    await git(["init", "-q", "--bare", scratch.sourceDir], { cwd: scratchDir, timeoutMs: CLEAN_CLONE_STEP_TIMEOUT_MS });
-    return buildUserCommit(target, scratch, scratchDir);
-  });
+  const { tree, commit } = await step("commit", repo, () => buildUserCommit(target, scratch, scratchDir));
   const refused = await step("refuse", repo, () =>
-    refusals(target.base, tree, target.top, scratchGitEnv(target, scratch), options.allowExternalSymlinks === true ? { allowExternalSymlinks: true } : {}),
+    refusals(target.base, tree, target.top, scratchGitEnv(scratch), options.allowExternalSymlinks === true ? { allowExternalSymlinks: true } : {}),
   );
-  if (refused.length > 0) throw new CleanCloneBuildError("refuse", repo, `the commit cannot be checked out as it stands here: ${refused.join("; ")}`);
+  if (refused.length > 0) throw new CleanCloneBuildError("refuse", repo, `the commit cannot be checked out as it stands here: ${refused.join("; ")}`, tree);
 
-  await step("clone", repo, () => makeClone({ target, source: scratch, commit, cloneDir, ...(options.depth !== undefined ? { depth: options.depth } : {}) }));
+  await step("clone", repo, () => checkOutCommit({ target, historyDir, commit, cloneDir, ...(options.depth !== undefined ? { depth: options.depth } : {}) }));
   const linked = await linkDependencyRoots(target.top, cloneDir, options.links ?? DEFAULT_CLEAN_CLONE_LINKS, repo);
   const workDir = target.prefix === "" ? cloneDir : join(cloneDir, target.prefix);
   return { cloneDir, workDir, commit, tree, base: target.base, linked };

@@ -2,13 +2,14 @@
  * The user's commit, built without touching the target: `git add -A` runs against the target's
  * own working tree, configuration and attributes (so `core.autocrlf`, `core.fileMode`,
  * `.gitattributes`, every ignore source, assume-unchanged, skip-worktree and intent-to-add
- * entries count exactly as they would for the user), but on a copy of its index, and every new
- * object goes into a scratch object directory that borrows the target's objects read-only.
- * Then `write-tree` and `commit-tree` with HEAD as parent. The target's index, refs, config
- * and objects are never written.
+ * entries count exactly as they would for the user), but on a copy of its index, and with the
+ * object directory of the scratch clone (a full copy of the target's objects) as its only
+ * object store. Then `write-tree` and `commit-tree` with HEAD as parent. The target's index,
+ * refs, config and objects are never written: not even an object's mtime, which git refreshes
+ * when it "writes" an object it already has, and would refresh in an alternate too.
  */
 import { copyFile } from "node:fs/promises";
-import { join, relative, sep } from "node:path";
+import { relative, sep } from "node:path";
 import { git, gitResult, HARNESS_IDENTITY } from "../git.js";
 import { CLEAN_CLONE_STEP_TIMEOUT_MS } from "./limits.js";
 import type { CleanCloneTarget } from "./target.js";
@@ -16,17 +17,13 @@ import type { CleanCloneTarget } from "./target.js";
 export interface ScratchObjects {
   /** The temporary index file, seeded from the target's. */
   indexFile: string;
-  /** Where new objects are written (the object directory of a bare scratch repository). */
+  /** The object directory of the scratch clone: every object the target has, and where new ones go. */
   objectsDir: string;
 }
 
-/** The environment that points git at the scratch index and objects, the target's objects behind them. */
-export function scratchGitEnv(target: CleanCloneTarget, scratch: ScratchObjects): Record<string, string> {
-  return {
-    GIT_INDEX_FILE: scratch.indexFile,
-    GIT_OBJECT_DIRECTORY: scratch.objectsDir,
-    GIT_ALTERNATE_OBJECT_DIRECTORIES: target.objectsDir,
-  };
+/** The environment that points git at the scratch index and objects instead of the target's. */
+export function scratchGitEnv(scratch: ScratchObjects): Record<string, string> {
+  return { GIT_INDEX_FILE: scratch.indexFile, GIT_OBJECT_DIRECTORY: scratch.objectsDir };
 }
 
 /**
@@ -52,7 +49,7 @@ export interface UserCommit {
  * returns its tree and commit ids. Git's own errors are thrown as `GitError`.
  */
 export async function buildUserCommit(target: CleanCloneTarget, scratch: ScratchObjects, scratchDir: string): Promise<UserCommit> {
-  const env = scratchGitEnv(target, scratch);
+  const env = scratchGitEnv(scratch);
   const options = { cwd: target.top, readOnly: true, env, timeoutMs: CLEAN_CLONE_STEP_TIMEOUT_MS };
   const seeded = await copyFile(target.indexFile, scratch.indexFile).then(() => true, (error: NodeJS.ErrnoException) => {
     if (error.code === "ENOENT") return false;
@@ -70,10 +67,4 @@ export async function buildUserCommit(target: CleanCloneTarget, scratch: Scratch
   const message = `clean-clone check: the target's working tree on ${target.base}`;
   const commit = await git(["-c", "commit.gpgsign=false", "commit-tree", tree, "-p", target.base, "-m", message], { ...options, env: { ...env, ...HARNESS_IDENTITY } });
   return { tree, commit };
-}
-
-/** Scratch index and objects paths under `scratchDir` (the objects of the bare repository `source.git`). */
-export function scratchObjectsIn(scratchDir: string): ScratchObjects & { sourceDir: string } {
-  const sourceDir = join(scratchDir, "source.git");
-  return { sourceDir, indexFile: join(scratchDir, "index"), objectsDir: join(sourceDir, "objects") };
 }

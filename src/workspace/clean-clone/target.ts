@@ -1,6 +1,5 @@
 /**
- * The target of a clean-clone check, located once: where its working tree, index and objects
- * are, the commit the change sits on, and the branch (if any) HEAD names. Every call only
+ * The target of a clean-clone check, located once: where its working tree and index are, the commit the change sits on, and the branch (if any) HEAD names. Every call only
  * reads (`GIT_OPTIONAL_LOCKS=0`).
  */
 import { stat } from "node:fs/promises";
@@ -19,8 +18,6 @@ export interface CleanCloneTarget {
   branch?: string;
   /** The target's index file (a linked worktree has its own). */
   indexFile: string;
-  /** The target's object directory (shared by its worktrees). */
-  objectsDir: string;
 }
 
 const read = (cwd: string) => ({ cwd, readOnly: true, timeoutMs: CLEAN_CLONE_STEP_TIMEOUT_MS });
@@ -34,14 +31,14 @@ export async function resolveTarget(repo: string): Promise<CleanCloneTarget> {
   const exists = await stat(repo).then((info) => info.isDirectory(), () => false);
   if (!exists) throw new CleanCloneBuildError("resolve", repo, "is not a directory");
   const located = await gitResult(
-    ["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-path", "index", "--git-path", "objects", "--path-format=relative", "--show-prefix"],
+    ["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-path", "index", "--path-format=relative", "--show-prefix"],
     read(repo),
   );
   if (located.exitCode !== 0) throw new CleanCloneBuildError("resolve", repo, `is not inside a git working tree (${located.tail.trim()})`);
-  const [top = "", indexFile = "", objectsDir = "", prefix = ""] = lines(located);
+  const [top = "", indexFile = "", prefix = ""] = lines(located);
   const head = await gitResult(["rev-parse", "-q", "--verify", "HEAD^{commit}"], read(top));
   if (head.exitCode !== 0) throw new CleanCloneBuildError("resolve", repo, "has no commit to clone (HEAD is unborn)");
   const symbolic = await gitResult(["symbolic-ref", "-q", "--short", "HEAD"], read(top));
   const branch = symbolic.exitCode === 0 ? (lines(symbolic)[0] ?? "") : "";
-  return { top, prefix, base: (lines(head)[0] ?? "").trim(), indexFile, objectsDir, ...(branch !== "" ? { branch } : {}) };
+  return { top, prefix, base: (lines(head)[0] ?? "").trim(), indexFile, ...(branch !== "" ? { branch } : {}) };
 }
