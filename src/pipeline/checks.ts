@@ -4,7 +4,7 @@ import { execShell } from "../exec/index.js";
 import { schemas } from "../schema/index.js";
 import type { CleanCloneRecord, FailureClass } from "./events.js";
 import type { Stage } from "./workflow.js";
-import type { TaskRun } from "./task.js";
+import { provisionConfig, type TaskRun } from "./task.js";
 
 /** A failed check: its class and a one-line reason a maintainer can act on. */
 export interface CheckFailure {
@@ -78,10 +78,22 @@ export async function runCleanClone(task: TaskRun, stage: Stage, attempt: number
     timeoutMs: task.config.test.timeoutMs,
     logPath: join(attemptDir, "clean-clone.log"),
     ...(task.config.cleanClone.interpreter !== undefined ? { interpreter: task.config.cleanClone.interpreter } : {}),
+    ...cleanCloneParity(task),
   });
   await task.deps.writeCleanCloneResult(join(attemptDir, artifact), result);
   // Absent optional fields stay absent: the record is what the JSON file holds.
   const record = JSON.parse(JSON.stringify(result)) as CleanCloneRecord;
   await task.sink.emit({ kind: "clean_clone.finished", taskId: task.worktree.taskId, stage: stage.id, attempt, artifact, result: record });
   return record;
+}
+
+/** The CI-parity and safety settings of `clean_clone` (depth, env, provision, external symlinks) as check options. */
+function cleanCloneParity(task: TaskRun) {
+  const settings = task.config.cleanClone;
+  return {
+    ...(settings.depth !== undefined ? { depth: settings.depth } : {}),
+    ...(settings.env !== undefined ? { env: { allow: settings.env } } : {}),
+    ...(settings.provision === true ? { provision: { config: provisionConfig(task.config), harnessHome: task.harnessHome } } : {}),
+    ...(settings.allowExternalSymlinks === true ? { allowExternalSymlinks: true } : {}),
+  };
 }

@@ -40,6 +40,8 @@ export interface BuiltCleanClone {
   base: string;
   /** Dependency roots linked into the clone. */
   linked: string[];
+  /** What was let through but will not resolve elsewhere (an allowed external symlink). */
+  warnings: string[];
 }
 
 /** Runs one step; a git or file-system failure becomes a build error naming the step. */
@@ -68,7 +70,7 @@ export async function buildCleanClone(options: BuildCleanCloneOptions): Promise<
   const scratch = { indexFile: join(scratchDir, "index"), objectsDir };
 
   const { tree, commit } = await step("commit", repo, () => buildUserCommit(target, scratch, scratchDir));
-  const refused = await step("refuse", repo, () =>
+  const { refused, warnings } = await step("refuse", repo, () =>
     refusals(target.base, tree, target.top, scratchGitEnv(scratch), options.allowExternalSymlinks === true ? { allowExternalSymlinks: true } : {}),
   );
   if (refused.length > 0) throw new CleanCloneBuildError("refuse", repo, `the commit cannot be checked out as it stands here: ${refused.join("; ")}`, tree);
@@ -76,5 +78,5 @@ export async function buildCleanClone(options: BuildCleanCloneOptions): Promise<
   await step("clone", repo, () => checkOutCommit({ target, historyDir, commit, cloneDir, ...(options.depth !== undefined ? { depth: options.depth } : {}) }));
   const linked = await linkDependencyRoots(target.top, cloneDir, options.links ?? DEFAULT_CLEAN_CLONE_LINKS, repo);
   const workDir = target.prefix === "" ? cloneDir : join(cloneDir, target.prefix);
-  return { cloneDir, workDir, commit, tree, base: target.base, linked };
+  return { cloneDir, workDir, commit, tree, base: target.base, linked, warnings };
 }

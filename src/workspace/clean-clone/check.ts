@@ -95,6 +95,7 @@ export async function runCleanCloneCheck(options: CleanCloneOptions): Promise<Cl
       ...(options.allowExternalSymlinks === true ? { allowExternalSymlinks: true } : {}),
     });
     result.linked = clone.linked;
+    result.warnings = [...clone.warnings];
     if (options.provision !== undefined) {
       await provisionClone(options, clone.cloneDir, scratch);
       result.provisioned = true;

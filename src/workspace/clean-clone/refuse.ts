@@ -64,32 +64,39 @@ export interface RefusalOptions {
   allowExternalSymlinks?: boolean;
 }
 
+export interface Verdicts {
+  /** What cannot survive the trip, one sentence naming each path; the check refuses when any. */
+  refused: string[];
+  /** What was let through on the operator's word but will not resolve elsewhere. */
+  warnings: string[];
+}
+
 /**
  * Lists, as sentences naming each path, what in the change from `base` to `tree` cannot
- * survive a commit and a checkout elsewhere; empty when everything can.
+ * survive a commit and a checkout elsewhere; both lists are empty when everything can.
  */
-export async function refusals(base: string, tree: string, cwd: string, env: Record<string, string>, options: RefusalOptions = {}): Promise<string[]> {
+export async function refusals(base: string, tree: string, cwd: string, env: Record<string, string>, options: RefusalOptions = {}): Promise<Verdicts> {
   const raw = await gitBytes(["diff-tree", "-r", "-z", "--raw", "--no-renames", "--no-abbrev", base, tree], { cwd, readOnly: true, env, timeoutMs: CLEAN_CLONE_STEP_TIMEOUT_MS });
   const changes = parseRawDiff(raw);
-  const reasons: string[] = [];
+  const refused: string[] = [];
+  const warnings: string[] = [];
   for (const change of changes) {
     if (change.newMode !== GITLINK) continue;
     if (change.oldMode !== GITLINK) {
-      reasons.push(`${change.path} is a nested git repository that is not a submodule: git add -A records it as a bare gitlink, so a checkout of the commit has an empty folder there (commit its files in the outer repository, or make it a submodule)`);
+      refused.push(`${change.path} is a nested git repository that is not a submodule: git add -A records it as a bare gitlink, so a checkout of the commit has an empty folder there (commit its files in the outer repository, or make it a submodule)`);
     } else {
-      reasons.push(`the change moves the submodule pointer ${change.path}; a clean clone has no submodule checkout to carry it`);
+      refused.push(`the change moves the submodule pointer ${change.path}; a clean clone has no submodule checkout to carry it`);
     }
   }
-  if (options.allowExternalSymlinks !== true) {
-    const links = changes.filter((change) => change.newMode === SYMLINK && change.status !== "D");
-    const targets = links.length > 0 ? await readBlobs(links.map((link) => link.newObject), cwd, env) : new Map<string, string>();
-    for (const link of links) {
-      const target = targets.get(link.newObject) ?? "";
-      const where = outsideTarget(link.path, target);
-      if (where !== undefined) {
-        reasons.push(`the symlink ${link.path} points to ${JSON.stringify(target)}, ${where} outside the repository: it resolves on this machine only and dangles in any other checkout (allow it with --allow-external-symlinks or clean_clone.allow_external_symlinks)`);
-      }
-    }
+  const links = changes.filter((change) => change.newMode === SYMLINK && change.status !== "D");
+  const targets = links.length > 0 ? await readBlobs(links.map((link) => link.newObject), cwd, env) : new Map<string, string>();
+  for (const link of links) {
+    const target = targets.get(link.newObject) ?? "";
+    const where = outsideTarget(link.path, target);
+    if (where === undefined) continue;
+    const what = `the symlink ${link.path} points to ${JSON.stringify(target)}, ${where} outside the repository: it resolves on this machine only and dangles in any other checkout`;
+    if (options.allowExternalSymlinks === true) warnings.push(`${what} (allowed)`);
+    else refused.push(`${what} (allow it with --allow-external-symlinks or clean_clone.allow_external_symlinks)`);
   }
-  return reasons;
+  return { refused, warnings };
 }
