@@ -4,7 +4,7 @@
  * elsewhere must fail (or be refused); a control must pass. Every case also says what the user's
  * own commit records, which the corpus test compares with the check's tree.
  */
-import { chmodSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { repoWith, run, temp, write } from "./clean-clone-fixtures.js";
 
@@ -91,6 +91,20 @@ export const CORPUS: readonly CorpusCase[] = [
     build: async () => {
       const repo = await repoWith({ "value.txt": "old\n" });
       write(repo, { "value.txt": "new\n" });
+      return repo;
+    },
+  },
+  {
+    name: "a same-size edit in the instant after git add (racy git)",
+    verdict: "fails",
+    assertion: "git show HEAD:value.txt | grep -q old",
+    build: async () => {
+      const repo = await repoWith({ "value.txt": "old\n" });
+      // Same size, same second as the index: only a content comparison can see the change.
+      const index = join(repo, ".git", "index");
+      write(repo, { "value.txt": "new\n" });
+      const { mtime } = statSync(index);
+      utimesSync(join(repo, "value.txt"), mtime, mtime);
       return repo;
     },
   },

@@ -8,7 +8,7 @@
  * refs, config and objects are never written: not even an object's mtime, which git refreshes
  * when it "writes" an object it already has, and would refresh in an alternate too.
  */
-import { copyFile } from "node:fs/promises";
+import { copyFile, stat, utimes } from "node:fs/promises";
 import { relative, sep } from "node:path";
 import { git, gitResult, HARNESS_IDENTITY } from "../git.js";
 import { CLEAN_CLONE_STEP_TIMEOUT_MS } from "./limits.js";
@@ -39,6 +39,29 @@ function scratchExclusion(target: CleanCloneTarget, scratchDir: string): string[
   return ["--", ".", `:(top,exclude,literal)${inside.split(sep).join("/")}`];
 }
 
+/**
+ * Racy-git margin: git trusts an entry's stat data only when the file's mtime is older than the
+ * index file's own mtime; an entry written in the same instant as the index is compared by
+ * content. A copy made now would have a newer mtime and make such entries look clean (a
+ * same-size edit right after `git add` would be missed), so the copy gets the original's mtime
+ * moved back by this margin, which only ever makes more entries compared by content.
+ */
+const RACY_MARGIN_MS = 2000;
+
+/** Copies the target's index to `copy` with a racy-safe mtime; false when the target has none. */
+async function seedIndex(original: string, copy: string): Promise<boolean> {
+  let info;
+  try {
+    info = await stat(original);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
+    throw error;
+  }
+  await copyFile(original, copy);
+  await utimes(copy, info.atime, new Date(info.mtimeMs - RACY_MARGIN_MS));
+  return true;
+}
+
 export interface UserCommit {
   tree: string;
   commit: string;
@@ -51,10 +74,7 @@ export interface UserCommit {
 export async function buildUserCommit(target: CleanCloneTarget, scratch: ScratchObjects, scratchDir: string): Promise<UserCommit> {
   const env = scratchGitEnv(scratch);
   const options = { cwd: target.top, readOnly: true, env, timeoutMs: CLEAN_CLONE_STEP_TIMEOUT_MS };
-  const seeded = await copyFile(target.indexFile, scratch.indexFile).then(() => true, (error: NodeJS.ErrnoException) => {
-    if (error.code === "ENOENT") return false;
-    throw error;
-  });
+  const seeded = await seedIndex(target.indexFile, scratch.indexFile);
   // A repository without an index (a bare-style checkout) starts from HEAD's tree, as git would.
   if (!seeded) await git(["read-tree", target.base], options);
   // A refresh first: a file whose stat changed but whose content did not is then not hashed
