@@ -38,6 +38,8 @@ export interface BuiltCleanClone {
   tree: string;
   /** The target's HEAD the change sits on (the commit's parent). */
   base: string;
+  /** Root of the target's working tree (linked folders point into it). */
+  targetTop: string;
   /** Dependency roots linked into the clone. */
   linked: string[];
   /** What was let through but will not resolve elsewhere (an allowed external symlink). */
@@ -78,5 +80,5 @@ export async function buildCleanClone(options: BuildCleanCloneOptions): Promise<
   await step("clone", repo, () => checkOutCommit({ target, historyDir, commit, cloneDir, ...(options.depth !== undefined ? { depth: options.depth } : {}) }));
   const linked = await linkDependencyRoots(target.top, cloneDir, options.links ?? DEFAULT_CLEAN_CLONE_LINKS, repo);
   const workDir = target.prefix === "" ? cloneDir : join(cloneDir, target.prefix);
-  return { cloneDir, workDir, commit, tree, base: target.base, linked, warnings };
+  return { cloneDir, workDir, commit, tree, base: target.base, targetTop: target.top, linked, warnings };
 }

@@ -8,7 +8,8 @@
  * never an exception. A suite that runs out of time did run: it failed, without an exit code.
  */
 import { join } from "node:path";
-import { type EnvSpec } from "../../exec/index.js";
+import type { EnvSpec } from "../../exec/index.js";
+import type { Sandbox } from "../../sandbox/index.js";
 import { provisionWorktree } from "../provision.js";
 import type { ProvisionConfig } from "../provision-config.js";
 import { WorkspaceProvisionError } from "../provision-error.js";
@@ -29,7 +30,7 @@ export const DEFAULT_CLEAN_CLONE_TIMEOUT_MS = 600_000;
 export interface CleanCloneOptions {
   /** The target repository (any folder inside its working tree); the suite runs at its counterpart. */
   repo: string;
-  /** The suite, a user-written shell command run through `/bin/sh -lc`. */
+  /** The suite, a user-written shell command run through `/bin/sh -c`. */
   command: string;
   /** Ignored dependency roots linked from the target; defaults per ecosystem. */
   links?: readonly string[];
@@ -46,6 +47,10 @@ export interface CleanCloneOptions {
   depth?: number;
   /** Let symlinks pointing outside the repository through (they dangle in any other checkout). */
   allowExternalSymlinks?: boolean;
+  /** Where the suite runs; the operator's sandbox (`HARNESS_SANDBOX`) when absent. */
+  sandbox?: Sandbox;
+  /** The suite gets the network (`test.network`); off by default. */
+  network?: boolean;
   /** Provision the clone afresh (with the warm package caches) instead of linking dependency folders. */
   provision?: { config?: ProvisionConfig; harnessHome?: string };
 }
@@ -59,6 +64,7 @@ async function provisionClone(options: CleanCloneOptions, cloneDir: string, scra
       logPath: options.logPath ?? join(scratch, "provision.log"),
       ...(options.provision?.config !== undefined ? { config: options.provision.config } : {}),
       ...(options.provision?.harnessHome !== undefined ? { harnessHome: options.provision.harnessHome } : {}),
+      ...(options.sandbox !== undefined ? { sandbox: options.sandbox } : {}),
     });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
@@ -100,7 +106,7 @@ export async function runCleanCloneCheck(options: CleanCloneOptions): Promise<Cl
       await provisionClone(options, clone.cloneDir, scratch);
       result.provisioned = true;
     }
-    Object.assign(result, await describeInvoked(options, clone.workDir, interpreter, result));
+    Object.assign(result, await describeInvoked(options, clone, interpreter, result));
     Object.assign(result, await runSuite(options, clone, interpreter, DEFAULT_CLEAN_CLONE_TIMEOUT_MS));
   } catch (error) {
     // The pipeline must always get a verdict to record, so even a fault of the harness itself

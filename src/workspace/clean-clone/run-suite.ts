@@ -5,7 +5,7 @@ import type { BuiltCleanClone } from "./build.js";
 import type { CleanCloneOptions } from "./check.js";
 import { commandWithInterpreter, pathWithInterpreter } from "./interpreter.js";
 import type { CleanCloneResult } from "./record.js";
-import { launchInClone } from "./suite.js";
+import { launchInClone, type CloneStep } from "./suite.js";
 
 /** Bounds of `outputTail`: enough of a failing suite's end for a retried implementer to act on. */
 export const CLEAN_CLONE_TAIL_LINES = 80;
@@ -28,17 +28,28 @@ export function suiteEnvSet(options: CleanCloneOptions, interpreter: string | un
   return set;
 }
 
+/** The sandbox step of the suite (and of the probe of what it invokes). */
+export function cloneStep(options: CleanCloneOptions, clone: BuiltCleanClone, interpreter: string | undefined): CloneStep {
+  return {
+    cloneDir: clone.cloneDir,
+    targetTop: clone.targetTop,
+    ...(options.sandbox !== undefined ? { sandbox: options.sandbox } : {}),
+    ...(options.network !== undefined ? { network: options.network } : {}),
+    ...(interpreter !== undefined ? { interpreter } : {}),
+  };
+}
+
 /** Runs the suite in `clone.workDir`; a timeout is a run that failed, a spawn failure "did not run". */
 export async function runSuite(options: CleanCloneOptions, clone: BuiltCleanClone, interpreter: string | undefined, defaultTimeoutMs: number): Promise<Partial<CleanCloneResult>> {
   const command = interpreter === undefined ? options.command : commandWithInterpreter(options.command, interpreter);
-  const result = await launchInClone(["/bin/sh", "-lc", command], {
+  const result = await launchInClone(["/bin/sh", "-c", command], {
     cwd: clone.workDir,
     env: { allow: options.env?.allow ?? [], set: suiteEnvSet(options, interpreter) },
     timeoutMs: options.timeoutMs ?? defaultTimeoutMs,
     tailLines: CLEAN_CLONE_TAIL_LINES,
     tailBytes: CLEAN_CLONE_TAIL_BYTES,
     ...(options.logPath !== undefined ? { logPath: options.logPath } : {}),
-  });
+  }, cloneStep(options, clone, interpreter));
   const outcome: Partial<CleanCloneResult> = { outputTail: result.tail, commit: clone.commit };
   const exitCode = exitCodeOf(result);
   // A suite that hangs once the change is committed is the change's failure, not the harness's:

@@ -10,18 +10,19 @@ import type { CleanCloneOptions } from "./check.js";
 import { pathWithInterpreter } from "./interpreter.js";
 import { invokedInterpreter, sameFile } from "./invoked.js";
 import type { CleanCloneResult } from "./record.js";
-import { suiteEnvSet } from "./run-suite.js";
+import type { BuiltCleanClone } from "./build.js";
+import { cloneStep, suiteEnvSet } from "./run-suite.js";
 import { launchInClone } from "./suite.js";
 
 /** Asks `program` its version the way the suite would run it; undefined when it cannot say. */
-async function probeVersion(program: string, cwd: string, options: CleanCloneOptions, interpreter: string | undefined): Promise<string | undefined> {
+async function probeVersion(program: string, clone: BuiltCleanClone, options: CleanCloneOptions, interpreter: string | undefined): Promise<string | undefined> {
   const result = await launchInClone([program, "--version"], {
-    cwd,
+    cwd: clone.workDir,
     env: { allow: options.env?.allow ?? [], set: suiteEnvSet(options, interpreter) },
     timeoutMs: 30_000,
     tailLines: 5,
     tailBytes: 4096,
-  });
+  }, cloneStep(options, clone, interpreter));
   if (result.exitCode !== 0 || result.timedOut) return undefined;
   const line = keepLastBytes(result.tail.trim().split("\n").pop() ?? "", 256).trim();
   return line === "" ? undefined : line;
@@ -39,10 +40,11 @@ function displayed(path: string, workDir: string): string {
  */
 export async function describeInvoked(
   options: CleanCloneOptions,
-  workDir: string,
+  clone: BuiltCleanClone,
   interpreter: string | undefined,
   result: Partial<CleanCloneResult>,
 ): Promise<Partial<CleanCloneResult>> {
+  const workDir = clone.workDir;
   const basePath = options.env?.set?.PATH ?? process.env.PATH ?? "";
   const searchPath = interpreter === undefined ? basePath : pathWithInterpreter(interpreter, basePath);
   const invoked = await invokedInterpreter(options.command, workDir, searchPath);
@@ -53,7 +55,7 @@ export async function describeInvoked(
   }
   if (interpreter !== undefined && (await sameFile(invoked.path, interpreter))) return { warnings };
   const name = displayed(invoked.path, workDir);
-  const version = await probeVersion(invoked.path, workDir, options, interpreter);
+  const version = await probeVersion(invoked.path, clone, options, interpreter);
   if (interpreter === undefined) {
     return version === undefined ? { interpreter: name, warnings: [...warnings, `could not ask ${name} its version`] } : { interpreter: name, interpreterVersion: version, warnings };
   }
