@@ -120,6 +120,24 @@ describe("EmbeddedQueue", () => {
     expect(leases.map((lease) => [lease.job.issue.number, lease.interruptions])).toEqual([[1, 0], [2, 0]]);
   });
 
+  it("refuses a redelivery after a restart, also of a delivery whose job already finished", async () => {
+    const queue = await openQueue();
+    const ran: string[] = [];
+    queue.start(async (lease) => {
+      ran.push(lease.job.deliveryId);
+    });
+    expect((await queue.enqueue(makeJob(1, "d-done"))).accepted).toBe(true);
+    await waitFor("the job run", () => ran.length === 1);
+    await queue.idle();
+    // Finished: no job file is left to carry its delivery id, only the delivery log.
+    expect((await readdir(join(dir, "jobs"))).filter((name) => name.endsWith(".json"))).toEqual([]);
+    await queue.close();
+    open.splice(0);
+    const restarted = await openQueue();
+    expect(await restarted.enqueue(makeJob(1, "d-done"))).toEqual({ accepted: false, reason: "duplicate-delivery" });
+    expect((await restarted.enqueue(makeJob(1, "d-new"))).accepted).toBe(true);
+  });
+
   it("bounds the delivery memory and drops a torn last line", async () => {
     const queue = await EmbeddedQueue.open({ dir, deliveryMemory: 3 });
     open.push(queue);
