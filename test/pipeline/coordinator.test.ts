@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { git } from "../../src/workspace/index.js";
 import { loadWorkflow } from "../../src/pipeline/index.js";
 import { schemas } from "../../src/schema/index.js";
-import { isRunning, readPid, removeTempDirs, waitFor } from "../support/tmp.js";
+import { processWithTag, removeTempDirs, waitFor } from "../support/tmp.js";
 import { kinds, launches, makeScenario, ofKind, runScenario, scriptedConfig } from "./helpers.js";
 
 afterAll(removeTempDirs);
@@ -160,8 +160,9 @@ describe("runStory", () => {
 
     expect(outcome).toMatchObject({ status: "blocked", failureClass: "retry-ceiling" });
     expect(ofKind(journal, "stage.finished")[0]).toMatchObject({ stage: "implementer", outcome: "failed", failureClass: "agent-timeout" });
-    const pid = readPid(`${s.launches}.pid`);
-    expect(await waitFor(() => !isRunning(pid), 5000)).toBe(true);
+    const tag = readFileSync(`${s.launches}.pid`, "utf8").trim();
+    expect(tag).toMatch(/^harness-hang-/);
+    expect(await waitFor(() => !processWithTag(tag), 5000)).toBe(true);
   });
 
   it("stops a running story on its abort signal as interrupted, ending the agent's process tree", async () => {
@@ -169,12 +170,15 @@ describe("runStory", () => {
     const controller = new AbortController();
     const running = runScenario(s, scriptedConfig(s, "hang"), { signal: controller.signal });
     expect(await waitFor(() => existsSync(`${s.launches}.pid`), 10_000)).toBe(true);
+    const runningTag = readFileSync(`${s.launches}.pid`, "utf8").trim();
+    expect(await waitFor(() => processWithTag(runningTag), 5000)).toBe(true);
     controller.abort();
     const { outcome, journal } = await running;
     expect(outcome).toMatchObject({ status: "blocked", failureClass: "interrupted" });
     expect(ofKind(journal, "retry.scheduled")).toEqual([]);
-    const pid = readPid(`${s.launches}.pid`);
-    expect(await waitFor(() => !isRunning(pid), 5000)).toBe(true);
+    const tag = readFileSync(`${s.launches}.pid`, "utf8").trim();
+    expect(tag).toMatch(/^harness-hang-/);
+    expect(await waitFor(() => !processWithTag(tag), 5000)).toBe(true);
   });
 
   it("counts an agent's non-zero exit and an invalid verdict as failed attempts", async () => {
