@@ -48,6 +48,7 @@ export {
   type ProvisionSettings,
 } from "./provision-config.js";
 export { resolveProvisionCommand, PROVISION_HOOK, type ProvisionSource, type ResolvedProvision } from "./provision-resolve.js";
+export { snapshotsDir, SNAPSHOTS_KEPT } from "./provision-snapshot.js";
 export {
   PROVISION_RECEIPT,
   provisionReceiptPath,

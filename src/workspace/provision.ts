@@ -10,7 +10,8 @@ import { cacheDir, harnessHome as defaultHarnessHome } from "./paths.js";
 import { validateProvisionConfig, type ProvisionConfig, type ProvisionSettings } from "./provision-config.js";
 import { WorkspaceProvisionError } from "./provision-error.js";
 import { excludeReceipt, provisionReceiptPath, PROVISION_RECEIPT, readReceipt, writeReceipt, type ProvisionReceipt } from "./provision-receipt.js";
-import { resolveProvisionCommand } from "./provision-resolve.js";
+import { resolveProvisionCommand, type ResolvedProvision } from "./provision-resolve.js";
+import { hasSnapshot, linkSnapshot, planSnapshot, saveSnapshot, type SnapshotPlan } from "./provision-snapshot.js";
 
 /** The package managers whose caches provisioning may write. */
 const CACHE_TOOLS = ["npm", "pnpm", "yarn", "cargo"] as const;
@@ -29,6 +30,8 @@ export interface ProvisionArgs {
   now?: () => Date;
   /** Where the command runs; the operator's sandbox (`HARNESS_SANDBOX`) when absent. */
   sandbox?: Sandbox;
+  /** Link a matching dependency snapshot instead of installing (default true; see provision-snapshot). */
+  snapshots?: boolean;
 }
 
 export interface ProvisionOutcome {
@@ -38,6 +41,8 @@ export interface ProvisionOutcome {
   attempts: number;
   /** True when a receipt already existed and nothing ran. */
   skipped: boolean;
+  /** Set when `node_modules` came from a snapshot (`linked`) or was kept as one (`saved`). */
+  snapshot?: { key: string; action: "linked" | "saved" };
 }
 
 /**
@@ -89,16 +94,53 @@ export async function provisionWorktree(args: ProvisionArgs): Promise<ProvisionO
   await excludeReceipt(args.worktree);
   const now = args.now ?? (() => new Date());
   const started = performance.now();
-  const attempts = resolved.argv ? await runWithRetry(args, settings, resolved.cmd, resolved.argv) : 0;
+  const home = args.harnessHome ?? defaultHarnessHome();
+  // No-op rungs run nothing, so they need no sandbox (nor valid sandbox settings).
+  const sandbox = resolved.argv ? (args.sandbox ?? sandboxFromEnv()) : undefined;
+  const plan: SnapshotPlan = sandbox ? await snapshotPlan(args, resolved, home, sandbox) : { eligible: false, reason: "nothing to install" };
+  if (hasSnapshot(plan)) {
+    try {
+      await linkSnapshot(plan, args.worktree);
+      // The receipt keeps its pinned keys; its command says where the tree came from.
+      const receipt: ProvisionReceipt = { cmd: `${resolved.cmd ?? ""} (linked from snapshot ${plan.key.slice(0, 12)})`, exitCode: 0, at: now().toISOString(), durationMs: Math.round(performance.now() - started) };
+      writeReceipt(args.worktree, receipt);
+      return { receiptPath, receipt, attempts: 0, skipped: false, snapshot: { key: plan.key, action: "linked" } };
+    } catch (error) {
+      appendNote(args.logPath, `snapshot ${plan.key} could not be linked, installing instead: ${(error as Error).message}`);
+    }
+  }
+  const attempts = resolved.argv && sandbox ? await runWithRetry(args, settings, resolved.cmd, resolved.argv, home, sandbox) : 0;
   const receipt: ProvisionReceipt = { cmd: resolved.cmd, exitCode: 0, at: now().toISOString(), durationMs: Math.round(performance.now() - started) };
   writeReceipt(args.worktree, receipt);
-  return { receiptPath, receipt, attempts, skipped: false };
+  const saved = plan.eligible && (await saveSnapshot(plan, args.worktree).catch(() => false));
+  return { receiptPath, receipt, attempts, skipped: false, ...(saved && plan.eligible ? { snapshot: { key: plan.key, action: "saved" as const } } : {}) };
+}
+
+/**
+ * Whether this install may use or leave a snapshot. Never without a sandbox when the App is
+ * root: unsandboxed repository code would run as root and could write the shared read-only files.
+ */
+async function snapshotPlan(args: ProvisionArgs, resolved: ResolvedProvision, home: string, sandbox: Sandbox): Promise<SnapshotPlan> {
+  if (args.snapshots === false) return { eligible: false, reason: "snapshots are off" };
+  if (!sandbox.settings.enabled && process.getuid?.() === 0) return { eligible: false, reason: "unsandboxed as root" };
+  try {
+    return await planSnapshot(args.worktree, resolved, home);
+  } catch (error) {
+    return { eligible: false, reason: (error as Error).message };
+  }
+}
+
+function appendNote(logPath: string, line: string): void {
+  try {
+    mkdirSync(dirname(logPath), { recursive: true });
+    appendFileSync(logPath, `# harness provision: ${line}\n`);
+  } catch {
+    // The note is a courtesy; the install that follows reports a broken log itself.
+  }
 }
 
 /** Runs the command, once more after a failure; returns the attempts it took or throws. */
-async function runWithRetry(args: ProvisionArgs, settings: ProvisionSettings, cmd: string | null, argv: string[]): Promise<number> {
-  const home = args.harnessHome ?? defaultHarnessHome();
-  const sandbox = args.sandbox ?? sandboxFromEnv();
+async function runWithRetry(args: ProvisionArgs, settings: ProvisionSettings, cmd: string | null, argv: string[], home: string, sandbox: Sandbox): Promise<number> {
   let env: EnvSpec;
   try {
     env = childEnv(home, settings.env);

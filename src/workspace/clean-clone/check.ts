@@ -61,6 +61,8 @@ async function provisionClone(options: CleanCloneOptions, cloneDir: string, scra
     await provisionWorktree({
       worktree: cloneDir,
       taskId: "clean-clone",
+      // A fresh install is the point of `clean_clone.provision`; a scratch clone's snapshot would only be garbage.
+      snapshots: false,
       logPath: options.logPath ?? join(scratch, "provision.log"),
       ...(options.provision?.config !== undefined ? { config: options.provision.config } : {}),
       ...(options.provision?.harnessHome !== undefined ? { harnessHome: options.provision.harnessHome } : {}),
