@@ -13,6 +13,7 @@ import { EventSink } from "./sink.js";
 import { runStage } from "./stage.js";
 import { ensureProvisioned, type TaskRun } from "./task.js";
 import type { RunStoryArgs, StoryOutcome } from "./types.js";
+import { declaredChecks } from "./workflow.js";
 
 /**
  * Takes a story through its workflow in a fresh, provisioned task worktree and returns how it
@@ -37,6 +38,7 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
     taskId,
     title: args.story.title,
     stages: args.workflow.stages.map((stage) => stage.id),
+    checks: declaredChecks(args.workflow),
     maxAttempts,
     readmission: args.readmission ?? false,
   });

@@ -75,6 +75,7 @@ async function stageBody(task: TaskRun, stage: Stage, attempt: number, retry: Re
       launch: seat.launch,
       stage: stage.id,
       attempt,
+      task: task.worktree.taskId,
       worktree: task.worktree.path,
       promptFile,
       artifactDir,

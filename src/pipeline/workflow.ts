@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import { schemas } from "../schema/index.js";
 import { parseTemplate } from "./context.js";
 import { WorkflowError } from "./errors.js";
+import type { DeclaredCheck } from "./snapshot.js";
 
 /** The harness's own folder: built-in workflows and prompts live under it. */
 export const HARNESS_ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -105,6 +106,17 @@ export function loadWorkflow(path: string = DEFAULT_WORKFLOW_PATH): Workflow {
     throw new WorkflowError(source, "$.on_failure.retry_stage", `names no stage of this workflow ('${raw.on_failure.retry_stage}')`);
   }
   return { source, name: raw.name, maxAttempts: raw.max_attempts, retryStage: raw.on_failure.retry_stage, stages };
+}
+
+/**
+ * The check runs a workflow's stages declare, in stage order: a stage with a suite gate or a
+ * verdict is a gate check, a stage with `clean_clone` also a clean-clone check.
+ */
+export function declaredChecks(workflow: Pick<Workflow, "stages">): DeclaredCheck[] {
+  return workflow.stages.flatMap((stage): DeclaredCheck[] => [
+    ...(stage.gate !== undefined || stage.verdict !== undefined ? [{ stage: stage.id, kind: "gate" as const }] : []),
+    ...(stage.cleanClone !== undefined ? [{ stage: stage.id, kind: "clean-clone" as const }] : []),
+  ]);
 }
 
 /** A prompt path resolves next to the workflow file first, then in the harness's own folder. */

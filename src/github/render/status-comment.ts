@@ -2,8 +2,7 @@
 import type { StorySnapshot } from "../../pipeline/index.js";
 import { boundComment } from "../limits.js";
 import { redactSecrets } from "../redact.js";
-import { stageTable } from "./markdown.js";
-import { blockedSection, progressLine, retryLine } from "./story.js";
+import { blockedSection, progressLine, progressTables, retryLine } from "./story.js";
 import type { RenderOptions } from "./types.js";
 
 /** Hidden marker by which the App finds its status comment again, even after a restart. */
@@ -16,7 +15,7 @@ export function renderStatusComment(snapshot: StorySnapshot, options: RenderOpti
   const lines = [STATUS_MARKER, `## story-harness: ${title || snapshot.storyId}`, "", progressLine(snapshot)];
   const retry = retryLine(snapshot, secrets);
   if (retry) lines.push("", retry);
-  lines.push("", stageTable(snapshot.stages));
+  lines.push(...progressTables(snapshot));
   lines.push(...blockedSection(snapshot, secrets, false));
   return boundComment(lines.join("\n"));
 }
