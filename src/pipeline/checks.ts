@@ -27,7 +27,7 @@ export async function runSuiteGate(task: TaskRun, stage: Stage, attempt: number,
   task.lastSuite = { command, timedOut: result.timedOut, outputTail: result.tail, ...(exitCode !== undefined ? { exitCode } : {}) };
   await task.sink.emit({
     kind: "gate.finished",
-    taskId: task.worktree.taskId,
+    taskId: task.taskId,
     stage: stage.id,
     attempt,
     command,
@@ -82,6 +82,6 @@ export async function runCleanClone(task: TaskRun, stage: Stage, attempt: number
   await task.deps.writeCleanCloneResult(join(attemptDir, artifact), result);
   // Absent optional fields stay absent: the record is what the JSON file holds.
   const record = JSON.parse(JSON.stringify(result)) as CleanCloneRecord;
-  await task.sink.emit({ kind: "clean_clone.finished", taskId: task.worktree.taskId, stage: stage.id, attempt, artifact, result: record });
+  await task.sink.emit({ kind: "clean_clone.finished", taskId: task.taskId, stage: stage.id, attempt, artifact, result: record });
   return record;
 }

@@ -2,15 +2,14 @@ import { appendFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { CleanCloneOptionsError, ProvisionConfigError, taskWorktreePath, WorkspaceProvisionError } from "../workspace/index.js";
 import { storyCommitMessage, commitWorktree } from "./commit.js";
-import type { RetryEvidence } from "./context.js";
 import { defaultDeps } from "./deps.js";
 import { ConfigError } from "./errors.js";
 import type { FailureClass } from "./events.js";
 import { Journal } from "./journal.js";
-import { archiveAttempt, createRunLayout, newRunId } from "./run-dir.js";
+import { runAttempts } from "./attempts.js";
+import { createRunLayout, newRunId } from "./run-dir.js";
 import { checkRunnable } from "./runnable.js";
 import { EventSink } from "./sink.js";
-import { runStage } from "./stage.js";
 import { ensureProvisioned, type TaskRun } from "./task.js";
 import type { RunStoryArgs, StoryOutcome } from "./types.js";
 import { declaredChecks } from "./workflow.js";
@@ -87,6 +86,7 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
     });
     const allowed = new Set(args.agentEnvAllow);
     task = {
+      taskId,
       story: args.story,
       config: args.config,
       workflow: args.workflow,
@@ -103,7 +103,7 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
     };
     await sink.emit({ kind: "worktree.created", taskId, worktree: worktree.path, branch: worktree.branch, base: worktree.base });
     await ensureProvisioned(task, "worktree");
-    return await runAttempts(task, args, testCommand, block);
+    return await runSingleTask(task, args, testCommand, block);
   } catch (error) {
     if (error instanceof WorkspaceProvisionError) {
       await sink.emit({ kind: "provision.failed", taskId, cmd: error.cmd, exitCode: error.exitCode, logTail: error.logTail });
@@ -120,48 +120,12 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
 
 type Block = (failureClass: FailureClass, detail: string) => Promise<StoryOutcome>;
 
-/** The stage machine: stage by stage, rerouting failed attempts to the retry stage. */
-async function runAttempts(task: TaskRun, args: RunStoryArgs, testCommand: string | undefined, block: Block): Promise<StoryOutcome> {
-  const { stages, retryStage } = task.workflow;
-  const taskId = task.worktree.taskId;
-  const retryIndex = stages.findIndex((stage) => stage.id === retryStage);
-  let attempt = 1;
-  let index = 0;
-  let retry: RetryEvidence | undefined;
-  while (index < stages.length) {
-    if (args.signal?.aborted) return block("interrupted", "the run was stopped");
-    const stage = stages[index];
-    if (!stage) break;
-    const outcome = await runStage(task, stage, attempt, retry, testCommand);
-    // A stop request ends the story as interrupted, not as an agent failure to retry.
-    if (args.signal?.aborted) return block("interrupted", `the run was stopped during ${stage.id}, attempt ${attempt}`);
-    if (outcome.passed) {
-      index += 1;
-      continue;
-    }
-    if (outcome.infrastructure) return block(outcome.failureClass, outcome.reason);
-    const at = task.clock().toISOString();
-    const archiveDir = archiveAttempt(task.layout, attempt, { stage: stage.id, failureClass: outcome.failureClass, reason: outcome.reason, at });
-    await task.sink.emit({ kind: "attempt.archived", taskId, attempt, archiveDir });
-    if (attempt >= task.maxAttempts) {
-      return block("retry-ceiling", `attempt ${attempt} of ${task.maxAttempts} failed at ${stage.id} (${outcome.failureClass}): ${outcome.reason}`);
-    }
-    await task.sink.emit({
-      kind: "retry.scheduled",
-      taskId,
-      failedAttempt: attempt,
-      nextAttempt: attempt + 1,
-      fromStage: stage.id,
-      retryStage,
-      failureClass: outcome.failureClass,
-      reason: outcome.reason,
-    });
-    retry = { attempt, stage: stage.id, failureClass: outcome.failureClass, reason: outcome.reason, ...outcome.evidence };
-    attempt += 1;
-    index = retryIndex;
-  }
+/** A story without a plan: its one task's attempts, then its commit on the story branch. */
+async function runSingleTask(task: TaskRun, args: RunStoryArgs, testCommand: string | undefined, block: Block): Promise<StoryOutcome> {
+  const result = await runAttempts(task, { stages: task.workflow.stages, retryStage: task.workflow.retryStage, testCommand });
+  if (!result.passed) return block(result.failureClass, result.reason);
   const commit = await commitWorktree(task.worktree.path, storyCommitMessage(task.story), { stage: true });
-  await task.sink.emit({ kind: "story.completed", taskId, branch: task.worktree.branch, commit });
+  await task.sink.emit({ kind: "story.completed", taskId: task.taskId, branch: task.worktree.branch, commit });
   try {
     await task.deps.removeTaskWorktree(args.repoDir, task.worktree.path);
   } catch (error) {

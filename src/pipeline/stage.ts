@@ -25,7 +25,7 @@ export type StageOutcome =
  * Journals `stage.started` and `stage.finished` around it.
  */
 export async function runStage(task: TaskRun, stage: Stage, attempt: number, retry: RetryEvidence | undefined, testCommand: string | undefined): Promise<StageOutcome> {
-  const taskId = task.worktree.taskId;
+  const taskId = task.taskId;
   const stageDir = task.layout.stageDir(attempt, stage.id);
   mkdirSync(join(stageDir, "artifacts"), { recursive: true });
   await task.sink.emit({ kind: "stage.started", taskId, stage: stage.id, attempt });
@@ -75,7 +75,7 @@ async function stageBody(task: TaskRun, stage: Stage, attempt: number, retry: Re
       launch: seat.launch,
       stage: stage.id,
       attempt,
-      task: task.worktree.taskId,
+      task: task.taskId,
       worktree: task.worktree.path,
       promptFile,
       artifactDir,
@@ -95,7 +95,7 @@ async function stageBody(task: TaskRun, stage: Stage, attempt: number, retry: Re
       const verdict = readArtifact(join(artifactDir, stage.verdict)) as { verdict: "pass" | "fail"; findings: string[]; retryGuidance?: string };
       await task.sink.emit({
         kind: "verdict.recorded",
-        taskId: task.worktree.taskId,
+        taskId: task.taskId,
         stage: stage.id,
         attempt,
         verdict: verdict.verdict,
