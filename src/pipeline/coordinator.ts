@@ -1,5 +1,6 @@
 import { appendFileSync } from "node:fs";
 import { join, relative } from "node:path";
+import { sandboxFromEnv } from "../sandbox/index.js";
 import { CleanCloneOptionsError, ProvisionConfigError, taskWorktreePath, WorkspaceProvisionError } from "../workspace/index.js";
 import { storyCommitMessage, commitWorktree } from "./commit.js";
 import { defaultDeps } from "./deps.js";
@@ -24,6 +25,7 @@ import { declaredChecks } from "./workflow.js";
 export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
   const clock = args.clock ?? (() => new Date());
   const deps = { ...defaultDeps(), ...args.deps };
+  const sandbox = args.sandbox ?? sandboxFromEnv();
   const runId = newRunId(clock());
   const layout = createRunLayout(args.harnessHome, args.story.id, runId);
   const sink = new EventSink(new Journal(layout.journal), args.reporter, join(layout.logs, "reporter.log"), clock);
@@ -40,6 +42,7 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
     checks: declaredChecks(args.workflow),
     maxAttempts,
     readmission: args.readmission ?? false,
+    ...(sandbox.settings.enabled ? {} : { unsandboxed: true as const }),
   });
 
   let testCommand: string | undefined;
@@ -98,6 +101,7 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
       harnessHome: args.harnessHome,
       agentEnv: args.config.agent.env.filter((name) => allowed.has(name)),
       clock,
+      sandbox,
       seatsLaunched: 0,
       ...(args.signal ? { signal: args.signal } : {}),
     };

@@ -35,6 +35,13 @@ export type FailureClass =
 /** The clean-clone result as recorded (the shape of the result file a stage declares with `clean_clone`); one definition, in workspace. */
 export type CleanCloneRecord = CleanCloneResult;
 
+/** The policy a step that ran repository code ran under. */
+export interface StepPolicy {
+  /** False when the operator set HARNESS_SANDBOX=off. */
+  sandboxed: boolean;
+  network: boolean;
+}
+
 interface EventBase {
   /** ISO-8601 time the event happened. */
   at: string;
@@ -46,7 +53,7 @@ export type HistoryEvent = EventBase &
      * `taskId` names the story's one task when it has no plan; a story with a plan announces its
      * tasks with `task.planned`. `checks` are the check runs the workflow's stages declare.
      */
-    | { kind: "run.started"; storyId: string; runId: string; taskId?: string; title: string; stages: string[]; maxAttempts: number; readmission: boolean; checks?: DeclaredCheck[] }
+    | { kind: "run.started"; storyId: string; runId: string; taskId?: string; title: string; stages: string[]; maxAttempts: number; readmission: boolean; checks?: DeclaredCheck[]; unsandboxed?: true }
     /** A task of the story's plan: its wave (1-based), its declared files and what blocks it. */
     | { kind: "task.planned"; taskId: string; title: string; wave: number; files: string[]; blockedBy: string[]; stages: string[] }
     /** A task took a slot: its worktree is made and provisioned inside that slot. */
@@ -61,9 +68,9 @@ export type HistoryEvent = EventBase &
     | { kind: "provision.failed"; taskId: string; cmd: string | null; exitCode: number | null; logTail: string }
     | { kind: "stage.started"; taskId: string; stage: string; attempt: number }
     | { kind: "stage.finished"; taskId: string; stage: string; attempt: number; outcome: "passed" | "failed"; durationMs: number; failureClass?: FailureClass; detail?: string }
-    | { kind: "gate.finished"; taskId: string; stage: string; attempt: number; command: string; exitCode?: number; timedOut: boolean; outputTail: string; durationMs: number }
+    | { kind: "gate.finished"; taskId: string; stage: string; attempt: number; command: string; exitCode?: number; timedOut: boolean; outputTail: string; durationMs: number; policy?: StepPolicy }
     | { kind: "verdict.recorded"; taskId: string; stage: string; attempt: number; verdict: "pass" | "fail"; findings: string[]; retryGuidance?: string }
-    | { kind: "clean_clone.finished"; taskId: string; stage: string; attempt: number; artifact: string; result: CleanCloneRecord }
+    | { kind: "clean_clone.finished"; taskId: string; stage: string; attempt: number; artifact: string; result: CleanCloneRecord; policy?: StepPolicy }
     | { kind: "attempt.archived"; taskId: string; attempt: number; archiveDir: string }
     | { kind: "retry.scheduled"; taskId: string; failedAttempt: number; nextAttempt: number; fromStage: string; retryStage: string; failureClass: FailureClass; reason: string }
     | { kind: "story.completed"; taskId?: string; branch: string; commit: string }

@@ -75,6 +75,8 @@ export interface StorySnapshot {
   planned: boolean;
   tasks: TaskSnapshot[];
   outcome: "running" | "completed" | "blocked";
+  /** True when the run's repository code ran with the sandbox switched off. */
+  unsandboxed?: boolean;
   failureClass?: FailureClass;
   detail?: string;
   blockedTasks?: string[];
@@ -131,6 +133,7 @@ export function reduceSnapshot(snapshot: StorySnapshot, event: HistoryEvent): St
       maxAttempts: event.maxAttempts,
       stages: pendingStages(event.stages),
       checks: (event.checks ?? []).map((check) => ({ ...check })),
+      ...(event.unsandboxed ? { unsandboxed: true } : {}),
     };
     if (event.taskId !== undefined) next.tasks.push(newTask(next, event.taskId, event.stages));
     return next;

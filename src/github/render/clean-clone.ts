@@ -2,7 +2,7 @@
 import { taskSnapshot, type StorySnapshot, type TaskSnapshot } from "../../pipeline/index.js";
 import { boundCheckRunOutput } from "../limits.js";
 import { redactSecrets } from "../redact.js";
-import { formatDuration, inlineCode, tailBlock } from "./markdown.js";
+import { formatDuration, inlineCode, policyLine, tailBlock } from "./markdown.js";
 import type { CheckRunOutput, RenderOptions } from "./types.js";
 
 type CleanCloneEvent = NonNullable<TaskSnapshot["cleanClones"][string]>;
@@ -57,6 +57,7 @@ export function renderCleanCloneCheck(snapshot: StorySnapshot, options: RenderOp
     `**Exit code:** ${exit}`,
     `**Commit:** ${result.commit ? inlineCode(result.commit) : "–"}`,
     `**Duration:** ${formatDuration(result.durationMs)}`,
+    ...policyLine(event.policy),
     "",
     "#### Output tail",
     tailBlock(result.outputTail, secrets),
