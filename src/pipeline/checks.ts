@@ -70,7 +70,7 @@ export function readArtifact(path: string): unknown {
  * Runs the clean-clone check the stage declares, writes its result into the attempt's folder
  * under the declared name, and journals it. The result is returned as it was recorded.
  */
-export async function runCleanClone(task: TaskRun, stage: Stage, attempt: number, artifact: string, command: string): Promise<CleanCloneRecord> {
+export async function runCleanClone(task: TaskRun, stage: Pick<Stage, "id">, attempt: number, artifact: string, command: string): Promise<CleanCloneRecord> {
   const attemptDir = task.layout.attemptDir(attempt);
   const result = await task.deps.runCleanCloneCheck({
     repo: task.worktree.path,

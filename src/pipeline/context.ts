@@ -19,6 +19,11 @@ export const PLACEHOLDERS = [
   "retry_guidance",
   "suite_result",
   "clean_clone_result",
+  "task_id",
+  "task_title",
+  "task_description",
+  "task_files",
+  "earlier_waves",
 ] as const;
 
 export type Placeholder = (typeof PLACEHOLDERS)[number];
@@ -61,6 +66,8 @@ export interface PromptContext {
   artifactDir: string;
   retry?: RetryEvidence;
   suite?: SuiteEvidence;
+  /** The task of the story's plan this prompt is for (absent: the story is one task). */
+  task?: { id: string; title: string; description: string; files: readonly string[]; earlier: string };
 }
 
 const NONE = "(none)";
@@ -81,6 +88,11 @@ export function placeholderValues(context: PromptContext): Record<Placeholder, s
     retry_guidance: retry?.retryGuidance ?? NONE,
     suite_result: context.suite ? renderSuite(context.suite) : NONE,
     clean_clone_result: retry?.cleanClone ? renderCleanClone(retry.cleanClone) : NONE,
+    task_id: context.task?.id ?? NONE,
+    task_title: context.task?.title ?? NONE,
+    task_description: context.task?.description.trim() || NONE,
+    task_files: context.task ? context.task.files.map((file) => `- \`${file}\``).join("\n") : NONE,
+    earlier_waves: context.task?.earlier.trim() || NONE,
   };
 }
 

@@ -14,6 +14,9 @@ import { EventSink } from "./sink.js";
 import { ensureProvisioned, type TaskRun } from "./task.js";
 import type { RunStoryArgs, StoryOutcome } from "./types.js";
 import { declaredChecks } from "./workflow.js";
+import { PlanError } from "./errors.js";
+import { PLAN_FENCE, readStoryPlan, type Plan } from "./plan.js";
+import { runPlannedStory } from "./plan-story.js";
 
 /**
  * Takes a story through its workflow in a fresh, provisioned task worktree and returns how it
@@ -32,11 +35,21 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
   const taskId = `task-${runId}`;
   const maxAttempts = args.config.maxAttempts ?? args.workflow.maxAttempts;
   const outcomeBase = { branch: args.branch, runDir: layout.root, worktree: taskWorktreePath(args.harnessHome, args.story.id, taskId) };
+  // The plan is read before anything runs: a refused plan never gets a worktree.
+  let plan: Plan | undefined;
+  let planError: PlanError | undefined;
+  try {
+    plan = readStoryPlan(args.story.body, `the story's ${PLAN_FENCE} block`);
+  } catch (error) {
+    if (!(error instanceof PlanError)) throw error;
+    planError = error;
+  }
+  const single = plan === undefined && planError === undefined;
   await sink.emit({
     kind: "run.started",
     storyId: args.story.id,
     runId,
-    taskId,
+    ...(single ? { taskId } : {}),
     title: args.story.title,
     stages: args.workflow.stages.map((stage) => stage.id),
     checks: declaredChecks(args.workflow),
@@ -47,11 +60,17 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
 
   let testCommand: string | undefined;
   try {
+    if (planError) throw planError;
     testCommand = checkRunnable(args.config, args.workflow, args.agentEnvAllow, "configuration").testCommand;
   } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    await sink.emit({ kind: "story.blocked", taskId, failureClass: "config-invalid", detail: error.message });
+    if (!(error instanceof ConfigError) && !(error instanceof PlanError)) throw error;
+    await sink.emit({ kind: "story.blocked", ...(single ? { taskId } : {}), failureClass: "config-invalid", detail: error.message });
     return { ...outcomeBase, status: "blocked", failureClass: "config-invalid", detail: error.message };
+  }
+  if (plan) {
+    const allowed = new Set(args.agentEnvAllow);
+    const agentEnv = args.config.agent.env.filter((name) => allowed.has(name));
+    return runPlannedStory({ args, runId, deps, layout, sink, clock, maxAttempts, testCommand, agentEnv, sandbox }, plan);
   }
 
   let task: TaskRun | undefined;

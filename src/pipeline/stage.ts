@@ -68,6 +68,7 @@ async function stageBody(task: TaskRun, stage: Stage, attempt: number, retry: Re
       artifactDir,
       ...(retry ? { retry } : {}),
       ...(task.lastSuite ? { suite: task.lastSuite } : {}),
+      ...(task.planContext ? { task: task.planContext } : {}),
     });
     writeFileSync(promptFile, prompt);
     task.seatsLaunched += 1;

@@ -31,6 +31,8 @@ export interface Stage {
   verdict?: string;
   /** Artifact name of the clean-clone result; its presence turns the check on. */
   cleanClone?: string;
+  /** `story`: with a plan, the stage runs once on the merged branch after the last wave instead of in every task. */
+  scope?: "task" | "story";
 }
 
 /** A loaded, validated workflow. */
@@ -50,6 +52,7 @@ interface RawStage {
   gate?: "suite";
   verdict?: string;
   clean_clone?: string;
+  scope?: "task" | "story";
 }
 interface RawWorkflow {
   name: string;
@@ -100,8 +103,10 @@ export function loadWorkflow(path: string = DEFAULT_WORKFLOW_PATH): Workflow {
     if (stage.gate !== undefined) loaded.gate = stage.gate;
     if (stage.verdict !== undefined) loaded.verdict = stage.verdict;
     if (stage.clean_clone !== undefined) loaded.cleanClone = stage.clean_clone;
+    if (stage.scope !== undefined) loaded.scope = stage.scope;
     return loaded;
   });
+  if (!stages.some((stage) => stage.scope !== "story")) throw new WorkflowError(source, "$.stages", "has no stage that runs per task (every stage has scope 'story')");
   if (!seen.has(raw.on_failure.retry_stage)) {
     throw new WorkflowError(source, "$.on_failure.retry_stage", `names no stage of this workflow ('${raw.on_failure.retry_stage}')`);
   }
