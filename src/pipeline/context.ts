@@ -19,11 +19,7 @@ export const PLACEHOLDERS = [
   "retry_guidance",
   "suite_result",
   "clean_clone_result",
-  "task_id",
-  "task_title",
-  "task_description",
-  "task_files",
-  "earlier_waves",
+  "plan_task",
 ] as const;
 
 export type Placeholder = (typeof PLACEHOLDERS)[number];
@@ -88,11 +84,7 @@ export function placeholderValues(context: PromptContext): Record<Placeholder, s
     retry_guidance: retry?.retryGuidance ?? NONE,
     suite_result: context.suite ? renderSuite(context.suite) : NONE,
     clean_clone_result: retry?.cleanClone ? renderCleanClone(retry.cleanClone) : NONE,
-    task_id: context.task?.id ?? NONE,
-    task_title: context.task?.title ?? NONE,
-    task_description: context.task?.description.trim() || NONE,
-    task_files: context.task ? context.task.files.map((file) => `- \`${file}\``).join("\n") : NONE,
-    earlier_waves: context.task?.earlier.trim() || NONE,
+    plan_task: context.task ? renderTask(context.task) : NONE,
   };
 }
 
@@ -103,6 +95,21 @@ export function renderPrompt(template: string, context: PromptContext): string {
     if (!KNOWN.has(name)) throw new Error(`unknown placeholder {{${name}}}`);
     return values[name as Placeholder];
   });
+}
+
+function renderTask(task: NonNullable<PromptContext["task"]>): string {
+  return [
+    `Task \`${task.id}\`: ${task.title}`,
+    ...(task.description.trim() !== "" ? ["", task.description.trim()] : []),
+    "",
+    "Files of the task (change nothing else):",
+    "",
+    ...task.files.map((file) => `- \`${file}\``),
+    "",
+    "What the earlier waves did:",
+    "",
+    task.earlier.trim() || NONE,
+  ].join("\n");
 }
 
 function renderSuite(suite: SuiteEvidence): string {

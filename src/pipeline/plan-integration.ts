@@ -1,7 +1,7 @@
 /** The story's integration step after the last wave: the story-level clean-clone check on the merged branch, then the story-level stages. */
 import { appendFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { WorkspaceProvisionError, type TaskWorktree } from "../workspace/index.js";
+import { CLEAN_CLONE_RESULT_FILE, WorkspaceProvisionError, type TaskWorktree } from "../workspace/index.js";
 import { runAttempts } from "./attempts.js";
 import { runCleanClone } from "./checks.js";
 import { commitWorktree, storyCommitMessage } from "./commit.js";
@@ -98,7 +98,9 @@ async function storyCleanClone(run: StoryRun, task: TaskRun, command: string): P
   mkdirSync(task.layout.attemptDir(1), { recursive: true });
   await run.sink.emit({ kind: "stage.started", taskId: task.taskId, stage, attempt: 1 });
   const started = performance.now();
-  const record = await runCleanClone(task, { id: stage }, 1, "clean-clone-result.json", command);
+  // The result file is named as the workflow's clean-clone stage names it.
+  const artifact = run.args.workflow.stages.find((candidate) => candidate.cleanClone !== undefined)?.cleanClone ?? CLEAN_CLONE_RESULT_FILE;
+  const record = await runCleanClone(task, { id: stage }, 1, artifact, command);
   const failure: IntegrationResult | undefined = !record.ran
     ? { passed: false, failureClass: "clean-clone-not-run", reason: `the clean-clone check of the merged branch could not run: ${record.reason ?? "no reason given"}` }
     : record.exitCode !== 0
