@@ -14,6 +14,7 @@ import { parseArgs } from "node:util";
 import { exec, execShell } from "../src/exec/index.js";
 import { loadWorkflow, parseHarnessConfig, runStory, type Reporter } from "../src/pipeline/index.js";
 import { HARNESS_IDENTITY } from "../src/workspace/index.js";
+import { probeSandbox, sandboxFromEnv } from "../src/sandbox/index.js";
 
 const { values } = parseArgs({ options: { files: { type: "string", default: "3000" }, reps: { type: "string", default: "5" } } });
 const FILES = Number(values.files);
@@ -28,8 +29,16 @@ async function run(argv: string[], cwd: string, env: Record<string, string> = {}
   const result = await exec(argv, { cwd, env: { set: env } });
   if (result.exitCode !== 0) throw new Error(`${argv.join(" ")} failed: ${result.tail}`);
 }
-async function sh(command: string, cwd: string, env: Record<string, string> = {}): Promise<void> {
-  const result = await execShell(command, { cwd, env: { set: env } });
+/**
+ * A raw shell as the harness runs it: `sh -c` (the provisioning override alone is `sh -lc`),
+ * with an empty HOME, as every sandboxed step has; a login shell reading the operator's own
+ * profile would make the baseline slower than what the harness does.
+ */
+async function sh(command: string, cwd: string, env: Record<string, string> = {}, login = false): Promise<void> {
+  const result = await (login ? execShell : (text: string, options: Parameters<typeof execShell>[1]) => exec(["/bin/sh", "-c", text], options))(command, {
+    cwd,
+    env: { set: { HOME: emptyHome, ...env } },
+  });
   if (result.exitCode !== 0) throw new Error(`${command} failed: ${result.tail}`);
 }
 
@@ -54,7 +63,7 @@ async function baseline(repo: string, root: string, rep: number): Promise<number
   const worktree = join(root, `raw-wt-${rep}`);
   const scratch = join(root, `raw-clone-${rep}`);
   await run(["git", "worktree", "add", "-q", "-b", `raw/${rep}`, worktree, "HEAD"], repo);
-  await sh(PROVISION, worktree);
+  await sh(PROVISION, worktree, {}, true);
   for (const stage of ["implementer", "tester", "verifier", "documenter"]) {
     const artifacts = join(root, `raw-artifacts-${rep}-${stage}`);
     mkdirSync(artifacts);
@@ -107,6 +116,8 @@ const median = (xs: number[]): number => {
 };
 
 const root = mkdtempSync(join(tmpdir(), "harness-bench-story-"));
+const emptyHome = join(root, "raw-home");
+mkdirSync(emptyHome);
 try {
   const repo = await mediumRepo(root);
   await harness(repo, root, -1); // warm-up: module loading, schema compilation, page cache
@@ -124,7 +135,8 @@ try {
     }
   }
   const ratio = median(full) / median(raw);
-  console.log(`files=${FILES} reps=${REPS}`);
+  // The harness side runs its provisioning, agents and suites in the operator's sandbox (on unless HARNESS_SANDBOX=off).
+  console.log(`files=${FILES} reps=${REPS} sandbox=${(await probeSandbox(sandboxFromEnv())).state}`);
   console.log(`raw commands: median ${median(raw).toFixed(0)} ms  (${raw.map((x) => x.toFixed(0)).join(", ")})`);
   console.log(`harness run:  median ${median(full).toFixed(0)} ms  (${full.map((x) => x.toFixed(0)).join(", ")})`);
   const pairRatios = full.map((value, index) => value / (raw[index] ?? value));
