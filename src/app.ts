@@ -19,6 +19,10 @@ export interface HarnessAppSettings {
   labelName: string;
   /** `HARNESS_GITHUB_THROTTLE=off` turns Octokit's client-side throttling of story reporting off. */
   githubThrottle: boolean;
+  /** The App's own secrets (webhook secret, private key and its lines), redacted from all it posts. */
+  appSecrets?: readonly string[];
+  /** `HARNESS_ALLOWED_BOTS`: bot logins (`name[bot]`) that may start stories; no other bot can. */
+  allowedBots?: readonly string[];
 }
 
 export interface HarnessAppOptions {
@@ -67,7 +71,8 @@ export function harnessApp(options: HarnessAppOptions): ApplicationFunction {
         agentEnvAllow: settings.agentEnvAllow,
         githubThrottle: settings.githubThrottle,
         pipeline: { runStory, loadWorkflow: () => loadWorkflow(), parseHarnessConfig, defaultConfig: DEFAULT_HARNESS_CONFIG },
-        createReporter: (target) => new GitHubReporter({ ...target, ...(deps.appSlug ? { botLogin: `${deps.appSlug}[bot]` } : {}) }),
+        createReporter: (target) =>
+          new GitHubReporter({ ...target, appSecrets: settings.appSecrets ?? [], ...(deps.appSlug ? { botLogin: `${deps.appSlug}[bot]` } : {}) }),
         log: app.log,
       }),
     );

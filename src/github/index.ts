@@ -12,7 +12,9 @@ export { BLOCKED_LABEL, addLabel, removeLabel, ensureLabel, hasLabel } from "./l
 export { GitHubReporter, type GitHubReporterOptions } from "./reporter.js";
 export { planChecks, CHECK_NAMES, RETRY_ACTION, type CheckName, type PlannedCheck, type CheckStatus, type CheckConclusion } from "./check-plan.js";
 export { storyBranch, storyIssueFromBranch, storyExternalId, findStoryPullRequest, isCompletedStory, type StoryPullRequest } from "./story-lookup.js";
-export { redactSecrets, REDACTED } from "./redact.js";
+export { redactSecrets, redactPem, REDACTED } from "./redact.js";
+export { appSecretValues } from "./app-secrets.js";
+export { singleLine, neutralise, untrustedLine } from "./render/text.js";
 export {
   boundMarkdown,
   boundCheckRunOutput,

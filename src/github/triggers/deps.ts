@@ -2,6 +2,7 @@
 import type { ProbotOctokit } from "probot";
 import { storyKey, type JobRepository, type StoryJob, type StoryQueue } from "../../queue/index.js";
 import type { GitHubLog } from "../log.js";
+import { singleLine } from "../render/text.js";
 
 export interface TriggerDeps {
   queue: StoryQueue;
@@ -95,7 +96,8 @@ export function buildJob(
     kind,
     installationId: scope.installationId,
     repository: scope.repository,
-    issue: { number: issue.number, title: issue.title, body: issue.body ?? "" },
+    // One line: the title becomes a commit subject and a pull request title, where a line break would let it add trailers.
+    issue: { number: issue.number, title: singleLine(issue.title), body: issue.body ?? "" },
     ...(pullNumber !== undefined ? { pullNumber } : {}),
     requestedBy,
     deliveryId: scope.deliveryId,
