@@ -4,17 +4,7 @@ import { flushPendingWrites } from "../workspace/index.js";
 import { DeliveryLog, DEFAULT_DELIVERY_MEMORY } from "./delivery-log.js";
 import { acquireLock, liveHolder, releaseLock, type LockOwner } from "./job-lock.js";
 import { JobStore, newJobId, type JobRecord } from "./job-store.js";
-import type { EnqueueOutcome, StoryJob, StoryQueue } from "./port.js";
-
-/** A job handed to a worker; `interruptions` > 0 means a runner died while running it before. */
-export interface JobLease {
-  jobId: string;
-  job: StoryJob;
-  interruptions: number;
-}
-
-/** Runs one job. Its errors are logged by the queue; the job is finished either way. */
-export type JobWorker = (lease: JobLease, signal: AbortSignal) => Promise<void>;
+import type { EnqueueOutcome, JobLease, JobWorker, QueuedJobView, StoryJob, StoryQueue } from "./port.js";
 
 export interface EmbeddedQueueOptions {
   /** The queue's folder, `<harnessHome>/queue`. */
@@ -108,6 +98,16 @@ export class EmbeddedQueue implements StoryQueue {
   /** The jobs this process knows, oldest first (queued and running). */
   jobs(): JobRecord[] {
     return [...this.records.values()].sort((a, b) => a.id.localeCompare(b.id));
+  }
+
+  async snapshot(): Promise<QueuedJobView[]> {
+    return this.jobs().map((record) => ({
+      jobId: record.id,
+      job: record.job,
+      state: record.state,
+      interruptions: record.interruptions,
+      ...(record.startedAt ? { startedAt: record.startedAt } : {}),
+    }));
   }
 
   /** Starts running jobs with `worker`, now and whenever one is enqueued or the folder changes. */

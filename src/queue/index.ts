@@ -1,4 +1,16 @@
-export { storyKey, type StoryQueue, type StoryJob, type JobRepository, type EnqueueOutcome } from "./port.js";
-export { EmbeddedQueue, type EmbeddedQueueOptions, type JobLease, type JobWorker } from "./embedded.js";
+export {
+  storyKey,
+  DEFAULT_LEASE_TIMING,
+  type StoryQueue,
+  type JobIntake,
+  type StoryJob,
+  type JobRepository,
+  type EnqueueOutcome,
+  type JobLease,
+  type JobWorker,
+  type LeaseTiming,
+  type QueuedJobView,
+} from "./port.js";
+export { EmbeddedQueue, type EmbeddedQueueOptions } from "./embedded.js";
 export { DeliveryLog, DEFAULT_DELIVERY_MEMORY } from "./delivery-log.js";
 export type { JobRecord } from "./job-store.js";

@@ -53,11 +53,21 @@ describe("parseCommands", () => {
     expect(kinds(`${"x".repeat(MAX_COMMENT_CHARS - 30)}\n/harness retry-blocked`)).toEqual(["retry-blocked"]);
   });
 
-  it("reads megabytes of near-misses and a single long line without finding anything (linearity is measured in bench/github-text.ts)", () => {
+  // Speed and linearity on megabytes are benchmark claims (bench/github-text.ts); here only the result.
+  it("finds nothing in megabytes of near-misses, with no cap", () => {
     const nearMisses = ["/harnes retry-blocked", " /harnessx", "> /harness retry-blocked", "```", "/harness-not", "    /harness help", "<!-- -->", "~~", "``` a`"];
-    const body = Array.from({ length: 200_000 }, (_, i) => nearMisses[i % nearMisses.length]).join("\n");
-    expect(parseCommands(body, { maxChars: Infinity, maxCommands: Infinity })).toEqual([]);
-    expect(parseCommands("/harnes ".repeat(1 << 17))).toEqual([]);
+    const lines: string[] = [];
+    for (let size = 0, i = 0; size < 2 << 20; i += 1) {
+      const line = nearMisses[i % nearMisses.length] ?? "";
+      lines.push(line);
+      size += line.length + 1;
+    }
+    expect(parseCommands(lines.join("\n"), { maxChars: Infinity, maxCommands: Infinity })).toEqual([]);
+    // A single 1 MiB line with no newline is near-miss text too.
+    expect(parseCommands("/harnes ".repeat(1 << 17), { maxChars: Infinity })).toEqual([]);
+    // The same text with one real command after it still finds that command, on the right line.
+    expect(parseCommands(`${lines.slice(0, 9000).join("\n")}\n\n/harness help`, { maxChars: Infinity, maxCommands: Infinity })).toEqual([{ kind: "help", line: 9002 }]);
+    // A code span naming a tag hides nothing.
     expect(parseCommands("`<details>` ".repeat(1 << 14) + "\n/harness help", { maxChars: Infinity })).toEqual([{ kind: "help", line: 2 }]);
   });
 });
@@ -68,6 +78,6 @@ describe("parseCommands on adversarial input", () => {
     for (const opener of ["<!--\n", "```\n", "> quote\n", "<pre>\n", "<details>\n\n", "text <details>\n\n"]) {
       expect([opener, parseCommands(`${opener}${lines}`, { maxChars: Infinity })]).toEqual([opener, []]);
     }
-    expect(kinds("<!-- a\nb --> tail\n\n/harness help")).toEqual(["help"]);
+    expect(kinds("<!-- a\nb --> tail\n/harness help")).toEqual(["help"]);
   });
 });
