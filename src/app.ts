@@ -3,7 +3,9 @@
  * process that runs stories, the runner to the queue's jobs. Nothing else happens here.
  */
 import type { ApplicationFunction, Probot } from "probot";
-import { GitHubReporter, handleIssueComment, handleIssueLabeled, handleRetryAction, type TriggerDeps, type TriggerOutcome } from "./github/index.js";
+import {
+  GitHubReporter, guardWebhooks, handleIssueComment, handleIssueLabeled, handleRetryAction, type NodeMiddleware, type TriggerDeps, type TriggerOutcome,
+} from "./github/index.js";
 import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "./pipeline/index.js";
 import type { StoryQueue } from "./queue/index.js";
 import { createStoryRunner, type AppOctokit, type RunnerLog } from "./runner/index.js";
@@ -23,6 +25,14 @@ export interface HarnessAppSettings {
   appSecrets?: readonly string[];
   /** `HARNESS_ALLOWED_BOTS`: bot logins (`name[bot]`) that may start stories; no other bot can. */
   allowedBots?: readonly string[];
+  /**
+   * WEBHOOK_SECRET (Probot's default when unset). With it, deliveries are checked at the door
+   * (size, arrival, signature) before Probot reads or logs them; without it (benchmarks of a
+   * bare server) Probot's middleware alone answers.
+   */
+  webhookSecret?: string;
+  /** WEBHOOK_PATH, Probot's webhook path. */
+  webhookPath?: string;
 }
 
 export interface HarnessAppOptions {
@@ -48,6 +58,7 @@ export interface AppHandle {
 export function harnessApp(options: HarnessAppOptions): ApplicationFunction {
   return (app: Probot) => {
     const { queue, settings } = options;
+    if (settings.webhookSecret !== undefined) guardProbotWebhooks(app, { secret: settings.webhookSecret, path: settings.webhookPath ?? DEFAULT_WEBHOOK_PATH });
     // Replies go out after GitHub has its answer: a handler's only wait is the enqueue (and, for
     // a command, the permission check that must precede it).
     const defer = (work: () => Promise<void>): void => {
@@ -107,4 +118,21 @@ export function learnAppIdentity(app: AppHandle): AppIdentity & { ready: Promise
     })
     .catch((error: unknown) => app.log.warn({ err: { message: String(error) } }, "could not read the App's slug"));
   return identity;
+}
+
+/** Probot's default webhook path. */
+const DEFAULT_WEBHOOK_PATH = "/api/github/webhooks";
+
+/**
+ * Puts the webhook guard in front of Probot's webhook middleware. Probot's server asks the
+ * App's Probot instance for that middleware when it starts, after loading the App, so the
+ * instance hands out the guarded one; nothing reaches Probot's body reading, or its logging of
+ * a delivery whose signature failed, without passing the guard first.
+ */
+function guardProbotWebhooks(app: Probot, options: { secret: string; path: string }): void {
+  const original = app.getNodeMiddleware.bind(app);
+  app.getNodeMiddleware = async (middlewareOptions) => {
+    const inner = (await original(middlewareOptions)) as NodeMiddleware;
+    return guardWebhooks(inner, { ...options, log: app.log }) as Awaited<ReturnType<Probot["getNodeMiddleware"]>>;
+  };
 }

@@ -45,7 +45,12 @@ export function readAppSettings(env: NodeJS.ProcessEnv): HarnessAppSettings {
     if (!/^[A-Za-z0-9][A-Za-z0-9-]*\[bot\]$/.test(login)) throw new UsageError(`HARNESS_ALLOWED_BOTS: '${login}' is not a bot login (name[bot])`, USAGE);
   }
   const appSecrets = appSecretValues({ webhookSecret: env.WEBHOOK_SECRET, privateKey: env.PRIVATE_KEY ?? readPrivateKeyFile(env.PRIVATE_KEY_PATH) });
-  return { harnessHome: harnessHome(env), concurrency, agentEnvAllow, labelName, githubThrottle: throttle === "on", appSecrets, allowedBots };
+  return {
+    harnessHome: harnessHome(env), concurrency, agentEnvAllow, labelName, githubThrottle: throttle === "on", appSecrets, allowedBots,
+    // Probot's own fallbacks, so the door checks what Probot would.
+    webhookSecret: env.WEBHOOK_SECRET || "development",
+    ...(env.WEBHOOK_PATH ? { webhookPath: env.WEBHOOK_PATH } : {}),
+  };
 }
 
 /** The private key file Probot would read, for redaction; a missing file is Probot's error to report. */

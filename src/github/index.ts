@@ -14,6 +14,7 @@ export { planChecks, CHECK_NAMES, RETRY_ACTION, type CheckName, type PlannedChec
 export { storyBranch, storyIssueFromBranch, storyExternalId, findStoryPullRequest, isCompletedStory, type StoryPullRequest } from "./story-lookup.js";
 export { redactSecrets, redactPem, REDACTED } from "./redact.js";
 export { appSecretValues } from "./app-secrets.js";
+export { guardWebhooks, signatureMatches, MAX_WEBHOOK_BYTES, type NodeMiddleware, type WebhookGuardOptions } from "./webhook-guard.js";
 export { singleLine, neutralise, untrustedLine } from "./render/text.js";
 export {
   boundMarkdown,
