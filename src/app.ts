@@ -4,10 +4,10 @@
  */
 import type { ApplicationFunction, Probot } from "probot";
 import {
-  GitHubReporter, guardWebhooks, handleIssueComment, handleIssueLabeled, handleRetryAction, type NodeMiddleware, type TriggerDeps, type TriggerOutcome,
+  GitHubReporter, guardWebhooks, queueNoticeListeners, handleIssueComment, handleIssueLabeled, handleRetryAction, type NodeMiddleware, type TriggerDeps, type TriggerOutcome,
 } from "./github/index.js";
 import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "./pipeline/index.js";
-import type { StoryQueue } from "./queue/index.js";
+import { storyKey, type StoryQueue } from "./queue/index.js";
 import { createStoryRunner, type AppOctokit, type RunnerLog } from "./runner/index.js";
 
 /** The App's own settings (from the environment, see `harness serve`). */
@@ -50,7 +50,8 @@ export interface AppIdentity {
 
 /** What a story worker needs of Probot: the App's JWT-authenticated octokit and a logger. */
 export interface AppHandle {
-  auth: () => Promise<unknown>;
+  /** The App's octokit; with an installation id, one authenticated as that installation. */
+  auth: (installationId?: number) => Promise<unknown>;
   log: RunnerLog;
 }
 
@@ -66,7 +67,7 @@ export function harnessApp(options: HarnessAppOptions): ApplicationFunction {
         work().catch((error: unknown) => app.log.warn({ err: { message: String(error) } }, "a reply to a webhook failed"));
       });
     };
-    const deps: TriggerDeps = { queue, labelName: settings.labelName, log: app.log, defer };
+    const deps: TriggerDeps = { queue, labelName: settings.labelName, log: app.log, defer, ...(settings.allowedBots ? { allowedBots: settings.allowedBots } : {}) };
     const identity = learnAppIdentity(app);
     void identity.ready.then(() => {
       if (identity.slug) deps.appSlug = identity.slug;
@@ -92,18 +93,31 @@ export function startStoryWorker(args: { queue: StoryQueue; settings: HarnessApp
   const { queue, settings, app } = args;
   const identity = args.identity ?? learnAppIdentity(app);
   const appOctokit = async (): Promise<AppOctokit> => (await app.auth()) as AppOctokit;
-  queue.start(
-    createStoryRunner({
-      appOctokit,
-      harnessHome: settings.harnessHome,
-      agentEnvAllow: settings.agentEnvAllow,
-      githubThrottle: settings.githubThrottle,
-      pipeline: { runStory, loadWorkflow: () => loadWorkflow(), parseHarnessConfig, defaultConfig: DEFAULT_HARNESS_CONFIG },
-      createReporter: (target) =>
-        new GitHubReporter({ ...target, appSecrets: settings.appSecrets ?? [], ...(identity.slug ? { botLogin: `${identity.slug}[bot]` } : {}) }),
-      log: app.log,
-    }),
-  );
+  queue.listen?.(queueNoticeListeners({ installationOctokit: async (id) => (await app.auth(id)) as AppOctokit, log: app.log }));
+  // The revision each running story was admitted at, for its status comment (one job per story at a time).
+  const revisions = new Map<string, string>();
+  const runner = createStoryRunner({
+    appOctokit,
+    harnessHome: settings.harnessHome,
+    agentEnvAllow: settings.agentEnvAllow,
+    githubThrottle: settings.githubThrottle,
+    pipeline: { runStory, loadWorkflow: () => loadWorkflow(), parseHarnessConfig, defaultConfig: DEFAULT_HARNESS_CONFIG },
+    createReporter: (target) => {
+      const revision = revisions.get(storyKey(target.owner, target.repo, target.issueNumber));
+      return new GitHubReporter({
+        ...target, appSecrets: settings.appSecrets ?? [], ...(revision ? { revision } : {}), ...(identity.slug ? { botLogin: `${identity.slug}[bot]` } : {}),
+      });
+    },
+    log: app.log,
+  });
+  queue.start(async (lease, signal) => {
+    if (lease.job.issue.updatedAt) revisions.set(lease.job.storyKey, lease.job.issue.updatedAt);
+    try {
+      await runner(lease, signal);
+    } finally {
+      revisions.delete(lease.job.storyKey);
+    }
+  });
 }
 
 /** Asks GitHub who the App is, without making start-up wait on it. */
