@@ -1,15 +1,15 @@
 /**
  * Who may start a story: a decision made from GitHub's current state, never from the payload
  * alone. A person needs write, maintain or admin permission on the repository, asked of GitHub
- * when the event arrives and asked again when the job starts (a writer downgraded in between
- * starts nothing). A bot never starts a story unless the operator allowlists its login
+ * when the job starts (a writer downgraded after queueing starts nothing) and, for a command or
+ * a Retry press, already when the event arrives. A bot never starts a story unless the operator allowlists its login
  * (`HARNESS_ALLOWED_BOTS`); an allowlisted bot has no repository role to check.
  */
 import type { ProbotOctokit } from "probot";
 import type { StoryJob } from "../queue/index.js";
 import type { GitHubLog } from "./log.js";
 import { canRunCommands } from "./permissions.js";
-import { renderPermissionLost } from "./render/replies.js";
+import { renderNotAdmitted } from "./render/replies.js";
 
 export interface Actor {
   login?: string;
@@ -46,14 +46,14 @@ export async function admitActor(octokit: ProbotOctokit, owner: string, repo: st
 
 /**
  * Asked by the runner when a job starts, before anything is cloned: does whoever queued it
- * still have write access? When not, the issue gets one reply and the job ends having started
+ * (labelled the issue, commented, pressed Retry) have write access now? When not, the issue gets one reply and the job ends having started
  * nothing. A bot's job was admitted by the allowlist at the door and has no role to re-check.
  */
 export async function confirmAdmission(octokit: ProbotOctokit, job: StoryJob, log: GitHubLog): Promise<boolean> {
   if (isBotLogin({ login: job.requestedBy })) return true;
   const { owner, name: repo } = job.repository;
   if (await canRunCommands(octokit, owner, repo, job.requestedBy)) return true;
-  log.warn({ story: job.storyKey, requestedBy: job.requestedBy }, "the actor lost write access before the job started; nothing started");
-  await octokit.rest.issues.createComment({ owner, repo, issue_number: job.issue.number, body: renderPermissionLost(job.requestedBy, job.issue.number) });
+  log.warn({ story: job.storyKey, requestedBy: job.requestedBy }, "whoever queued the job has no write access now; nothing started");
+  await octokit.rest.issues.createComment({ owner, repo, issue_number: job.issue.number, body: renderNotAdmitted(job.requestedBy, job.issue.number) });
   return false;
 }

@@ -26,14 +26,9 @@ export function renderNotPermitted(login: string): string {
   return `@${login} only people with write, maintain or admin permission on this repository can run story-harness commands.`;
 }
 
-/** Reply when someone without write access labels an issue as a story. */
-export function renderNotPermittedToLabel(login: string, label: string): string {
-  return `@${login} only people with write, maintain or admin permission on this repository can start a story; the ${inlineCode(label)} label you added started nothing.`;
-}
-
-/** Reply when whoever queued a job lost write access before it started. */
-export function renderPermissionLost(login: string, issueNumber: number): string {
-  return `Story #${issueNumber} was not started: @${login}, who asked for it, no longer has write, maintain or admin permission on this repository. Someone with write access can start it again.`;
+/** Reply when whoever labelled or re-admitted a story has no write access when its job starts (never had, or lost it since). */
+export function renderNotAdmitted(login: string, issueNumber: number): string {
+  return `Story #${issueNumber} was not started: @${login}, who asked for it, does not have write, maintain or admin permission on this repository now. Someone with write access can label it again or comment \`${RETRY_COMMAND}\`.`;
 }
 
 /** Reply when a story is labelled or retried while it is already queued or running. */

@@ -33,7 +33,6 @@ export type ReplyReason =
   | "help"
   | "unknown-command"
   | "not-permitted"
-  | "permission-lost"
   | "already-active"
   | "already-completed"
   | "blocked-use-retry"

@@ -1,15 +1,14 @@
 /** `issues.labeled` with the story label: starts the story when the labeller may. */
 import type { Context } from "probot";
-import { admitActor } from "../admission.js";
 import { BLOCKED_LABEL, hasLabel } from "../labels.js";
-import { renderAlreadyActive, renderBlockedUseRetry, renderNotPermittedToLabel } from "../render/replies.js";
-import { admissionPolicy, buildJob, DEFAULT_STORY_LABEL, isBotActor, reply, scopeOf, type TriggerDeps, type TriggerOutcome } from "./deps.js";
+import { renderAlreadyActive, renderBlockedUseRetry } from "../render/replies.js";
+import { buildJob, DEFAULT_STORY_LABEL, isBotActor, reply, scopeOf, type TriggerDeps, type TriggerOutcome } from "./deps.js";
 
 /**
  * Enqueues a `start` job for a newly labelled story, with the issue's title and body as the
  * labeller saw them (the payload's, at its `updated_at`). A bot's label counts only when the
- * operator allowlisted it; a person needs write access, asked of GitHub now (and again when the
- * job starts). A story already queued or running gets a reply; a redelivered or replayed
+ * operator allowlisted it; a person needs write access, asked of GitHub when the job starts.
+ * A story already queued or running gets a reply; a redelivered or replayed
  * webhook gets nothing; a blocked story is pointed at the retry command. A completed story is
  * recognised by the runner, which replies with a link to its pull request.
  */
@@ -28,10 +27,9 @@ export async function handleIssueLabeled(context: Context<"issues.labeled">, dep
     return { action: "replied", reason: "blocked-use-retry" };
   }
   const sender = payload.sender;
-  if ((await admitActor(scope.octokit, scope.owner, scope.repo, sender, admissionPolicy(deps))) !== "admitted") {
-    await reply(scope, issue.number, renderNotPermittedToLabel(sender.login, labelName));
-    return { action: "replied", reason: "not-permitted" };
-  }
+  // No GitHub request before the answer: the labeller's permission, like whether the story
+  // already completed, is the runner's first question (confirmAdmission), asked before it
+  // clones anything; a labeller without write access gets the runner's reply and nothing runs.
   const job = buildJob(scope, "start", { number: issue.number, title: issue.title, body: issue.body, updatedAt: issue.updated_at }, sender.login, deps);
   const outcome = await deps.queue.enqueue(job);
   if (outcome.accepted) return { action: "enqueued", jobId: outcome.jobId, job };
