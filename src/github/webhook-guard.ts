@@ -35,11 +35,28 @@ function header(request: IncomingMessage, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-function answer(response: ServerResponse, refusal: Refusal, close: boolean): void {
+/** How long the rest of a refused body is drained (discarded as it arrives) before the connection is cut. */
+const DRAIN_MS = 10_000;
+
+function answer(response: ServerResponse, refusal: Refusal): void {
   if (response.headersSent) return;
-  const body = `${JSON.stringify({ error: refusal.reason })}\n`;
-  response.writeHead(refusal.status, { "content-type": "application/json", ...(close ? { connection: "close" } : {}) });
-  response.end(body);
+  response.writeHead(refusal.status, { "content-type": "application/json" });
+  response.end(`${JSON.stringify({ error: refusal.reason })}\n`);
+}
+
+/**
+ * Lets the rest of an unread body go: discarded as it arrives (never kept), so the client can
+ * read the answer before the connection closes; cut after a while, so a sender that never
+ * stops does not hold the connection.
+ */
+function drain(request: IncomingMessage): void {
+  if (request.complete) return;
+  const cut = setTimeout(() => request.destroy(), DRAIN_MS);
+  cut.unref();
+  request.once("end", () => clearTimeout(cut));
+  request.once("close", () => clearTimeout(cut));
+  request.removeAllListeners("data");
+  request.resume();
 }
 
 /** True when `signature` (`sha256=<hex>`) is the HMAC-SHA256 of `body` with `secret`. */
@@ -89,20 +106,18 @@ export function guardWebhooks(inner: NodeMiddleware, options: WebhookGuardOption
     const pathname = new URL(request.url ?? "/", "http://localhost").pathname.replace(/\/+$/, "");
     if (request.method !== "POST" || pathname !== options.path.replace(/\/+$/, "")) return inner(request, response, next);
     const delivery = { deliveryId: header(request, "x-github-delivery") ?? "(none)", event: header(request, "x-github-event") ?? "(none)" };
-    const refuse = (refusal: Refusal, bytes: number, readAll: boolean): boolean => {
+    const refuse = (refusal: Refusal, bytes: number): boolean => {
       options.log.warn({ ...delivery, bytes, status: refusal.status, reason: refusal.reason }, "webhook delivery refused");
-      // A body left unread cannot be followed by another request on the connection: Node closes
-      // it after the answer; what still arrives is dropped as it comes, never kept.
-      answer(response, refusal, !readAll);
-      if (!readAll) request.resume();
+      answer(response, refusal);
+      drain(request);
       return true;
     };
     const declared = Number(header(request, "content-length") ?? Number.NaN);
-    if (Number.isFinite(declared) && declared > maxBytes) return refuse({ status: 413, reason: `the body is over ${maxBytes} bytes` }, declared, false);
+    if (Number.isFinite(declared) && declared > maxBytes) return refuse({ status: 413, reason: `the body is over ${maxBytes} bytes` }, declared);
     const read = await readBounded(request, maxBytes, deadlineMs);
-    if ("refusal" in read) return refuse(read.refusal, read.bytes, false);
+    if ("refusal" in read) return refuse(read.refusal, read.bytes);
     if (!signatureMatches(options.secret, read.body, header(request, "x-hub-signature-256"))) {
-      return refuse({ status: 400, reason: "the signature does not match the body and the webhook secret" }, read.body.length, true);
+      return refuse({ status: 400, reason: "the signature does not match the body and the webhook secret" }, read.body.length);
     }
     (request as IncomingMessage & { body?: string }).body = read.body.toString("utf8");
     return inner(request, response, next);

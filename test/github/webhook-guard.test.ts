@@ -50,6 +50,7 @@ function send(headers: Record<string, string | number>, chunk: Buffer, times: nu
       answered = true;
       response.resume();
       resolve({ status: response.statusCode ?? 0, sentBefore: sent });
+      req.destroy();
     });
     req.on("error", (error) => {
       if (!answered) reject(error);
