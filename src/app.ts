@@ -9,6 +9,7 @@ import {
 import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "./pipeline/index.js";
 import { storyKey, type StoryQueue } from "./queue/index.js";
 import { createStoryRunner, type AppOctokit, type RunnerLog } from "./runner/index.js";
+import { probeSandbox, sandboxFromEnv, UNSANDBOXED_WARNING, type Sandbox } from "./sandbox/index.js";
 
 /** The App's own settings (from the environment, see `harness serve`). */
 export interface HarnessAppSettings {
@@ -33,6 +34,8 @@ export interface HarnessAppSettings {
   webhookSecret?: string;
   /** WEBHOOK_PATH, Probot's webhook path. */
   webhookPath?: string;
+  /** Where repository code runs (`HARNESS_SANDBOX`…); the environment's sandbox when absent. */
+  sandbox?: Sandbox;
 }
 
 export interface HarnessAppOptions {
@@ -94,6 +97,12 @@ export function startStoryWorker(args: { queue: StoryQueue; settings: HarnessApp
   const identity = args.identity ?? learnAppIdentity(app);
   const appOctokit = async (): Promise<AppOctokit> => (await app.auth()) as AppOctokit;
   queue.listen?.(queueNoticeListeners({ installationOctokit: async (id) => (await app.auth(id)) as AppOctokit, log: app.log }));
+  const sandbox = settings.sandbox ?? sandboxFromEnv();
+  // Said at start-up, loudly; the runner itself refuses stories while the sandbox cannot work.
+  void probeSandbox(sandbox).then((status) => {
+    if (status.state === "off") app.log.warn({ sandbox: "off" }, UNSANDBOXED_WARNING);
+    if (status.state === "unavailable") app.log.error({ sandbox: "unavailable" }, `The sandbox cannot run on this host; stories will be refused: ${status.reason}`);
+  });
   // The revision each running story was admitted at, for its status comment (one job per story at a time).
   const revisions = new Map<string, string>();
   const runner = createStoryRunner({
@@ -101,6 +110,7 @@ export function startStoryWorker(args: { queue: StoryQueue; settings: HarnessApp
     harnessHome: settings.harnessHome,
     agentEnvAllow: settings.agentEnvAllow,
     githubThrottle: settings.githubThrottle,
+    sandbox,
     pipeline: { runStory, loadWorkflow: () => loadWorkflow(), parseHarnessConfig, defaultConfig: DEFAULT_HARNESS_CONFIG },
     createReporter: (target) => {
       const revision = revisions.get(storyKey(target.owner, target.repo, target.issueNumber));

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { deliverWebhook, issuesLabeledPayload, signedDelivery, startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { eventually, startApp, type RunningApp } from "./app-process.js";
-import { addStoryRepo, checksOn, commentAs, filesContaining, harnessYml, labelNewIssue, loggedDelivery, OWNER, queueDrained, STATUS_MARKER, storyEnd, storyPull } from "./scenario.js";
+import { addStoryRepo, checksOn, commentAs, filesContaining, harnessYml, labelNewIssue, loggedDelivery, OWNER, queueDrained, sandboxGrant, STATUS_MARKER, storyEnd, storyPull } from "./scenario.js";
 
 jest.setTimeout(240_000);
 
@@ -26,8 +26,10 @@ describe("trust at the door, end to end", () => {
     home = join(root, "home");
     markers = join(root, "markers");
     mkdirSync(markers);
+    mkdirSync(join(root, "gates"));
     fake = await startFakeGitHub();
-    app = await startApp({ fake, home, workDir: root });
+    // The scripted agent and the suites read the test's folders outside the worktree: the sandbox is told, as an operator would.
+    app = await startApp({ fake, home, workDir: root, env: { ...sandboxGrant(markers), HARNESS_SANDBOX_READ: join(root, "gates") } });
   });
 
   afterAll(async () => {
@@ -143,7 +145,7 @@ describe("trust at the door, end to end", () => {
   });
 
   it("refuses a retry queued by a writer who is downgraded to read before it runs", async () => {
-    const gate = join(root, "provision-ok");
+    const gate = join(root, "gates", "provision-ok");
     await addStoryRepo(fake, "downgrade", harnessYml({ provision: `test -f '${gate}'` }));
     const { number } = await labelNewIssue(fake, app, "downgrade", "Blocked first");
     const blocked = await storyEnd(fake, "downgrade", number);
