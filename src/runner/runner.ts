@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { findStoryPullRequest, isCompletedStory, renderAlreadyCompleted } from "../github/index.js";
+import { confirmAdmission, findStoryPullRequest, isCompletedStory, renderAlreadyCompleted } from "../github/index.js";
 import type { JobLease, JobWorker, StoryJob } from "../queue/index.js";
 import type { FailureClass, HistoryEvent } from "../pipeline/index.js";
 import type { HarnessConfig, RunStoryArgs, StoryOutcome, Workflow } from "../pipeline/index.js";
@@ -98,6 +98,11 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
     const appOctokit = await deps.appOctokit();
     const scope = { repositoryIds: [job.repository.id] };
     installation = await authenticateInstallation(appOctokit, job.installationId, { throttle: deps.githubThrottle !== false, ...scope, permissions: STORY_API_PERMISSIONS });
+    // Whoever queued the job must still have write access now; otherwise the issue is told and nothing starts.
+    if (!(await confirmAdmission(installation.octokit, job, log))) {
+      alreadyCompleted = true; // nothing started: the reply on the issue is the whole report
+      return;
+    }
     const gitToken = await authenticateInstallation(appOctokit, job.installationId, { throttle: false, ...scope, permissions: GIT_TOKEN_PERMISSIONS });
     gitInstallation = gitToken;
     // A label on a story that already completed starts nothing: asked here, before any clone,
