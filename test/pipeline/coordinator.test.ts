@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { git } from "../../src/workspace/index.js";
+import { loadWorkflow } from "../../src/pipeline/index.js";
 import { schemas } from "../../src/schema/index.js";
 import { processWithTag, removeTempDirs, waitFor } from "../support/tmp.js";
 import { kinds, launches, makeScenario, ofKind, runScenario, scriptedConfig } from "./helpers.js";
@@ -114,6 +115,22 @@ describe("runStory", () => {
     expect(ofKind(journal, "clean_clone.finished")[0]?.result).toMatchObject({ ran: true, timedOut: true });
     expect(ofKind(journal, "clean_clone.finished")[0]?.result.exitCode).toBeUndefined();
     expect(ofKind(journal, "stage.finished").at(-1)).toMatchObject({ stage: "verifier", failureClass: "clean-clone-failed" });
+    expect(outcome).toMatchObject({ status: "blocked", failureClass: "retry-ceiling" });
+  });
+
+  it("counts a suite gate that hangs as a failed gate, in a workflow without a clean-clone check", async () => {
+    const s = await makeScenario();
+    // A suite that exits 0 when told to stop still ran out of time.
+    const config = scriptedConfig(s, "complete", { test: "trap 'exit 0' TERM; sleep 600 & wait" });
+    config.test.timeoutMs = 1000;
+    config.maxAttempts = 1;
+    const base = loadWorkflow();
+    const workflow = { ...base, stages: base.stages.map(({ cleanClone: _dropped, ...stage }) => stage) };
+    const { outcome, journal } = await runScenario(s, config, { workflow });
+    expect(ofKind(journal, "gate.finished")[0]).toMatchObject({ stage: "verifier", timedOut: true });
+    expect(ofKind(journal, "clean_clone.finished")).toEqual([]);
+    expect(ofKind(journal, "stage.finished").at(-1)).toMatchObject({ stage: "verifier", outcome: "failed", failureClass: "suite-failed" });
+    expect(launches(s)).toEqual(["implementer 1", "tester 1"]);
     expect(outcome).toMatchObject({ status: "blocked", failureClass: "retry-ceiling" });
   });
 

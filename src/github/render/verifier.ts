@@ -3,6 +3,7 @@ import { taskSnapshot, type StorySnapshot, type TaskSnapshot } from "../../pipel
 import { boundCheckRunOutput } from "../limits.js";
 import { redactSecrets } from "../redact.js";
 import { formatDuration, inlineCode, policyLine, tailBlock } from "./markdown.js";
+import { neutralise, untrustedLine } from "./text.js";
 import type { CheckRunOutput, RenderOptions } from "./types.js";
 
 type Gate = NonNullable<TaskSnapshot["gates"][string]>;
@@ -61,8 +62,8 @@ export function renderGateSection(task: TaskSnapshot | undefined, stage: string 
   }
   if (verdict) {
     lines.push(`**Verdict:** ${verdict.verdict === "pass" ? "✅ pass" : "❌ fail"}`);
-    if (verdict.findings.length > 0) lines.push("", "#### Findings", ...verdict.findings.map((finding) => `- ${redactSecrets(finding, secrets).replace(/\r?\n/g, " ")}`));
-    if (verdict.retryGuidance) lines.push("", "#### Guidance for the next attempt", redactSecrets(verdict.retryGuidance, secrets));
+    if (verdict.findings.length > 0) lines.push("", "#### Findings", ...verdict.findings.map((finding) => `- ${untrustedLine(redactSecrets(finding, secrets), 4000)}`));
+    if (verdict.retryGuidance) lines.push("", "#### Guidance for the next attempt", neutralise(redactSecrets(verdict.retryGuidance, secrets)));
     lines.push("");
   } else if (gate && !gateFailed(gate)) {
     lines.push(`**Verdict:** waiting for the ${stage ?? "seat"}`, "");
