@@ -2,7 +2,8 @@
  * The Probot entry: wires the GitHub room's trigger handlers to the queue's intake and, in a
  * process that runs stories, the runner to the queue's jobs. Nothing else happens here.
  */
-import type { ApplicationFunction, Probot } from "probot";
+import type { ApplicationFunction, ApplicationFunctionOptions, Probot } from "probot";
+import { collectStatus, statusHandler } from "./status/index.js";
 import {
   GitHubReporter, guardWebhooks, queueNoticeListeners, handleIssueComment, handleIssueLabeled, handleRetryAction, type NodeMiddleware, type TriggerDeps, type TriggerOutcome,
 } from "./github/index.js";
@@ -36,6 +37,10 @@ export interface HarnessAppSettings {
   webhookPath?: string;
   /** Where repository code runs (`HARNESS_SANDBOX`…); the environment's sandbox when absent. */
   sandbox?: Sandbox;
+  /** `HARNESS_STATUS_TOKEN`: turns on `GET /harness` (and `/harness/status.json`) for those who hold it. */
+  statusToken?: string;
+  /** Where the status page links to GitHub (from GHE_HOST/GHE_PROTOCOL). */
+  webBase?: string;
 }
 
 export interface HarnessAppOptions {
@@ -60,8 +65,15 @@ export interface AppHandle {
 
 /** Builds the Probot application function of story-harness. */
 export function harnessApp(options: HarnessAppOptions): ApplicationFunction {
-  return (app: Probot) => {
+  return (app: Probot, probotOptions?: ApplicationFunctionOptions) => {
     const { queue, settings } = options;
+    probotOptions?.addHandler(
+      statusHandler({
+        token: settings.statusToken,
+        webBase: settings.webBase ?? "https://github.com",
+        collect: async () => collectStatus({ home: settings.harnessHome, jobs: await queue.snapshot(), secrets: settings.appSecrets ?? [] }),
+      }),
+    );
     if (settings.webhookSecret !== undefined) guardProbotWebhooks(app, { secret: settings.webhookSecret, path: settings.webhookPath ?? DEFAULT_WEBHOOK_PATH });
     // Replies go out after GitHub has its answer: a handler's only wait is the enqueue (and, for
     // a command, the permission check that must precede it).

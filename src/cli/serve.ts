@@ -10,8 +10,9 @@ import { harnessHome } from "../workspace/index.js";
 import { harnessApp, type HarnessAppSettings } from "../app.js";
 import { positiveInteger, UsageError, type CliIO } from "./usage.js";
 import { webhookNotice } from "./webhook-url.js";
+import { webBaseFromEnv } from "../status/index.js";
 
-const USAGE = "harness serve   (configured by the environment: APP_ID, PRIVATE_KEY or PRIVATE_KEY_PATH, WEBHOOK_SECRET, GHE_HOST, GHE_PROTOCOL, PORT, HARNESS_HOME, HARNESS_CONCURRENCY, HARNESS_AGENT_ENV, HARNESS_STORY_LABEL, HARNESS_GITHUB_THROTTLE, HARNESS_SANDBOX, HARNESS_SANDBOX_READ, HARNESS_SANDBOX_WRITE, HARNESS_SANDBOX_MAX_PROCESSES, HARNESS_SANDBOX_MEMORY_MB, HARNESS_LOG_CAP_MB, HARNESS_ALLOWED_BOTS)";
+const USAGE = "harness serve   (configured by the environment: APP_ID, PRIVATE_KEY or PRIVATE_KEY_PATH, WEBHOOK_SECRET, GHE_HOST, GHE_PROTOCOL, PORT, HARNESS_HOME, HARNESS_CONCURRENCY, HARNESS_AGENT_ENV, HARNESS_STORY_LABEL, HARNESS_GITHUB_THROTTLE, HARNESS_SANDBOX, HARNESS_SANDBOX_READ, HARNESS_SANDBOX_WRITE, HARNESS_SANDBOX_MAX_PROCESSES, HARNESS_SANDBOX_MEMORY_MB, HARNESS_LOG_CAP_MB, HARNESS_ALLOWED_BOTS, HARNESS_STATUS_TOKEN)";
 
 interface PluginOptions {
   retry?: { enabled?: boolean };
@@ -56,6 +57,8 @@ export function readAppSettings(env: NodeJS.ProcessEnv): HarnessAppSettings {
   const appSecrets = appSecretValues({ webhookSecret: env.WEBHOOK_SECRET, privateKey: env.PRIVATE_KEY ?? readPrivateKeyFile(env.PRIVATE_KEY_PATH) });
   return {
     harnessHome: harnessHome(env), concurrency, agentEnvAllow, labelName, githubThrottle: throttle === "on", sandbox, appSecrets, allowedBots,
+    webBase: webBaseFromEnv(env),
+    ...(env.HARNESS_STATUS_TOKEN?.trim() ? { statusToken: env.HARNESS_STATUS_TOKEN.trim() } : {}),
     // Probot's own fallbacks, so the door checks what Probot would.
     webhookSecret: env.WEBHOOK_SECRET || "development",
     ...(env.WEBHOOK_PATH ? { webhookPath: env.WEBHOOK_PATH } : {}),

@@ -35,6 +35,7 @@ export const NEVER_PASSED: ReadonlySet<string> = new Set([
   "APP_ID",
   "WEBHOOK_PROXY_URL",
   "REDIS_URL",
+  "HARNESS_STATUS_TOKEN",
 ]);
 
 /** What a caller adds to the base allowlist. */

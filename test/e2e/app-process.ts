@@ -41,11 +41,13 @@ export async function freePort(): Promise<number> {
 }
 
 /** Starts the App against `fake` with data under `home`; resolves once it answers /ping. */
-export async function startApp(args: { fake: FakeGitHub; home: string; workDir: string; env?: Record<string, string> }): Promise<RunningApp> {
+export async function startApp(args: { fake: FakeGitHub; home: string; workDir: string; env?: Record<string, string>; dotenv?: Record<string, string> }): Promise<RunningApp> {
   const { fake } = args;
   // Credentials go in .env, as Probot's setup writes them; src/exec never passes them to a child.
   const pem = Buffer.from(fake.privateKey).toString("base64");
-  writeFileSync(join(args.workDir, ".env"), `APP_ID=${fake.appId}\nPRIVATE_KEY=${pem}\nWEBHOOK_SECRET=${fake.webhookSecret}\n`);
+  // Other secrets of the App (HARNESS_STATUS_TOKEN) go there too: src/exec would drop them from the environment.
+  const extra = Object.entries(args.dotenv ?? {}).map(([name, value]) => `${name}=${value}\n`).join("");
+  writeFileSync(join(args.workDir, ".env"), `APP_ID=${fake.appId}\nPRIVATE_KEY=${pem}\nWEBHOOK_SECRET=${fake.webhookSecret}\n${extra}`);
   const port = await freePort();
   const logPath = join(args.workDir, `app-${port}.log`);
   const abort = new AbortController();

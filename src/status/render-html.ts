@@ -1,0 +1,91 @@
+/**
+ * The status page: server-rendered HTML with no script and no build step, refreshed by the
+ * browser every few seconds. Pure: a report in, a page out. Every value is escaped; issue
+ * titles and log lines are repository text.
+ */
+import type { RunStatus, StatusReport } from "./report.js";
+
+/** Seconds between the page's refreshes. */
+export const REFRESH_SECONDS = 5;
+
+const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+
+/** Escapes text for HTML content and attribute values. */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (char) => ESCAPES[char] ?? char);
+}
+
+const STYLE = `body{font:14px/1.45 system-ui,sans-serif;margin:2rem;color:#1f2328;max-width:72rem}
+h1{font-size:1.4rem}h2{font-size:1.1rem;margin-top:2rem;border-bottom:1px solid #d0d7de;padding-bottom:.3rem}
+table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.35rem .6rem;border-bottom:1px solid #eaeef2;vertical-align:top}
+th{color:#59636e;font-weight:600}.running{color:#9a6700}.completed{color:#1a7f37}.blocked{color:#cf222e}.queued{color:#59636e}
+pre{background:#f6f8fa;padding:.8rem;overflow:auto;max-height:24rem;white-space:pre-wrap}.empty{color:#59636e}code{font-size:.9em}`;
+
+export interface PageOptions {
+  /** Where links to GitHub point: `https://github.com`, or the Enterprise Server's address. */
+  webBase: string;
+}
+
+function link(href: string, text: string): string {
+  return `<a href="${escapeHtml(href)}">${escapeHtml(text)}</a>`;
+}
+
+function table(headers: string[], rows: string[][], empty: string): string {
+  if (rows.length === 0) return `<p class="empty">${escapeHtml(empty)}</p>`;
+  return `<table><thead><tr>${headers.map((header) => `<th>${escapeHtml(header)}</th>`).join("")}</tr></thead><tbody>${rows
+    .map((row) => `<tr>${row.map((cell) => `<td>${cell}</td>`).join("")}</tr>`)
+    .join("")}</tbody></table>`;
+}
+
+function jobsSection(report: StatusReport, options: PageOptions): string {
+  const rows = report.jobs.map((view) => {
+    const { repository, issue } = view.job;
+    const issueUrl = `${options.webBase}/${repository.owner}/${repository.name}/issues/${issue.number}`;
+    const pull = view.job.pullNumber !== undefined ? ` · ${link(`${options.webBase}/${repository.owner}/${repository.name}/pull/${view.job.pullNumber}`, `PR #${view.job.pullNumber}`)}` : "";
+    return [
+      `<span class="${view.state}">${escapeHtml(view.state)}</span>`,
+      `${link(issueUrl, `${repository.owner}/${repository.name}#${issue.number}`)}${pull}`,
+      escapeHtml(issue.title),
+      escapeHtml(view.job.kind),
+      escapeHtml(view.startedAt ?? view.job.enqueuedAt),
+      view.interruptions > 0 ? escapeHtml(`${view.interruptions} interruption(s)`) : "",
+    ];
+  });
+  return `<h2>Queue (${report.jobs.length})</h2>${table(["State", "Story", "Title", "Kind", "Since", ""], rows, "Nothing queued or running.")}`;
+}
+
+function runRow(run: RunStatus): string[] {
+  const where = run.outcome === "running" ? `${run.stage ?? "starting"} · attempt ${run.attempt}/${run.maxAttempts}` : `attempt ${run.attempt}/${run.maxAttempts}`;
+  const why = run.failureClass ? `<code>${escapeHtml(run.failureClass)}</code>${run.detail ? ` ${escapeHtml(run.detail.slice(0, 300))}` : ""}` : "";
+  const tasks = run.tasks.length > 0 ? `<br>${run.tasks.map((task) => `${escapeHtml(task.id)} (wave ${task.wave}): <span class="${escapeHtml(task.state)}">${escapeHtml(task.state)}</span>`).join(", ")}` : "";
+  return [`<span class="${run.outcome}">${escapeHtml(run.outcome)}</span>`, escapeHtml(run.story), `${escapeHtml(run.title)}${tasks}`, escapeHtml(where), why, escapeHtml(run.updatedAt)];
+}
+
+function runsSection(report: StatusReport): string {
+  const running = report.runs.filter((run) => run.outcome === "running");
+  const ended = report.runs.filter((run) => run.outcome !== "running");
+  const headers = ["State", "Story", "Title", "Stage", "Why", "Updated"];
+  const tails = running
+    .filter((run) => run.liveTail)
+    .map((run) => `<h3>${escapeHtml(run.story)}: ${escapeHtml(run.title)} — <code>${escapeHtml(run.liveTail?.file ?? "")}</code></h3><pre>${escapeHtml(run.liveTail?.text ?? "")}</pre>`)
+    .join("");
+  return (
+    `<h2>Running (${running.length})</h2>${table(headers, running.map(runRow), "No story is running.")}` +
+    (tails ? `<h2>Live log</h2>${tails}` : "") +
+    `<h2>Recent outcomes (${ended.length})</h2>${table(headers, ended.map(runRow), "No story has ended yet.")}`
+  );
+}
+
+/** The whole page. */
+export function renderStatusPage(report: StatusReport, options: PageOptions): string {
+  const quarantined = table(["File"], report.quarantined.map((file) => [`<code>${escapeHtml(file)}</code>`]), "No job file was set aside.");
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="${REFRESH_SECONDS}">
+<title>story-harness status</title><style>${STYLE}</style></head>
+<body><h1>story-harness</h1><p class="empty">Generated ${escapeHtml(report.generatedAt)}; refreshes every ${REFRESH_SECONDS} s.</p>
+${jobsSection(report, options)}
+${runsSection(report)}
+<h2>Quarantined job files (${report.quarantined.length})</h2>${quarantined}
+</body></html>
+`;
+}

@@ -1,0 +1,137 @@
+/**
+ * What the App is doing, as an operator asks it (`GET /harness`, `harness status`): the queue,
+ * each story's latest run with its current stage and attempt, recent outcomes, quarantined
+ * job files, and the live tail of a running step's log. Collected from the queue's own view
+ * and the run directories under `HARNESS_HOME/runs`; read-only.
+ */
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { redactSecrets } from "../github/index.js";
+import { emptySnapshot, JOURNAL_FILE, readJournal, reduceSnapshot, type StorySnapshot } from "../pipeline/index.js";
+import { listQuarantine, type QueuedJobView } from "../queue/index.js";
+
+/** Runs shown, newest first. */
+export const RECENT_RUNS = 25;
+/** Bytes of a running step's log shown. */
+export const LIVE_TAIL_BYTES = 4096;
+
+export interface RunStatus {
+  /** The run directory's story folder (an issue number, or a local story's slug). */
+  story: string;
+  runId: string;
+  title: string;
+  outcome: StorySnapshot["outcome"];
+  attempt: number;
+  maxAttempts: number;
+  /** The stage running now, or the last one that ran. */
+  stage?: string;
+  failureClass?: string;
+  detail?: string;
+  /** ISO-8601 of the run's first and latest event. */
+  startedAt: string;
+  updatedAt: string;
+  tasks: { id: string; title: string; wave: number; state: string; attempt: number }[];
+  /** The end of the newest log of a running run (redacted, escapes stripped). */
+  liveTail?: { file: string; text: string };
+}
+
+export interface StatusReport {
+  generatedAt: string;
+  jobs: QueuedJobView[];
+  runs: RunStatus[];
+  /** File names in `queue/quarantine/`. */
+  quarantined: string[];
+}
+
+/** Collects the report from the queue's jobs and the run directories under `home`. */
+export async function collectStatus(args: { home: string; jobs: readonly QueuedJobView[]; secrets?: readonly string[]; now?: Date }): Promise<StatusReport> {
+  const runs = latestRuns(join(args.home, "runs")).map((dir) => runStatus(dir, args.secrets ?? [])).filter((run): run is RunStatus => run !== undefined);
+  runs.sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
+  return {
+    generatedAt: (args.now ?? new Date()).toISOString(),
+    jobs: [...args.jobs],
+    runs: runs.slice(0, RECENT_RUNS),
+    quarantined: await listQuarantine(join(args.home, "queue")).catch(() => []),
+  };
+}
+
+/** The newest run directory of every story. */
+function latestRuns(runsDir: string): { story: string; dir: string }[] {
+  const found: { story: string; dir: string }[] = [];
+  for (const story of entries(runsDir)) {
+    const runIds = entries(join(runsDir, story)).sort();
+    const newest = runIds.at(-1);
+    if (newest) found.push({ story, dir: join(runsDir, story, newest) });
+  }
+  return found;
+}
+
+function runStatus(run: { story: string; dir: string }, secrets: readonly string[]): RunStatus | undefined {
+  let events;
+  try {
+    events = readJournal(join(run.dir, JOURNAL_FILE));
+  } catch {
+    return undefined; // not started yet, or not a run directory
+  }
+  const first = events[0];
+  const last = events.at(-1);
+  if (!first || !last) return undefined;
+  const snapshot = events.reduce(reduceSnapshot, emptySnapshot());
+  const stage = snapshot.stages.find((candidate) => candidate.state === "running") ?? [...snapshot.stages].reverse().find((candidate) => candidate.state !== "pending");
+  const status: RunStatus = {
+    story: run.story,
+    runId: snapshot.runId,
+    title: snapshot.title,
+    outcome: snapshot.outcome,
+    attempt: snapshot.attempt,
+    maxAttempts: snapshot.maxAttempts,
+    ...(stage ? { stage: stage.id } : {}),
+    ...(snapshot.failureClass ? { failureClass: snapshot.failureClass } : {}),
+    ...(snapshot.detail ? { detail: redactSecrets(snapshot.detail, secrets) } : {}),
+    startedAt: first.at,
+    updatedAt: last.at,
+    tasks: snapshot.planned ? snapshot.tasks.map((task) => ({ id: task.id, title: task.title, wave: task.wave, state: task.state, attempt: task.attempt })) : [],
+  };
+  if (snapshot.outcome === "running") {
+    const tail = newestLogTail(run.dir, secrets);
+    if (tail) status.liveTail = tail;
+  }
+  return status;
+}
+
+/** The last {@link LIVE_TAIL_BYTES} of the most recently written `.log` under `dir`. */
+function newestLogTail(dir: string, secrets: readonly string[]): { file: string; text: string } | undefined {
+  let newest: { path: string; mtime: number } | undefined;
+  const walk = (folder: string): void => {
+    for (const entry of readdirSync(folder, { withFileTypes: true })) {
+      const path = join(folder, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.isFile() && entry.name.endsWith(".log")) {
+        const mtime = statSync(path).mtimeMs;
+        if (!newest || mtime > newest.mtime) newest = { path, mtime };
+      }
+    }
+  };
+  try {
+    walk(dir);
+  } catch {
+    return undefined;
+  }
+  if (!newest) return undefined;
+  const bytes = readFileSync(newest.path);
+  // Cut at a line start where possible, never inside a UTF-8 character.
+  let start = Math.max(0, bytes.length - LIVE_TAIL_BYTES);
+  while (start > 0 && start < bytes.length && ((bytes[start] as number) & 0xc0) === 0x80) start += 1;
+  // Terminal colour and cursor escapes mean nothing on a page.
+  // eslint-disable-next-line no-control-regex
+  const text = bytes.subarray(start).toString("utf8").replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "");
+  return { file: newest.path.slice(dir.length + 1), text: redactSecrets(text, secrets) };
+}
+
+function entries(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
