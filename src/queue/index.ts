@@ -14,3 +14,5 @@ export {
 export { EmbeddedQueue, type EmbeddedQueueOptions } from "./embedded.js";
 export { DeliveryLog, DEFAULT_DELIVERY_MEMORY } from "./delivery-log.js";
 export type { JobRecord } from "./job-store.js";
+export { openStoryQueue, type QueueConfig } from "./open.js";
+export type { BullmqQueue, BullmqQueueOptions } from "./bullmq/index.js";

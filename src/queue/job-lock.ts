@@ -8,9 +8,18 @@ export interface LockOwner {
   instance: string;
 }
 
+/** Queue instances open in this process: a lock of this pid is live only when its instance is one of them. */
+const openInstances = new Set<string>();
+
+/** Marks an owner of this process open (true) or closed (false). */
+export function markInstance(owner: LockOwner, open: boolean): void {
+  if (open) openInstances.add(owner.instance);
+  else openInstances.delete(owner.instance);
+}
+
 /** True when the owner of a lock is still running. */
 export function ownerAlive(owner: LockOwner, self: LockOwner): boolean {
-  if (owner.pid === self.pid) return owner.instance === self.instance;
+  if (owner.pid === self.pid) return owner.instance === self.instance || openInstances.has(owner.instance);
   try {
     process.kill(owner.pid, 0);
     return true;
