@@ -3,7 +3,7 @@
  * process that runs stories, the runner to the queue's jobs. Nothing else happens here.
  */
 import type { ApplicationFunction, Probot } from "probot";
-import { GitHubReporter, handleIssueComment, handleIssueLabeled, handleRetryAction, type TriggerDeps, type TriggerOutcome } from "./github/index.js";
+import { GitHubReporter, queueNoticeListeners, handleIssueComment, handleIssueLabeled, handleRetryAction, type TriggerDeps, type TriggerOutcome } from "./github/index.js";
 import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "./pipeline/index.js";
 import type { StoryQueue } from "./queue/index.js";
 import { createStoryRunner, type AppOctokit, type RunnerLog } from "./runner/index.js";
@@ -36,7 +36,8 @@ export interface AppIdentity {
 
 /** What a story worker needs of Probot: the App's JWT-authenticated octokit and a logger. */
 export interface AppHandle {
-  auth: () => Promise<unknown>;
+  /** The App's octokit; with an installation id, one authenticated as that installation. */
+  auth: (installationId?: number) => Promise<unknown>;
   log: RunnerLog;
 }
 
@@ -77,6 +78,7 @@ export function startStoryWorker(args: { queue: StoryQueue; settings: HarnessApp
   const { queue, settings, app } = args;
   const identity = args.identity ?? learnAppIdentity(app);
   const appOctokit = async (): Promise<AppOctokit> => (await app.auth()) as AppOctokit;
+  queue.listen?.(queueNoticeListeners({ installationOctokit: async (id) => (await app.auth(id)) as AppOctokit, log: app.log }));
   queue.start(
     createStoryRunner({
       appOctokit,

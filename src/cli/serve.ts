@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { parseArgs, parseEnv } from "node:util";
 import { ProbotOctokit, run } from "probot";
 import { isNeverPassed } from "../exec/index.js";
-import { EmbeddedQueue } from "../queue/index.js";
+import { claimHarnessHome, EmbeddedQueue, HarnessHomeInUseError, type HomeClaim } from "../queue/index.js";
 import { harnessHome } from "../workspace/index.js";
 import { harnessApp, type HarnessAppSettings } from "../app.js";
 import { positiveInteger, UsageError, type CliIO } from "./usage.js";
@@ -54,6 +54,16 @@ export async function serveCommand(args: string[], io: CliIO): Promise<number> {
   const settings = readAppSettings(io.env);
   const needsSetup = !io.env.APP_ID || !(io.env.PRIVATE_KEY || io.env.PRIVATE_KEY_PATH);
   // The queue is opened only for a configured App; the setup page needs none.
+  let claim: HomeClaim | undefined;
+  if (!needsSetup) {
+    try {
+      claim = await claimHarnessHome(settings.harnessHome);
+    } catch (error) {
+      if (!(error instanceof HarnessHomeInUseError)) throw error;
+      io.stderr(`harness serve: ${error.message}\n`);
+      return 2;
+    }
+  }
   const queue = needsSetup ? undefined : await EmbeddedQueue.open({ dir: join(settings.harnessHome, "queue"), concurrency: settings.concurrency });
   const server = await run(queue ? harnessApp({ queue, settings }) : () => undefined, { env: io.env, Octokit: HarnessOctokit });
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
@@ -63,6 +73,7 @@ export async function serveCommand(args: string[], io: CliIO): Promise<number> {
   io.stderr(`harness serve: ${signal}, stopping\n`);
   await server.stop();
   await queue?.close({ abortRunning: true });
+  await claim?.release();
   return 0;
 }
 

@@ -4,6 +4,7 @@
  * data folder, the default) and BullMQ on Redis (`HARNESS_QUEUE=redis://…`), where any number
  * of `harness worker` processes take jobs. The App and the runner depend on this file only.
  */
+import type { QuarantinedJob } from "./quarantine.js";
 
 /** The repository a story belongs to, as GitHub described it in the webhook. */
 export interface JobRepository {
@@ -90,6 +91,18 @@ export interface QueuedJobView {
   startedAt?: string;
 }
 
+/** What the queue tells its App about, beyond running jobs (the App tells the stories on GitHub). */
+export interface QueueListeners {
+  /** Told of every job file moved to `queue/quarantine/`. */
+  onQuarantine?: (quarantined: QuarantinedJob) => void;
+  /**
+   * Told once when a job could not be claimed because a write failed (ENOSPC): the job stays
+   * queued, nothing it took is kept, and it is tried again on every rescan until it runs.
+   */
+  onWriteFailure?: (job: StoryJob, error: Error) => void;
+}
+
+
 /** The whole queue: producer side, worker side and an operator's view. */
 export interface StoryQueue extends JobIntake {
   /** Jobs run at once by this process's worker (`HARNESS_CONCURRENCY`). */
@@ -105,6 +118,8 @@ export interface StoryQueue extends JobIntake {
   close(options?: { abortRunning?: boolean }): Promise<void>;
   /** Every queued and running job, oldest first. */
   snapshot(): Promise<QueuedJobView[]>;
+  /** Sets who is told of jobs set aside and writes that failed (an adapter without either omits it). */
+  listen?(listeners: QueueListeners): void;
 }
 
 /** Builds the story key of an issue. */
