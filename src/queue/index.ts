@@ -20,3 +20,4 @@ export { acquireLock, releaseLock, liveHolder, newLockOwner, retireLockOwner, ty
 export { claimHarnessHome, HarnessHomeInUseError, type HomeClaim } from "./home-lock.js";
 export { openStoryQueue, type QueueConfig } from "./open.js";
 export type { BullmqQueue, BullmqQueueOptions } from "./bullmq/index.js";
+export { parseRedisUrl, redactUrl, QueueUrlError } from "./bullmq/connection.js";

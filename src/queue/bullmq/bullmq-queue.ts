@@ -61,9 +61,12 @@ export class BullmqQueue implements StoryQueue {
   /** Connects to Redis (failing with the URL, password hidden, when it cannot). */
   static async open(options: BullmqQueueOptions): Promise<BullmqQueue> {
     const target = parseRedisUrl(options.url);
-    const redis = new Redis(target.url, { lazyConnect: true, maxRetriesPerRequest: 2 });
+    let connected = false;
+    // No retries before the first connection: a Redis that is not there is said at once.
+    const redis = new Redis(target.url, { lazyConnect: true, maxRetriesPerRequest: 2, retryStrategy: (times) => (connected ? Math.min(times * 200, 2000) : null) });
     try {
       await redis.connect();
+      connected = true;
     } catch (error) {
       redis.disconnect();
       throw new Error(`HARNESS_QUEUE: cannot reach Redis at ${target.display}: ${error instanceof Error ? error.message : String(error)}`);

@@ -35,7 +35,7 @@ function installationJson(ctx: FakeContext): Record<string, unknown> {
 }
 
 function requireInstallation(ctx: FakeContext, id: number): void {
-  if (id !== ctx.installationId) throw new HttpError(404, "Not Found");
+  if (id !== ctx.installationId && !ctx.moreInstallations.includes(id)) throw new HttpError(404, "Not Found");
 }
 
 /** App-level routes, all authenticated by the App's JWT. */
@@ -58,7 +58,7 @@ export const appRoutes: Route[] = [
       const { ctx } = request;
       requireInstallation(ctx, intParam(request, "installation_id"));
       const asked = bodyObject(request).permissions as Record<string, string> | undefined;
-      const issued = ctx.tokens.issue(ctx.installationId, asked ?? INSTALLATION_PERMISSIONS);
+      const issued = ctx.tokens.issue(intParam(request, "installation_id"), asked ?? INSTALLATION_PERMISSIONS);
       return {
         status: 201,
         json: { token: issued.token, expires_at: timestamp(issued.expiresAt), permissions: issued.permissions, repository_selection: "all" },
