@@ -7,6 +7,7 @@ import { GitHubReporter, queueNoticeListeners, handleIssueComment, handleIssueLa
 import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "./pipeline/index.js";
 import type { StoryQueue } from "./queue/index.js";
 import { createStoryRunner, type AppOctokit, type RunnerLog } from "./runner/index.js";
+import { probeSandbox, sandboxFromEnv, UNSANDBOXED_WARNING, type Sandbox } from "./sandbox/index.js";
 
 /** The App's own settings (from the environment, see `harness serve`). */
 export interface HarnessAppSettings {
@@ -19,6 +20,8 @@ export interface HarnessAppSettings {
   labelName: string;
   /** `HARNESS_GITHUB_THROTTLE=off` turns Octokit's client-side throttling of story reporting off. */
   githubThrottle: boolean;
+  /** Where repository code runs (`HARNESS_SANDBOX`…); the environment's sandbox when absent. */
+  sandbox?: Sandbox;
 }
 
 export interface HarnessAppOptions {
@@ -79,12 +82,19 @@ export function startStoryWorker(args: { queue: StoryQueue; settings: HarnessApp
   const identity = args.identity ?? learnAppIdentity(app);
   const appOctokit = async (): Promise<AppOctokit> => (await app.auth()) as AppOctokit;
   queue.listen?.(queueNoticeListeners({ installationOctokit: async (id) => (await app.auth(id)) as AppOctokit, log: app.log }));
+  const sandbox = settings.sandbox ?? sandboxFromEnv();
+  // Said at start-up, loudly; the runner itself refuses stories while the sandbox cannot work.
+  void probeSandbox(sandbox).then((status) => {
+    if (status.state === "off") app.log.warn({ sandbox: "off" }, UNSANDBOXED_WARNING);
+    if (status.state === "unavailable") app.log.error({ sandbox: "unavailable" }, `The sandbox cannot run on this host; stories will be refused: ${status.reason}`);
+  });
   queue.start(
     createStoryRunner({
       appOctokit,
       harnessHome: settings.harnessHome,
       agentEnvAllow: settings.agentEnvAllow,
       githubThrottle: settings.githubThrottle,
+      sandbox,
       pipeline: { runStory, loadWorkflow: () => loadWorkflow(), parseHarnessConfig, defaultConfig: DEFAULT_HARNESS_CONFIG },
       createReporter: (target) => new GitHubReporter({ ...target, ...(identity.slug ? { botLogin: `${identity.slug}[bot]` } : {}) }),
       log: app.log,

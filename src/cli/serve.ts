@@ -4,12 +4,13 @@ import { parseArgs, parseEnv } from "node:util";
 import { ProbotOctokit, run } from "probot";
 import { isNeverPassed } from "../exec/index.js";
 import { claimHarnessHome, HarnessHomeInUseError, openStoryQueue, redactUrl, type HomeClaim, type QueueConfig, type StoryQueue } from "../queue/index.js";
+import { sandboxFromEnv, SandboxSettingsError } from "../sandbox/index.js";
 import { harnessHome } from "../workspace/index.js";
 import { harnessApp, type HarnessAppSettings } from "../app.js";
 import { positiveInteger, UsageError, type CliIO } from "./usage.js";
 import { QUEUE_VARIABLES, readQueueSettings } from "./queue-settings.js";
 
-const USAGE = `harness serve   (configured by the environment: APP_ID, PRIVATE_KEY or PRIVATE_KEY_PATH, WEBHOOK_SECRET, GHE_HOST, GHE_PROTOCOL, PORT, HARNESS_HOME, HARNESS_CONCURRENCY, HARNESS_AGENT_ENV, HARNESS_STORY_LABEL, HARNESS_GITHUB_THROTTLE, ${QUEUE_VARIABLES})`;
+const USAGE = `harness serve   (configured by the environment: APP_ID, PRIVATE_KEY or PRIVATE_KEY_PATH, WEBHOOK_SECRET, GHE_HOST, GHE_PROTOCOL, PORT, HARNESS_HOME, HARNESS_CONCURRENCY, HARNESS_AGENT_ENV, HARNESS_STORY_LABEL, HARNESS_GITHUB_THROTTLE, HARNESS_SANDBOX, HARNESS_SANDBOX_READ, HARNESS_SANDBOX_WRITE, HARNESS_SANDBOX_MAX_PROCESSES, HARNESS_SANDBOX_MEMORY_MB, HARNESS_LOG_CAP_MB, ${QUEUE_VARIABLES})`;
 
 interface PluginOptions {
   retry?: { enabled?: boolean };
@@ -40,7 +41,14 @@ export function readAppSettings(env: NodeJS.ProcessEnv): HarnessAppSettings {
   const labelName = env.HARNESS_STORY_LABEL?.trim() || "story";
   const throttle = (env.HARNESS_GITHUB_THROTTLE ?? "on").trim().toLowerCase();
   if (!["on", "off"].includes(throttle)) throw new UsageError(`HARNESS_GITHUB_THROTTLE must be 'on' or 'off', got '${throttle}'`, USAGE);
-  return { harnessHome: harnessHome(env), concurrency, agentEnvAllow, labelName, githubThrottle: throttle === "on" };
+  let sandbox;
+  try {
+    sandbox = sandboxFromEnv(env);
+  } catch (error) {
+    if (error instanceof SandboxSettingsError) throw new UsageError(error.message, USAGE);
+    throw error;
+  }
+  return { harnessHome: harnessHome(env), concurrency, agentEnvAllow, labelName, githubThrottle: throttle === "on", sandbox };
 }
 
 /**
