@@ -62,14 +62,19 @@ export class BullmqQueue implements StoryQueue {
   static async open(options: BullmqQueueOptions): Promise<BullmqQueue> {
     const target = parseRedisUrl(options.url);
     let connected = false;
+    let lastError: Error | undefined;
     // No retries before the first connection: a Redis that is not there is said at once.
-    const redis = new Redis(target.url, { lazyConnect: true, maxRetriesPerRequest: 2, retryStrategy: (times) => (connected ? Math.min(times * 200, 2000) : null) });
+    const redis = new Redis(target.url, { lazyConnect: true, maxRetriesPerRequest: 2, disconnectTimeout: 200, retryStrategy: (times) => (connected ? Math.min(times * 200, 2000) : null) });
+    redis.on("error", (error: Error) => {
+      lastError = error;
+    });
     try {
       await redis.connect();
       connected = true;
     } catch (error) {
       redis.disconnect();
-      throw new Error(`HARNESS_QUEUE: cannot reach Redis at ${target.display}: ${error instanceof Error ? error.message : String(error)}`);
+      const why = lastError ?? error;
+      throw new Error(`HARNESS_QUEUE: cannot reach Redis at ${target.display}: ${why instanceof Error ? why.message : String(why)}`);
     }
     const queue = new Queue(QUEUE_NAME, {
       connection: { url: target.url },
@@ -78,6 +83,7 @@ export class BullmqQueue implements StoryQueue {
     });
     const opened = new BullmqQueue(queue, redis, options);
     queue.on("error", (error) => opened.logError("queue", error));
+    redis.removeAllListeners("error");
     redis.on("error", (error) => opened.logError("redis", error));
     await queue.waitUntilReady();
     return opened;
