@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { schemas } from "../schema/index.js";
 import type { CleanCloneRecord, FailureClass } from "./events.js";
 import type { Stage } from "./workflow.js";
-import type { TaskRun } from "./task.js";
+import { provisionConfig, type TaskRun } from "./task.js";
 
 /** A failed check: its class and a one-line reason a maintainer can act on. */
 export interface CheckFailure {
@@ -81,6 +81,7 @@ export async function runCleanClone(task: TaskRun, stage: Stage, attempt: number
     ...(task.config.cleanClone.interpreter !== undefined ? { interpreter: task.config.cleanClone.interpreter } : {}),
     sandbox: task.sandbox,
     network: task.config.test.network === true,
+    ...cleanCloneParity(task),
   });
   await task.deps.writeCleanCloneResult(join(attemptDir, artifact), result);
   // Absent optional fields stay absent: the record is what the JSON file holds.
@@ -88,4 +89,15 @@ export async function runCleanClone(task: TaskRun, stage: Stage, attempt: number
   const policy = { sandboxed: task.sandbox.settings.enabled, network: task.sandbox.settings.enabled ? task.config.test.network === true : true };
   await task.sink.emit({ kind: "clean_clone.finished", taskId: task.worktree.taskId, stage: stage.id, attempt, artifact, result: record, policy });
   return record;
+}
+
+/** The CI-parity and safety settings of `clean_clone` (depth, env, provision, external symlinks) as check options. */
+function cleanCloneParity(task: TaskRun) {
+  const settings = task.config.cleanClone;
+  return {
+    ...(settings.depth !== undefined ? { depth: settings.depth } : {}),
+    ...(settings.env !== undefined ? { env: { allow: settings.env } } : {}),
+    ...(settings.provision === true ? { provision: { config: provisionConfig(task.config), harnessHome: task.harnessHome } } : {}),
+    ...(settings.allowExternalSymlinks === true ? { allowExternalSymlinks: true } : {}),
+  };
 }

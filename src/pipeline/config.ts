@@ -21,7 +21,20 @@ export interface HarnessConfig {
   /** Overrides the workflow's attempt ceiling. */
   maxAttempts?: number;
   /** `link` absent: the clean-clone check links its default dependency roots; `[]` links none. */
-  cleanClone: { link?: string[]; interpreter?: string };
+  cleanClone: CleanCloneConfig;
+}
+
+/** `clean_clone` of `.github/harness.yml`, normalised. */
+export interface CleanCloneConfig {
+  link?: string[];
+  interpreter?: string;
+  /** Commits of history in the clean clone (`clean_clone.depth`). */
+  depth?: number;
+  /** Further variables the clean-clone suite receives (`clean_clone.env`), within the operator's allowlist. */
+  env?: string[];
+  /** Provision the clean clone instead of linking dependency folders (`clean_clone.provision`). */
+  provision?: boolean;
+  allowExternalSymlinks?: boolean;
 }
 
 const MINUTE = 60_000;
@@ -46,7 +59,7 @@ interface RawConfig {
   test?: { command?: string; timeout_minutes?: number; network?: boolean };
   provision?: { command?: string; timeout_minutes?: number };
   max_attempts?: number;
-  clean_clone?: { link?: string[]; interpreter?: string };
+  clean_clone?: { link?: string[]; interpreter?: string; depth?: number; env?: string[]; provision?: boolean; allow_external_symlinks?: boolean };
 }
 
 /**
@@ -94,18 +107,27 @@ export function parseHarnessConfig(text: string, source: string): HarnessConfig 
   if (provisionTimeout !== undefined) config.provision.timeoutMs = provisionTimeout;
   if (raw.max_attempts !== undefined) config.maxAttempts = raw.max_attempts;
   if (raw.clean_clone?.interpreter !== undefined) config.cleanClone.interpreter = raw.clean_clone.interpreter;
+  if (raw.clean_clone?.depth !== undefined) config.cleanClone.depth = raw.clean_clone.depth;
+  if (raw.clean_clone?.env !== undefined) config.cleanClone.env = [...raw.clean_clone.env];
+  if (raw.clean_clone?.provision !== undefined) config.cleanClone.provision = raw.clean_clone.provision;
+  if (raw.clean_clone?.allow_external_symlinks !== undefined) config.cleanClone.allowExternalSymlinks = raw.clean_clone.allow_external_symlinks;
   return config;
 }
 
 /**
- * Refuses agent environment names the operator did not allow: the repository may only ask
- * for a subset of what the operator offers. The error names the offending key.
+ * Refuses agent (and clean-clone suite) environment names the operator did not allow: the
+ * repository may only ask for a subset of what the operator offers. The error names the offending key.
  */
 export function assertAgentEnvAllowed(config: HarnessConfig, operatorAllow: readonly string[], source: string): void {
   const allowed = new Set(operatorAllow);
   config.agent.env.forEach((name, index) => {
     if (!allowed.has(name)) {
       throw new ConfigError(source, `$.agent.env[${index}]`, `asks for '${name}', which the operator does not allow agents to receive`);
+    }
+  });
+  config.cleanClone.env?.forEach((name, index) => {
+    if (!allowed.has(name)) {
+      throw new ConfigError(source, `$.clean_clone.env[${index}]`, `asks for '${name}', which the operator does not allow (HARNESS_AGENT_ENV)`);
     }
   });
 }

@@ -58,6 +58,15 @@ export function describeQueueContract(adapter: string, makeBacking: () => Promis
       expect((await other.snapshot()).map((view) => [view.job.deliveryId, view.state])).toEqual([["d-1", "queued"]]);
     });
 
+    it("refuses a replay of an event under a new delivery id (its eventKey)", async () => {
+      const queue = await open();
+      const job = { ...makeJob(1, "d-1"), eventKey: "issues.labeled:acme/widgets#1:story:2026-11-29T19:36:42Z:octocat" };
+      expect((await queue.enqueue(job)).accepted).toBe(true);
+      const other = await open();
+      expect(await other.enqueue({ ...job, deliveryId: "d-replay" })).toEqual({ accepted: false, reason: "duplicate-delivery" });
+      expect(await queue.enqueue({ ...makeJob(2, "d-2"), eventKey: "issues.labeled:acme/widgets#2:story:2026-11-29T19:36:43Z:octocat" })).toMatchObject({ accepted: true });
+    });
+
     it("lets a story be queued again once its job finished", async () => {
       const queue = await open();
       const ran: string[] = [];

@@ -27,6 +27,17 @@ export interface BullmqQueueOptions {
   log?: { error: (message: string) => void };
 }
 
+/** Remembers every key unless one of them is remembered already (then 0): one atomic step on Redis. */
+const REMEMBER_UNSEEN = `
+for _, key in ipairs(KEYS) do
+  if redis.call('EXISTS', key) == 1 then return 0 end
+end
+for _, key in ipairs(KEYS) do
+  redis.call('SET', key, ARGV[1], 'PX', ARGV[2])
+end
+return 1
+`;
+
 const PRIORITY = { "retry-blocked": 1, start: 2 } as const;
 
 /** The jobs BullMQ holds that are not finished. */
@@ -100,16 +111,17 @@ export class BullmqQueue implements StoryQueue {
   async enqueue(job: StoryJob): Promise<EnqueueOutcome> {
     if (this.closed) throw new Error("queue is closed");
     checkStoryJob(job);
-    const deliveryKey = this.keys.delivery(job.deliveryId);
-    const fresh = await this.redis.set(deliveryKey, job.storyKey, "PX", this.options.deliveryMemoryMs ?? DEFAULT_DELIVERY_MEMORY_MS, "NX");
-    if (fresh === null) return { accepted: false, reason: "duplicate-delivery" };
+    // The delivery id and the event's own identity: a replay under a new delivery id is a repeat too.
+    const seenKeys = [job.deliveryId, ...(job.eventKey ? [`event:${job.eventKey}`] : [])].map((key) => this.keys.delivery(key));
+    const fresh = await this.redis.eval(REMEMBER_UNSEEN, seenKeys.length, ...seenKeys, job.storyKey, String(this.options.deliveryMemoryMs ?? DEFAULT_DELIVERY_MEMORY_MS));
+    if (fresh !== 1) return { accepted: false, reason: "duplicate-delivery" };
     const jobId = storyJobId(job.storyKey);
     try {
       if (await this.liveJob(jobId)) return { accepted: false, reason: "already-active" };
       await this.queue.add("story", job, { jobId, priority: PRIORITY[job.kind] });
     } catch (error) {
       // Not queued: a redelivery of this delivery must be able to try again.
-      await this.redis.del(deliveryKey).catch(() => undefined);
+      await this.redis.del(...seenKeys).catch(() => undefined);
       throw error;
     }
     // BullMQ ignores an add under an id it holds: when another process queued the story in between, ours was not added.
