@@ -31,10 +31,15 @@ describe("scale-out: serve and two workers on Redis", () => {
   let fake: FakeGitHub;
   let root: string;
   const processes: Array<{ stop: () => Promise<unknown> }> = [];
-  const env = (): Record<string, string> => ({ HARNESS_QUEUE: redis.url, HARNESS_INSTALLATION_SLOTS: String(SLOTS), HARNESS_LEASE_MS: "3000" });
+  // The agents' folders outside their worktrees (intervals, markers) are granted to the sandbox.
+  const env = (): Record<string, string> => ({
+    HARNESS_QUEUE: redis.url, HARNESS_INSTALLATION_SLOTS: String(SLOTS), HARNESS_LEASE_MS: "3000", HARNESS_SANDBOX_WRITE: `${join(root, "shared")}:${join(root, "markers")}`,
+  });
 
   beforeAll(async () => {
     root = mkdtempSync(join(tmpdir(), "harness-e2e-scale-"));
+    mkdirSync(join(root, "shared"));
+    mkdirSync(join(root, "markers"));
     redis = await startRedis();
     fake = await startFakeGitHub({ moreInstallations: [SECOND_INSTALLATION] });
   });
@@ -81,7 +86,7 @@ describe("scale-out: serve and two workers on Redis", () => {
   };
 
   it("runs ten stories of two installations once each, on both workers, within the installation limit", async () => {
-    const intervals = join(root, "intervals.log");
+    const intervals = join(root, "shared", "intervals.log");
     appendFileSync(intervals, "");
     await addRepo("alpha", ["", intervals, "first"]);
     await addRepo("beta", ["", intervals, "second"]);
@@ -123,7 +128,6 @@ describe("scale-out: serve and two workers on Redis", () => {
 
   it("finishes on another worker the story of a worker killed with SIGKILL", async () => {
     const markers = join(root, "markers");
-    mkdirSync(markers);
     await addRepo("gamma", [markers]);
     const app = await serve("serve2");
     const workers = [await worker("k1"), await worker("k2")];
