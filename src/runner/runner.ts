@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { confirmAdmission, findStoryPullRequest, isCompletedStory, renderAlreadyCompleted } from "../github/index.js";
 import type { JobLease, JobWorker, StoryJob } from "../queue/index.js";
 import type { FailureClass, HistoryEvent } from "../pipeline/index.js";
-import type { HarnessConfig, RunStoryArgs, StoryOutcome, Workflow } from "../pipeline/index.js";
+import { declaredChecks, type HarnessConfig, type RunStoryArgs, type StoryOutcome, type Workflow } from "../pipeline/index.js";
 import { gitAuthEnv, redactToken } from "./git-auth.js";
 import { fetchHarnessConfigText, HARNESS_CONFIG_PATH } from "./repo-config.js";
 import { syncRepoCache } from "./repo-cache.js";
@@ -200,9 +200,9 @@ function startEvent(job: StoryJob, workflow: Workflow, readmission: boolean): Ex
     at: new Date().toISOString(),
     storyId: String(job.issue.number),
     runId: randomUUID(),
-    taskId: "story",
     title: job.issue.title,
     stages: workflow.stages.map((stage) => stage.id),
+    checks: declaredChecks(workflow),
     maxAttempts: workflow.maxAttempts,
     readmission,
   };
