@@ -8,7 +8,7 @@ import {
 } from "./github/index.js";
 import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "./pipeline/index.js";
 import { storyKey, type StoryQueue } from "./queue/index.js";
-import { createStoryRunner, type AppOctokit, type RunnerLog } from "./runner/index.js";
+import { createStoryRunner, type HousekeepingSettings, type AppOctokit, type RunnerLog } from "./runner/index.js";
 import { probeSandbox, sandboxFromEnv, UNSANDBOXED_WARNING, type Sandbox } from "./sandbox/index.js";
 
 /** The App's own settings (from the environment, see `harness serve`). */
@@ -38,6 +38,8 @@ export interface HarnessAppSettings {
   handlerBudgetMs?: number;
   /** Where repository code runs (`HARNESS_SANDBOX`…); the environment's sandbox when absent. */
   sandbox?: Sandbox;
+  /** `HARNESS_RETENTION_DAYS`, `HARNESS_MIN_FREE_MB`; from the environment when absent. */
+  housekeeping?: HousekeepingSettings;
 }
 
 export interface HarnessAppOptions {
@@ -119,6 +121,7 @@ export function startStoryWorker(args: { queue: StoryQueue; settings: HarnessApp
     agentEnvAllow: settings.agentEnvAllow,
     githubThrottle: settings.githubThrottle,
     sandbox,
+    ...(settings.housekeeping ? { housekeeping: settings.housekeeping } : {}),
     pipeline: { runStory, loadWorkflow: () => loadWorkflow(), parseHarnessConfig, defaultConfig: DEFAULT_HARNESS_CONFIG },
     createReporter: (target) => {
       const revision = revisions.get(storyKey(target.owner, target.repo, target.issueNumber));
