@@ -4,6 +4,8 @@ export {
   renderCommandTemplate,
   describeSeatCommand,
   shellQuote,
+  presetProgram,
+  COMMAND_PLACEHOLDERS,
   type AgentPreset,
   type AgentLaunch,
   type SeatPaths,

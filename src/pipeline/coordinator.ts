@@ -4,11 +4,10 @@ import { CleanCloneOptionsError, ProvisionConfigError, taskWorktreePath, Workspa
 import { storyCommitMessage, commitWorktree } from "./commit.js";
 import type { RetryEvidence } from "./context.js";
 import { defaultDeps } from "./deps.js";
-import { ConfigError } from "./errors.js";
 import type { FailureClass } from "./events.js";
 import { Journal } from "./journal.js";
 import { archiveAttempt, createRunLayout, newRunId } from "./run-dir.js";
-import { checkRunnable } from "./runnable.js";
+import { preflight, PreflightError } from "./preflight/index.js";
 import { EventSink } from "./sink.js";
 import { runStage } from "./stage.js";
 import { ensureProvisioned, type TaskRun } from "./task.js";
@@ -41,14 +40,20 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
     readmission: args.readmission ?? false,
   });
 
-  let testCommand: string | undefined;
-  try {
-    testCommand = checkRunnable(args.config, args.workflow, args.agentEnvAllow, "configuration").testCommand;
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    await sink.emit({ kind: "story.blocked", taskId, failureClass: "config-invalid", detail: error.message });
-    return { ...outcomeBase, status: "blocked", failureClass: "config-invalid", detail: error.message };
+  // Preflight: a configuration mistake blocks before anything is provisioned or launched.
+  const problems = await preflight({
+    config: args.config,
+    source: args.configSource ?? "configuration",
+    workflow: args.workflow,
+    operatorAllow: args.agentEnvAllow,
+    base: { repoDir: args.repoDir, ref: args.baseRef },
+  });
+  if (problems.length > 0) {
+    const detail = new PreflightError(problems).message;
+    await sink.emit({ kind: "story.blocked", taskId, failureClass: "config-invalid", detail });
+    return { ...outcomeBase, status: "blocked", failureClass: "config-invalid", detail };
   }
+  const testCommand = args.config.test.command;
 
   let task: TaskRun | undefined;
   const block = async (failureClass: FailureClass, detail: string): Promise<StoryOutcome> => {
