@@ -8,6 +8,7 @@ export default {
   transform: {
     "^.+\\.ts$": ["ts-jest", { useESM: true, diagnostics: false }],
   },
+  globalSetup: "<rootDir>/test/global-setup.mjs",
   testTimeout: 60000,
   maxWorkers: 2,
 };

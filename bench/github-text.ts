@@ -6,6 +6,8 @@
  *   render — renderVerifierCheck (redact, keep the tail's end, fence, bound to 65,535 bytes)
  *            with a 64 KiB multibyte tail, against JSON.stringify of the rendered output
  *            (what posting it costs anyway).
+ *   also   — unclosed comment/fence/quote at 80k vs 40k lines, one 1 MiB line, and redaction of a
+ *            1.2 MB near-miss line (the linearity claims the tests used to time).
  * Figures are medians of repeated runs (the parse variants interleaved), reported as ratios.
  *
  * Run: node --import tsx bench/github-text.ts [--reps 15]
@@ -66,12 +68,35 @@ for (let rep = 0; rep < REPS; rep += 1) {
   samples.two.push(time1(() => parseCommands(two, unbounded)));
   samples.base.push(time1(() => baselineScan(one)));
 }
+// Text that never closes (a comment, a fence, a quote) and one 1 MiB line: 80,000 lines against 40,000.
+const openers = ["<!--\n", "```\n", "> quote\n"];
+const unclosed = (opener: string, lines: number): string => `${opener}${"/harness retry-blocked\n".repeat(lines)}`;
+const unclosedRatios = openers.map((opener) => {
+  const [small, large] = [unclosed(opener, 40_000), unclosed(opener, 80_000)];
+  parseCommands(large, unbounded); // warm-up
+  const pair = { small: [] as number[], large: [] as number[] };
+  for (let rep = 0; rep < REPS; rep += 1) {
+    pair.small.push(time1(() => parseCommands(small, unbounded)));
+    pair.large.push(time1(() => parseCommands(large, unbounded)));
+  }
+  return { opener: opener.trim(), ratio: median(pair.large) / median(pair.small) };
+});
+const oneLine = "/harnes ".repeat(1 << 17);
+const oneLineSamples = { parse: [] as number[], base: [] as number[] };
+for (let rep = 0; rep < REPS; rep += 1) {
+  oneLineSamples.parse.push(time1(() => parseCommands(oneLine, unbounded)));
+  oneLineSamples.base.push(time1(() => baselineScan(oneLine)));
+}
+
 const parseOne = median(samples.one);
 const parseTwo = median(samples.two);
 const baseOne = median(samples.base);
 
 const tail = `${"npm ERR! 错误 ✗ at https://x-access-token:ghs_abcdefghijklmnopqrstuv@host/r.git\n".repeat(700)}`.slice(0, 64 * 1024);
 const redactTime = time(() => redactSecrets(tail, ["a-secret-value"]));
+const nearMissLine = "a.b-".repeat(250_000) + "x-access-token:".repeat(10_000) + "://a:".repeat(10_000);
+const redactLine = time(() => redactSecrets(nearMissLine));
+const redactLineBase = time(() => nearMissLine.replace(/ghs_[A-Za-z0-9]{36}/g, "x"));
 const regexBase = time(() => tail.replace(/ghs_/g, "x"));
 
 const at = "2026-01-01T00:00:00.000Z";
@@ -89,3 +114,6 @@ console.log(`parse 1 MiB: ${fmt(parseOne)}  baseline split+startsWith: ${fmt(bas
 console.log(`parse 2 MiB / 1 MiB: ${(parseTwo / parseOne).toFixed(2)}x (linear = 2.00x)`);
 console.log(`redact 64 KiB tail: ${fmt(redactTime)}  baseline one regex pass: ${fmt(regexBase)}  ratio ${(redactTime / regexBase).toFixed(2)}x`);
 console.log(`render verifier check (64 KiB tail): ${fmt(renderTime)}  baseline JSON.stringify of it: ${fmt(stringifyBase)}  ratio ${(renderTime / stringifyBase).toFixed(2)}x`);
+for (const { opener, ratio } of unclosedRatios) console.log(`parse unclosed ${opener} 80k / 40k lines: ${ratio.toFixed(2)}x (linear = 2.00x)`);
+console.log(`parse one 1 MiB line: ${fmt(median(oneLineSamples.parse))}  baseline split+startsWith: ${fmt(median(oneLineSamples.base))}  ratio ${(median(oneLineSamples.parse) / median(oneLineSamples.base)).toFixed(2)}x`);
+console.log(`redact one 1.2 MB near-miss line: ${fmt(redactLine)}  baseline one token-regex pass: ${fmt(redactLineBase)}  ratio ${(redactLine / redactLineBase).toFixed(2)}x`);

@@ -1,12 +1,13 @@
 /**
- * The Probot entry: wires the GitHub room's trigger handlers to the queue and starts the
- * runner on the queue's jobs. Nothing else happens here.
+ * The Probot entry: wires the GitHub room's trigger handlers to the queue's intake and, in a
+ * process that runs stories, the runner to the queue's jobs. Nothing else happens here.
  */
 import type { ApplicationFunction, Probot } from "probot";
-import { GitHubReporter, handleIssueComment, handleIssueLabeled, handleRetryAction, type TriggerDeps, type TriggerOutcome } from "./github/index.js";
+import { GitHubReporter, queueNoticeListeners, handleIssueComment, handleIssueLabeled, handleRetryAction, type TriggerDeps, type TriggerOutcome } from "./github/index.js";
 import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "./pipeline/index.js";
-import type { EmbeddedQueue } from "./queue/index.js";
-import { createStoryRunner, type AppOctokit } from "./runner/index.js";
+import type { StoryQueue } from "./queue/index.js";
+import { createStoryRunner, type AppOctokit, type RunnerLog } from "./runner/index.js";
+import { probeSandbox, sandboxFromEnv, UNSANDBOXED_WARNING, type Sandbox } from "./sandbox/index.js";
 
 /** The App's own settings (from the environment, see `harness serve`). */
 export interface HarnessAppSettings {
@@ -19,13 +20,28 @@ export interface HarnessAppSettings {
   labelName: string;
   /** `HARNESS_GITHUB_THROTTLE=off` turns Octokit's client-side throttling of story reporting off. */
   githubThrottle: boolean;
+  /** Where repository code runs (`HARNESS_SANDBOX`…); the environment's sandbox when absent. */
+  sandbox?: Sandbox;
 }
 
 export interface HarnessAppOptions {
-  queue: EmbeddedQueue;
+  queue: StoryQueue;
   settings: HarnessAppSettings;
-  /** False: only enqueue (a webhook-only process, or a benchmark of the webhook path). */
+  /** False: only enqueue (`harness serve` on a shared queue, or a benchmark of the webhook path). */
   runJobs?: boolean;
+}
+
+/** Who the App is on GitHub, learned in the background (the runner tells its own comments apart by it). */
+export interface AppIdentity {
+  slug?: string;
+  id?: number;
+}
+
+/** What a story worker needs of Probot: the App's JWT-authenticated octokit and a logger. */
+export interface AppHandle {
+  /** The App's octokit; with an installation id, one authenticated as that installation. */
+  auth: (installationId?: number) => Promise<unknown>;
+  log: RunnerLog;
 }
 
 /** Builds the Probot application function of story-harness. */
@@ -40,15 +56,11 @@ export function harnessApp(options: HarnessAppOptions): ApplicationFunction {
       });
     };
     const deps: TriggerDeps = { queue, labelName: settings.labelName, log: app.log, defer };
-    const appOctokit = async (): Promise<AppOctokit> => (await app.auth()) as AppOctokit;
-    // The slug tells the App's own comments apart; learned in the background so start-up never waits on GitHub.
-    void appOctokit()
-      .then((octokit) => octokit.rest.apps.getAuthenticated())
-      .then((response) => {
-        if (response.data?.slug) deps.appSlug = response.data.slug;
-        if (response.data?.id) deps.appId = response.data.id;
-      })
-      .catch((error: unknown) => app.log.warn({ err: { message: String(error) } }, "could not read the App's slug"));
+    const identity = learnAppIdentity(app);
+    void identity.ready.then(() => {
+      if (identity.slug) deps.appSlug = identity.slug;
+      if (identity.id) deps.appId = identity.id;
+    });
 
     const logOutcome = (event: string, deliveryId: string, outcome: TriggerOutcome): void => {
       const { action } = outcome;
@@ -60,16 +72,46 @@ export function harnessApp(options: HarnessAppOptions): ApplicationFunction {
     app.on("check_run.requested_action", async (context) => logOutcome("check_run.requested_action", context.id, await handleRetryAction(context, deps)));
 
     if (options.runJobs === false) return;
-    queue.start(
-      createStoryRunner({
-        appOctokit,
-        harnessHome: settings.harnessHome,
-        agentEnvAllow: settings.agentEnvAllow,
-        githubThrottle: settings.githubThrottle,
-        pipeline: { runStory, loadWorkflow: () => loadWorkflow(), parseHarnessConfig, defaultConfig: DEFAULT_HARNESS_CONFIG },
-        createReporter: (target) => new GitHubReporter({ ...target, ...(deps.appSlug ? { botLogin: `${deps.appSlug}[bot]` } : {}) }),
-        log: app.log,
-      }),
-    );
+    startStoryWorker({ queue, settings, app, identity });
   };
+}
+
+/** Starts running the queue's stories in this process (`harness worker`, or `serve` with its own runner). */
+export function startStoryWorker(args: { queue: StoryQueue; settings: HarnessAppSettings; app: AppHandle; identity?: AppIdentity }): void {
+  const { queue, settings, app } = args;
+  const identity = args.identity ?? learnAppIdentity(app);
+  const appOctokit = async (): Promise<AppOctokit> => (await app.auth()) as AppOctokit;
+  queue.listen?.(queueNoticeListeners({ installationOctokit: async (id) => (await app.auth(id)) as AppOctokit, log: app.log }));
+  const sandbox = settings.sandbox ?? sandboxFromEnv();
+  // Said at start-up, loudly; the runner itself refuses stories while the sandbox cannot work.
+  void probeSandbox(sandbox).then((status) => {
+    if (status.state === "off") app.log.warn({ sandbox: "off" }, UNSANDBOXED_WARNING);
+    if (status.state === "unavailable") app.log.error({ sandbox: "unavailable" }, `The sandbox cannot run on this host; stories will be refused: ${status.reason}`);
+  });
+  queue.start(
+    createStoryRunner({
+      appOctokit,
+      harnessHome: settings.harnessHome,
+      agentEnvAllow: settings.agentEnvAllow,
+      githubThrottle: settings.githubThrottle,
+      sandbox,
+      pipeline: { runStory, loadWorkflow: () => loadWorkflow(), parseHarnessConfig, defaultConfig: DEFAULT_HARNESS_CONFIG },
+      createReporter: (target) => new GitHubReporter({ ...target, ...(identity.slug ? { botLogin: `${identity.slug}[bot]` } : {}) }),
+      log: app.log,
+    }),
+  );
+}
+
+/** Asks GitHub who the App is, without making start-up wait on it. */
+export function learnAppIdentity(app: AppHandle): AppIdentity & { ready: Promise<void> } {
+  const identity: AppIdentity & { ready: Promise<void> } = { ready: Promise.resolve() };
+  identity.ready = app
+    .auth()
+    .then((octokit) => (octokit as AppOctokit).rest.apps.getAuthenticated())
+    .then((response) => {
+      if (response.data?.slug) identity.slug = response.data.slug;
+      if (response.data?.id) identity.id = response.data.id;
+    })
+    .catch((error: unknown) => app.log.warn({ err: { message: String(error) } }, "could not read the App's slug"));
+  return identity;
 }

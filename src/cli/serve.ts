@@ -3,12 +3,13 @@ import { join } from "node:path";
 import { parseArgs, parseEnv } from "node:util";
 import { ProbotOctokit, run } from "probot";
 import { isNeverPassed } from "../exec/index.js";
-import { EmbeddedQueue } from "../queue/index.js";
+import { claimHarnessHome, EmbeddedQueue, HarnessHomeInUseError, type HomeClaim } from "../queue/index.js";
+import { sandboxFromEnv, SandboxSettingsError } from "../sandbox/index.js";
 import { harnessHome } from "../workspace/index.js";
 import { harnessApp, type HarnessAppSettings } from "../app.js";
 import { positiveInteger, UsageError, type CliIO } from "./usage.js";
 
-const USAGE = "harness serve   (configured by the environment: APP_ID, PRIVATE_KEY or PRIVATE_KEY_PATH, WEBHOOK_SECRET, GHE_HOST, GHE_PROTOCOL, PORT, HARNESS_HOME, HARNESS_CONCURRENCY, HARNESS_AGENT_ENV, HARNESS_STORY_LABEL, HARNESS_GITHUB_THROTTLE)";
+const USAGE = "harness serve   (configured by the environment: APP_ID, PRIVATE_KEY or PRIVATE_KEY_PATH, WEBHOOK_SECRET, GHE_HOST, GHE_PROTOCOL, PORT, HARNESS_HOME, HARNESS_CONCURRENCY, HARNESS_AGENT_ENV, HARNESS_STORY_LABEL, HARNESS_GITHUB_THROTTLE, HARNESS_SANDBOX, HARNESS_SANDBOX_READ, HARNESS_SANDBOX_WRITE, HARNESS_SANDBOX_MAX_PROCESSES, HARNESS_SANDBOX_MEMORY_MB, HARNESS_LOG_CAP_MB)";
 
 interface PluginOptions {
   retry?: { enabled?: boolean };
@@ -39,7 +40,14 @@ export function readAppSettings(env: NodeJS.ProcessEnv): HarnessAppSettings {
   const labelName = env.HARNESS_STORY_LABEL?.trim() || "story";
   const throttle = (env.HARNESS_GITHUB_THROTTLE ?? "on").trim().toLowerCase();
   if (!["on", "off"].includes(throttle)) throw new UsageError(`HARNESS_GITHUB_THROTTLE must be 'on' or 'off', got '${throttle}'`, USAGE);
-  return { harnessHome: harnessHome(env), concurrency, agentEnvAllow, labelName, githubThrottle: throttle === "on" };
+  let sandbox;
+  try {
+    sandbox = sandboxFromEnv(env);
+  } catch (error) {
+    if (error instanceof SandboxSettingsError) throw new UsageError(error.message, USAGE);
+    throw error;
+  }
+  return { harnessHome: harnessHome(env), concurrency, agentEnvAllow, labelName, githubThrottle: throttle === "on", sandbox };
 }
 
 /**
@@ -54,6 +62,16 @@ export async function serveCommand(args: string[], io: CliIO): Promise<number> {
   const settings = readAppSettings(io.env);
   const needsSetup = !io.env.APP_ID || !(io.env.PRIVATE_KEY || io.env.PRIVATE_KEY_PATH);
   // The queue is opened only for a configured App; the setup page needs none.
+  let claim: HomeClaim | undefined;
+  if (!needsSetup) {
+    try {
+      claim = await claimHarnessHome(settings.harnessHome);
+    } catch (error) {
+      if (!(error instanceof HarnessHomeInUseError)) throw error;
+      io.stderr(`harness serve: ${error.message}\n`);
+      return 2;
+    }
+  }
   const queue = needsSetup ? undefined : await EmbeddedQueue.open({ dir: join(settings.harnessHome, "queue"), concurrency: settings.concurrency });
   const server = await run(queue ? harnessApp({ queue, settings }) : () => undefined, { env: io.env, Octokit: HarnessOctokit });
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
@@ -63,6 +81,7 @@ export async function serveCommand(args: string[], io: CliIO): Promise<number> {
   io.stderr(`harness serve: ${signal}, stopping\n`);
   await server.stop();
   await queue?.close({ abortRunning: true });
+  await claim?.release();
   return 0;
 }
 

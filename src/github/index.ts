@@ -10,6 +10,7 @@ export { DEFAULT_STORY_LABEL, type TriggerDeps, type TriggerOutcome, type ReplyR
 export { canRunCommands, repositoryRole } from "./permissions.js";
 export { BLOCKED_LABEL, addLabel, removeLabel, ensureLabel, hasLabel } from "./labels.js";
 export { GitHubReporter, type GitHubReporterOptions } from "./reporter.js";
+export { queueNoticeListeners, type QueueNoticeDeps } from "./queue-notices.js";
 export { planChecks, CHECK_NAMES, RETRY_ACTION, type CheckName, type PlannedCheck, type CheckStatus, type CheckConclusion } from "./check-plan.js";
 export { storyBranch, storyIssueFromBranch, storyExternalId, findStoryPullRequest, isCompletedStory, type StoryPullRequest } from "./story-lookup.js";
 export { redactSecrets, REDACTED } from "./redact.js";
@@ -30,7 +31,7 @@ export { renderVerifierCheck } from "./render/verifier.js";
 export { renderCleanCloneCheck } from "./render/clean-clone.js";
 export { renderStoryCheck } from "./render/story.js";
 export { renderStatusComment, STATUS_MARKER } from "./render/status-comment.js";
-export { renderHelp, renderAlreadyCompleted } from "./render/replies.js";
+export { renderHelp, renderAlreadyCompleted, renderQuarantinedJob, renderWriteFailure } from "./render/replies.js";
 export { adviceFor, RETRY_COMMAND } from "./render/advice.js";
 export type { CheckRunOutput, RenderOptions } from "./render/types.js";
 export type { GitHubLog } from "./log.js";

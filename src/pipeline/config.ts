@@ -15,7 +15,8 @@ export interface SeatOverride extends AgentLaunch {
 export interface HarnessConfig {
   agent: AgentLaunch & { env: string[]; timeoutMs: number };
   seats: Record<string, SeatOverride>;
-  test: { command?: string; timeoutMs: number };
+  /** `network`: the suite gate and the clean-clone suite get the network (off by default). */
+  test: { command?: string; timeoutMs: number; network?: boolean };
   provision: { command?: string; timeoutMs?: number };
   /** Overrides the workflow's attempt ceiling. */
   maxAttempts?: number;
@@ -42,7 +43,7 @@ interface RawLaunch {
 interface RawConfig {
   agent?: RawLaunch & { env?: string[] };
   seats?: Record<string, RawLaunch & { enabled?: boolean }>;
-  test?: { command?: string; timeout_minutes?: number };
+  test?: { command?: string; timeout_minutes?: number; network?: boolean };
   provision?: { command?: string; timeout_minutes?: number };
   max_attempts?: number;
   clean_clone?: { link?: string[]; interpreter?: string };
@@ -87,6 +88,7 @@ export function parseHarnessConfig(text: string, source: string): HarnessConfig 
   };
   if (raw.clean_clone?.link !== undefined) config.cleanClone.link = [...raw.clean_clone.link];
   if (raw.test?.command !== undefined) config.test.command = raw.test.command;
+  if (raw.test?.network !== undefined) config.test.network = raw.test.network;
   if (raw.provision?.command !== undefined) config.provision.command = raw.provision.command;
   const provisionTimeout = minutes(raw.provision?.timeout_minutes);
   if (provisionTimeout !== undefined) config.provision.timeoutMs = provisionTimeout;

@@ -1,22 +1,12 @@
-import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { flushPendingWrites } from "../workspace/index.js";
 import { DeliveryLog, DEFAULT_DELIVERY_MEMORY } from "./delivery-log.js";
-import { acquireLock, liveHolder, releaseLock, type LockOwner } from "./job-lock.js";
-import { JobStore, newJobId, type JobRecord } from "./job-store.js";
-import type { EnqueueOutcome, StoryJob, StoryQueue } from "./port.js";
+import { acquireLock, liveHolder, newLockOwner, releaseLock, retireLockOwner, type LockOwner } from "./job-lock.js";
+import { JobStore, newJobId, UnreadableJobError, type JobRecord } from "./job-store.js";
+import type { EnqueueOutcome, JobLease, JobWorker, QueueListeners, QueuedJobView, StoryJob, StoryQueue } from "./port.js";
+import type { QuarantinedJob } from "./quarantine.js";
 
-/** A job handed to a worker; `interruptions` > 0 means a runner died while running it before. */
-export interface JobLease {
-  jobId: string;
-  job: StoryJob;
-  interruptions: number;
-}
-
-/** Runs one job. Its errors are logged by the queue; the job is finished either way. */
-export type JobWorker = (lease: JobLease, signal: AbortSignal) => Promise<void>;
-
-export interface EmbeddedQueueOptions {
+export interface EmbeddedQueueOptions extends QueueListeners {
   /** The queue's folder, `<harnessHome>/queue`. */
   dir: string;
   /** Jobs run at once by this process (`HARNESS_CONCURRENCY`, default 1). */
@@ -43,7 +33,12 @@ export class EmbeddedQueue implements StoryQueue {
   private readonly writing = new Set<string>();
   /** Jobs finished here; a rescan that listed the folder before the removal must not bring them back. */
   private readonly finished = new Set<string>();
-  private readonly self: LockOwner = { pid: process.pid, instance: randomBytes(8).toString("hex") };
+  /** Jobs whose claim failed on a write; told once per failure streak. */
+  private readonly writeFailed = new Set<string>();
+  private readonly self: LockOwner = newLockOwner();
+  private listeners: QueueListeners;
+  /** Quarantined before anyone listened (at open): told to the first listener. */
+  private readonly untold: QuarantinedJob[] = [];
   private readonly abort = new AbortController();
   private worker: JobWorker | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -55,7 +50,15 @@ export class EmbeddedQueue implements StoryQueue {
     private readonly store: JobStore,
     private readonly deliveries: DeliveryLog,
     private readonly options: EmbeddedQueueOptions,
-  ) {}
+  ) {
+    this.listeners = { ...(options.onQuarantine ? { onQuarantine: options.onQuarantine } : {}), ...(options.onWriteFailure ? { onWriteFailure: options.onWriteFailure } : {}) };
+  }
+
+  /** Sets who is told of quarantined jobs and failed writes; quarantines found at open are told now. */
+  listen(listeners: QueueListeners): void {
+    this.listeners = listeners;
+    if (listeners.onQuarantine) for (const quarantined of this.untold.splice(0)) listeners.onQuarantine(quarantined);
+  }
 
   /** Opens the queue folder (creating it) and loads the jobs and deliveries left by earlier runs. */
   static async open(options: EmbeddedQueueOptions): Promise<EmbeddedQueue> {
@@ -110,6 +113,16 @@ export class EmbeddedQueue implements StoryQueue {
     return [...this.records.values()].sort((a, b) => a.id.localeCompare(b.id));
   }
 
+  async snapshot(): Promise<QueuedJobView[]> {
+    return this.jobs().map((record) => ({
+      jobId: record.id,
+      job: record.job,
+      state: record.state,
+      interruptions: record.interruptions,
+      ...(record.startedAt ? { startedAt: record.startedAt } : {}),
+    }));
+  }
+
   /** Starts running jobs with `worker`, now and whenever one is enqueued or the folder changes. */
   start(worker: JobWorker): void {
     this.worker = worker;
@@ -138,6 +151,7 @@ export class EmbeddedQueue implements StoryQueue {
     if (this.timer) clearInterval(this.timer);
     if (options.abortRunning) this.abort.abort();
     await this.idle();
+    retireLockOwner(this.self);
     await this.deliveries.close();
     await flushPendingWrites();
   }
@@ -150,7 +164,7 @@ export class EmbeddedQueue implements StoryQueue {
     const ids = new Set(await this.store.ids());
     for (const id of ids) {
       if (this.records.has(id) || this.finished.has(id)) continue;
-      const record = await this.store.read(id);
+      const record = await this.readOrQuarantine(id);
       if (record && !this.finished.has(id)) this.records.set(id, record);
     }
     for (const id of [...this.finished]) if (!ids.has(id)) this.finished.delete(id);
@@ -193,22 +207,55 @@ export class EmbeddedQueue implements StoryQueue {
     }
   }
 
-  /** Takes the job's lock, then re-reads the job: a `running` record under a dead lock was interrupted. */
+  /**
+   * Takes the job's lock, then re-reads the job: a `running` record under a dead lock was
+   * interrupted. A write that fails (ENOSPC) gives back the lock and leaves the job queued.
+   */
   private async claim(record: JobRecord): Promise<JobLease | undefined> {
     const lockPath = this.store.lockPath(record.id);
-    if (!(await acquireLock(lockPath, this.self))) return undefined;
-    const current = await this.store.read(record.id);
-    if (!current) {
-      // Finished by another process meanwhile.
-      await releaseLock(lockPath, this.self);
-      this.forget(record);
+    let locked = false;
+    try {
+      if (!(await acquireLock(lockPath, this.self))) return undefined;
+      locked = true;
+      const current = await this.readOrQuarantine(record.id);
+      if (!current) {
+        // Finished by another process meanwhile, or quarantined.
+        await releaseLock(lockPath, this.self);
+        this.forget(record);
+        return undefined;
+      }
+      const interruptions = current.interruptions + (current.state === "running" ? 1 : 0);
+      const claimed: JobRecord = { ...current, state: "running", interruptions, startedAt: new Date().toISOString() };
+      await this.store.write(claimed);
+      this.records.set(claimed.id, claimed);
+      this.writeFailed.delete(record.id);
+      return { jobId: claimed.id, job: claimed.job, interruptions };
+    } catch (error) {
+      if (locked) await releaseLock(lockPath, this.self).catch((releaseError: unknown) => this.logError(`releasing ${record.id}`, releaseError));
+      this.logError(`claiming job ${record.id} of ${record.job.storyKey} (it stays queued and is tried again)`, error);
+      if (!this.writeFailed.has(record.id)) {
+        this.writeFailed.add(record.id);
+        this.listeners.onWriteFailure?.(record.job, asError(error));
+      }
       return undefined;
     }
-    const interruptions = current.interruptions + (current.state === "running" ? 1 : 0);
-    const claimed: JobRecord = { ...current, state: "running", interruptions, startedAt: new Date().toISOString() };
-    await this.store.write(claimed);
-    this.records.set(claimed.id, claimed);
-    return { jobId: claimed.id, job: claimed.job, interruptions };
+  }
+
+  /** Reads a job file; one that cannot be read is quarantined (logged, told) and reads as gone. */
+  private async readOrQuarantine(id: string): Promise<JobRecord | undefined> {
+    try {
+      return await this.store.read(id);
+    } catch (error) {
+      if (!(error instanceof UnreadableJobError)) throw error;
+      const quarantined = await this.store.quarantine(id, error.reason);
+      if (quarantined) {
+        const story = quarantined.story ? ` (story ${quarantined.story.owner}/${quarantined.story.repo}#${quarantined.story.issueNumber})` : "";
+        this.logError("quarantine", new Error(`moved ${error.reason} to queue/quarantine/${quarantined.file}${story}`));
+        if (this.listeners.onQuarantine) this.listeners.onQuarantine(quarantined);
+        else this.untold.push(quarantined);
+      }
+      return undefined;
+    }
   }
 
   private async runLease(lease: JobLease): Promise<void> {
@@ -246,8 +293,13 @@ export class EmbeddedQueue implements StoryQueue {
   }
 
   private logError(where: string, error: unknown): void {
-    const message = `queue: ${where}: ${error instanceof Error ? error.message : String(error)}`;
+    const message = `queue: ${where}: ${asError(error).message}`;
     if (this.options.log) this.options.log.error(message);
     else process.stderr.write(`${message}\n`);
   }
+}
+
+/** The error as an Error; errors of Node's own (fs) may come from another realm, so not `instanceof`. */
+function asError(error: unknown): Error {
+  return typeof error === "object" && error !== null && "message" in error ? (error as Error) : new Error(String(error));
 }

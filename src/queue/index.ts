@@ -1,4 +1,20 @@
-export { storyKey, type StoryQueue, type StoryJob, type JobRepository, type EnqueueOutcome } from "./port.js";
-export { EmbeddedQueue, type EmbeddedQueueOptions, type JobLease, type JobWorker } from "./embedded.js";
+export {
+  storyKey,
+  DEFAULT_LEASE_TIMING,
+  type StoryQueue,
+  type JobIntake,
+  type StoryJob,
+  type JobRepository,
+  type EnqueueOutcome,
+  type JobLease,
+  type JobWorker,
+  type LeaseTiming,
+  type QueuedJobView,
+  type QueueListeners,
+} from "./port.js";
+export { EmbeddedQueue, type EmbeddedQueueOptions } from "./embedded.js";
 export { DeliveryLog, DEFAULT_DELIVERY_MEMORY } from "./delivery-log.js";
 export type { JobRecord } from "./job-store.js";
+export { listQuarantine, quarantineDir, salvageStory, type QuarantinedJob, type QuarantinedStory } from "./quarantine.js";
+export { acquireLock, releaseLock, liveHolder, newLockOwner, retireLockOwner, type LockOwner } from "./job-lock.js";
+export { claimHarnessHome, HarnessHomeInUseError, type HomeClaim } from "./home-lock.js";

@@ -4,6 +4,7 @@ import { randomBytes } from "node:crypto";
 import { syncDir, writeFileAtomic, type AtomicWriteOptions } from "../workspace/index.js";
 import { schemas } from "../schema/index.js";
 import type { StoryJob } from "./port.js";
+import { quarantineFile, type QuarantinedJob } from "./quarantine.js";
 
 /** A job as kept on disk: one JSON file per job under `<queueDir>/jobs/`, removed when done. */
 export interface JobRecord {
@@ -51,14 +52,26 @@ export class JobStore {
     await writeFileAtomic(join(this.jobsDir, `${record.id}.json`), `${JSON.stringify(record)}\n`, { flush });
   }
 
-  /** Reads one job; undefined when it is gone (done) or unreadable. */
+  /**
+   * Reads one job; undefined when it is gone (done). A file that is torn, empty (power loss),
+   * not JSON or not a job (an unknown `kind`) throws {@link UnreadableJobError}.
+   */
   async read(id: string): Promise<JobRecord | undefined> {
+    let text: string;
     try {
-      return parseRecord(await readFile(join(this.jobsDir, `${id}.json`), "utf8"));
+      text = await readFile(join(this.jobsDir, `${id}.json`), "utf8");
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
       throw error;
     }
+    const issues = parseIssues(text);
+    if (issues !== undefined) throw new UnreadableJobError(id, `queue/jobs/${id}.json: ${issues}`);
+    return JSON.parse(text) as JobRecord;
+  }
+
+  /** Moves an unreadable job file to `queue/quarantine/`. */
+  quarantine(id: string, reason: string): Promise<QuarantinedJob | undefined> {
+    return quarantineFile(this.queueDir, this.jobsDir, `${id}.json`, reason);
   }
 
   /** The ids of every job on disk, oldest first. Temp files of interrupted writes are skipped. */
@@ -67,11 +80,14 @@ export class JobStore {
     return names.map((name) => name.slice(0, -".json".length));
   }
 
-  /** Every job on disk, oldest first. */
+  /** Every readable job on disk, oldest first (unreadable ones are left for the queue to quarantine). */
   async list(): Promise<JobRecord[]> {
     const records: JobRecord[] = [];
     for (const id of await this.ids()) {
-      const record = await this.read(id);
+      const record = await this.read(id).catch((error: unknown) => {
+        if (error instanceof UnreadableJobError) return undefined;
+        throw error;
+      });
       if (record) records.push(record);
     }
     return records;
@@ -83,7 +99,23 @@ export class JobStore {
   }
 }
 
-/** A job file's record; undefined for a file that is torn, empty (power loss) or not a job. */
-function parseRecord(text: string): JobRecord | undefined {
-  return schemas().parseValid<JobRecord>("queue-job", text);
+/** A job file that cannot be read as a job. */
+export class UnreadableJobError extends Error {
+  constructor(readonly jobId: string, readonly reason: string) {
+    super(`unreadable job file ${reason}`);
+    this.name = "UnreadableJobError";
+  }
+}
+
+/** Why a job file's text is not a job (torn, empty, not JSON, invalid); undefined when it is one. */
+function parseIssues(text: string): string | undefined {
+  if (text.trim() === "") return "empty";
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return `not JSON (${error instanceof Error ? error.message : String(error)})`;
+  }
+  const issues = schemas().issues("queue-job", value);
+  return issues.length === 0 ? undefined : issues.map((issue) => `${issue.path}: ${issue.message}`).join("; ");
 }

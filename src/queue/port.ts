@@ -1,8 +1,10 @@
 /**
  * The queue port between the webhook handlers (which only validate, deduplicate and enqueue)
- * and the runners. The embedded implementation keeps jobs durable on disk in the App's
- * process; a Redis-backed one (BullMQ) can implement the same port later.
+ * and the runners. Two adapters implement it: the embedded queue (durable files in the App's
+ * data folder, the default) and BullMQ on Redis (`HARNESS_QUEUE=redis://…`), where any number
+ * of `harness worker` processes take jobs. The App and the runner depend on this file only.
  */
+import type { QuarantinedJob } from "./quarantine.js";
 
 /** The repository a story belongs to, as GitHub described it in the webhook. */
 export interface JobRepository {
@@ -36,8 +38,11 @@ export type EnqueueOutcome =
   | { accepted: true; jobId: string }
   | { accepted: false; reason: "duplicate-delivery" | "already-active" };
 
-/** Where triggers put work and runners take it. */
-export interface StoryQueue {
+/**
+ * The producer side, all a webhook handler needs: put work in, ask whether a story has work.
+ * A story has at most one job, queued or running, whichever process or machine enqueued it.
+ */
+export interface JobIntake {
   /**
    * Adds a job unless its delivery was seen before or its story is already queued or running.
    * Must answer quickly: it is called before GitHub gets its webhook response.
@@ -45,6 +50,76 @@ export interface StoryQueue {
   enqueue(job: StoryJob): Promise<EnqueueOutcome>;
   /** True when a job of this story is queued or running. */
   isActive(storyKey: string): Promise<boolean>;
+}
+
+/**
+ * A job handed to a worker. The lease is the adapter's promise that no other worker runs this
+ * job while it holds: the embedded adapter ties it to the live process, the Redis adapter to a
+ * lock with a TTL that the adapter renews (its heartbeat) while the worker function runs.
+ */
+export interface JobLease {
+  jobId: string;
+  job: StoryJob;
+  /** > 0 when a runner died (or was stopped) while running this job before. */
+  interruptions: number;
+}
+
+/**
+ * Runs one job. Its errors are logged by the queue; the job is finished either way. `signal`
+ * aborts when the queue closes with `abortRunning`: the job is then left for the next start.
+ */
+export type JobWorker = (lease: JobLease, signal: AbortSignal) => Promise<void>;
+
+/** How a lease is kept alive where liveness is not the process itself (Redis). */
+export interface LeaseTiming {
+  /** A lease not renewed for this long is taken to belong to a dead worker (kill -9, lost host). */
+  lockTtlMs: number;
+  /** How often the holder renews its lease; well under `lockTtlMs`. */
+  heartbeatMs: number;
+}
+
+/** The Redis adapter's defaults: a lost worker's story is picked up within about a minute. */
+export const DEFAULT_LEASE_TIMING: LeaseTiming = { lockTtlMs: 30_000, heartbeatMs: 10_000 };
+
+/** A job as an operator sees it (`harness status`). */
+export interface QueuedJobView {
+  jobId: string;
+  job: StoryJob;
+  state: "queued" | "running";
+  interruptions: number;
+  /** ISO-8601, when a worker took it. */
+  startedAt?: string;
+}
+
+/** What the queue tells its App about, beyond running jobs (the App tells the stories on GitHub). */
+export interface QueueListeners {
+  /** Told of every job file moved to `queue/quarantine/`. */
+  onQuarantine?: (quarantined: QuarantinedJob) => void;
+  /**
+   * Told once when a job could not be claimed because a write failed (ENOSPC): the job stays
+   * queued, nothing it took is kept, and it is tried again on every rescan until it runs.
+   */
+  onWriteFailure?: (job: StoryJob, error: Error) => void;
+}
+
+
+/** The whole queue: producer side, worker side and an operator's view. */
+export interface StoryQueue extends JobIntake {
+  /** Jobs run at once by this process's worker (`HARNESS_CONCURRENCY`). */
+  readonly concurrency: number;
+  /** Starts running jobs with `worker`: now and whenever one becomes available. Call once. */
+  start(worker: JobWorker): void;
+  /** Resolves when no job is running in this process. */
+  idle(): Promise<void>;
+  /**
+   * Stops taking jobs. With `abortRunning`, running workers get their signal aborted and their
+   * jobs stay queued for the next worker; either way this waits for them.
+   */
+  close(options?: { abortRunning?: boolean }): Promise<void>;
+  /** Every queued and running job, oldest first. */
+  snapshot(): Promise<QueuedJobView[]>;
+  /** Sets who is told of jobs set aside and writes that failed (an adapter without either omits it). */
+  listen?(listeners: QueueListeners): void;
 }
 
 /** Builds the story key of an issue. */

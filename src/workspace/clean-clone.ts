@@ -6,8 +6,11 @@
  * cannot be built and an interpreter that cannot run are "did not run", never "failed" and
  * never an exception. A suite that runs out of time did run: it failed, without an exit code.
  */
+import { realpathSync } from "node:fs";
 import { constants } from "node:os";
-import { execShell, type EnvSpec, type ExecResult } from "../exec/index.js";
+import { dirname } from "node:path";
+import type { EnvSpec, ExecResult } from "../exec/index.js";
+import { sandboxFromEnv, type Sandbox } from "../sandbox/index.js";
 import { buildCleanClone, type BuiltCleanClone } from "./clean-clone-build.js";
 import { CleanCloneBuildError, CleanCloneOptionsError } from "./clean-clone-errors.js";
 import { commandWithInterpreter, interpreterVersion, InterpreterError, pathWithInterpreter, resolveInterpreter } from "./clean-clone-interpreter.js";
@@ -36,6 +39,10 @@ export interface CleanCloneOptions {
   env?: EnvSpec;
   /** Where the scratch folder is made; the OS temp folder by default. */
   scratchRoot?: string;
+  /** Where the suite runs; the operator's sandbox (`HARNESS_SANDBOX`) when absent. */
+  sandbox?: Sandbox;
+  /** The suite gets the network (`test.network`); off by default. */
+  network?: boolean;
 }
 
 /** The shape of `clean-clone-result.json`; optional fields are absent, never null. */
@@ -77,14 +84,16 @@ async function runSuite(options: CleanCloneOptions, clone: BuiltCleanClone, inte
   const set: Record<string, string> = { ...options.env?.set };
   if (interpreter !== undefined) set.PATH = pathWithInterpreter(interpreter, set.PATH ?? process.env.PATH ?? "");
   const command = interpreter === undefined ? options.command : commandWithInterpreter(options.command, interpreter);
-  const result = await execShell(command, {
+  // Sandboxed: the clone is writable, the target only readable (linked dependency roots
+  // point into it), the network off unless asked for.
+  const result = await (options.sandbox ?? sandboxFromEnv()).shell(command, {
     cwd: clone.workDir,
     env: { allow: options.env?.allow ?? [], set },
     timeoutMs,
     tailLines: CLEAN_CLONE_TAIL_LINES,
     tailBytes: CLEAN_CLONE_TAIL_BYTES,
     ...(options.logPath !== undefined ? { logPath: options.logPath } : {}),
-  });
+  }, { purpose: "clean-clone", network: options.network === true, writable: [clone.cloneDir], readable: [options.repo, ...(interpreter !== undefined ? [interpreterPrefix(interpreter)] : [])] });
   const outcome: Partial<CleanCloneResult> = { outputTail: result.tail, commit: clone.commit };
   const exitCode = exitCodeOf(result);
   // A suite that hangs once the change is committed is the change's failure, not the harness's:
@@ -92,6 +101,11 @@ async function runSuite(options: CleanCloneOptions, clone: BuiltCleanClone, inte
   if (result.timedOut) return { ...outcome, ran: true, timedOut: true };
   if (result.spawnError !== undefined || exitCode === undefined) return { ...outcome, ran: false, reason: `the suite could not be started: ${result.spawnError ?? "no exit status"}` };
   return { ...outcome, ran: true, exitCode };
+}
+
+/** The installation an interpreter belongs to (`<prefix>/bin/python` → `<prefix>`), which the suite must be able to read. */
+function interpreterPrefix(interpreter: string): string {
+  return dirname(dirname(realpathSync(interpreter)));
 }
 
 /**

@@ -15,7 +15,14 @@ describe("exec", () => {
     expect(succeeded(result)).toBe(false);
     expect(result.stdout?.toString()).toBe("out\n");
     expect(result.tail).toContain("err");
-    expect(result.durationMs).toBeGreaterThanOrEqual(0);
+  });
+
+  it("measures the child's duration from spawn to exit", async () => {
+    // A lower bound only: the child cannot finish before its own sleep; how much later is the machine's business.
+    const result = await exec(["sh", "-c", "sleep 0.3"], { cwd: makeTempDir() });
+    expect(result.exitCode).toBe(0);
+    expect(Number.isInteger(result.durationMs)).toBe(true);
+    expect(result.durationMs).toBeGreaterThanOrEqual(300);
   });
 
   it("runs in the given directory and passes stdin", async () => {
@@ -92,24 +99,23 @@ describe("exec", () => {
   });
 
   it("ends a child at its timeout", async () => {
-    const result = await exec(["sleep", "600"], { cwd: makeTempDir(), timeoutMs: 300, killGraceMs: 300 });
+    const result = await exec(["sleep", "600"], { cwd: makeTempDir(), timeoutMs: 300, killGraceMs: 5000 });
     expect(result.timedOut).toBe(true);
     expect(result.signal).toBe("SIGTERM");
     expect(result.exitCode).toBeNull();
-    expect(result.durationMs).toBeLessThan(5000);
+    // How promptly it ends is bench/timeouts.ts's claim; the 600 s sleep would outlive jest's deadline if it never did.
   });
 
   it("kills a grandchild that ignores SIGTERM at the timeout", async () => {
     const dir = makeTempDir();
     const result = await exec(["sh", "-c", "trap '' TERM; sleep 600 & echo $! > pid; wait"], {
       cwd: dir,
-      timeoutMs: 1000,
+      timeoutMs: 3000,
       killGraceMs: 300,
     });
     expect(result.timedOut).toBe(true);
     expect(result.signal).toBe("SIGKILL");
     expect(isRunning(readPid(join(dir, "pid")))).toBe(false);
-    expect(result.durationMs).toBeLessThan(1000 + 300 + 3000);
   });
 
   it("does not hang on a grandchild that keeps stdout open after its parent exited", async () => {
@@ -118,7 +124,6 @@ describe("exec", () => {
     expect(result.exitCode).toBe(0);
     expect(result.tail).toBe("done");
     expect(isRunning(readPid(join(dir, "pid")))).toBe(false);
-    expect(result.durationMs).toBeLessThan(5000);
   });
 
   it("does not leave a SIGTERM-ignoring background process behind after a normal exit", async () => {

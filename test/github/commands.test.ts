@@ -53,59 +53,29 @@ describe("parseCommands", () => {
     expect(kinds(`${"x".repeat(MAX_COMMENT_CHARS - 30)}\n/harness retry-blocked`)).toEqual(["retry-blocked"]);
   });
 
-  it("is linear and fast on megabytes of near-misses", () => {
-    const nearMisses = ["/harnes retry-blocked", " /harnessx", "> /harness retry-blocked", "```", "/harness", "    /harness help", "<!-- -->", "~~", "``` a`"];
-    const build = (bytes: number): string => {
-      const lines: string[] = [];
-      let size = 0;
-      for (let i = 0; size < bytes; i += 1) {
-        const line = nearMisses[i % nearMisses.length] === "/harness" ? "/harness-not" : (nearMisses[i % nearMisses.length] ?? "");
-        lines.push(line);
-        size += line.length + 1;
-      }
-      return lines.join("\n");
-    };
-    const oneMiB = build(1 << 20);
-    const twoMiB = build(2 << 20);
-    const once = (body: string): number => {
-      const start = process.hrtime.bigint();
-      parseCommands(body, { maxChars: Infinity, maxCommands: Infinity });
-      return Number(process.hrtime.bigint() - start) / 1e6;
-    };
-    const time = (body: string): number => {
-      let best = Infinity;
-      for (let round = 0; round < 5; round += 1) best = Math.min(best, once(body));
-      return best;
-    };
-    time(oneMiB); // warm up the JIT
-    // Interleaved best-of runs, so load from other processes weighs on both sizes alike.
-    let one = Infinity;
-    let two = Infinity;
-    for (let round = 0; round < 9; round += 1) {
-      one = Math.min(one, once(oneMiB));
-      two = Math.min(two, once(twoMiB));
+  // Speed and linearity on megabytes are benchmark claims (bench/github-text.ts); here only the result.
+  it("finds nothing in megabytes of near-misses, with no cap", () => {
+    const nearMisses = ["/harnes retry-blocked", " /harnessx", "> /harness retry-blocked", "```", "/harness-not", "    /harness help", "<!-- -->", "~~", "``` a`"];
+    const lines: string[] = [];
+    for (let size = 0, i = 0; size < 2 << 20; i += 1) {
+      const line = nearMisses[i % nearMisses.length] ?? "";
+      lines.push(line);
+      size += line.length + 1;
     }
-    expect(one).toBeLessThan(50);
-    expect(two).toBeLessThan(3 * Math.max(one, 1));
+    expect(parseCommands(lines.join("\n"), { maxChars: Infinity, maxCommands: Infinity })).toEqual([]);
     // A single 1 MiB line with no newline is near-miss text too.
-    expect(time("/harnes ".repeat(1 << 17))).toBeLessThan(50);
+    expect(parseCommands("/harnes ".repeat(1 << 17), { maxChars: Infinity })).toEqual([]);
+    // The same text with one real command after it still finds that command, on the right line.
+    expect(parseCommands(`${lines.slice(0, 9000).join("\n")}\n\n/harness help`, { maxChars: Infinity, maxCommands: Infinity })).toEqual([{ kind: "help", line: 9002 }]);
   });
 });
 
 describe("parseCommands on adversarial input", () => {
-  it("stays linear inside an HTML comment or a fence that never closes", () => {
+  it("finds nothing inside an HTML comment, a fence or a quote that never closes", () => {
     const lines = "/harness retry-blocked\n".repeat(40_000);
     for (const opener of ["<!--\n", "```\n", "> quote\n"]) {
       const body = `${opener}${lines}`;
       expect(parseCommands(body, { maxChars: Infinity })).toEqual([]);
-      // Best of a few runs: a quadratic scan would take seconds here, not a scheduler hiccup's worth.
-      let best = Infinity;
-      for (let round = 0; round < 3; round += 1) {
-        const start = process.hrtime.bigint();
-        parseCommands(body, { maxChars: Infinity });
-        best = Math.min(best, Number(process.hrtime.bigint() - start) / 1e6);
-      }
-      expect(best).toBeLessThan(50);
     }
     expect(kinds("<!-- a\nb --> tail\n/harness help")).toEqual(["help"]);
   });

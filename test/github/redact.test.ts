@@ -30,10 +30,9 @@ describe("redactSecrets", () => {
     expect(redactSecrets(`> basic ${basic}`)).toBe(`> basic ${REDACTED}`);
   });
 
-  it("stays fast on long lines without matches", () => {
+  // How fast is a benchmark claim (bench/github-text.ts); here only that nothing is touched.
+  it("leaves long lines of near-misses unchanged", () => {
     const line = "a.b-".repeat(250_000) + "x-access-token:".repeat(10_000) + "://a:".repeat(10_000);
-    const start = process.hrtime.bigint();
-    redactSecrets(line);
-    expect(Number(process.hrtime.bigint() - start) / 1e6).toBeLessThan(1000);
+    expect(redactSecrets(line)).toBe(line);
   });
 });

@@ -2,7 +2,7 @@ import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { git } from "../../src/workspace/index.js";
 import { schemas } from "../../src/schema/index.js";
-import { isRunning, readPid, removeTempDirs, waitFor } from "../support/tmp.js";
+import { processWithTag, removeTempDirs, waitFor } from "../support/tmp.js";
 import { kinds, launches, makeScenario, ofKind, runScenario, scriptedConfig } from "./helpers.js";
 
 afterAll(removeTempDirs);
@@ -108,7 +108,8 @@ describe("runStory", () => {
     const s = await makeScenario();
     // Clean only once committed: the suite hangs there and nowhere else.
     const config = scriptedConfig(s, "complete", { test: 'test -n "$(git status --porcelain)" || sleep 30; test -f feature.txt' });
-    config.test.timeoutMs = 1500;
+    // The worktree's run must finish inside it even on a loaded machine; the clean clone's sleep never does.
+    config.test.timeoutMs = 6000;
     config.maxAttempts = 1;
     const { outcome, journal } = await runScenario(s, config);
     expect(ofKind(journal, "clean_clone.finished")[0]?.result).toMatchObject({ ran: true, timedOut: true });
@@ -136,16 +137,16 @@ describe("runStory", () => {
   it("kills an agent that hangs at its timeout", async () => {
     const s = await makeScenario();
     const config = scriptedConfig(s, "hang");
-    config.agent.timeoutMs = 800;
+    // Long enough for the agent to record its pid under load; the 60 s sleep outlives jest's deadline if never ended.
+    config.agent.timeoutMs = 3000;
     config.maxAttempts = 1;
-    const started = Date.now();
     const { outcome, journal } = await runScenario(s, config);
 
-    expect(Date.now() - started).toBeLessThan(20_000);
     expect(outcome).toMatchObject({ status: "blocked", failureClass: "retry-ceiling" });
     expect(ofKind(journal, "stage.finished")[0]).toMatchObject({ stage: "implementer", outcome: "failed", failureClass: "agent-timeout" });
-    const pid = readPid(`${s.launches}.pid`);
-    expect(await waitFor(() => !isRunning(pid), 5000)).toBe(true);
+    const tag = readFileSync(`${s.launches}.pid`, "utf8").trim();
+    expect(tag).toMatch(/^harness-hang-/);
+    expect(await waitFor(() => !processWithTag(tag), 5000)).toBe(true);
   });
 
   it("stops a running story on its abort signal as interrupted, ending the agent's process tree", async () => {
@@ -153,12 +154,15 @@ describe("runStory", () => {
     const controller = new AbortController();
     const running = runScenario(s, scriptedConfig(s, "hang"), { signal: controller.signal });
     expect(await waitFor(() => existsSync(`${s.launches}.pid`), 10_000)).toBe(true);
+    const runningTag = readFileSync(`${s.launches}.pid`, "utf8").trim();
+    expect(await waitFor(() => processWithTag(runningTag), 5000)).toBe(true);
     controller.abort();
     const { outcome, journal } = await running;
     expect(outcome).toMatchObject({ status: "blocked", failureClass: "interrupted" });
     expect(ofKind(journal, "retry.scheduled")).toEqual([]);
-    const pid = readPid(`${s.launches}.pid`);
-    expect(await waitFor(() => !isRunning(pid), 5000)).toBe(true);
+    const tag = readFileSync(`${s.launches}.pid`, "utf8").trim();
+    expect(tag).toMatch(/^harness-hang-/);
+    expect(await waitFor(() => !processWithTag(tag), 5000)).toBe(true);
   });
 
   it("counts an agent's non-zero exit and an invalid verdict as failed attempts", async () => {

@@ -96,7 +96,7 @@ describe("runCleanCloneCheck", () => {
 
   it("reports a suite that runs out of time as a run that failed without an exit code, and removes the scratch folder", async () => {
     const repo = await repoWith({ "a.txt": "a\n" });
-    const result = await check({ repo, command: "echo started; sleep 30", timeoutMs: 300 });
+    const result = await check({ repo, command: "echo started; sleep 600", timeoutMs: 2000 });
     expect(result).toMatchObject({ ran: true, timedOut: true, outputTail: "started" });
     expect(result.reason).toBeUndefined();
     expect(result.exitCode).toBeUndefined();

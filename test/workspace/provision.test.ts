@@ -7,6 +7,7 @@ import {
   WorkspaceProvisionError,
   type ProvisionConfig,
 } from "../../src/workspace/index.js";
+import { Sandbox, sandboxSettingsFromEnv } from "../../src/sandbox/index.js";
 import { makeTempDir, removeTempDirs, writeFiles, type FileSpec } from "../support/tmp.js";
 import { fakePath, recorded, writeFakeTools } from "./provision-fakes.js";
 
@@ -23,11 +24,14 @@ function setup(files: Record<string, FileSpec>) {
   writeFiles(records, { ".keep": "" });
   writeFakeTools(bin);
   const env = { set: { PATH: fakePath(bin), RECORD_DIR: records } };
-  return { root, worktree, records, home: join(root, "home"), logPath: join(root, "logs", "provision.log"), env };
+  // The real sandbox, granted the fake tools and the record folder the way an operator grants
+  // an installed tool's folder (HARNESS_SANDBOX_READ / HARNESS_SANDBOX_WRITE).
+  const sandbox = new Sandbox({ ...sandboxSettingsFromEnv({}), readPaths: [bin], writePaths: [records] });
+  return { root, worktree, records, home: join(root, "home"), logPath: join(root, "logs", "provision.log"), env, sandbox };
 }
 
 const run = (s: ReturnType<typeof setup>, config: ProvisionConfig = {}) =>
-  provisionWorktree({ worktree: s.worktree, config: { env: s.env, ...config }, taskId: "t1", logPath: s.logPath, harnessHome: s.home });
+  provisionWorktree({ worktree: s.worktree, config: { env: s.env, ...config }, taskId: "t1", logPath: s.logPath, harnessHome: s.home, sandbox: s.sandbox });
 
 describe("provisionWorktree rungs", () => {
   it.each([
@@ -152,14 +156,13 @@ describe("provisionWorktree failures", () => {
 
   it("a timed-out attempt is retried with the same timeout, then fails as timed out", async () => {
     const s = setup({});
-    const started = Date.now();
-    const error = (await run(s, { command: 'echo go >> "$RECORD_DIR/count"; exec sleep 600', timeoutMs: 800 }).catch((e: unknown) => e)) as WorkspaceProvisionError;
+    // Long enough for the shell to record each attempt under load; the 600 s sleep outlives jest's deadline if never ended.
+    const error = (await run(s, { command: 'echo go >> "$RECORD_DIR/count"; exec sleep 600', timeoutMs: 2500 }).catch((e: unknown) => e)) as WorkspaceProvisionError;
     expect(error).toBeInstanceOf(WorkspaceProvisionError);
     expect(error.timedOut).toBe(true);
     expect(error.exitCode).toBeNull();
     expect(readFileSync(join(s.records, "count"), "utf8")).toBe("go\ngo\n");
-    expect(readFileSync(s.logPath, "utf8")).toContain("timed out after 800 ms");
-    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(readFileSync(s.logPath, "utf8")).toContain("timed out after 2500 ms");
   });
 
   it("a retry that succeeds writes the receipt", async () => {

@@ -58,3 +58,18 @@ export function renderNotAStory(what: "issue" | "pull request", labelName: strin
 export function renderReadmitted(issueNumber: number): string {
   return `Re-admitting story #${issueNumber} in a fresh worktree.`;
 }
+
+/** Told on a story whose queued job file could not be read and was set aside. */
+export function renderQuarantinedJob(file: string, reason: string): string {
+  return boundComment(
+    `story-harness could not read the queued job of this story; the file was moved to ${inlineCode(`queue/quarantine/${file}`)} ` +
+      `on the App's machine and the job will not run.\n\nWhy: ${inlineCode(reason.slice(0, 2000))}\n\n` +
+      "Label the issue again (or run `/harness retry-blocked` on its pull request) to queue it afresh.",
+  );
+}
+
+/** Told on a story whose job could not start because the App's data directory refused a write. */
+export function renderWriteFailure(code: string | undefined): string {
+  const why = code === "ENOSPC" ? "its data directory is full (ENOSPC)" : `a write to its data directory failed${code ? ` (${code})` : ""}`;
+  return `story-harness could not start this story yet: ${why}. The story stays queued and starts on its own once the App can write again.`;
+}

@@ -39,6 +39,7 @@ export function blockedSection(snapshot: StorySnapshot, secrets: readonly string
 export function renderStoryCheck(snapshot: StorySnapshot, options: RenderOptions = {}): CheckRunOutput {
   const secrets = options.secrets ?? [];
   const lines = [progressLine(snapshot)];
+  if (snapshot.unsandboxed) lines.push("", "⚠️ **Unsandboxed:** the operator runs this App with `HARNESS_SANDBOX=off`, so repository code ran as the App's own user, with its files and network in reach.");
   const retry = retryLine(snapshot, secrets);
   if (retry) lines.push("", retry);
   lines.push("", stageTable(snapshot.stages));
@@ -51,5 +52,5 @@ export function renderStoryCheck(snapshot: StorySnapshot, options: RenderOptions
       : snapshot.outcome === "blocked"
         ? `Blocked: ${snapshot.failureClass ?? "internal-error"}`
         : `Attempt ${snapshot.attempt}${of} running`;
-  return { title, summary: boundCheckRunOutput(lines.join("\n")) };
+  return { title: snapshot.unsandboxed ? `${title} (unsandboxed)` : title, summary: boundCheckRunOutput(lines.join("\n")) };
 }

@@ -1,10 +1,10 @@
 /** What the trigger handlers receive besides Probot's context, and what they answer. */
 import type { ProbotOctokit } from "probot";
-import { storyKey, type JobRepository, type StoryJob, type StoryQueue } from "../../queue/index.js";
+import { storyKey, type JobIntake, type JobRepository, type StoryJob } from "../../queue/index.js";
 import type { GitHubLog } from "../log.js";
 
 export interface TriggerDeps {
-  queue: StoryQueue;
+  queue: JobIntake;
   /** The label that starts a story; default `story`. */
   labelName?: string;
   /** The App's slug: its comments come from `<slug>[bot]`. */

@@ -1,0 +1,85 @@
+/**
+ * Telling a process apart from a later one that got the same pid. A pid alone is reused (a
+ * restarted container's App is often pid 1 again), so a record of a process also keeps its
+ * start time, read from `/proc/<pid>/stat` (field 22, clock ticks since boot) together with
+ * the boot id: the pair names one life of one process on one boot.
+ */
+import { readFileSync } from "node:fs";
+
+/** One life of a process: its pid and when it started (`<boot id>:<ticks>`, or `unknown` without /proc). */
+export interface ProcessIdentity {
+  pid: number;
+  startTime: string;
+}
+
+/** What a start time is where /proc cannot be read: only the pid is checked then. */
+export const UNKNOWN_START = "unknown";
+
+function readStat(pid: number): { state: string; startTicks: string } | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+  } catch {
+    return undefined;
+  }
+  // The command name is in parentheses and may itself contain spaces or parentheses.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // fields[0] is field 3 (state); field 22 (starttime) is fields[19].
+  const state = fields[0];
+  const startTicks = fields[19];
+  return state !== undefined && startTicks !== undefined ? { state, startTicks } : undefined;
+}
+
+let bootId: string | undefined;
+function currentBootId(): string {
+  if (bootId === undefined) {
+    try {
+      bootId = readFileSync("/proc/sys/kernel/random/boot_id", "latin1").trim();
+    } catch {
+      bootId = "";
+    }
+  }
+  return bootId;
+}
+
+/** True where /proc shows processes (Linux); elsewhere identities carry only the pid. */
+export function procAvailable(): boolean {
+  return readStat(process.pid) !== undefined;
+}
+
+/** The identity of a running process, or undefined when it is not running. */
+export function identityOf(pid: number): ProcessIdentity | undefined {
+  if (!Number.isInteger(pid) || pid < 1) return undefined;
+  const stat = readStat(pid);
+  if (stat) return stat.state === "Z" || stat.state === "X" ? undefined : { pid, startTime: `${currentBootId()}:${stat.startTicks}` };
+  if (procAvailable()) return undefined;
+  return signalReaches(pid) ? { pid, startTime: UNKNOWN_START } : undefined;
+}
+
+/** The identity of this process. */
+export function selfIdentity(): ProcessIdentity {
+  return identityOf(process.pid) ?? { pid: process.pid, startTime: UNKNOWN_START };
+}
+
+/**
+ * True while the process named by `identity` runs: the pid exists, is not a zombie and
+ * started at the recorded time. A pid below 1 never names a process (`kill(-1, 0)` would
+ * "succeed" by signalling every process we may signal).
+ */
+export function isRunning(identity: ProcessIdentity): boolean {
+  if (!Number.isInteger(identity.pid) || identity.pid < 1) return false;
+  const now = identityOf(identity.pid);
+  if (!now) return false;
+  if (identity.startTime === UNKNOWN_START || now.startTime === UNKNOWN_START) return true;
+  return now.startTime === identity.startTime;
+}
+
+function signalReaches(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: the process exists but belongs to someone else.
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}

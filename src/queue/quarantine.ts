@@ -1,0 +1,90 @@
+/**
+ * Job files that cannot be read (torn by a power loss, emptied, an unknown `kind`, edited by
+ * hand) are moved out of the way into `<queueDir>/quarantine/`, so they neither wedge their
+ * story nor vanish: an operator sees them in `harness status`, and the story they name, when
+ * enough of the file can be read, is told.
+ */
+import { mkdir, readdir, readFile, rename, stat } from "node:fs/promises";
+import { join } from "node:path";
+
+/** What could be read of a quarantined job: enough to tell its story, when present. */
+export interface QuarantinedStory {
+  installationId: number;
+  owner: string;
+  repo: string;
+  issueNumber: number;
+}
+
+/** One quarantined job file. */
+export interface QuarantinedJob {
+  /** The file's name in the quarantine folder. */
+  file: string;
+  /** Why it was quarantined (the parse or schema error). */
+  reason: string;
+  story?: QuarantinedStory;
+}
+
+/** Reads what it can of a job file's story: installation, repository and issue number. */
+export function salvageStory(text: string): QuarantinedStory | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const job = (value as { job?: unknown } | null)?.job as
+    | { installationId?: unknown; repository?: { owner?: unknown; name?: unknown }; issue?: { number?: unknown } }
+    | undefined;
+  const installationId = job?.installationId;
+  const owner = job?.repository?.owner;
+  const repo = job?.repository?.name;
+  const issueNumber = job?.issue?.number;
+  if (typeof installationId !== "number" || typeof owner !== "string" || typeof repo !== "string" || typeof issueNumber !== "number") return undefined;
+  if (!/^[A-Za-z0-9_.-]+$/.test(owner) || !/^[A-Za-z0-9_.-]+$/.test(repo) || !Number.isInteger(issueNumber) || issueNumber < 1) return undefined;
+  return { installationId, owner, repo, issueNumber };
+}
+
+/** The quarantine folder of a queue. */
+export function quarantineDir(queueDir: string): string {
+  return join(queueDir, "quarantine");
+}
+
+/**
+ * Moves `<jobsDir>/<name>` into the quarantine folder (same file system: one rename) and
+ * returns what is known of it. A name taken already gets a numbered suffix.
+ */
+export async function quarantineFile(queueDir: string, jobsDir: string, name: string, reason: string): Promise<QuarantinedJob | undefined> {
+  const source = join(jobsDir, name);
+  let text = "";
+  try {
+    text = await readFile(source, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+  }
+  const dir = quarantineDir(queueDir);
+  await mkdir(dir, { recursive: true });
+  let target = name;
+  for (let n = 1; await exists(join(dir, target)); n += 1) target = `${name}.${n}`;
+  try {
+    await rename(source, join(dir, target));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw error;
+  }
+  const story = salvageStory(text);
+  return { file: target, reason, ...(story ? { story } : {}) };
+}
+
+/** The names of the quarantined files, oldest name first. */
+export async function listQuarantine(queueDir: string): Promise<string[]> {
+  try {
+    return (await readdir(quarantineDir(queueDir))).sort();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw error;
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(() => true, () => false);
+}

@@ -1,0 +1,63 @@
+/**
+ * End to end: the queue's troubles reach the operator and the story. A job file the App cannot
+ * read is quarantined and told on its issue; a second App on the same data directory refuses
+ * to start, naming the first.
+ */
+import { jest } from "@jest/globals";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
+import { eventually, startApp, type RunningApp } from "./app-process.js";
+import { addStoryRepo, harnessYml, OWNER } from "./scenario.js";
+
+jest.setTimeout(120_000);
+
+describe("queue trouble, end to end", () => {
+  let fake: FakeGitHub;
+  let root: string;
+  const apps: RunningApp[] = [];
+
+  beforeAll(async () => {
+    root = mkdtempSync(join(tmpdir(), "harness-e2e-queue-"));
+    fake = await startFakeGitHub();
+  });
+
+  afterAll(async () => {
+    for (const app of apps) await app.stop();
+    await fake?.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it("quarantines an unreadable job, tells its issue, and refuses a second App on the same HARNESS_HOME", async () => {
+    const home = join(root, "home");
+    await addStoryRepo(fake, "trouble", harnessYml());
+    const issue = fake.createIssue(OWNER, "trouble", { title: "Odd job", user: OWNER });
+    const repository = fake.repositoryJson(OWNER, "trouble") as { id: number; clone_url: string };
+    const id = "001700000000000-000001-0000abcd";
+    const job = {
+      id, state: "queued", interruptions: 0,
+      job: {
+        storyKey: `${OWNER}/trouble#${issue.number}`, kind: "resurrect", installationId: fake.installationId,
+        repository: { id: repository.id, owner: OWNER, name: "trouble", cloneUrl: repository.clone_url, defaultBranch: "main" },
+        issue: { number: issue.number, title: "Odd job", body: "" }, requestedBy: OWNER, deliveryId: "planted", enqueuedAt: new Date().toISOString(),
+      },
+    };
+    mkdirSync(join(home, "queue", "jobs"), { recursive: true });
+    writeFileSync(join(home, "queue", "jobs", `${id}.json`), JSON.stringify(job));
+
+    const app = await startApp({ fake, home, workDir: root });
+    apps.push(app);
+    const told = await eventually("the issue to be told", () =>
+      fake.state.comments.find((comment) => comment.repo === `${OWNER}/trouble` && comment.issueNumber === issue.number && comment.body.includes("quarantine")));
+    expect(told.body).toContain(`queue/quarantine/${id}.json`);
+    expect(told.body).toContain("$.job.kind");
+    expect(readdirSync(join(home, "queue", "quarantine"))).toEqual([`${id}.json`]);
+    expect(await app.log()).toContain(`${id}.json`);
+
+    const second = await startApp({ fake, home, workDir: root }).then(() => undefined, (error: unknown) => error as Error);
+    expect(second?.message).toMatch(/exited before answering \(exit 2\)/);
+    expect(second?.message).toContain(`is in use by another story-harness process (pid ${app.pid}`);
+    fake.assertNoUnexpectedRequests();
+  });
+});
