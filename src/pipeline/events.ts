@@ -4,6 +4,7 @@
  * `schemas/execution-history.schema.json`) and handed to the {@link Reporter}. Records the
  * harness writes use camelCase keys.
  */
+import type { UnavailableReason } from "../agents/index.js";
 import type { CleanCloneResult } from "../workspace/index.js";
 
 /** Why a step failed or a story stopped; every blocked story names one. */
@@ -52,7 +53,10 @@ export type HistoryEvent = EventBase &
     | { kind: "worktree.created"; taskId: string; worktree: string; branch: string; base: string }
     | { kind: "provision.succeeded"; taskId: string; cmd: string | null; durationMs: number; skipped: boolean; phase: string }
     | { kind: "provision.failed"; taskId: string; cmd: string | null; exitCode: number | null; logTail: string }
+    | { kind: "baseline.finished"; taskId: string; command: string; commit: string; exitCode?: number; timedOut: boolean; outputTail: string; durationMs: number; policy?: StepPolicy }
     | { kind: "stage.started"; taskId: string; stage: string; attempt: number }
+    | { kind: "seat.unavailable"; taskId: string; stage: string; attempt: number; command: string; reason: UnavailableReason; message: string; resetAt?: string }
+    | { kind: "seat.parked"; taskId: string; stage: string; attempt: number; until: string }
     | { kind: "stage.finished"; taskId: string; stage: string; attempt: number; outcome: "passed" | "failed"; durationMs: number; failureClass?: FailureClass; detail?: string }
     | { kind: "gate.finished"; taskId: string; stage: string; attempt: number; command: string; exitCode?: number; timedOut: boolean; outputTail: string; durationMs: number; policy?: StepPolicy }
     | { kind: "verdict.recorded"; taskId: string; stage: string; attempt: number; verdict: "pass" | "fail"; findings: string[]; retryGuidance?: string }
@@ -88,6 +92,10 @@ export interface StorySnapshot {
   unsandboxed?: boolean;
   provision?: { state: "passed" | "failed"; cmd: string | null; durationMs?: number; exitCode?: number | null; logTail?: string };
   lastGate?: Extract<HistoryEvent, { kind: "gate.finished" }>;
+  /** The suite on the base commit, before any agent. */
+  baseline?: Extract<HistoryEvent, { kind: "baseline.finished" }>;
+  /** The seat waiting for a rate limit to reset, while it waits. */
+  parked?: Extract<HistoryEvent, { kind: "seat.parked" }>;
   lastVerdict?: Extract<HistoryEvent, { kind: "verdict.recorded" }>;
   cleanClone?: Extract<HistoryEvent, { kind: "clean_clone.finished" }>;
   /** Why the previous attempt was sent back, while a retry runs. */
@@ -130,6 +138,7 @@ export function reduceSnapshot(snapshot: StorySnapshot, event: HistoryEvent): St
       next.provision = { state: "failed", cmd: event.cmd, exitCode: event.exitCode, logTail: event.logTail };
       return next;
     case "stage.started": {
+      delete next.parked;
       next.attempt = event.attempt;
       const target = stage(event.stage);
       if (target) Object.assign(target, { state: "running", attempt: event.attempt, durationMs: undefined });
@@ -138,10 +147,19 @@ export function reduceSnapshot(snapshot: StorySnapshot, event: HistoryEvent): St
     case "stage.finished": {
       const target = stage(event.stage);
       if (target) Object.assign(target, { state: event.outcome, attempt: event.attempt, durationMs: event.durationMs });
+      delete next.parked;
       return next;
     }
     case "gate.finished":
       next.lastGate = event;
+      return next;
+    case "baseline.finished":
+      next.baseline = event;
+      return next;
+    case "seat.unavailable":
+      return next;
+    case "seat.parked":
+      next.parked = event;
       return next;
     case "verdict.recorded":
       next.lastVerdict = event;

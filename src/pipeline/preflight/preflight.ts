@@ -80,6 +80,8 @@ export async function preflight(input: PreflightInput): Promise<PreflightProblem
     const at = own ? `$.seats.${seat}` : "$.agent";
     if (launch.command === undefined && launch.preset === undefined) add(at, `names no agent for seat '${seat}': set agent.preset or agent.command`);
     checkLaunch(launch, at, searchPath, add);
+    const fallbackAt = override?.fallback !== undefined ? `$.seats.${seat}.fallback` : "$.agent.fallback";
+    (override?.fallback ?? config.agent.fallback ?? []).forEach((preset, index) => checkLaunch({ preset }, `${fallbackAt}[${index}]`, searchPath, add));
   }
   for (const stage of workflow.stages) {
     if ((stage.gate === "suite" || stage.cleanClone !== undefined) && config.test.command === undefined) {
@@ -120,7 +122,7 @@ function checkLaunch(launch: AgentLaunch, at: string, searchPath: string, add: A
   if (launch.preset !== undefined) {
     const program = presetProgram(launch.preset);
     if (!findOnPath(program, searchPath)) {
-      add(`${at}.preset`, `is '${launch.preset}', whose program '${program}' is not on PATH: install it (${INSTALL_HINT[launch.preset]}) or set ${at.slice(2)}.command`);
+      add(at.endsWith("]") ? at : `${at}.preset`, `is '${launch.preset}', whose program '${program}' is not on PATH: install it (${INSTALL_HINT[launch.preset]})${at.endsWith("]") ? " or remove it from the list" : ` or set ${at.slice(2)}.command`}`);
     }
     return;
   }
