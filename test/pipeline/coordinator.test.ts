@@ -58,8 +58,11 @@ describe("runStory", () => {
     ]);
     expect(ofKind(journal, "attempt.archived")).toEqual([expect.objectContaining({ attempt: 1 })]);
     const retryPrompt = readFileSync(join(outcome.runDir, "attempts", "2", "implementer", "prompt.md"), "utf8");
-    expect(retryPrompt).toContain("clean_clone_result:");
-    expect(retryPrompt).toContain('"exitCode": 1');
+    expect(retryPrompt).toContain("The suite failed in a fresh clone with the change committed");
+    expect(retryPrompt).toContain("exit code 1");
+    // The tester, who may have written the test that failed there, sees it too.
+    const testerPrompt = readFileSync(join(outcome.runDir, "attempts", "2", "tester", "prompt.md"), "utf8");
+    expect(testerPrompt).toContain("The suite failed in a fresh clone with the change committed");
     // The harness never wrote a verdict or guidance of its own for this retry.
     expect(retryPrompt).toContain("### Verifier retry guidance\n\n(none)");
     // Archived attempt keeps its artifacts and says why it failed.
