@@ -20,7 +20,7 @@ import { UsageError, type CliIO } from "./usage.js";
 import { isInputError, strictArgs } from "./validate.js";
 import { assertSandboxUsable, sandboxFromEnv, SandboxSettingsError, SandboxUnavailableError, UNSANDBOXED_WARNING } from "../sandbox/index.js";
 
-const USAGE = "harness run [<repo>] --story <file.md> [--agent <preset>|--agent-cmd <template>] [--workflow <file>] [--test-cmd <cmd>] [--continue|--fresh]";
+const USAGE = "harness run [<repo>] --story <file.md> [--agent <preset>|--agent-cmd <template>] [--workflow <file>] [--test-cmd <cmd>] [--concurrency <n>] [--continue|--fresh]";
 
 /** Reads a story file: the first heading (or first line) is the title, the rest the body. */
 export function readStory(path: string): StoryInput {
@@ -68,6 +68,7 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
         "test-cmd": { type: "string" },
         continue: { type: "boolean" },
         fresh: { type: "boolean" },
+        concurrency: { type: "string" },
       },
     }),
   );
@@ -81,6 +82,10 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
     if (values[flag] !== undefined && values[flag].trim() === "") throw new UsageError(`--${flag} must not be blank`, USAGE);
   }
   if (values.continue && values.fresh) throw new UsageError("give --continue or --fresh, not both", USAGE);
+  const concurrency = values.concurrency === undefined ? undefined : Number(values.concurrency);
+  if (concurrency !== undefined && (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 32)) {
+    throw new UsageError(`--concurrency must be a whole number from 1 to 32, got '${values.concurrency ?? ""}'`, USAGE);
+  }
   const storyFile = resolve(io.cwd, values.story);
   if (!existsSync(storyFile)) throw new UsageError(`story file ${storyFile} does not exist`, USAGE);
   const repoArg = resolve(io.cwd, positionals[0] ?? ".");
@@ -133,6 +138,7 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
         harnessHome: home,
         reporter: withRunDirectory(consoleReporter(io.stdout), home, io.stdout),
         agentEnvAllow: config.agent.env,
+        ...(concurrency !== undefined ? { concurrency } : {}),
         signal: controller.signal,
         sandbox,
       });

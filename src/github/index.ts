@@ -11,9 +11,13 @@ export { canRunCommands, repositoryRole } from "./permissions.js";
 export { BLOCKED_LABEL, addLabel, removeLabel, ensureLabel, hasLabel } from "./labels.js";
 export { GitHubReporter, type GitHubReporterOptions } from "./reporter.js";
 export { queueNoticeListeners, type QueueNoticeDeps } from "./queue-notices.js";
-export { planChecks, CHECK_NAMES, RETRY_ACTION, type CheckName, type PlannedCheck, type CheckStatus, type CheckConclusion } from "./check-plan.js";
+export { planChecks, CHECK_NAMES, RETRY_ACTION, stageCheckName, taskCheckName, isRetryCheckName, type CheckName, type PlannedCheck, type CheckStatus, type CheckConclusion } from "./check-plan.js";
 export { storyBranch, storyIssueFromBranch, storyExternalId, findStoryPullRequest, isCompletedStory, type StoryPullRequest } from "./story-lookup.js";
-export { redactSecrets, REDACTED } from "./redact.js";
+export { redactSecrets, redactPem, REDACTED } from "./redact.js";
+export { appSecretValues } from "./app-secrets.js";
+export { admitActor, confirmAdmission, isAllowedBot, isBotLogin, type Admission, type AdmissionPolicy } from "./admission.js";
+export { guardWebhooks, signatureMatches, MAX_WEBHOOK_BYTES, type NodeMiddleware, type WebhookGuardOptions } from "./webhook-guard.js";
+export { singleLine, neutralise, untrustedLine } from "./render/text.js";
 export {
   boundMarkdown,
   boundCheckRunOutput,
@@ -30,6 +34,7 @@ export { renderProvisionCheck } from "./render/provision.js";
 export { renderVerifierCheck } from "./render/verifier.js";
 export { renderCleanCloneCheck } from "./render/clean-clone.js";
 export { renderStoryCheck } from "./render/story.js";
+export { renderTaskCheck, wavesTable } from "./render/task.js";
 export { renderStatusComment, STATUS_MARKER } from "./render/status-comment.js";
 export { renderHelp, renderAlreadyCompleted, renderQuarantinedJob, renderWriteFailure } from "./render/replies.js";
 export { adviceFor, RETRY_COMMAND } from "./render/advice.js";

@@ -4,7 +4,7 @@ import { schemas } from "../schema/index.js";
 import { judgeRedGate } from "./baseline.js";
 import type { CleanCloneRecord, FailureClass } from "./events.js";
 import type { Stage } from "./workflow.js";
-import type { TaskRun } from "./task.js";
+import { provisionConfig, type TaskRun } from "./task.js";
 
 /** A failed check: its class and a one-line reason a maintainer can act on. */
 export interface CheckFailure {
@@ -30,7 +30,7 @@ export async function runSuiteGate(task: TaskRun, stage: Stage, attempt: number,
   task.lastSuite = { command, timedOut: result.timedOut, outputTail: result.tail, ...(exitCode !== undefined ? { exitCode } : {}) };
   await task.sink.emit({
     kind: "gate.finished",
-    taskId: task.worktree.taskId,
+    taskId: task.taskId,
     stage: stage.id,
     attempt,
     command,
@@ -76,7 +76,7 @@ export function readArtifact(path: string): unknown {
  * Runs the clean-clone check the stage declares, writes its result into the attempt's folder
  * under the declared name, and journals it. The result is returned as it was recorded.
  */
-export async function runCleanClone(task: TaskRun, stage: Stage, attempt: number, artifact: string, command: string): Promise<CleanCloneRecord> {
+export async function runCleanClone(task: TaskRun, stage: Pick<Stage, "id">, attempt: number, artifact: string, command: string): Promise<CleanCloneRecord> {
   const attemptDir = task.layout.attemptDir(attempt);
   const result = await task.deps.runCleanCloneCheck({
     repo: task.worktree.path,
@@ -87,11 +87,23 @@ export async function runCleanClone(task: TaskRun, stage: Stage, attempt: number
     ...(task.config.cleanClone.interpreter !== undefined ? { interpreter: task.config.cleanClone.interpreter } : {}),
     sandbox: task.sandbox,
     network: task.config.test.network === true,
+    ...cleanCloneParity(task),
   });
   await task.deps.writeCleanCloneResult(join(attemptDir, artifact), result);
   // Absent optional fields stay absent: the record is what the JSON file holds.
   const record = JSON.parse(JSON.stringify(result)) as CleanCloneRecord;
   const policy = { sandboxed: task.sandbox.settings.enabled, network: task.sandbox.settings.enabled ? task.config.test.network === true : true };
-  await task.sink.emit({ kind: "clean_clone.finished", taskId: task.worktree.taskId, stage: stage.id, attempt, artifact, result: record, policy });
+  await task.sink.emit({ kind: "clean_clone.finished", taskId: task.taskId, stage: stage.id, attempt, artifact, result: record, policy });
   return record;
+}
+
+/** The CI-parity and safety settings of `clean_clone` (depth, env, provision, external symlinks) as check options. */
+function cleanCloneParity(task: TaskRun) {
+  const settings = task.config.cleanClone;
+  return {
+    ...(settings.depth !== undefined ? { depth: settings.depth } : {}),
+    ...(settings.env !== undefined ? { env: { allow: settings.env } } : {}),
+    ...(settings.provision === true ? { provision: { config: provisionConfig(task.config), harnessHome: task.harnessHome } } : {}),
+    ...(settings.allowExternalSymlinks === true ? { allowExternalSymlinks: true } : {}),
+  };
 }

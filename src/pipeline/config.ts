@@ -24,7 +24,22 @@ export interface HarnessConfig {
   /** Overrides the workflow's attempt ceiling. */
   maxAttempts?: number;
   /** `link` absent: the clean-clone check links its default dependency roots; `[]` links none. */
-  cleanClone: { link?: string[]; interpreter?: string };
+  cleanClone: CleanCloneConfig;
+  /** A story with a plan: how many tasks of a wave run at once. */
+  plan: { concurrency?: number };
+}
+
+/** `clean_clone` of `.github/harness.yml`, normalised. */
+export interface CleanCloneConfig {
+  link?: string[];
+  interpreter?: string;
+  /** Commits of history in the clean clone (`clean_clone.depth`). */
+  depth?: number;
+  /** Further variables the clean-clone suite receives (`clean_clone.env`), within the operator's allowlist. */
+  env?: string[];
+  /** Provision the clean clone instead of linking dependency folders (`clean_clone.provision`). */
+  provision?: boolean;
+  allowExternalSymlinks?: boolean;
 }
 
 const MINUTE = 60_000;
@@ -36,6 +51,7 @@ export const DEFAULT_HARNESS_CONFIG: HarnessConfig = Object.freeze({
   test: { timeoutMs: 30 * MINUTE },
   provision: {},
   cleanClone: {},
+  plan: {},
 }) as HarnessConfig;
 
 interface RawLaunch {
@@ -50,7 +66,8 @@ interface RawConfig {
   test?: { command?: string; timeout_minutes?: number; network?: boolean };
   provision?: { command?: string; timeout_minutes?: number };
   max_attempts?: number;
-  clean_clone?: { link?: string[]; interpreter?: string };
+  clean_clone?: { link?: string[]; interpreter?: string; depth?: number; env?: string[]; provision?: boolean; allow_external_symlinks?: boolean };
+  plan?: { concurrency?: number };
 }
 
 /**
@@ -91,7 +108,9 @@ export function parseHarnessConfig(text: string, source: string): HarnessConfig 
     test: { timeoutMs: minutes(raw.test?.timeout_minutes) ?? base.test.timeoutMs },
     provision: {},
     cleanClone: {},
+    plan: {},
   };
+  if (raw.plan?.concurrency !== undefined) config.plan.concurrency = raw.plan.concurrency;
   if (raw.clean_clone?.link !== undefined) config.cleanClone.link = [...raw.clean_clone.link];
   if (raw.test?.command !== undefined) config.test.command = raw.test.command;
   if (raw.test?.network !== undefined) config.test.network = raw.test.network;
@@ -100,18 +119,27 @@ export function parseHarnessConfig(text: string, source: string): HarnessConfig 
   if (provisionTimeout !== undefined) config.provision.timeoutMs = provisionTimeout;
   if (raw.max_attempts !== undefined) config.maxAttempts = raw.max_attempts;
   if (raw.clean_clone?.interpreter !== undefined) config.cleanClone.interpreter = raw.clean_clone.interpreter;
+  if (raw.clean_clone?.depth !== undefined) config.cleanClone.depth = raw.clean_clone.depth;
+  if (raw.clean_clone?.env !== undefined) config.cleanClone.env = [...raw.clean_clone.env];
+  if (raw.clean_clone?.provision !== undefined) config.cleanClone.provision = raw.clean_clone.provision;
+  if (raw.clean_clone?.allow_external_symlinks !== undefined) config.cleanClone.allowExternalSymlinks = raw.clean_clone.allow_external_symlinks;
   return config;
 }
 
 /**
- * Refuses agent environment names the operator did not allow: the repository may only ask
- * for a subset of what the operator offers. The error names the offending key.
+ * Refuses agent (and clean-clone suite) environment names the operator did not allow: the
+ * repository may only ask for a subset of what the operator offers. The error names the offending key.
  */
 export function assertAgentEnvAllowed(config: HarnessConfig, operatorAllow: readonly string[], source: string): void {
   const allowed = new Set(operatorAllow);
   config.agent.env.forEach((name, index) => {
     if (!allowed.has(name)) {
       throw new ConfigError(source, `$.agent.env[${index}]`, `asks for '${name}', which the operator does not allow agents to receive`);
+    }
+  });
+  config.cleanClone.env?.forEach((name, index) => {
+    if (!allowed.has(name)) {
+      throw new ConfigError(source, `$.clean_clone.env[${index}]`, `asks for '${name}', which the operator does not allow (HARNESS_AGENT_ENV)`);
     }
   });
 }

@@ -45,6 +45,7 @@ async function launchOnce(task: TaskRun, stage: Stage, attempt: number, seat: Se
     {
       stage: stage.id,
       attempt,
+      task: task.taskId,
       worktree: task.worktree.path,
       promptFile,
       artifactDir,

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { git } from "../../src/workspace/index.js";
+import { loadWorkflow } from "../../src/pipeline/index.js";
 import { schemas } from "../../src/schema/index.js";
 import { processWithTag, removeTempDirs, waitFor } from "../support/tmp.js";
 import { kinds, launches, makeScenario, ofKind, runScenario, scriptedConfig } from "./helpers.js";
@@ -121,6 +122,22 @@ describe("runStory", () => {
     expect(outcome).toMatchObject({ status: "blocked", failureClass: "retry-ceiling" });
   });
 
+  it("counts a suite gate that hangs as a failed gate, in a workflow without a clean-clone check", async () => {
+    const s = await makeScenario();
+    // A suite that exits 0 when told to stop still ran out of time.
+    const config = scriptedConfig(s, "complete", { test: "trap 'exit 0' TERM; sleep 600 & wait" });
+    config.test.timeoutMs = 1000;
+    config.maxAttempts = 1;
+    const base = loadWorkflow();
+    const workflow = { ...base, stages: base.stages.map(({ cleanClone: _dropped, ...stage }) => stage) };
+    const { outcome, journal } = await runScenario(s, config, { workflow });
+    expect(ofKind(journal, "gate.finished")[0]).toMatchObject({ stage: "verifier", timedOut: true });
+    expect(ofKind(journal, "clean_clone.finished")).toEqual([]);
+    expect(ofKind(journal, "stage.finished").at(-1)).toMatchObject({ stage: "verifier", outcome: "failed", failureClass: "suite-failed" });
+    expect(launches(s)).toEqual(["implementer 1", "tester 1"]);
+    expect(outcome).toMatchObject({ status: "blocked", failureClass: "retry-ceiling" });
+  });
+
   it("links the worktree's installed dependencies into the clean clone unless told otherwise", async () => {
     const install = "mkdir -p node_modules && echo dep > node_modules/dep.txt";
     const s = await makeScenario({ ".gitignore": "node_modules/\n" });
@@ -211,6 +228,7 @@ describe("runStory", () => {
       expect(env).toContain("AGENT_TEST_KEY=allowed-value");
       expect(env).toContain("HARNESS_STAGE=tester");
       expect(env).toContain("HARNESS_ATTEMPT=1");
+      expect(env).toMatch(/^HARNESS_TASK=task-\S+$/m);
       expect(env).toContain(`HARNESS_PROMPT_FILE=${join(outcome.runDir, "attempts", "1", "tester", "prompt.md")}`);
       expect(env).toContain(`HARNESS_ARTIFACT_DIR=${join(outcome.runDir, "attempts", "1", "tester", "artifacts")}`);
       expect(env).not.toContain("GITHUB_TOKEN");
