@@ -71,6 +71,8 @@ export type HistoryEvent = EventBase &
     | { kind: "gate.finished"; taskId: string; stage: string; attempt: number; command: string; exitCode?: number; timedOut: boolean; outputTail: string; durationMs: number; policy?: StepPolicy }
     | { kind: "verdict.recorded"; taskId: string; stage: string; attempt: number; verdict: "pass" | "fail"; findings: string[]; retryGuidance?: string }
     | { kind: "clean_clone.finished"; taskId: string; stage: string; attempt: number; artifact: string; result: CleanCloneRecord; policy?: StepPolicy }
+    /** One round of a stage's fix ladder: the fixer seat worked on a failed gate or verdict; the stage runs again after it. */
+    | { kind: "fix.finished"; taskId: string; stage: string; attempt: number; round: number; seat: string; fixing: FailureClass; outcome: "passed" | "failed"; durationMs: number; failureClass?: FailureClass; detail?: string }
     | { kind: "attempt.archived"; taskId: string; attempt: number; archiveDir: string }
     | { kind: "retry.scheduled"; taskId: string; failedAttempt: number; nextAttempt: number; fromStage: string; retryStage: string; failureClass: FailureClass; reason: string }
     | { kind: "story.completed"; taskId?: string; branch: string; commit: string }

@@ -204,6 +204,7 @@ function applyToTask(task: TaskSnapshot, event: TaskEvent): void {
       task.cleanClones[event.stage] = event;
       return;
     case "attempt.archived":
+    case "fix.finished":
       return;
     case "retry.scheduled":
       task.lastRetry = event;
