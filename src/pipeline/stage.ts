@@ -1,7 +1,8 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { CheckFailure } from "./checks.js";
-import { checkArtifacts, readArtifact, runCleanClone, runSuiteGate } from "./checks.js";
+import { readArtifact, runCleanClone, runSuiteGate } from "./checks.js";
+import { runSeatOfStage } from "./seat-run.js";
 import { renderPrompt, type RetryEvidence } from "./context.js";
 import { ensureProvisioned, seatLaunch, type TaskRun } from "./task.js";
 import type { Stage } from "./workflow.js";
@@ -129,7 +130,7 @@ async function stageBody(task: TaskRun, stage: Stage, attempt: number, retry: Re
   if (stage.gate === "suite" && testCommand !== undefined) {
     await ensureProvisioned(task, `gate:${stage.id}`);
     const gateFailure = await runSuiteGate(task, stage, attempt, testCommand);
-    if (gateFailure) return failed(gateFailure);
+    if (gateFailure) return failed(gateFailure, {}, gateFailure.infrastructure === true);
   }
   const seat = seatLaunch(task.config, stage.seat);
   if (seat) {
@@ -146,28 +147,8 @@ async function stageBody(task: TaskRun, stage: Stage, attempt: number, retry: Re
       ...(task.planContext ? { task: task.planContext } : {}),
     });
     writeFileSync(promptFile, prompt);
-    task.seatsLaunched += 1;
-    const result = await task.deps.runSeat({
-      launch: seat.launch,
-      stage: stage.id,
-      attempt,
-      task: task.taskId,
-      worktree: task.worktree.path,
-      promptFile,
-      artifactDir,
-      logPath: join(stageDir, "agent.log"),
-      timeoutMs: seat.timeoutMs,
-      envAllow: task.agentEnv,
-      sandbox: task.sandbox,
-      ...(task.signal ? { signal: task.signal } : {}),
-    });
-    if (result.timedOut) return failed({ failureClass: "agent-timeout", reason: `the ${stage.seat} agent was stopped at its timeout (${seat.timeoutMs} ms)` });
-    if (result.exitCode !== 0) {
-      const why = result.spawnError ?? `exited ${result.exitCode ?? "on a signal"}`;
-      return failed({ failureClass: "agent-exit", reason: `the ${stage.seat} agent ${why}` });
-    }
-    const artifactFailure = checkArtifacts(stage, artifactDir);
-    if (artifactFailure) return failed(artifactFailure);
+    const seatEnd = await runSeatOfStage(task, stage, attempt, seat, promptFile, artifactDir);
+    if (!seatEnd.ok) return failed(seatEnd.failure, {}, seatEnd.infrastructure);
     if (stage.verdict !== undefined) {
       const verdict = readArtifact(join(artifactDir, stage.verdict)) as { verdict: "pass" | "fail"; findings: string[]; retryGuidance?: string };
       await task.sink.emit({
