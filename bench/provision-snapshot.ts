@@ -60,6 +60,7 @@ try {
     for (const name of ["warm", "linked"]) {
       const worktree = last[name] as string;
       const suite = await sandbox.run(["/bin/sh", "-c", values.suite], { cwd: worktree, timeoutMs: 1_800_000, logPath: join(root, `suite-${name}.log`) }, { purpose: "suite", network: false, writable: [worktree] });
+      // eslint-disable-next-line no-control-regex
       const summary = suite.tail.replace(/\x1b\[[0-9;]*m/g, "").split("\n").filter((text) => /Test Files|Tests |Errors/.test(text)).join(" | ");
       console.log(`suite in the ${name} worktree (${values.suite}): exit ${String(suite.exitCode)}  ${summary}`);
     }
