@@ -13,10 +13,6 @@ const USAGE = "harness demo";
 const DEMO = fileURLToPath(new URL("../../demo/demo.ts", import.meta.url));
 
 export async function demoCommand(args: string[], io: CliIO): Promise<number> {
-  if (args.includes("--help") || args.includes("-h")) {
-    io.stdout(`usage: ${USAGE}\n\nStarts the App against a built-in fake GitHub with a sample repository and a scripted agent, labels\nissues and prints what a maintainer would see: the draft pull request, the check runs, the status\ncomment, a blocked story and its retry. No network and no GitHub account; about 20 seconds.\n`);
-    return 0;
-  }
   if (args.length > 0) throw new UsageError(`unexpected argument '${args[0] ?? ""}'`, USAGE);
   let register: () => unknown;
   try {

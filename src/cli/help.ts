@@ -5,6 +5,13 @@
  */
 
 const COMMAND_HELP: Record<string, string> = {
+  demo: `Usage: harness demo
+
+Starts the App against a built-in fake GitHub with a sample repository and a scripted agent,
+labels issues and prints what a maintainer would see: the draft pull request, the check runs,
+the status comment, a blocked story and its retry. No network and no GitHub account; about
+20 seconds. Needs a clone of the repository with its development dependencies (npm ci).
+`,
   serve: `Usage: harness serve
 
 Runs the GitHub App (the same as npm start). It is configured by the environment:

@@ -27,6 +27,6 @@ describe("harness demo", () => {
   it("answers --help", async () => {
     const result = await exec([process.execPath, join(resolve("."), "bin/harness.js"), "demo", "--help"], { cwd: resolve("."), captureStdout: true, timeoutMs: 60_000 });
     expect(result.exitCode).toBe(0);
-    expect(result.stdout?.toString("utf8")).toContain("usage: harness demo");
+    expect(result.stdout?.toString("utf8")).toContain("Usage: harness demo");
   });
 });
