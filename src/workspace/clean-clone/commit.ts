@@ -10,7 +10,7 @@
  */
 import { copyFile, stat, utimes } from "node:fs/promises";
 import { relative, sep } from "node:path";
-import { git, gitResult, HARNESS_IDENTITY } from "../git.js";
+import { git, HARNESS_IDENTITY } from "../git.js";
 import { CLEAN_CLONE_STEP_TIMEOUT_MS } from "./limits.js";
 import type { CleanCloneTarget } from "./target.js";
 
@@ -77,11 +77,6 @@ export async function buildUserCommit(target: CleanCloneTarget, scratch: Scratch
   const seeded = await seedIndex(target.indexFile, scratch.indexFile);
   // A repository without an index (a bare-style checkout) starts from HEAD's tree, as git would.
   if (!seeded) await git(["read-tree", target.base], options);
-  // A refresh first: a file whose stat changed but whose content did not is then not hashed
-  // again by `add`, which would "write" its existing object and so touch the target's copy
-  // (git freshens an object's mtime even in an alternate). Exit 1 only means "needs update".
-  const refreshed = await gitResult([...SCRATCH_INDEX_CONFIG, "update-index", "-q", "--refresh"], options);
-  if (refreshed.exitCode !== 0 && refreshed.exitCode !== 1) throw new Error(`git update-index --refresh failed: ${refreshed.tail.trim()}`);
   await git([...SCRATCH_INDEX_CONFIG, "add", "-A", ...scratchExclusion(target, scratchDir)], options);
   const tree = await git([...SCRATCH_INDEX_CONFIG, "write-tree"], options);
   const message = `clean-clone check: the target's working tree on ${target.base}`;
