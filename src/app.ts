@@ -3,9 +3,11 @@
  * process that runs stories, the runner to the queue's jobs. Nothing else happens here.
  */
 import type { ApplicationFunction, Probot } from "probot";
-import { GitHubReporter, queueNoticeListeners, handleIssueComment, handleIssueLabeled, handleRetryAction, type TriggerDeps, type TriggerOutcome } from "./github/index.js";
+import {
+  GitHubReporter, guardWebhooks, queueNoticeListeners, handleIssueComment, handleIssueLabeled, handleRetryAction, type NodeMiddleware, type TriggerDeps, type TriggerOutcome,
+} from "./github/index.js";
 import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "./pipeline/index.js";
-import type { StoryQueue } from "./queue/index.js";
+import { storyKey, type StoryQueue } from "./queue/index.js";
 import { createStoryRunner, type AppOctokit, type RunnerLog } from "./runner/index.js";
 import { probeSandbox, sandboxFromEnv, UNSANDBOXED_WARNING, type Sandbox } from "./sandbox/index.js";
 
@@ -20,6 +22,18 @@ export interface HarnessAppSettings {
   labelName: string;
   /** `HARNESS_GITHUB_THROTTLE=off` turns Octokit's client-side throttling of story reporting off. */
   githubThrottle: boolean;
+  /** The App's own secrets (webhook secret, private key and its lines), redacted from all it posts. */
+  appSecrets?: readonly string[];
+  /** `HARNESS_ALLOWED_BOTS`: bot logins (`name[bot]`) that may start stories; no other bot can. */
+  allowedBots?: readonly string[];
+  /**
+   * WEBHOOK_SECRET (Probot's default when unset). With it, deliveries are checked at the door
+   * (size, arrival, signature) before Probot reads or logs them; without it (benchmarks of a
+   * bare server) Probot's middleware alone answers.
+   */
+  webhookSecret?: string;
+  /** WEBHOOK_PATH, Probot's webhook path. */
+  webhookPath?: string;
   /** Where repository code runs (`HARNESS_SANDBOX`…); the environment's sandbox when absent. */
   sandbox?: Sandbox;
 }
@@ -48,6 +62,7 @@ export interface AppHandle {
 export function harnessApp(options: HarnessAppOptions): ApplicationFunction {
   return (app: Probot) => {
     const { queue, settings } = options;
+    if (settings.webhookSecret !== undefined) guardProbotWebhooks(app, { secret: settings.webhookSecret, path: settings.webhookPath ?? DEFAULT_WEBHOOK_PATH });
     // Replies go out after GitHub has its answer: a handler's only wait is the enqueue (and, for
     // a command, the permission check that must precede it).
     const defer = (work: () => Promise<void>): void => {
@@ -55,7 +70,7 @@ export function harnessApp(options: HarnessAppOptions): ApplicationFunction {
         work().catch((error: unknown) => app.log.warn({ err: { message: String(error) } }, "a reply to a webhook failed"));
       });
     };
-    const deps: TriggerDeps = { queue, labelName: settings.labelName, log: app.log, defer };
+    const deps: TriggerDeps = { queue, labelName: settings.labelName, log: app.log, defer, ...(settings.allowedBots ? { allowedBots: settings.allowedBots } : {}) };
     const identity = learnAppIdentity(app);
     void identity.ready.then(() => {
       if (identity.slug) deps.appSlug = identity.slug;
@@ -88,18 +103,31 @@ export function startStoryWorker(args: { queue: StoryQueue; settings: HarnessApp
     if (status.state === "off") app.log.warn({ sandbox: "off" }, UNSANDBOXED_WARNING);
     if (status.state === "unavailable") app.log.error({ sandbox: "unavailable" }, `The sandbox cannot run on this host; stories will be refused: ${status.reason}`);
   });
-  queue.start(
-    createStoryRunner({
-      appOctokit,
-      harnessHome: settings.harnessHome,
-      agentEnvAllow: settings.agentEnvAllow,
-      githubThrottle: settings.githubThrottle,
-      sandbox,
-      pipeline: { runStory, loadWorkflow: () => loadWorkflow(), parseHarnessConfig, defaultConfig: DEFAULT_HARNESS_CONFIG },
-      createReporter: (target) => new GitHubReporter({ ...target, ...(identity.slug ? { botLogin: `${identity.slug}[bot]` } : {}) }),
-      log: app.log,
-    }),
-  );
+  // The revision each running story was admitted at, for its status comment (one job per story at a time).
+  const revisions = new Map<string, string>();
+  const runner = createStoryRunner({
+    appOctokit,
+    harnessHome: settings.harnessHome,
+    agentEnvAllow: settings.agentEnvAllow,
+    githubThrottle: settings.githubThrottle,
+    sandbox,
+    pipeline: { runStory, loadWorkflow: () => loadWorkflow(), parseHarnessConfig, defaultConfig: DEFAULT_HARNESS_CONFIG },
+    createReporter: (target) => {
+      const revision = revisions.get(storyKey(target.owner, target.repo, target.issueNumber));
+      return new GitHubReporter({
+        ...target, appSecrets: settings.appSecrets ?? [], ...(revision ? { revision } : {}), ...(identity.slug ? { botLogin: `${identity.slug}[bot]` } : {}),
+      });
+    },
+    log: app.log,
+  });
+  queue.start(async (lease, signal) => {
+    if (lease.job.issue.updatedAt) revisions.set(lease.job.storyKey, lease.job.issue.updatedAt);
+    try {
+      await runner(lease, signal);
+    } finally {
+      revisions.delete(lease.job.storyKey);
+    }
+  });
 }
 
 /** Asks GitHub who the App is, without making start-up wait on it. */
@@ -114,4 +142,21 @@ export function learnAppIdentity(app: AppHandle): AppIdentity & { ready: Promise
     })
     .catch((error: unknown) => app.log.warn({ err: { message: String(error) } }, "could not read the App's slug"));
   return identity;
+}
+
+/** Probot's default webhook path. */
+const DEFAULT_WEBHOOK_PATH = "/api/github/webhooks";
+
+/**
+ * Puts the webhook guard in front of Probot's webhook middleware. Probot's server asks the
+ * App's Probot instance for that middleware when it starts, after loading the App, so the
+ * instance hands out the guarded one; nothing reaches Probot's body reading, or its logging of
+ * a delivery whose signature failed, without passing the guard first.
+ */
+function guardProbotWebhooks(app: Probot, options: { secret: string; path: string }): void {
+  const original = app.getNodeMiddleware.bind(app);
+  app.getNodeMiddleware = async (middlewareOptions) => {
+    const inner = (await original(middlewareOptions)) as NodeMiddleware;
+    return guardWebhooks(inner, { ...options, log: app.log }) as Awaited<ReturnType<Probot["getNodeMiddleware"]>>;
+  };
 }

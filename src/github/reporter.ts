@@ -8,6 +8,7 @@ import type { HistoryEvent, Reporter, StorySnapshot } from "../pipeline/index.js
 import { planChecks, type CheckName, type PlannedCheck } from "./check-plan.js";
 import { addLabel, BLOCKED_LABEL, removeLabel } from "./labels.js";
 import { errorDetails, type GitHubLog } from "./log.js";
+import type { RenderOptions } from "./render/types.js";
 import { StatusComment } from "./status-comment.js";
 import { storyExternalId } from "./story-lookup.js";
 
@@ -19,8 +20,16 @@ export interface GitHubReporterOptions {
   issueNumber: number;
   headSha: string;
   log: GitHubLog;
-  /** Secret values removed from everything posted, beyond the token patterns. */
+  /**
+   * Secret values removed from everything posted, beyond the token patterns: the installation
+   * tokens of the story. Read on every post, so a list the caller keeps appending to (a token
+   * refreshed mid-story) is redacted as it stands, not as it stood when the reporter was made.
+   */
   secrets?: readonly string[];
+  /** The App's own secrets (webhook secret, private key), removed as well. */
+  appSecrets?: readonly string[];
+  /** The admitted revision of the story's issue (`updated_at`), named in the status comment. */
+  revision?: string;
   /** The App's bot login (`<slug>[bot]`), to recognise its own status comment; any bot when absent. */
   botLogin?: string;
 }
@@ -47,7 +56,7 @@ export class GitHubReporter implements Reporter {
 
   constructor(private readonly options: GitHubReporterOptions) {
     this.headSha = options.headSha;
-    this.comment = new StatusComment(options);
+    this.comment = new StatusComment({ ...options, renderOptions: () => this.renderOptions() });
   }
 
   /** Applies one event; resolves when GitHub has been updated (or the failure logged). */
@@ -92,8 +101,13 @@ export class GitHubReporter implements Reporter {
     }
   }
 
+  private renderOptions(): RenderOptions {
+    const { secrets = [], appSecrets = [], revision } = this.options;
+    return { secrets: [...appSecrets, ...secrets], ...(revision ? { revision } : {}) };
+  }
+
   private async syncChecks(snapshot: StorySnapshot): Promise<void> {
-    for (const planned of planChecks(snapshot, { secrets: this.options.secrets ?? [] })) {
+    for (const planned of planChecks(snapshot, this.renderOptions())) {
       const posted = this.posted.get(planned.name);
       const newAttempt = posted !== undefined && posted.planned.status === "completed" && planned.attempt > posted.planned.attempt;
       if (!posted || newAttempt) await this.guard(`create ${planned.name}`, () => this.create(planned));

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { findStoryPullRequest, isCompletedStory, renderAlreadyCompleted } from "../github/index.js";
+import { confirmAdmission, findStoryPullRequest, isCompletedStory, renderAlreadyCompleted } from "../github/index.js";
 import type { JobLease, JobWorker, StoryJob } from "../queue/index.js";
 import type { FailureClass, HistoryEvent } from "../pipeline/index.js";
 import type { HarnessConfig, RunStoryArgs, StoryOutcome, Workflow } from "../pipeline/index.js";
@@ -93,6 +93,11 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
   const redact = (text: string): string => (installation ? installation.tokensSeen().reduce((acc, token) => redactToken(acc, token), text) : text);
   try {
     installation = await authenticateInstallation(await deps.appOctokit(), job.installationId, { throttle: deps.githubThrottle !== false });
+    // Whoever queued the job must still have write access now; otherwise the issue is told and nothing starts.
+    if (!(await confirmAdmission(installation.octokit, job, log))) {
+      alreadyCompleted = true; // nothing started: the reply on the issue is the whole report
+      return;
+    }
     // A label on a story that already completed starts nothing: asked here, before any clone,
     // so the webhook handler never waits on GitHub.
     if (job.kind === "start") {

@@ -3,6 +3,7 @@ import type { StorySnapshot } from "../../pipeline/index.js";
 import { boundCheckRunOutput } from "../limits.js";
 import { redactSecrets } from "../redact.js";
 import { formatDuration, inlineCode, policyLine, tailBlock } from "./markdown.js";
+import { neutralise, untrustedLine } from "./text.js";
 import type { CheckRunOutput, RenderOptions } from "./types.js";
 
 /** The suite gate and verdict of the snapshot's current attempt (earlier attempts have their own check runs). */
@@ -40,8 +41,8 @@ export function renderVerifierCheck(snapshot: StorySnapshot, options: RenderOpti
   }
   if (verdict) {
     lines.push(`**Verdict:** ${verdict.verdict === "pass" ? "✅ pass" : "❌ fail"}`);
-    if (verdict.findings.length > 0) lines.push("", "#### Findings", ...verdict.findings.map((finding) => `- ${redactSecrets(finding, secrets).replace(/\r?\n/g, " ")}`));
-    if (verdict.retryGuidance) lines.push("", "#### Guidance for the next attempt", redactSecrets(verdict.retryGuidance, secrets));
+    if (verdict.findings.length > 0) lines.push("", "#### Findings", ...verdict.findings.map((finding) => `- ${untrustedLine(redactSecrets(finding, secrets), 4000)}`));
+    if (verdict.retryGuidance) lines.push("", "#### Guidance for the next attempt", neutralise(redactSecrets(verdict.retryGuidance, secrets)));
     lines.push("");
   } else if (gate && !gateFailed(gate)) {
     lines.push("**Verdict:** waiting for the verifier", "");
