@@ -12,9 +12,11 @@ describe("schemas/", () => {
       "clean-clone-result",
       "execution-history",
       "harness-config",
+      "plan",
       "provision-receipt",
       "queue-job",
       "queue-lock",
+      "queue-story-job",
       "verdict",
       "workflow",
     ]);

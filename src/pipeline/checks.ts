@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { schemas } from "../schema/index.js";
+import { judgeRedGate } from "./baseline.js";
 import type { CleanCloneRecord, FailureClass } from "./events.js";
 import type { Stage } from "./workflow.js";
 import { provisionConfig, type TaskRun } from "./task.js";
@@ -9,6 +10,8 @@ import { provisionConfig, type TaskRun } from "./task.js";
 export interface CheckFailure {
   failureClass: FailureClass;
   reason: string;
+  /** Not the change's doing (a base that is red the same way): blocks instead of retrying. */
+  infrastructure?: boolean;
 }
 
 /**
@@ -27,7 +30,7 @@ export async function runSuiteGate(task: TaskRun, stage: Stage, attempt: number,
   task.lastSuite = { command, timedOut: result.timedOut, outputTail: result.tail, ...(exitCode !== undefined ? { exitCode } : {}) };
   await task.sink.emit({
     kind: "gate.finished",
-    taskId: task.worktree.taskId,
+    taskId: task.taskId,
     stage: stage.id,
     attempt,
     command,
@@ -38,6 +41,9 @@ export async function runSuiteGate(task: TaskRun, stage: Stage, attempt: number,
     ...(exitCode !== undefined ? { exitCode } : {}),
   });
   if (result.exitCode === 0 && !result.timedOut) return undefined;
+  // A red gate on a base that is red the same way is the base's failure, not the change's.
+  const base = judgeRedGate(task.baseline, task.lastSuite);
+  if (base) return { ...base, infrastructure: true };
   const how = result.timedOut ? `timed out after ${task.config.test.timeoutMs} ms` : result.spawnError ?? `exited ${result.exitCode ?? `on ${result.signal ?? "a signal"}`}`;
   return { failureClass: "suite-failed", reason: `test suite \`${command}\` ${how}` };
 }
@@ -70,7 +76,7 @@ export function readArtifact(path: string): unknown {
  * Runs the clean-clone check the stage declares, writes its result into the attempt's folder
  * under the declared name, and journals it. The result is returned as it was recorded.
  */
-export async function runCleanClone(task: TaskRun, stage: Stage, attempt: number, artifact: string, command: string): Promise<CleanCloneRecord> {
+export async function runCleanClone(task: TaskRun, stage: Pick<Stage, "id">, attempt: number, artifact: string, command: string): Promise<CleanCloneRecord> {
   const attemptDir = task.layout.attemptDir(attempt);
   const result = await task.deps.runCleanCloneCheck({
     repo: task.worktree.path,
@@ -87,7 +93,7 @@ export async function runCleanClone(task: TaskRun, stage: Stage, attempt: number
   // Absent optional fields stay absent: the record is what the JSON file holds.
   const record = JSON.parse(JSON.stringify(result)) as CleanCloneRecord;
   const policy = { sandboxed: task.sandbox.settings.enabled, network: task.sandbox.settings.enabled ? task.config.test.network === true : true };
-  await task.sink.emit({ kind: "clean_clone.finished", taskId: task.worktree.taskId, stage: stage.id, attempt, artifact, result: record, policy });
+  await task.sink.emit({ kind: "clean_clone.finished", taskId: task.taskId, stage: stage.id, attempt, artifact, result: record, policy });
   return record;
 }
 

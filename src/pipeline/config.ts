@@ -8,12 +8,15 @@ import { ConfigError } from "./errors.js";
 export interface SeatOverride extends AgentLaunch {
   /** False: no agent sits in this seat; the stage's gate alone decides. */
   enabled: boolean;
+  /** Presets tried in order when the seat's agent is unavailable (replaces `agent.fallback`). */
+  fallback?: AgentPreset[];
   timeoutMs?: number;
 }
 
 /** The repository configuration (`.github/harness.yml`), normalised to camelCase and milliseconds. */
 export interface HarnessConfig {
-  agent: AgentLaunch & { env: string[]; timeoutMs: number };
+  /** `fallback`: presets tried in order when the agent is unavailable (rate limited, unreachable, …). */
+  agent: AgentLaunch & { env: string[]; timeoutMs: number; fallback?: AgentPreset[] };
   seats: Record<string, SeatOverride>;
   /** `network`: the suite gate and the clean-clone suite get the network (off by default). */
   test: { command?: string; timeoutMs: number; network?: boolean };
@@ -22,6 +25,8 @@ export interface HarnessConfig {
   maxAttempts?: number;
   /** `link` absent: the clean-clone check links its default dependency roots; `[]` links none. */
   cleanClone: CleanCloneConfig;
+  /** A story with a plan: how many tasks of a wave run at once. */
+  plan: { concurrency?: number };
 }
 
 /** `clean_clone` of `.github/harness.yml`, normalised. */
@@ -46,10 +51,12 @@ export const DEFAULT_HARNESS_CONFIG: HarnessConfig = Object.freeze({
   test: { timeoutMs: 30 * MINUTE },
   provision: {},
   cleanClone: {},
+  plan: {},
 }) as HarnessConfig;
 
 interface RawLaunch {
   preset?: AgentPreset;
+  fallback?: AgentPreset[];
   command?: string;
   timeout_minutes?: number;
 }
@@ -60,6 +67,7 @@ interface RawConfig {
   provision?: { command?: string; timeout_minutes?: number };
   max_attempts?: number;
   clean_clone?: { link?: string[]; interpreter?: string; depth?: number; env?: string[]; provision?: boolean; allow_external_symlinks?: boolean };
+  plan?: { concurrency?: number };
 }
 
 /**
@@ -81,6 +89,7 @@ export function parseHarnessConfig(text: string, source: string): HarnessConfig 
     env: [...(raw.agent?.env ?? [])],
     timeoutMs: minutes(raw.agent?.timeout_minutes) ?? base.agent.timeoutMs,
   };
+  if (raw.agent?.fallback !== undefined) agent.fallback = [...raw.agent.fallback];
   if (raw.agent?.command !== undefined) agent.command = raw.agent.command;
   else agent.preset = raw.agent?.preset ?? base.agent.preset;
   const seats: Record<string, SeatOverride> = {};
@@ -88,6 +97,7 @@ export function parseHarnessConfig(text: string, source: string): HarnessConfig 
     const override: SeatOverride = { enabled: seat.enabled ?? true };
     if (seat.preset !== undefined) override.preset = seat.preset;
     if (seat.command !== undefined) override.command = seat.command;
+    if (seat.fallback !== undefined) override.fallback = [...seat.fallback];
     const timeout = minutes(seat.timeout_minutes);
     if (timeout !== undefined) override.timeoutMs = timeout;
     seats[name] = override;
@@ -98,7 +108,9 @@ export function parseHarnessConfig(text: string, source: string): HarnessConfig 
     test: { timeoutMs: minutes(raw.test?.timeout_minutes) ?? base.test.timeoutMs },
     provision: {},
     cleanClone: {},
+    plan: {},
   };
+  if (raw.plan?.concurrency !== undefined) config.plan.concurrency = raw.plan.concurrency;
   if (raw.clean_clone?.link !== undefined) config.cleanClone.link = [...raw.clean_clone.link];
   if (raw.test?.command !== undefined) config.test.command = raw.test.command;
   if (raw.test?.network !== undefined) config.test.network = raw.test.network;

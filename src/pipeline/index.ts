@@ -1,7 +1,7 @@
 export * from "./events.js";
 export { runStory } from "./coordinator.js";
 export type { StoryInput, RunStoryArgs, StoryOutcome } from "./types.js";
-export { loadWorkflow, DEFAULT_WORKFLOW_PATH, HARNESS_ROOT, type Workflow, type Stage, type ArtifactSpec } from "./workflow.js";
+export { loadWorkflow, declaredChecks, DEFAULT_WORKFLOW_PATH, HARNESS_ROOT, type Workflow, type Stage, type ArtifactSpec } from "./workflow.js";
 export {
   parseHarnessConfig,
   assertAgentEnvAllowed,
@@ -19,3 +19,4 @@ export { runDirectory } from "./run-dir.js";
 export { consoleReporter, consoleLine, formatDuration } from "./console-reporter.js";
 export { storyCommitMessage } from "./commit.js";
 export { defaultDeps, type PipelineDeps } from "./deps.js";
+export { preflight, assertPreflight, PreflightError, nearestName, didYouMean, findOnPath, type PreflightInput, type PreflightProblem, type StoryBase } from "./preflight/index.js";

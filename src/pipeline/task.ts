@@ -3,7 +3,9 @@ import type { AgentLaunch } from "../agents/index.js";
 import type { Sandbox } from "../sandbox/index.js";
 import type { TaskWorktree } from "../workspace/index.js";
 import type { HarnessConfig } from "./config.js";
+import type { BaselineResult } from "./baseline.js";
 import type { SuiteEvidence } from "./context.js";
+import type { SeatBinding } from "./seat-run.js";
 import type { PipelineDeps } from "./deps.js";
 import type { RunLayout } from "./run-dir.js";
 import type { EventSink } from "./sink.js";
@@ -12,6 +14,8 @@ import type { Workflow } from "./workflow.js";
 
 /** Everything one task of a story needs while its stages run. */
 export interface TaskRun {
+  /** The task's id in events (`task-<run>` for a story without a plan, the plan's id otherwise). */
+  taskId: string;
   story: StoryInput;
   config: HarnessConfig;
   workflow: Workflow;
@@ -27,15 +31,29 @@ export interface TaskRun {
   signal?: AbortSignal;
   /** Where provisioning, agents and suites run. */
   sandbox: Sandbox;
+  /** The suite on the base commit, run once before any agent (absent when no stage runs the suite). */
+  baseline?: BaselineResult;
   /** The most recent suite gate result, shown to later prompts. */
   lastSuite?: SuiteEvidence;
   /** How many agents were launched; a blocked story with none has no agent work to commit. */
   seatsLaunched: number;
+  /** What the prompts say about the task when the story has a plan. */
+  planContext?: TaskPromptContext;
+}
+
+/** A plan task as its prompts show it. */
+export interface TaskPromptContext {
+  id: string;
+  title: string;
+  description: string;
+  files: readonly string[];
+  /** What the earlier waves did, one line per task. */
+  earlier: string;
 }
 
 /** Where a task's provisioning output goes (every phase appends to it). */
-export function provisionLogPath(task: Pick<TaskRun, "layout" | "worktree">): string {
-  return join(task.layout.logs, `provision-${task.worktree.taskId}.log`);
+export function provisionLogPath(task: Pick<TaskRun, "layout" | "taskId">): string {
+  return join(task.layout.logs, `provision-${task.taskId}.log`);
 }
 
 /**
@@ -49,7 +67,7 @@ export async function ensureProvisioned(task: TaskRun, phase: string): Promise<v
     const provisioned = await task.deps.provisionWorktree({
       worktree,
       config: provisionConfig(task.config),
-      taskId: task.worktree.taskId,
+      taskId: task.taskId,
       logPath: provisionLogPath(task),
       harnessHome: task.harnessHome,
       now: task.clock,
@@ -57,7 +75,7 @@ export async function ensureProvisioned(task: TaskRun, phase: string): Promise<v
     });
     await task.sink.emit({
       kind: "provision.succeeded",
-      taskId: task.worktree.taskId,
+      taskId: task.taskId,
       cmd: provisioned.receipt.cmd,
       durationMs: provisioned.receipt.durationMs,
       skipped: provisioned.skipped,
@@ -75,12 +93,13 @@ export function provisionConfig(config: HarnessConfig): { command?: string; time
   };
 }
 
-/** Who sits in a seat: the seat's override, else the repository's agent; null when disabled. */
-export function seatLaunch(config: HarnessConfig, seat: string): { launch: AgentLaunch; timeoutMs: number } | null {
+/** Who sits in a seat: the seat's override, else the repository's agent, then its fallbacks; null when disabled. */
+export function seatLaunch(config: HarnessConfig, seat: string): SeatBinding | null {
   const override = config.seats[seat];
   if (override && !override.enabled) return null;
   const own = override && (override.command !== undefined || override.preset !== undefined);
   const source = own ? override : config.agent;
   const launch: AgentLaunch = source.command !== undefined ? { command: source.command } : source.preset !== undefined ? { preset: source.preset } : {};
-  return { launch, timeoutMs: override?.timeoutMs ?? config.agent.timeoutMs };
+  const fallback = (override?.fallback ?? config.agent.fallback ?? []).filter((preset) => preset !== launch.preset).map((preset): AgentLaunch => ({ preset }));
+  return { launch, fallback, timeoutMs: override?.timeoutMs ?? config.agent.timeoutMs };
 }

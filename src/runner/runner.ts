@@ -2,14 +2,15 @@ import { randomUUID } from "node:crypto";
 import { confirmAdmission, findStoryPullRequest, isCompletedStory, renderAlreadyCompleted } from "../github/index.js";
 import type { JobLease, JobWorker, StoryJob } from "../queue/index.js";
 import type { FailureClass, HistoryEvent } from "../pipeline/index.js";
-import type { HarnessConfig, RunStoryArgs, StoryOutcome, Workflow } from "../pipeline/index.js";
+import { declaredChecks, type HarnessConfig, type RunStoryArgs, type StoryOutcome, type Workflow } from "../pipeline/index.js";
 import { gitAuthEnv, redactToken } from "./git-auth.js";
 import { fetchHarnessConfigText, HARNESS_CONFIG_PATH } from "./repo-config.js";
 import { syncRepoCache } from "./repo-cache.js";
 import { announceStory, ensureStoryPull, markReadyForReview, pushStoryBranch, type StoryPull } from "./story-start.js";
 import { prepareStoryBranch, storyTip } from "./story-branch.js";
-import { authenticateInstallation, type AppOctokit, type Installation } from "./token.js";
+import { authenticateInstallation, GIT_TOKEN_PERMISSIONS, STORY_API_PERMISSIONS, type AppOctokit, type Installation } from "./token.js";
 import { TrackingReporter, type StoryReporter } from "./tracking-reporter.js";
+import { housekeepingFromEnv, lowDiskReason, pruneRuns, type HousekeepingSettings } from "./housekeeping.js";
 import { probeSandbox, removeStaleSandboxState, sandboxFromEnv, type Sandbox, type SandboxStatus } from "../sandbox/index.js";
 
 /** The pipeline as the runner uses it (the real one in the App, the same in tests). */
@@ -53,11 +54,14 @@ export interface StoryRunnerDeps {
   maxResumes?: number;
   /** Where repository code runs; the environment's sandbox (`HARNESS_SANDBOX`) when absent. */
   sandbox?: Sandbox;
+  /** Retention of run directories and the free space a story needs; from the environment when absent. */
+  housekeeping?: HousekeepingSettings;
 }
 
 /** Makes the queue's worker: one call runs one job from token to final report. */
 export function createStoryRunner(deps: StoryRunnerDeps): JobWorker {
   const sandbox = deps.sandbox ?? sandboxFromEnv();
+  const housekeeping = deps.housekeeping ?? housekeepingFromEnv();
   // What a previous run of the App left when it was killed goes before any story starts.
   removeStaleSandboxState();
   // Asked once while it works; asked again after a failure, so a fixed host needs no restart.
@@ -69,7 +73,7 @@ export function createStoryRunner(deps: StoryRunnerDeps): JobWorker {
     });
     return usable;
   };
-  return (lease, signal) => runJob({ ...deps, sandbox }, lease, signal, sandboxStatus);
+  return (lease, signal) => runJob({ ...deps, sandbox, housekeeping }, lease, signal, sandboxStatus);
 }
 
 /** Why a story stopped before or outside the pipeline, with the class it is reported under. */
@@ -90,14 +94,21 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
   let failure: unknown;
   let announcing: Promise<void> | undefined;
   let alreadyCompleted = false;
-  const redact = (text: string): string => (installation ? installation.tokensSeen().reduce((acc, token) => redactToken(acc, token), text) : text);
+  let gitInstallation: Installation | undefined;
+  const tokensSeen = (): string[] => [...(installation?.tokensSeen() ?? []), ...(gitInstallation?.tokensSeen() ?? [])];
+  const redact = (text: string): string => tokensSeen().reduce((acc, token) => redactToken(acc, token), text);
   try {
-    installation = await authenticateInstallation(await deps.appOctokit(), job.installationId, { throttle: deps.githubThrottle !== false });
+    // Tokens for this one repository, each with only what its use needs: reporting, and git.
+    const appOctokit = await deps.appOctokit();
+    const scope = { repositoryIds: [job.repository.id] };
+    installation = await authenticateInstallation(appOctokit, job.installationId, { throttle: deps.githubThrottle !== false, ...scope, permissions: STORY_API_PERMISSIONS });
     // Whoever queued the job must still have write access now; otherwise the issue is told and nothing starts.
     if (!(await confirmAdmission(installation.octokit, job, log))) {
       alreadyCompleted = true; // nothing started: the reply on the issue is the whole report
       return;
     }
+    const gitToken = await authenticateInstallation(appOctokit, job.installationId, { throttle: false, ...scope, permissions: GIT_TOKEN_PERMISSIONS });
+    gitInstallation = gitToken;
     // A label on a story that already completed starts nothing: asked here, before any clone,
     // so the webhook handler never waits on GitHub.
     if (job.kind === "start") {
@@ -111,11 +122,20 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
     }
     const status = await sandboxStatus();
     if (status.state === "unavailable") throw new StoryStop("environment", `The sandbox cannot run on this host, so this story was not started: ${status.reason}.`);
-    const authEnv = gitAuthEnv(await installation.token());
+    // Old run directories go first; then a nearly full disk is this story's report, not a wedged queue.
+    const keep = deps.housekeeping ?? housekeepingFromEnv();
+    try {
+      pruneRuns(deps.harnessHome, keep.retentionDays);
+    } catch (error) {
+      log.warn({ err: describe(error, redact) }, "removing old run directories failed");
+    }
+    const lowDisk = lowDiskReason(deps.harnessHome, keep.minFreeBytes);
+    if (lowDisk) throw new StoryStop("environment", lowDisk);
+    const authEnv = gitAuthEnv(await gitToken.token());
     const repoDir = await syncRepoCache({ harnessHome: deps.harnessHome, owner, name: repo, cloneUrl: job.repository.cloneUrl, authEnv });
     pull = await ensureStoryPull({ octokit: installation.octokit, repoDir, owner, repo, defaultBranch: job.repository.defaultBranch, issue: job.issue, authEnv });
     const reporter = deps.createReporter({
-      octokit: installation.octokit, owner, repo, pullNumber: pull.pullNumber, issueNumber: job.issue.number, headSha: pull.headSha, log, secrets: installation.tokensSeen(),
+      octokit: installation.octokit, owner, repo, pullNumber: pull.pullNumber, issueNumber: job.issue.number, headSha: pull.headSha, log, secrets: tokensSeen(),
     });
     tracker = new TrackingReporter(reporter, (error) => log.warn({ err: describe(error, redact) }, "reporting failed"));
     if (pull.opened) {
@@ -139,6 +159,7 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
       branch: pull.branch,
       baseRef: `refs/remotes/origin/${pull.branch}`,
       config,
+      configSource: HARNESS_CONFIG_PATH,
       workflow,
       harnessHome: deps.harnessHome,
       reporter: tracker,
@@ -150,7 +171,7 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
     // The work is pushed whatever the outcome: a blocked story's work so far is worth a look.
     const tip = outcome.commit ?? (await storyTip(repoDir, pull.branch));
     if (tip && tip !== pull.headSha) {
-      await pushStoryBranch({ repoDir, branch: pull.branch, sha: tip, authEnv: gitAuthEnv(await installation.token()) });
+      await pushStoryBranch({ repoDir, branch: pull.branch, sha: tip, authEnv: gitAuthEnv(await gitToken.token()) });
       await reporter.setHeadSha(tip);
     }
     if (outcome.status === "completed") await markReadyForReview(installation.octokit, pull.pullNodeId);
@@ -180,9 +201,9 @@ function startEvent(job: StoryJob, workflow: Workflow, readmission: boolean): Ex
     at: new Date().toISOString(),
     storyId: String(job.issue.number),
     runId: randomUUID(),
-    taskId: "story",
     title: job.issue.title,
     stages: workflow.stages.map((stage) => stage.id),
+    checks: declaredChecks(workflow),
     maxAttempts: workflow.maxAttempts,
     readmission,
   };
