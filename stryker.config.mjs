@@ -1,32 +1,44 @@
 /**
- * Mutation testing of the guard modules (`npm run mutate`; not part of `npm test`). One room at
- * a time on a small machine: `npm run mutate -- --mutate "src/exec/**\/*.ts"`.
- * Jest runs as in `npm test` (ESM through ts-jest, with --experimental-vm-modules); each mutant
- * runs only the tests that cover it.
+ * Mutation testing of the guard modules (`npm run mutate`; not part of `npm test`).
+ *
+ * One room at a time, each against its own tests (a small machine cannot run the whole suite
+ * once per mutant: every test goes through src/exec and src/workspace):
+ *   MUTATE_ROOM=exec npm run mutate      (also workspace, queue, github, pipeline)
+ * Without MUTATE_ROOM every guard module is mutated against the whole suite less the end-to-end
+ * tests (those run the code in other processes, where no coverage reaches Stryker).
+ * Jest runs as in `npm test`: ESM through ts-jest, with --experimental-vm-modules.
  */
+const ROOMS = {
+  exec: { mutate: ["src/exec/**/*.ts"], tests: ["exec", "agents"] },
+  workspace: { mutate: ["src/workspace/**/*.ts"], tests: ["workspace", "runner/repo-cache"] },
+  queue: { mutate: ["src/queue/**/*.ts"], tests: ["queue"] },
+  github: { mutate: ["src/github/redact.ts", "src/github/triggers/**/*.ts"], tests: ["github"] },
+  pipeline: { mutate: ["src/pipeline/stage.ts", "src/pipeline/coordinator.ts", "src/pipeline/checks.ts"], tests: ["pipeline"] },
+};
+const room = process.env.MUTATE_ROOM;
+if (room !== undefined && !(room in ROOMS)) throw new Error(`MUTATE_ROOM must be one of ${Object.keys(ROOMS).join(", ")}; got '${room}'`);
+const chosen = room === undefined ? undefined : ROOMS[room];
+
 export default {
   testRunner: "jest",
-  jest: { projectType: "custom", configFile: "jest.config.js", enableFindRelatedTests: false },
+  jest: {
+    projectType: "custom",
+    configFile: "jest.config.js",
+    config: chosen
+      ? { testMatch: chosen.tests.map((folder) => `<rootDir>/test/${folder}{/**/*,}.test.ts`) }
+      : { testPathIgnorePatterns: ["/node_modules/", "/test/e2e/", "/test/support/"] },
+    enableFindRelatedTests: false,
+  },
   testRunnerNodeArgs: ["--experimental-vm-modules"],
   coverageAnalysis: "perTest",
-  mutate: [
-    "src/exec/**/*.ts",
-    "src/workspace/**/*.ts",
-    "src/queue/**/*.ts",
-    "src/github/redact.ts",
-    "src/github/triggers/**/*.ts",
-    "src/pipeline/stage.ts",
-    "src/pipeline/coordinator.ts",
-    "src/pipeline/checks.ts",
-    "!src/**/index.ts",
-  ],
+  mutate: [...(chosen ? chosen.mutate : Object.values(ROOMS).flatMap((r) => r.mutate)), "!src/**/index.ts"],
   ignoreStatic: true,
   concurrency: 2,
   timeoutMS: 30000,
+  timeoutFactor: 2,
   dryRunTimeoutMinutes: 40,
-  timeoutFactor: 3,
   reporters: ["clear-text", "progress-append-only", "json"],
-  jsonReporter: { fileName: "reports/mutation/mutation.json" },
+  jsonReporter: { fileName: `reports/mutation/${room ?? "all"}.json` },
   tempDirName: ".stryker-tmp",
   cleanTempDir: "always",
 };

@@ -157,6 +157,33 @@ describe("bounds", () => {
     expect(renderStoryCheck(snapshots[3]!).summary.endsWith("… truncated")).toBe(true);
   });
 
+  // Huge text outside the output tails too (those are capped before the bound): commands,
+  // findings and guidance reach a summary whole unless the summary itself is bounded.
+  it("keep the verifier and provision summaries within 65,535 bytes when the command, findings or guidance are huge", () => {
+    const at = "2026-01-01T00:00:00.000Z";
+    const hugeCommand = `npm test -- ${"错误✗".repeat(30_000)}`;
+    const hugeGate: HistoryEvent = { at, kind: "gate.finished", taskId: "task-1", stage: "verifier", attempt: 1, command: hugeCommand, exitCode: 1, timedOut: false, outputTail: "short", durationMs: 5 };
+    const hugeVerdict: HistoryEvent = {
+      at, kind: "verdict.recorded", taskId: "task-1", stage: "verifier", attempt: 1, verdict: "fail",
+      findings: Array.from({ length: 2_000 }, (_, i) => `finding ${i}: ${"😀".repeat(20)}`), retryGuidance: "错误 ".repeat(40_000),
+    };
+    const provisionedHuge: HistoryEvent = { at, kind: "provision.succeeded", taskId: "task-1", cmd: hugeCommand, durationMs: 5, skipped: false, phase: "create" };
+    const provisionFailedHuge: HistoryEvent = { at, kind: "provision.failed", taskId: "task-1", cmd: hugeCommand, exitCode: 1, logTail: "short" };
+    const outputs = [
+      renderVerifierCheck(replay([started(), hugeGate])),
+      renderVerifierCheck(replay([started(), gate(1, 1), hugeVerdict])),
+      renderProvisionCheck(replay([started(), provisionedHuge])),
+      renderProvisionCheck(replay([started(), provisionFailedHuge])),
+    ];
+    for (const output of outputs) {
+      // Well past the bound before it (the fixture is live), and within it after.
+      expect(utf8Bytes(output.summary)).toBeLessThanOrEqual(CHECK_RUN_OUTPUT_MAX_BYTES);
+      expect(utf8Bytes(output.summary)).toBeGreaterThan(CHECK_RUN_OUTPUT_MAX_BYTES - 4096);
+      expect(openFenceAtEnd(output.summary)).toBeUndefined();
+      expect(output.summary.includes("\uFFFD")).toBe(false);
+    }
+  });
+
   it("keep the status comment within 65,536 characters", () => {
     const snapshot = replay([...provisionBlockedStory(), { at: "2026-01-01T00:00:00.000Z", kind: "story.blocked", taskId: "t", failureClass: "internal-error", detail: huge }]);
     const comment = renderStatusComment(snapshot);

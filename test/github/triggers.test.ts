@@ -3,6 +3,7 @@ import { rmSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { handleIssueComment, handleIssueLabeled, handleRetryAction, BLOCKED_LABEL, type TriggerDeps } from "../../src/github/index.js";
+import { isBotActor } from "../../src/github/triggers/deps.js";
 import { EmbeddedQueue } from "../../src/queue/index.js";
 import { fakeOctokit } from "../support/fake-github/client.js";
 import { checkRunRequestedActionPayload, issueCommentCreatedPayload, issuesLabeledPayload, startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
@@ -124,8 +125,9 @@ describe("issue_comment.created", () => {
     const issue = gh.createIssue(OWNER, NAME, { title: "t", user: "writer", labels: ["story", BLOCKED_LABEL] });
     const edited = commented(issue.number, "/harness retry-blocked");
     (edited.payload as { action: string }).action = "edited";
+    gh.addBotAccount("dependabot[bot]");
     const bot = commented(issue.number, "/harness retry-blocked", "dependabot[bot]");
-    bot.payload.comment.user!.type = "Bot";
+    expect(bot.payload.comment.user?.type).toBe("Bot");
     const self = commented(issue.number, "/harness retry-blocked", gh.botLogin);
     const viaApp = commented(issue.number, "/harness retry-blocked");
     (viaApp.payload.comment as { performed_via_github_app: unknown }).performed_via_github_app = gh.appJson();
@@ -198,5 +200,42 @@ describe("check_run.requested_action", () => {
     expect(commentsOn(pull.number).at(-1)).toMatch(/^@reader only people with write/);
     expect(await handleRetryAction(await press("writer"), deps)).toMatchObject({ action: "enqueued", job: { kind: "retry-blocked", pullNumber: pull.number, requestedBy: "writer", issue: { number: issue.number } } });
     expect(commentsOn(pull.number).at(-1)).toBe(`Re-admitting story #${issue.number} in a fresh worktree.`);
+  });
+
+  // Each of these would be enqueued without its guard: the sender may write, the story is blocked.
+  it("ignores Retry pressed by a bot, by the App itself, or on another App's check run", async () => {
+    const issue = gh.createIssue(OWNER, NAME, { title: "Not for bots", user: "writer", labels: ["story", BLOCKED_LABEL] });
+    const pull = await openStoryPull(gh, octokit, issue.number);
+    const run = await octokit.rest.checks.create({ owner: OWNER, repo: NAME, name: "harness / story", head_sha: pull.headSha, external_id: `story-${issue.number}`, status: "completed", conclusion: "action_required" });
+    gh.addBotAccount("helper[bot]");
+    gh.setPermission(OWNER, NAME, "helper[bot]", "write");
+    const press = async (sender: string) =>
+      contextFor("check_run.requested_action", await checkRunRequestedActionPayload(gh, { owner: OWNER, name: NAME, checkRunId: run.data.id, identifier: "retry", sender }), octokit);
+
+    const bot = await press("helper[bot]");
+    expect(bot.payload.sender.type).toBe("Bot");
+    expect(await handleRetryAction(bot, deps)).toEqual({ action: "ignored", reason: "bot" });
+    expect(await handleRetryAction(await press(gh.botLogin), deps)).toEqual({ action: "ignored", reason: "bot" });
+    const otherApp = await press("writer");
+    otherApp.payload.check_run.app = { ...otherApp.payload.check_run.app!, id: gh.appId + 1, slug: "other-app" };
+    expect(await handleRetryAction(otherApp, deps)).toEqual({ action: "ignored", reason: "other-app" });
+    expect(commentsOn(pull.number)).toEqual([]);
+    expect(await queue.isActive(`${OWNER}/${NAME}#${issue.number}`)).toBe(false);
+    // The fixture is live: the same press by a writer on the App's own check run re-admits.
+    expect(await handleRetryAction(await press("writer"), deps)).toMatchObject({ action: "enqueued" });
+  });
+});
+
+describe("isBotActor", () => {
+  // GitHub types its bot accounts; the login check stays for actors that carry no type (the
+  // App's login is the one thing the harness knows about itself without asking).
+  it("knows the App by its login even when the actor carries no type, and a bot by its type", () => {
+    expect(isBotActor({ login: gh.botLogin }, deps)).toBe(true);
+    expect(isBotActor({ login: gh.botLogin, type: "User" }, deps)).toBe(true);
+    expect(isBotActor({ login: "helper[bot]", type: "Bot" }, deps)).toBe(true);
+    expect(isBotActor({ login: "writer", type: "User" }, deps)).toBe(false);
+    expect(isBotActor({ login: "writer" }, deps)).toBe(false);
+    expect(isBotActor({ login: gh.botLogin }, { ...deps, appSlug: "someone-else" })).toBe(false);
+    expect(isBotActor(null, deps)).toBe(true);
   });
 });

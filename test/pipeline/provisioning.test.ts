@@ -1,6 +1,6 @@
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { git } from "../../src/workspace/index.js";
+import { git, type provisionWorktree } from "../../src/workspace/index.js";
 import { readJournal } from "../../src/pipeline/index.js";
 import { removeTempDirs } from "../support/tmp.js";
 import { kinds, launches, makeScenario, ofKind, runScenario, scriptedConfig } from "./helpers.js";
@@ -63,5 +63,31 @@ describe("provisioning in the pipeline", () => {
     expect(ofKind(journal, "provision.succeeded").map((event) => event.phase)).toEqual(["worktree", "seat:tester", "gate:verifier"]);
     const files = await git(["show", "--name-only", "--format=", outcome.commit ?? ""], { cwd: s.repo });
     expect(files).not.toContain(".harness-provisioned");
+  });
+
+  // The primary guards are info/exclude (commit) and the receipt provisioning writes (seats);
+  // these are the second ones, for when the first slips.
+  it("never commits the receipt, even when the repository's .gitignore un-ignores it over info/exclude", async () => {
+    const s = await makeScenario({ ".gitignore": "!/.harness-provisioned\n" });
+    const { outcome } = await runScenario(s, scriptedConfig(s, "complete"));
+    expect(outcome.status).toBe("completed");
+    const files = (await git(["show", "--name-only", "--format=", outcome.commit ?? ""], { cwd: s.repo })).split("\n");
+    expect(files).toContain("feature.txt");
+    expect(files).not.toContain(".harness-provisioned");
+    expect(await git(["ls-tree", "-r", "--name-only", outcome.commit ?? ""], { cwd: s.repo })).not.toContain(".harness-provisioned");
+  });
+
+  it("admits no seat when provisioning reported success but left no receipt", async () => {
+    const s = await makeScenario();
+    const noReceipt: typeof provisionWorktree = async (args) => ({
+      receiptPath: join(args.worktree, ".harness-provisioned"),
+      receipt: { cmd: "true", exitCode: 0, at: new Date().toISOString(), durationMs: 1 },
+      attempts: 1,
+      skipped: false,
+    });
+    const { outcome, journal } = await runScenario(s, scriptedConfig(s, "complete"), { deps: { provisionWorktree: noReceipt } });
+    expect(launches(s)).toEqual([]);
+    expect(ofKind(journal, "stage.started")).toEqual([]);
+    expect(outcome).toMatchObject({ status: "blocked", failureClass: "workspace-provision-failed" });
   });
 });

@@ -150,14 +150,32 @@ describe("runCleanCloneCheck", () => {
     const repo = await repoWith({ "a.txt": "a\n" });
     const result = await check({ repo, command: 'echo "${GITHUB_TOKEN:-none} $EXTRA"', env: { set: { GITHUB_TOKEN: "ghs_secret", EXTRA: "given" } } });
     expect(result.outputTail).toBe("none given");
+    // Copied from the harness's environment: only the names allowed, never a credential.
+    const planted = { HARNESS_CC_ASKED: "asked", HARNESS_CC_UNASKED: "unasked", PRIVATE_KEY: "-----BEGIN" };
+    const saved = Object.fromEntries(Object.keys(planted).map((name) => [name, process.env[name]]));
+    Object.assign(process.env, planted);
+    try {
+      const copied = await check({ repo, command: 'echo "${HARNESS_CC_ASKED:-none} ${HARNESS_CC_UNASKED:-none} ${PRIVATE_KEY:-none}"', env: { allow: ["HARNESS_CC_ASKED", "PRIVATE_KEY"] } });
+      expect(copied.outputTail).toBe("asked none none");
+    } finally {
+      for (const [name, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
   });
 
   it("rejects malformed options naming the field", async () => {
     const repo = await repoWith({ "a.txt": "a\n" });
     await expect(runCleanCloneCheck({ repo, command: "true", links: ["ok", "../escape"] })).rejects.toThrow(/links\[1\]/);
     await expect(runCleanCloneCheck({ repo, command: " " })).rejects.toBeInstanceOf(CleanCloneOptionsError);
-    await expect(runCleanCloneCheck({ repo, command: "true", timeoutMs: 0 })).rejects.toThrow(/timeoutMs/);
-    expect(existsSync(join(repo, ".git"))).toBe(true);
+    const scratchRoot = temp("harness-cc-scratch-");
+    const head = await run(repo, "rev-parse", "HEAD");
+    await expect(runCleanCloneCheck({ repo, command: "true", timeoutMs: 0, scratchRoot })).rejects.toThrow(/timeoutMs/);
+    // Refused before any work: no scratch clone was made, and the repository is as it was.
+    expect(readdirSync(scratchRoot)).toEqual([]);
+    expect(await run(repo, "rev-parse", "HEAD")).toBe(head);
+    expect(await run(repo, "status", "--porcelain", "--untracked-files=all")).toBe("");
   });
 });
 

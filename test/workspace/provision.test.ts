@@ -52,10 +52,12 @@ describe("provisionWorktree rungs", () => {
 
   it("passes the shared caches under the harness home, and no secret", async () => {
     const s = setup({ "package-lock.json": "{}" });
-    const saved = { GITHUB_TOKEN: process.env.GITHUB_TOKEN, PRIVATE_KEY: process.env.PRIVATE_KEY, HARNESS_UNASKED: process.env.HARNESS_UNASKED };
-    Object.assign(process.env, { GITHUB_TOKEN: "ghs_secret", PRIVATE_KEY: "-----BEGIN", HARNESS_UNASKED: "x" });
+    // Every name asserted absent below is present in the harness's own environment.
+    const planted = { GITHUB_TOKEN: "ghs_secret", PRIVATE_KEY: "-----BEGIN", WEBHOOK_SECRET: "hook", GH_TOKEN: "gh", HARNESS_UNASKED: "x", HARNESS_ASKED: "asked" };
+    const saved = Object.fromEntries(Object.keys(planted).map((name) => [name, process.env[name]]));
+    Object.assign(process.env, planted);
     try {
-      await run(s, { env: { ...s.env, allow: ["GITHUB_TOKEN"] } });
+      await run(s, { env: { ...s.env, allow: ["GITHUB_TOKEN", "gh_token", "WEBHOOK_SECRET", "HARNESS_ASKED"] } });
     } finally {
       for (const [name, value] of Object.entries(saved)) {
         if (value === undefined) delete process.env[name];
@@ -70,6 +72,8 @@ describe("provisionWorktree rungs", () => {
     expect(env.npm_config_prefer_offline).toBe("true");
     expect(existsSync(join(s.home, "cache", "npm"))).toBe(true);
     for (const name of ["GITHUB_TOKEN", "PRIVATE_KEY", "HARNESS_UNASKED", "WEBHOOK_SECRET", "GH_TOKEN"]) expect(env).not.toHaveProperty(name);
+    // What the configuration allows does arrive.
+    expect(env.HARNESS_ASKED).toBe("asked");
   });
 
   it("runs the config command through /bin/sh -lc from the worktree root", async () => {
@@ -228,5 +232,22 @@ describe("provisionWorktree failures", () => {
   it("a worktree that does not exist is a provisioning failure", async () => {
     const s = setup({});
     await expect(provisionWorktree({ worktree: join(s.root, "missing"), taskId: "t", logPath: s.logPath })).rejects.toBeInstanceOf(WorkspaceProvisionError);
+  });
+});
+
+describe("WorkspaceProvisionError", () => {
+  // Bounded where it is made, whatever the caller hands it: exec bounds its own tail already,
+  // and this bound is what keeps every other caller's tail out of journals and comments.
+  it("keeps only the last 20 lines and at most 64 KiB of any tail it is given", () => {
+    const lines = Array.from({ length: 5_000 }, (_, i) => `line ${i} ${"错".repeat(i === 4_999 ? 30_000 : 10)}`);
+    const error = new WorkspaceProvisionError("failed", { cmd: "npm ci", exitCode: 1, logPath: "p.log", logTail: lines.join("\n") });
+    const kept = error.logTail.split("\n");
+    expect(kept.length).toBeLessThanOrEqual(20);
+    expect(Buffer.byteLength(error.logTail)).toBeLessThanOrEqual(64 * 1024);
+    expect(Buffer.byteLength(error.logTail)).toBeGreaterThan(32 * 1024);
+    expect(error.logTail.endsWith("错错错")).toBe(true);
+    expect(error.logTail.includes("\uFFFD")).toBe(false);
+    const short = new WorkspaceProvisionError("failed", { cmd: null, exitCode: null, logPath: "", logTail: Array.from({ length: 30 }, (_, i) => `l${i}`).join("\n") });
+    expect(short.logTail).toBe(Array.from({ length: 20 }, (_, i) => `l${i + 10}`).join("\n"));
   });
 });

@@ -90,7 +90,7 @@ export class FakeGitHub {
     const appSlug = options.appSlug ?? "story-harness";
     const ctx: FakeContext = {
       state: new FakeState(),
-      urls: { web: "", api: "" },
+      urls: { web: "", api: "", bots: new Set([`${appSlug}[bot]`]) },
       tokens: new TokenStore(),
       appId: options.appId ?? 4242,
       appSlug,
@@ -182,6 +182,11 @@ export class FakeGitHub {
   /** The next installation token the fake issues will be `value` (say, one no redaction pattern knows). */
   issueNextTokenAs(value: string): void {
     this.ctx.tokens.issueNextAs(value);
+  }
+
+  /** Makes `login` a bot account (another App's bot user): the fake reports it with type `Bot`. */
+  addBotAccount(login: string): void {
+    (this.ctx.urls.bots as Set<string>).add(login);
   }
 
   /** Makes a token expire now. */

@@ -6,6 +6,11 @@ import { nodeId } from "./state.js";
 export interface Urls {
   web: string;
   api: string;
+  /**
+   * The accounts that are bots (the App's own bot user, and any a test adds). An account's type
+   * is a property of the account, as on GitHub, not something read off its login.
+   */
+  bots?: ReadonlySet<string>;
 }
 
 /** A stable numeric id for a login, so the same user always has the same id. */
@@ -13,14 +18,15 @@ export function userId(login: string): number {
   return 10_000 + (createHash("sha256").update(login.toLowerCase()).digest().readUInt32BE(0) % 90_000_000);
 }
 
-/** GitHub's user object; logins ending in `[bot]` are bots. */
+/** GitHub's user object; the accounts in `urls.bots` are bots, every other one a user. */
 export function userJson(urls: Urls, login: string): Record<string, unknown> {
   const id = userId(login);
+  const bot = urls.bots?.has(login) ?? false;
   const api = `${urls.api}/users/${encodeURIComponent(login)}`;
   return {
     login,
     id,
-    node_id: nodeId(login.endsWith("[bot]") ? "BOT" : "U", id),
+    node_id: nodeId(bot ? "BOT" : "U", id),
     avatar_url: `${urls.web}/avatars/u/${id}`,
     gravatar_id: "",
     url: api,
@@ -34,7 +40,7 @@ export function userJson(urls: Urls, login: string): Record<string, unknown> {
     repos_url: `${api}/repos`,
     events_url: `${api}/events{/privacy}`,
     received_events_url: `${api}/received_events`,
-    type: login.endsWith("[bot]") ? "Bot" : "User",
+    type: bot ? "Bot" : "User",
     site_admin: false,
   };
 }
