@@ -6,7 +6,7 @@ import type { ApplicationFunction, Probot } from "probot";
 import { GitHubReporter, queueNoticeListeners, handleIssueComment, handleIssueLabeled, handleRetryAction, type TriggerDeps, type TriggerOutcome } from "./github/index.js";
 import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "./pipeline/index.js";
 import type { StoryQueue } from "./queue/index.js";
-import { createStoryRunner, type AppOctokit, type RunnerLog } from "./runner/index.js";
+import { createStoryRunner, openStoryOutbox, type AppOctokit, type RunnerLog } from "./runner/index.js";
 
 /** The App's own settings (from the environment, see `harness serve`). */
 export interface HarnessAppSettings {
@@ -19,6 +19,8 @@ export interface HarnessAppSettings {
   labelName: string;
   /** `HARNESS_GITHUB_THROTTLE=off` turns Octokit's client-side throttling of story reporting off. */
   githubThrottle: boolean;
+  /** `HARNESS_OUTBOX_MAX_DELAY_MS`: the longest wait between retries of a GitHub write (default 10 minutes). */
+  outboxMaxDelayMs?: number;
 }
 
 export interface HarnessAppOptions {
@@ -79,6 +81,11 @@ export function startStoryWorker(args: { queue: StoryQueue; settings: HarnessApp
   const identity = args.identity ?? learnAppIdentity(app);
   const appOctokit = async (): Promise<AppOctokit> => (await app.auth()) as AppOctokit;
   queue.listen?.(queueNoticeListeners({ installationOctokit: async (id) => (await app.auth(id)) as AppOctokit, log: app.log }));
+  const outbox = openStoryOutbox({
+    harnessHome: settings.harnessHome, appOctokit, throttle: settings.githubThrottle, log: app.log,
+    ...(settings.outboxMaxDelayMs !== undefined ? { policy: { maxDelayMs: settings.outboxMaxDelayMs } } : {}),
+  });
+  outbox.catch((error: unknown) => app.log.error({ err: { message: String(error) } }, "the outbox could not be opened; reports are tried once"));
   queue.start(
     createStoryRunner({
       appOctokit,
@@ -86,7 +93,7 @@ export function startStoryWorker(args: { queue: StoryQueue; settings: HarnessApp
       agentEnvAllow: settings.agentEnvAllow,
       githubThrottle: settings.githubThrottle,
       pipeline: { runStory, loadWorkflow: () => loadWorkflow(), parseHarnessConfig, defaultConfig: DEFAULT_HARNESS_CONFIG },
-      createReporter: (target) => new GitHubReporter({ ...target, ...(identity.slug ? { botLogin: `${identity.slug}[bot]` } : {}) }),
+      createReporter: (target) => new GitHubReporter({ ...target, outbox, ...(identity.slug ? { botLogin: `${identity.slug}[bot]` } : {}) }),
       log: app.log,
     }),
   );

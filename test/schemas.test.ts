@@ -12,6 +12,7 @@ describe("schemas/", () => {
       "clean-clone-result",
       "execution-history",
       "harness-config",
+      "outbox-entry",
       "provision-receipt",
       "queue-job",
       "queue-lock",

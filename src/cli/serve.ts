@@ -8,7 +8,7 @@ import { harnessHome } from "../workspace/index.js";
 import { harnessApp, type HarnessAppSettings } from "../app.js";
 import { positiveInteger, UsageError, type CliIO } from "./usage.js";
 
-const USAGE = "harness serve   (configured by the environment: APP_ID, PRIVATE_KEY or PRIVATE_KEY_PATH, WEBHOOK_SECRET, GHE_HOST, GHE_PROTOCOL, PORT, HARNESS_HOME, HARNESS_CONCURRENCY, HARNESS_AGENT_ENV, HARNESS_STORY_LABEL, HARNESS_GITHUB_THROTTLE)";
+const USAGE = "harness serve   (configured by the environment: APP_ID, PRIVATE_KEY or PRIVATE_KEY_PATH, WEBHOOK_SECRET, GHE_HOST, GHE_PROTOCOL, PORT, HARNESS_HOME, HARNESS_CONCURRENCY, HARNESS_AGENT_ENV, HARNESS_STORY_LABEL, HARNESS_GITHUB_THROTTLE, HARNESS_OUTBOX_MAX_DELAY_MS, HARNESS_STATUS_TOKEN)";
 
 interface PluginOptions {
   retry?: { enabled?: boolean };
@@ -39,7 +39,8 @@ export function readAppSettings(env: NodeJS.ProcessEnv): HarnessAppSettings {
   const labelName = env.HARNESS_STORY_LABEL?.trim() || "story";
   const throttle = (env.HARNESS_GITHUB_THROTTLE ?? "on").trim().toLowerCase();
   if (!["on", "off"].includes(throttle)) throw new UsageError(`HARNESS_GITHUB_THROTTLE must be 'on' or 'off', got '${throttle}'`, USAGE);
-  return { harnessHome: harnessHome(env), concurrency, agentEnvAllow, labelName, githubThrottle: throttle === "on" };
+  const outboxMaxDelayMs = positiveInteger("HARNESS_OUTBOX_MAX_DELAY_MS", env.HARNESS_OUTBOX_MAX_DELAY_MS?.trim() || undefined);
+  return { harnessHome: harnessHome(env), concurrency, agentEnvAllow, labelName, githubThrottle: throttle === "on", ...(outboxMaxDelayMs !== undefined ? { outboxMaxDelayMs } : {}) };
 }
 
 /**

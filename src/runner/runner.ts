@@ -6,8 +6,9 @@ import type { HarnessConfig, RunStoryArgs, StoryOutcome, Workflow } from "../pip
 import { gitAuthEnv, redactToken } from "./git-auth.js";
 import { fetchHarnessConfigText, HARNESS_CONFIG_PATH } from "./repo-config.js";
 import { syncRepoCache } from "./repo-cache.js";
-import { announceStory, ensureStoryPull, markReadyForReview, pushStoryBranch, type StoryPull } from "./story-start.js";
-import { prepareStoryBranch, storyTip } from "./story-branch.js";
+import { deliverStoryWork } from "./deliver-work.js";
+import { announceStory, ensureStoryPull, type StoryPull } from "./story-start.js";
+import { prepareStoryBranch } from "./story-branch.js";
 import { authenticateInstallation, type AppOctokit, type Installation } from "./token.js";
 import { TrackingReporter, type StoryReporter } from "./tracking-reporter.js";
 
@@ -28,6 +29,7 @@ export interface RunnerLog {
 /** What the reporter of one story is made from. */
 export interface ReporterTarget {
   octokit: AppOctokit;
+  installationId: number;
   owner: string;
   repo: string;
   pullNumber: number;
@@ -93,9 +95,10 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
     const repoDir = await syncRepoCache({ harnessHome: deps.harnessHome, owner, name: repo, cloneUrl: job.repository.cloneUrl, authEnv });
     pull = await ensureStoryPull({ octokit: installation.octokit, repoDir, owner, repo, defaultBranch: job.repository.defaultBranch, issue: job.issue, authEnv });
     const reporter = deps.createReporter({
-      octokit: installation.octokit, owner, repo, pullNumber: pull.pullNumber, issueNumber: job.issue.number, headSha: pull.headSha, log, secrets: installation.tokensSeen(),
+      octokit: installation.octokit, installationId: job.installationId, owner, repo, pullNumber: pull.pullNumber, issueNumber: job.issue.number, headSha: pull.headSha, log, secrets: installation.tokensSeen(),
     });
-    tracker = new TrackingReporter(reporter, (error) => log.warn({ err: describe(error, redact) }, "reporting failed"));
+    // The end is held until the work is pushed (deliverStoryWork): a conclusion never claims what was not delivered.
+    tracker = new TrackingReporter(reporter, (error) => log.warn({ err: describe(error, redact) }, "reporting failed"), true);
     if (pull.opened) {
       const octokit = installation.octokit;
       const opened = pull;
@@ -125,13 +128,9 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
       signal,
     });
     // The work is pushed whatever the outcome: a blocked story's work so far is worth a look.
-    const tip = outcome.commit ?? (await storyTip(repoDir, pull.branch));
-    if (tip && tip !== pull.headSha) {
-      await pushStoryBranch({ repoDir, branch: pull.branch, sha: tip, authEnv: gitAuthEnv(await installation.token()) });
-      await reporter.setHeadSha(tip);
-    }
-    if (outcome.status === "completed") await markReadyForReview(installation.octokit, pull.pullNodeId);
-    log.info({ story: job.storyKey, status: outcome.status, failureClass: outcome.failureClass }, "story finished");
+    const auth = installation;
+    const end = await deliverStoryWork({ repoDir, pull, outcome, octokit: auth.octokit, authEnv: async () => gitAuthEnv(await auth.token()), reporter, tracker });
+    log.info({ story: job.storyKey, status: end.status, failureClass: end.failureClass }, "story finished");
   } catch (error) {
     failure = error;
   } finally {
