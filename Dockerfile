@@ -11,9 +11,10 @@ RUN npm run build
 
 FROM node:20-slim
 
-# git for cloning and pushing; ca-certificates for HTTPS; tini reaps the agents' processes.
+# git for cloning and pushing; ca-certificates for HTTPS; tini reaps the agents' processes;
+# bubblewrap is the sandbox every process that runs repository code goes through.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends git ca-certificates tini \
+ && apt-get install -y --no-install-recommends git ca-certificates tini bubblewrap \
  && rm -rf /var/lib/apt/lists/*
 
 ENV NODE_ENV=production \

@@ -40,7 +40,7 @@ function time(work: () => unknown): number {
   return median(samples);
 }
 
-const NEAR_MISSES = ["/harnes retry-blocked", " /harness-x", "> /harness retry-blocked", "```", "    /harness help", "<!-- -->", "text with /harness retry-blocked inside", "~~~", "```"];
+const NEAR_MISSES = ["/harnes retry-blocked", " /harness-x", "> /harness retry-blocked", "```", "    /harness help", "<!-- -->", "text with /harness retry-blocked inside", "~~~", "```", "a `<details>` b", "<pre>x</pre>", "cell | /harness help"];
 function nearMissComment(bytes: number): string {
   const lines: string[] = [];
   for (let size = 0, i = 0; size < bytes; i += 1) {

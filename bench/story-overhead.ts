@@ -3,9 +3,11 @@
  * suite and a no-op provisioning command on a medium repository, against the sum of the raw
  * commands such a story needs (worktree add, provision, four agents, suite, clean clone
  * with its suite, commit, worktree remove), run back to back in the same process and the
- * same run. Reports the ratio of medians; the target is ≤ 1.3.
+ * same run, interleaved per repetition. Reports the median of the paired ratios with their
+ * range and the load average, or "inconclusive" when the baseline moved more than the effect;
+ * the target is ≤ 1.3.
  *
- *   node --import tsx bench/story-overhead.ts [--files 3000] [--reps 5]
+ *   npm run bench -- story-overhead [--files 3000] [--reps 5]
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,6 +16,7 @@ import { parseArgs } from "node:util";
 import { exec, execShell } from "../src/exec/index.js";
 import { loadWorkflow, parseHarnessConfig, runStory, type Reporter } from "../src/pipeline/index.js";
 import { HARNESS_IDENTITY } from "../src/workspace/index.js";
+import { formatPaired, measurePaired } from "./lib/paired.js";
 
 const { values } = parseArgs({ options: { files: { type: "string", default: "3000" }, reps: { type: "string", default: "5" } } });
 const FILES = Number(values.files);
@@ -100,36 +103,14 @@ async function harness(repo: string, root: string, rep: number): Promise<number>
   return elapsed;
 }
 
-const median = (xs: number[]): number => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
-};
-
 const root = mkdtempSync(join(tmpdir(), "harness-bench-story-"));
 try {
   const repo = await mediumRepo(root);
-  await harness(repo, root, -1); // warm-up: module loading, schema compilation, page cache
-  await baseline(repo, root, -1);
-  const raw: number[] = [];
-  const full: number[] = [];
-  for (let rep = 0; rep < REPS; rep += 1) {
-    // Alternate the order so drift on a shared machine does not favour either side.
-    if (rep % 2 === 0) {
-      raw.push(await baseline(repo, root, rep));
-      full.push(await harness(repo, root, rep));
-    } else {
-      full.push(await harness(repo, root, rep));
-      raw.push(await baseline(repo, root, rep));
-    }
-  }
-  const ratio = median(full) / median(raw);
+  // Warm-up of each side (module loading, schema compilation, page cache), then pairs A B, B A, …
+  const result = await measurePaired((rep) => harness(repo, root, rep), (rep) => baseline(repo, root, rep), REPS);
   console.log(`files=${FILES} reps=${REPS}`);
-  console.log(`raw commands: median ${median(raw).toFixed(0)} ms  (${raw.map((x) => x.toFixed(0)).join(", ")})`);
-  console.log(`harness run:  median ${median(full).toFixed(0)} ms  (${full.map((x) => x.toFixed(0)).join(", ")})`);
-  const pairRatios = full.map((value, index) => value / (raw[index] ?? value));
-  console.log(`ratio harness/raw (medians): ${ratio.toFixed(2)}  target <= 1.30  ${ratio <= 1.3 ? "MET" : "NOT MET"}`);
-  console.log(`per-pair ratios: median ${median(pairRatios).toFixed(2)}  (${pairRatios.map((x) => x.toFixed(2)).join(", ")})`);
+  console.log(formatPaired("whole story, harness ÷ its raw commands", result, { max: 1.3 }));
+  console.log(`per-pair ratios: ${result.ratios.map((x) => x.toFixed(2)).join(", ")}`);
 } finally {
   rmSync(root, { recursive: true, force: true });
 }

@@ -3,10 +3,13 @@
  * process that runs stories, the runner to the queue's jobs. Nothing else happens here.
  */
 import type { ApplicationFunction, Probot } from "probot";
-import { GitHubReporter, queueNoticeListeners, handleIssueComment, handleIssueLabeled, handleRetryAction, type TriggerDeps, type TriggerOutcome } from "./github/index.js";
+import {
+  GitHubReporter, guardWebhooks, queueNoticeListeners, handleIssueComment, handleIssueLabeled, handleRetryAction, type NodeMiddleware, type TriggerDeps, type TriggerOutcome,
+} from "./github/index.js";
 import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "./pipeline/index.js";
-import type { StoryQueue } from "./queue/index.js";
+import { storyKey, type StoryQueue } from "./queue/index.js";
 import { createStoryRunner, openStoryOutbox, type AppOctokit, type RunnerLog } from "./runner/index.js";
+import { probeSandbox, sandboxFromEnv, UNSANDBOXED_WARNING, type Sandbox } from "./sandbox/index.js";
 
 /** The App's own settings (from the environment, see `harness serve`). */
 export interface HarnessAppSettings {
@@ -21,6 +24,20 @@ export interface HarnessAppSettings {
   githubThrottle: boolean;
   /** `HARNESS_OUTBOX_MAX_DELAY_MS`: the longest wait between retries of a GitHub write (default 10 minutes). */
   outboxMaxDelayMs?: number;
+  /** The App's own secrets (webhook secret, private key and its lines), redacted from all it posts. */
+  appSecrets?: readonly string[];
+  /** `HARNESS_ALLOWED_BOTS`: bot logins (`name[bot]`) that may start stories; no other bot can. */
+  allowedBots?: readonly string[];
+  /**
+   * WEBHOOK_SECRET (Probot's default when unset). With it, deliveries are checked at the door
+   * (size, arrival, signature) before Probot reads or logs them; without it (benchmarks of a
+   * bare server) Probot's middleware alone answers.
+   */
+  webhookSecret?: string;
+  /** WEBHOOK_PATH, Probot's webhook path. */
+  webhookPath?: string;
+  /** Where repository code runs (`HARNESS_SANDBOX`…); the environment's sandbox when absent. */
+  sandbox?: Sandbox;
 }
 
 export interface HarnessAppOptions {
@@ -47,6 +64,7 @@ export interface AppHandle {
 export function harnessApp(options: HarnessAppOptions): ApplicationFunction {
   return (app: Probot) => {
     const { queue, settings } = options;
+    if (settings.webhookSecret !== undefined) guardProbotWebhooks(app, { secret: settings.webhookSecret, path: settings.webhookPath ?? DEFAULT_WEBHOOK_PATH });
     // Replies go out after GitHub has its answer: a handler's only wait is the enqueue (and, for
     // a command, the permission check that must precede it).
     const defer = (work: () => Promise<void>): void => {
@@ -54,7 +72,7 @@ export function harnessApp(options: HarnessAppOptions): ApplicationFunction {
         work().catch((error: unknown) => app.log.warn({ err: { message: String(error) } }, "a reply to a webhook failed"));
       });
     };
-    const deps: TriggerDeps = { queue, labelName: settings.labelName, log: app.log, defer };
+    const deps: TriggerDeps = { queue, labelName: settings.labelName, log: app.log, defer, ...(settings.allowedBots ? { allowedBots: settings.allowedBots } : {}) };
     const identity = learnAppIdentity(app);
     void identity.ready.then(() => {
       if (identity.slug) deps.appSlug = identity.slug;
@@ -86,17 +104,37 @@ export function startStoryWorker(args: { queue: StoryQueue; settings: HarnessApp
     ...(settings.outboxMaxDelayMs !== undefined ? { policy: { maxDelayMs: settings.outboxMaxDelayMs } } : {}),
   });
   outbox.catch((error: unknown) => app.log.error({ err: { message: String(error) } }, "the outbox could not be opened; reports are tried once"));
-  queue.start(
-    createStoryRunner({
-      appOctokit,
-      harnessHome: settings.harnessHome,
-      agentEnvAllow: settings.agentEnvAllow,
-      githubThrottle: settings.githubThrottle,
-      pipeline: { runStory, loadWorkflow: () => loadWorkflow(), parseHarnessConfig, defaultConfig: DEFAULT_HARNESS_CONFIG },
-      createReporter: (target) => new GitHubReporter({ ...target, outbox, ...(identity.slug ? { botLogin: `${identity.slug}[bot]` } : {}) }),
-      log: app.log,
-    }),
-  );
+  const sandbox = settings.sandbox ?? sandboxFromEnv();
+  // Said at start-up, loudly; the runner itself refuses stories while the sandbox cannot work.
+  void probeSandbox(sandbox).then((status) => {
+    if (status.state === "off") app.log.warn({ sandbox: "off" }, UNSANDBOXED_WARNING);
+    if (status.state === "unavailable") app.log.error({ sandbox: "unavailable" }, `The sandbox cannot run on this host; stories will be refused: ${status.reason}`);
+  });
+  // The revision each running story was admitted at, for its status comment (one job per story at a time).
+  const revisions = new Map<string, string>();
+  const runner = createStoryRunner({
+    appOctokit,
+    harnessHome: settings.harnessHome,
+    agentEnvAllow: settings.agentEnvAllow,
+    githubThrottle: settings.githubThrottle,
+    sandbox,
+    pipeline: { runStory, loadWorkflow: () => loadWorkflow(), parseHarnessConfig, defaultConfig: DEFAULT_HARNESS_CONFIG },
+    createReporter: (target) => {
+      const revision = revisions.get(storyKey(target.owner, target.repo, target.issueNumber));
+      return new GitHubReporter({
+        ...target, outbox, appSecrets: settings.appSecrets ?? [], ...(revision ? { revision } : {}), ...(identity.slug ? { botLogin: `${identity.slug}[bot]` } : {}),
+      });
+    },
+    log: app.log,
+  });
+  queue.start(async (lease, signal) => {
+    if (lease.job.issue.updatedAt) revisions.set(lease.job.storyKey, lease.job.issue.updatedAt);
+    try {
+      await runner(lease, signal);
+    } finally {
+      revisions.delete(lease.job.storyKey);
+    }
+  });
 }
 
 /** Asks GitHub who the App is, without making start-up wait on it. */
@@ -111,4 +149,21 @@ export function learnAppIdentity(app: AppHandle): AppIdentity & { ready: Promise
     })
     .catch((error: unknown) => app.log.warn({ err: { message: String(error) } }, "could not read the App's slug"));
   return identity;
+}
+
+/** Probot's default webhook path. */
+const DEFAULT_WEBHOOK_PATH = "/api/github/webhooks";
+
+/**
+ * Puts the webhook guard in front of Probot's webhook middleware. Probot's server asks the
+ * App's Probot instance for that middleware when it starts, after loading the App, so the
+ * instance hands out the guarded one; nothing reaches Probot's body reading, or its logging of
+ * a delivery whose signature failed, without passing the guard first.
+ */
+function guardProbotWebhooks(app: Probot, options: { secret: string; path: string }): void {
+  const original = app.getNodeMiddleware.bind(app);
+  app.getNodeMiddleware = async (middlewareOptions) => {
+    const inner = (await original(middlewareOptions)) as NodeMiddleware;
+    return guardWebhooks(inner, { ...options, log: app.log }) as Awaited<ReturnType<Probot["getNodeMiddleware"]>>;
+  };
 }

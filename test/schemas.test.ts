@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { SCHEMAS_DIR, schemas } from "../src/schema/index.js";
+import { SCHEMAS_DIR, SchemaRegistry, schemas } from "../src/schema/index.js";
 
 const FIXTURES = join(import.meta.dirname, "fixtures", "schemas");
 const fixture = (name: string): Record<string, unknown> => JSON.parse(readFileSync(join(FIXTURES, `${name}.json`), "utf8")) as Record<string, unknown>;
@@ -22,6 +22,12 @@ describe("schemas/", () => {
     // Every schema has a fixture here, so a new schema cannot arrive untested.
     const files = readdirSync(SCHEMAS_DIR).map((file) => file.replace(/\.schema\.json$/, "")).sort();
     expect(readdirSync(FIXTURES).map((file) => file.replace(/\.json$/, "")).sort()).toEqual(files.filter((name) => name !== "workflow"));
+  });
+
+  it("compiles every schema (each is compiled lazily on first use, so a broken one must fail here)", () => {
+    const registry = new SchemaRegistry();
+    expect(registry.precompile().names().length).toBeGreaterThanOrEqual(9);
+    expect(() => registry.precompile("no-such-schema")).toThrow("unknown schema 'no-such-schema'");
   });
 
   it("accepts the shipped workflow and every fixture", () => {

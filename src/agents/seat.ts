@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { exec, execShell, type ExecResult } from "../exec/index.js";
+import { sandboxFromEnv, type Sandbox, type SandboxedResult } from "../sandbox/index.js";
 import { describeSeatCommand, planSeatCommand, type AgentLaunch } from "./presets.js";
 
 /** One launch of an agent in a seat. */
@@ -18,6 +18,8 @@ export interface SeatRequest {
   envAllow: readonly string[];
   killGraceMs?: number;
   signal?: AbortSignal;
+  /** Where the agent runs; the operator's sandbox (`HARNESS_SANDBOX`) when absent. */
+  sandbox?: Sandbox;
 }
 
 /** How a seat's agent ended. */
@@ -28,11 +30,14 @@ export interface SeatResult {
   durationMs: number;
   tail: string;
   spawnError?: string;
+  /** The policy it ran under. */
+  sandboxed: boolean;
+  network: boolean;
 }
 
 /**
- * Runs the agent of a seat through `src/exec` in the task's worktree: a timeout ends its
- * whole process tree, its output goes to `logPath`, and its environment is the exec
+ * Runs the agent of a seat in the sandbox (through `src/exec`) in the task's worktree: a
+ * timeout ends its whole process tree, its output goes to `logPath`, and its environment is the exec
  * allowlist plus `envAllow` plus the HARNESS_* variables a wrapper script can act on.
  */
 export async function runSeat(request: SeatRequest): Promise<SeatResult> {
@@ -54,11 +59,15 @@ export async function runSeat(request: SeatRequest): Promise<SeatResult> {
     ...(request.killGraceMs !== undefined ? { killGraceMs: request.killGraceMs } : {}),
     ...(request.signal !== undefined ? { signal: request.signal } : {}),
   };
-  let result: ExecResult;
-  if (command.kind === "shell") result = await execShell(command.command, options);
+  const sandbox = request.sandbox ?? sandboxFromEnv();
+  // Agents have the network (model APIs); they write the worktree and their artifact folder
+  // and read their prompt, nothing else of the App.
+  const step = { purpose: "agent", network: true, writable: [request.worktree, request.artifactDir], readable: [request.promptFile] } as const;
+  let result: SandboxedResult;
+  if (command.kind === "shell") result = await sandbox.shell(command.command, options, step);
   else {
     const input = command.promptOnStdin ? await readFile(request.promptFile, "utf8") : undefined;
-    result = await exec(command.argv, { ...options, ...(input !== undefined ? { input } : {}) });
+    result = await sandbox.run(command.argv, { ...options, ...(input !== undefined ? { input } : {}) }, step);
   }
   const seat: SeatResult = {
     command: describeSeatCommand(command),
@@ -66,6 +75,8 @@ export async function runSeat(request: SeatRequest): Promise<SeatResult> {
     timedOut: result.timedOut,
     durationMs: result.durationMs,
     tail: result.tail,
+    sandboxed: result.sandboxed,
+    network: result.network,
   };
   if (result.spawnError !== undefined) seat.spawnError = result.spawnError;
   return seat;

@@ -10,7 +10,8 @@ import {
 } from "../workspace/index.js";
 import { positiveInteger, UsageError, type CliIO } from "./usage.js";
 
-const USAGE = "harness clean-clone [<repo>] --command <string> [--link <dir>]... [--interpreter <path>] [--timeout-ms <n>] [--out <file>]";
+const USAGE =
+  "harness clean-clone [<repo>] --command <string> [--link <dir>]... [--interpreter <path>] [--depth <n>] [--env <NAME>]... [--provision] [--allow-external-symlinks] [--timeout-ms <n>] [--out <file>]";
 
 const OPTIONS = {
   command: { type: "string" },
@@ -18,7 +19,13 @@ const OPTIONS = {
   interpreter: { type: "string" },
   "timeout-ms": { type: "string" },
   out: { type: "string" },
+  depth: { type: "string" },
+  env: { type: "string", multiple: true },
+  provision: { type: "boolean" },
+  "allow-external-symlinks": { type: "boolean" },
 } as const;
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** parseArgs, with its complaints (unknown option, missing value) turned into a {@link UsageError}. */
 function readArgs(args: string[]) {
@@ -48,6 +55,11 @@ function parse(args: string[], io: CliIO): { options: CleanCloneOptions; out?: s
     }
   });
   const timeoutMs = positiveInteger("--timeout-ms", values["timeout-ms"]);
+  const depth = positiveInteger("--depth", values.depth);
+  const envNames = values.env?.map((name) => {
+    if (!ENV_NAME.test(name)) throw new UsageError(`--env must name an environment variable (got ${JSON.stringify(name)})`, USAGE);
+    return name;
+  });
   const options: CleanCloneOptions = {
     repo: resolve(io.cwd, positionals[0] ?? "."),
     command: values.command,
@@ -55,13 +67,17 @@ function parse(args: string[], io: CliIO): { options: CleanCloneOptions; out?: s
     // A path is resolved against the caller's folder; a bare name is looked up on PATH.
     ...(values.interpreter !== undefined ? { interpreter: values.interpreter.includes("/") ? resolve(io.cwd, values.interpreter) : values.interpreter } : {}),
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    ...(depth !== undefined ? { depth } : {}),
+    ...(envNames !== undefined ? { env: { allow: envNames } } : {}),
+    ...(values.provision === true ? { provision: {} } : {}),
+    ...(values["allow-external-symlinks"] === true ? { allowExternalSymlinks: true } : {}),
   };
   return { options, ...(values.out !== undefined ? { out: resolve(io.cwd, values.out) } : {}) };
 }
 
 /**
- * `harness clean-clone`: runs the suite in a fresh clone with the working tree's change
- * committed into it. Prints the result JSON (and writes it to `--out`); exits 0 when the suite
+ * `harness clean-clone`: runs the suite in a fresh checkout of the commit `git add -A && git
+ * commit` would make of the working tree (the repository itself is only read). Prints the result JSON (and writes it to `--out`); exits 0 when the suite
  * passed there, 1 when it failed, 2 when the check could not run.
  */
 export async function cleanCloneCommand(args: string[], io: CliIO): Promise<number> {
@@ -69,6 +85,7 @@ export async function cleanCloneCommand(args: string[], io: CliIO): Promise<numb
   const result = await runCleanCloneCheck(options);
   io.stdout(`${JSON.stringify(result, null, 2)}\n`);
   if (!result.ran) io.stderr(`harness clean-clone: did not run: ${result.reason ?? "unknown reason"}\n`);
+  for (const warning of result.warnings ?? []) io.stderr(`harness clean-clone: warning: ${warning}\n`);
   if (out !== undefined) {
     try {
       await writeCleanCloneResult(out, result);

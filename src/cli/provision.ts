@@ -10,6 +10,7 @@ import {
   type ProvisionConfig,
 } from "../workspace/index.js";
 import { positiveInteger, UsageError, type CliIO } from "./usage.js";
+import { sandboxFromEnv } from "../sandbox/index.js";
 
 const USAGE = "harness provision <worktree> [--cmd <string>] [--timeout-ms <n>] [--log <file>]";
 
@@ -66,6 +67,7 @@ export async function provisionCommand(args: string[], io: CliIO): Promise<numbe
       taskId: `cli-${basename(request.worktree)}`,
       logPath: request.logPath,
       harnessHome: harnessHome(io.env),
+      sandbox: sandboxFromEnv(io.env),
     });
     io.stdout(readFileSync(outcome.receiptPath, "utf8"));
     return 0;

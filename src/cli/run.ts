@@ -18,6 +18,7 @@ import {
 import { git, harnessHome, isWorkTree } from "../workspace/index.js";
 import { UsageError, type CliIO } from "./usage.js";
 import { isInputError, strictArgs } from "./validate.js";
+import { assertSandboxUsable, sandboxFromEnv, SandboxSettingsError, SandboxUnavailableError, UNSANDBOXED_WARNING } from "../sandbox/index.js";
 
 const USAGE = "harness run [<repo>] --story <file.md> [--agent <preset>|--agent-cmd <template>] [--workflow <file>] [--test-cmd <cmd>]";
 
@@ -99,6 +100,9 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
     checkRunnable(config, workflow, config.agent.env, configSource);
     const story = readStory(storyFile);
     const home = harnessHome(io.env);
+    const sandbox = sandboxFromEnv(io.env);
+    const status = await assertSandboxUsable(sandbox);
+    if (status.state === "off") io.stderr(`harness run: WARNING: ${UNSANDBOXED_WARNING}\n`);
     const controller = new AbortController();
     const onInterrupt = (): void => controller.abort();
     process.once("SIGINT", onInterrupt);
@@ -114,6 +118,7 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
         reporter: withRunDirectory(consoleReporter(io.stdout), home, io.stdout),
         agentEnvAllow: config.agent.env,
         signal: controller.signal,
+        sandbox,
       });
       if (outcome.status === "completed") return 0;
       io.stderr(`harness run: story blocked (${outcome.failureClass ?? "unknown"}): ${outcome.detail ?? ""}\nrun directory: ${outcome.runDir}\n`);
@@ -122,7 +127,8 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
       process.removeListener("SIGINT", onInterrupt);
     }
   } catch (error) {
-    if (!isInputError(error)) throw error;
+    const sandboxRefused = error instanceof SandboxUnavailableError || error instanceof SandboxSettingsError;
+    if (!isInputError(error) && !sandboxRefused) throw error;
     io.stderr(`harness run: ${error.message}\n`);
     return 2;
   }

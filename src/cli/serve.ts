@@ -3,12 +3,14 @@ import { join } from "node:path";
 import { parseArgs, parseEnv } from "node:util";
 import { ProbotOctokit, run } from "probot";
 import { isNeverPassed } from "../exec/index.js";
+import { appSecretValues } from "../github/index.js";
 import { claimHarnessHome, EmbeddedQueue, HarnessHomeInUseError, type HomeClaim } from "../queue/index.js";
+import { sandboxFromEnv, SandboxSettingsError } from "../sandbox/index.js";
 import { harnessHome } from "../workspace/index.js";
 import { harnessApp, type HarnessAppSettings } from "../app.js";
 import { positiveInteger, UsageError, type CliIO } from "./usage.js";
 
-const USAGE = "harness serve   (configured by the environment: APP_ID, PRIVATE_KEY or PRIVATE_KEY_PATH, WEBHOOK_SECRET, GHE_HOST, GHE_PROTOCOL, PORT, HARNESS_HOME, HARNESS_CONCURRENCY, HARNESS_AGENT_ENV, HARNESS_STORY_LABEL, HARNESS_GITHUB_THROTTLE, HARNESS_OUTBOX_MAX_DELAY_MS, HARNESS_STATUS_TOKEN)";
+const USAGE = "harness serve   (configured by the environment: APP_ID, PRIVATE_KEY or PRIVATE_KEY_PATH, WEBHOOK_SECRET, GHE_HOST, GHE_PROTOCOL, PORT, HARNESS_HOME, HARNESS_CONCURRENCY, HARNESS_AGENT_ENV, HARNESS_STORY_LABEL, HARNESS_GITHUB_THROTTLE, HARNESS_SANDBOX, HARNESS_SANDBOX_READ, HARNESS_SANDBOX_WRITE, HARNESS_SANDBOX_MAX_PROCESSES, HARNESS_SANDBOX_MEMORY_MB, HARNESS_LOG_CAP_MB, HARNESS_ALLOWED_BOTS, HARNESS_OUTBOX_MAX_DELAY_MS, HARNESS_STATUS_TOKEN)";
 
 interface PluginOptions {
   retry?: { enabled?: boolean };
@@ -39,8 +41,36 @@ export function readAppSettings(env: NodeJS.ProcessEnv): HarnessAppSettings {
   const labelName = env.HARNESS_STORY_LABEL?.trim() || "story";
   const throttle = (env.HARNESS_GITHUB_THROTTLE ?? "on").trim().toLowerCase();
   if (!["on", "off"].includes(throttle)) throw new UsageError(`HARNESS_GITHUB_THROTTLE must be 'on' or 'off', got '${throttle}'`, USAGE);
+  let sandbox;
+  try {
+    sandbox = sandboxFromEnv(env);
+  } catch (error) {
+    if (error instanceof SandboxSettingsError) throw new UsageError(error.message, USAGE);
+    throw error;
+  }
+  const allowedBots = (env.HARNESS_ALLOWED_BOTS ?? "").split(",").map((login) => login.trim()).filter((login) => login !== "");
+  for (const login of allowedBots) {
+    if (!/^[A-Za-z0-9][A-Za-z0-9-]*\[bot\]$/.test(login)) throw new UsageError(`HARNESS_ALLOWED_BOTS: '${login}' is not a bot login (name[bot])`, USAGE);
+  }
+  const appSecrets = appSecretValues({ webhookSecret: env.WEBHOOK_SECRET, privateKey: env.PRIVATE_KEY ?? readPrivateKeyFile(env.PRIVATE_KEY_PATH) });
   const outboxMaxDelayMs = positiveInteger("HARNESS_OUTBOX_MAX_DELAY_MS", env.HARNESS_OUTBOX_MAX_DELAY_MS?.trim() || undefined);
-  return { harnessHome: harnessHome(env), concurrency, agentEnvAllow, labelName, githubThrottle: throttle === "on", ...(outboxMaxDelayMs !== undefined ? { outboxMaxDelayMs } : {}) };
+  return {
+    harnessHome: harnessHome(env), concurrency, agentEnvAllow, labelName, githubThrottle: throttle === "on", sandbox, appSecrets, allowedBots,
+    ...(outboxMaxDelayMs !== undefined ? { outboxMaxDelayMs } : {}),
+    // Probot's own fallbacks, so the door checks what Probot would.
+    webhookSecret: env.WEBHOOK_SECRET || "development",
+    ...(env.WEBHOOK_PATH ? { webhookPath: env.WEBHOOK_PATH } : {}),
+  };
+}
+
+/** The private key file Probot would read, for redaction; a missing file is Probot's error to report. */
+function readPrivateKeyFile(path: string | undefined): string | undefined {
+  if (!path) return undefined;
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -24,6 +24,11 @@ export interface ExecOptions {
   killGraceMs?: number;
   /** All output (stdout and stderr) is appended here as it arrives. */
   logPath?: string;
+  /**
+   * Most bytes the log keeps of this run's output: its first and last halves, with a line
+   * saying how much was cut between them. Output then passes through the harness's pipes.
+   */
+  logCapBytes?: number;
   tailLines?: number;
   tailBytes?: number;
   /** Keep stdout in memory (up to `captureBytes`) as `stdout`; it still counts toward the tail. */
@@ -81,6 +86,7 @@ export async function exec(argv: readonly string[], options: ExecOptions): Promi
   const grace = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
   const output = openOutput({
     ...(options.logPath !== undefined ? { logPath: options.logPath } : {}),
+    ...(options.logCapBytes !== undefined ? { logCapBytes: options.logCapBytes } : {}),
     tailBytes: options.tailBytes ?? DEFAULT_TAIL_BYTES,
     captureStdout: options.captureStdout ?? false,
     captureBytes: options.captureBytes ?? DEFAULT_CAPTURE_BYTES,

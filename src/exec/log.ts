@@ -4,6 +4,7 @@
  */
 import { createWriteStream, mkdirSync, openSync, type WriteStream } from "node:fs";
 import { dirname } from "node:path";
+import { TailBuffer } from "./tail.js";
 
 /** A log file could not be opened; nothing was started. */
 export class ExecLogError extends Error {
@@ -59,5 +60,50 @@ export class LogSink {
       this.stream.end(() => resolve(this.error));
       this.stream.once("error", () => resolve(this.error));
     });
+  }
+}
+
+/**
+ * A log that keeps at most `capBytes` of a run's output: the first half as it arrives, the
+ * last half in a ring that is written after a line saying how many bytes were cut. A suite
+ * printing gigabytes leaves a log of the cap's size, with its beginning and its end.
+ */
+export class CappedLog {
+  private readonly headBytes: number;
+  private written = 0;
+  private total = 0;
+  private readonly tail: TailBuffer;
+
+  constructor(private readonly sink: LogSink, capBytes: number) {
+    this.headBytes = Math.floor(capBytes / 2);
+    this.tail = new TailBuffer(capBytes - this.headBytes);
+  }
+
+  write(chunk: Buffer): boolean {
+    this.total += chunk.length;
+    const room = this.headBytes - this.written;
+    if (room >= chunk.length) {
+      this.written += chunk.length;
+      return this.sink.write(chunk);
+    }
+    let ok = true;
+    if (room > 0) {
+      ok = this.sink.write(chunk.subarray(0, room));
+      this.written += room;
+    }
+    this.tail.push(room > 0 ? chunk.subarray(room) : chunk);
+    return ok;
+  }
+
+  onDrain(resume: () => void): void {
+    this.sink.onDrain(resume);
+  }
+
+  async close(): Promise<string | undefined> {
+    const kept = this.tail.bytes();
+    const cut = this.total - this.written - kept.length;
+    if (cut > 0) this.sink.write(Buffer.from(`\n[harness: log cut: ${cut} of ${this.total} bytes left out here; the first ${this.written} and the last ${kept.length} are kept]\n`));
+    if (kept.length > 0) this.sink.write(kept);
+    return this.sink.close();
   }
 }

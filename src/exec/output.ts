@@ -8,7 +8,7 @@ import { closeSync, fstatSync, mkdirSync, openSync, readSync, writeSync } from "
 import { dirname } from "node:path";
 import type { ChildProcess, StdioOptions } from "node:child_process";
 import type { Readable } from "node:stream";
-import { ExecLogError, LogSink } from "./log.js";
+import { CappedLog, ExecLogError, LogSink } from "./log.js";
 import { TailBuffer, tailText } from "./tail.js";
 
 /** What is left of a child's output once it is done. */
@@ -21,6 +21,8 @@ export interface OutputSummary {
 
 export interface OutputOptions {
   logPath?: string;
+  /** Cap of the log's size (head and tail kept); see {@link CappedLog}. */
+  logCapBytes?: number;
   tailBytes: number;
   captureStdout: boolean;
   captureBytes: number;
@@ -42,7 +44,7 @@ export interface ChildOutput {
 
 /** Chooses direct file output when possible, pipes otherwise; throws {@link ExecLogError}. */
 export function openOutput(options: OutputOptions): ChildOutput {
-  if (options.logPath !== undefined && !options.captureStdout) {
+  if (options.logPath !== undefined && !options.captureStdout && options.logCapBytes === undefined) {
     const direct = DirectFileOutput.open(options.logPath, options.tailBytes);
     if (direct) return direct;
   }
@@ -107,14 +109,15 @@ class DirectFileOutput implements ChildOutput {
 class PipedOutput implements ChildOutput {
   readonly stdio: StdioOptions = ["pipe", "pipe", "pipe"];
   private readonly tail: TailBuffer;
-  private readonly log: LogSink | undefined;
+  private readonly log: LogSink | CappedLog | undefined;
   private readonly captured: Buffer[] = [];
   private capturedBytes = 0;
   private truncated = false;
 
   constructor(private readonly options: OutputOptions) {
     this.tail = new TailBuffer(options.tailBytes);
-    this.log = options.logPath !== undefined ? LogSink.open(options.logPath) : undefined;
+    const sink = options.logPath !== undefined ? LogSink.open(options.logPath) : undefined;
+    this.log = sink && options.logCapBytes !== undefined ? new CappedLog(sink, options.logCapBytes) : sink;
   }
 
   attach(child: ChildProcess): Promise<void> {

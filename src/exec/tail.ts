@@ -39,6 +39,11 @@ export class TailBuffer {
     this.filled = Math.min(this.maxBytes, this.filled + chunk.length);
   }
 
+  /** The kept bytes in order (a copy once the ring has wrapped). */
+  bytes(): Buffer {
+    return this.contents();
+  }
+
   /** The kept bytes in order. */
   private contents(): Buffer {
     if (!this.ring) return Buffer.alloc(0);

@@ -1,11 +1,12 @@
 /**
  * Slash commands in issue and pull-request comments: `/harness retry-blocked` and
- * `/harness help`, at the start of a line (up to 3 spaces of indentation), outside fenced
- * code, indented code, block quotes and HTML comments. One pass over the text by index, no
- * per-line allocation and no backtracking regular expression; stops after a fixed number of
- * commands.
+ * `/harness help`, at the start of a line (up to 3 spaces of indentation) of a plain paragraph:
+ * outside fenced and indented code, block quotes, HTML (blocks, comments, `<pre>`, `<details>`),
+ * headings and tables. One pass over the text by index, no backtracking regular expression;
+ * stops after a fixed number of commands.
  */
 import { closesFence, forEachLine, leadingSpaces, onlySpaces, openingFence, type Fence } from "./fences.js";
+import { hiddenRegionEnd, indexWithin } from "./hidden-html.js";
 
 /** The commands the App understands, in the order the help lists them. */
 export const KNOWN_COMMANDS = ["retry-blocked", "help"] as const;
@@ -33,57 +34,149 @@ export interface ParseOptions {
 /**
  * Finds the `/harness` commands in a comment body, in order, at most `maxCommands`.
  * A bare `/harness` is read as `help`; `/harness <other>` is an `unknown` command so the
- * reply can list what exists.
+ * reply can list what exists. Only a line of a plain paragraph counts: not code, not a quote,
+ * not HTML (a block, `<pre>`, `<details>`, a comment), not a heading or a table row.
  */
 export function parseCommands(body: string, options: ParseOptions = {}): HarnessCommand[] {
   const maxCommands = options.maxCommands ?? MAX_COMMANDS;
   const maxChars = options.maxChars ?? MAX_COMMENT_CHARS;
   const text = body.length > maxChars ? body.slice(0, maxChars) : body;
   const found: HarnessCommand[] = [];
+  // Commands of the paragraph being read: a setext underline or a table delimiter row after it
+  // turns its lines into a heading or a table header, which are not commands.
+  let pending: HarnessCommand[] = [];
+  const commit = (): void => {
+    for (const command of pending) found.push(command);
+    pending = [];
+  };
   let fence: Fence | undefined;
-  // Where the open HTML comment's "-->" is (Infinity: never closed); found once, so lines inside cost nothing.
-  let htmlCommentClose = -1;
+  // Where the open hidden region (HTML comment, <pre>, <details>, …) ends; Infinity: never closed.
+  let hiddenUntil = -1;
+  // Raw HTML and table rows run to the next blank line.
+  let htmlBlock = false;
+  let table = false;
+  let paragraph = false;
+  let previousHadPipe = false;
   // A paragraph inside a block quote swallows the following non-blank lines ("lazy continuation").
   let quoteParagraph = false;
   let lineNumber = 0;
+  const scanHidden = (from: number, end: number): void => {
+    const close = hiddenRegionEnd(text, from, end);
+    if (close >= 0) hiddenUntil = close;
+  };
   forEachLine(text, (start, end) => {
     lineNumber += 1;
     if (fence) {
       if (closesFence(text, fence, start, end)) fence = undefined;
       return true;
     }
-    if (htmlCommentClose >= start) {
-      if (htmlCommentClose + 3 <= end) htmlCommentClose = -1;
+    if (hiddenUntil > start) {
+      if (hiddenUntil < end) scanHidden(hiddenUntil, end);
       return true;
     }
     if (onlySpaces(text, start, end)) {
-      quoteParagraph = false;
+      commit();
+      quoteParagraph = htmlBlock = table = paragraph = false;
+      return found.length < maxCommands;
+    }
+    if (htmlBlock || table) {
+      scanHidden(start, end);
       return true;
     }
     const indent = leadingSpaces(text, start, end);
     const at = start + indent;
     const flush = indent >= 0 && indent <= 3;
     if (flush && text.charCodeAt(at) === 0x3e /* > */) {
+      commit();
+      paragraph = false;
       quoteParagraph = !onlySpaces(text, at + 1, end);
+      scanHidden(at + 1, end);
       return true;
     }
-    if (quoteParagraph) return true;
+    if (quoteParagraph) {
+      scanHidden(start, end);
+      return true;
+    }
     const opened = openingFence(text, start, end);
     if (opened) {
+      commit();
+      paragraph = false;
       fence = opened;
       return true;
     }
-    if (!flush) return true;
-    if (text.startsWith("<!--", at)) {
-      const close = text.indexOf("-->", at + 4);
-      htmlCommentClose = close < 0 ? Infinity : close + 3 <= end ? -1 : close;
+    if (!flush) {
+      if (paragraph) scanHidden(start, end);
+      return true;
+    }
+    if (paragraph && isSetextUnderline(text, at, end)) {
+      pending = [];
+      paragraph = false;
+      return true;
+    }
+    if (paragraph && previousHadPipe && isTableDelimiterRow(text, at, end)) {
+      const header = lineNumber - 1;
+      pending = pending.filter((command) => command.line !== header);
+      commit();
+      table = true;
+      paragraph = false;
+      return true;
+    }
+    if (startsHtmlBlock(text, at, end)) {
+      commit();
+      paragraph = false;
+      scanHidden(at, end);
+      // A comment or <pre>-like block ends with its closer (the hidden region); other HTML at a blank line.
+      htmlBlock = hiddenUntil <= at || !endsAtCloser(text, at);
       return true;
     }
     const command = commandAt(text, at, end, lineNumber);
-    if (command) found.push(command);
-    return found.length < maxCommands;
+    if (command) pending.push(command);
+    paragraph = true;
+    previousHadPipe = hasPipe(text, at, end);
+    scanHidden(at, end);
+    return found.length + pending.length < maxCommands;
   });
-  return found;
+  commit();
+  return found.slice(0, maxCommands);
+}
+
+/** `<` then a tag name, `/`, `!` or `?`: a line GitHub renders as raw HTML up to the next blank line. */
+function startsHtmlBlock(text: string, at: number, end: number): boolean {
+  if (text.charCodeAt(at) !== 0x3c || at + 1 >= end) return false;
+  const next = text.charCodeAt(at + 1) | 0x20;
+  const c = text.charCodeAt(at + 1);
+  return (next >= 0x61 && next <= 0x7a) || c === 0x2f || c === 0x21 || c === 0x3f;
+}
+
+/** `<!--`, `<pre`, `<script`, `<style`, `<textarea`: HTML blocks that end on the line of their closer. */
+function endsAtCloser(text: string, at: number): boolean {
+  return text.startsWith("<!--", at) || /^<(?:pre|script|style|textarea)(?=[\s>]|$)/i.test(text.slice(at, at + 12));
+}
+
+/** A run of `=` or of `-` and nothing but spaces after it. */
+function isSetextUnderline(text: string, at: number, end: number): boolean {
+  const char = text.charCodeAt(at);
+  if (char !== 0x3d && char !== 0x2d) return false;
+  let i = at;
+  while (i < end && text.charCodeAt(i) === char) i += 1;
+  return onlySpaces(text, i, end);
+}
+
+/** `| --- | :-: |` and the like: only pipes, dashes, colons and spaces, with a pipe and a dash. */
+function isTableDelimiterRow(text: string, at: number, end: number): boolean {
+  let pipe = false;
+  let dash = false;
+  for (let i = at; i < end; i += 1) {
+    const c = text.charCodeAt(i);
+    if (c === 0x7c) pipe = true;
+    else if (c === 0x2d) dash = true;
+    else if (c !== 0x3a && c !== 0x20 && c !== 0x09 && c !== 0x0d) return false;
+  }
+  return pipe && dash;
+}
+
+function hasPipe(text: string, at: number, end: number): boolean {
+  return indexWithin(text, 0x7c, at, end) >= 0;
 }
 
 function isSpace(code: number): boolean {

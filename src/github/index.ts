@@ -14,7 +14,11 @@ export { Outbox, DEFAULT_RETRY_POLICY, retryVerdict, storyKeyOf, type OutboxEntr
 export { queueNoticeListeners, type QueueNoticeDeps } from "./queue-notices.js";
 export { planChecks, CHECK_NAMES, RETRY_ACTION, type CheckName, type PlannedCheck, type CheckStatus, type CheckConclusion } from "./check-plan.js";
 export { storyBranch, storyIssueFromBranch, storyExternalId, findStoryPullRequest, isCompletedStory, type StoryPullRequest } from "./story-lookup.js";
-export { redactSecrets, REDACTED } from "./redact.js";
+export { redactSecrets, redactPem, REDACTED } from "./redact.js";
+export { appSecretValues } from "./app-secrets.js";
+export { admitActor, confirmAdmission, isAllowedBot, isBotLogin, type Admission, type AdmissionPolicy } from "./admission.js";
+export { guardWebhooks, signatureMatches, MAX_WEBHOOK_BYTES, type NodeMiddleware, type WebhookGuardOptions } from "./webhook-guard.js";
+export { singleLine, neutralise, untrustedLine } from "./render/text.js";
 export {
   boundMarkdown,
   boundCheckRunOutput,

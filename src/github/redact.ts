@@ -3,6 +3,8 @@
  * code may echo tokens, remotes with credentials, or authorization headers.
  */
 
+import { secretForms } from "./secret-forms.js";
+
 /** What a removed secret is replaced with. */
 export const REDACTED = "[REDACTED]";
 
@@ -23,19 +25,87 @@ const PATTERNS: ReadonlyArray<[RegExp, string]> = [
   [/(\btoken\s+)(gh[opsur]_|github_pat_)?[A-Za-z0-9._-]{20,}/gi, `$1${REDACTED}`],
 ];
 
+/** Replaces every PEM block (`-----BEGIN …-----` to `-----END …-----`), and the part of one cut by a tail's start or end. */
+export function redactPem(text: string): string {
+  if (!text.includes("-----")) return text;
+  const whole = text.replace(PEM_BLOCK, REDACTED);
+  // A block whose end was cut off: its header and the base64 lines after it; then one whose start was.
+  return removeBase64LinesBefore(removeHeaders(whole));
+}
+
+// Bounded, so an opened block that never ends is not rescanned from every later header.
+const PEM_BLOCK = /-----BEGIN [A-Z0-9 ]{1,64}-----[\s\S]{0,16384}?-----END [A-Z0-9 ]{1,64}-----/g;
+const PEM_BEGIN = /-----BEGIN [A-Z0-9 ]{1,64}-----/g;
+const PEM_END = "-----END ";
+
+function isBase64Char(code: number): boolean {
+  return (code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a) || (code >= 0x30 && code <= 0x39) || code === 0x2b || code === 0x2f || code === 0x3d;
+}
+
+/** Where the run of base64-only lines starting at `from` (after a line break) ends. */
+function skipBase64Lines(text: string, from: number): number {
+  let at = from;
+  for (;;) {
+    let i = at;
+    if (text.charCodeAt(i) === 0x0d) i += 1;
+    if (text.charCodeAt(i) !== 0x0a) return at;
+    i += 1;
+    const lineStart = i;
+    while (i < text.length && isBase64Char(text.charCodeAt(i))) i += 1;
+    if (i === lineStart || (i < text.length && text.charCodeAt(i) !== 0x0a && text.charCodeAt(i) !== 0x0d)) return at;
+    at = i;
+  }
+}
+
+function removeHeaders(text: string): string {
+  let out = "";
+  let from = 0;
+  PEM_BEGIN.lastIndex = 0;
+  for (let match = PEM_BEGIN.exec(text); match; match = PEM_BEGIN.exec(text)) {
+    out += `${text.slice(from, match.index)}${REDACTED}`;
+    from = skipBase64Lines(text, match.index + match[0].length);
+    PEM_BEGIN.lastIndex = from;
+  }
+  return out + text.slice(from);
+}
+
+function removeBase64LinesBefore(text: string): string {
+  let out = "";
+  let from = 0;
+  for (let at = text.indexOf(PEM_END, from); at >= 0; at = text.indexOf(PEM_END, from)) {
+    // Walk back over whole base64 lines that end right before the footer.
+    let start = at;
+    for (;;) {
+      let lineEnd = start - 1;
+      if (lineEnd < from || text.charCodeAt(lineEnd) !== 0x0a) break;
+      if (text.charCodeAt(lineEnd - 1) === 0x0d) lineEnd -= 1;
+      let i = lineEnd;
+      while (i > from && isBase64Char(text.charCodeAt(i - 1))) i -= 1;
+      if (i === lineEnd || (i > from && text.charCodeAt(i - 1) !== 0x0a)) break;
+      start = i;
+    }
+    const close = text.indexOf("-----", at + PEM_END.length);
+    const end = close >= 0 && close - at < 80 ? close + 5 : at + PEM_END.length;
+    out += `${text.slice(from, start)}${REDACTED}`;
+    from = end;
+  }
+  return out + text.slice(from);
+}
+
 /**
  * Returns `text` with GitHub tokens (`ghs_`, `ghp_`, `gho_`, `ghu_`, `ghr_`, `github_pat_`),
  * `x-access-token:…@` and other URL credentials, `Authorization:` values, `Bearer` and `Basic`
- * credentials, and every given secret value (at least {@link MIN_SECRET_LENGTH} characters),
- * plain or base64-encoded as git's Basic header carries it, replaced.
+ * credentials, PEM blocks (private keys), and every given secret value (at least
+ * {@link MIN_SECRET_LENGTH} characters) in each of its forms — plain, URL-encoded, hex, base64,
+ * base64url, git's Basic header — replaced. `secrets` is read on every call, so a list the
+ * caller keeps appending to (tokens refreshed during a story) is redacted as it stands.
  */
 export function redactSecrets(text: string, secrets: readonly string[] = []): string {
-  let result = text;
+  let result = redactPem(text);
+  const values = secrets.filter((value) => value.length >= MIN_SECRET_LENGTH).flatMap((value) => secretForms(value));
   // Longest first, so a secret that contains another is removed whole.
-  // A token also travels base64-encoded in git's Basic authorization header.
-  const forms = secrets.flatMap((value) => [value, Buffer.from(value).toString("base64"), Buffer.from(`x-access-token:${value}`).toString("base64")]);
-  const values = forms.filter((value) => value.length >= MIN_SECRET_LENGTH).sort((a, b) => b.length - a.length);
-  for (const value of values) result = result.split(value).join(REDACTED);
+  values.sort((a, b) => b.length - a.length);
+  for (const value of values) if (result.includes(value)) result = result.split(value).join(REDACTED);
   for (const [pattern, replacement] of PATTERNS) result = result.replace(pattern, replacement);
   return result;
 }

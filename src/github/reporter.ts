@@ -12,6 +12,7 @@ import { BLOCKED_LABEL } from "./labels.js";
 import { errorDetails, type GitHubLog } from "./log.js";
 import { Outbox, type OutboxStory, type OutboxWrite } from "./outbox/index.js";
 import { renderStatusComment } from "./render/status-comment.js";
+import type { RenderOptions } from "./render/types.js";
 import { storyExternalId } from "./story-lookup.js";
 
 export interface GitHubReporterOptions {
@@ -22,8 +23,16 @@ export interface GitHubReporterOptions {
   issueNumber: number;
   headSha: string;
   log: GitHubLog;
-  /** Secret values removed from everything posted, beyond the token patterns. */
+  /**
+   * Secret values removed from everything posted, beyond the token patterns: the installation
+   * tokens of the story. Read on every post, so a list the caller keeps appending to (a token
+   * refreshed mid-story) is redacted as it stands, not as it stood when the reporter was made.
+   */
   secrets?: readonly string[];
+  /** The App's own secrets (webhook secret, private key), removed as well. */
+  appSecrets?: readonly string[];
+  /** The admitted revision of the story's issue (`updated_at`), named in the status comment. */
+  revision?: string;
   /** The App's bot login (`<slug>[bot]`), to recognise its own status comment; any bot when absent. */
   botLogin?: string;
   /** The App's durable outbox; without one, writes are kept in memory and tried once per event. */
@@ -72,7 +81,7 @@ export class GitHubReporter implements Reporter {
       const outbox = await this.outbox;
       if (event.kind === "run.started" && event.readmission) await outbox.put(this.story, "label:blocked", this.blockedLabel(false));
       for (const check of this.planChecks(snapshot)) await outbox.put(this.story, check.slot, this.checkWrite(check));
-      const body = renderStatusComment(snapshot, { secrets: this.options.secrets ?? [] });
+      const body = renderStatusComment(snapshot, this.renderOptions());
       if (body !== this.lastBody) {
         await outbox.put(this.story, "status-comment", {
           kind: "status-comment",
@@ -148,11 +157,16 @@ export class GitHubReporter implements Reporter {
     return `check:${name}:${this.run}:${this.slots}`;
   }
 
+  private renderOptions(): RenderOptions {
+    const { secrets = [], appSecrets = [], revision } = this.options;
+    return { secrets: [...appSecrets, ...secrets], ...(revision ? { revision } : {}) };
+  }
+
   /** Decides, per check, whether the plan updates the posted check run or needs a new one; returns the changed ones. */
   private planChecks(snapshot: StorySnapshot): PostedCheck[] {
     const now = new Date().toISOString();
     const changed: PostedCheck[] = [];
-    for (const planned of planChecks(snapshot, { secrets: this.options.secrets ?? [] })) {
+    for (const planned of planChecks(snapshot, this.renderOptions())) {
       const posted = this.posted.get(planned.name);
       const newAttempt = posted !== undefined && posted.planned.status === "completed" && planned.attempt > posted.planned.attempt;
       let next: PostedCheck | undefined;

@@ -2,13 +2,15 @@
 import type { ProbotOctokit } from "probot";
 import type { StorySnapshot } from "../pipeline/index.js";
 import { renderStatusComment, STATUS_MARKER } from "./render/status-comment.js";
+import type { RenderOptions } from "./render/types.js";
 
 export interface StatusCommentTarget {
   octokit: ProbotOctokit;
   owner: string;
   repo: string;
   pullNumber: number;
-  secrets?: readonly string[];
+  /** What to render with (secrets to remove, the admitted revision), asked on every post. */
+  renderOptions: () => RenderOptions;
   botLogin?: string;
 }
 
@@ -22,7 +24,7 @@ export class StatusComment {
 
   /** Shows `snapshot` in the status comment; creates it when none exists, skips an unchanged body. */
   async show(snapshot: StorySnapshot): Promise<void> {
-    const body = renderStatusComment(snapshot, { secrets: this.target.secrets ?? [] });
+    const body = renderStatusComment(snapshot, this.target.renderOptions());
     if (body === this.lastBody) return;
     const { octokit, owner, repo, pullNumber } = this.target;
     // Search once, so an App restarted mid-story edits the comment it posted before.

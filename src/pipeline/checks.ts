@@ -1,10 +1,9 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { execShell } from "../exec/index.js";
 import { schemas } from "../schema/index.js";
 import type { CleanCloneRecord, FailureClass } from "./events.js";
 import type { Stage } from "./workflow.js";
-import type { TaskRun } from "./task.js";
+import { provisionConfig, type TaskRun } from "./task.js";
 
 /** A failed check: its class and a one-line reason a maintainer can act on. */
 export interface CheckFailure {
@@ -17,12 +16,13 @@ export interface CheckFailure {
  * and journals `gate.finished`. Returns a failure when it did not exit 0 in time.
  */
 export async function runSuiteGate(task: TaskRun, stage: Stage, attempt: number, command: string): Promise<CheckFailure | undefined> {
-  const result = await execShell(command, {
+  // Sandboxed, writing only the worktree; no network unless the repository opts in (test.network).
+  const result = await task.sandbox.shell(command, {
     cwd: task.worktree.path,
     timeoutMs: task.config.test.timeoutMs,
     logPath: join(task.layout.stageDir(attempt, stage.id), "suite.log"),
     ...(task.signal ? { signal: task.signal } : {}),
-  });
+  }, { purpose: "suite", network: task.config.test.network === true, writable: [task.worktree.path] });
   const exitCode = result.exitCode ?? undefined;
   task.lastSuite = { command, timedOut: result.timedOut, outputTail: result.tail, ...(exitCode !== undefined ? { exitCode } : {}) };
   await task.sink.emit({
@@ -34,6 +34,7 @@ export async function runSuiteGate(task: TaskRun, stage: Stage, attempt: number,
     timedOut: result.timedOut,
     outputTail: result.tail,
     durationMs: result.durationMs,
+    policy: { sandboxed: result.sandboxed, network: result.network },
     ...(exitCode !== undefined ? { exitCode } : {}),
   });
   if (result.exitCode === 0 && !result.timedOut) return undefined;
@@ -78,10 +79,25 @@ export async function runCleanClone(task: TaskRun, stage: Stage, attempt: number
     timeoutMs: task.config.test.timeoutMs,
     logPath: join(attemptDir, "clean-clone.log"),
     ...(task.config.cleanClone.interpreter !== undefined ? { interpreter: task.config.cleanClone.interpreter } : {}),
+    sandbox: task.sandbox,
+    network: task.config.test.network === true,
+    ...cleanCloneParity(task),
   });
   await task.deps.writeCleanCloneResult(join(attemptDir, artifact), result);
   // Absent optional fields stay absent: the record is what the JSON file holds.
   const record = JSON.parse(JSON.stringify(result)) as CleanCloneRecord;
-  await task.sink.emit({ kind: "clean_clone.finished", taskId: task.worktree.taskId, stage: stage.id, attempt, artifact, result: record });
+  const policy = { sandboxed: task.sandbox.settings.enabled, network: task.sandbox.settings.enabled ? task.config.test.network === true : true };
+  await task.sink.emit({ kind: "clean_clone.finished", taskId: task.worktree.taskId, stage: stage.id, attempt, artifact, result: record, policy });
   return record;
+}
+
+/** The CI-parity and safety settings of `clean_clone` (depth, env, provision, external symlinks) as check options. */
+function cleanCloneParity(task: TaskRun) {
+  const settings = task.config.cleanClone;
+  return {
+    ...(settings.depth !== undefined ? { depth: settings.depth } : {}),
+    ...(settings.env !== undefined ? { env: { allow: settings.env } } : {}),
+    ...(settings.provision === true ? { provision: { config: provisionConfig(task.config), harnessHome: task.harnessHome } } : {}),
+    ...(settings.allowExternalSymlinks === true ? { allowExternalSymlinks: true } : {}),
+  };
 }

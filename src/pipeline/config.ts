@@ -15,12 +15,26 @@ export interface SeatOverride extends AgentLaunch {
 export interface HarnessConfig {
   agent: AgentLaunch & { env: string[]; timeoutMs: number };
   seats: Record<string, SeatOverride>;
-  test: { command?: string; timeoutMs: number };
+  /** `network`: the suite gate and the clean-clone suite get the network (off by default). */
+  test: { command?: string; timeoutMs: number; network?: boolean };
   provision: { command?: string; timeoutMs?: number };
   /** Overrides the workflow's attempt ceiling. */
   maxAttempts?: number;
   /** `link` absent: the clean-clone check links its default dependency roots; `[]` links none. */
-  cleanClone: { link?: string[]; interpreter?: string };
+  cleanClone: CleanCloneConfig;
+}
+
+/** `clean_clone` of `.github/harness.yml`, normalised. */
+export interface CleanCloneConfig {
+  link?: string[];
+  interpreter?: string;
+  /** Commits of history in the clean clone (`clean_clone.depth`). */
+  depth?: number;
+  /** Further variables the clean-clone suite receives (`clean_clone.env`), within the operator's allowlist. */
+  env?: string[];
+  /** Provision the clean clone instead of linking dependency folders (`clean_clone.provision`). */
+  provision?: boolean;
+  allowExternalSymlinks?: boolean;
 }
 
 const MINUTE = 60_000;
@@ -42,10 +56,10 @@ interface RawLaunch {
 interface RawConfig {
   agent?: RawLaunch & { env?: string[] };
   seats?: Record<string, RawLaunch & { enabled?: boolean }>;
-  test?: { command?: string; timeout_minutes?: number };
+  test?: { command?: string; timeout_minutes?: number; network?: boolean };
   provision?: { command?: string; timeout_minutes?: number };
   max_attempts?: number;
-  clean_clone?: { link?: string[]; interpreter?: string };
+  clean_clone?: { link?: string[]; interpreter?: string; depth?: number; env?: string[]; provision?: boolean; allow_external_symlinks?: boolean };
 }
 
 /**
@@ -87,23 +101,33 @@ export function parseHarnessConfig(text: string, source: string): HarnessConfig 
   };
   if (raw.clean_clone?.link !== undefined) config.cleanClone.link = [...raw.clean_clone.link];
   if (raw.test?.command !== undefined) config.test.command = raw.test.command;
+  if (raw.test?.network !== undefined) config.test.network = raw.test.network;
   if (raw.provision?.command !== undefined) config.provision.command = raw.provision.command;
   const provisionTimeout = minutes(raw.provision?.timeout_minutes);
   if (provisionTimeout !== undefined) config.provision.timeoutMs = provisionTimeout;
   if (raw.max_attempts !== undefined) config.maxAttempts = raw.max_attempts;
   if (raw.clean_clone?.interpreter !== undefined) config.cleanClone.interpreter = raw.clean_clone.interpreter;
+  if (raw.clean_clone?.depth !== undefined) config.cleanClone.depth = raw.clean_clone.depth;
+  if (raw.clean_clone?.env !== undefined) config.cleanClone.env = [...raw.clean_clone.env];
+  if (raw.clean_clone?.provision !== undefined) config.cleanClone.provision = raw.clean_clone.provision;
+  if (raw.clean_clone?.allow_external_symlinks !== undefined) config.cleanClone.allowExternalSymlinks = raw.clean_clone.allow_external_symlinks;
   return config;
 }
 
 /**
- * Refuses agent environment names the operator did not allow: the repository may only ask
- * for a subset of what the operator offers. The error names the offending key.
+ * Refuses agent (and clean-clone suite) environment names the operator did not allow: the
+ * repository may only ask for a subset of what the operator offers. The error names the offending key.
  */
 export function assertAgentEnvAllowed(config: HarnessConfig, operatorAllow: readonly string[], source: string): void {
   const allowed = new Set(operatorAllow);
   config.agent.env.forEach((name, index) => {
     if (!allowed.has(name)) {
       throw new ConfigError(source, `$.agent.env[${index}]`, `asks for '${name}', which the operator does not allow agents to receive`);
+    }
+  });
+  config.cleanClone.env?.forEach((name, index) => {
+    if (!allowed.has(name)) {
+      throw new ConfigError(source, `$.clean_clone.env[${index}]`, `asks for '${name}', which the operator does not allow (HARNESS_AGENT_ENV)`);
     }
   });
 }

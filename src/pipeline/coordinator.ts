@@ -1,5 +1,6 @@
 import { appendFileSync } from "node:fs";
 import { join, relative } from "node:path";
+import { sandboxFromEnv } from "../sandbox/index.js";
 import { CleanCloneOptionsError, ProvisionConfigError, taskWorktreePath, WorkspaceProvisionError } from "../workspace/index.js";
 import { storyCommitMessage, commitWorktree } from "./commit.js";
 import type { RetryEvidence } from "./context.js";
@@ -24,6 +25,7 @@ import type { RunStoryArgs, StoryOutcome } from "./types.js";
 export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
   const clock = args.clock ?? (() => new Date());
   const deps = { ...defaultDeps(), ...args.deps };
+  const sandbox = args.sandbox ?? sandboxFromEnv();
   const runId = newRunId(clock());
   const layout = createRunLayout(args.harnessHome, args.story.id, runId);
   const sink = new EventSink(new Journal(layout.journal), args.reporter, join(layout.logs, "reporter.log"), clock);
@@ -39,6 +41,7 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
     stages: args.workflow.stages.map((stage) => stage.id),
     maxAttempts,
     readmission: args.readmission ?? false,
+    ...(sandbox.settings.enabled ? {} : { unsandboxed: true as const }),
   });
 
   let testCommand: string | undefined;
@@ -96,6 +99,7 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
       harnessHome: args.harnessHome,
       agentEnv: args.config.agent.env.filter((name) => allowed.has(name)),
       clock,
+      sandbox,
       seatsLaunched: 0,
       ...(args.signal ? { signal: args.signal } : {}),
     };

@@ -34,6 +34,13 @@ export type FailureClass =
 /** The clean-clone result as recorded (the shape of the result file a stage declares with `clean_clone`); one definition, in workspace. */
 export type CleanCloneRecord = CleanCloneResult;
 
+/** The policy a step that ran repository code ran under. */
+export interface StepPolicy {
+  /** False when the operator set HARNESS_SANDBOX=off. */
+  sandboxed: boolean;
+  network: boolean;
+}
+
 interface EventBase {
   /** ISO-8601 time the event happened. */
   at: string;
@@ -41,15 +48,15 @@ interface EventBase {
 
 export type HistoryEvent = EventBase &
   (
-    | { kind: "run.started"; storyId: string; runId: string; taskId: string; title: string; stages: string[]; maxAttempts: number; readmission: boolean }
+    | { kind: "run.started"; storyId: string; runId: string; taskId: string; title: string; stages: string[]; maxAttempts: number; readmission: boolean; unsandboxed?: true }
     | { kind: "worktree.created"; taskId: string; worktree: string; branch: string; base: string }
     | { kind: "provision.succeeded"; taskId: string; cmd: string | null; durationMs: number; skipped: boolean; phase: string }
     | { kind: "provision.failed"; taskId: string; cmd: string | null; exitCode: number | null; logTail: string }
     | { kind: "stage.started"; taskId: string; stage: string; attempt: number }
     | { kind: "stage.finished"; taskId: string; stage: string; attempt: number; outcome: "passed" | "failed"; durationMs: number; failureClass?: FailureClass; detail?: string }
-    | { kind: "gate.finished"; taskId: string; stage: string; attempt: number; command: string; exitCode?: number; timedOut: boolean; outputTail: string; durationMs: number }
+    | { kind: "gate.finished"; taskId: string; stage: string; attempt: number; command: string; exitCode?: number; timedOut: boolean; outputTail: string; durationMs: number; policy?: StepPolicy }
     | { kind: "verdict.recorded"; taskId: string; stage: string; attempt: number; verdict: "pass" | "fail"; findings: string[]; retryGuidance?: string }
-    | { kind: "clean_clone.finished"; taskId: string; stage: string; attempt: number; artifact: string; result: CleanCloneRecord }
+    | { kind: "clean_clone.finished"; taskId: string; stage: string; attempt: number; artifact: string; result: CleanCloneRecord; policy?: StepPolicy }
     | { kind: "attempt.archived"; taskId: string; attempt: number; archiveDir: string }
     | { kind: "retry.scheduled"; taskId: string; failedAttempt: number; nextAttempt: number; fromStage: string; retryStage: string; failureClass: FailureClass; reason: string }
     | { kind: "story.completed"; taskId: string; branch: string; commit: string }
@@ -77,6 +84,8 @@ export interface StorySnapshot {
   attempt: number;
   stages: StageSnapshot[];
   outcome: "running" | "completed" | "blocked";
+  /** True when the run's repository code ran with the sandbox switched off. */
+  unsandboxed?: boolean;
   provision?: { state: "passed" | "failed"; cmd: string | null; durationMs?: number; exitCode?: number | null; logTail?: string };
   lastGate?: Extract<HistoryEvent, { kind: "gate.finished" }>;
   lastVerdict?: Extract<HistoryEvent, { kind: "verdict.recorded" }>;
@@ -108,6 +117,7 @@ export function reduceSnapshot(snapshot: StorySnapshot, event: HistoryEvent): St
         taskId: event.taskId,
         maxAttempts: event.maxAttempts,
         stages: event.stages.map((id) => ({ id, state: "pending", attempt: 0 })),
+        ...(event.unsandboxed ? { unsandboxed: true } : {}),
       };
     case "worktree.created":
       next.taskId = event.taskId;

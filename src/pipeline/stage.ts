@@ -81,6 +81,7 @@ async function stageBody(task: TaskRun, stage: Stage, attempt: number, retry: Re
       logPath: join(stageDir, "agent.log"),
       timeoutMs: seat.timeoutMs,
       envAllow: task.agentEnv,
+      sandbox: task.sandbox,
       ...(task.signal ? { signal: task.signal } : {}),
     });
     if (result.timedOut) return failed({ failureClass: "agent-timeout", reason: `the ${stage.seat} agent was stopped at its timeout (${seat.timeoutMs} ms)` });

@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import type { AgentLaunch } from "../agents/index.js";
+import type { Sandbox } from "../sandbox/index.js";
 import type { TaskWorktree } from "../workspace/index.js";
 import type { HarnessConfig } from "./config.js";
 import type { SuiteEvidence } from "./context.js";
@@ -24,6 +25,8 @@ export interface TaskRun {
   agentEnv: string[];
   clock: () => Date;
   signal?: AbortSignal;
+  /** Where provisioning, agents and suites run. */
+  sandbox: Sandbox;
   /** The most recent suite gate result, shown to later prompts. */
   lastSuite?: SuiteEvidence;
   /** How many agents were launched; a blocked story with none has no agent work to commit. */
@@ -50,6 +53,7 @@ export async function ensureProvisioned(task: TaskRun, phase: string): Promise<v
       logPath: provisionLogPath(task),
       harnessHome: task.harnessHome,
       now: task.clock,
+      sandbox: task.sandbox,
     });
     await task.sink.emit({
       kind: "provision.succeeded",

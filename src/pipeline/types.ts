@@ -1,3 +1,4 @@
+import type { Sandbox } from "../sandbox/index.js";
 import type { HarnessConfig } from "./config.js";
 import type { PipelineDeps } from "./deps.js";
 import type { FailureClass, Reporter } from "./events.js";
@@ -27,6 +28,8 @@ export interface RunStoryArgs {
   readmission?: boolean;
   clock?: () => Date;
   signal?: AbortSignal;
+  /** Where repository code runs; the operator's sandbox (`HARNESS_SANDBOX`) when absent. */
+  sandbox?: Sandbox;
   /** Collaborators; the real ones when absent. */
   deps?: Partial<PipelineDeps>;
 }

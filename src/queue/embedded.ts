@@ -67,7 +67,7 @@ export class EmbeddedQueue implements StoryQueue {
     const deliveries = await DeliveryLog.open(join(options.dir, "deliveries.log"), options.deliveryMemory ?? DEFAULT_DELIVERY_MEMORY);
     const queue = new EmbeddedQueue(store, deliveries, options);
     await queue.rescan();
-    for (const record of queue.records.values()) deliveries.note(record.job.deliveryId);
+    for (const record of queue.records.values()) for (const key of dedupeKeys(record.job)) deliveries.note(key);
     return queue;
   }
 
@@ -77,9 +77,10 @@ export class EmbeddedQueue implements StoryQueue {
 
   async enqueue(job: StoryJob): Promise<EnqueueOutcome> {
     if (this.closed) throw new Error("queue is closed");
-    if (this.deliveries.has(job.deliveryId)) return { accepted: false, reason: "duplicate-delivery" };
+    const keys = dedupeKeys(job);
+    if (keys.some((key) => this.deliveries.has(key))) return { accepted: false, reason: "duplicate-delivery" };
     if (this.activeStories.has(job.storyKey)) {
-      await this.deliveries.add(job.deliveryId);
+      for (const key of keys) await this.deliveries.add(key);
       return { accepted: false, reason: "already-active" };
     }
     const record: JobRecord = { id: newJobId(), job, state: "queued", interruptions: 0 };
@@ -99,7 +100,7 @@ export class EmbeddedQueue implements StoryQueue {
       this.writing.delete(record.id);
     }
     // After the job file: a crash in between leaves the story active, so a redelivery starts nothing.
-    await this.deliveries.add(job.deliveryId);
+    for (const key of keys) await this.deliveries.add(key);
     this.schedulePump();
     return { accepted: true, jobId: record.id };
   }
@@ -302,4 +303,9 @@ export class EmbeddedQueue implements StoryQueue {
 /** The error as an Error; errors of Node's own (fs) may come from another realm, so not `instanceof`. */
 function asError(error: unknown): Error {
   return typeof error === "object" && error !== null && "message" in error ? (error as Error) : new Error(String(error));
+}
+
+/** What makes a job a repeat: its delivery id, and the identity of its event (a replay under a new delivery id keeps it). */
+function dedupeKeys(job: StoryJob): string[] {
+  return job.eventKey ? [job.deliveryId, `event:${job.eventKey}`] : [job.deliveryId];
 }

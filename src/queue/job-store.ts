@@ -38,8 +38,8 @@ export class JobStore {
   async init(): Promise<void> {
     await mkdir(this.jobsDir, { recursive: true });
     await mkdir(this.locksDir, { recursive: true });
-    // Compiled at start-up (about 90 ms), so the first webhook's enqueue does not pay for it.
-    schemas();
+    // Compiled at start-up, so the first webhook's enqueue does not pay for it.
+    schemas().precompile("queue-job", "queue-lock");
   }
 
   lockPath(id: string): string {

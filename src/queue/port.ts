@@ -23,13 +23,22 @@ export interface StoryJob {
   kind: "start" | "retry-blocked";
   installationId: number;
   repository: JobRepository;
-  issue: { number: number; title: string; body: string };
+  /**
+   * The issue as it was admitted: its title (one line), body and `updated_at`. Agents see this
+   * text, never a later fetch, so an edit after admission is used only once a writer re-admits.
+   */
+  issue: { number: number; title: string; body: string; updatedAt?: string };
   /** The story's pull request, when known (a retry names it). */
   pullNumber?: number;
   /** Login of the user whose action queued the job. */
   requestedBy: string;
   /** `X-GitHub-Delivery` of the webhook that queued it. */
   deliveryId: string;
+  /**
+   * The event's own identity, which a replay under a new delivery id keeps: deduplicated like
+   * the delivery id (the signature covers the body, not the `X-GitHub-Delivery` header).
+   */
+  eventKey?: string;
   /** ISO-8601. */
   enqueuedAt: string;
 }
@@ -44,7 +53,8 @@ export type EnqueueOutcome =
  */
 export interface JobIntake {
   /**
-   * Adds a job unless its delivery was seen before or its story is already queued or running.
+   * Adds a job unless its delivery (or its event, `eventKey`) was seen before or its story is
+   * already queued or running.
    * Must answer quickly: it is called before GitHub gets its webhook response.
    */
   enqueue(job: StoryJob): Promise<EnqueueOutcome>;

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { findStoryPullRequest, isCompletedStory, renderAlreadyCompleted } from "../github/index.js";
+import { confirmAdmission, findStoryPullRequest, isCompletedStory, renderAlreadyCompleted } from "../github/index.js";
 import type { JobLease, JobWorker, StoryJob } from "../queue/index.js";
 import type { FailureClass, HistoryEvent } from "../pipeline/index.js";
 import type { HarnessConfig, RunStoryArgs, StoryOutcome, Workflow } from "../pipeline/index.js";
@@ -11,6 +11,7 @@ import { announceStory, ensureStoryPull, type StoryPull } from "./story-start.js
 import { prepareStoryBranch } from "./story-branch.js";
 import { authenticateInstallation, type AppOctokit, type Installation } from "./token.js";
 import { TrackingReporter, type StoryReporter } from "./tracking-reporter.js";
+import { probeSandbox, removeStaleSandboxState, sandboxFromEnv, type Sandbox, type SandboxStatus } from "../sandbox/index.js";
 
 /** The pipeline as the runner uses it (the real one in the App, the same in tests). */
 export interface PipelinePort {
@@ -52,11 +53,25 @@ export interface StoryRunnerDeps {
   githubThrottle?: boolean;
   /** How many times an interrupted story is resumed before it is reported blocked (`interrupted`). */
   maxResumes?: number;
+  /** Where repository code runs; the environment's sandbox (`HARNESS_SANDBOX`) when absent. */
+  sandbox?: Sandbox;
 }
 
 /** Makes the queue's worker: one call runs one job from token to final report. */
 export function createStoryRunner(deps: StoryRunnerDeps): JobWorker {
-  return (lease, signal) => runJob(deps, lease, signal);
+  const sandbox = deps.sandbox ?? sandboxFromEnv();
+  // What a previous run of the App left when it was killed goes before any story starts.
+  removeStaleSandboxState();
+  // Asked once while it works; asked again after a failure, so a fixed host needs no restart.
+  let usable: Promise<SandboxStatus> | undefined;
+  const sandboxStatus = (): Promise<SandboxStatus> => {
+    usable ??= probeSandbox(sandbox).then((status) => {
+      if (status.state === "unavailable") usable = undefined;
+      return status;
+    });
+    return usable;
+  };
+  return (lease, signal) => runJob({ ...deps, sandbox }, lease, signal, sandboxStatus);
 }
 
 /** Why a story stopped before or outside the pipeline, with the class it is reported under. */
@@ -67,7 +82,7 @@ class StoryStop extends Error {
   }
 }
 
-async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSignal): Promise<void> {
+async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSignal, sandboxStatus: () => Promise<SandboxStatus>): Promise<void> {
   const { job } = lease;
   const { owner, name: repo } = job.repository;
   const log = deps.log;
@@ -80,6 +95,11 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
   const redact = (text: string): string => (installation ? installation.tokensSeen().reduce((acc, token) => redactToken(acc, token), text) : text);
   try {
     installation = await authenticateInstallation(await deps.appOctokit(), job.installationId, { throttle: deps.githubThrottle !== false });
+    // Whoever queued the job must still have write access now; otherwise the issue is told and nothing starts.
+    if (!(await confirmAdmission(installation.octokit, job, log))) {
+      alreadyCompleted = true; // nothing started: the reply on the issue is the whole report
+      return;
+    }
     // A label on a story that already completed starts nothing: asked here, before any clone,
     // so the webhook handler never waits on GitHub.
     if (job.kind === "start") {
@@ -91,6 +111,8 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
         return;
       }
     }
+    const status = await sandboxStatus();
+    if (status.state === "unavailable") throw new StoryStop("environment", `The sandbox cannot run on this host, so this story was not started: ${status.reason}.`);
     const authEnv = gitAuthEnv(await installation.token());
     const repoDir = await syncRepoCache({ harnessHome: deps.harnessHome, owner, name: repo, cloneUrl: job.repository.cloneUrl, authEnv });
     pull = await ensureStoryPull({ octokit: installation.octokit, repoDir, owner, repo, defaultBranch: job.repository.defaultBranch, issue: job.issue, authEnv });
@@ -126,6 +148,7 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
       agentEnvAllow: deps.agentEnvAllow,
       readmission: start.readmission,
       signal,
+      ...(deps.sandbox ? { sandbox: deps.sandbox } : {}),
     });
     // The work is pushed whatever the outcome: a blocked story's work so far is worth a look.
     const auth = installation;

@@ -10,7 +10,7 @@ const REFRESH_MARGIN_MS = 10 * 60_000;
 export interface Installation {
   /** The current token (refreshed when it nears expiry). */
   token(): Promise<string>;
-  /** Every token this installation handed out, for redaction. */
+  /** Every token this installation handed out, for redaction: the live list, which grows as tokens are refreshed. */
   tokensSeen(): readonly string[];
   octokit: AppOctokit;
 }
@@ -67,5 +67,5 @@ export async function authenticateInstallation(
   const OctokitClass = appOctokit.constructor as new (options: Options) => AppOctokit;
   const baseUrl = appOctokit.request.endpoint.DEFAULTS.baseUrl;
   const octokit = new OctokitClass({ authStrategy: () => auth, baseUrl, throttle: { enabled: options.throttle !== false }, retry: { enabled: options.retry !== false } });
-  return { token, tokensSeen: () => [...seen], octokit };
+  return { token, tokensSeen: () => seen, octokit };
 }

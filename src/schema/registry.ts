@@ -60,33 +60,50 @@ function describe(error: ErrorObject): SchemaIssue {
 }
 
 /**
- * Every schema in `schemas/`, compiled once. A schema is named by its file name without
- * `.schema.json` (for example `clean-clone-result`).
+ * Every schema in `schemas/`, each compiled once, on first use (a command that validates one
+ * workflow does not pay for compiling the journal's schema). A schema is named by its file
+ * name without `.schema.json` (for example `clean-clone-result`).
  */
 export class SchemaRegistry {
+  private readonly ajv: Ajv2020;
+  private readonly files = new Map<string, string>();
   private readonly validators = new Map<string, ValidateFunction>();
 
   constructor(dir: string = SCHEMAS_DIR) {
-    const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true });
-    addFormats(ajv);
+    this.ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true });
+    addFormats(this.ajv);
     const files = readdirSync(dir).filter((file) => file.endsWith(".schema.json")).sort();
-    for (const file of files) ajv.addSchema(JSON.parse(readFileSync(join(dir, file), "utf8")) as object, file);
     for (const file of files) {
-      const validate = ajv.getSchema(file);
-      if (!validate) throw new Error(`schema ${file} did not compile`);
-      this.validators.set(file.replace(/\.schema\.json$/, ""), validate);
+      this.ajv.addSchema(JSON.parse(readFileSync(join(dir, file), "utf8")) as object, file);
+      this.files.set(file.replace(/\.schema\.json$/, ""), file);
     }
   }
 
   /** Names of the schemas known. */
   names(): string[] {
-    return [...this.validators.keys()];
+    return [...this.files.keys()];
+  }
+
+  /** Compiles the named schemas now (every one when none is named), so a hot path never pays for it. */
+  precompile(...names: string[]): this {
+    for (const name of names.length > 0 ? names : this.names()) this.validator(name);
+    return this;
+  }
+
+  private validator(name: string): ValidateFunction {
+    const known = this.validators.get(name);
+    if (known) return known;
+    const file = this.files.get(name);
+    if (file === undefined) throw new Error(`unknown schema '${name}' (known: ${this.names().join(", ")})`);
+    const validate = this.ajv.getSchema(file);
+    if (!validate) throw new Error(`schema ${file} did not compile`);
+    this.validators.set(name, validate);
+    return validate;
   }
 
   /** The issues of `data` against schema `name`; empty when valid. */
   issues(name: string, data: unknown): SchemaIssue[] {
-    const validate = this.validators.get(name);
-    if (!validate) throw new Error(`unknown schema '${name}' (known: ${this.names().join(", ")})`);
+    const validate = this.validator(name);
     if (validate(data)) return [];
     return dedupe((validate.errors ?? []).map(describe));
   }

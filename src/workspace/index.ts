@@ -16,14 +16,22 @@ export {
   DEFAULT_CLEAN_CLONE_TIMEOUT_MS,
   CLEAN_CLONE_TAIL_LINES,
   CLEAN_CLONE_TAIL_BYTES,
+  buildCleanClone,
+  CLEAN_CLONE_STEP_TIMEOUT_MS,
+  CleanCloneBuildError,
+  CleanCloneOptionsError,
+  DEFAULT_CLEAN_CLONE_LINKS,
+  validateLinkName,
+  InterpreterError,
+  writeCleanCloneResult,
+  cleanCloneExitCode,
+  CLEAN_CLONE_RESULT_FILE,
   type CleanCloneOptions,
   type CleanCloneResult,
-} from "./clean-clone.js";
-export { buildCleanClone, CLEAN_CLONE_STEP_TIMEOUT_MS, type BuildCleanCloneOptions, type BuiltCleanClone } from "./clean-clone-build.js";
-export { CleanCloneBuildError, CleanCloneOptionsError, type CleanCloneBuildStep } from "./clean-clone-errors.js";
-export { DEFAULT_CLEAN_CLONE_LINKS, validateLinkName } from "./clean-clone-links.js";
-export { InterpreterError } from "./clean-clone-interpreter.js";
-export { writeCleanCloneResult, cleanCloneExitCode, CLEAN_CLONE_RESULT_FILE } from "./clean-clone-result.js";
+  type BuildCleanCloneOptions,
+  type BuiltCleanClone,
+  type CleanCloneBuildStep,
+} from "./clean-clone/index.js";
 export { harnessHome, cacheDir, logsDir, type CacheTool } from "./paths.js";
 export {
   provisionWorktree,

@@ -4,12 +4,16 @@
  */
 import { appendFileSync, mkdirSync, statSync } from "node:fs";
 import { dirname } from "node:path";
-import { exec, succeeded, type EnvSpec, type ExecResult } from "../exec/index.js";
+import { succeeded, type EnvSpec, type ExecResult } from "../exec/index.js";
+import { sandboxFromEnv, type Sandbox } from "../sandbox/index.js";
 import { cacheDir, harnessHome as defaultHarnessHome } from "./paths.js";
 import { validateProvisionConfig, type ProvisionConfig, type ProvisionSettings } from "./provision-config.js";
 import { WorkspaceProvisionError } from "./provision-error.js";
 import { excludeReceipt, provisionReceiptPath, PROVISION_RECEIPT, readReceipt, writeReceipt, type ProvisionReceipt } from "./provision-receipt.js";
 import { resolveProvisionCommand } from "./provision-resolve.js";
+
+/** The package managers whose caches provisioning may write. */
+const CACHE_TOOLS = ["npm", "pnpm", "yarn", "cargo"] as const;
 
 /** Attempts of one provisioning command: the first, and one retry. */
 const MAX_ATTEMPTS = 2;
@@ -23,6 +27,8 @@ export interface ProvisionArgs {
   /** The harness data directory holding the shared caches; `harnessHome()` by default. */
   harnessHome?: string;
   now?: () => Date;
+  /** Where the command runs; the operator's sandbox (`HARNESS_SANDBOX`) when absent. */
+  sandbox?: Sandbox;
 }
 
 export interface ProvisionOutcome {
@@ -92,6 +98,7 @@ export async function provisionWorktree(args: ProvisionArgs): Promise<ProvisionO
 /** Runs the command, once more after a failure; returns the attempts it took or throws. */
 async function runWithRetry(args: ProvisionArgs, settings: ProvisionSettings, cmd: string | null, argv: string[]): Promise<number> {
   const home = args.harnessHome ?? defaultHarnessHome();
+  const sandbox = args.sandbox ?? sandboxFromEnv();
   let env: EnvSpec;
   try {
     env = childEnv(home, settings.env);
@@ -116,8 +123,13 @@ async function runWithRetry(args: ProvisionArgs, settings: ProvisionSettings, cm
   };
   for (let attempt = 1; ; attempt += 1) {
     note(`attempt ${attempt}/${MAX_ATTEMPTS} in ${args.worktree}: ${cmd ?? ""}`);
-    // exec resolves only once the attempt's whole process group is gone, so attempts never overlap.
-    const result = await exec(argv, { cwd: args.worktree, env, timeoutMs: settings.timeoutMs, logPath: args.logPath });
+    // The run resolves only once every process of the attempt is gone, so attempts never overlap.
+    // Sandboxed with the network (registries), writing only the worktree and the caches.
+    const result = await sandbox.run(argv, { cwd: args.worktree, env, timeoutMs: settings.timeoutMs, logPath: args.logPath }, {
+      purpose: "provision",
+      network: true,
+      writable: [args.worktree, ...CACHE_TOOLS.map((tool) => cacheDir(home, tool))],
+    });
     if (succeeded(result)) return attempt;
     const why = describeFailure(result, settings.timeoutMs);
     note(`attempt ${attempt} ${why}`);
@@ -153,7 +165,7 @@ export function assertProvisioned(worktree: string, phase: string): void {
 /** The provisioning child's environment: the exec allowlist, the caches, the config's names. */
 function childEnv(home: string, configEnv: EnvSpec): EnvSpec {
   const caches = provisionCacheEnv(home);
-  for (const tool of ["npm", "pnpm", "yarn", "cargo"] as const) mkdirSync(cacheDir(home, tool), { recursive: true });
+  for (const tool of CACHE_TOOLS) mkdirSync(cacheDir(home, tool), { recursive: true });
   const spec: EnvSpec = { set: { ...caches, ...configEnv.set } };
   if (configEnv.allow) spec.allow = configEnv.allow;
   return spec;

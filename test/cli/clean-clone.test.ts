@@ -62,7 +62,25 @@ describe("harness clean-clone", () => {
     expect(run.stderr).toMatch(/did not run: .*is not inside a git working tree/);
   });
 
+  it("takes --depth, --env, --provision and --allow-external-symlinks, and prints warnings on stderr", async () => {
+    process.env.CC_CLI_PASSED = "passed";
+    try {
+      const run = await harness(repo, "--command", 'git rev-list --count HEAD; echo "$CI $CC_CLI_PASSED"; node -e 0', "--depth", "1", "--env", "CC_CLI_PASSED", "--interpreter", process.execPath, "--provision", "--allow-external-symlinks");
+      expect(run.code).toBe(0);
+      const printed = JSON.parse(run.stdout) as Record<string, unknown>;
+      expect(printed).toMatchObject({ ran: true, exitCode: 0, depth: 1, provisioned: true, linked: [], outputTail: "1\ntrue passed" });
+      expect(schemas().issues("clean-clone-result", printed)).toEqual([]);
+    } finally {
+      delete process.env.CC_CLI_PASSED;
+    }
+    const warned = await harness(repo, "--command", "if true; then true; fi", "--interpreter", process.execPath);
+    expect(warned.code).toBe(0);
+    expect(warned.stderr).toMatch(/harness clean-clone: warning: could not tell which interpreter the command invokes/);
+  });
+
   it.each([
+    [["--command", "true", "--depth", "0"], /--depth must be a positive integer/],
+    [["--command", "true", "--env", "NOT-A-NAME"], /--env must name an environment variable/],
     [["--link", "node_modules"], /--command is required/],
     [["--command", "true", "--timeout-ms", "soon"], /--timeout-ms must be a positive integer/],
     [["--command", "true", "--link", "../outside"], /--link must not contain empty, '.' or '..' segments/],

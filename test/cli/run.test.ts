@@ -6,16 +6,16 @@ import { git } from "../../src/workspace/index.js";
 import { readJournal } from "../../src/pipeline/index.js";
 import { schemas } from "../../src/schema/index.js";
 import { commitAll, removeTempDirs, writeFiles } from "../support/tmp.js";
-import { makeScenario, q, AGENT_SCRIPT, type Scenario } from "../pipeline/helpers.js";
+import { makeScenario, q, AGENT_SCRIPT, scenarioSandboxEnv, type Scenario } from "../pipeline/helpers.js";
 
 afterAll(removeTempDirs);
 
-function captureIO(cwd: string, home: string): CliIO & { out: string; err: string } {
+function captureIO(cwd: string, home: string, sandboxEnv: Record<string, string>): CliIO & { out: string; err: string } {
   const io = {
     out: "",
     err: "",
     cwd,
-    env: { ...process.env, HARNESS_HOME: home },
+    env: { ...process.env, HARNESS_HOME: home, ...sandboxEnv },
     stdout: (text: string) => void (io.out += text),
     stderr: (text: string) => void (io.err += text),
   };
@@ -47,7 +47,7 @@ describe("harness run", () => {
     const s = await cliScenario("false");
     writeFileSync(join(s.repo, "README.md"), "# user edit in progress\n");
     const statusBefore = await git(["status", "--porcelain"], { cwd: s.repo });
-    const io = captureIO(s.repo, s.home);
+    const io = captureIO(s.repo, s.home, scenarioSandboxEnv(s));
     // The flag overrides the configuration's failing test command.
     const code = await main(["run", "--story", s.story, "--test-cmd", "test -f feature.txt"], io);
 
@@ -73,7 +73,7 @@ describe("harness run", () => {
 
   it("exits 1 when the story is blocked, naming the failure class and the run directory", async () => {
     const s = await cliScenario("false");
-    const io = captureIO(s.dir, s.home);
+    const io = captureIO(s.dir, s.home, scenarioSandboxEnv(s));
     const code = await main(["run", s.repo, "--story", s.story, "--agent-cmd", agentCmd(s, "complete")], io);
     expect(code).toBe(1);
     expect(io.err).toMatch(/story blocked \(retry-ceiling\)/);
@@ -84,7 +84,7 @@ describe("harness run", () => {
   it("exits 2 for bad arguments or configuration, naming what is wrong", async () => {
     const s = await cliScenario("true");
     const run = async (args: string[]): Promise<{ code: number; err: string }> => {
-      const io = captureIO(s.repo, s.home);
+      const io = captureIO(s.repo, s.home, scenarioSandboxEnv(s));
       return { code: await main(["run", ...args], io), err: io.err };
     };
     expect(await run([])).toMatchObject({ code: 2, err: expect.stringContaining("--story <file.md> is required") });

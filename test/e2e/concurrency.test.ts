@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { eventually, startApp, type RunningApp } from "./app-process.js";
-import { addStoryRepo, checksOn, harnessYml, labelNewIssue, OWNER, queueDrained, storyPull } from "./scenario.js";
+import { addStoryRepo, checksOn, harnessYml, labelNewIssue, OWNER, queueDrained, sandboxGrant, storyPull } from "./scenario.js";
 
 jest.setTimeout(180_000);
 
@@ -30,7 +30,7 @@ describe("two stories at once", () => {
     const markers = join(root, "markers");
     mkdirSync(markers);
     await addStoryRepo(fake, "pair", harnessYml({ markers }));
-    app = await startApp({ fake, home, workDir: root, env: { HARNESS_CONCURRENCY: "2" } });
+    app = await startApp({ fake, home, workDir: root, env: { HARNESS_CONCURRENCY: "2", ...sandboxGrant(markers) } });
     const first = await labelNewIssue(fake, app, "pair", "First");
     // The first story's implementer waits on the marker, so the second must start beside it.
     await eventually("the first implementer to start", () => (existsSync(join(markers, "started")) ? true : undefined));

@@ -9,7 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { eventually, startApp, type RunningApp } from "./app-process.js";
-import { addStoryRepo, checksOn, harnessYml, labelNewIssue, OWNER, queueDrained, storyPull } from "./scenario.js";
+import { addStoryRepo, checksOn, harnessYml, labelNewIssue, OWNER, queueDrained, sandboxGrant, storyPull } from "./scenario.js";
+import { processWithTag, waitFor } from "../support/tmp.js";
 
 jest.setTimeout(180_000);
 
@@ -24,7 +25,7 @@ describe("the App killed with SIGKILL mid-story", () => {
   });
 
   afterAll(async () => {
-    // Lets the first run's orphaned agent (its own process group survived the kill) finish.
+    // Releases any agent still waiting (none should be: the sandbox dies with the App).
     if (root) writeFileSync(join(root, "markers", "release"), "");
     for (const app of apps) await app.stop();
     await fake?.close();
@@ -36,17 +37,19 @@ describe("the App killed with SIGKILL mid-story", () => {
     const markers = join(root, "markers");
     mkdirSync(markers);
     await addStoryRepo(fake, "crash", harnessYml({ markers }));
-    const first = await startApp({ fake, home, workDir: root });
+    const first = await startApp({ fake, home, workDir: root, env: sandboxGrant(markers) });
     apps.push(first);
     const { number } = await labelNewIssue(fake, first, "crash", "Survive a crash");
     await eventually("the implementer to start", () => (existsSync(join(markers, "started")) ? true : undefined));
 
     const killed = await first.kill9();
     expect(killed.signal).toBe("SIGKILL");
+    // The sandbox dies with the App: the agent it was running is gone, not orphaned.
+    expect(await waitFor(() => !processWithTag(markers), 10_000)).toBe(true);
     const jobs = readdirSync(join(home, "queue", "jobs")).filter((name) => name.endsWith(".json"));
     expect(jobs).toHaveLength(1);
 
-    const second = await startApp({ fake, home, workDir: root });
+    const second = await startApp({ fake, home, workDir: root, env: sandboxGrant(markers) });
     apps.push(second);
     const story = await eventually("the resumed story to complete", async () => {
       const head = await fake.branchHead(OWNER, "crash", `harness/story-${number}`);

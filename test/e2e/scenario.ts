@@ -137,3 +137,12 @@ export async function queueDrained(home: string): Promise<void> {
     return jobs.length === 0 ? true : undefined;
   });
 }
+
+/**
+ * The markers folder is how a test and the scripted agent wait for each other; it lies outside
+ * the worktree, so the App is told to let its sandboxed steps write it, as an operator would
+ * (HARNESS_SANDBOX_WRITE). The sandbox is otherwise the default one.
+ */
+export function sandboxGrant(markers: string): Record<string, string> {
+  return { HARNESS_SANDBOX_WRITE: markers };
+}

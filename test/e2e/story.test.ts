@@ -2,7 +2,7 @@
  * End to end: the App as a real HTTP server (its own process) against the strict fake GitHub,
  * real signed webhooks, real clones and pushes over git's smart HTTP, a scripted agent.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { checkRunRequestedActionPayload, deliverWebhook, issuesLabeledPayload, signedDelivery, startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
@@ -25,7 +25,10 @@ describe("the App end to end", () => {
     root = mkdtempSync(join(tmpdir(), "harness-e2e-"));
     home = join(root, "home");
     fake = await startFakeGitHub();
-    app = await startApp({ fake, home, workDir: root });
+    // The provisioning gates below are files the test creates outside any worktree; the App's
+    // sandbox is told to let steps read their folder, as an operator would (HARNESS_SANDBOX_READ).
+    mkdirSync(join(root, "gates"));
+    app = await startApp({ fake, home, workDir: root, env: { HARNESS_SANDBOX_READ: join(root, "gates") } });
   });
 
   afterAll(async () => {
@@ -134,7 +137,7 @@ describe("the App end to end", () => {
   });
 
   it("blocks on a provisioning failure with harness:blocked and a Retry button; a writer's retry-blocked completes it", async () => {
-    const gate = join(root, "provision-ok");
+    const gate = join(root, "gates", "provision-ok");
     await addStoryRepo(fake, "provision", harnessYml({ provision: `test -f '${gate}'` }));
     const { number } = await labelNewIssue(fake, app, "provision", "Needs dependencies");
     const blocked = await storyEnd(fake, "provision", number);
@@ -164,7 +167,7 @@ describe("the App end to end", () => {
   });
 
   it("re-admits a blocked story when a writer presses the Retry button of its check run", async () => {
-    const gate = join(root, "provision-ok-button");
+    const gate = join(root, "gates", "provision-ok-button");
     await addStoryRepo(fake, "button", harnessYml({ provision: `test -f '${gate}'` }));
     const { number } = await labelNewIssue(fake, app, "button", "Press the button");
     const blocked = await storyEnd(fake, "button", number);

@@ -1,4 +1,4 @@
-import { buildChildEnv, exec } from "../../src/exec/index.js";
+import { buildChildEnv, exec, isNeverPassed } from "../../src/exec/index.js";
 import { makeTempDir, removeTempDirs } from "../support/tmp.js";
 
 const SECRETS = ["PRIVATE_KEY", "WEBHOOK_SECRET", "GITHUB_TOKEN", "GH_TOKEN"] as const;
@@ -6,15 +6,31 @@ const SECRETS = ["PRIVATE_KEY", "WEBHOOK_SECRET", "GITHUB_TOKEN", "GH_TOKEN"] as
 afterAll(removeTempDirs);
 
 describe("buildChildEnv", () => {
-  const source = { PATH: "/bin", HOME: "/home/x", EXTRA: "1", UNASKED: "2", PRIVATE_KEY: "k", GH_TOKEN: "t" };
+  const source = { PATH: "/bin", HOME: "/home/x", EXTRA: "1", UNASKED: "2", PRIVATE_KEY: "k", GH_TOKEN: "t", gh_token: "lower" };
 
   it("copies the base allowlist and the caller's names only", () => {
     expect(buildChildEnv({ allow: ["EXTRA"] }, source)).toEqual({ PATH: "/bin", HOME: "/home/x", EXTRA: "1" });
   });
 
+  // Spelled out here, not read from the source's list: a name dropped from that list must fail this test.
+  const CREDENTIALS = ["PRIVATE_KEY", "PRIVATE_KEY_PATH", "WEBHOOK_SECRET", "GITHUB_CLIENT_SECRET", "GITHUB_CLIENT_ID", "GITHUB_TOKEN", "GH_TOKEN", "GITHUB_PAT", "APP_ID", "WEBHOOK_PROXY_URL", "REDIS_URL"];
+  const spellings = (name: string): string[] => [name, name.toLowerCase(), name.charAt(0) + name.slice(1).toLowerCase()];
+
+  it.each(CREDENTIALS)("never passes %s, in any case, copied from the source or set explicitly", (name) => {
+    for (const spelling of spellings(name)) {
+      const from = { PATH: "/bin", [spelling]: "from-source" };
+      expect(buildChildEnv({ allow: [spelling] }, from)).toEqual({ PATH: "/bin" });
+      expect(buildChildEnv({ set: { [spelling]: "set" } }, from)).toEqual({ PATH: "/bin" });
+      expect(isNeverPassed(spelling)).toBe(true);
+    }
+    // Names that only resemble it pass: the list is exact, not a pattern.
+    expect(buildChildEnv({ allow: [`${name}_HINT`] }, { [`${name}_HINT`]: "fine" })).toEqual({ [`${name}_HINT`]: "fine" });
+  });
+
   it("drops the App's credentials even when allowed or set explicitly", () => {
     const env = buildChildEnv({ allow: ["PRIVATE_KEY", "gh_token"], set: { WEBHOOK_SECRET: "s", GITHUB_TOKEN: "g", FINE: "yes" } }, source);
     for (const name of SECRETS) expect(env).not.toHaveProperty(name);
+    expect(env).not.toHaveProperty("gh_token");
     expect(env.FINE).toBe("yes");
   });
 });

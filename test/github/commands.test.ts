@@ -67,15 +67,16 @@ describe("parseCommands", () => {
     expect(parseCommands("/harnes ".repeat(1 << 17), { maxChars: Infinity })).toEqual([]);
     // The same text with one real command after it still finds that command, on the right line.
     expect(parseCommands(`${lines.slice(0, 9000).join("\n")}\n\n/harness help`, { maxChars: Infinity, maxCommands: Infinity })).toEqual([{ kind: "help", line: 9002 }]);
+    // A code span naming a tag hides nothing.
+    expect(parseCommands("`<details>` ".repeat(1 << 14) + "\n/harness help", { maxChars: Infinity })).toEqual([{ kind: "help", line: 2 }]);
   });
 });
 
 describe("parseCommands on adversarial input", () => {
-  it("finds nothing inside an HTML comment, a fence or a quote that never closes", () => {
+  it("finds nothing inside an HTML comment, a fence, a quote, <pre> or <details> that never closes", () => {
     const lines = "/harness retry-blocked\n".repeat(40_000);
-    for (const opener of ["<!--\n", "```\n", "> quote\n"]) {
-      const body = `${opener}${lines}`;
-      expect(parseCommands(body, { maxChars: Infinity })).toEqual([]);
+    for (const opener of ["<!--\n", "```\n", "> quote\n", "<pre>\n", "<details>\n\n", "text <details>\n\n"]) {
+      expect([opener, parseCommands(`${opener}${lines}`, { maxChars: Infinity })]).toEqual([opener, []]);
     }
     expect(kinds("<!-- a\nb --> tail\n/harness help")).toEqual(["help"]);
   });

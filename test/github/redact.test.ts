@@ -17,6 +17,19 @@ describe("redactSecrets", () => {
     expect(redactSecrets("curl -H 'X: Bearer eyJhbGciOi.J9.abc' url")).toBe(`curl -H 'X: Bearer ${REDACTED}' url`);
   });
 
+  // Each input below is one that only the named pattern catches, so dropping that pattern fails here.
+  it("removes an x-access-token credential outside a URL, and one whose value holds a slash", () => {
+    expect(redactSecrets("credential x-access-token:v1.opaque-value@host.test stored")).toBe(`credential x-access-token:${REDACTED}@host.test stored`);
+    expect(redactSecrets("https://x-access-token:ab/cd+ef@host.test/o/r.git")).toBe(`https://x-access-token:${REDACTED}@host.test/o/r.git`);
+  });
+
+  it("removes a value after the word token, without an Authorization header or a known prefix", () => {
+    expect(redactSecrets("git said: token v1.0123456789abcdef0123456789 is invalid")).toBe(`git said: token ${REDACTED} is invalid`);
+    expect(redactSecrets("TOKEN 0123456789abcdefghijXYZ. Next")).toBe(`TOKEN ${REDACTED} Next`);
+    // Short words after "token" are prose, not credentials.
+    expect(redactSecrets("the token was refused")).toBe("the token was refused");
+  });
+
   it("removes given secret values, longest first, and leaves other text alone", () => {
     expect(redactSecrets("key=sk-live-123456 and sk-live", ["sk-live", "sk-live-123456"])).toBe(`key=${REDACTED} and ${REDACTED}`);
     expect(redactSecrets("abc", ["ab"])).toBe("abc");

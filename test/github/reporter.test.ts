@@ -163,3 +163,37 @@ describe("GitHubReporter", () => {
     expect(gh.takeUnexpectedRequests().every((request) => request.status === 401)).toBe(true);
   });
 });
+
+describe("GitHubReporter redaction", () => {
+  it("removes a token added to the live list after the reporter was made, and the App's own secrets, in every form", async () => {
+    const tokens: string[] = ["ghs_initialtoken00000000000000000000"];
+    const issue = gh.createIssue(OWNER, NAME, { title: "Leak @acme/owners ![x](http://t.invalid/p.png)", user: "writer", labels: ["story"] });
+    const pull = await openStoryPull(gh, octokit, issue.number);
+    const webhookSecret = "webhook-secret-value-1234";
+    const reporter = new GitHubReporter({
+      octokit, owner: OWNER, repo: NAME, pullNumber: pull.number, issueNumber: issue.number, headSha: pull.headSha, log: new RecordingLog(),
+      secrets: tokens, appSecrets: [webhookSecret], revision: "2026-01-02T03:04:05Z", botLogin: gh.botLogin,
+    });
+    const refreshed = "refreshed-opaque-token-5678";
+    tokens.push(refreshed);
+    const tail = [
+      `WEBHOOK_SECRET=${webhookSecret}`,
+      `url x-access-token%3A${encodeURIComponent(refreshed)}@host`,
+      `hex ${Buffer.from(refreshed).toString("hex")}`,
+      `b64url ${Buffer.from(refreshed).toString("base64url")}`,
+      "-----BEGIN PRIVATE KEY-----",
+      "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7",
+    ].join("\n");
+    const story: Story = { issue: issue.number, pull: pull.number, headSha: pull.headSha, log: new RecordingLog(), reporter, snapshot: emptySnapshot() };
+    await feed(story, [{ ...(started() as Extract<HistoryEvent, { kind: "run.started" }>), title: issue.title }, stageStarted("verifier"), gate(1, 1, tail)]);
+    const summary = only(story, "harness / verifier").output?.summary ?? "";
+    for (const leaked of [webhookSecret, refreshed, encodeURIComponent(refreshed), Buffer.from(refreshed).toString("hex"), Buffer.from(refreshed).toString("base64url"), "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7"]) {
+      expect([leaked, summary.includes(leaked)]).toEqual([leaked, false]);
+    }
+    const comment = statusComments(story)[0]?.body ?? "";
+    expect(comment).toContain("revision `2026-01-02T03:04:05Z`");
+    expect(comment).not.toMatch(/@acme/);
+    expect(comment).not.toContain("![x]");
+    expect(comment).not.toContain("http://t.invalid");
+  });
+});

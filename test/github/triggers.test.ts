@@ -42,8 +42,8 @@ afterEach(async () => {
 const commentsOn = (number: number): string[] => gh.state.comments.filter((comment) => comment.issueNumber === number).map((comment) => comment.body);
 const requestCount = (): number => gh.state.requests.length;
 
-function labeled(number: number, label = "story", id?: string) {
-  return contextFor("issues.labeled", issuesLabeledPayload(gh, { owner: OWNER, name: NAME, number, label, sender: "writer" }), octokit, id);
+function labeled(number: number, label = "story", id?: string, sender = "writer") {
+  return contextFor("issues.labeled", issuesLabeledPayload(gh, { owner: OWNER, name: NAME, number, label, sender }), octokit, id);
 }
 
 function commented(number: number, body: string, user = "writer") {
@@ -58,7 +58,7 @@ describe("issues.labeled", () => {
     const before = requestCount();
     const first = await handleIssueLabeled(context, deps);
     expect(first).toMatchObject({ action: "enqueued" });
-    // No API work before enqueueing: the runner asks whether the story already completed.
+    // No API work before enqueueing: the runner asks whether the labeller may and whether the story already completed.
     const routes = gh.state.requests.slice(before).map((request) => `${request.method} ${request.route ?? request.path}`);
     expect(routes.filter((route) => !route.includes("access_tokens"))).toEqual([]);
     if (first.action !== "enqueued") throw new Error("not enqueued");
@@ -67,15 +67,17 @@ describe("issues.labeled", () => {
       kind: "start",
       installationId: gh.installationId,
       repository: { id: gh.state.repo(OWNER, NAME)?.id, owner: OWNER, name: NAME, cloneUrl: `${gh.url}/${OWNER}/${NAME}.git`, defaultBranch: "main" },
-      issue: { number: issue.number, title: "Add a greeting", body: "Say hello" },
+      issue: { number: issue.number, title: "Add a greeting", body: "Say hello", updatedAt: issue.updatedAt },
       requestedBy: "writer",
       deliveryId: "delivery-1",
+      eventKey: expect.stringMatching(new RegExp(`^issues\\.labeled/\\d+/${issue.number}/\\d+/${issue.updatedAt}/\\d+$`)),
       enqueuedAt: "2026-02-03T04:05:06.000Z",
     });
     expect(await queue.isActive(first.job.storyKey)).toBe(true);
     expect(commentsOn(issue.number)).toEqual([]);
 
-    expect(await handleIssueLabeled(labeled(issue.number, "story", "delivery-2"), deps)).toEqual({ action: "replied", reason: "already-active" });
+    // Another label event (another sender; GitHub's updated_at has a resolution of seconds).
+    expect(await handleIssueLabeled(labeled(issue.number, "story", "delivery-2", "maintainer"), deps)).toEqual({ action: "replied", reason: "already-active" });
     expect(commentsOn(issue.number)).toEqual([`Story #${issue.number} is already queued or running; nothing new was started.`]);
     expect(await handleIssueLabeled(labeled(issue.number, "story", "delivery-1"), deps)).toEqual({ action: "ignored", reason: "duplicate-delivery" });
     expect(commentsOn(issue.number)).toHaveLength(1);
@@ -109,7 +111,7 @@ describe("issues.labeled", () => {
     const deferring = { ...deps, defer: (work: () => Promise<void>) => void deferred.push(work) };
     expect(await handleIssueLabeled(labeled(issue.number, "story", "d-a"), deferring)).toMatchObject({ action: "enqueued" });
     const before = requestCount();
-    expect(await handleIssueLabeled(labeled(issue.number, "story", "d-b"), deferring)).toEqual({ action: "replied", reason: "already-active" });
+    expect(await handleIssueLabeled(labeled(issue.number, "story", "d-b", "maintainer"), deferring)).toEqual({ action: "replied", reason: "already-active" });
     expect(requestCount()).toBe(before);
     expect(deferred).toHaveLength(1);
     await deferred[0]!();

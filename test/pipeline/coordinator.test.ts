@@ -1,8 +1,9 @@
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { git } from "../../src/workspace/index.js";
+import { loadWorkflow } from "../../src/pipeline/index.js";
 import { schemas } from "../../src/schema/index.js";
-import { isRunning, readPid, removeTempDirs, waitFor } from "../support/tmp.js";
+import { processWithTag, removeTempDirs, waitFor } from "../support/tmp.js";
 import { kinds, launches, makeScenario, ofKind, runScenario, scriptedConfig } from "./helpers.js";
 
 afterAll(removeTempDirs);
@@ -117,6 +118,22 @@ describe("runStory", () => {
     expect(outcome).toMatchObject({ status: "blocked", failureClass: "retry-ceiling" });
   });
 
+  it("counts a suite gate that hangs as a failed gate, in a workflow without a clean-clone check", async () => {
+    const s = await makeScenario();
+    // A suite that exits 0 when told to stop still ran out of time.
+    const config = scriptedConfig(s, "complete", { test: "trap 'exit 0' TERM; sleep 600 & wait" });
+    config.test.timeoutMs = 1000;
+    config.maxAttempts = 1;
+    const base = loadWorkflow();
+    const workflow = { ...base, stages: base.stages.map(({ cleanClone: _dropped, ...stage }) => stage) };
+    const { outcome, journal } = await runScenario(s, config, { workflow });
+    expect(ofKind(journal, "gate.finished")[0]).toMatchObject({ stage: "verifier", timedOut: true });
+    expect(ofKind(journal, "clean_clone.finished")).toEqual([]);
+    expect(ofKind(journal, "stage.finished").at(-1)).toMatchObject({ stage: "verifier", outcome: "failed", failureClass: "suite-failed" });
+    expect(launches(s)).toEqual(["implementer 1", "tester 1"]);
+    expect(outcome).toMatchObject({ status: "blocked", failureClass: "retry-ceiling" });
+  });
+
   it("links the worktree's installed dependencies into the clean clone unless told otherwise", async () => {
     const install = "mkdir -p node_modules && echo dep > node_modules/dep.txt";
     const s = await makeScenario({ ".gitignore": "node_modules/\n" });
@@ -143,8 +160,9 @@ describe("runStory", () => {
 
     expect(outcome).toMatchObject({ status: "blocked", failureClass: "retry-ceiling" });
     expect(ofKind(journal, "stage.finished")[0]).toMatchObject({ stage: "implementer", outcome: "failed", failureClass: "agent-timeout" });
-    const pid = readPid(`${s.launches}.pid`);
-    expect(await waitFor(() => !isRunning(pid), 5000)).toBe(true);
+    const tag = readFileSync(`${s.launches}.pid`, "utf8").trim();
+    expect(tag).toMatch(/^harness-hang-/);
+    expect(await waitFor(() => !processWithTag(tag), 5000)).toBe(true);
   });
 
   it("stops a running story on its abort signal as interrupted, ending the agent's process tree", async () => {
@@ -152,12 +170,15 @@ describe("runStory", () => {
     const controller = new AbortController();
     const running = runScenario(s, scriptedConfig(s, "hang"), { signal: controller.signal });
     expect(await waitFor(() => existsSync(`${s.launches}.pid`), 10_000)).toBe(true);
+    const runningTag = readFileSync(`${s.launches}.pid`, "utf8").trim();
+    expect(await waitFor(() => processWithTag(runningTag), 5000)).toBe(true);
     controller.abort();
     const { outcome, journal } = await running;
     expect(outcome).toMatchObject({ status: "blocked", failureClass: "interrupted" });
     expect(ofKind(journal, "retry.scheduled")).toEqual([]);
-    const pid = readPid(`${s.launches}.pid`);
-    expect(await waitFor(() => !isRunning(pid), 5000)).toBe(true);
+    const tag = readFileSync(`${s.launches}.pid`, "utf8").trim();
+    expect(tag).toMatch(/^harness-hang-/);
+    expect(await waitFor(() => !processWithTag(tag), 5000)).toBe(true);
   });
 
   it("counts an agent's non-zero exit and an invalid verdict as failed attempts", async () => {

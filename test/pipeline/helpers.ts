@@ -2,8 +2,8 @@
  * Scenario helpers for pipeline tests: a tiny real repository, a configuration driving the
  * scripted agent, a reporter that records, and readers for what a run leaves behind.
  */
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
   loadWorkflow,
@@ -17,6 +17,7 @@ import {
   type StoryOutcome,
   type Workflow,
 } from "../../src/pipeline/index.js";
+import { Sandbox, sandboxSettingsFromEnv } from "../../src/sandbox/index.js";
 import { initRepo, makeTempDir } from "../support/tmp.js";
 
 export const AGENT_SCRIPT = fileURLToPath(new URL("../fixtures/agents/scripted.sh", import.meta.url));
@@ -28,6 +29,7 @@ export interface Scenario {
   dir: string;
   repo: string;
   home: string;
+  /** The scripted agent's launch log, in a folder of its own that the sandbox lets it write. */
   launches: string;
 }
 
@@ -36,7 +38,23 @@ export async function makeScenario(files: Record<string, string> = {}): Promise<
   const dir = makeTempDir("harness-pipeline-");
   const repo = join(dir, "repo");
   await initRepo(repo, { "README.md": "# demo\n", ...files });
-  return { dir, repo, home: join(dir, "home"), launches: join(dir, "launches.log") };
+  mkdirSync(join(dir, "agent-out"));
+  return { dir, repo, home: join(dir, "home"), launches: join(dir, "agent-out", "launches.log") };
+}
+
+/**
+ * The operator settings a scenario's sandbox needs: the scripted agent lives outside the
+ * worktree (in this repository's fixtures), and it logs its launches outside it, so the test
+ * grants exactly those two folders the way an operator grants an agent CLI's folder
+ * (HARNESS_SANDBOX_READ, HARNESS_SANDBOX_WRITE). Everything else is the real default sandbox.
+ */
+export function scenarioSandboxEnv(s: Scenario): Record<string, string> {
+  return { HARNESS_SANDBOX_READ: dirname(AGENT_SCRIPT), HARNESS_SANDBOX_WRITE: dirname(s.launches) };
+}
+
+/** The sandbox of a scenario: the default one plus {@link scenarioSandboxEnv}. */
+export function scenarioSandbox(s: Scenario): Sandbox {
+  return new Sandbox(sandboxSettingsFromEnv({ ...process.env, ...scenarioSandboxEnv(s) }));
 }
 
 /** YAML configuration running the scripted agent in `scenario`; `extra` is appended verbatim. */
@@ -80,6 +98,7 @@ export async function runScenario(
     harnessHome: s.home,
     reporter,
     agentEnvAllow: [],
+    sandbox: scenarioSandbox(s),
     ...overrides,
   });
   return { outcome, journal: readJournal(join(outcome.runDir, "execution-history.ndjson")), reporter };

@@ -1,6 +1,7 @@
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { EmbeddedQueue, type JobLease } from "../../src/queue/index.js";
+import { appearedOnlyByRename, folderEvents, writtenNames } from "../support/fs-events.js";
 import { deferred, makeJob, tempDir, waitFor } from "./helpers.js";
 
 describe("EmbeddedQueue", () => {
@@ -33,6 +34,31 @@ describe("EmbeddedQueue", () => {
     expect((await queue.enqueue(makeJob(2, "d-3"))).accepted).toBe(true);
     const files = (await readdir(join(dir, "jobs"))).filter((name) => name.endsWith(".json"));
     expect(files).toHaveLength(2);
+  });
+
+  it("writes a job file only through a temp file renamed onto it, when queued and when taken", async () => {
+    const queue = await openQueue();
+    const jobs = join(dir, "jobs");
+    let jobId = "";
+    const queued = await folderEvents(jobs, async () => {
+      const outcome = await queue.enqueue(makeJob(1, "d-1"));
+      if (outcome.accepted) jobId = outcome.jobId;
+    });
+    expect(jobId).not.toBe("");
+    // A write in place, torn by kill -9 half-way, would be a job skipped on rescan: a story lost.
+    expect(appearedOnlyByRename(queued, `${jobId}.json`)).toBe(true);
+    expect(writtenNames(queued).every((name) => name.startsWith(`${jobId}.json.`) && name.endsWith(".tmp"))).toBe(true);
+    expect(writtenNames(queued).length).toBeGreaterThan(0);
+
+    const release = deferred();
+    const taken = await folderEvents(jobs, async () => {
+      queue.start(() => release.promise);
+      await waitFor("the job taken", async () => (await readFile(join(jobs, `${jobId}.json`), "utf8")).includes('"running"'));
+    });
+    expect(appearedOnlyByRename(taken, `${jobId}.json`)).toBe(true);
+    expect(writtenNames(taken).length).toBeGreaterThan(0);
+    release.resolve();
+    await queue.idle();
   });
 
   it("lets a story be queued again once its job finished", async () => {
@@ -92,6 +118,24 @@ describe("EmbeddedQueue", () => {
     });
     await waitFor("both jobs", () => leases.length === 2);
     expect(leases.map((lease) => [lease.job.issue.number, lease.interruptions])).toEqual([[1, 0], [2, 0]]);
+  });
+
+  it("refuses a redelivery after a restart, also of a delivery whose job already finished", async () => {
+    const queue = await openQueue();
+    const ran: string[] = [];
+    queue.start(async (lease) => {
+      ran.push(lease.job.deliveryId);
+    });
+    expect((await queue.enqueue(makeJob(1, "d-done"))).accepted).toBe(true);
+    await waitFor("the job run", () => ran.length === 1);
+    await queue.idle();
+    // Finished: no job file is left to carry its delivery id, only the delivery log.
+    expect((await readdir(join(dir, "jobs"))).filter((name) => name.endsWith(".json"))).toEqual([]);
+    await queue.close();
+    open.splice(0);
+    const restarted = await openQueue();
+    expect(await restarted.enqueue(makeJob(1, "d-done"))).toEqual({ accepted: false, reason: "duplicate-delivery" });
+    expect((await restarted.enqueue(makeJob(1, "d-new"))).accepted).toBe(true);
   });
 
   it("bounds the delivery memory and drops a torn last line", async () => {

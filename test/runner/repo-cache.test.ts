@@ -1,7 +1,8 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { gitAuthEnv, redactToken, repoCacheDir, syncRepoCache } from "../../src/runner/index.js";
+import { exec } from "../../src/exec/index.js";
+import { gitAuthEnv, pushStoryBranch, redactToken, repoCacheDir, syncRepoCache } from "../../src/runner/index.js";
 import { git, HARNESS_IDENTITY } from "../../src/workspace/index.js";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 
@@ -43,6 +44,40 @@ describe("repository cache", () => {
     expect(config).toContain(repo.cloneUrl);
     expect(config).not.toContain(token);
     expect(config).not.toContain(Buffer.from(`x-access-token:${token}`).toString("base64"));
+  });
+
+  it("runs no hook planted in the cache during the App's fetch and push, which carry the token in git's environment", async () => {
+    const repo = await fake.addRepository({ owner: "acme", name: "hooked", files: { "README.md": "one\n" } });
+    const token = fake.mintToken();
+    const args = { harnessHome: join(root, "home"), owner: "acme", name: "hooked", cloneUrl: repo.cloneUrl, authEnv: gitAuthEnv(token) };
+    const dir = await syncRepoCache(args);
+    const ran = join(root, "hooked-ran");
+    mkdirSync(join(dir, "hooks"), { recursive: true });
+    for (const hook of ["reference-transaction", "pre-push", "post-checkout", "pre-auto-gc", "fsmonitor-watchman"]) {
+      writeFileSync(join(dir, "hooks", hook), `#!/bin/sh\necho ${hook} >> "${ran}"\nenv >> "${ran}"\ncat > /dev/null\n`);
+      chmodSync(join(dir, "hooks", hook), 0o755);
+    }
+    // The remote moves on, so the next fetch updates refs (which is what fires reference-transaction).
+    const work = join(root, "hooked-work");
+    await git(["clone", "--quiet", repo.cloneUrl, work], { cwd: root, env: gitAuthEnv(token) });
+    writeFileSync(join(work, "README.md"), "two\n");
+    await git(["commit", "--quiet", "-am", "two"], { cwd: work, env: HARNESS_IDENTITY });
+    await git(["push", "--quiet", "origin", "HEAD:main"], { cwd: work, env: gitAuthEnv(token) });
+
+    await syncRepoCache(args);
+    const tip = await git(["rev-parse", "refs/remotes/origin/main"], { cwd: dir, readOnly: true });
+    expect(tip).toBe(await fake.branchHead("acme", "hooked", "main"));
+    await pushStoryBranch({ repoDir: dir, branch: "harness/story-1", sha: tip, authEnv: args.authEnv });
+    expect(await fake.branchHead("acme", "hooked", "harness/story-1")).toBe(tip);
+    expect(existsSync(ran)).toBe(false);
+
+    // The fixture is live: the same push by git without the harness's flags runs the hooks, token and all.
+    const plain = await exec(["git", "push", "--quiet", "origin", `${tip}:refs/heads/harness/story-2`], { cwd: dir, env: { set: args.authEnv } });
+    expect(plain.exitCode).toBe(0);
+    const leaked = readFileSync(ran, "utf8");
+    expect(leaked).toContain("pre-push");
+    expect(leaked).toContain("reference-transaction");
+    expect(leaked).toContain(Buffer.from(`x-access-token:${token}`).toString("base64"));
   });
 
   it("is refused without a token: the fake's git endpoint requires one", async () => {

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -89,6 +90,24 @@ describe("story runner", () => {
     expect(existsSync(join(home, "repos"))).toBe(false);
     expect(fake.state.checkRuns.filter((run) => run.repo === "acme/done")).toHaveLength(0);
     fake.assertNoUnexpectedRequests();
+  });
+
+  it("redacts the installation token by its value in what it reports, even in a form no pattern recognises", async () => {
+    const opaque = `v1${randomBytes(20).toString("hex")}`;
+    const harnessYml = ["agent:", "  command: \"true\"", "test:", `  command: "echo suite saw ${opaque}; exit 1"`, "provision:", '  command: "true"', "max_attempts: 1", ""].join("\n");
+    const repo = await fake.addRepository({ owner: "acme", name: "leaky", files: { "README.md": "x\n", ".github/harness.yml": harnessYml } });
+    const issue = fake.createIssue("acme", "leaky", { title: "Leaks", body: "", user: "acme" });
+    fake.issueNextTokenAs(opaque);
+    const seen = fake.state.requests.length;
+    await realWorker(join(root, "home-leaky"))(startLease("leaky", issue.number, issue.title, repo), new AbortController().signal);
+    expect(fake.issuedTokens().map((issued) => issued.token)).toContain(opaque);
+
+    const verifier = fake.state.checkRuns.find((run) => run.repo === "acme/leaky" && run.name.includes("verifier"));
+    const posted = `${verifier?.output.summary ?? ""}${verifier?.output.text ?? ""}`;
+    expect(posted).toContain("suite saw [REDACTED]");
+    for (const request of fake.state.requests.slice(seen)) expect(JSON.stringify(request.body ?? "")).not.toContain(opaque);
+    expect(lines.join("\n")).not.toContain(opaque);
+    fake.takeUnexpectedRequests();
   });
 
   it("reports a story interrupted more often than it may be resumed as blocked (interrupted), with the Retry button", async () => {

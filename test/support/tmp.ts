@@ -3,7 +3,7 @@
  * here lives under the OS temp folder and is removed by {@link removeTempDirs} (call it from
  * `afterAll`).
  */
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { git, HARNESS_IDENTITY } from "../../src/workspace/index.js";
@@ -91,4 +91,20 @@ export function readPid(path: string): number {
   const pid = Number(readFileSync(path, "utf8").trim());
   if (!Number.isInteger(pid) || pid <= 0) throw new Error(`no pid in ${path}`);
   return pid;
+}
+
+/**
+ * Whether a live process anywhere on the host has `tag` in its command line. A process
+ * started inside a sandbox has a pid of its own namespace there, so tests find it by a tag.
+ */
+export function processWithTag(tag: string): boolean {
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readFileSync(`/proc/${name}/cmdline`, "latin1").includes(tag) && isRunning(Number(name))) return true;
+    } catch {
+      // Gone while we looked.
+    }
+  }
+  return false;
 }

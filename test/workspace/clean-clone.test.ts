@@ -115,7 +115,7 @@ describe("runCleanCloneCheck", () => {
     const result = await check({ repo, command: "true" });
     expect(result.ran).toBe(false);
     expect(result.exitCode).toBeUndefined();
-    expect(result.reason).toMatch(/could not be built \(apply\).*submodule pointer.*sub/);
+    expect(result.reason).toMatch(/could not be built \(refuse\).*submodule pointer sub/);
   });
 
   it("reports a repository without a commit, and a folder outside git, as not run", async () => {

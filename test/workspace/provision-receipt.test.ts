@@ -1,6 +1,5 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { exec } from "../../src/exec/index.js";
 import { schemas } from "../../src/schema/index.js";
 import {
   assertProvisioned,
@@ -12,48 +11,33 @@ import {
   WorkspaceProvisionError,
   writeReceipt,
 } from "../../src/workspace/index.js";
-import { addWorktree, commitAll, initRepo, makeTempDir, removeTempDirs, waitFor } from "../support/tmp.js";
+import { appearedOnlyByRename, folderEvents, writtenNames } from "../support/fs-events.js";
+import { addWorktree, commitAll, initRepo, makeTempDir, removeTempDirs } from "../support/tmp.js";
 
 afterAll(removeTempDirs);
 
-/** A process polling the receipt as fast as it can until a stop file appears; reports what it saw. */
-const READER = `
-const fs = require("node:fs");
-const [target, ready, stop] = process.argv.slice(1);
-let reads = 0, partial = 0;
-const seen = new Set();
-fs.writeFileSync(ready, "");
-while (!fs.existsSync(stop)) {
-  let text;
-  try { text = fs.readFileSync(target, "utf8"); } catch { continue; }
-  reads += 1;
-  try {
-    const receipt = JSON.parse(text);
-    if (!text.endsWith("\\n") || text.indexOf("\\n") !== text.length - 1 || receipt.exitCode !== 0) partial += 1;
-    seen.add(receipt.durationMs);
-  } catch { partial += 1; }
-}
-process.stdout.write(JSON.stringify({ reads, partial, distinct: seen.size }));
-`;
-
 describe("receipt", () => {
-  it("is never observed partial by a concurrent reader", async () => {
+  // Deterministic, where a concurrent reader would only catch a torn write by luck: the kernel
+  // reports every write to every name in the folder, and none may land on the receipt's name.
+  it("appears at its path only by a rename of a written temp file beside it", async () => {
     const worktree = makeTempDir("harness-receipt-");
-    const ready = join(worktree, "ready");
-    const stop = join(worktree, "stop");
-    const reader = exec(["node", "-e", READER, join(worktree, PROVISION_RECEIPT), ready, stop], { cwd: worktree, captureStdout: true, timeoutMs: 60_000 });
-    expect(await waitFor(() => existsSync(ready), 20_000)).toBe(true);
-    // Long commands make each write large enough to be torn if it were not atomic.
-    for (let i = 0; i < 400; i += 1) {
-      writeReceipt(worktree, { cmd: `install ${"x".repeat(8192)} ${i}`, exitCode: 0, at: new Date().toISOString(), durationMs: i });
-      if (i % 50 === 0) await new Promise((resolve) => setImmediate(resolve));
+    for (const i of [1, 2]) {
+      const events = await folderEvents(worktree, () => writeReceipt(worktree, { cmd: `install ${i}`, exitCode: 0, at: new Date().toISOString(), durationMs: i }));
+      expect(appearedOnlyByRename(events, PROVISION_RECEIPT)).toBe(true);
+      expect(writtenNames(events)).toEqual([expect.stringMatching(new RegExp(`^\\${PROVISION_RECEIPT}\\.\\d+\\.[0-9a-f]{8}\\.tmp$`))]);
+      expect(readReceipt(worktree)?.durationMs).toBe(i);
     }
-    writeFileSync(stop, "");
-    const result = await reader;
-    const report = JSON.parse(result.stdout?.toString() ?? "{}") as { reads: number; partial: number; distinct: number };
-    expect(report.partial).toBe(0);
-    expect(report.reads).toBeGreaterThan(0);
-    expect(report.distinct).toBeGreaterThan(1);
+    expect(readdirSync(worktree)).toEqual([PROVISION_RECEIPT]);
+  });
+
+  it("is written the same way by provisioning", async () => {
+    const root = makeTempDir("harness-receipt-prov-");
+    const worktree = join(root, "wt");
+    mkdirSync(worktree);
+    const events = await folderEvents(worktree, () => provisionWorktree({ worktree, taskId: "t", logPath: join(root, "p.log"), harnessHome: join(root, "home"), config: { command: "echo installed > deps.txt" } }));
+    expect(appearedOnlyByRename(events, PROVISION_RECEIPT)).toBe(true);
+    expect(writtenNames(events)).toContain("deps.txt");
+    expect(isProvisioned(worktree)).toBe(true);
   });
 
   it("is one schema-valid JSON line with keys in the pinned order", () => {

@@ -7,6 +7,7 @@ import {
   WorkspaceProvisionError,
   type ProvisionConfig,
 } from "../../src/workspace/index.js";
+import { Sandbox, sandboxSettingsFromEnv } from "../../src/sandbox/index.js";
 import { makeTempDir, removeTempDirs, writeFiles, type FileSpec } from "../support/tmp.js";
 import { fakePath, recorded, writeFakeTools } from "./provision-fakes.js";
 
@@ -23,11 +24,14 @@ function setup(files: Record<string, FileSpec>) {
   writeFiles(records, { ".keep": "" });
   writeFakeTools(bin);
   const env = { set: { PATH: fakePath(bin), RECORD_DIR: records } };
-  return { root, worktree, records, home: join(root, "home"), logPath: join(root, "logs", "provision.log"), env };
+  // The real sandbox, granted the fake tools and the record folder the way an operator grants
+  // an installed tool's folder (HARNESS_SANDBOX_READ / HARNESS_SANDBOX_WRITE).
+  const sandbox = new Sandbox({ ...sandboxSettingsFromEnv({}), readPaths: [bin], writePaths: [records] });
+  return { root, worktree, records, home: join(root, "home"), logPath: join(root, "logs", "provision.log"), env, sandbox };
 }
 
 const run = (s: ReturnType<typeof setup>, config: ProvisionConfig = {}) =>
-  provisionWorktree({ worktree: s.worktree, config: { env: s.env, ...config }, taskId: "t1", logPath: s.logPath, harnessHome: s.home });
+  provisionWorktree({ worktree: s.worktree, config: { env: s.env, ...config }, taskId: "t1", logPath: s.logPath, harnessHome: s.home, sandbox: s.sandbox });
 
 describe("provisionWorktree rungs", () => {
   it.each([

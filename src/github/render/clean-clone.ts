@@ -2,7 +2,7 @@
 import type { StorySnapshot } from "../../pipeline/index.js";
 import { boundCheckRunOutput } from "../limits.js";
 import { redactSecrets } from "../redact.js";
-import { formatDuration, inlineCode, tailBlock } from "./markdown.js";
+import { formatDuration, inlineCode, policyLine, tailBlock } from "./markdown.js";
 import type { CheckRunOutput, RenderOptions } from "./types.js";
 
 /** The clean-clone result of the snapshot's current attempt, if it has one. */
@@ -46,6 +46,7 @@ export function renderCleanCloneCheck(snapshot: StorySnapshot, options: RenderOp
     `**Exit code:** ${exit}`,
     `**Commit:** ${result.commit ? inlineCode(result.commit) : "–"}`,
     `**Duration:** ${formatDuration(result.durationMs)}`,
+    ...policyLine(event.policy),
     "",
     "#### Output tail",
     tailBlock(result.outputTail, secrets),

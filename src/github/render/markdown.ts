@@ -1,5 +1,5 @@
 /** Small Markdown building blocks shared by the renderers. */
-import type { StageSnapshot } from "../../pipeline/index.js";
+import type { StageSnapshot, StepPolicy } from "../../pipeline/index.js";
 import { keepLastBytes } from "../limits.js";
 import { redactSecrets } from "../redact.js";
 
@@ -73,4 +73,11 @@ export function tailBlock(tail: string | undefined, secrets: readonly string[]):
   const kept = keepLastBytes(text, TAIL_BLOCK_BYTES);
   const note = kept.length < text.length ? "… (start of output cut)\n" : "";
   return `${note}${codeBlock(kept, "text")}`;
+}
+
+/** The line saying which policy a step that ran repository code ran under. */
+export function policyLine(policy: StepPolicy | undefined): string[] {
+  if (!policy) return [];
+  const sandbox = policy.sandboxed ? "sandboxed" : "**unsandboxed** (HARNESS_SANDBOX=off)";
+  return [`**Ran:** ${sandbox}, network ${policy.network ? "on" : "off"}`];
 }

@@ -26,6 +26,11 @@ export function renderNotPermitted(login: string): string {
   return `@${login} only people with write, maintain or admin permission on this repository can run story-harness commands.`;
 }
 
+/** Reply when whoever labelled or re-admitted a story has no write access when its job starts (never had, or lost it since). */
+export function renderNotAdmitted(login: string, issueNumber: number): string {
+  return `Story #${issueNumber} was not started: @${login}, who asked for it, does not have write, maintain or admin permission on this repository now. Someone with write access can label it again or comment \`${RETRY_COMMAND}\`.`;
+}
+
 /** Reply when a story is labelled or retried while it is already queued or running. */
 export function renderAlreadyActive(issueNumber: number): string {
   return `Story #${issueNumber} is already queued or running; nothing new was started.`;

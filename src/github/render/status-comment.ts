@@ -2,7 +2,8 @@
 import type { StorySnapshot } from "../../pipeline/index.js";
 import { boundComment } from "../limits.js";
 import { redactSecrets } from "../redact.js";
-import { stageTable } from "./markdown.js";
+import { inlineCode, stageTable } from "./markdown.js";
+import { untrustedLine } from "./text.js";
 import { blockedSection, progressLine, retryLine } from "./story.js";
 import type { RenderOptions } from "./types.js";
 
@@ -12,8 +13,11 @@ export const STATUS_MARKER = "<!-- story-harness:status -->";
 /** Renders the status comment: marker, progress, why the last attempt was sent back, stage table, blocked advice. */
 export function renderStatusComment(snapshot: StorySnapshot, options: RenderOptions = {}): string {
   const secrets = options.secrets ?? [];
-  const title = redactSecrets(snapshot.title, secrets).replace(/\r?\n/g, " ");
+  const title = untrustedLine(redactSecrets(snapshot.title, secrets));
   const lines = [STATUS_MARKER, `## story-harness: ${title || snapshot.storyId}`, "", progressLine(snapshot)];
+  if (options.revision) {
+    lines.push("", `Working on the issue as it was admitted (revision ${inlineCode(options.revision)}, its \`updated_at\`): later edits are used only once someone with write access re-admits the story.`);
+  }
   const retry = retryLine(snapshot, secrets);
   if (retry) lines.push("", retry);
   lines.push("", stageTable(snapshot.stages));

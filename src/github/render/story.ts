@@ -4,6 +4,7 @@ import { boundCheckRunOutput } from "../limits.js";
 import { redactSecrets } from "../redact.js";
 import { adviceFor, RETRY_COMMAND } from "./advice.js";
 import { codeBlock, inlineCode, stageTable } from "./markdown.js";
+import { untrustedLine } from "./text.js";
 import type { CheckRunOutput, RenderOptions } from "./types.js";
 
 /** One line saying where the story stands: which attempt runs, or how it ended. */
@@ -19,7 +20,7 @@ export function progressLine(snapshot: StorySnapshot): string {
 export function retryLine(snapshot: StorySnapshot, secrets: readonly string[]): string | undefined {
   const retry = snapshot.lastRetry;
   if (!retry || retry.nextAttempt !== snapshot.attempt) return undefined;
-  const reason = redactSecrets(retry.reason, secrets).replace(/\r?\n/g, " ");
+  const reason = untrustedLine(redactSecrets(retry.reason, secrets), 2000);
   return `↩️ Attempt ${retry.failedAttempt} was sent back from ${inlineCode(retry.fromStage)} to ${inlineCode(retry.retryStage)} (\`${retry.failureClass}\`): ${reason}`;
 }
 
@@ -39,6 +40,7 @@ export function blockedSection(snapshot: StorySnapshot, secrets: readonly string
 export function renderStoryCheck(snapshot: StorySnapshot, options: RenderOptions = {}): CheckRunOutput {
   const secrets = options.secrets ?? [];
   const lines = [progressLine(snapshot)];
+  if (snapshot.unsandboxed) lines.push("", "⚠️ **Unsandboxed:** the operator runs this App with `HARNESS_SANDBOX=off`, so repository code ran as the App's own user, with its files and network in reach.");
   const retry = retryLine(snapshot, secrets);
   if (retry) lines.push("", retry);
   lines.push("", stageTable(snapshot.stages));
@@ -51,5 +53,5 @@ export function renderStoryCheck(snapshot: StorySnapshot, options: RenderOptions
       : snapshot.outcome === "blocked"
         ? `Blocked: ${snapshot.failureClass ?? "internal-error"}`
         : `Attempt ${snapshot.attempt}${of} running`;
-  return { title, summary: boundCheckRunOutput(lines.join("\n")) };
+  return { title: snapshot.unsandboxed ? `${title} (unsandboxed)` : title, summary: boundCheckRunOutput(lines.join("\n")) };
 }

@@ -2,7 +2,8 @@
 import type { StorySnapshot } from "../../pipeline/index.js";
 import { boundCheckRunOutput } from "../limits.js";
 import { redactSecrets } from "../redact.js";
-import { formatDuration, inlineCode, tailBlock } from "./markdown.js";
+import { formatDuration, inlineCode, policyLine, tailBlock } from "./markdown.js";
+import { neutralise, untrustedLine } from "./text.js";
 import type { CheckRunOutput, RenderOptions } from "./types.js";
 
 /** The suite gate and verdict of the snapshot's current attempt (earlier attempts have their own check runs). */
@@ -36,12 +37,12 @@ export function renderVerifierCheck(snapshot: StorySnapshot, options: RenderOpti
   const lines: string[] = [];
   if (gate) {
     const exit = gate.timedOut ? "timed out" : gate.exitCode === undefined ? "none" : String(gate.exitCode);
-    lines.push(`**Suite:** ${inlineCode(redactSecrets(gate.command, secrets))}`, `**Exit code:** ${exit}`, `**Duration:** ${formatDuration(gate.durationMs)}`, "");
+    lines.push(`**Suite:** ${inlineCode(redactSecrets(gate.command, secrets))}`, `**Exit code:** ${exit}`, `**Duration:** ${formatDuration(gate.durationMs)}`, ...policyLine(gate.policy), "");
   }
   if (verdict) {
     lines.push(`**Verdict:** ${verdict.verdict === "pass" ? "✅ pass" : "❌ fail"}`);
-    if (verdict.findings.length > 0) lines.push("", "#### Findings", ...verdict.findings.map((finding) => `- ${redactSecrets(finding, secrets).replace(/\r?\n/g, " ")}`));
-    if (verdict.retryGuidance) lines.push("", "#### Guidance for the next attempt", redactSecrets(verdict.retryGuidance, secrets));
+    if (verdict.findings.length > 0) lines.push("", "#### Findings", ...verdict.findings.map((finding) => `- ${untrustedLine(redactSecrets(finding, secrets), 4000)}`));
+    if (verdict.retryGuidance) lines.push("", "#### Guidance for the next attempt", neutralise(redactSecrets(verdict.retryGuidance, secrets)));
     lines.push("");
   } else if (gate && !gateFailed(gate)) {
     lines.push("**Verdict:** waiting for the verifier", "");

@@ -2,10 +2,10 @@
 import type { Context } from "probot";
 import { parseCommands, type HarnessCommand } from "../commands.js";
 import { hasLabel } from "../labels.js";
-import { canRunCommands } from "../permissions.js";
+import { admitActor, isAllowedBot } from "../admission.js";
 import { renderHelp, renderNotAStory, renderNotPermitted, renderUnknownCommand } from "../render/replies.js";
 import { storyIssueFromBranch } from "../story-lookup.js";
-import { DEFAULT_STORY_LABEL, isBotActor, reply, scopeOf, type TriggerDeps, type TriggerOutcome, type TriggerScope } from "./deps.js";
+import { admissionPolicy, DEFAULT_STORY_LABEL, isBotActor, reply, scopeOf, type TriggerDeps, type TriggerOutcome, type TriggerScope } from "./deps.js";
 import { loadStoryIssue, readmitBlockedStory, type StoryIssue } from "./readmit.js";
 
 type CommentPayload = Context<"issue_comment.created">["payload"];
@@ -30,16 +30,18 @@ export async function handleIssueComment(context: Context<"issue_comment.created
   const { payload } = context;
   if (payload.action !== "created") return { action: "ignored", reason: "not-created" };
   const { comment } = payload;
-  if (isBotActor(comment.user, deps) || isBotActor(payload.sender, deps) || comment.performed_via_github_app) {
+  const viaOtherApp = comment.performed_via_github_app && !isAllowedBot(comment.user ?? {}, admissionPolicy(deps));
+  if (isBotActor(comment.user, deps) || isBotActor(payload.sender, deps) || viaOtherApp) {
     return { action: "ignored", reason: "bot" };
   }
   const commands = distinct(parseCommands(comment.body ?? ""));
   if (commands.length === 0) return { action: "ignored", reason: "no-command" };
   const scope = scopeOf(context.octokit, context.id, payload.repository, payload.installation, deps);
   if (!scope) return { action: "ignored", reason: "no-installation" };
+  scope.eventKey = `issue_comment/${comment.id}`;
   const author = comment.user?.login ?? payload.sender.login;
   const here = payload.issue.number;
-  if (!(await canRunCommands(scope.octokit, scope.owner, scope.repo, author))) {
+  if ((await admitActor(scope.octokit, scope.owner, scope.repo, comment.user ?? payload.sender, admissionPolicy(deps))) !== "admitted") {
     await reply(scope, here, renderNotPermitted(author));
     return { action: "replied", reason: "not-permitted" };
   }
@@ -66,7 +68,7 @@ async function retryFromComment(scope: TriggerScope, payload: CommentPayload, au
       await reply(scope, here, renderNotAStory("issue", labelName));
       return { action: "replied", reason: "not-a-story" };
     }
-    const issue: StoryIssue = { number: here, title: payload.issue.title, body: payload.issue.body, labels: payload.issue.labels };
+    const issue: StoryIssue = { number: here, title: payload.issue.title, body: payload.issue.body, updatedAt: payload.issue.updated_at, labels: payload.issue.labels };
     return readmitBlockedStory(scope, issue, undefined, here, author, deps);
   }
   const { data: pull } = await scope.octokit.rest.pulls.get({ owner: scope.owner, repo: scope.repo, pull_number: here });

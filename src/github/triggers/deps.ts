@@ -1,7 +1,9 @@
 /** What the trigger handlers receive besides Probot's context, and what they answer. */
 import type { ProbotOctokit } from "probot";
 import { storyKey, type JobIntake, type JobRepository, type StoryJob } from "../../queue/index.js";
+import { isAllowedBot, isBotLogin, type AdmissionPolicy } from "../admission.js";
 import type { GitHubLog } from "../log.js";
+import { singleLine } from "../render/text.js";
 
 export interface TriggerDeps {
   queue: JobIntake;
@@ -11,6 +13,8 @@ export interface TriggerDeps {
   appSlug?: string;
   /** The App's id: its check runs and comments carry it. */
   appId?: number;
+  /** `HARNESS_ALLOWED_BOTS`: the only bot logins whose labels, commands and Retry presses count. */
+  allowedBots?: readonly string[];
   log: GitHubLog;
   /** Clock for `enqueuedAt`; tests pass a fixed one. */
   now?: () => Date;
@@ -58,6 +62,12 @@ export interface TriggerScope {
   repository: JobRepository;
   installationId: number;
   deliveryId: string;
+  /**
+   * The event's own identity (the issue, label, time and sender of a label; a comment's id; a
+   * check run and who pressed its button): a signed body replayed under a new delivery id has
+   * the same one, so the queue starts nothing twice.
+   */
+  eventKey?: string;
   defer?: TriggerDeps["defer"];
 }
 
@@ -85,7 +95,7 @@ export function scopeOf(
 export function buildJob(
   scope: TriggerScope,
   kind: StoryJob["kind"],
-  issue: { number: number; title: string; body: string | null | undefined },
+  issue: { number: number; title: string; body: string | null | undefined; updatedAt?: string | null },
   requestedBy: string,
   deps: TriggerDeps,
   pullNumber?: number,
@@ -95,10 +105,13 @@ export function buildJob(
     kind,
     installationId: scope.installationId,
     repository: scope.repository,
-    issue: { number: issue.number, title: issue.title, body: issue.body ?? "" },
+    // One line: the title becomes a commit subject and a pull request title, where a line break would let it add trailers.
+    // The text a writer admitted, frozen with the job: an edit after this is not what the agents see.
+    issue: { number: issue.number, title: singleLine(issue.title), body: issue.body ?? "", ...(issue.updatedAt ? { updatedAt: issue.updatedAt } : {}) },
     ...(pullNumber !== undefined ? { pullNumber } : {}),
     requestedBy,
     deliveryId: scope.deliveryId,
+    ...(scope.eventKey ? { eventKey: scope.eventKey } : {}),
     enqueuedAt: (deps.now ?? (() => new Date()))().toISOString(),
   };
 }
@@ -112,9 +125,14 @@ export async function reply(scope: TriggerScope, issueNumber: number, body: stri
   else await post();
 }
 
-/** True when the actor is a bot or the App itself, whose commands are never acted on. */
+/** True when the actor is the App itself or a bot the operator did not allowlist: their events are never acted on. */
 export function isBotActor(actor: { login?: string; type?: string } | null | undefined, deps: TriggerDeps): boolean {
   if (!actor) return true;
-  if (actor.type === "Bot") return true;
-  return deps.appSlug !== undefined && actor.login === `${deps.appSlug}[bot]`;
+  if (deps.appSlug !== undefined && actor.login === `${deps.appSlug}[bot]`) return true;
+  return isBotLogin(actor) && !isAllowedBot(actor, admissionPolicy(deps));
+}
+
+/** The admission policy of the triggers' dependencies. */
+export function admissionPolicy(deps: TriggerDeps): AdmissionPolicy {
+  return { ...(deps.allowedBots ? { allowedBots: deps.allowedBots } : {}), ...(deps.appSlug ? { appSlug: deps.appSlug } : {}) };
 }

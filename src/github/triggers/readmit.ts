@@ -9,13 +9,15 @@ export interface StoryIssue {
   number: number;
   title: string;
   body: string | null | undefined;
+  /** The issue's `updated_at`: the revision of the text being admitted. */
+  updatedAt?: string | null;
   labels?: ReadonlyArray<{ name?: string } | string>;
 }
 
 /** Loads the story issue (title, body, labels) when the trigger came from its pull request. */
 export async function loadStoryIssue(scope: TriggerScope, issueNumber: number): Promise<StoryIssue> {
   const { data } = await scope.octokit.rest.issues.get({ owner: scope.owner, repo: scope.repo, issue_number: issueNumber });
-  return { number: data.number, title: data.title, body: data.body, labels: data.labels };
+  return { number: data.number, title: data.title, body: data.body, updatedAt: data.updated_at, labels: data.labels };
 }
 
 /**

@@ -1,10 +1,10 @@
 /** `check_run.requested_action`: the Retry button on a blocked story's `harness / story` check run. */
 import type { Context } from "probot";
 import { CHECK_NAMES, RETRY_ACTION } from "../check-plan.js";
-import { canRunCommands } from "../permissions.js";
+import { admitActor } from "../admission.js";
 import { renderNotPermitted } from "../render/replies.js";
 import { storyIssueFromBranch, storyIssueFromExternalId } from "../story-lookup.js";
-import { isBotActor, reply, scopeOf, type TriggerDeps, type TriggerOutcome } from "./deps.js";
+import { admissionPolicy, isBotActor, reply, scopeOf, type TriggerDeps, type TriggerOutcome } from "./deps.js";
 import { loadStoryIssue, readmitBlockedStory } from "./readmit.js";
 
 /** Does what `/harness retry-blocked` does, with the same permission check on the person who pressed Retry. */
@@ -23,7 +23,8 @@ export async function handleRetryAction(context: Context<"check_run.requested_ac
   if (storyNumber === undefined) storyNumber = storyIssueFromBranch(checkRun.check_suite?.head_branch ?? "");
   if (storyNumber === undefined) return { action: "ignored", reason: "not-a-story" };
   const login = payload.sender.login;
-  if (!(await canRunCommands(scope.octokit, scope.owner, scope.repo, login))) {
+  scope.eventKey = `check_run.requested_action/${checkRun.id}/${payload.sender.id}`;
+  if ((await admitActor(scope.octokit, scope.owner, scope.repo, payload.sender, admissionPolicy(deps))) !== "admitted") {
     await reply(scope, pullNumber ?? storyNumber, renderNotPermitted(login));
     return { action: "replied", reason: "not-permitted" };
   }

@@ -103,9 +103,19 @@ export function verifyAppJwt(jwt: string, appId: number, publicKey: KeyObject, n
 export class TokenStore {
   private readonly tokens = new Map<string, IssuedToken>();
 
-  /** Issues a new `ghs_` token for an installation, valid for `lifetimeMs` (an hour, like GitHub). */
+  private readonly planned: string[] = [];
+
+  /**
+   * Makes the next token issued carry `value` instead of a fresh `ghs_` one. GitHub does not
+   * promise the format: a token no pattern recognises can only be redacted by its value.
+   */
+  issueNextAs(value: string): void {
+    this.planned.push(value);
+  }
+
+  /** Issues a new `ghs_` token (or a planned one) for an installation, valid for `lifetimeMs` (an hour, like GitHub). */
   issue(installationId: number, permissions: Record<string, string>, lifetimeMs = 3600_000): IssuedToken {
-    const token = `ghs_${randomBytes(27).toString("base64url").replace(/[-_]/g, "x").slice(0, 36)}`;
+    const token = this.planned.shift() ?? `ghs_${randomBytes(27).toString("base64url").replace(/[-_]/g, "x").slice(0, 36)}`;
     const issued: IssuedToken = { token, installationId, permissions, issuedAt: new Date(), expiresAt: new Date(Date.now() + lifetimeMs) };
     this.tokens.set(token, issued);
     return issued;

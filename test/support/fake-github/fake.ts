@@ -186,6 +186,11 @@ export class FakeGitHub {
     return this.ctx.tokens.issue(this.ctx.installationId, INSTALLATION_PERMISSIONS).token;
   }
 
+  /** The next installation token the fake issues will be `value` (say, one no redaction pattern knows). */
+  issueNextTokenAs(value: string): void {
+    this.ctx.tokens.issueNextAs(value);
+  }
+
   /** Makes a token expire now. */
   expireToken(token: string): void {
     this.ctx.tokens.expire(token);

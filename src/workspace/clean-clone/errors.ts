@@ -4,7 +4,7 @@
  */
 
 /** The construction step that failed. */
-export type CleanCloneBuildStep = "resolve" | "clone" | "diff" | "apply" | "copy" | "link" | "commit";
+export type CleanCloneBuildStep = "resolve" | "commit" | "refuse" | "clone" | "link" | "provision";
 
 /** The scratch clone could not be built; {@link runCleanCloneCheck} turns it into `ran: false`. */
 export class CleanCloneBuildError extends Error {
@@ -15,6 +15,8 @@ export class CleanCloneBuildError extends Error {
     readonly repo: string,
     /** What went wrong, in git's words when git said it (bounded). */
     readonly detail: string,
+    /** The tree of the commit that was refused (step `refuse`): what the user's commit would record. */
+    readonly tree?: string,
   ) {
     super(`clean clone of ${repo} could not be built (${step}): ${detail}`);
     this.name = "CleanCloneBuildError";

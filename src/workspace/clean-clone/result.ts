@@ -4,9 +4,9 @@
  */
 import { mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
-import { writeFileAtomic } from "./atomic-file.js";
-import { schemas } from "../schema/index.js";
-import type { CleanCloneResult } from "./clean-clone.js";
+import { writeFileAtomic } from "../atomic-file.js";
+import { schemas } from "../../schema/index.js";
+import type { CleanCloneResult } from "./check.js";
 
 /** The artifact's conventional file name. */
 export const CLEAN_CLONE_RESULT_FILE = "clean-clone-result.json";

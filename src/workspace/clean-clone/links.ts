@@ -6,7 +6,8 @@
  */
 import { appendFile, lstat, mkdir, symlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { CleanCloneBuildError, CleanCloneOptionsError } from "./clean-clone-errors.js";
+import { CleanCloneBuildError, CleanCloneOptionsError } from "./errors.js";
+import { pointsBackIntoTarget } from "./links-back.js";
 
 /**
  * Roots linked when a caller names none, per ecosystem: Node (`node_modules`,
@@ -63,10 +64,12 @@ async function exists(path: string): Promise<boolean> {
 /**
  * Links each root present in `targetTop` and absent from `cloneDir` into the clone, and
  * appends every linked name to the clone's `.git/info/exclude`. Returns the names linked.
- * A root the target tracks or does not have is left alone.
+ * A root the target tracks or does not have is left alone. A root that leads back into the
+ * target's own tree (see links-back.ts) is refused, naming the file.
  */
 export async function linkDependencyRoots(targetTop: string, cloneDir: string, names: readonly string[], repo: string): Promise<string[]> {
   const linked: string[] = [];
+  const leaks: string[] = [];
   try {
     for (const raw of names) {
       const name = raw.replace(/\/+$/, "");
@@ -74,6 +77,7 @@ export async function linkDependencyRoots(targetTop: string, cloneDir: string, n
       const destination = join(cloneDir, ...name.split("/"));
       // lstat through the clone path also sees an earlier link as a parent (vendor vs vendor/bundle).
       if (!(await exists(source)) || (await exists(destination))) continue;
+      leaks.push(...(await pointsBackIntoTarget(targetTop, name)));
       await mkdir(dirname(destination), { recursive: true });
       await symlink(source, destination);
       linked.push(name);
@@ -86,6 +90,10 @@ export async function linkDependencyRoots(targetTop: string, cloneDir: string, n
     }
   } catch (error) {
     throw new CleanCloneBuildError("link", repo, error instanceof Error ? error.message : String(error));
+  }
+  if (leaks.length > 0) {
+    const list = leaks.join("; ");
+    throw new CleanCloneBuildError("link", repo, `a linked folder leads back into the target, so the clean clone would import the target's uncommitted files: ${list} (provision the clean clone instead with clean_clone.provision: true or --provision)`);
   }
   return linked;
 }

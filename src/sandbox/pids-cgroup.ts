@@ -1,0 +1,98 @@
+/**
+ * A pids cgroup per step, where the host lets the App make one. RLIMIT_NPROC (set inside the
+ * sandbox) holds a fork bomb when the App runs as an ordinary user, but the kernel does not
+ * apply it to processes of root's uid, and the sandbox user is root's uid outside when the
+ * App runs as root. A cgroup's `pids.max` counts every process of the step whoever owns it.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+const PREFIX = "harness-sandbox-";
+
+/** The pids-controller folder this process's cgroup is in, v1 or v2, when it has one. */
+function ownPidsCgroup(): string | undefined {
+  let lines: string[];
+  try {
+    lines = readFileSync("/proc/self/cgroup", "utf8").split("\n");
+  } catch {
+    return undefined;
+  }
+  for (const line of lines) {
+    const [, controllers = "", path = ""] = line.split(":");
+    if (controllers.split(",").includes("pids")) return join("/sys/fs/cgroup/pids", path);
+  }
+  const unified = lines.find((line) => line.startsWith("0::"));
+  if (unified === undefined) return undefined;
+  const dir = join("/sys/fs/cgroup", unified.slice(3));
+  try {
+    return readFileSync(join(dir, "cgroup.subtree_control"), "utf8").split(/\s+/).includes("pids") ? dir : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Makes a cgroup allowing `max` processes for one step; undefined where the host does not let
+ * the App (no pids controller, a read-only cgroup file system). The caller puts the step's
+ * first process in it ({@link enterCgroupArgv}) and removes it afterwards.
+ */
+export function createPidsCgroup(max: number): string | undefined {
+  const parent = ownPidsCgroup();
+  if (parent === undefined) return undefined;
+  const dir = join(parent, `${PREFIX}${process.pid}-${randomBytes(4).toString("hex")}`);
+  try {
+    mkdirSync(dir);
+  } catch {
+    return undefined;
+  }
+  try {
+    writeFileSync(join(dir, "pids.max"), String(max));
+    return dir;
+  } catch {
+    removePidsCgroup(dir);
+    return undefined;
+  }
+}
+
+/**
+ * The command that enters cgroup `dir` and then becomes `argv`: a shell writes its own pid
+ * into `cgroup.procs` and execs, so no process of the step starts outside the cgroup.
+ */
+export function enterCgroupArgv(dir: string, argv: readonly string[]): string[] {
+  return ["/bin/sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', dir, ...argv];
+}
+
+/** Removes a step's cgroup (empty once the step's processes are gone); false when it cannot. */
+export function removePidsCgroup(dir: string): boolean {
+  try {
+    rmdirSync(dir);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Removes the empty cgroups of App processes that are gone (a kill -9 leaves them). */
+export function removeStalePidsCgroups(): number {
+  const parent = ownPidsCgroup();
+  if (parent === undefined) return 0;
+  let removed = 0;
+  let names: string[] = [];
+  try {
+    names = readdirSync(parent);
+  } catch {
+    return 0;
+  }
+  for (const name of names) {
+    const match = new RegExp(`^${PREFIX}(\\d+)-`).exec(name);
+    if (!match || Number(match[1]) === process.pid) continue;
+    try {
+      process.kill(Number(match[1]), 0);
+      continue;
+    } catch {
+      if (removePidsCgroup(join(parent, name))) removed += 1;
+    }
+  }
+  return removed;
+}

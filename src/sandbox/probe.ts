@@ -1,0 +1,55 @@
+/**
+ * Whether the sandbox can work on this host. The runner asks before it starts a story: where
+ * bubblewrap is missing or the host refuses user namespaces, no story starts, and the message
+ * names the fix.
+ */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { removeTree, SCRATCH_PREFIX, type Sandbox } from "./sandbox.js";
+
+/** The sandbox cannot run here; stories are refused with this message. */
+export class SandboxUnavailableError extends Error {
+  readonly failureClass = "environment";
+  constructor(message: string) {
+    super(message);
+    this.name = "SandboxUnavailableError";
+  }
+}
+
+/** How the sandbox stands: usable, switched off by the operator, or unusable (with the fix). */
+export type SandboxStatus = { state: "on" } | { state: "off" } | { state: "unavailable"; reason: string };
+
+const OPT_OUT = "or set HARNESS_SANDBOX=off to run repository code unsandboxed (not recommended)";
+
+/** Runs `true` in a sandbox like a step's; describes what failed in terms an operator can act on. */
+export async function probeSandbox(sandbox: Sandbox): Promise<SandboxStatus> {
+  if (!sandbox.settings.enabled) return { state: "off" };
+  const dir = mkdtempSync(join(tmpdir(), `${SCRATCH_PREFIX}${process.pid}-probe-`));
+  try {
+    const result = await sandbox.run(["true"], { cwd: dir, timeoutMs: 30_000 }, { purpose: "suite", network: false, writable: [dir] });
+    if (result.exitCode === 0) return { state: "on" };
+    const notFound = (result.spawnError !== undefined && /^ENOENT: program /.test(result.spawnError)) || (result.exitCode === 127 && /not found/.test(result.tail));
+    if (notFound) {
+      return { state: "unavailable", reason: `bubblewrap is not installed (install it: apt-get install -y bubblewrap), ${OPT_OUT}` };
+    }
+    const said = result.tail.trim().split("\n").slice(-2).join(" / ") || result.spawnError || `exit ${result.exitCode ?? "none"}`;
+    return {
+      state: "unavailable",
+      reason: `bubblewrap cannot create its namespaces here (${said}): allow user namespaces on the host (sysctl user.max_user_namespaces > 0, and kernel.apparmor_restrict_unprivileged_userns=0 where AppArmor restricts them), or run the container with --security-opt seccomp=unconfined --security-opt apparmor=unconfined; ${OPT_OUT}`,
+    };
+  } finally {
+    removeTree(dir);
+  }
+}
+
+/** Throws {@link SandboxUnavailableError} unless the sandbox works or is switched off. */
+export async function assertSandboxUsable(sandbox: Sandbox): Promise<SandboxStatus> {
+  const status = await probeSandbox(sandbox);
+  if (status.state === "unavailable") throw new SandboxUnavailableError(`The sandbox cannot run on this host, so no story is started: ${status.reason}.`);
+  return status;
+}
+
+/** The start-up warning printed when the operator switched the sandbox off. */
+export const UNSANDBOXED_WARNING =
+  "HARNESS_SANDBOX=off: repository code (provisioning, agents, test suites) runs UNSANDBOXED, as the App's own user, with the App's files and network in reach. Every story's check run is marked \"unsandboxed\".";

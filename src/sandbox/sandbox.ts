@@ -1,0 +1,225 @@
+/**
+ * The sandbox every process that runs repository code goes through: provisioning, agents,
+ * the suite gate and the clean-clone suite. A step runs under bubblewrap (through `src/exec`,
+ * which runs `bwrap`) with its own uid, pids, ipc, hostname and, unless the step needs it,
+ * network; it sees the system read-only, a fresh private HOME and TMPDIR, and only the
+ * folders the step names. Limits apply inside (processes, data memory, no core files); the
+ * wall time is exec's timeout, which ends bwrap and with it every process of the step.
+ */
+import { accessSync, chmodSync, constants, existsSync, statSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { exec, type ExecOptions, type ExecResult } from "../exec/index.js";
+import { bwrapArgs, hostSystemEntries, type SandboxView, type SystemEntry } from "./bwrap-args.js";
+import { gitReadPaths, guardGitLink, isInside } from "./git-view.js";
+import { createPidsCgroup, enterCgroupArgv, removePidsCgroup, removeStalePidsCgroups } from "./pids-cgroup.js";
+import { sandboxSettingsFromEnv, type SandboxSettings } from "./settings.js";
+
+/** What one step is, what it may reach, and whether it has the network. */
+export interface SandboxStep {
+  purpose: "provision" | "agent" | "suite" | "clean-clone";
+  /** On for provisioning and agents (registries, model APIs); off for suites unless `test.network`. */
+  network: boolean;
+  /** Folders the step writes besides its private HOME and TMPDIR: the worktree (or clone), its artifact folder, the caches. */
+  writable: readonly string[];
+  /** Folders or files it only reads (a prompt file, the target a clean clone links into). */
+  readable?: readonly string[];
+}
+
+/** An exec result, and the policy the step ran under. */
+export interface SandboxedResult extends ExecResult {
+  sandboxed: boolean;
+  network: boolean;
+}
+
+/** The prefix of a step's scratch folder (HOME and TMPDIR): `harness-sandbox-<pid>-`. */
+export const SCRATCH_PREFIX = "harness-sandbox-";
+
+/** What of the host a step never sees even where a visible folder holds it. */
+export function defaultMasks(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): { path: string; directory: boolean }[] {
+  const masks = [
+    { path: "/etc/shadow", directory: false },
+    { path: "/etc/gshadow", directory: false },
+    { path: cwd, directory: true },
+  ];
+  if (env.PRIVATE_KEY_PATH) masks.push({ path: resolve(cwd, env.PRIVATE_KEY_PATH), directory: false });
+  if (env.HARNESS_HOME) masks.push({ path: resolve(env.HARNESS_HOME), directory: true });
+  return masks;
+}
+
+/** The host as the sandbox shows it. */
+export interface HostView {
+  system: readonly SystemEntry[];
+  masked: readonly { path: string; directory: boolean }[];
+  /** Where steps' scratch folders are made. */
+  scratchRoot: string;
+  /** The bubblewrap program, and prlimit (found on the App's PATH: a step's PATH may be anything). */
+  bwrap: string;
+  prlimit: string;
+  /** Whether a step gets a pids cgroup where the host allows one. */
+  pidsCgroups: boolean;
+}
+
+/** Runs steps under the sandbox described by `settings`. */
+export class Sandbox {
+  private readonly host: HostView;
+
+  constructor(readonly settings: SandboxSettings, host: Partial<HostView> = {}) {
+    this.host = {
+      system: host.system ?? hostSystemEntries(),
+      masked: host.masked ?? defaultMasks(),
+      scratchRoot: host.scratchRoot ?? tmpdir(),
+      bwrap: host.bwrap ?? findProgram("bwrap", process.env.PATH ?? "") ?? "bwrap",
+      prlimit: host.prlimit ?? findProgram("prlimit", process.env.PATH ?? "") ?? "/usr/bin/prlimit",
+      pidsCgroups: host.pidsCgroups ?? true,
+    };
+  }
+
+  /**
+   * Runs `argv` as `step`. The result says whether it ran sandboxed and with the network.
+   * With the sandbox off (`HARNESS_SANDBOX=off`) it still gets a private HOME and TMPDIR,
+   * but nothing else is contained.
+   */
+  async run(argv: readonly string[], options: ExecOptions, step: SandboxStep): Promise<SandboxedResult> {
+    const scratch = mkdtempSync(join(this.host.scratchRoot, `${SCRATCH_PREFIX}${process.pid}-`));
+    const home = join(scratch, "home");
+    const tmp = join(scratch, "tmp");
+    mkdirSync(home);
+    mkdirSync(tmp);
+    const restores = step.writable.map((dir) => guardGitLink(dir));
+    const set: Record<string, string> = { ...options.env?.set, HOME: home, TMPDIR: tmp };
+    const env = { ...options.env, set };
+    const logCap = options.logCapBytes ?? this.settings.logCapBytes;
+    let cgroup: string | undefined;
+    try {
+      if (!this.settings.enabled) {
+        const result = await exec(argv, { ...options, env, logCapBytes: logCap });
+        return { ...result, argv: [...argv], sandboxed: false, network: true };
+      }
+      // A program that is nowhere on the step's PATH cannot start inside either; exec says so
+      // in its own words (spawnError, a line in the log) without anything being launched.
+      if (!onPath(argv[0] ?? "", set.PATH ?? process.env.PATH ?? "")) {
+        const result = await exec(argv, { ...options, env, logCapBytes: logCap });
+        return { ...result, sandboxed: true, network: step.network };
+      }
+      const view = this.view(options.cwd, home, tmp, step);
+      const limits = [`--nproc=${this.settings.maxProcesses}`, `--data=${this.settings.memoryBytes}`, "--core=0"];
+      const sandboxed = [this.host.bwrap, ...bwrapArgs(view), this.host.prlimit, ...limits, "--", ...argv];
+      cgroup = this.host.pidsCgroups ? createPidsCgroup(this.settings.maxProcesses) : undefined;
+      const result = await exec(cgroup ? enterCgroupArgv(cgroup, sandboxed) : sandboxed, { ...options, env, logCapBytes: logCap });
+      return { ...result, argv: [...argv], sandboxed: true, network: step.network };
+    } finally {
+      for (const restore of restores) restore();
+      removeTree(scratch);
+      if (cgroup) await removeWhenEmpty(cgroup);
+    }
+  }
+
+  /**
+   * Runs a user-written command string: `/bin/sh -c`, or `/bin/sh -lc` where a login shell is
+   * pinned (the provisioning override), whose profile is then the step's private one.
+   */
+  shell(command: string, options: ExecOptions, step: SandboxStep, shell: { login?: boolean } = {}): Promise<SandboxedResult> {
+    return this.run(["/bin/sh", shell.login ? "-lc" : "-c", command], options, step);
+  }
+
+  private view(cwd: string, home: string, tmp: string, step: SandboxStep): SandboxView {
+    const writable = [...step.writable, ...this.settings.writePaths];
+    const readable = [...(step.readable ?? []), ...this.settings.readPaths, ...step.writable.flatMap((dir) => gitReadPaths(dir))];
+    const visibleRoots = [...this.host.system.filter((entry) => entry.kind === "ro-bind").map((entry) => entry.path), ...writable, ...readable];
+    // A mask is only needed (and only possible) where something visible holds it.
+    const masked = this.host.masked.filter((mask) => existsSync(mask.path) && visibleRoots.some((root) => isInside(mask.path, root)));
+    return { cwd, home, tmp, writable, readable, masked, network: step.network, system: this.host.system };
+  }
+}
+
+/** The absolute path of `name` on `path`, when it is there as an executable file. */
+function findProgram(name: string, path: string): string | undefined {
+  for (const dir of path.split(":")) {
+    if (dir === "") continue;
+    const candidate = join(dir, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      if (statSync(candidate).isFile()) return candidate;
+    } catch {
+      // Not here.
+    }
+  }
+  return undefined;
+}
+
+/** Whether a program named like argv[0] can be found: a path as it is, a bare name on `path`. */
+function onPath(program: string, path: string): boolean {
+  return program.includes("/") || findProgram(program, path) !== undefined;
+}
+
+/** The kernel empties a step's cgroup a moment after its last process died; wait up to a second. */
+async function removeWhenEmpty(cgroup: string): Promise<void> {
+  for (let tries = 0; tries < 50 && !removePidsCgroup(cgroup); tries += 1) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
+/** Removes a scratch folder, even one whose step left folders without write permission. */
+export function removeTree(dir: string): void {
+  try {
+    rmSync(dir, { recursive: true, force: true, maxRetries: 2 });
+  } catch {
+    makeWritable(dir);
+    rmSync(dir, { recursive: true, force: true, maxRetries: 2 });
+  }
+}
+
+function makeWritable(dir: string): void {
+  let stat;
+  try {
+    stat = lstatSync(dir);
+  } catch {
+    return;
+  }
+  if (!stat.isDirectory()) return;
+  chmodSync(dir, (stat.mode & 0o777) | 0o700);
+  for (const entry of readdirSync(dir, { withFileTypes: true })) if (entry.isDirectory()) makeWritable(join(dir, entry.name));
+}
+
+/**
+ * Removes scratch folders of steps whose App process is gone (a kill -9 leaves them behind);
+ * folders of live processes (another worker on the same machine) stay. Returns how many went.
+ */
+export function removeStaleScratch(root: string = tmpdir()): number {
+  let removed = 0;
+  let names: string[];
+  try {
+    names = readdirSync(root);
+  } catch {
+    return 0;
+  }
+  for (const name of names) {
+    const match = new RegExp(`^${SCRATCH_PREFIX}(\\d+)-`).exec(name);
+    if (!match || processAlive(Number(match[1]))) continue;
+    removeTree(join(root, name));
+    removed += 1;
+  }
+  return removed;
+}
+
+/**
+ * What a killed App left of its steps: scratch folders and empty cgroups. Its processes are
+ * already gone: bubblewrap dies with its parent, and every process of a step with bubblewrap.
+ */
+export function removeStaleSandboxState(root: string = tmpdir()): { scratch: number; cgroups: number } {
+  return { scratch: removeStaleScratch(root), cgroups: removeStalePidsCgroups() };
+}
+
+function processAlive(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** The sandbox the operator configured through the App's environment. */
+export function sandboxFromEnv(env: NodeJS.ProcessEnv = process.env): Sandbox {
+  return new Sandbox(sandboxSettingsFromEnv(env), { masked: defaultMasks(env) });
+}

@@ -1,0 +1,84 @@
+/**
+ * Construction of a clean clone: a fresh clone of the target without a checkout (clone.ts),
+ * the commit the user's `git add -A && git commit` would make, built into that clone's objects
+ * (commit.ts), checked for what cannot survive a checkout elsewhere (refuse.ts), then checked
+ * out by git with the target's history behind it, dependency folders linked in (links.ts). The target is only read; every git call
+ * is hardened (see git.ts) and every failure becomes a {@link CleanCloneBuildError} naming its step.
+ */
+import { join } from "node:path";
+import { keepLastBytes } from "../../exec/index.js";
+import { checkOutCommit, cloneTarget } from "./clone.js";
+import { buildUserCommit, scratchGitEnv } from "./commit.js";
+import { CleanCloneBuildError, type CleanCloneBuildStep } from "./errors.js";
+import { DEFAULT_CLEAN_CLONE_LINKS, linkDependencyRoots } from "./links.js";
+import { refusals } from "./refuse.js";
+import { resolveTarget } from "./target.js";
+
+export interface BuildCleanCloneOptions {
+  /** The target: any folder inside its working tree (a linked worktree too). */
+  repo: string;
+  /** An existing, empty folder the caller owns and removes; the clone goes in `<scratchDir>/clone`. */
+  scratchDir: string;
+  /** Dependency roots to link from the target; {@link DEFAULT_CLEAN_CLONE_LINKS} when absent. `[]` links none. */
+  links?: readonly string[];
+  /** Only the last `depth` commits of history in the clone, as CI's shallow checkout gives. */
+  depth?: number;
+  /** Let symlinks pointing outside the repository through (they dangle in any other checkout). */
+  allowExternalSymlinks?: boolean;
+}
+
+export interface BuiltCleanClone {
+  /** Root of the clone's working tree. */
+  cloneDir: string;
+  /** Where the suite runs: the clone's counterpart of `repo` (it may be a subfolder). */
+  workDir: string;
+  /** The check's commit: the target's working tree as `git add -A && git commit` would record it. */
+  commit: string;
+  /** Its tree id. */
+  tree: string;
+  /** The target's HEAD the change sits on (the commit's parent). */
+  base: string;
+  /** Root of the target's working tree (linked folders point into it). */
+  targetTop: string;
+  /** Dependency roots linked into the clone. */
+  linked: string[];
+  /** What was let through but will not resolve elsewhere (an allowed external symlink). */
+  warnings: string[];
+}
+
+/** Runs one step; a git or file-system failure becomes a build error naming the step. */
+async function step<T>(name: CleanCloneBuildStep, repo: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof CleanCloneBuildError) throw error;
+    const message = error instanceof Error ? error.message : String(error);
+    throw new CleanCloneBuildError(name, repo, keepLastBytes(message, 4096));
+  }
+}
+
+/**
+ * Builds the clean clone of `options.repo` in `options.scratchDir`. Throws
+ * {@link CleanCloneBuildError} naming the step (`refuse` lists every path that cannot survive
+ * the trip); never writes to the target. The caller owns (and removes) `scratchDir`.
+ */
+export async function buildCleanClone(options: BuildCleanCloneOptions): Promise<BuiltCleanClone> {
+  const { repo, scratchDir } = options;
+  const target = await step("resolve", repo, () => resolveTarget(repo));
+  const cloneDir = join(scratchDir, "clone");
+  // With a depth, the full clone only supplies objects and history to the shallow one.
+  const historyDir = options.depth !== undefined ? join(scratchDir, "history") : cloneDir;
+  const { objectsDir } = await step("clone", repo, () => cloneTarget(target, historyDir));
+  const scratch = { indexFile: join(scratchDir, "index"), objectsDir };
+
+  const { tree, commit } = await step("commit", repo, () => buildUserCommit(target, scratch, scratchDir));
+  const { refused, warnings } = await step("refuse", repo, () =>
+    refusals(target.base, tree, target.top, scratchGitEnv(scratch), options.allowExternalSymlinks === true ? { allowExternalSymlinks: true } : {}),
+  );
+  if (refused.length > 0) throw new CleanCloneBuildError("refuse", repo, `the commit cannot be checked out as it stands here: ${refused.join("; ")}`, tree);
+
+  await step("clone", repo, () => checkOutCommit({ target, historyDir, commit, cloneDir, ...(options.depth !== undefined ? { depth: options.depth } : {}) }));
+  const linked = await linkDependencyRoots(target.top, cloneDir, options.links ?? DEFAULT_CLEAN_CLONE_LINKS, repo);
+  const workDir = target.prefix === "" ? cloneDir : join(cloneDir, target.prefix);
+  return { cloneDir, workDir, commit, tree, base: target.base, targetTop: target.top, linked, warnings };
+}

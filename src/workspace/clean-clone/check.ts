@@ -1,0 +1,121 @@
+/**
+ * The clean-clone check: re-runs the suite in a fresh checkout of the commit the user's own
+ * `git add -A && git commit` would make, because a suite that passes in a dirty working tree
+ * can fail once the change is committed and checked out elsewhere (a `git show HEAD:` baseline,
+ * a `git status` assertion, a file `.gitignore` keeps out, CRLF or a mode the commit does not
+ * record). Whatever happens, the scratch folder is removed and a result comes back; a clone
+ * that cannot be built and an interpreter that cannot run are "did not run", never "failed" and
+ * never an exception. A suite that runs out of time did run: it failed, without an exit code.
+ */
+import { join } from "node:path";
+import type { EnvSpec } from "../../exec/index.js";
+import type { Sandbox } from "../../sandbox/index.js";
+import { provisionWorktree } from "../provision.js";
+import type { ProvisionConfig } from "../provision-config.js";
+import { WorkspaceProvisionError } from "../provision-error.js";
+import { buildCleanClone } from "./build.js";
+import { CleanCloneBuildError } from "./errors.js";
+import { interpreterVersion, InterpreterError, resolveInterpreter } from "./interpreter.js";
+import { checkOptions } from "./options.js";
+import { ordered, type CleanCloneResult } from "./record.js";
+import { makeScratch, removeScratch } from "./scratch.js";
+import { runSuite } from "./run-suite.js";
+import { describeInvoked } from "./truth.js";
+
+export type { CleanCloneResult } from "./record.js";
+
+/** Time the suite gets when the caller names none. */
+export const DEFAULT_CLEAN_CLONE_TIMEOUT_MS = 600_000;
+
+export interface CleanCloneOptions {
+  /** The target repository (any folder inside its working tree); the suite runs at its counterpart. */
+  repo: string;
+  /** The suite, a user-written shell command run through `/bin/sh -c`. */
+  command: string;
+  /** Ignored dependency roots linked from the target; defaults per ecosystem. */
+  links?: readonly string[];
+  /** Path (or bare name looked up on PATH) of the runtime to target; its folder goes first on PATH. */
+  interpreter?: string;
+  timeoutMs?: number;
+  /** The suite's full output is appended here. */
+  logPath?: string;
+  /** What the suite receives beyond the exec allowlist (never the App's credentials). `CI=true` is set unless this sets CI. */
+  env?: EnvSpec;
+  /** Where the scratch folder is made; the OS temp folder by default. */
+  scratchRoot?: string;
+  /** Only the last `depth` commits of history in the clone (CI's shallow checkout gives 1). */
+  depth?: number;
+  /** Let symlinks pointing outside the repository through (they dangle in any other checkout). */
+  allowExternalSymlinks?: boolean;
+  /** Where the suite runs; the operator's sandbox (`HARNESS_SANDBOX`) when absent. */
+  sandbox?: Sandbox;
+  /** The suite gets the network (`test.network`); off by default. */
+  network?: boolean;
+  /** Provision the clone afresh (with the warm package caches) instead of linking dependency folders. */
+  provision?: { config?: ProvisionConfig; harnessHome?: string };
+}
+
+/** Installs the clone's dependencies with the provisioning ladder; a failure is "did not run". */
+async function provisionClone(options: CleanCloneOptions, cloneDir: string, scratch: string): Promise<void> {
+  try {
+    await provisionWorktree({
+      worktree: cloneDir,
+      taskId: "clean-clone",
+      logPath: options.logPath ?? join(scratch, "provision.log"),
+      ...(options.provision?.config !== undefined ? { config: options.provision.config } : {}),
+      ...(options.provision?.harnessHome !== undefined ? { harnessHome: options.provision.harnessHome } : {}),
+      ...(options.sandbox !== undefined ? { sandbox: options.sandbox } : {}),
+    });
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new CleanCloneBuildError("provision", options.repo, error instanceof WorkspaceProvisionError ? message : `internal error: ${message}`);
+  }
+}
+
+/**
+ * Runs the clean-clone check. Rejects only for malformed options
+ * (`CleanCloneOptionsError`) or a scratch folder that cannot be made or removed; a build
+ * failure (a refusal included) or an unusable interpreter resolve as `ran: false` with a
+ * `reason`; a timeout as `ran: true, timedOut: true` with no exit code. The scratch folder is
+ * removed in every case.
+ */
+export async function runCleanCloneCheck(options: CleanCloneOptions): Promise<CleanCloneResult> {
+  checkOptions(options);
+  const started = performance.now();
+  const scratch = await makeScratch(options.scratchRoot);
+  const result: Partial<CleanCloneResult> = options.depth !== undefined ? { depth: options.depth } : {};
+  try {
+    let interpreter: string | undefined;
+    if (options.interpreter !== undefined) {
+      // Recorded as asked first, so a result about an unusable interpreter still names it.
+      result.interpreter = options.interpreter;
+      interpreter = await resolveInterpreter(options.interpreter, process.cwd(), options.env?.set?.PATH ?? process.env.PATH);
+      result.interpreter = interpreter;
+      result.interpreterVersion = await interpreterVersion(interpreter, scratch);
+    }
+    const clone = await buildCleanClone({
+      repo: options.repo,
+      scratchDir: scratch,
+      ...(options.provision !== undefined ? { links: [] } : options.links ? { links: options.links } : {}),
+      ...(options.depth !== undefined ? { depth: options.depth } : {}),
+      ...(options.allowExternalSymlinks === true ? { allowExternalSymlinks: true } : {}),
+    });
+    result.linked = clone.linked;
+    result.warnings = [...clone.warnings];
+    if (options.provision !== undefined) {
+      await provisionClone(options, clone.cloneDir, scratch);
+      result.provisioned = true;
+    }
+    Object.assign(result, await describeInvoked(options, clone, interpreter, result));
+    Object.assign(result, await runSuite(options, clone, interpreter, DEFAULT_CLEAN_CLONE_TIMEOUT_MS));
+  } catch (error) {
+    // The pipeline must always get a verdict to record, so even a fault of the harness itself
+    // comes back as "did not run", labelled as such.
+    const known = error instanceof CleanCloneBuildError || error instanceof InterpreterError;
+    const message = error instanceof Error ? error.message : String(error);
+    Object.assign(result, { ran: false, reason: known ? message : `internal error: ${message}` });
+  } finally {
+    await removeScratch(scratch);
+  }
+  return ordered(options.command, result, Math.round(performance.now() - started));
+}

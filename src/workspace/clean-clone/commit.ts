@@ -1,0 +1,90 @@
+/**
+ * The user's commit, built without touching the target: `git add -A` runs against the target's
+ * own working tree, configuration and attributes (so `core.autocrlf`, `core.fileMode`,
+ * `.gitattributes`, every ignore source, assume-unchanged, skip-worktree and intent-to-add
+ * entries count exactly as they would for the user), but on a copy of its index, and with the
+ * object directory of the scratch clone (a full copy of the target's objects) as its only
+ * object store. Then `write-tree` and `commit-tree` with HEAD as parent. The target's index,
+ * refs, config and objects are never written: not even an object's mtime, which git refreshes
+ * when it "writes" an object it already has, and would refresh in an alternate too.
+ */
+import { copyFile, stat, utimes } from "node:fs/promises";
+import { relative, sep } from "node:path";
+import { git, gitResult, HARNESS_IDENTITY } from "../git.js";
+import { CLEAN_CLONE_STEP_TIMEOUT_MS } from "./limits.js";
+import type { CleanCloneTarget } from "./target.js";
+
+export interface ScratchObjects {
+  /** The temporary index file, seeded from the target's. */
+  indexFile: string;
+  /** The object directory of the scratch clone: every object the target has, and where new ones go. */
+  objectsDir: string;
+}
+
+/** The environment that points git at the scratch index and objects instead of the target's. */
+export function scratchGitEnv(scratch: ScratchObjects): Record<string, string> {
+  return { GIT_INDEX_FILE: scratch.indexFile, GIT_OBJECT_DIRECTORY: scratch.objectsDir };
+}
+
+/**
+ * Settings that keep the target's files untouched while the scratch index is written: a split
+ * index would write a new shared index into the target's git folder.
+ */
+const SCRATCH_INDEX_CONFIG: readonly string[] = ["-c", "core.splitIndex=false"];
+
+/** A pathspec excluding the scratch folder when it lies inside the target's working tree. */
+function scratchExclusion(target: CleanCloneTarget, scratchDir: string): string[] {
+  const inside = relative(target.top, scratchDir);
+  if (inside === "" || inside.startsWith("..") || inside.startsWith(sep)) return [];
+  return ["--", ".", `:(top,exclude,literal)${inside.split(sep).join("/")}`];
+}
+
+/**
+ * Racy-git margin: git trusts an entry's stat data only when the file's mtime is older than the
+ * index file's own mtime; an entry written in the same instant as the index is compared by
+ * content. A copy made now would have a newer mtime and make such entries look clean (a
+ * same-size edit right after `git add` would be missed), so the copy gets the original's mtime
+ * moved back by this margin, which only ever makes more entries compared by content.
+ */
+const RACY_MARGIN_MS = 2000;
+
+/** Copies the target's index to `copy` with a racy-safe mtime; false when the target has none. */
+async function seedIndex(original: string, copy: string): Promise<boolean> {
+  let info;
+  try {
+    info = await stat(original);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
+    throw error;
+  }
+  await copyFile(original, copy);
+  await utimes(copy, info.atime, new Date(info.mtimeMs - RACY_MARGIN_MS));
+  return true;
+}
+
+export interface UserCommit {
+  tree: string;
+  commit: string;
+}
+
+/**
+ * Builds, in `scratch`, the commit `git add -A && git commit` in the target would make, and
+ * returns its tree and commit ids. Git's own errors are thrown as `GitError`.
+ */
+export async function buildUserCommit(target: CleanCloneTarget, scratch: ScratchObjects, scratchDir: string): Promise<UserCommit> {
+  const env = scratchGitEnv(scratch);
+  const options = { cwd: target.top, readOnly: true, env, timeoutMs: CLEAN_CLONE_STEP_TIMEOUT_MS };
+  const seeded = await seedIndex(target.indexFile, scratch.indexFile);
+  // A repository without an index (a bare-style checkout) starts from HEAD's tree, as git would.
+  if (!seeded) await git(["read-tree", target.base], options);
+  // A refresh first: a file whose stat changed but whose content did not is then not hashed
+  // again by `add`, which would "write" its existing object and so touch the target's copy
+  // (git freshens an object's mtime even in an alternate). Exit 1 only means "needs update".
+  const refreshed = await gitResult([...SCRATCH_INDEX_CONFIG, "update-index", "-q", "--refresh"], options);
+  if (refreshed.exitCode !== 0 && refreshed.exitCode !== 1) throw new Error(`git update-index --refresh failed: ${refreshed.tail.trim()}`);
+  await git([...SCRATCH_INDEX_CONFIG, "add", "-A", ...scratchExclusion(target, scratchDir)], options);
+  const tree = await git([...SCRATCH_INDEX_CONFIG, "write-tree"], options);
+  const message = `clean-clone check: the target's working tree on ${target.base}`;
+  const commit = await git(["-c", "commit.gpgsign=false", "commit-tree", tree, "-p", target.base, "-m", message], { ...options, env: { ...env, ...HARNESS_IDENTITY } });
+  return { tree, commit };
+}

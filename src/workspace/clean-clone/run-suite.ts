@@ -1,0 +1,60 @@
+/** Running the suite in the built clone and reading how it ended. */
+import { constants } from "node:os";
+import type { ExecResult } from "../../exec/index.js";
+import type { BuiltCleanClone } from "./build.js";
+import type { CleanCloneOptions } from "./check.js";
+import { commandWithInterpreter, pathWithInterpreter } from "./interpreter.js";
+import type { CleanCloneResult } from "./record.js";
+import { launchInClone, type CloneStep } from "./suite.js";
+
+/** Bounds of `outputTail`: enough of a failing suite's end for a retried implementer to act on. */
+export const CLEAN_CLONE_TAIL_LINES = 80;
+export const CLEAN_CLONE_TAIL_BYTES = 16 * 1024;
+
+/** A shell's convention for a child ended by a signal: 128 plus the signal's number. */
+function exitCodeOf(result: ExecResult): number | undefined {
+  if (result.exitCode !== null) return result.exitCode;
+  if (result.signal !== null) return 128 + (constants.signals[result.signal] ?? 0);
+  return undefined;
+}
+
+/**
+ * The variables the suite gets beyond the exec allowlist: `CI=true` as every CI service sets it
+ * (unless the caller sets CI), the caller's values, and the targeted interpreter's folder first on PATH.
+ */
+export function suiteEnvSet(options: CleanCloneOptions, interpreter: string | undefined): Record<string, string> {
+  const set: Record<string, string> = { CI: "true", ...options.env?.set };
+  if (interpreter !== undefined) set.PATH = pathWithInterpreter(interpreter, set.PATH ?? process.env.PATH ?? "");
+  return set;
+}
+
+/** The sandbox step of the suite (and of the probe of what it invokes). */
+export function cloneStep(options: CleanCloneOptions, clone: BuiltCleanClone, interpreter: string | undefined): CloneStep {
+  return {
+    cloneDir: clone.cloneDir,
+    targetTop: clone.targetTop,
+    ...(options.sandbox !== undefined ? { sandbox: options.sandbox } : {}),
+    ...(options.network !== undefined ? { network: options.network } : {}),
+    ...(interpreter !== undefined ? { interpreter } : {}),
+  };
+}
+
+/** Runs the suite in `clone.workDir`; a timeout is a run that failed, a spawn failure "did not run". */
+export async function runSuite(options: CleanCloneOptions, clone: BuiltCleanClone, interpreter: string | undefined, defaultTimeoutMs: number): Promise<Partial<CleanCloneResult>> {
+  const command = interpreter === undefined ? options.command : commandWithInterpreter(options.command, interpreter);
+  const result = await launchInClone(["/bin/sh", "-c", command], {
+    cwd: clone.workDir,
+    env: { allow: options.env?.allow ?? [], set: suiteEnvSet(options, interpreter) },
+    timeoutMs: options.timeoutMs ?? defaultTimeoutMs,
+    tailLines: CLEAN_CLONE_TAIL_LINES,
+    tailBytes: CLEAN_CLONE_TAIL_BYTES,
+    ...(options.logPath !== undefined ? { logPath: options.logPath } : {}),
+  }, cloneStep(options, clone, interpreter));
+  const outcome: Partial<CleanCloneResult> = { outputTail: result.tail, commit: clone.commit };
+  const exitCode = exitCodeOf(result);
+  // A suite that hangs once the change is committed is the change's failure, not the harness's:
+  // it ran, it has no exit code, and the story retries like any other failing run.
+  if (result.timedOut) return { ...outcome, ran: true, timedOut: true };
+  if (result.spawnError !== undefined || exitCode === undefined) return { ...outcome, ran: false, reason: `the suite could not be started: ${result.spawnError ?? "no exit status"}` };
+  return { ...outcome, ran: true, exitCode };
+}

@@ -1,0 +1,38 @@
+/**
+ * The one place where repository code runs for the clean-clone check: the suite, and the
+ * version probe of the interpreter the suite invokes. Both run in the operator's sandbox
+ * (`HARNESS_SANDBOX`) as a `clean-clone` step: the clone writable, the target (which linked
+ * dependency folders point into) and the targeted interpreter's installation only readable, the
+ * network off unless the repository opts in (`test.network`).
+ */
+import { realpathSync } from "node:fs";
+import { dirname } from "node:path";
+import type { ExecOptions } from "../../exec/index.js";
+import { sandboxFromEnv, type Sandbox, type SandboxedResult } from "../../sandbox/index.js";
+
+export interface CloneStep {
+  /** The sandbox to run in; the operator's (`HARNESS_SANDBOX`) when absent. */
+  sandbox?: Sandbox;
+  network?: boolean;
+  /** Root of the clone: the only folder the step writes. */
+  cloneDir: string;
+  /** Root of the target's working tree, read through the linked folders. */
+  targetTop: string;
+  /** The targeted interpreter, whose installation the step must be able to read. */
+  interpreter?: string;
+}
+
+/** The installation an interpreter belongs to (`<prefix>/bin/python` → `<prefix>`). */
+function interpreterPrefix(interpreter: string): string {
+  return dirname(dirname(realpathSync(interpreter)));
+}
+
+/** Runs `argv` in the clean clone (the suite is `["/bin/sh", "-c", command]`) as a sandboxed `clean-clone` step. */
+export function launchInClone(argv: readonly string[], options: ExecOptions, step: CloneStep): Promise<SandboxedResult> {
+  return (step.sandbox ?? sandboxFromEnv()).run(argv, options, {
+    purpose: "clean-clone",
+    network: step.network === true,
+    writable: [step.cloneDir],
+    readable: [step.targetTop, ...(step.interpreter !== undefined ? [interpreterPrefix(step.interpreter)] : [])],
+  });
+}

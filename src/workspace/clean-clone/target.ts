@@ -1,0 +1,44 @@
+/**
+ * The target of a clean-clone check, located once: where its working tree and index are, the commit the change sits on, and the branch (if any) HEAD names. Every call only
+ * reads (`GIT_OPTIONAL_LOCKS=0`).
+ */
+import { stat } from "node:fs/promises";
+import { gitResult } from "../git.js";
+import { CleanCloneBuildError } from "./errors.js";
+import { CLEAN_CLONE_STEP_TIMEOUT_MS } from "./limits.js";
+
+export interface CleanCloneTarget {
+  /** Root of the target's working tree. */
+  top: string;
+  /** The caller's folder relative to `top` (`""` or ending in `/`). */
+  prefix: string;
+  /** The target's HEAD commit: the parent of the check's commit. */
+  base: string;
+  /** The branch HEAD names (`main`), absent when HEAD is detached. */
+  branch?: string;
+  /** The target's index file (a linked worktree has its own). */
+  indexFile: string;
+}
+
+const read = (cwd: string) => ({ cwd, readOnly: true, timeoutMs: CLEAN_CLONE_STEP_TIMEOUT_MS });
+
+function lines(result: { stdout?: Buffer }): string[] {
+  return (result.stdout ?? Buffer.alloc(0)).toString("utf8").split("\n");
+}
+
+/** Locates the target of `repo` (any folder inside its working tree, a linked worktree too). */
+export async function resolveTarget(repo: string): Promise<CleanCloneTarget> {
+  const exists = await stat(repo).then((info) => info.isDirectory(), () => false);
+  if (!exists) throw new CleanCloneBuildError("resolve", repo, "is not a directory");
+  const located = await gitResult(
+    ["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-path", "index", "--path-format=relative", "--show-prefix"],
+    read(repo),
+  );
+  if (located.exitCode !== 0) throw new CleanCloneBuildError("resolve", repo, `is not inside a git working tree (${located.tail.trim()})`);
+  const [top = "", indexFile = "", prefix = ""] = lines(located);
+  const head = await gitResult(["rev-parse", "-q", "--verify", "HEAD^{commit}"], read(top));
+  if (head.exitCode !== 0) throw new CleanCloneBuildError("resolve", repo, "has no commit to clone (HEAD is unborn)");
+  const symbolic = await gitResult(["symbolic-ref", "-q", "--short", "HEAD"], read(top));
+  const branch = symbolic.exitCode === 0 ? (lines(symbolic)[0] ?? "") : "";
+  return { top, prefix, base: (lines(head)[0] ?? "").trim(), indexFile, ...(branch !== "" ? { branch } : {}) };
+}
