@@ -49,6 +49,17 @@ interface PostedCheck {
   startedAt?: string;
 }
 
+/** What a check run on a head the story left says. */
+function movedTo(sha: string): Pick<Extract<OutboxWrite, { kind: "check" }>, "status" | "conclusion" | "completedAt" | "output" | "actions"> {
+  return {
+    status: "completed",
+    conclusion: "neutral",
+    completedAt: new Date().toISOString(),
+    output: { title: "Moved to the pushed commit", summary: `The story pushed its work as ${sha}; this check continues on that commit.` },
+    actions: [],
+  };
+}
+
 const fingerprint = (check: PlannedCheck): string => JSON.stringify([check.status, check.conclusion, check.output, check.actions]);
 
 /**
@@ -109,6 +120,8 @@ export class GitHubReporter implements Reporter {
         const moved: PostedCheck = { ...check, slot: this.newSlot(name), headSha: sha };
         this.posted.set(name, moved);
         await outbox.put(this.story, moved.slot, this.checkWrite(moved));
+        // The earlier head's unfinished check run is closed, saying where the story went on; none stays in progress.
+        if (check.planned.status !== "completed") await outbox.put(this.story, check.slot, { ...this.checkWrite(check), ...movedTo(sha) });
       }
       await outbox.flush(this.story);
     });
@@ -159,7 +172,8 @@ export class GitHubReporter implements Reporter {
 
   private renderOptions(): RenderOptions {
     const { secrets = [], appSecrets = [], revision } = this.options;
-    return { secrets: [...appSecrets, ...secrets], ...(revision ? { revision } : {}) };
+    // The outbox's own installation tokens too: a suite may print any token it can find.
+    return { secrets: [...appSecrets, ...secrets, ...(this.syncOutbox?.secretsSeen() ?? [])], ...(revision ? { revision } : {}) };
   }
 
   /** Decides, per check, whether the plan updates the posted check run or needs a new one; returns the changed ones. */

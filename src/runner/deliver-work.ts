@@ -48,8 +48,6 @@ export async function deliverStoryWork(args: DeliverArgs): Promise<DeliveredEnd>
       });
       return { status: "blocked", failureClass: "push-refused" };
     }
-    // The end first (the earlier head's check runs are closed too), then the same states on the pushed head.
-    await tracker.releaseEnd();
     await reporter.setHeadSha(tip);
   }
   await tracker.releaseEnd();

@@ -24,17 +24,20 @@ export function outboxDir(harnessHome: string): string {
 /** Opens the outbox, loads what an earlier process left, and starts delivering. */
 export async function openStoryOutbox(args: StoryOutboxArgs): Promise<Outbox> {
   const installations = new Map<number, Promise<Installation>>();
+  const ready: Installation[] = [];
   const octokitFor = async (installationId: number): Promise<AppOctokit> => {
     let installation = installations.get(installationId);
     if (!installation) {
       installation = (async () => authenticateInstallation(await args.appOctokit(), installationId, { throttle: args.throttle, retry: false }))();
       installations.set(installationId, installation);
       // A failed token request is tried afresh next time.
-      installation.catch(() => installations.delete(installationId));
+      installation.then((made) => ready.push(made), () => installations.delete(installationId));
     }
     return (await installation).octokit;
   };
-  const outbox = await Outbox.open({ dir: outboxDir(args.harnessHome), octokitFor, log: args.log, ...(args.policy ? { policy: args.policy } : {}) });
+  // Every token of these installations, refreshed ones included, is redacted from what reporters post.
+  const secretsSeen = (): string[] => ready.flatMap((installation) => installation.tokensSeen());
+  const outbox = await Outbox.open({ dir: outboxDir(args.harnessHome), octokitFor, secretsSeen, log: args.log, ...(args.policy ? { policy: args.policy } : {}) });
   outbox.start();
   return outbox;
 }

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeGitHub, type FakeGitHub, type FailureWindow } from "../support/fake-github/index.js";
 import { eventually, startApp, type RunningApp } from "./app-process.js";
-import { addStoryRepo, CHECK_NAMES, checksOn, harnessYml, labelNewIssue, OWNER, queueDrained, STATUS_MARKER, storyEnd, storyPull } from "./scenario.js";
+import { addStoryRepo, CHECK_NAMES, sandboxGrant, checksOn, harnessYml, labelNewIssue, OWNER, queueDrained, STATUS_MARKER, storyEnd, storyPull } from "./scenario.js";
 
 jest.setTimeout(240_000);
 
@@ -42,7 +42,7 @@ describe("the outbox, end to end", () => {
     const markers = join(root, "markers-flaky");
     mkdirSync(markers);
     await addStoryRepo(fake, "flaky", harnessYml({ markers }));
-    const env = { HARNESS_OUTBOX_MAX_DELAY_MS: "1000" };
+    const env = { HARNESS_OUTBOX_MAX_DELAY_MS: "1000", ...sandboxGrant(markers) };
     const first = await startApp({ fake, home, workDir: root, env });
     apps.push(first);
     const { number } = await labelNewIssue(fake, first, "flaky", "Report through a bad day");
@@ -94,7 +94,7 @@ describe("the outbox, end to end", () => {
     const markers = join(root, "markers-refused");
     mkdirSync(markers);
     await addStoryRepo(fake, "refused", harnessYml({ markers }));
-    const app = await startApp({ fake, home, workDir: root });
+    const app = await startApp({ fake, home, workDir: root, env: sandboxGrant(markers) });
     apps.push(app);
     const { number } = await labelNewIssue(fake, app, "refused", "Ship a huge file");
     await eventually("the implementer to start", () => (existsSync(join(markers, "started")) ? true : undefined));

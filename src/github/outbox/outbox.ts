@@ -22,6 +22,8 @@ export interface OutboxOptions {
   octokitFor: (installationId: number) => Promise<Octokit>;
   log: GitHubLog;
   policy?: Partial<RetryPolicy>;
+  /** The tokens the outbox's octokits were given, so reporters redact them too. */
+  secretsSeen?: () => readonly string[];
   /** How often due retries are looked for (default 500 ms). */
   tickMs?: number;
   now?: () => number;
@@ -101,6 +103,11 @@ export class Outbox {
     const key = storyKeyOf(story);
     await this.passes.get(key);
     await this.pass(key);
+  }
+
+  /** The tokens the outbox authenticated with (a story's output must not carry them to GitHub). */
+  secretsSeen(): readonly string[] {
+    return this.options.secretsSeen?.() ?? [];
   }
 
   /** What GitHub answered for a slot (the check run id, the comment id). */
