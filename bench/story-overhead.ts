@@ -16,6 +16,7 @@ import { parseArgs } from "node:util";
 import { exec, execShell } from "../src/exec/index.js";
 import { loadWorkflow, parseHarnessConfig, runStory, type Reporter } from "../src/pipeline/index.js";
 import { HARNESS_IDENTITY } from "../src/workspace/index.js";
+import { probeSandbox, sandboxFromEnv } from "../src/sandbox/index.js";
 import { formatPaired, measurePaired } from "./lib/paired.js";
 
 const { values } = parseArgs({ options: { files: { type: "string", default: "3000" }, reps: { type: "string", default: "5" } } });
@@ -31,8 +32,16 @@ async function run(argv: string[], cwd: string, env: Record<string, string> = {}
   const result = await exec(argv, { cwd, env: { set: env } });
   if (result.exitCode !== 0) throw new Error(`${argv.join(" ")} failed: ${result.tail}`);
 }
-async function sh(command: string, cwd: string, env: Record<string, string> = {}): Promise<void> {
-  const result = await execShell(command, { cwd, env: { set: env } });
+/**
+ * A raw shell as the harness runs it: `sh -c` (the provisioning override alone is `sh -lc`),
+ * with an empty HOME, as every sandboxed step has; a login shell reading the operator's own
+ * profile would make the baseline slower than what the harness does.
+ */
+async function sh(command: string, cwd: string, env: Record<string, string> = {}, login = false): Promise<void> {
+  const result = await (login ? execShell : (text: string, options: Parameters<typeof execShell>[1]) => exec(["/bin/sh", "-c", text], options))(command, {
+    cwd,
+    env: { set: { HOME: emptyHome, ...env } },
+  });
   if (result.exitCode !== 0) throw new Error(`${command} failed: ${result.tail}`);
 }
 
@@ -57,7 +66,7 @@ async function baseline(repo: string, root: string, rep: number): Promise<number
   const worktree = join(root, `raw-wt-${rep}`);
   const scratch = join(root, `raw-clone-${rep}`);
   await run(["git", "worktree", "add", "-q", "-b", `raw/${rep}`, worktree, "HEAD"], repo);
-  await sh(PROVISION, worktree);
+  await sh(PROVISION, worktree, {}, true);
   for (const stage of ["implementer", "tester", "verifier", "documenter"]) {
     const artifacts = join(root, `raw-artifacts-${rep}-${stage}`);
     mkdirSync(artifacts);
@@ -104,11 +113,14 @@ async function harness(repo: string, root: string, rep: number): Promise<number>
 }
 
 const root = mkdtempSync(join(tmpdir(), "harness-bench-story-"));
+const emptyHome = join(root, "raw-home");
+mkdirSync(emptyHome);
 try {
   const repo = await mediumRepo(root);
   // Warm-up of each side (module loading, schema compilation, page cache), then pairs A B, B A, …
   const result = await measurePaired((rep) => harness(repo, root, rep), (rep) => baseline(repo, root, rep), REPS);
-  console.log(`files=${FILES} reps=${REPS}`);
+  // The harness side runs its provisioning, agents and suites in the operator's sandbox (on unless HARNESS_SANDBOX=off).
+  console.log(`files=${FILES} reps=${REPS} sandbox=${(await probeSandbox(sandboxFromEnv())).state}`);
   console.log(formatPaired("whole story, harness ÷ its raw commands", result, { max: 1.3 }));
   console.log(`per-pair ratios: ${result.ratios.map((x) => x.toFixed(2)).join(", ")}`);
 } finally {

@@ -13,6 +13,7 @@ describe("schemas/", () => {
       "execution-history",
       "harness-config",
       "outbox-entry",
+      "plan",
       "provision-receipt",
       "queue-job",
       "queue-lock",

@@ -8,6 +8,8 @@ export interface SeatRequest {
   /** Stage id and attempt number, passed to the agent as HARNESS_STAGE and HARNESS_ATTEMPT. */
   stage: string;
   attempt: number;
+  /** The task the agent works on, passed as HARNESS_TASK. */
+  task?: string;
   worktree: string;
   promptFile: string;
   artifactDir: string;
@@ -50,6 +52,7 @@ export async function runSeat(request: SeatRequest): Promise<SeatResult> {
       set: {
         HARNESS_STAGE: request.stage,
         HARNESS_ATTEMPT: String(request.attempt),
+        ...(request.task !== undefined ? { HARNESS_TASK: request.task } : {}),
         HARNESS_PROMPT_FILE: request.promptFile,
         HARNESS_ARTIFACT_DIR: request.artifactDir,
       },

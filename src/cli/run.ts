@@ -20,7 +20,7 @@ import { UsageError, type CliIO } from "./usage.js";
 import { isInputError, strictArgs } from "./validate.js";
 import { assertSandboxUsable, sandboxFromEnv, SandboxSettingsError, SandboxUnavailableError, UNSANDBOXED_WARNING } from "../sandbox/index.js";
 
-const USAGE = "harness run [<repo>] --story <file.md> [--agent <preset>|--agent-cmd <template>] [--workflow <file>] [--test-cmd <cmd>]";
+const USAGE = "harness run [<repo>] --story <file.md> [--agent <preset>|--agent-cmd <template>] [--workflow <file>] [--test-cmd <cmd>] [--concurrency <n>]";
 
 /** Reads a story file: the first heading (or first line) is the title, the rest the body. */
 export function readStory(path: string): StoryInput {
@@ -66,6 +66,7 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
         "agent-cmd": { type: "string" },
         workflow: { type: "string" },
         "test-cmd": { type: "string" },
+        concurrency: { type: "string" },
       },
     }),
   );
@@ -74,6 +75,10 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
   if (values.agent !== undefined && values["agent-cmd"] !== undefined) throw new UsageError("give --agent or --agent-cmd, not both", USAGE);
   if (values.agent !== undefined && !AGENT_PRESETS.includes(values.agent as AgentPreset)) {
     throw new UsageError(`--agent must be one of ${AGENT_PRESETS.join(", ")}, got '${values.agent}'`, USAGE);
+  }
+  const concurrency = values.concurrency === undefined ? undefined : Number(values.concurrency);
+  if (concurrency !== undefined && (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 32)) {
+    throw new UsageError(`--concurrency must be a whole number from 1 to 32, got '${values.concurrency ?? ""}'`, USAGE);
   }
   const storyFile = resolve(io.cwd, values.story);
   if (!existsSync(storyFile)) throw new UsageError(`story file ${storyFile} does not exist`, USAGE);
@@ -117,6 +122,7 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
         harnessHome: home,
         reporter: withRunDirectory(consoleReporter(io.stdout), home, io.stdout),
         agentEnvAllow: config.agent.env,
+        ...(concurrency !== undefined ? { concurrency } : {}),
         signal: controller.signal,
         sandbox,
       });

@@ -1,21 +1,46 @@
 /**
- * Which state each of the four check runs should show for a snapshot. Pure, so the reporter
- * only compares a plan with what it posted and the plan can be tested without GitHub.
+ * Which check runs a snapshot should show, and in which state. Pure, so the reporter only
+ * compares a plan with what it posted and the plan can be tested without GitHub. The check
+ * runs come from the workflow's declared stages (`run.started.checks`), never from stage
+ * names: a gate or review stage gets `harness / <stage>`, a clean-clone stage
+ * `harness / clean-clone`. A story with a plan gets one check run per task beside them.
  */
-import type { StorySnapshot } from "../pipeline/index.js";
+import { INTEGRATION_CLEAN_CLONE, taskSnapshot, type DeclaredCheck, type StorySnapshot, type TaskSnapshot } from "../pipeline/index.js";
 import { cleanClonePassed, currentCleanClone, renderCleanCloneCheck } from "./render/clean-clone.js";
 import { renderProvisionCheck } from "./render/provision.js";
 import { renderStoryCheck } from "./render/story.js";
+import { renderTaskCheck } from "./render/task.js";
 import type { CheckRunOutput, RenderOptions } from "./render/types.js";
 import { currentVerification, gateFailed, renderVerifierCheck } from "./render/verifier.js";
 
 export const CHECK_NAMES = {
   provision: "harness / provision",
-  verifier: "harness / verifier",
   cleanClone: "harness / clean-clone",
   story: "harness / story",
 } as const;
-export type CheckName = (typeof CHECK_NAMES)[keyof typeof CHECK_NAMES];
+/** A check run's name: one of {@link CHECK_NAMES}, `harness / <stage>` or `harness / task <id>: <title>`. */
+export type CheckName = string;
+
+/** Longest check-run name posted; GitHub refuses very long names and lists show about this much. */
+const MAX_NAME_CHARS = 100;
+
+/** The name of a declared stage check. */
+export function stageCheckName(check: DeclaredCheck, all: readonly DeclaredCheck[]): CheckName {
+  if (check.kind !== "clean-clone") return `harness / ${check.stage}`;
+  const several = all.filter((candidate) => candidate.kind === "clean-clone").length > 1;
+  return several ? `harness / clean-clone (${check.stage})` : CHECK_NAMES.cleanClone;
+}
+
+/** The name of a plan task's check run. */
+export function taskCheckName(task: Pick<TaskSnapshot, "id" | "title">): CheckName {
+  const name = `harness / task ${task.id}: ${task.title.replace(/\s+/g, " ").trim()}`;
+  return name.length <= MAX_NAME_CHARS ? name : `${name.slice(0, MAX_NAME_CHARS - 1)}…`;
+}
+
+/** True for the check runs that carry the Retry button of a blocked story or task. */
+export function isRetryCheckName(name: string): boolean {
+  return name === CHECK_NAMES.story || name.startsWith("harness / task ");
+}
 
 export type CheckStatus = "queued" | "in_progress" | "completed";
 export type CheckConclusion = "success" | "failure" | "action_required" | "skipped" | "cancelled";
@@ -38,32 +63,34 @@ export interface PlannedCheck {
 
 type Phase = { status: CheckStatus; conclusion?: CheckConclusion };
 
-const ended = (snapshot: StorySnapshot): boolean => snapshot.outcome !== "running";
-const stageRunning = (snapshot: StorySnapshot, test: (id: string) => boolean): boolean =>
-  snapshot.stages.some((stage) => stage.state === "running" && test(stage.id));
+const ended = (task: TaskSnapshot | undefined, snapshot: StorySnapshot): boolean => (task?.outcome ?? snapshot.outcome) !== "running";
+const stageRunning = (task: TaskSnapshot | undefined, stage: string): boolean => task?.stages.some((candidate) => candidate.state === "running" && candidate.id === stage) ?? false;
 
-function provisionPhase(snapshot: StorySnapshot): Phase {
-  if (snapshot.provision) return { status: "completed", conclusion: snapshot.provision.state === "passed" ? "success" : "failure" };
-  if (ended(snapshot)) return { status: "completed", conclusion: "skipped" };
-  return { status: snapshot.branch ? "in_progress" : "queued" };
+function provisionPhase(task: TaskSnapshot | undefined, snapshot: StorySnapshot): Phase {
+  if (task?.provision) return { status: "completed", conclusion: task.provision.state === "passed" ? "success" : "failure" };
+  if (ended(task, snapshot)) return { status: "completed", conclusion: "skipped" };
+  return { status: task && task.state !== "pending" ? "in_progress" : "queued" };
 }
 
-function verifierPhase(snapshot: StorySnapshot): Phase {
-  const { gate, verdict } = currentVerification(snapshot);
+function gatePhase(task: TaskSnapshot | undefined, snapshot: StorySnapshot, stage: string): Phase {
+  const { gate, verdict } = currentVerification(task, stage);
+  const outcome = task?.outcome ?? snapshot.outcome;
   if (verdict) return { status: "completed", conclusion: verdict.verdict === "pass" ? "success" : "failure" };
   if (gate && gateFailed(gate)) return { status: "completed", conclusion: "failure" };
-  if (snapshot.outcome === "completed") return { status: "completed", conclusion: gate ? "success" : "skipped" };
-  if (snapshot.outcome === "blocked") return { status: "completed", conclusion: gate ? "cancelled" : "skipped" };
-  if (gate || stageRunning(snapshot, (id) => id === "verifier")) return { status: "in_progress" };
+  if (outcome === "completed") return { status: "completed", conclusion: gate ? "success" : "skipped" };
+  if (outcome === "blocked") return { status: "completed", conclusion: gate ? "cancelled" : "skipped" };
+  if (gate || stageRunning(task, stage)) return { status: "in_progress" };
   return { status: "queued" };
 }
 
-function cleanClonePhase(snapshot: StorySnapshot): Phase {
-  const event = currentCleanClone(snapshot);
+function cleanClonePhase(task: TaskSnapshot | undefined, snapshot: StorySnapshot, stage: string): Phase {
+  const event = currentCleanClone(task, stage);
   if (event) return { status: "completed", conclusion: cleanClonePassed(event) ? "success" : "failure" };
-  const { verdict } = currentVerification(snapshot);
-  const started = verdict?.verdict === "pass" || stageRunning(snapshot, (id) => id.replace(/[-_]/g, "") === "cleanclone");
-  if (ended(snapshot)) return { status: "completed", conclusion: started ? "cancelled" : "skipped" };
+  const gated = snapshot.checks.some((check) => check.kind !== "clean-clone" && check.stage === stage);
+  const { verdict } = currentVerification(task, stage);
+  // The check starts once the stage's own verification passed (or with the stage, when it has none).
+  const started = verdict?.verdict === "pass" || (!gated && stageRunning(task, stage));
+  if (ended(task, snapshot)) return { status: "completed", conclusion: started ? "cancelled" : "skipped" };
   return { status: started ? "in_progress" : "queued" };
 }
 
@@ -73,16 +100,54 @@ function storyPhase(snapshot: StorySnapshot): Phase {
   return { status: "in_progress" };
 }
 
-/** The four check runs as they should look for `snapshot`. */
+function taskPhase(task: TaskSnapshot): Phase {
+  if (task.state === "completed") return { status: "completed", conclusion: "success" };
+  if (task.state === "blocked") return { status: "completed", conclusion: "action_required" };
+  return { status: task.state === "running" ? "in_progress" : "queued" };
+}
+
+/** The check runs of one task's provisioning and declared stages. */
+function stageChecks(snapshot: StorySnapshot, task: TaskSnapshot | undefined, options: RenderOptions): PlannedCheck[] {
+  const attempt = task?.attempt ?? snapshot.attempt;
+  const taskId = task?.id;
+  const checks: PlannedCheck[] = [{ name: CHECK_NAMES.provision, ...provisionPhase(task, snapshot), output: renderProvisionCheck(snapshot, options, taskId), attempt: 0 }];
+  for (const declared of snapshot.checks) {
+    const name = stageCheckName(declared, snapshot.checks);
+    const target = { ...(taskId !== undefined ? { taskId } : {}), stage: declared.stage };
+    if (declared.kind === "clean-clone") {
+      checks.push({ name, ...cleanClonePhase(task, snapshot, declared.stage), output: renderCleanCloneCheck(snapshot, options, target), attempt });
+    } else {
+      checks.push({ name, ...gatePhase(task, snapshot, declared.stage), output: renderVerifierCheck(snapshot, options, target), attempt });
+    }
+  }
+  return checks;
+}
+
+/**
+ * The check runs as they should look for `snapshot`: the story's own first, then (without a
+ * plan) its task's provisioning and declared stage checks, or (with a plan) one per task and
+ * the declared checks of the story's integration on the merged branch.
+ */
 export function planChecks(snapshot: StorySnapshot, options: RenderOptions = {}): PlannedCheck[] {
   const story: PlannedCheck = { name: CHECK_NAMES.story, ...storyPhase(snapshot), output: renderStoryCheck(snapshot, options), attempt: 0 };
   if (snapshot.outcome === "blocked") story.actions = [{ ...RETRY_ACTION }];
   // The story's own check run first: under GitHub.com's pacing of an App's writes (one a
   // second), a maintainer sees the story in progress a few seconds sooner.
-  return [
-    story,
-    { name: CHECK_NAMES.provision, ...provisionPhase(snapshot), output: renderProvisionCheck(snapshot, options), attempt: 0 },
-    { name: CHECK_NAMES.verifier, ...verifierPhase(snapshot), output: renderVerifierCheck(snapshot, options), attempt: snapshot.attempt },
-    { name: CHECK_NAMES.cleanClone, ...cleanClonePhase(snapshot), output: renderCleanCloneCheck(snapshot, options), attempt: snapshot.attempt },
-  ];
+  if (!snapshot.planned) return [story, ...stageChecks(snapshot, taskSnapshot(snapshot), options)];
+  const tasks = snapshot.tasks.filter((task) => task.wave > 0);
+  const perTask = tasks.map((task): PlannedCheck => {
+    const planned: PlannedCheck = { name: taskCheckName(task), ...taskPhase(task), output: renderTaskCheck(snapshot, task, options), attempt: 0 };
+    if (task.state === "blocked") planned.actions = [{ ...RETRY_ACTION }];
+    return planned;
+  });
+  // The story-level clean-clone check runs on the merged branch, as stage `clean-clone` of the integration step.
+  const integration = snapshot.tasks.find((task) => task.wave === 0);
+  const target = { ...(integration ? { taskId: integration.id } : {}), stage: INTEGRATION_CLEAN_CLONE };
+  const merged: PlannedCheck = {
+    name: CHECK_NAMES.cleanClone,
+    ...(integration ? cleanClonePhase(integration, snapshot, INTEGRATION_CLEAN_CLONE) : ended(undefined, snapshot) ? { status: "completed" as const, conclusion: "skipped" as const } : { status: "queued" as const }),
+    output: integration ? renderCleanCloneCheck(snapshot, options, target) : renderCleanCloneCheck(snapshot, options, { taskId: "", stage: INTEGRATION_CLEAN_CLONE }),
+    attempt: integration?.attempt ?? 1,
+  };
+  return [story, ...perTask, merged];
 }

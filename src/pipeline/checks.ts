@@ -27,7 +27,7 @@ export async function runSuiteGate(task: TaskRun, stage: Stage, attempt: number,
   task.lastSuite = { command, timedOut: result.timedOut, outputTail: result.tail, ...(exitCode !== undefined ? { exitCode } : {}) };
   await task.sink.emit({
     kind: "gate.finished",
-    taskId: task.worktree.taskId,
+    taskId: task.taskId,
     stage: stage.id,
     attempt,
     command,
@@ -70,7 +70,7 @@ export function readArtifact(path: string): unknown {
  * Runs the clean-clone check the stage declares, writes its result into the attempt's folder
  * under the declared name, and journals it. The result is returned as it was recorded.
  */
-export async function runCleanClone(task: TaskRun, stage: Stage, attempt: number, artifact: string, command: string): Promise<CleanCloneRecord> {
+export async function runCleanClone(task: TaskRun, stage: Pick<Stage, "id">, attempt: number, artifact: string, command: string): Promise<CleanCloneRecord> {
   const attemptDir = task.layout.attemptDir(attempt);
   const result = await task.deps.runCleanCloneCheck({
     repo: task.worktree.path,
@@ -87,7 +87,7 @@ export async function runCleanClone(task: TaskRun, stage: Stage, attempt: number
   // Absent optional fields stay absent: the record is what the JSON file holds.
   const record = JSON.parse(JSON.stringify(result)) as CleanCloneRecord;
   const policy = { sandboxed: task.sandbox.settings.enabled, network: task.sandbox.settings.enabled ? task.config.test.network === true : true };
-  await task.sink.emit({ kind: "clean_clone.finished", taskId: task.worktree.taskId, stage: stage.id, attempt, artifact, result: record, policy });
+  await task.sink.emit({ kind: "clean_clone.finished", taskId: task.taskId, stage: stage.id, attempt, artifact, result: record, policy });
   return record;
 }
 

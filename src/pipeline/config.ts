@@ -22,6 +22,8 @@ export interface HarnessConfig {
   maxAttempts?: number;
   /** `link` absent: the clean-clone check links its default dependency roots; `[]` links none. */
   cleanClone: CleanCloneConfig;
+  /** A story with a plan: how many tasks of a wave run at once. */
+  plan: { concurrency?: number };
 }
 
 /** `clean_clone` of `.github/harness.yml`, normalised. */
@@ -46,6 +48,7 @@ export const DEFAULT_HARNESS_CONFIG: HarnessConfig = Object.freeze({
   test: { timeoutMs: 30 * MINUTE },
   provision: {},
   cleanClone: {},
+  plan: {},
 }) as HarnessConfig;
 
 interface RawLaunch {
@@ -60,6 +63,7 @@ interface RawConfig {
   provision?: { command?: string; timeout_minutes?: number };
   max_attempts?: number;
   clean_clone?: { link?: string[]; interpreter?: string; depth?: number; env?: string[]; provision?: boolean; allow_external_symlinks?: boolean };
+  plan?: { concurrency?: number };
 }
 
 /**
@@ -98,7 +102,9 @@ export function parseHarnessConfig(text: string, source: string): HarnessConfig 
     test: { timeoutMs: minutes(raw.test?.timeout_minutes) ?? base.test.timeoutMs },
     provision: {},
     cleanClone: {},
+    plan: {},
   };
+  if (raw.plan?.concurrency !== undefined) config.plan.concurrency = raw.plan.concurrency;
   if (raw.clean_clone?.link !== undefined) config.cleanClone.link = [...raw.clean_clone.link];
   if (raw.test?.command !== undefined) config.test.command = raw.test.command;
   if (raw.test?.network !== undefined) config.test.network = raw.test.network;

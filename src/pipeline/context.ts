@@ -19,6 +19,7 @@ export const PLACEHOLDERS = [
   "retry_guidance",
   "suite_result",
   "clean_clone_result",
+  "plan_task",
 ] as const;
 
 export type Placeholder = (typeof PLACEHOLDERS)[number];
@@ -61,6 +62,8 @@ export interface PromptContext {
   artifactDir: string;
   retry?: RetryEvidence;
   suite?: SuiteEvidence;
+  /** The task of the story's plan this prompt is for (absent: the story is one task). */
+  task?: { id: string; title: string; description: string; files: readonly string[]; earlier: string };
 }
 
 const NONE = "(none)";
@@ -81,6 +84,7 @@ export function placeholderValues(context: PromptContext): Record<Placeholder, s
     retry_guidance: retry?.retryGuidance ?? NONE,
     suite_result: context.suite ? renderSuite(context.suite) : NONE,
     clean_clone_result: retry?.cleanClone ? renderCleanClone(retry.cleanClone) : NONE,
+    plan_task: context.task ? renderTask(context.task) : NONE,
   };
 }
 
@@ -91,6 +95,21 @@ export function renderPrompt(template: string, context: PromptContext): string {
     if (!KNOWN.has(name)) throw new Error(`unknown placeholder {{${name}}}`);
     return values[name as Placeholder];
   });
+}
+
+function renderTask(task: NonNullable<PromptContext["task"]>): string {
+  return [
+    `Task \`${task.id}\`: ${task.title}`,
+    ...(task.description.trim() !== "" ? ["", task.description.trim()] : []),
+    "",
+    "Files of the task (change nothing else):",
+    "",
+    ...task.files.map((file) => `- \`${file}\``),
+    "",
+    "What the earlier waves did:",
+    "",
+    task.earlier.trim() || NONE,
+  ].join("\n");
 }
 
 function renderSuite(suite: SuiteEvidence): string {

@@ -3,17 +3,20 @@ import { join, relative } from "node:path";
 import { sandboxFromEnv } from "../sandbox/index.js";
 import { CleanCloneOptionsError, ProvisionConfigError, taskWorktreePath, WorkspaceProvisionError } from "../workspace/index.js";
 import { storyCommitMessage, commitWorktree } from "./commit.js";
-import type { RetryEvidence } from "./context.js";
 import { defaultDeps } from "./deps.js";
 import { ConfigError } from "./errors.js";
 import type { FailureClass } from "./events.js";
 import { Journal } from "./journal.js";
-import { archiveAttempt, createRunLayout, newRunId } from "./run-dir.js";
+import { runAttempts } from "./attempts.js";
+import { createRunLayout, newRunId } from "./run-dir.js";
 import { checkRunnable } from "./runnable.js";
 import { EventSink } from "./sink.js";
-import { runStage } from "./stage.js";
 import { ensureProvisioned, type TaskRun } from "./task.js";
 import type { RunStoryArgs, StoryOutcome } from "./types.js";
+import { declaredChecks } from "./workflow.js";
+import { PlanError } from "./errors.js";
+import { PLAN_FENCE, readStoryPlan, type Plan } from "./plan.js";
+import { runPlannedStory } from "./plan-story.js";
 
 /**
  * Takes a story through its workflow in a fresh, provisioned task worktree and returns how it
@@ -32,13 +35,24 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
   const taskId = `task-${runId}`;
   const maxAttempts = args.config.maxAttempts ?? args.workflow.maxAttempts;
   const outcomeBase = { branch: args.branch, runDir: layout.root, worktree: taskWorktreePath(args.harnessHome, args.story.id, taskId) };
+  // The plan is read before anything runs: a refused plan never gets a worktree.
+  let plan: Plan | undefined;
+  let planError: PlanError | undefined;
+  try {
+    plan = readStoryPlan(args.story.body, `the story's ${PLAN_FENCE} block`);
+  } catch (error) {
+    if (!(error instanceof PlanError)) throw error;
+    planError = error;
+  }
+  const single = plan === undefined && planError === undefined;
   await sink.emit({
     kind: "run.started",
     storyId: args.story.id,
     runId,
-    taskId,
+    ...(single ? { taskId } : {}),
     title: args.story.title,
     stages: args.workflow.stages.map((stage) => stage.id),
+    checks: declaredChecks(args.workflow),
     maxAttempts,
     readmission: args.readmission ?? false,
     ...(sandbox.settings.enabled ? {} : { unsandboxed: true as const }),
@@ -46,11 +60,17 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
 
   let testCommand: string | undefined;
   try {
+    if (planError) throw planError;
     testCommand = checkRunnable(args.config, args.workflow, args.agentEnvAllow, "configuration").testCommand;
   } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    await sink.emit({ kind: "story.blocked", taskId, failureClass: "config-invalid", detail: error.message });
+    if (!(error instanceof ConfigError) && !(error instanceof PlanError)) throw error;
+    await sink.emit({ kind: "story.blocked", ...(single ? { taskId } : {}), failureClass: "config-invalid", detail: error.message });
     return { ...outcomeBase, status: "blocked", failureClass: "config-invalid", detail: error.message };
+  }
+  if (plan) {
+    const allowed = new Set(args.agentEnvAllow);
+    const agentEnv = args.config.agent.env.filter((name) => allowed.has(name));
+    return runPlannedStory({ args, runId, deps, layout, sink, clock, maxAttempts, testCommand, agentEnv, sandbox }, plan);
   }
 
   let task: TaskRun | undefined;
@@ -88,6 +108,7 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
     });
     const allowed = new Set(args.agentEnvAllow);
     task = {
+      taskId,
       story: args.story,
       config: args.config,
       workflow: args.workflow,
@@ -105,7 +126,7 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
     };
     await sink.emit({ kind: "worktree.created", taskId, worktree: worktree.path, branch: worktree.branch, base: worktree.base });
     await ensureProvisioned(task, "worktree");
-    return await runAttempts(task, args, testCommand, block);
+    return await runSingleTask(task, args, testCommand, block);
   } catch (error) {
     if (error instanceof WorkspaceProvisionError) {
       await sink.emit({ kind: "provision.failed", taskId, cmd: error.cmd, exitCode: error.exitCode, logTail: error.logTail });
@@ -122,48 +143,12 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
 
 type Block = (failureClass: FailureClass, detail: string) => Promise<StoryOutcome>;
 
-/** The stage machine: stage by stage, rerouting failed attempts to the retry stage. */
-async function runAttempts(task: TaskRun, args: RunStoryArgs, testCommand: string | undefined, block: Block): Promise<StoryOutcome> {
-  const { stages, retryStage } = task.workflow;
-  const taskId = task.worktree.taskId;
-  const retryIndex = stages.findIndex((stage) => stage.id === retryStage);
-  let attempt = 1;
-  let index = 0;
-  let retry: RetryEvidence | undefined;
-  while (index < stages.length) {
-    if (args.signal?.aborted) return block("interrupted", "the run was stopped");
-    const stage = stages[index];
-    if (!stage) break;
-    const outcome = await runStage(task, stage, attempt, retry, testCommand);
-    // A stop request ends the story as interrupted, not as an agent failure to retry.
-    if (args.signal?.aborted) return block("interrupted", `the run was stopped during ${stage.id}, attempt ${attempt}`);
-    if (outcome.passed) {
-      index += 1;
-      continue;
-    }
-    if (outcome.infrastructure) return block(outcome.failureClass, outcome.reason);
-    const at = task.clock().toISOString();
-    const archiveDir = archiveAttempt(task.layout, attempt, { stage: stage.id, failureClass: outcome.failureClass, reason: outcome.reason, at });
-    await task.sink.emit({ kind: "attempt.archived", taskId, attempt, archiveDir });
-    if (attempt >= task.maxAttempts) {
-      return block("retry-ceiling", `attempt ${attempt} of ${task.maxAttempts} failed at ${stage.id} (${outcome.failureClass}): ${outcome.reason}`);
-    }
-    await task.sink.emit({
-      kind: "retry.scheduled",
-      taskId,
-      failedAttempt: attempt,
-      nextAttempt: attempt + 1,
-      fromStage: stage.id,
-      retryStage,
-      failureClass: outcome.failureClass,
-      reason: outcome.reason,
-    });
-    retry = { attempt, stage: stage.id, failureClass: outcome.failureClass, reason: outcome.reason, ...outcome.evidence };
-    attempt += 1;
-    index = retryIndex;
-  }
+/** A story without a plan: its one task's attempts, then its commit on the story branch. */
+async function runSingleTask(task: TaskRun, args: RunStoryArgs, testCommand: string | undefined, block: Block): Promise<StoryOutcome> {
+  const result = await runAttempts(task, { stages: task.workflow.stages, retryStage: task.workflow.retryStage, testCommand });
+  if (!result.passed) return block(result.failureClass, result.reason);
   const commit = await commitWorktree(task.worktree.path, storyCommitMessage(task.story), { stage: true });
-  await task.sink.emit({ kind: "story.completed", taskId, branch: task.worktree.branch, commit });
+  await task.sink.emit({ kind: "story.completed", taskId: task.taskId, branch: task.worktree.branch, commit });
   try {
     await task.deps.removeTaskWorktree(args.repoDir, task.worktree.path);
   } catch (error) {

@@ -26,3 +26,17 @@ export class WorkflowError extends InputError {
 export class ConfigError extends InputError {
   override readonly name = "ConfigError";
 }
+
+/** A story's plan that cannot run: invalid JSON or schema, a cycle, unknown or repeated ids, overlapping files in one wave. */
+export class PlanError extends InputError {
+  override readonly name = "PlanError";
+  constructor(
+    source: string,
+    path: string,
+    reason: string,
+    /** The task ids the problem is about. */
+    readonly taskIds: readonly string[] = [],
+  ) {
+    super(source, path, reason);
+  }
+}

@@ -5,6 +5,7 @@
  * harness writes use camelCase keys.
  */
 import type { CleanCloneResult } from "../workspace/index.js";
+import type { DeclaredCheck } from "./snapshot.js";
 
 /** Why a step failed or a story stopped; every blocked story names one. */
 export type FailureClass =
@@ -48,7 +49,20 @@ interface EventBase {
 
 export type HistoryEvent = EventBase &
   (
-    | { kind: "run.started"; storyId: string; runId: string; taskId: string; title: string; stages: string[]; maxAttempts: number; readmission: boolean; unsandboxed?: true }
+    /**
+     * `taskId` names the story's one task when it has no plan; a story with a plan announces its
+     * tasks with `task.planned`. `checks` are the check runs the workflow's stages declare.
+     */
+    | { kind: "run.started"; storyId: string; runId: string; taskId?: string; title: string; stages: string[]; maxAttempts: number; readmission: boolean; checks?: DeclaredCheck[]; unsandboxed?: true }
+    /** A task of the story's plan: its wave (1-based), its declared files and what blocks it. */
+    | { kind: "task.planned"; taskId: string; title: string; wave: number; files: string[]; blockedBy: string[]; stages: string[] }
+    /** A task took a slot: its worktree is made and provisioned inside that slot. */
+    | { kind: "task.started"; taskId: string; wave: number; attempt: number }
+    /** A task left its slot; `commit` is its work when it completed, `kept` when an earlier run completed it. */
+    | { kind: "task.finished"; taskId: string; outcome: "completed" | "blocked"; attempt: number; durationMs: number; commit?: string; failureClass?: FailureClass; detail?: string; kept?: boolean }
+    | { kind: "wave.started"; wave: number; tasks: string[]; base: string }
+    /** The wave's completed tasks merged onto the story branch, in plan order. */
+    | { kind: "wave.merged"; wave: number; merged: string[]; commit: string }
     | { kind: "worktree.created"; taskId: string; worktree: string; branch: string; base: string }
     | { kind: "provision.succeeded"; taskId: string; cmd: string | null; durationMs: number; skipped: boolean; phase: string }
     | { kind: "provision.failed"; taskId: string; cmd: string | null; exitCode: number | null; logTail: string }
@@ -59,121 +73,15 @@ export type HistoryEvent = EventBase &
     | { kind: "clean_clone.finished"; taskId: string; stage: string; attempt: number; artifact: string; result: CleanCloneRecord; policy?: StepPolicy }
     | { kind: "attempt.archived"; taskId: string; attempt: number; archiveDir: string }
     | { kind: "retry.scheduled"; taskId: string; failedAttempt: number; nextAttempt: number; fromStage: string; retryStage: string; failureClass: FailureClass; reason: string }
-    | { kind: "story.completed"; taskId: string; branch: string; commit: string }
+    | { kind: "story.completed"; taskId?: string; branch: string; commit: string }
     /** `commit` is the commit of the work so far on `branch`, when one was made (the App pushes it). */
-    | { kind: "story.blocked"; taskId: string; failureClass: FailureClass; detail: string; branch?: string; commit?: string }
+    | { kind: "story.blocked"; taskId?: string; failureClass: FailureClass; detail: string; branch?: string; commit?: string; blockedTasks?: string[] }
   );
 
 export type HistoryEventKind = HistoryEvent["kind"];
 
-/** State of one stage as a reader of the status comment sees it. */
-export interface StageSnapshot {
-  id: string;
-  state: "pending" | "running" | "passed" | "failed";
-  attempt: number;
-  durationMs?: number;
-}
-
-/** Everything a renderer needs to draw the story's state; derived from events by {@link reduceSnapshot}. */
-export interface StorySnapshot {
-  storyId: string;
-  runId: string;
-  title: string;
-  taskId: string;
-  maxAttempts: number;
-  attempt: number;
-  stages: StageSnapshot[];
-  outcome: "running" | "completed" | "blocked";
-  /** True when the run's repository code ran with the sandbox switched off. */
-  unsandboxed?: boolean;
-  provision?: { state: "passed" | "failed"; cmd: string | null; durationMs?: number; exitCode?: number | null; logTail?: string };
-  lastGate?: Extract<HistoryEvent, { kind: "gate.finished" }>;
-  lastVerdict?: Extract<HistoryEvent, { kind: "verdict.recorded" }>;
-  cleanClone?: Extract<HistoryEvent, { kind: "clean_clone.finished" }>;
-  /** Why the previous attempt was sent back, while a retry runs. */
-  lastRetry?: Extract<HistoryEvent, { kind: "retry.scheduled" }>;
-  failureClass?: FailureClass;
-  detail?: string;
-  commit?: string;
-  branch?: string;
-}
-
-/** The snapshot before any event. */
-export function emptySnapshot(): StorySnapshot {
-  return { storyId: "", runId: "", title: "", taskId: "", maxAttempts: 0, attempt: 1, stages: [], outcome: "running" };
-}
-
-/** Applies one event to a snapshot; pure, so renderers and tests can replay a journal. */
-export function reduceSnapshot(snapshot: StorySnapshot, event: HistoryEvent): StorySnapshot {
-  const next: StorySnapshot = { ...snapshot, stages: snapshot.stages.map((stage) => ({ ...stage })) };
-  const stage = (id: string): StageSnapshot | undefined => next.stages.find((candidate) => candidate.id === id);
-  switch (event.kind) {
-    case "run.started":
-      return {
-        ...emptySnapshot(),
-        storyId: event.storyId,
-        runId: event.runId,
-        title: event.title,
-        taskId: event.taskId,
-        maxAttempts: event.maxAttempts,
-        stages: event.stages.map((id) => ({ id, state: "pending", attempt: 0 })),
-        ...(event.unsandboxed ? { unsandboxed: true } : {}),
-      };
-    case "worktree.created":
-      next.taskId = event.taskId;
-      next.branch = event.branch;
-      return next;
-    case "provision.succeeded":
-      next.provision = { state: "passed", cmd: event.cmd, durationMs: event.durationMs };
-      return next;
-    case "provision.failed":
-      next.provision = { state: "failed", cmd: event.cmd, exitCode: event.exitCode, logTail: event.logTail };
-      return next;
-    case "stage.started": {
-      next.attempt = event.attempt;
-      const target = stage(event.stage);
-      if (target) Object.assign(target, { state: "running", attempt: event.attempt, durationMs: undefined });
-      return next;
-    }
-    case "stage.finished": {
-      const target = stage(event.stage);
-      if (target) Object.assign(target, { state: event.outcome, attempt: event.attempt, durationMs: event.durationMs });
-      return next;
-    }
-    case "gate.finished":
-      next.lastGate = event;
-      return next;
-    case "verdict.recorded":
-      next.lastVerdict = event;
-      return next;
-    case "clean_clone.finished":
-      next.cleanClone = event;
-      return next;
-    case "attempt.archived":
-      return next;
-    case "retry.scheduled": {
-      next.lastRetry = event;
-      next.attempt = event.nextAttempt;
-      // Stages from the retry stage onward run again.
-      const from = next.stages.findIndex((candidate) => candidate.id === event.retryStage);
-      next.stages.forEach((candidate, index) => {
-        if (from >= 0 && index >= from) candidate.state = "pending";
-      });
-      return next;
-    }
-    case "story.completed":
-      return { ...next, outcome: "completed", commit: event.commit, branch: event.branch };
-    case "story.blocked":
-      return {
-        ...next,
-        outcome: "blocked",
-        failureClass: event.failureClass,
-        detail: event.detail,
-        ...(event.commit !== undefined ? { commit: event.commit } : {}),
-        ...(event.branch !== undefined ? { branch: event.branch } : {}),
-      };
-  }
-}
+export { emptySnapshot, reduceSnapshot, taskSnapshot, INTEGRATION_TASK, INTEGRATION_CLEAN_CLONE, type StageSnapshot, type StorySnapshot, type TaskSnapshot, type TaskState, type DeclaredCheck } from "./snapshot.js";
+import type { StorySnapshot } from "./snapshot.js";
 
 /**
  * Where the pipeline reports. The GitHub reporter turns events into check runs and the status

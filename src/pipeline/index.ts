@@ -1,7 +1,7 @@
 export * from "./events.js";
 export { runStory } from "./coordinator.js";
 export type { StoryInput, RunStoryArgs, StoryOutcome } from "./types.js";
-export { loadWorkflow, DEFAULT_WORKFLOW_PATH, HARNESS_ROOT, type Workflow, type Stage, type ArtifactSpec } from "./workflow.js";
+export { loadWorkflow, declaredChecks, DEFAULT_WORKFLOW_PATH, HARNESS_ROOT, type Workflow, type Stage, type ArtifactSpec } from "./workflow.js";
 export {
   parseHarnessConfig,
   assertAgentEnvAllowed,

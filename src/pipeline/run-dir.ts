@@ -47,6 +47,13 @@ export function createRunLayout(harnessHome: string, storyId: string, runId: str
   };
 }
 
+/** The record folder of one task of a planned story: `tasks/<id>/` under the run, sharing its journal and logs. */
+export function taskLayout(layout: RunLayout, taskId: string): RunLayout {
+  const root = join(layout.root, "tasks", pathComponent(taskId));
+  const attemptDir = (attempt: number): string => join(root, "attempts", String(attempt));
+  return { ...layout, root, attemptDir, stageDir: (attempt, stage) => join(attemptDir(attempt), pathComponent(stage)) };
+}
+
 /** Seals a failed attempt's folder with why it failed; its artifacts stay where they are. */
 export function archiveAttempt(layout: RunLayout, attempt: number, record: { stage: string; failureClass: string; reason: string; at: string }): string {
   const dir = layout.attemptDir(attempt);

@@ -25,7 +25,7 @@ export type StageOutcome =
  * Journals `stage.started` and `stage.finished` around it.
  */
 export async function runStage(task: TaskRun, stage: Stage, attempt: number, retry: RetryEvidence | undefined, testCommand: string | undefined): Promise<StageOutcome> {
-  const taskId = task.worktree.taskId;
+  const taskId = task.taskId;
   const stageDir = task.layout.stageDir(attempt, stage.id);
   mkdirSync(join(stageDir, "artifacts"), { recursive: true });
   await task.sink.emit({ kind: "stage.started", taskId, stage: stage.id, attempt });
@@ -68,6 +68,7 @@ async function stageBody(task: TaskRun, stage: Stage, attempt: number, retry: Re
       artifactDir,
       ...(retry ? { retry } : {}),
       ...(task.lastSuite ? { suite: task.lastSuite } : {}),
+      ...(task.planContext ? { task: task.planContext } : {}),
     });
     writeFileSync(promptFile, prompt);
     task.seatsLaunched += 1;
@@ -75,6 +76,7 @@ async function stageBody(task: TaskRun, stage: Stage, attempt: number, retry: Re
       launch: seat.launch,
       stage: stage.id,
       attempt,
+      task: task.taskId,
       worktree: task.worktree.path,
       promptFile,
       artifactDir,
@@ -95,7 +97,7 @@ async function stageBody(task: TaskRun, stage: Stage, attempt: number, retry: Re
       const verdict = readArtifact(join(artifactDir, stage.verdict)) as { verdict: "pass" | "fail"; findings: string[]; retryGuidance?: string };
       await task.sink.emit({
         kind: "verdict.recorded",
-        taskId: task.worktree.taskId,
+        taskId: task.taskId,
         stage: stage.id,
         attempt,
         verdict: verdict.verdict,

@@ -12,6 +12,8 @@ import type { Workflow } from "./workflow.js";
 
 /** Everything one task of a story needs while its stages run. */
 export interface TaskRun {
+  /** The task's id in events (`task-<run>` for a story without a plan, the plan's id otherwise). */
+  taskId: string;
   story: StoryInput;
   config: HarnessConfig;
   workflow: Workflow;
@@ -31,11 +33,23 @@ export interface TaskRun {
   lastSuite?: SuiteEvidence;
   /** How many agents were launched; a blocked story with none has no agent work to commit. */
   seatsLaunched: number;
+  /** What the prompts say about the task when the story has a plan. */
+  planContext?: TaskPromptContext;
+}
+
+/** A plan task as its prompts show it. */
+export interface TaskPromptContext {
+  id: string;
+  title: string;
+  description: string;
+  files: readonly string[];
+  /** What the earlier waves did, one line per task. */
+  earlier: string;
 }
 
 /** Where a task's provisioning output goes (every phase appends to it). */
-export function provisionLogPath(task: Pick<TaskRun, "layout" | "worktree">): string {
-  return join(task.layout.logs, `provision-${task.worktree.taskId}.log`);
+export function provisionLogPath(task: Pick<TaskRun, "layout" | "taskId">): string {
+  return join(task.layout.logs, `provision-${task.taskId}.log`);
 }
 
 /**
@@ -49,7 +63,7 @@ export async function ensureProvisioned(task: TaskRun, phase: string): Promise<v
     const provisioned = await task.deps.provisionWorktree({
       worktree,
       config: provisionConfig(task.config),
-      taskId: task.worktree.taskId,
+      taskId: task.taskId,
       logPath: provisionLogPath(task),
       harnessHome: task.harnessHome,
       now: task.clock,
@@ -57,7 +71,7 @@ export async function ensureProvisioned(task: TaskRun, phase: string): Promise<v
     });
     await task.sink.emit({
       kind: "provision.succeeded",
-      taskId: task.worktree.taskId,
+      taskId: task.taskId,
       cmd: provisioned.receipt.cmd,
       durationMs: provisioned.receipt.durationMs,
       skipped: provisioned.skipped,

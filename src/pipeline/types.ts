@@ -30,6 +30,10 @@ export interface RunStoryArgs {
   signal?: AbortSignal;
   /** Where repository code runs; the operator's sandbox (`HARNESS_SANDBOX`) when absent. */
   sandbox?: Sandbox;
+  /** Tasks of a plan run side by side (`harness run --concurrency`); `plan.concurrency` of the configuration when absent. */
+  concurrency?: number;
+  /** The runner's own limit on tasks at once; a plan's concurrency never exceeds it. */
+  taskSlots?: number;
   /** Collaborators; the real ones when absent. */
   deps?: Partial<PipelineDeps>;
 }
@@ -41,6 +45,11 @@ export interface StoryOutcome {
   branch: string;
   commit?: string;
   runDir: string;
-  /** The task's worktree; removed once the outcome is committed (the branch keeps the work). */
+  /**
+   * The task's worktree; removed once the outcome is committed (the branch keeps the work).
+   * With a plan: the integration step's worktree (each task had its own, journaled in `worktree.created`).
+   */
   worktree: string;
+  /** With a plan: the tasks that ended blocked (their own class, or `blocked-by-dependency`). */
+  blockedTasks?: string[];
 }

@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import { schemas } from "../schema/index.js";
 import { parseTemplate } from "./context.js";
 import { WorkflowError } from "./errors.js";
+import type { DeclaredCheck } from "./snapshot.js";
 
 /** The harness's own folder: built-in workflows and prompts live under it. */
 export const HARNESS_ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -30,6 +31,8 @@ export interface Stage {
   verdict?: string;
   /** Artifact name of the clean-clone result; its presence turns the check on. */
   cleanClone?: string;
+  /** `story`: with a plan, the stage runs once on the merged branch after the last wave instead of in every task. */
+  scope?: "task" | "story";
 }
 
 /** A loaded, validated workflow. */
@@ -49,6 +52,7 @@ interface RawStage {
   gate?: "suite";
   verdict?: string;
   clean_clone?: string;
+  scope?: "task" | "story";
 }
 interface RawWorkflow {
   name: string;
@@ -99,12 +103,25 @@ export function loadWorkflow(path: string = DEFAULT_WORKFLOW_PATH): Workflow {
     if (stage.gate !== undefined) loaded.gate = stage.gate;
     if (stage.verdict !== undefined) loaded.verdict = stage.verdict;
     if (stage.clean_clone !== undefined) loaded.cleanClone = stage.clean_clone;
+    if (stage.scope !== undefined) loaded.scope = stage.scope;
     return loaded;
   });
+  if (!stages.some((stage) => stage.scope !== "story")) throw new WorkflowError(source, "$.stages", "has no stage that runs per task (every stage has scope 'story')");
   if (!seen.has(raw.on_failure.retry_stage)) {
     throw new WorkflowError(source, "$.on_failure.retry_stage", `names no stage of this workflow ('${raw.on_failure.retry_stage}')`);
   }
   return { source, name: raw.name, maxAttempts: raw.max_attempts, retryStage: raw.on_failure.retry_stage, stages };
+}
+
+/**
+ * The check runs a workflow's stages declare, in stage order: a stage with a suite gate or a
+ * verdict is a gate check, a stage with `clean_clone` also a clean-clone check.
+ */
+export function declaredChecks(workflow: Pick<Workflow, "stages">): DeclaredCheck[] {
+  return workflow.stages.flatMap((stage): DeclaredCheck[] => [
+    ...(stage.gate !== undefined || stage.verdict !== undefined ? [{ stage: stage.id, kind: "gate" as const }] : []),
+    ...(stage.cleanClone !== undefined ? [{ stage: stage.id, kind: "clean-clone" as const }] : []),
+  ]);
 }
 
 /** A prompt path resolves next to the workflow file first, then in the harness's own folder. */

@@ -5,7 +5,7 @@
  */
 import { join } from "node:path";
 import { Outbox, type GitHubLog, type RetryPolicy } from "../github/index.js";
-import { authenticateInstallation, type AppOctokit, type Installation } from "./token.js";
+import { authenticateInstallation, STORY_API_PERMISSIONS, type AppOctokit, type Installation } from "./token.js";
 
 export interface StoryOutboxArgs {
   harnessHome: string;
@@ -28,7 +28,7 @@ export async function openStoryOutbox(args: StoryOutboxArgs): Promise<Outbox> {
   const octokitFor = async (installationId: number): Promise<AppOctokit> => {
     let installation = installations.get(installationId);
     if (!installation) {
-      installation = (async () => authenticateInstallation(await args.appOctokit(), installationId, { throttle: args.throttle, retry: false }))();
+      installation = (async () => authenticateInstallation(await args.appOctokit(), installationId, { throttle: args.throttle, retry: false, permissions: STORY_API_PERMISSIONS }))();
       installations.set(installationId, installation);
       // A failed token request is tried afresh next time.
       installation.then((made) => ready.push(made), () => installations.delete(installationId));

@@ -2,14 +2,14 @@ import { randomUUID } from "node:crypto";
 import { confirmAdmission, findStoryPullRequest, isCompletedStory, renderAlreadyCompleted } from "../github/index.js";
 import type { JobLease, JobWorker, StoryJob } from "../queue/index.js";
 import type { FailureClass, HistoryEvent } from "../pipeline/index.js";
-import type { HarnessConfig, RunStoryArgs, StoryOutcome, Workflow } from "../pipeline/index.js";
+import { declaredChecks, type HarnessConfig, type RunStoryArgs, type StoryOutcome, type Workflow } from "../pipeline/index.js";
 import { gitAuthEnv, redactToken } from "./git-auth.js";
 import { fetchHarnessConfigText, HARNESS_CONFIG_PATH } from "./repo-config.js";
 import { syncRepoCache } from "./repo-cache.js";
 import { deliverStoryWork } from "./deliver-work.js";
 import { announceStory, ensureStoryPull, type StoryPull } from "./story-start.js";
 import { prepareStoryBranch } from "./story-branch.js";
-import { authenticateInstallation, type AppOctokit, type Installation } from "./token.js";
+import { authenticateInstallation, GIT_TOKEN_PERMISSIONS, STORY_API_PERMISSIONS, type AppOctokit, type Installation } from "./token.js";
 import { TrackingReporter, type StoryReporter } from "./tracking-reporter.js";
 import { probeSandbox, removeStaleSandboxState, sandboxFromEnv, type Sandbox, type SandboxStatus } from "../sandbox/index.js";
 
@@ -92,14 +92,21 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
   let failure: unknown;
   let announcing: Promise<void> | undefined;
   let alreadyCompleted = false;
-  const redact = (text: string): string => (installation ? installation.tokensSeen().reduce((acc, token) => redactToken(acc, token), text) : text);
+  let gitInstallation: Installation | undefined;
+  const tokensSeen = (): string[] => [...(installation?.tokensSeen() ?? []), ...(gitInstallation?.tokensSeen() ?? [])];
+  const redact = (text: string): string => tokensSeen().reduce((acc, token) => redactToken(acc, token), text);
   try {
-    installation = await authenticateInstallation(await deps.appOctokit(), job.installationId, { throttle: deps.githubThrottle !== false });
+    // Tokens for this one repository, each with only what its use needs: reporting, and git.
+    const appOctokit = await deps.appOctokit();
+    const scope = { repositoryIds: [job.repository.id] };
+    installation = await authenticateInstallation(appOctokit, job.installationId, { throttle: deps.githubThrottle !== false, ...scope, permissions: STORY_API_PERMISSIONS });
     // Whoever queued the job must still have write access now; otherwise the issue is told and nothing starts.
     if (!(await confirmAdmission(installation.octokit, job, log))) {
       alreadyCompleted = true; // nothing started: the reply on the issue is the whole report
       return;
     }
+    const gitToken = await authenticateInstallation(appOctokit, job.installationId, { throttle: false, ...scope, permissions: GIT_TOKEN_PERMISSIONS });
+    gitInstallation = gitToken;
     // A label on a story that already completed starts nothing: asked here, before any clone,
     // so the webhook handler never waits on GitHub.
     if (job.kind === "start") {
@@ -113,11 +120,11 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
     }
     const status = await sandboxStatus();
     if (status.state === "unavailable") throw new StoryStop("environment", `The sandbox cannot run on this host, so this story was not started: ${status.reason}.`);
-    const authEnv = gitAuthEnv(await installation.token());
+    const authEnv = gitAuthEnv(await gitToken.token());
     const repoDir = await syncRepoCache({ harnessHome: deps.harnessHome, owner, name: repo, cloneUrl: job.repository.cloneUrl, authEnv });
     pull = await ensureStoryPull({ octokit: installation.octokit, repoDir, owner, repo, defaultBranch: job.repository.defaultBranch, issue: job.issue, authEnv });
     const reporter = deps.createReporter({
-      octokit: installation.octokit, installationId: job.installationId, owner, repo, pullNumber: pull.pullNumber, issueNumber: job.issue.number, headSha: pull.headSha, log, secrets: installation.tokensSeen(),
+      octokit: installation.octokit, installationId: job.installationId, owner, repo, pullNumber: pull.pullNumber, issueNumber: job.issue.number, headSha: pull.headSha, log, secrets: tokensSeen(),
     });
     // The end is held until the work is pushed (deliverStoryWork): a conclusion never claims what was not delivered.
     tracker = new TrackingReporter(reporter, (error) => log.warn({ err: describe(error, redact) }, "reporting failed"), true);
@@ -151,8 +158,7 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
       ...(deps.sandbox ? { sandbox: deps.sandbox } : {}),
     });
     // The work is pushed whatever the outcome: a blocked story's work so far is worth a look.
-    const auth = installation;
-    const end = await deliverStoryWork({ repoDir, pull, outcome, octokit: auth.octokit, authEnv: async () => gitAuthEnv(await auth.token()), reporter, tracker });
+    const end = await deliverStoryWork({ repoDir, pull, outcome, octokit: installation.octokit, authEnv: async () => gitAuthEnv(await gitToken.token()), reporter, tracker });
     log.info({ story: job.storyKey, status: end.status, failureClass: end.failureClass }, "story finished");
   } catch (error) {
     failure = error;
@@ -179,9 +185,9 @@ function startEvent(job: StoryJob, workflow: Workflow, readmission: boolean): Ex
     at: new Date().toISOString(),
     storyId: String(job.issue.number),
     runId: randomUUID(),
-    taskId: "story",
     title: job.issue.title,
     stages: workflow.stages.map((stage) => stage.id),
+    checks: declaredChecks(workflow),
     maxAttempts: workflow.maxAttempts,
     readmission,
   };

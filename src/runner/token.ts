@@ -3,6 +3,14 @@ import type { ProbotOctokit } from "probot";
 /** The octokit Probot gives an App: authenticated as the App itself (JWT). */
 export type AppOctokit = InstanceType<typeof ProbotOctokit>;
 
+/**
+ * What the runner's API token may do for a story: report (checks, issues, pull requests) and
+ * read `.github/harness.yml`. Pushing is a separate token's ({@link GIT_TOKEN_PERMISSIONS}).
+ */
+export const STORY_API_PERMISSIONS: Readonly<Record<string, string>> = { checks: "write", issues: "write", pull_requests: "write", contents: "read", metadata: "read" };
+/** What the token git fetches and pushes with may do. */
+export const GIT_TOKEN_PERMISSIONS: Readonly<Record<string, string>> = { contents: "write", metadata: "read" };
+
 /** Tokens live an hour; one with less than this left is replaced before use. */
 const REFRESH_MARGIN_MS = 10 * 60_000;
 
@@ -30,14 +38,27 @@ type RequestLike = ((options: object) => Promise<unknown>) & { endpoint: { merge
 export async function authenticateInstallation(
   appOctokit: AppOctokit,
   installationId: number,
-  options: { throttle?: boolean; retry?: boolean; now?: () => number } = {},
+  options: {
+    throttle?: boolean;
+    /** Octokit's own retries of 5xx (default on); the outbox turns them off, as it retries itself. */
+    retry?: boolean;
+    now?: () => number;
+    /** The repositories the token is minted for (`repository_ids`); all of the installation's when absent. */
+    repositoryIds?: readonly number[];
+    /** The permissions it holds; the installation's when absent. */
+    permissions?: Readonly<Record<string, string>>;
+  } = {},
 ): Promise<Installation> {
   const now = options.now ?? Date.now;
   const seen: string[] = [];
   let current: { token: string; expiresAt: number } | undefined;
   let pending: Promise<string> | undefined;
   const create = async (): Promise<string> => {
-    const response = await appOctokit.rest.apps.createInstallationAccessToken({ installation_id: installationId });
+    const response = await appOctokit.rest.apps.createInstallationAccessToken({
+      installation_id: installationId,
+      ...(options.repositoryIds ? { repository_ids: [...options.repositoryIds] } : {}),
+      ...(options.permissions ? { permissions: { ...options.permissions } } : {}),
+    });
     current = { token: response.data.token, expiresAt: Date.parse(response.data.expires_at) };
     seen.push(current.token);
     return current.token;

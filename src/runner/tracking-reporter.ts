@@ -75,6 +75,7 @@ export class TrackingReporter implements Reporter {
     this.held = undefined;
     const at = new Date().toISOString();
     if (this.snapshot.runId === "" && args.start) await this.emit(args.start);
-    await this.emit({ kind: "story.blocked", at, taskId: this.snapshot.taskId || "story", failureClass: args.failureClass, detail: args.detail });
+    // A story stopped outside the pipeline names no task: the runner never invents one.
+    await this.emit({ kind: "story.blocked", at, failureClass: args.failureClass, detail: args.detail });
   }
 }

@@ -56,7 +56,7 @@ export interface HostView {
   /** The bubblewrap program, and prlimit (found on the App's PATH: a step's PATH may be anything). */
   bwrap: string;
   prlimit: string;
-  /** Whether a step gets a pids cgroup where the host allows one. */
+  /** Whether a step gets a pids cgroup where the host allows one (by default when the App is root). */
   pidsCgroups: boolean;
 }
 
@@ -71,7 +71,8 @@ export class Sandbox {
       scratchRoot: host.scratchRoot ?? tmpdir(),
       bwrap: host.bwrap ?? findProgram("bwrap", process.env.PATH ?? "") ?? "bwrap",
       prlimit: host.prlimit ?? findProgram("prlimit", process.env.PATH ?? "") ?? "/usr/bin/prlimit",
-      pidsCgroups: host.pidsCgroups ?? true,
+      // Only root needs one: the kernel applies RLIMIT_NPROC to every other user.
+      pidsCgroups: host.pidsCgroups ?? process.getuid?.() === 0,
     };
   }
 
@@ -111,7 +112,7 @@ export class Sandbox {
     } finally {
       for (const restore of restores) restore();
       removeTree(scratch);
-      if (cgroup) await removeWhenEmpty(cgroup);
+      if (cgroup) removeWhenEmpty(cgroup);
     }
   }
 
@@ -153,9 +154,14 @@ function onPath(program: string, path: string): boolean {
   return program.includes("/") || findProgram(program, path) !== undefined;
 }
 
-/** The kernel empties a step's cgroup a moment after its last process died; wait up to a second. */
-async function removeWhenEmpty(cgroup: string): Promise<void> {
-  for (let tries = 0; tries < 50 && !removePidsCgroup(cgroup); tries += 1) await new Promise((resolve) => setTimeout(resolve, 20));
+/**
+ * The kernel empties a step's cgroup a moment after its last process died: it is removed in
+ * the background (for up to a second), so the step's result does not wait for it. One still
+ * there when the App stops goes at the next start ({@link removeStaleSandboxState}).
+ */
+function removeWhenEmpty(cgroup: string, tries = 50): void {
+  if (removePidsCgroup(cgroup) || tries <= 0) return;
+  setTimeout(() => removeWhenEmpty(cgroup, tries - 1), 20).unref();
 }
 
 /** Removes a scratch folder, even one whose step left folders without write permission. */

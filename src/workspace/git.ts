@@ -10,6 +10,8 @@ export const GIT_HARDENING: readonly string[] = [
   "-c", "credential.helper=",
   "-c", "protocol.ext.allow=never",
   "-c", "color.ui=false",
+  // The operator's attribute file is as foreign to a story as the operator's config.
+  "-c", "core.attributesFile=/dev/null",
 ];
 
 /** Flags for any diff git prints: no external drivers, no text conversion, no colour. */
@@ -60,12 +62,23 @@ function classify(result: ExecResult): GitFailureKind {
   return "failed";
 }
 
+/**
+ * What every git call of the App runs with. Repository code cannot write the cache's config,
+ * refs or hooks (the sandbox shows them read-only), and the App also never reads what lives
+ * outside a repository: no system or global config of the App's user (where `insteadOf`,
+ * `pushurl` or filter drivers could wait), and no replace refs, which could swap the objects a
+ * story starts from.
+ */
+export const GIT_ENV: Readonly<Record<string, string>> = {
+  GIT_TERMINAL_PROMPT: "0",
+  GIT_ASKPASS: "/bin/false",
+  GIT_CONFIG_NOSYSTEM: "1",
+  GIT_CONFIG_GLOBAL: "/dev/null",
+  GIT_NO_REPLACE_OBJECTS: "1",
+};
+
 function gitEnv(options: GitOptions): Record<string, string> {
-  const set: Record<string, string> = {
-    GIT_TERMINAL_PROMPT: "0",
-    GIT_ASKPASS: "/bin/false",
-    ...options.env,
-  };
+  const set: Record<string, string> = { ...GIT_ENV, ...options.env };
   if (options.readOnly) set.GIT_OPTIONAL_LOCKS = "0";
   return set;
 }

@@ -6,6 +6,7 @@ export {
   isWorkTree,
   GitError,
   GIT_HARDENING,
+  GIT_ENV,
   DIFF_HARDENING,
   HARNESS_IDENTITY,
   type GitOptions,

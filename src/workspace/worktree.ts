@@ -42,6 +42,11 @@ export interface CreateTaskWorktreeArgs {
   branch: string;
   /** Where a new branch starts; an existing branch keeps its tip as the base. */
   baseRef: string;
+  /**
+   * Check out `baseRef` detached instead of `branch` (a task of a plan: several run beside
+   * each other from one story branch, and their commits are merged onto it afterwards).
+   */
+  detach?: boolean;
 }
 
 /**
@@ -57,7 +62,10 @@ export async function createTaskWorktree(args: CreateTaskWorktreeArgs): Promise<
   const existing = await gitResult(["rev-parse", "--verify", "--quiet", `refs/heads/${branch}^{commit}`], { cwd: repoDir, readOnly: true });
   await mkdir(dirname(path), { recursive: true });
   let base: string;
-  if (existing.exitCode === 0) {
+  if (args.detach) {
+    base = await git(["rev-parse", "--verify", `${args.baseRef}^{commit}`], { cwd: repoDir, readOnly: true });
+    await repositoryLocks.with(repoDir, () => git(["worktree", "add", "--quiet", "--detach", path, base], { cwd: repoDir }));
+  } else if (existing.exitCode === 0) {
     base = (existing.stdout?.toString() ?? "").trim();
     await repositoryLocks.with(repoDir, () => git(["worktree", "add", "--quiet", path, branch], { cwd: repoDir }));
   } else {

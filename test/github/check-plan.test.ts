@@ -55,3 +55,36 @@ describe("planChecks", () => {
     expect(states([...retryingStory(), gate(2, 1)])[1]).toEqual(["harness / verifier", "completed", "failure", 2]);
   });
 });
+
+describe("planChecks from the workflow's declared stages", () => {
+  const at = "2026-01-01T00:00:00.000Z";
+  it("names gate checks after the declaring stage, not after a stage id known to the code", () => {
+    const start: HistoryEvent = {
+      at,
+      kind: "run.started",
+      storyId: "7",
+      runId: "r",
+      taskId: "t1",
+      title: "x",
+      stages: ["build", "judge"],
+      checks: [{ stage: "judge", kind: "gate" }],
+      maxAttempts: 2,
+      readmission: false,
+    };
+    const judged: HistoryEvent = { at, kind: "verdict.recorded", taskId: "t1", stage: "judge", attempt: 1, verdict: "pass", findings: [] };
+    const plan = planChecks(replay([start, judged]));
+    expect(plan.map((check) => check.name)).toEqual(["harness / story", "harness / provision", "harness / judge"]);
+    expect(plan[2]).toMatchObject({ status: "completed", conclusion: "success" });
+  });
+
+  it("a start without declared checks (the runner's own report of a story that never ran) has only story and provision", () => {
+    const start: HistoryEvent = { at, kind: "run.started", storyId: "7", runId: "r", title: "x", stages: ["a"], maxAttempts: 1, readmission: false };
+    const blocked: HistoryEvent = { at, kind: "story.blocked", failureClass: "config-invalid", detail: "bad" };
+    const snapshot = replay([start, blocked]);
+    expect(snapshot.tasks).toEqual([]);
+    expect(planChecks(snapshot).map((check) => [check.name, check.conclusion])).toEqual([
+      ["harness / story", "action_required"],
+      ["harness / provision", "skipped"],
+    ]);
+  });
+});

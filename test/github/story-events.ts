@@ -18,6 +18,10 @@ export const started = (readmission = false): HistoryEvent => ({
   taskId,
   title: "Add a greeting",
   stages: STAGES,
+  checks: [
+    { stage: "verifier", kind: "gate" },
+    { stage: "verifier", kind: "clean-clone" },
+  ],
   maxAttempts: 3,
   readmission,
 });

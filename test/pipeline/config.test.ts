@@ -27,6 +27,8 @@ provision:
   command: npm ci
   timeout_minutes: 15
 max_attempts: 4
+plan:
+  concurrency: 3
 clean_clone:
   link: [node_modules]
   interpreter: /usr/bin/python3.10
@@ -45,6 +47,7 @@ describe("parseHarnessConfig", () => {
       provision: { command: "npm ci", timeoutMs: 900_000 },
       maxAttempts: 4,
       cleanClone: { link: ["node_modules"], interpreter: "/usr/bin/python3.10" },
+      plan: { concurrency: 3 },
     });
   });
 

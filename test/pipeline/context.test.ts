@@ -15,7 +15,7 @@ describe("context assembler", () => {
     expect(text).toContain("## Story: Add a greeting\n\nPrint hello.");
     expect(text).toContain("### Clean-clone check");
     expect(text).not.toMatch(/\{\{/);
-    expect(text.match(/\(none\)/g)?.length).toBe(5);
+    expect(text.match(/\(none\)/g)?.length).toBe(6);
   });
 
   it("carries the clean-clone result itself into a retried implementer's prompt", () => {

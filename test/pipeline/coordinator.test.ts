@@ -224,6 +224,7 @@ describe("runStory", () => {
       expect(env).toContain("AGENT_TEST_KEY=allowed-value");
       expect(env).toContain("HARNESS_STAGE=tester");
       expect(env).toContain("HARNESS_ATTEMPT=1");
+      expect(env).toMatch(/^HARNESS_TASK=task-\S+$/m);
       expect(env).toContain(`HARNESS_PROMPT_FILE=${join(outcome.runDir, "attempts", "1", "tester", "prompt.md")}`);
       expect(env).toContain(`HARNESS_ARTIFACT_DIR=${join(outcome.runDir, "attempts", "1", "tester", "artifacts")}`);
       expect(env).not.toContain("GITHUB_TOKEN");

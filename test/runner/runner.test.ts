@@ -62,10 +62,10 @@ describe("story runner", () => {
   });
 
   it("comments on the issue when the story cannot start (the repository cannot be fetched)", async () => {
-    await fake.addRepository({ owner: "acme", name: "gone", files: { "README.md": "x\n" } });
+    const gone = await fake.addRepository({ owner: "acme", name: "gone", files: { "README.md": "x\n" } });
     const issue = fake.createIssue("acme", "gone", { title: "Nowhere", body: "", user: "acme" });
     const worker = realWorker(join(root, "home"));
-    await worker(startLease("gone", issue.number, issue.title, { id: 1, cloneUrl: `${fake.url}/acme/missing.git` }), new AbortController().signal);
+    await worker(startLease("gone", issue.number, issue.title, { id: gone.id, cloneUrl: `${fake.url}/acme/missing.git` }), new AbortController().signal);
     const comment = fake.state.comments.find((candidate) => candidate.repo === "acme/gone" && candidate.issueNumber === issue.number);
     expect(comment?.body).toContain("could not start (internal-error)");
     for (const issued of fake.issuedTokens()) expect(comment?.body).not.toContain(issued.token);

@@ -1,20 +1,22 @@
 /** Output of the `harness / provision` check run. */
-import type { StorySnapshot } from "../../pipeline/index.js";
+import { taskSnapshot, type StorySnapshot } from "../../pipeline/index.js";
 import { boundCheckRunOutput } from "../limits.js";
 import { redactSecrets } from "../redact.js";
 import { formatDuration, inlineCode, tailBlock } from "./markdown.js";
 import type { CheckRunOutput, RenderOptions } from "./types.js";
 
 /** Renders the provisioning receipt or its failure (class, command, exit code, log tail). */
-export function renderProvisionCheck(snapshot: StorySnapshot, options: RenderOptions = {}): CheckRunOutput {
+export function renderProvisionCheck(snapshot: StorySnapshot, options: RenderOptions = {}, taskId?: string): CheckRunOutput {
   const secrets = options.secrets ?? [];
-  const provision = snapshot.provision;
+  const task = taskSnapshot(snapshot, taskId);
+  const provision = task?.provision;
   const command = provision?.cmd === null || provision?.cmd === undefined ? "_none (nothing to install)_" : inlineCode(redactSecrets(provision.cmd, secrets));
   if (!provision) {
-    const waiting = snapshot.outcome === "running";
+    const outcome = task?.outcome ?? snapshot.outcome;
+    const waiting = outcome === "running";
     return {
       title: waiting ? "Waiting for the worktree" : "Did not run",
-      summary: waiting ? "Dependencies are installed once the story's worktree exists." : `Did not run: the story ended (${snapshot.outcome}) before provisioning.`,
+      summary: waiting ? "Dependencies are installed once the story's worktree exists." : `Did not run: the story ended (${outcome}) before provisioning.`,
     };
   }
   if (provision.state === "passed") {

@@ -2,9 +2,9 @@
 import type { StorySnapshot } from "../../pipeline/index.js";
 import { boundComment } from "../limits.js";
 import { redactSecrets } from "../redact.js";
-import { inlineCode, stageTable } from "./markdown.js";
+import { inlineCode } from "./markdown.js";
 import { untrustedLine } from "./text.js";
-import { blockedSection, progressLine, retryLine } from "./story.js";
+import { blockedSection, progressLine, progressTables, retryLine } from "./story.js";
 import type { RenderOptions } from "./types.js";
 
 /** Hidden marker by which the App finds its status comment again, even after a restart. */
@@ -20,7 +20,7 @@ export function renderStatusComment(snapshot: StorySnapshot, options: RenderOpti
   }
   const retry = retryLine(snapshot, secrets);
   if (retry) lines.push("", retry);
-  lines.push("", stageTable(snapshot.stages));
+  lines.push(...progressTables(snapshot));
   lines.push(...blockedSection(snapshot, secrets, false));
   return boundComment(lines.join("\n"));
 }

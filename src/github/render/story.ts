@@ -4,6 +4,7 @@ import { boundCheckRunOutput } from "../limits.js";
 import { redactSecrets } from "../redact.js";
 import { adviceFor, RETRY_COMMAND } from "./advice.js";
 import { codeBlock, inlineCode, stageTable } from "./markdown.js";
+import { wavesTable } from "./task.js";
 import { untrustedLine } from "./text.js";
 import type { CheckRunOutput, RenderOptions } from "./types.js";
 
@@ -36,6 +37,16 @@ export function blockedSection(snapshot: StorySnapshot, secrets: readonly string
   return lines;
 }
 
+/** The stage table of a story without a plan; the waves table and the story-level stages of one with a plan. */
+export function progressTables(snapshot: StorySnapshot): string[] {
+  if (!snapshot.planned) return ["", stageTable(snapshot.stages)];
+  const lines = ["", "### Waves", "", wavesTable(snapshot)];
+  const integration = snapshot.tasks.find((task) => task.wave === 0);
+  if (integration) lines.push("", "### On the merged branch", "", stageTable(integration.stages));
+  if (snapshot.blockedTasks && snapshot.blockedTasks.length > 0) lines.push("", `**Blocked tasks:** ${snapshot.blockedTasks.map((id) => inlineCode(id)).join(", ")}`);
+  return lines;
+}
+
 /** Renders the story's stage table, attempts and outcome; a blocked story names its class and what to do. */
 export function renderStoryCheck(snapshot: StorySnapshot, options: RenderOptions = {}): CheckRunOutput {
   const secrets = options.secrets ?? [];
@@ -43,7 +54,7 @@ export function renderStoryCheck(snapshot: StorySnapshot, options: RenderOptions
   if (snapshot.unsandboxed) lines.push("", "⚠️ **Unsandboxed:** the operator runs this App with `HARNESS_SANDBOX=off`, so repository code ran as the App's own user, with its files and network in reach.");
   const retry = retryLine(snapshot, secrets);
   if (retry) lines.push("", retry);
-  lines.push("", stageTable(snapshot.stages));
+  lines.push(...progressTables(snapshot));
   if (snapshot.outcome === "completed" && snapshot.commit) lines.push("", `Final commit: ${inlineCode(snapshot.commit)}`);
   lines.push(...blockedSection(snapshot, secrets, true));
   const of = snapshot.maxAttempts > 0 ? `/${snapshot.maxAttempts}` : "";

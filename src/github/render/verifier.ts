@@ -1,37 +1,58 @@
-/** Output of the `harness / verifier` check run: the suite gate and the verifier's verdict. */
-import type { StorySnapshot } from "../../pipeline/index.js";
+/** Output of a gate stage's check run (`harness / <stage>`): the suite gate and the seat's verdict. */
+import { taskSnapshot, type StorySnapshot, type TaskSnapshot } from "../../pipeline/index.js";
 import { boundCheckRunOutput } from "../limits.js";
 import { redactSecrets } from "../redact.js";
 import { formatDuration, inlineCode, policyLine, tailBlock } from "./markdown.js";
 import { neutralise, untrustedLine } from "./text.js";
 import type { CheckRunOutput, RenderOptions } from "./types.js";
 
-/** The suite gate and verdict of the snapshot's current attempt (earlier attempts have their own check runs). */
-export function currentVerification(snapshot: StorySnapshot): {
-  gate?: NonNullable<StorySnapshot["lastGate"]>;
-  verdict?: NonNullable<StorySnapshot["lastVerdict"]>;
-} {
+type Gate = NonNullable<TaskSnapshot["gates"][string]>;
+type Verdict = NonNullable<TaskSnapshot["verdicts"][string]>;
+
+/** Which task and stage a per-stage check run shows; by default the story's first task and its first declared gate. */
+export interface CheckTarget {
+  taskId?: string;
+  stage?: string;
+}
+
+/** The stage a gate check run shows: the named one, else the first gate or review the workflow declares. */
+export function gateStage(snapshot: StorySnapshot, target: CheckTarget = {}): string | undefined {
+  return target.stage ?? snapshot.checks.find((check) => check.kind !== "clean-clone")?.stage;
+}
+
+/** The suite gate and verdict of a task's current attempt at `stage` (earlier attempts have their own check runs). */
+export function currentVerification(task: TaskSnapshot | undefined, stage: string | undefined): { gate?: Gate; verdict?: Verdict } {
+  if (!task || stage === undefined) return {};
+  const gate = task.gates[stage];
+  const verdict = task.verdicts[stage];
   return {
-    gate: snapshot.lastGate?.attempt === snapshot.attempt ? snapshot.lastGate : undefined,
-    verdict: snapshot.lastVerdict?.attempt === snapshot.attempt ? snapshot.lastVerdict : undefined,
+    gate: gate?.attempt === task.attempt ? gate : undefined,
+    verdict: verdict?.attempt === task.attempt ? verdict : undefined,
   };
 }
 
 /** True when a gate run did not pass. */
-export function gateFailed(gate: NonNullable<StorySnapshot["lastGate"]>): boolean {
+export function gateFailed(gate: Gate): boolean {
   return gate.timedOut || gate.exitCode !== 0;
 }
 
 /** Renders the suite command, exit code, output tail, verdict and findings of the current attempt. */
-export function renderVerifierCheck(snapshot: StorySnapshot, options: RenderOptions = {}): CheckRunOutput {
+export function renderVerifierCheck(snapshot: StorySnapshot, options: RenderOptions = {}, target: CheckTarget = {}): CheckRunOutput {
+  const task = taskSnapshot(snapshot, target.taskId);
+  return renderGateSection(task, gateStage(snapshot, target), snapshot.outcome, options);
+}
+
+/** The gate stage's part of a check run, for one task. */
+export function renderGateSection(task: TaskSnapshot | undefined, stage: string | undefined, storyOutcome: StorySnapshot["outcome"], options: RenderOptions = {}): CheckRunOutput {
   const secrets = options.secrets ?? [];
-  const { gate, verdict } = currentVerification(snapshot);
-  const attempt = `Attempt ${snapshot.attempt}`;
+  const { gate, verdict } = currentVerification(task, stage);
+  const attempt = `Attempt ${task?.attempt ?? 1}`;
   if (!gate && !verdict) {
-    const running = snapshot.outcome === "running";
+    const running = (task?.outcome ?? storyOutcome) === "running";
+    const which = stage !== undefined ? inlineCode(stage) : "the gate stage";
     return {
       title: running ? `${attempt}: waiting` : `${attempt}: did not run`,
-      summary: running ? "The suite gate and the verifier run after the implementer and tester stages." : `Did not run: the story ended (${snapshot.outcome}) before verification.`,
+      summary: running ? `The suite gate and the ${which} stage run after the stages before it.` : `Did not run: the story ended (${task?.outcome ?? storyOutcome}) before verification.`,
     };
   }
   const lines: string[] = [];
@@ -45,13 +66,13 @@ export function renderVerifierCheck(snapshot: StorySnapshot, options: RenderOpti
     if (verdict.retryGuidance) lines.push("", "#### Guidance for the next attempt", neutralise(redactSecrets(verdict.retryGuidance, secrets)));
     lines.push("");
   } else if (gate && !gateFailed(gate)) {
-    lines.push("**Verdict:** waiting for the verifier", "");
+    lines.push(`**Verdict:** waiting for the ${stage ?? "seat"}`, "");
   }
   if (gate) lines.push("#### Suite output tail", tailBlock(gate.outputTail, secrets));
   const title = verdict
     ? `${attempt}: verdict ${verdict.verdict}`
     : gate && gateFailed(gate)
       ? `${attempt}: suite failed (${gate.timedOut ? "timed out" : `exit ${gate.exitCode ?? "none"}`})`
-      : `${attempt}: suite passed, verifier running`;
+      : `${attempt}: suite passed, ${stage ?? "seat"} running`;
   return { title, summary: boundCheckRunOutput(lines.join("\n")) };
 }

@@ -1,6 +1,6 @@
 /** `check_run.requested_action`: the Retry button on a blocked story's `harness / story` check run. */
 import type { Context } from "probot";
-import { CHECK_NAMES, RETRY_ACTION } from "../check-plan.js";
+import { isRetryCheckName, RETRY_ACTION } from "../check-plan.js";
 import { admitActor } from "../admission.js";
 import { renderNotPermitted } from "../render/replies.js";
 import { storyIssueFromBranch, storyIssueFromExternalId } from "../story-lookup.js";
@@ -12,7 +12,7 @@ export async function handleRetryAction(context: Context<"check_run.requested_ac
   const { payload } = context;
   const checkRun = payload.check_run;
   if (payload.requested_action?.identifier !== RETRY_ACTION.identifier) return { action: "ignored", reason: "other-action" };
-  if (checkRun.name !== CHECK_NAMES.story) return { action: "ignored", reason: "other-check-run" };
+  if (!isRetryCheckName(checkRun.name)) return { action: "ignored", reason: "other-check-run" };
   if (deps.appId !== undefined && checkRun.app?.id !== deps.appId) return { action: "ignored", reason: "other-app" };
   if (isBotActor(payload.sender, deps)) return { action: "ignored", reason: "bot" };
   const scope = scopeOf(context.octokit, context.id, payload.repository, payload.installation, deps);

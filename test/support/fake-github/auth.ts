@@ -19,6 +19,8 @@ export interface IssuedToken {
   expiresAt: Date;
   permissions: Record<string, string>;
   issuedAt: Date;
+  /** The repositories it was minted for (`repository_ids`); every one of the installation's when absent. */
+  repositoryIds?: number[];
 }
 
 let processKey: { privateKeyPem: string; publicKey: KeyObject } | undefined;
@@ -114,9 +116,10 @@ export class TokenStore {
   }
 
   /** Issues a new `ghs_` token (or a planned one) for an installation, valid for `lifetimeMs` (an hour, like GitHub). */
-  issue(installationId: number, permissions: Record<string, string>, lifetimeMs = 3600_000): IssuedToken {
+  issue(installationId: number, permissions: Record<string, string>, lifetimeMs = 3600_000, repositoryIds?: number[]): IssuedToken {
     const token = this.planned.shift() ?? `ghs_${randomBytes(27).toString("base64url").replace(/[-_]/g, "x").slice(0, 36)}`;
     const issued: IssuedToken = { token, installationId, permissions, issuedAt: new Date(), expiresAt: new Date(Date.now() + lifetimeMs) };
+    if (repositoryIds) issued.repositoryIds = [...repositoryIds];
     this.tokens.set(token, issued);
     return issued;
   }

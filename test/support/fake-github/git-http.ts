@@ -2,8 +2,9 @@ import { mkdir, writeFile } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { join } from "node:path";
 import { exec } from "../../../src/exec/index.js";
-import { basicCredentials, FakeAuthError } from "./auth.js";
-import type { FakeContext } from "./http.js";
+import { basicCredentials, FakeAuthError, type IssuedToken } from "./auth.js";
+import { HttpError, type FakeContext } from "./http.js";
+import { checkTokenUse } from "./token-scope.js";
 
 /** `/<owner>/<name>.git/<rest>`: what git's smart HTTP asks for. */
 export const GIT_PATH = /^\/([^/]+)\/([^/]+)\.git(\/.*)$/;
@@ -49,16 +50,26 @@ export async function serveGit(ctx: FakeContext, request: IncomingMessage, respo
     return status;
   };
   const credentials = basicCredentials(request.headers.authorization);
+  let token: IssuedToken;
   try {
     if (!credentials) throw new FakeAuthError("missing", "Requires authentication");
     if (credentials.user !== GIT_TOKEN_USER) throw new FakeAuthError("malformed", "Invalid username or password.");
-    ctx.tokens.check(credentials.password);
+    token = ctx.tokens.check(credentials.password);
   } catch (error) {
     if (!(error instanceof FakeAuthError)) throw error;
     return send(401, `${error.message}\n`, { "www-authenticate": 'Basic realm="GitHub"' });
   }
   const repo = ctx.state.repo(owner, name);
   if (!repo) return send(404, "Repository not found.\n");
+  // A push needs contents: write, a fetch contents: read, and the repository must be the token's.
+  const pushing = (match?.[3] ?? "").includes("git-receive-pack") || url.searchParams.get("service") === "git-receive-pack";
+  try {
+    checkTokenUse(token, repo, ["contents", pushing ? "write" : "read"]);
+  } catch (error) {
+    if (!(error instanceof HttpError)) throw error;
+    ctx.state.unexpected.push({ method: request.method ?? "GET", path: url.pathname, status: error.status, reason: error.message, body: undefined });
+    return send(error.status === 404 ? 404 : 403, error.status === 404 ? "Repository not found.\n" : `${error.message}\n`);
+  }
   const gitProtocol = request.headers["git-protocol"];
   // A refused push is refused the way GitHub does it: by a pre-receive hook, whose words git shows as `remote:` lines.
   const hooks = refusal !== undefined ? await refusalHooks(ctx.reposRoot) : "/dev/null";

@@ -6,6 +6,7 @@ import { GIT_PATH, serveGit } from "./git-http.js";
 import { errorBody, HttpError, readBody, type FakeContext, type RouteResponse } from "./http.js";
 import { requestBodyProblems, responseBodyProblems } from "./openapi-validate.js";
 import { Router } from "./router.js";
+import { checkTokenUse, permissionFor } from "./token-scope.js";
 import { graphqlRoute, REST_ROUTES, type Route } from "./routes/index.js";
 import { timestamp } from "./state.js";
 
@@ -13,14 +14,21 @@ const REST_PREFIX = "/api/v3";
 const GRAPHQL_PATH = "/api/graphql";
 const restRouter = new Router(REST_ROUTES);
 
-/** Checks a route's credential; throws {@link FakeAuthError} when it does not pass. */
-function authenticate(ctx: FakeContext, route: Route, request: IncomingMessage): void {
+/**
+ * Checks a route's credential; throws {@link FakeAuthError} when it does not pass, and
+ * HttpError when an installation token is used outside its repositories or permissions.
+ */
+function authenticate(ctx: FakeContext, route: Route, request: IncomingMessage, params: Record<string, string>, path: string): void {
   if (route.auth === "none") return;
   const credential = credentialOf(request.headers.authorization);
   if (route.auth === "app") {
     if (!credential) throw new FakeAuthError("missing", "A JSON web token could not be decoded");
     verifyAppJwt(credential, ctx.appId, ctx.publicKey);
-  } else ctx.tokens.check(credential);
+    return;
+  }
+  const token = ctx.tokens.check(credential);
+  const repo = params.owner !== undefined && params.repo !== undefined ? ctx.state.repo(params.owner, params.repo) : undefined;
+  checkTokenUse(token, repo, permissionFor(route.method, path));
 }
 
 function parseJson(raw: Buffer): unknown {
@@ -35,7 +43,7 @@ function parseJson(raw: Buffer): unknown {
 /** Runs one API route: auth, JSON parsing, OpenAPI validation, then the handler. */
 async function runRoute(ctx: FakeContext, route: Route, params: Record<string, string>, request: IncomingMessage, url: URL, path: string, body: unknown): Promise<RouteResponse> {
   try {
-    authenticate(ctx, route, request);
+    authenticate(ctx, route, request, params, path);
   } catch (error) {
     if (!(error instanceof FakeAuthError)) throw error;
     return { status: 401, json: errorBody(401, error.message), unexpected: `401 ${error.reason}` };

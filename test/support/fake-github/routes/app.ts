@@ -2,6 +2,7 @@ import { bodyObject, HttpError, intParam, requireRepo, type FakeContext } from "
 import { timestamp } from "../state.js";
 import { userJson } from "../shapes.js";
 import type { Route } from "./types.js";
+import { checkTokenRequest } from "../token-scope.js";
 
 /** The permissions the fake's installation holds (those the App's manifest asks for). */
 export const INSTALLATION_PERMISSIONS: Record<string, string> = {
@@ -57,11 +58,14 @@ export const appRoutes: Route[] = [
     handle: (request) => {
       const { ctx } = request;
       requireInstallation(ctx, intParam(request, "installation_id"));
-      const asked = bodyObject(request).permissions as Record<string, string> | undefined;
-      const issued = ctx.tokens.issue(ctx.installationId, asked ?? INSTALLATION_PERMISSIONS);
+      const body = bodyObject(request);
+      checkTokenRequest(body, ctx.state.repos, INSTALLATION_PERMISSIONS);
+      const asked = body.permissions as Record<string, string> | undefined;
+      const repositoryIds = body.repository_ids as number[] | undefined;
+      const issued = ctx.tokens.issue(ctx.installationId, asked ?? INSTALLATION_PERMISSIONS, undefined, repositoryIds);
       return {
         status: 201,
-        json: { token: issued.token, expires_at: timestamp(issued.expiresAt), permissions: issued.permissions, repository_selection: "all" },
+        json: { token: issued.token, expires_at: timestamp(issued.expiresAt), permissions: issued.permissions, repository_selection: repositoryIds ? "selected" : "all" },
       };
     },
   },

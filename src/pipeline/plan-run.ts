@@ -1,0 +1,163 @@
+/**
+ * A story with a plan: its tasks in waves. Each task of a wave takes a slot (up to the
+ * concurrency), gets its own fresh worktree branched from the story branch as the wave
+ * found it, is provisioned inside that slot, and runs the workflow's per-task stages; its
+ * work must stay inside its declared files. At the end of the wave the completed tasks are
+ * merged onto the story branch in plan order; a conflict fails the later task's attempt,
+ * which runs again on top of the merged state. A blocked task blocks its dependents only.
+ * After the last wave the story's integration step runs on the merged branch: the
+ * story-level clean-clone check, then the workflow's story-level stages (the documenter).
+ */
+import { appendFileSync } from "node:fs";
+import { join } from "node:path";
+import { storyCommitMessage } from "./commit.js";
+import type { RetryEvidence } from "./context.js";
+import type { FailureClass } from "./events.js";
+import { advanceStoryBranch, emptyCommit, ensureStoryBranch, mergeCommit, mergedTasks, TASK_TRAILER } from "./merge.js";
+import type { Plan, PlanTask } from "./plan.js";
+import { archiveAttempt } from "./run-dir.js";
+import { runIntegration } from "./plan-integration.js";
+import { runPlanTask, type PlanTaskResult, type StoryRun } from "./plan-task.js";
+import { INTEGRATION_CLEAN_CLONE, INTEGRATION_TASK } from "./snapshot.js";
+import type { StoryOutcome } from "./types.js";
+
+/** Runs `work` over `items` with at most `limit` at once; results in the order of `items`. */
+export async function inPool<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const index = next;
+      next += 1;
+      results[index] = await work(items[index] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, () => worker()));
+  return results;
+}
+
+interface Pending {
+  task: PlanTask;
+  attempt: number;
+  retry?: RetryEvidence;
+}
+
+/** Runs a planned story to its outcome; the story branch carries every completed task's work. */
+export async function runPlan(run: StoryRun, plan: Plan): Promise<StoryOutcome> {
+  const { args, sink } = run;
+  const taskStages = run.taskStages;
+  let tip = await ensureStoryBranch(args.repoDir, args.branch, args.baseRef);
+  const kept = await mergedTasks(args.repoDir, tip);
+  for (const task of plan.tasks) {
+    await sink.emit({ kind: "task.planned", taskId: task.id, title: task.title, wave: task.wave, files: task.files, blockedBy: task.blockedBy, stages: taskStages.map((stage) => stage.id) });
+  }
+  const integrationStages = [...(run.testCommand !== undefined ? [INTEGRATION_CLEAN_CLONE] : []), ...run.storyStages.map((stage) => stage.id)];
+  await sink.emit({ kind: "task.planned", taskId: INTEGRATION_TASK, title: "Merged story branch", wave: 0, files: [], blockedBy: plan.tasks.map((task) => task.id), stages: integrationStages });
+
+  const state = new Map<string, { outcome: "completed" | "blocked"; failureClass?: FailureClass; detail?: string }>();
+  for (const id of kept) {
+    if (!plan.tasks.some((task) => task.id === id)) continue;
+    state.set(id, { outcome: "completed" });
+    await sink.emit({ kind: "task.finished", taskId: id, outcome: "completed", attempt: 1, durationMs: 0, kept: true });
+  }
+  const earlier: string[] = kept.size > 0 ? [`Earlier runs completed: ${[...kept].join(", ")}.`] : [];
+
+  for (const [index, wave] of plan.waves.entries()) {
+    if (run.args.signal?.aborted) break;
+    const ready: Pending[] = [];
+    for (const id of wave) {
+      if (state.has(id)) continue;
+      const task = plan.tasks.find((candidate) => candidate.id === id);
+      if (!task) continue;
+      const blocker = task.blockedBy.find((other) => state.get(other)?.outcome === "blocked");
+      if (blocker !== undefined) {
+        const detail = `task '${task.id}' waits for task '${blocker}', which is blocked`;
+        state.set(id, { outcome: "blocked", failureClass: "blocked-by-dependency", detail });
+        await sink.emit({ kind: "task.finished", taskId: id, outcome: "blocked", attempt: 1, durationMs: 0, failureClass: "blocked-by-dependency", detail });
+        continue;
+      }
+      ready.push({ task, attempt: 1 });
+    }
+    if (ready.length === 0) continue;
+    await sink.emit({ kind: "wave.started", wave: index + 1, tasks: ready.map((pending) => pending.task.id), base: tip });
+    const merged: string[] = [];
+    let pending = ready;
+    while (pending.length > 0) {
+      const base = tip;
+      const results = await inPool(pending, run.concurrency, (item) => runPlanTask(run, { ...item, base, earlier: earlier.join("\n") }));
+      const again: Pending[] = [];
+      for (const [at, item] of pending.entries()) {
+        const result = results[at] as PlanTaskResult;
+        if (!result.passed) {
+          state.set(item.task.id, { outcome: "blocked", failureClass: result.failureClass, detail: result.reason });
+          continue;
+        }
+        const message = `Merge task ${item.task.id}: ${item.task.title.replace(/\s+/g, " ").trim()}`.slice(0, 72) + `\n\nStory: ${args.story.id}\n${TASK_TRAILER}: ${item.task.id}\n`;
+        const merge = await mergeCommit(args.repoDir, tip, result.commit, message);
+        if (merge.merged) {
+          await advanceStoryBranch(args.repoDir, args.branch, tip, merge.commit);
+          tip = merge.commit;
+          merged.push(item.task.id);
+          state.set(item.task.id, { outcome: "completed" });
+          earlier.push(`- wave ${index + 1}, task ${item.task.id} (${item.task.title}): changed ${result.changed.slice(0, 20).join(", ") || "nothing"}`);
+          continue;
+        }
+        const retry = await conflictFailed(run, item, result.attempt, merge.conflicts, merged);
+        if (retry) again.push(retry);
+        else state.set(item.task.id, { outcome: "blocked", failureClass: "retry-ceiling", detail: "merge conflict at the attempt ceiling" });
+      }
+      pending = again;
+    }
+    if (merged.length > 0) await sink.emit({ kind: "wave.merged", wave: index + 1, merged, commit: tip });
+  }
+
+  const blocked = plan.tasks.filter((task) => state.get(task.id)?.outcome !== "completed");
+  if (blocked.length > 0) {
+    const root = blocked.find((task) => state.get(task.id)?.failureClass !== "blocked-by-dependency") ?? blocked[0];
+    const rootState = root ? state.get(root.id) : undefined;
+    const failureClass: FailureClass = run.args.signal?.aborted ? "interrupted" : (rootState?.failureClass ?? "interrupted");
+    const lines = blocked.map((task) => `- ${task.id}: ${state.get(task.id)?.failureClass ?? "interrupted"}: ${state.get(task.id)?.detail ?? "did not run"}`);
+    const detail = [`${blocked.length} of ${plan.tasks.length} tasks blocked:`, ...lines].join("\n");
+    return blockPlan(run, tip, failureClass, detail, blocked.map((task) => task.id));
+  }
+  const integration = await runIntegration(run, tip);
+  if (!integration.passed) return blockPlan(run, tip, integration.failureClass, integration.reason, []);
+  await advanceStoryBranch(args.repoDir, args.branch, tip, integration.commit);
+  await sink.emit({ kind: "story.completed", taskId: INTEGRATION_TASK, branch: args.branch, commit: integration.commit });
+  return { status: "completed", branch: args.branch, commit: integration.commit, runDir: run.layout.root, worktree: integration.worktree };
+}
+
+/** A merge conflict fails the later task's attempt; the next attempt runs on the merged state (undefined at the ceiling). */
+async function conflictFailed(run: StoryRun, item: Pending, attempt: number, conflicts: string[], mergedBefore: string[]): Promise<Pending | undefined> {
+  const { sink } = run;
+  const taskId = item.task.id;
+  const after = mergedBefore.length > 0 ? ` after ${mergedBefore.map((id) => `'${id}'`).join(", ")} merged` : "";
+  const reason = `task '${taskId}' conflicts with the story branch${after} in ${conflicts.slice(0, 20).join(", ") || "(unnamed paths)"}; it runs again on top of the merged state`;
+  const fromStage = run.taskStages.at(-1)?.id ?? run.taskRetryStage;
+  const layout = run.taskLayout(taskId);
+  const archiveDir = archiveAttempt(layout, attempt, { stage: fromStage, failureClass: "base-conflict", reason, at: run.clock().toISOString() });
+  await sink.emit({ kind: "attempt.archived", taskId, attempt, archiveDir });
+  if (attempt >= run.maxAttempts) {
+    const detail = `attempt ${attempt} of ${run.maxAttempts} failed at the merge (base-conflict): ${reason}`;
+    await sink.emit({ kind: "task.finished", taskId, outcome: "blocked", attempt, durationMs: 0, failureClass: "retry-ceiling", detail });
+    return undefined;
+  }
+  await sink.emit({ kind: "retry.scheduled", taskId, failedAttempt: attempt, nextAttempt: attempt + 1, fromStage, retryStage: run.taskRetryStage, failureClass: "base-conflict", reason });
+  return { task: item.task, attempt: attempt + 1, retry: { attempt, stage: fromStage, failureClass: "base-conflict", reason } };
+}
+
+/** Ends a planned story blocked: an empty commit on the merged state names the class and the blocked tasks. */
+async function blockPlan(run: StoryRun, tip: string, failureClass: FailureClass, detail: string, blockedTasks: string[]): Promise<StoryOutcome> {
+  const { args } = run;
+  let commit: string | undefined;
+  try {
+    commit = await emptyCommit(args.repoDir, tip, storyCommitMessage(args.story, failureClass, detail));
+    await advanceStoryBranch(args.repoDir, args.branch, tip, commit);
+  } catch (error) {
+    commit = undefined;
+    appendFileSync(join(run.layout.logs, "coordinator.log"), `commit of the blocked story failed: ${String(error)}\n`);
+  }
+  await run.sink.emit({ kind: "story.blocked", failureClass, detail, blockedTasks, ...(commit ? { branch: args.branch, commit } : {}) });
+  return { status: "blocked", failureClass, detail, branch: args.branch, ...(commit ? { commit } : {}), runDir: run.layout.root, worktree: run.layout.root, blockedTasks };
+}
+

@@ -1,0 +1,36 @@
+/** Sets up a planned story's run (concurrency, per-task and story-level stages, task layouts) and runs its plan. */
+import { runPlan } from "./plan-run.js";
+import type { Plan } from "./plan.js";
+import type { StoryRun } from "./plan-task.js";
+import { taskLayout } from "./run-dir.js";
+import type { StoryOutcome } from "./types.js";
+
+/** Tasks at once when neither `--concurrency` nor `plan.concurrency` says. */
+export const DEFAULT_PLAN_CONCURRENCY = 2;
+/** The runner's limit when it names none. */
+export const DEFAULT_TASK_SLOTS = 8;
+
+/** How many tasks run at once: the request (or the configuration, or 2), never above the runner's limit, at least 1. */
+export function planConcurrency(requested: number | undefined, configured: number | undefined, slots: number | undefined): number {
+  const wanted = requested ?? configured ?? DEFAULT_PLAN_CONCURRENCY;
+  return Math.max(1, Math.min(wanted, slots ?? DEFAULT_TASK_SLOTS));
+}
+
+type Base = Omit<StoryRun, "concurrency" | "taskStages" | "taskRetryStage" | "storyStages" | "taskLayout">;
+
+/** Runs `plan`: the workflow's stages with `scope: "story"` run once on the merged branch, the others per task. */
+export async function runPlannedStory(base: Base, plan: Plan): Promise<StoryOutcome> {
+  const { workflow, config } = base.args;
+  const taskStages = workflow.stages.filter((stage) => stage.scope !== "story");
+  const storyStages = workflow.stages.filter((stage) => stage.scope === "story");
+  const retryStage = taskStages.some((stage) => stage.id === workflow.retryStage) ? workflow.retryStage : (taskStages[0]?.id ?? workflow.retryStage);
+  const run: StoryRun = {
+    ...base,
+    concurrency: planConcurrency(base.args.concurrency, config.plan.concurrency, base.args.taskSlots),
+    taskStages,
+    taskRetryStage: retryStage,
+    storyStages,
+    taskLayout: (taskId) => taskLayout(base.layout, taskId),
+  };
+  return runPlan(run, plan);
+}
