@@ -4,6 +4,7 @@
  * blocked as `push-refused`, never reported complete. A lost connection or a 5xx is tried
  * again a few times before it fails the job.
  */
+import { currentStepScope } from "../exec/index.js";
 import { GitError } from "../workspace/index.js";
 import { pushStoryBranch } from "./story-start.js";
 
@@ -41,7 +42,8 @@ export async function pushStoryResult(args: PushArgs): Promise<PushOutcome> {
       return { pushed: true };
     } catch (error) {
       if (error instanceof GitError && isRefusal(error.stderr)) return { pushed: false, refusal: refusalMessage(error.stderr) };
-      if (attempt >= attempts) throw error;
+      // Stopping (SIGTERM): no retries, the job resumes on the next start.
+      if (attempt >= attempts || currentStepScope()?.signal?.aborted) throw error;
       await new Promise((resolve) => setTimeout(resolve, delay(attempt)));
     }
   }

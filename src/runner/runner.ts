@@ -3,7 +3,9 @@ import { confirmAdmission, findStoryPullRequest, isCompletedStory, renderAlready
 import type { JobLease, JobWorker, StoryJob } from "../queue/index.js";
 import type { FailureClass, HistoryEvent } from "../pipeline/index.js";
 import { declaredChecks, type HarnessConfig, type RunStoryArgs, type StoryOutcome, type Workflow } from "../pipeline/index.js";
+import { runInStepScope } from "../exec/index.js";
 import { gitAuthEnv, redactToken } from "./git-auth.js";
+import { processLedger, recoverAfterCrash } from "./recovery.js";
 import { fetchHarnessConfigText, HARNESS_CONFIG_PATH } from "./repo-config.js";
 import { syncRepoCache } from "./repo-cache.js";
 import { deliverStoryWork } from "./deliver-work.js";
@@ -62,6 +64,9 @@ export function createStoryRunner(deps: StoryRunnerDeps): JobWorker {
   const sandbox = deps.sandbox ?? sandboxFromEnv();
   // What a previous run of the App left when it was killed goes before any story starts.
   removeStaleSandboxState();
+  // Its processes and scratch folders too (recorded when they started), ended before any job resumes.
+  void recoverAfterCrash(deps.harnessHome, deps.log);
+  const ledger = processLedger(deps.harnessHome);
   // Asked once while it works; asked again after a failure, so a fixed host needs no restart.
   let usable: Promise<SandboxStatus> | undefined;
   const sandboxStatus = (): Promise<SandboxStatus> => {
@@ -71,7 +76,8 @@ export function createStoryRunner(deps: StoryRunnerDeps): JobWorker {
     });
     return usable;
   };
-  return (lease, signal) => runJob({ ...deps, sandbox }, lease, signal, sandboxStatus);
+  // Every process a job starts (git, provisioning, agents, suites, clean clone) gets the stop signal and a ledger record.
+  return (lease, signal) => runInStepScope({ signal, ledger }, () => runJob({ ...deps, sandbox }, lease, signal, sandboxStatus));
 }
 
 /** Why a story stopped before or outside the pipeline, with the class it is reported under. */
