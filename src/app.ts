@@ -9,6 +9,7 @@ import {
 import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "./pipeline/index.js";
 import { storyKey, type StoryQueue } from "./queue/index.js";
 import { createStoryRunner, openStoryOutbox, type AppOctokit, type RunnerLog } from "./runner/index.js";
+import { statusHandler } from "./status/index.js";
 import { probeSandbox, sandboxFromEnv, UNSANDBOXED_WARNING, type Sandbox } from "./sandbox/index.js";
 
 /** The App's own settings (from the environment, see `harness serve`). */
@@ -22,6 +23,8 @@ export interface HarnessAppSettings {
   labelName: string;
   /** `HARNESS_GITHUB_THROTTLE=off` turns Octokit's client-side throttling of story reporting off. */
   githubThrottle: boolean;
+  /** `HARNESS_STATUS_TOKEN`: the bearer token of `GET /harness/status.json` (the endpoint answers 404 without one). */
+  statusToken?: string;
   /** `HARNESS_OUTBOX_MAX_DELAY_MS`: the longest wait between retries of a GitHub write (default 10 minutes). */
   outboxMaxDelayMs?: number;
   /** The App's own secrets (webhook secret, private key and its lines), redacted from all it posts. */
@@ -62,8 +65,9 @@ export interface AppHandle {
 
 /** Builds the Probot application function of story-harness. */
 export function harnessApp(options: HarnessAppOptions): ApplicationFunction {
-  return (app: Probot) => {
+  return (app: Probot, appOptions?: { addHandler?: (handler: ReturnType<typeof statusHandler>) => void }) => {
     const { queue, settings } = options;
+    appOptions?.addHandler?.(statusHandler({ harnessHome: settings.harnessHome, token: settings.statusToken }));
     if (settings.webhookSecret !== undefined) guardProbotWebhooks(app, { secret: settings.webhookSecret, path: settings.webhookPath ?? DEFAULT_WEBHOOK_PATH });
     // Replies go out after GitHub has its answer: a handler's only wait is the enqueue (and, for
     // a command, the permission check that must precede it).

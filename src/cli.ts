@@ -10,6 +10,7 @@ Usage:
   harness provision <worktree> [--cmd <string>] [--timeout-ms <n>] [--log <file>]
   harness clean-clone [<repo>] --command <string> [--link <dir>]... [--interpreter <path>] [--timeout-ms <n>] [--out <file>]
   harness validate <workflow.json|harness.yml>
+  harness status [--json]          queued, running, quarantined and undelivered work of HARNESS_HOME
   harness help
 
 Exit codes: 0 success, 1 the checked thing failed, 2 bad arguments or configuration, 3 provisioning failed.
@@ -22,6 +23,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   provision: async () => (await import("./cli/provision.js")).provisionCommand,
   "clean-clone": async () => (await import("./cli/clean-clone.js")).cleanCloneCommand,
   validate: async () => (await import("./cli/validate.js")).validateCommand,
+  status: async () => (await import("./cli/status.js")).statusCommand,
 };
 
 /** Runs the `harness` command line and returns the process exit code. */

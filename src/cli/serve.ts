@@ -57,6 +57,7 @@ export function readAppSettings(env: NodeJS.ProcessEnv): HarnessAppSettings {
   return {
     harnessHome: harnessHome(env), concurrency, agentEnvAllow, labelName, githubThrottle: throttle === "on", sandbox, appSecrets, allowedBots,
     ...(outboxMaxDelayMs !== undefined ? { outboxMaxDelayMs } : {}),
+    ...(env.HARNESS_STATUS_TOKEN?.trim() ? { statusToken: env.HARNESS_STATUS_TOKEN.trim() } : {}),
     // Probot's own fallbacks, so the door checks what Probot would.
     webhookSecret: env.WEBHOOK_SECRET || "development",
     ...(env.WEBHOOK_PATH ? { webhookPath: env.WEBHOOK_PATH } : {}),
