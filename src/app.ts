@@ -4,11 +4,11 @@
  */
 import type { ApplicationFunction, Probot } from "probot";
 import {
-  GitHubReporter, guardWebhooks, queueNoticeListeners, handleIssueComment, handleIssueLabeled, handleRetryAction, type NodeMiddleware, type TriggerDeps, type TriggerOutcome,
+  GitHubReporter, guardWebhooks, HANDLER_BUDGET_MS, withinBudget, queueNoticeListeners, handleIssueComment, handleIssueLabeled, handleRetryAction, type NodeMiddleware, type TriggerDeps, type TriggerOutcome,
 } from "./github/index.js";
 import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "./pipeline/index.js";
 import { storyKey, type StoryQueue } from "./queue/index.js";
-import { createStoryRunner, openStoryOutbox, type AppOctokit, type RunnerLog } from "./runner/index.js";
+import { createStoryRunner, openStoryOutbox, type HousekeepingSettings, type AppOctokit, type RunnerLog } from "./runner/index.js";
 import { statusHandler } from "./status/index.js";
 import { probeSandbox, sandboxFromEnv, UNSANDBOXED_WARNING, type Sandbox } from "./sandbox/index.js";
 
@@ -39,8 +39,12 @@ export interface HarnessAppSettings {
   webhookSecret?: string;
   /** WEBHOOK_PATH, Probot's webhook path. */
   webhookPath?: string;
+  /** How long a webhook handler may keep GitHub waiting (default {@link HANDLER_BUDGET_MS}). */
+  handlerBudgetMs?: number;
   /** Where repository code runs (`HARNESS_SANDBOX`…); the environment's sandbox when absent. */
   sandbox?: Sandbox;
+  /** `HARNESS_RETENTION_DAYS`, `HARNESS_MIN_FREE_MB`; from the environment when absent. */
+  housekeeping?: HousekeepingSettings;
 }
 
 export interface HarnessAppOptions {
@@ -88,9 +92,15 @@ export function harnessApp(options: HarnessAppOptions): ApplicationFunction {
       const detail = "reason" in outcome ? { reason: outcome.reason } : { jobId: outcome.jobId };
       app.log.info({ event, deliveryId, action, ...detail }, `${event}: ${action}`);
     };
-    app.on("issues.labeled", async (context) => logOutcome("issues.labeled", context.id, await handleIssueLabeled(context, deps)));
-    app.on("issue_comment.created", async (context) => logOutcome("issue_comment.created", context.id, await handleIssueComment(context, deps)));
-    app.on("check_run.requested_action", async (context) => logOutcome("check_run.requested_action", context.id, await handleRetryAction(context, deps)));
+    // Each handler answers within its budget, whatever GitHub's or the disk's pace; late work is logged when it ends.
+    const budget = settings.handlerBudgetMs ?? HANDLER_BUDGET_MS;
+    const answer = async (event: string, deliveryId: string, work: Promise<TriggerOutcome>): Promise<void> => {
+      const outcome = await withinBudget(work, budget, (late) => logOutcome(event, deliveryId, late), app.log, { event, deliveryId });
+      if (outcome) logOutcome(event, deliveryId, outcome);
+    };
+    app.on("issues.labeled", (context) => answer("issues.labeled", context.id, handleIssueLabeled(context, deps)));
+    app.on("issue_comment.created", (context) => answer("issue_comment.created", context.id, handleIssueComment(context, deps)));
+    app.on("check_run.requested_action", (context) => answer("check_run.requested_action", context.id, handleRetryAction(context, deps)));
 
     if (options.runJobs === false) return;
     startStoryWorker({ queue, settings, app, identity });
@@ -122,6 +132,7 @@ export function startStoryWorker(args: { queue: StoryQueue; settings: HarnessApp
     agentEnvAllow: settings.agentEnvAllow,
     githubThrottle: settings.githubThrottle,
     sandbox,
+    ...(settings.housekeeping ? { housekeeping: settings.housekeeping } : {}),
     pipeline: { runStory, loadWorkflow: () => loadWorkflow(), parseHarnessConfig, defaultConfig: DEFAULT_HARNESS_CONFIG },
     createReporter: (target) => {
       const revision = revisions.get(storyKey(target.owner, target.repo, target.issueNumber));

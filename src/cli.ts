@@ -1,3 +1,4 @@
+import { asksForHelp, commandHelp } from "./cli/help.js";
 import { UsageError, type CliIO } from "./cli/usage.js";
 
 type Command = (args: string[], io: CliIO) => Promise<number>;
@@ -6,12 +7,13 @@ const HELP = `harness — story-harness command line
 
 Usage:
   harness serve                     run the GitHub App (same as npm start)
-  harness run [<repo>] --story <file.md> [--agent <preset>|--agent-cmd <template>] [--workflow <file>] [--test-cmd <cmd>]
+  harness run [<repo>] --story <file.md> [--agent <preset>|--agent-cmd <template>] [--workflow <file>] [--test-cmd <cmd>] [--continue|--fresh]
   harness provision <worktree> [--cmd <string>] [--timeout-ms <n>] [--log <file>]
   harness clean-clone [<repo>] --command <string> [--link <dir>]... [--interpreter <path>] [--timeout-ms <n>] [--out <file>]
-  harness validate <workflow.json|harness.yml>
+  harness validate <workflow.json|harness.yml> [--workflow <file>]
   harness status [--json]          queued, running, quarantined and undelivered work of HARNESS_HOME
   harness help
+  harness <command> --help          what a command does and its options
 
 Exit codes: 0 success, 1 the checked thing failed, 2 bad arguments or configuration, 3 provisioning failed.
 `;
@@ -37,6 +39,10 @@ export async function main(argv: string[], io: CliIO = defaultIO()): Promise<num
   if (!load) {
     io.stderr(`harness: unknown command '${name}'\n\n${HELP}`);
     return 2;
+  }
+  if (asksForHelp(rest)) {
+    io.stdout(commandHelp(name) ?? `Usage: see 'harness help'\n\n${HELP}`);
+    return 0;
   }
   try {
     return await (await load())(rest, io);

@@ -6,11 +6,12 @@ import { isNeverPassed } from "../exec/index.js";
 import { appSecretValues } from "../github/index.js";
 import { claimHarnessHome, EmbeddedQueue, HarnessHomeInUseError, type HomeClaim } from "../queue/index.js";
 import { sandboxFromEnv, SandboxSettingsError } from "../sandbox/index.js";
+import { housekeepingFromEnv, HousekeepingSettingsError } from "../runner/index.js";
 import { harnessHome } from "../workspace/index.js";
 import { harnessApp, type HarnessAppSettings } from "../app.js";
 import { positiveInteger, UsageError, type CliIO } from "./usage.js";
 
-const USAGE = "harness serve   (configured by the environment: APP_ID, PRIVATE_KEY or PRIVATE_KEY_PATH, WEBHOOK_SECRET, GHE_HOST, GHE_PROTOCOL, PORT, HARNESS_HOME, HARNESS_CONCURRENCY, HARNESS_AGENT_ENV, HARNESS_STORY_LABEL, HARNESS_GITHUB_THROTTLE, HARNESS_SANDBOX, HARNESS_SANDBOX_READ, HARNESS_SANDBOX_WRITE, HARNESS_SANDBOX_MAX_PROCESSES, HARNESS_SANDBOX_MEMORY_MB, HARNESS_LOG_CAP_MB, HARNESS_ALLOWED_BOTS, HARNESS_OUTBOX_MAX_DELAY_MS, HARNESS_STATUS_TOKEN)";
+const USAGE = "harness serve   (configured by the environment: APP_ID, PRIVATE_KEY or PRIVATE_KEY_PATH, WEBHOOK_SECRET, GHE_HOST, GHE_PROTOCOL, PORT, HARNESS_HOME, HARNESS_CONCURRENCY, HARNESS_AGENT_ENV, HARNESS_STORY_LABEL, HARNESS_GITHUB_THROTTLE, HARNESS_SANDBOX, HARNESS_SANDBOX_READ, HARNESS_SANDBOX_WRITE, HARNESS_SANDBOX_MAX_PROCESSES, HARNESS_SANDBOX_MEMORY_MB, HARNESS_LOG_CAP_MB, HARNESS_RETENTION_DAYS, HARNESS_MIN_FREE_MB, HARNESS_ALLOWED_BOTS, HARNESS_OUTBOX_MAX_DELAY_MS, HARNESS_STATUS_TOKEN)";
 
 interface PluginOptions {
   retry?: { enabled?: boolean };
@@ -42,10 +43,12 @@ export function readAppSettings(env: NodeJS.ProcessEnv): HarnessAppSettings {
   const throttle = (env.HARNESS_GITHUB_THROTTLE ?? "on").trim().toLowerCase();
   if (!["on", "off"].includes(throttle)) throw new UsageError(`HARNESS_GITHUB_THROTTLE must be 'on' or 'off', got '${throttle}'`, USAGE);
   let sandbox;
+  let housekeeping;
   try {
     sandbox = sandboxFromEnv(env);
+    housekeeping = housekeepingFromEnv(env);
   } catch (error) {
-    if (error instanceof SandboxSettingsError) throw new UsageError(error.message, USAGE);
+    if (error instanceof SandboxSettingsError || error instanceof HousekeepingSettingsError) throw new UsageError(error.message, USAGE);
     throw error;
   }
   const allowedBots = (env.HARNESS_ALLOWED_BOTS ?? "").split(",").map((login) => login.trim()).filter((login) => login !== "");
@@ -55,7 +58,7 @@ export function readAppSettings(env: NodeJS.ProcessEnv): HarnessAppSettings {
   const appSecrets = appSecretValues({ webhookSecret: env.WEBHOOK_SECRET, privateKey: env.PRIVATE_KEY ?? readPrivateKeyFile(env.PRIVATE_KEY_PATH) });
   const outboxMaxDelayMs = positiveInteger("HARNESS_OUTBOX_MAX_DELAY_MS", env.HARNESS_OUTBOX_MAX_DELAY_MS?.trim() || undefined);
   return {
-    harnessHome: harnessHome(env), concurrency, agentEnvAllow, labelName, githubThrottle: throttle === "on", sandbox, appSecrets, allowedBots,
+    harnessHome: harnessHome(env), concurrency, agentEnvAllow, labelName, githubThrottle: throttle === "on", sandbox, housekeeping, appSecrets, allowedBots,
     ...(outboxMaxDelayMs !== undefined ? { outboxMaxDelayMs } : {}),
     ...(env.HARNESS_STATUS_TOKEN?.trim() ? { statusToken: env.HARNESS_STATUS_TOKEN.trim() } : {}),
     // Probot's own fallbacks, so the door checks what Probot would.

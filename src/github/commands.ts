@@ -6,7 +6,7 @@
  * stops after a fixed number of commands.
  */
 import { closesFence, forEachLine, leadingSpaces, onlySpaces, openingFence, type Fence } from "./fences.js";
-import { hiddenRegionEnd, indexWithin } from "./hidden-html.js";
+import { CharFinder, hiddenRegionEnd, htmlFinders } from "./hidden-html.js";
 
 /** The commands the App understands, in the order the help lists them. */
 export const KNOWN_COMMANDS = ["retry-blocked", "help"] as const;
@@ -60,8 +60,10 @@ export function parseCommands(body: string, options: ParseOptions = {}): Harness
   // A paragraph inside a block quote swallows the following non-blank lines ("lazy continuation").
   let quoteParagraph = false;
   let lineNumber = 0;
+  const finders = htmlFinders(text);
+  const pipes = new CharFinder(text, "|");
   const scanHidden = (from: number, end: number): void => {
-    const close = hiddenRegionEnd(text, from, end);
+    const close = hiddenRegionEnd(text, from, end, finders);
     if (close >= 0) hiddenUntil = close;
   };
   forEachLine(text, (start, end) => {
@@ -132,7 +134,7 @@ export function parseCommands(body: string, options: ParseOptions = {}): Harness
     const command = commandAt(text, at, end, lineNumber);
     if (command) pending.push(command);
     paragraph = true;
-    previousHadPipe = hasPipe(text, at, end);
+    previousHadPipe = pipes.within(at, end) >= 0;
     scanHidden(at, end);
     return found.length + pending.length < maxCommands;
   });
@@ -175,9 +177,6 @@ function isTableDelimiterRow(text: string, at: number, end: number): boolean {
   return pipe && dash;
 }
 
-function hasPipe(text: string, at: number, end: number): boolean {
-  return indexWithin(text, 0x7c, at, end) >= 0;
-}
 
 function isSpace(code: number): boolean {
   return code === 0x20 || code === 0x09 || code === 0x0d;

@@ -16,10 +16,34 @@ const CLOSERS: Record<(typeof RAW_TAGS)[number], RegExp> = {
 };
 const DETAILS_TAG = /<(\/?)details(?=[\s>/]|$)/gim;
 
-/** Index of the UTF-16 unit `code` in `[from, end)`, or -1; unlike indexOf, never reads past `end`. */
-export function indexWithin(text: string, code: number, from: number, end: number): number {
-  for (let i = from; i < end; i += 1) if (text.charCodeAt(i) === code) return i;
-  return -1;
+/**
+ * Finds one character in `[from, end)` ranges of a text with the engine's native indexOf,
+ * remembering the next occurrence: ranges asked in increasing order (lines, one after the
+ * other) cost one pass over the text in all, however far apart the occurrences are.
+ */
+export class CharFinder {
+  private next = -2;
+  private searchedFrom = 0;
+  constructor(private readonly text: string, private readonly char: string) {}
+
+  /** Index of the character in `[from, end)`, or -1. */
+  within(from: number, end: number): number {
+    if (this.next === -2 || from < this.searchedFrom || (this.next !== -1 && this.next < from)) {
+      this.next = this.text.indexOf(this.char, from);
+      this.searchedFrom = from;
+    }
+    return this.next >= 0 && this.next < end ? this.next : -1;
+  }
+}
+
+/** The finders one scan of a comment shares. */
+export interface HtmlFinders {
+  lt: CharFinder;
+  tick: CharFinder;
+}
+
+export function htmlFinders(text: string): HtmlFinders {
+  return { lt: new CharFinder(text, "<"), tick: new CharFinder(text, "`") };
 }
 
 /** True when `text` has the ASCII word `word` at `at`, in any case, followed by a tag-name boundary. */
@@ -103,12 +127,12 @@ function codeSpans(text: string, start: number, end: number): number[] {
  * Scans `[from, end)` of one line for hidden regions; returns where the last one that opens on
  * the line ends (it may lie past the line: the following lines are hidden up to it), or -1.
  */
-export function hiddenRegionEnd(text: string, from: number, end: number): number {
+export function hiddenRegionEnd(text: string, from: number, end: number, finders: HtmlFinders = htmlFinders(text)): number {
   let found = -1;
   let spans: number[] | undefined;
   let span = 0;
-  for (let at = indexWithin(text, 0x3c, from, end); at >= 0; at = indexWithin(text, 0x3c, at + 1, end)) {
-    spans ??= indexWithin(text, 0x60, from, end) >= 0 ? codeSpans(text, from, end) : [];
+  for (let at = finders.lt.within(from, end); at >= 0; at = finders.lt.within(at + 1, end)) {
+    spans ??= finders.tick.within(from, end) >= 0 ? codeSpans(text, from, end) : [];
     while (span < spans.length && (spans[span + 1] ?? 0) <= at) span += 2;
     if (span < spans.length && (spans[span] ?? Infinity) <= at) continue;
     const close = regionFrom(text, at);

@@ -16,6 +16,7 @@ export { planChecks, CHECK_NAMES, RETRY_ACTION, stageCheckName, taskCheckName, i
 export { storyBranch, storyIssueFromBranch, storyExternalId, findStoryPullRequest, isCompletedStory, type StoryPullRequest } from "./story-lookup.js";
 export { redactSecrets, redactPem, REDACTED } from "./redact.js";
 export { appSecretValues } from "./app-secrets.js";
+export { withinBudget, HANDLER_BUDGET_MS } from "./answer-budget.js";
 export { admitActor, confirmAdmission, isAllowedBot, isBotLogin, type Admission, type AdmissionPolicy } from "./admission.js";
 export { guardWebhooks, signatureMatches, MAX_WEBHOOK_BYTES, type NodeMiddleware, type WebhookGuardOptions } from "./webhook-guard.js";
 export { singleLine, neutralise, untrustedLine } from "./render/text.js";

@@ -13,6 +13,7 @@ import { announceStory, ensureStoryPull, type StoryPull } from "./story-start.js
 import { prepareStoryBranch } from "./story-branch.js";
 import { authenticateInstallation, GIT_TOKEN_PERMISSIONS, STORY_API_PERMISSIONS, type AppOctokit, type Installation } from "./token.js";
 import { TrackingReporter, type StoryReporter } from "./tracking-reporter.js";
+import { housekeepingFromEnv, lowDiskReason, pruneRuns, type HousekeepingSettings } from "./housekeeping.js";
 import { probeSandbox, removeStaleSandboxState, sandboxFromEnv, type Sandbox, type SandboxStatus } from "../sandbox/index.js";
 
 /** The pipeline as the runner uses it (the real one in the App, the same in tests). */
@@ -57,11 +58,14 @@ export interface StoryRunnerDeps {
   maxResumes?: number;
   /** Where repository code runs; the environment's sandbox (`HARNESS_SANDBOX`) when absent. */
   sandbox?: Sandbox;
+  /** Retention of run directories and the free space a story needs; from the environment when absent. */
+  housekeeping?: HousekeepingSettings;
 }
 
 /** Makes the queue's worker: one call runs one job from token to final report. */
 export function createStoryRunner(deps: StoryRunnerDeps): JobWorker {
   const sandbox = deps.sandbox ?? sandboxFromEnv();
+  const housekeeping = deps.housekeeping ?? housekeepingFromEnv();
   // What a previous run of the App left when it was killed goes before any story starts.
   removeStaleSandboxState();
   // Its processes and scratch folders too (recorded when they started), ended before any job resumes.
@@ -77,7 +81,7 @@ export function createStoryRunner(deps: StoryRunnerDeps): JobWorker {
     return usable;
   };
   // Every process a job starts (git, provisioning, agents, suites, clean clone) gets the stop signal and a ledger record.
-  return (lease, signal) => runInStepScope({ signal, ledger }, () => runJob({ ...deps, sandbox }, lease, signal, sandboxStatus));
+  return (lease, signal) => runInStepScope({ signal, ledger }, () => runJob({ ...deps, sandbox, housekeeping }, lease, signal, sandboxStatus));
 }
 
 /** Why a story stopped before or outside the pipeline, with the class it is reported under. */
@@ -126,6 +130,15 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
     }
     const status = await sandboxStatus();
     if (status.state === "unavailable") throw new StoryStop("environment", `The sandbox cannot run on this host, so this story was not started: ${status.reason}.`);
+    // Old run directories go first; then a nearly full disk is this story's report, not a wedged queue.
+    const keep = deps.housekeeping ?? housekeepingFromEnv();
+    try {
+      pruneRuns(deps.harnessHome, keep.retentionDays);
+    } catch (error) {
+      log.warn({ err: describe(error, redact) }, "removing old run directories failed");
+    }
+    const lowDisk = lowDiskReason(deps.harnessHome, keep.minFreeBytes);
+    if (lowDisk) throw new StoryStop("environment", lowDisk);
     const authEnv = gitAuthEnv(await gitToken.token());
     const repoDir = await syncRepoCache({ harnessHome: deps.harnessHome, owner, name: repo, cloneUrl: job.repository.cloneUrl, authEnv });
     pull = await ensureStoryPull({ octokit: installation.octokit, repoDir, owner, repo, defaultBranch: job.repository.defaultBranch, issue: job.issue, authEnv });
@@ -155,6 +168,7 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
       branch: pull.branch,
       baseRef: `refs/remotes/origin/${pull.branch}`,
       config,
+      configSource: HARNESS_CONFIG_PATH,
       workflow,
       harnessHome: deps.harnessHome,
       reporter: tracker,

@@ -8,6 +8,7 @@ import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } fr
 import { storyKey, type JobLease } from "../../src/queue/index.js";
 import { createStoryRunner, type AppOctokit, type RunnerLog } from "../../src/runner/index.js";
 import { git, HARNESS_IDENTITY } from "../../src/workspace/index.js";
+import { Sandbox, sandboxSettingsFromEnv } from "../../src/sandbox/index.js";
 import { fakeOctokit } from "../support/fake-github/client.js";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 
@@ -31,7 +32,7 @@ describe("story runner", () => {
   });
 
   /** The real runner (real pipeline, real reporter) against the fake, with its own data directory. */
-  const realWorker = (home: string, extra: { maxResumes?: number } = {}) => {
+  const realWorker = (home: string, extra: { maxResumes?: number; housekeeping?: { retentionDays: number; minFreeBytes: number }; sandbox?: Sandbox } = {}) => {
     const appOctokit = new ProbotOctokit({ auth: { appId: fake.appId, privateKey: fake.privateKey }, baseUrl: fake.apiUrl }) as AppOctokit;
     return createStoryRunner({
       appOctokit: async () => appOctokit,
@@ -71,6 +72,23 @@ describe("story runner", () => {
     for (const issued of fake.issuedTokens()) expect(comment?.body).not.toContain(issued.token);
     expect(fake.state.pulls.filter((pull) => pull.repo === "acme/gone")).toHaveLength(0);
     fake.takeUnexpectedRequests();
+  });
+
+  it("does not start a story on a nearly full disk, or where the sandbox cannot run, and says why on the issue", async () => {
+    const repo = await fake.addRepository({ owner: "acme", name: "full", files: { "README.md": "x\n" } });
+    const issue = fake.createIssue("acme", "full", { title: "No room", body: "", user: "acme" });
+    const full = realWorker(join(root, "home-full"), { housekeeping: { retentionDays: 14, minFreeBytes: Number.MAX_SAFE_INTEGER } });
+    await full(startLease("full", issue.number, issue.title, repo), new AbortController().signal);
+    const noSandbox = realWorker(join(root, "home-nobox"), { sandbox: new Sandbox(sandboxSettingsFromEnv({}), { bwrap: "/nonexistent/bwrap" }) });
+    await noSandbox(startLease("full", issue.number, issue.title, repo), new AbortController().signal);
+    const bodies = fake.state.comments.filter((comment) => comment.repo === "acme/full" && comment.issueNumber === issue.number).map((comment) => comment.body);
+    expect(bodies).toHaveLength(2);
+    expect(bodies[0]).toMatch(/could not start \(environment\)[\s\S]*Only \d+ MiB are free/);
+    expect(bodies[1]).toMatch(/could not start \(environment\)[\s\S]*bubblewrap is not installed \(install it: apt-get install -y bubblewrap\)/);
+    // Nothing was cloned or opened for it.
+    expect(existsSync(join(root, "home-full", "repos"))).toBe(false);
+    expect(fake.state.pulls.filter((pull) => pull.repo === "acme/full")).toHaveLength(0);
+    fake.assertNoUnexpectedRequests();
   });
 
   it("answers a label on a completed story with its pull request, before cloning anything", async () => {

@@ -1,8 +1,8 @@
-import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { git } from "../../src/workspace/index.js";
-import { bwrapArgs, probeSandbox, Sandbox, sandboxSettingsFromEnv, type SandboxSettings } from "../../src/sandbox/index.js";
+import { bwrapArgs, probeSandbox, removeStaleScratch, Sandbox, sandboxSettingsFromEnv, type SandboxSettings } from "../../src/sandbox/index.js";
 import { initRepo, makeTempDir, processWithTag, removeTempDirs, waitFor, writeFiles } from "../support/tmp.js";
 
 afterAll(removeTempDirs);
@@ -203,5 +203,17 @@ describe("probeSandbox", () => {
     const refused = await probeSandbox(new Sandbox(settings(), { bwrap: join(dir, "bwrap"), pidsCgroups: false }));
     expect(refused.state === "unavailable" && refused.reason).toMatch(/uid map: Permission denied.*user namespaces/);
     expect(existsSync(join(dir, "bwrap"))).toBe(true);
+  });
+});
+
+describe("removeStaleScratch", () => {
+  it("removes the scratch folders of App processes that are gone and keeps those of live ones", () => {
+    const root = makeTempDir();
+    const dead = join(root, "harness-sandbox-999999999-abc");
+    const mine = join(root, `harness-sandbox-${process.pid}-def`);
+    const other = join(root, "something-else");
+    for (const dir of [dead, mine, other]) mkdirSync(join(dir, "home"), { recursive: true });
+    expect(removeStaleScratch(root)).toBe(1);
+    expect([existsSync(dead), existsSync(mine), existsSync(other)]).toEqual([false, true, true]);
   });
 });

@@ -1,0 +1,31 @@
+/**
+ * GitHub waits 10 s for a webhook's answer. A handler's wait (a permission check, the
+ * enqueue) normally takes milliseconds; when GitHub or the disk is slow, the handler gets at
+ * most this budget before the delivery is answered anyway, and its work finishes afterwards
+ * (its outcome or failure is logged then). With the body's own deadline at the door
+ * (`BODY_DEADLINE_MS`), the answer stays inside GitHub's window.
+ */
+import { errorDetails, type GitHubLog } from "./log.js";
+
+export const HANDLER_BUDGET_MS = 4_000;
+
+/**
+ * Resolves with `work`'s value when it settles within `budgetMs`, else with undefined (and
+ * `late` is called with the value once `work` ends). A failure within the budget is thrown,
+ * so Probot answers 500 and GitHub may redeliver; a failure after it is logged.
+ */
+export async function withinBudget<T>(work: Promise<T>, budgetMs: number, late: (value: T) => void, log: GitHubLog, what: object): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<"expired">((resolve) => {
+    timer = setTimeout(() => resolve("expired"), budgetMs);
+  });
+  try {
+    const first = await Promise.race([work.then((value) => ({ value })), expired]);
+    if (first !== "expired") return first.value;
+  } finally {
+    clearTimeout(timer);
+  }
+  log.warn({ ...what, budgetMs }, "a webhook handler is still working; GitHub is answered now and the work goes on");
+  work.then(late, (error: unknown) => log.error({ ...what, err: errorDetails(error) }, "a webhook handler failed after the answer"));
+  return undefined;
+}
