@@ -7,6 +7,7 @@ const HELP = `harness — story-harness command line
 
 Usage:
   harness serve                     run the GitHub App (same as npm start)
+  harness worker                    run stories from the Redis queue (HARNESS_QUEUE=redis://…)
   harness run [<repo>] --story <file.md> [--agent <preset>|--agent-cmd <template>] [--workflow <file>] [--test-cmd <cmd>] [--continue|--fresh]
   harness provision <worktree> [--cmd <string>] [--timeout-ms <n>] [--log <file>]
   harness clean-clone [<repo>] --command <string> [--link <dir>]... [--interpreter <path>] [--timeout-ms <n>] [--out <file>]
@@ -21,6 +22,7 @@ Exit codes: 0 success, 1 the checked thing failed, 2 bad arguments or configurat
 /** Commands are loaded on demand so `harness provision` does not pay for the App's imports. */
 const COMMANDS: Record<string, () => Promise<Command>> = {
   serve: async () => (await import("./cli/serve.js")).serveCommand,
+  worker: async () => (await import("./cli/worker.js")).workerCommand,
   run: async () => (await import("./cli/run.js")).runCommand,
   provision: async () => (await import("./cli/provision.js")).provisionCommand,
   "clean-clone": async () => (await import("./cli/clean-clone.js")).cleanCloneCommand,

@@ -12,6 +12,14 @@ APP_ID, PRIVATE_KEY or PRIVATE_KEY_PATH, WEBHOOK_SECRET, GHE_HOST, GHE_PROTOCOL,
 HARNESS_HOME, HARNESS_CONCURRENCY, HARNESS_AGENT_ENV, HARNESS_STORY_LABEL,
 HARNESS_GITHUB_THROTTLE. Without credentials it serves Probot's setup page.
 `,
+  worker: `Usage: harness worker
+
+Takes stories from the Redis queue and runs them (HARNESS_QUEUE=redis://host:6379/0 is
+required), HARNESS_CONCURRENCY at a time, with its own HARNESS_HOME. It serves no webhooks;
+any number of workers on any number of machines share one queue with one harness serve.
+Also read: APP_ID, PRIVATE_KEY or PRIVATE_KEY_PATH, GHE_HOST, GHE_PROTOCOL, HARNESS_AGENT_ENV,
+HARNESS_GITHUB_THROTTLE, HARNESS_INSTALLATION_SLOTS, HARNESS_LEASE_MS and the sandbox's variables.
+`,
   run: `Usage: harness run [<repo>] --story <file.md> [options]
 
 Runs a story through the workflow on a local repository, in a worktree under the harness data
