@@ -9,7 +9,7 @@ import {
 } from "./github/index.js";
 import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "./pipeline/index.js";
 import { storyKey, type StoryQueue } from "./queue/index.js";
-import { createStoryRunner, type HousekeepingSettings, type AppOctokit, type RunnerLog } from "./runner/index.js";
+import { createStoryRunner, openStoryOutbox, type HousekeepingSettings, type AppOctokit, type RunnerLog } from "./runner/index.js";
 import { probeSandbox, sandboxFromEnv, UNSANDBOXED_WARNING, type Sandbox } from "./sandbox/index.js";
 
 /** The App's own settings (from the environment, see `harness serve`). */
@@ -23,6 +23,8 @@ export interface HarnessAppSettings {
   labelName: string;
   /** `HARNESS_GITHUB_THROTTLE=off` turns Octokit's client-side throttling of story reporting off. */
   githubThrottle: boolean;
+  /** `HARNESS_OUTBOX_MAX_DELAY_MS`: the longest wait between retries of a GitHub write (default 10 minutes). */
+  outboxMaxDelayMs?: number;
   /** The App's own secrets (webhook secret, private key and its lines), redacted from all it posts. */
   appSecrets?: readonly string[];
   /** `HARNESS_ALLOWED_BOTS`: bot logins (`name[bot]`) that may start stories; no other bot can. */
@@ -119,6 +121,11 @@ export function startStoryWorker(args: { queue: StoryQueue; settings: HarnessApp
   const identity = args.identity ?? learnAppIdentity(app);
   const appOctokit = async (): Promise<AppOctokit> => (await app.auth()) as AppOctokit;
   queue.listen?.(queueNoticeListeners({ installationOctokit: async (id) => (await app.auth(id)) as AppOctokit, log: app.log }));
+  const outbox = openStoryOutbox({
+    harnessHome: settings.harnessHome, appOctokit, throttle: settings.githubThrottle, log: app.log,
+    ...(settings.outboxMaxDelayMs !== undefined ? { policy: { maxDelayMs: settings.outboxMaxDelayMs } } : {}),
+  });
+  outbox.catch((error: unknown) => app.log.error({ err: { message: String(error) } }, "the outbox could not be opened; reports are tried once"));
   const sandbox = settings.sandbox ?? sandboxFromEnv();
   // Said at start-up, loudly; the runner itself refuses stories while the sandbox cannot work.
   void probeSandbox(sandbox).then((status) => {
@@ -138,7 +145,7 @@ export function startStoryWorker(args: { queue: StoryQueue; settings: HarnessApp
     createReporter: (target) => {
       const revision = revisions.get(storyKey(target.owner, target.repo, target.issueNumber));
       return new GitHubReporter({
-        ...target, appSecrets: settings.appSecrets ?? [], ...(revision ? { revision } : {}), ...(identity.slug ? { botLogin: `${identity.slug}[bot]` } : {}),
+        ...target, outbox, appSecrets: settings.appSecrets ?? [], ...(revision ? { revision } : {}), ...(identity.slug ? { botLogin: `${identity.slug}[bot]` } : {}),
       });
     },
     log: app.log,

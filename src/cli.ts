@@ -13,6 +13,7 @@ Usage:
   harness clean-clone [<repo>] --command <string> [--link <dir>]... [--interpreter <path>] [--timeout-ms <n>] [--out <file>]
   harness validate <workflow.json|harness.yml> [--workflow <file>]
   harness demo                      the App against a built-in fake GitHub: what a maintainer sees
+  harness status [--json]          queued, running, quarantined and undelivered work of HARNESS_HOME
   harness help
   harness <command> --help          what a command does and its options
 
@@ -28,6 +29,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   "clean-clone": async () => (await import("./cli/clean-clone.js")).cleanCloneCommand,
   validate: async () => (await import("./cli/validate.js")).validateCommand,
   demo: async () => (await import("./cli/demo.js")).demoCommand,
+  status: async () => (await import("./cli/status.js")).statusCommand,
 };
 
 /** Runs the `harness` command line and returns the process exit code. */

@@ -12,6 +12,7 @@ describe("schemas/", () => {
       "clean-clone-result",
       "execution-history",
       "harness-config",
+      "outbox-entry",
       "plan",
       "provision-receipt",
       "queue-job",

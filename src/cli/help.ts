@@ -77,6 +77,12 @@ against the built-in workflow unless --workflow names another.
 
 Exit codes: 0 valid, 2 invalid or unreadable (each problem names the file and key).
 `,
+  status: `Usage: harness status [--json]
+
+Lists the App's queued and running jobs, quarantined job files and GitHub writes not delivered
+yet (or given up), read from HARNESS_HOME. The running App serves the same JSON at
+GET /harness/status.json with "Authorization: Bearer $HARNESS_STATUS_TOKEN" (404 when unset).
+`,
 };
 
 /** The help text of `command`, or undefined for a command without one. */

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { buildChildEnv, type EnvSpec } from "./env.js";
 import { terminateGroup } from "./group.js";
+import { currentStepScope, effectiveSignal } from "./scope.js";
 import { openOutput } from "./output.js";
 import { DEFAULT_TAIL_BYTES, DEFAULT_TAIL_LINES } from "./tail.js";
 
@@ -83,6 +84,10 @@ export async function exec(argv: readonly string[], options: ExecOptions): Promi
   const [file, ...args] = argv;
   if (file === undefined || file === "") throw new TypeError("exec: argv must name a program");
   const started = performance.now();
+  // The step this call runs in (the runner's job): its stop signal ends this process too, and
+  // the process is recorded in its ledger while it runs.
+  const scope = currentStepScope();
+  const stop = effectiveSignal(options.signal, scope);
   const grace = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
   const output = openOutput({
     ...(options.logPath !== undefined ? { logPath: options.logPath } : {}),
@@ -136,7 +141,9 @@ export async function exec(argv: readonly string[], options: ExecOptions): Promi
     });
   });
   child.once("spawn", () => {
-    if (child.pid !== undefined) options.onSpawn?.(child.pid);
+    if (child.pid === undefined) return;
+    scope?.ledger?.started(child.pid, file);
+    options.onSpawn?.(child.pid);
   });
 
   const timer = options.timeoutMs === undefined ? undefined : setTimeout(() => {
@@ -147,8 +154,8 @@ export async function exec(argv: readonly string[], options: ExecOptions): Promi
     aborted = true;
     void endTree();
   };
-  if (options.signal?.aborted) onAbort();
-  else options.signal?.addEventListener("abort", onAbort, { once: true });
+  if (stop?.aborted) onAbort();
+  else stop?.addEventListener("abort", onAbort, { once: true });
 
   try {
     await exited;
@@ -158,7 +165,8 @@ export async function exec(argv: readonly string[], options: ExecOptions): Promi
     if (!(await settlesWithin(outputClosed, STREAM_DRAIN_MS))) output.abandon(child);
   } finally {
     if (timer) clearTimeout(timer);
-    options.signal?.removeEventListener("abort", onAbort);
+    stop?.removeEventListener("abort", onAbort);
+    if (child.pid !== undefined) scope?.ledger?.ended(child.pid);
   }
   const summary = await output.finish(options.tailLines ?? DEFAULT_TAIL_LINES);
 

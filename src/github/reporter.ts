@@ -1,15 +1,18 @@
 /**
  * The GitHub reporter: turns the pipeline's events into four check runs on the pull request's
- * head commit, one status comment edited in place, and the `harness:blocked` label. It never
- * throws out of `onEvent`: a story must not fail because GitHub could not be told about it.
+ * head commit, one status comment edited in place, and the `harness:blocked` label. Every write
+ * goes through the outbox, which records it before it is attempted and retries it until GitHub
+ * accepts it; the reporter never throws out of `onEvent`: a story must not fail because GitHub
+ * could not be told about it (yet).
  */
 import type { ProbotOctokit } from "probot";
 import type { HistoryEvent, Reporter, StorySnapshot } from "../pipeline/index.js";
 import { planChecks, type CheckName, type PlannedCheck } from "./check-plan.js";
-import { addLabel, BLOCKED_LABEL, removeLabel } from "./labels.js";
+import { BLOCKED_LABEL } from "./labels.js";
 import { errorDetails, type GitHubLog } from "./log.js";
+import { Outbox, type OutboxStory, type OutboxWrite } from "./outbox/index.js";
+import { renderStatusComment } from "./render/status-comment.js";
 import type { RenderOptions } from "./render/types.js";
-import { StatusComment } from "./status-comment.js";
 import { storyExternalId } from "./story-lookup.js";
 
 export interface GitHubReporterOptions {
@@ -32,13 +35,29 @@ export interface GitHubReporterOptions {
   revision?: string;
   /** The App's bot login (`<slug>[bot]`), to recognise its own status comment; any bot when absent. */
   botLogin?: string;
+  /** The App's durable outbox; without one, writes are kept in memory and tried once per event. */
+  outbox?: Outbox | Promise<Outbox>;
+  /** The installation the outbox authenticates as (required with `outbox`). */
+  installationId?: number;
 }
 
 interface PostedCheck {
-  id: number;
+  slot: string;
   headSha: string;
   planned: PlannedCheck;
   fingerprint: string;
+  startedAt?: string;
+}
+
+/** What a check run on a head the story left says. */
+function movedTo(sha: string): Pick<Extract<OutboxWrite, { kind: "check" }>, "status" | "conclusion" | "completedAt" | "output" | "actions"> {
+  return {
+    status: "completed",
+    conclusion: "neutral",
+    completedAt: new Date().toISOString(),
+    output: { title: "Moved to the pushed commit", summary: `The story pushed its work as ${sha}; this check continues on that commit.` },
+    actions: [],
+  };
 }
 
 const fingerprint = (check: PlannedCheck): string => JSON.stringify([check.status, check.conclusion, check.output, check.actions]);
@@ -49,23 +68,42 @@ const fingerprint = (check: PlannedCheck): string => JSON.stringify([check.statu
  */
 export class GitHubReporter implements Reporter {
   private readonly posted = new Map<CheckName, PostedCheck>();
-  private readonly comment: StatusComment;
+  private readonly story: OutboxStory;
+  private readonly outbox: Promise<Outbox>;
+  /** Distinguishes this run's check-run slots from an earlier run's in the outbox. */
+  private readonly run = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+  private slots = 0;
   private headSha: string;
+  private lastBody: string | undefined;
   // Events and head changes are applied one at a time, in order.
   private queue: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: GitHubReporterOptions) {
     this.headSha = options.headSha;
-    this.comment = new StatusComment({ ...options, renderOptions: () => this.renderOptions() });
+    this.story = { installationId: options.installationId ?? 0, owner: options.owner, repo: options.repo, issueNumber: options.issueNumber, pullNumber: options.pullNumber };
+    this.outbox = options.outbox
+      ? Promise.resolve(options.outbox)
+      : Outbox.open({ octokitFor: async () => options.octokit, log: options.log });
   }
 
-  /** Applies one event; resolves when GitHub has been updated (or the failure logged). */
+  /** Applies one event; resolves once its writes are recorded and tried (a refusal is retried later). */
   onEvent(event: HistoryEvent, snapshot: StorySnapshot): Promise<void> {
     return this.serialize(`event ${event.kind}`, async () => {
-      if (event.kind === "run.started" && event.readmission) await this.guard("remove blocked label", () => this.labelBlocked(false));
-      await this.syncChecks(snapshot);
-      await this.guard("status comment", () => this.comment.show(snapshot));
-      if (event.kind === "story.blocked") await this.guard("add blocked label", () => this.labelBlocked(true));
+      const outbox = await this.outbox;
+      if (event.kind === "run.started" && event.readmission) await outbox.put(this.story, "label:blocked", this.blockedLabel(false));
+      for (const check of this.planChecks(snapshot)) await outbox.put(this.story, check.slot, this.checkWrite(check));
+      const body = renderStatusComment(snapshot, this.renderOptions());
+      if (body !== this.lastBody) {
+        await outbox.put(this.story, "status-comment", {
+          kind: "status-comment",
+          issueNumber: this.options.pullNumber,
+          body,
+          ...(this.options.botLogin ? { botLogin: this.options.botLogin } : {}),
+        });
+        this.lastBody = body;
+      }
+      if (event.kind === "story.blocked") await outbox.put(this.story, "label:blocked", this.blockedLabel(true));
+      await outbox.flush(this.story);
     });
   }
 
@@ -77,82 +115,111 @@ export class GitHubReporter implements Reporter {
     return this.serialize("head change", async () => {
       if (sha === this.headSha) return;
       this.headSha = sha;
-      const current = [...this.posted.values()];
-      for (const check of current) await this.guard(`repost ${check.planned.name}`, () => this.create(check.planned));
+      const outbox = await this.outbox;
+      for (const [name, check] of this.posted) {
+        const moved: PostedCheck = { ...check, slot: this.newSlot(name), headSha: sha };
+        this.posted.set(name, moved);
+        await outbox.put(this.story, moved.slot, this.checkWrite(moved));
+        // The earlier head's unfinished check run is closed, saying where the story went on; none stays in progress.
+        if (check.planned.status !== "completed") await outbox.put(this.story, check.slot, { ...this.checkWrite(check), ...movedTo(sha) });
+      }
+      await outbox.flush(this.story);
     });
   }
 
-  /** The check run ids currently shown, by name (for tests and logs). */
-  checkRunIds(): Record<string, number> {
-    return Object.fromEntries([...this.posted.entries()].map(([name, check]) => [name, check.id]));
+  /** Marks the story's draft pull request ready for review, through the outbox. */
+  markReadyForReview(pullNodeId: string): Promise<void> {
+    return this.serialize("ready for review", async () => {
+      const outbox = await this.outbox;
+      await outbox.put(this.story, "ready-for-review", { kind: "ready-for-review", pullNodeId });
+      await outbox.flush(this.story);
+    });
   }
 
+  /** Waits until the writes so far are applied to the outbox (not necessarily delivered). */
+  settled(): Promise<void> {
+    return this.queue;
+  }
+
+  /** The check run ids currently shown, by name, as far as GitHub answered (for tests and logs). */
+  checkRunIds(): Record<string, number> {
+    const ids: Record<string, number> = {};
+    if (!this.syncOutbox) return ids;
+    for (const [name, check] of this.posted) {
+      const id = this.syncOutbox.result(this.story, check.slot)?.checkRunId;
+      if (id !== undefined) ids[name] = id;
+    }
+    return ids;
+  }
+
+  private syncOutbox: Outbox | undefined;
+
   private serialize(what: string, work: () => Promise<void>): Promise<void> {
-    const next = this.queue.then(work).catch((error: unknown) => this.options.log.warn({ err: errorDetails(error), what }, "GitHub reporting failed"));
+    const next = this.queue
+      .then(async () => {
+        this.syncOutbox = await this.outbox;
+        await work();
+      })
+      .catch((error: unknown) => this.options.log.warn({ err: errorDetails(error), what }, "GitHub reporting failed"));
     this.queue = next;
     return next;
   }
 
-  private async guard(what: string, work: () => Promise<unknown>): Promise<void> {
-    try {
-      await work();
-    } catch (error) {
-      this.options.log.warn({ err: errorDetails(error), what }, "GitHub reporting failed");
-    }
+  private newSlot(name: CheckName): string {
+    this.slots += 1;
+    return `check:${name}:${this.run}:${this.slots}`;
   }
 
   private renderOptions(): RenderOptions {
     const { secrets = [], appSecrets = [], revision } = this.options;
-    return { secrets: [...appSecrets, ...secrets], ...(revision ? { revision } : {}) };
+    // The outbox's own installation tokens too: a suite may print any token it can find.
+    return { secrets: [...appSecrets, ...secrets, ...(this.syncOutbox?.secretsSeen() ?? [])], ...(revision ? { revision } : {}) };
   }
 
-  private async syncChecks(snapshot: StorySnapshot): Promise<void> {
+  /** Decides, per check, whether the plan updates the posted check run or needs a new one; returns the changed ones. */
+  private planChecks(snapshot: StorySnapshot): PostedCheck[] {
+    const now = new Date().toISOString();
+    const changed: PostedCheck[] = [];
     for (const planned of planChecks(snapshot, this.renderOptions())) {
       const posted = this.posted.get(planned.name);
       const newAttempt = posted !== undefined && posted.planned.status === "completed" && planned.attempt > posted.planned.attempt;
-      if (!posted || newAttempt) await this.guard(`create ${planned.name}`, () => this.create(planned));
-      else if (posted.fingerprint !== fingerprint(planned)) await this.guard(`update ${planned.name}`, () => this.update(posted, planned));
+      let next: PostedCheck | undefined;
+      if (!posted || newAttempt) {
+        next = {
+          slot: this.newSlot(planned.name),
+          headSha: this.headSha,
+          planned,
+          fingerprint: fingerprint(planned),
+          ...(planned.status !== "queued" ? { startedAt: now } : {}),
+        };
+      } else if (posted.fingerprint !== fingerprint(planned)) {
+        const startedAt = posted.startedAt ?? (planned.status !== "queued" ? now : undefined);
+        next = { ...posted, planned, fingerprint: fingerprint(planned), ...(startedAt ? { startedAt } : {}) };
+      }
+      if (next) {
+        this.posted.set(planned.name, next);
+        changed.push(next);
+      }
     }
+    return changed;
   }
 
-  private async create(planned: PlannedCheck): Promise<void> {
-    const { octokit, owner, repo, issueNumber } = this.options;
-    const now = new Date().toISOString();
-    const { data } = await octokit.rest.checks.create({
-      owner,
-      repo,
+  private checkWrite(check: PostedCheck): OutboxWrite {
+    const { planned } = check;
+    return {
+      kind: "check",
       name: planned.name,
-      head_sha: this.headSha,
-      external_id: storyExternalId(issueNumber),
+      headSha: check.headSha,
+      externalId: storyExternalId(this.options.issueNumber),
       status: planned.status,
-      ...(planned.status !== "queued" ? { started_at: now } : {}),
-      ...(planned.status === "completed" ? { conclusion: planned.conclusion ?? "neutral", completed_at: now } : {}),
+      ...(planned.status === "completed" ? { conclusion: planned.conclusion ?? "neutral", completedAt: new Date().toISOString() } : {}),
+      ...(check.startedAt ? { startedAt: check.startedAt } : {}),
       output: planned.output,
       ...(planned.actions ? { actions: planned.actions } : {}),
-    });
-    this.posted.set(planned.name, { id: data.id, headSha: this.headSha, planned, fingerprint: fingerprint(planned) });
+    };
   }
 
-  private async update(posted: PostedCheck, planned: PlannedCheck): Promise<void> {
-    const { octokit, owner, repo } = this.options;
-    const now = new Date().toISOString();
-    await octokit.rest.checks.update({
-      owner,
-      repo,
-      check_run_id: posted.id,
-      status: planned.status,
-      ...(planned.status === "in_progress" && posted.planned.status === "queued" ? { started_at: now } : {}),
-      ...(planned.status === "completed" ? { conclusion: planned.conclusion ?? "neutral", completed_at: now } : {}),
-      output: planned.output,
-      // An empty list removes a Retry button left from an earlier state.
-      actions: planned.actions ?? [],
-    });
-    this.posted.set(planned.name, { ...posted, planned, fingerprint: fingerprint(planned) });
-  }
-
-  private async labelBlocked(blocked: boolean): Promise<void> {
-    const { octokit, owner, repo, issueNumber, pullNumber } = this.options;
-    if (blocked) await addLabel(octokit, owner, repo, [issueNumber, pullNumber], BLOCKED_LABEL);
-    else await removeLabel(octokit, owner, repo, [issueNumber, pullNumber], BLOCKED_LABEL);
+  private blockedLabel(present: boolean): OutboxWrite {
+    return { kind: "label", label: BLOCKED_LABEL, numbers: [this.options.issueNumber, this.options.pullNumber], present };
   }
 }

@@ -142,6 +142,8 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
     }
     return await runSingleTask(task, args, testCommand, block);
   } catch (error) {
+    // A stop request ends provisioning as well: the story is interrupted, not blocked on infrastructure.
+    if (args.signal?.aborted) return block("interrupted", "the run was stopped");
     if (error instanceof WorkspaceProvisionError) {
       await sink.emit({ kind: "provision.failed", taskId, cmd: error.cmd, exitCode: error.exitCode, logTail: error.logTail });
       const how = error.exitCode === null ? "did not finish" : `exited ${error.exitCode}`;

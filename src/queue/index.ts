@@ -14,7 +14,7 @@ export {
 } from "./port.js";
 export { EmbeddedQueue, type EmbeddedQueueOptions } from "./embedded.js";
 export { DeliveryLog, DEFAULT_DELIVERY_MEMORY } from "./delivery-log.js";
-export type { JobRecord } from "./job-store.js";
+export { JobStore, type JobRecord } from "./job-store.js";
 export { listQuarantine, quarantineDir, salvageStory, type QuarantinedJob, type QuarantinedStory } from "./quarantine.js";
 export { acquireLock, releaseLock, liveHolder, newLockOwner, retireLockOwner, type LockOwner } from "./job-lock.js";
 export { claimHarnessHome, HarnessHomeInUseError, type HomeClaim } from "./home-lock.js";

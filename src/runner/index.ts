@@ -5,4 +5,7 @@ export { syncRepoCache, repoCacheDir, type RepoCacheArgs } from "./repo-cache.js
 export { ensureStoryPull, announceStory, pushStoryBranch, markReadyForReview, pullTitle, type StoryPull } from "./story-start.js";
 export { fetchHarnessConfigText, HARNESS_CONFIG_PATH } from "./repo-config.js";
 export { TrackingReporter, type StoryReporter } from "./tracking-reporter.js";
+export { openStoryOutbox, outboxDir, type StoryOutboxArgs } from "./outbox.js";
+export { pushStoryResult, isRefusal, type PushOutcome } from "./push.js";
+export { UNPUSHED_BUNDLE } from "./deliver-work.js";
 export { housekeepingFromEnv, pruneRuns, lowDiskReason, HousekeepingSettingsError, DEFAULT_RETENTION_DAYS, DEFAULT_MIN_FREE_MB, type HousekeepingSettings } from "./housekeeping.js";

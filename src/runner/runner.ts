@@ -3,11 +3,14 @@ import { confirmAdmission, findStoryPullRequest, isCompletedStory, renderAlready
 import type { JobLease, JobWorker, StoryJob } from "../queue/index.js";
 import type { FailureClass, HistoryEvent } from "../pipeline/index.js";
 import { declaredChecks, type HarnessConfig, type RunStoryArgs, type StoryOutcome, type Workflow } from "../pipeline/index.js";
+import { runInStepScope } from "../exec/index.js";
 import { gitAuthEnv, redactToken } from "./git-auth.js";
+import { processLedger, recoverAfterCrash } from "./recovery.js";
 import { fetchHarnessConfigText, HARNESS_CONFIG_PATH } from "./repo-config.js";
 import { syncRepoCache } from "./repo-cache.js";
-import { announceStory, ensureStoryPull, markReadyForReview, pushStoryBranch, type StoryPull } from "./story-start.js";
-import { prepareStoryBranch, storyTip } from "./story-branch.js";
+import { deliverStoryWork } from "./deliver-work.js";
+import { announceStory, ensureStoryPull, type StoryPull } from "./story-start.js";
+import { prepareStoryBranch } from "./story-branch.js";
 import { authenticateInstallation, GIT_TOKEN_PERMISSIONS, STORY_API_PERMISSIONS, type AppOctokit, type Installation } from "./token.js";
 import { TrackingReporter, type StoryReporter } from "./tracking-reporter.js";
 import { housekeepingFromEnv, lowDiskReason, pruneRuns, type HousekeepingSettings } from "./housekeeping.js";
@@ -30,6 +33,7 @@ export interface RunnerLog {
 /** What the reporter of one story is made from. */
 export interface ReporterTarget {
   octokit: AppOctokit;
+  installationId: number;
   owner: string;
   repo: string;
   pullNumber: number;
@@ -64,6 +68,9 @@ export function createStoryRunner(deps: StoryRunnerDeps): JobWorker {
   const housekeeping = deps.housekeeping ?? housekeepingFromEnv();
   // What a previous run of the App left when it was killed goes before any story starts.
   removeStaleSandboxState();
+  // Its processes and scratch folders too (recorded when they started), ended before any job resumes.
+  void recoverAfterCrash(deps.harnessHome, deps.log);
+  const ledger = processLedger(deps.harnessHome);
   // Asked once while it works; asked again after a failure, so a fixed host needs no restart.
   let usable: Promise<SandboxStatus> | undefined;
   const sandboxStatus = (): Promise<SandboxStatus> => {
@@ -73,7 +80,8 @@ export function createStoryRunner(deps: StoryRunnerDeps): JobWorker {
     });
     return usable;
   };
-  return (lease, signal) => runJob({ ...deps, sandbox, housekeeping }, lease, signal, sandboxStatus);
+  // Every process a job starts (git, provisioning, agents, suites, clean clone) gets the stop signal and a ledger record.
+  return (lease, signal) => runInStepScope({ signal, ledger }, () => runJob({ ...deps, sandbox, housekeeping }, lease, signal, sandboxStatus));
 }
 
 /** Why a story stopped before or outside the pipeline, with the class it is reported under. */
@@ -135,9 +143,10 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
     const repoDir = await syncRepoCache({ harnessHome: deps.harnessHome, owner, name: repo, cloneUrl: job.repository.cloneUrl, authEnv });
     pull = await ensureStoryPull({ octokit: installation.octokit, repoDir, owner, repo, defaultBranch: job.repository.defaultBranch, issue: job.issue, authEnv });
     const reporter = deps.createReporter({
-      octokit: installation.octokit, owner, repo, pullNumber: pull.pullNumber, issueNumber: job.issue.number, headSha: pull.headSha, log, secrets: tokensSeen(),
+      octokit: installation.octokit, installationId: job.installationId, owner, repo, pullNumber: pull.pullNumber, issueNumber: job.issue.number, headSha: pull.headSha, log, secrets: tokensSeen(),
     });
-    tracker = new TrackingReporter(reporter, (error) => log.warn({ err: describe(error, redact) }, "reporting failed"));
+    // The end is held until the work is pushed (deliverStoryWork): a conclusion never claims what was not delivered.
+    tracker = new TrackingReporter(reporter, (error) => log.warn({ err: describe(error, redact) }, "reporting failed"), true);
     if (pull.opened) {
       const octokit = installation.octokit;
       const opened = pull;
@@ -169,13 +178,8 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
       ...(deps.sandbox ? { sandbox: deps.sandbox } : {}),
     });
     // The work is pushed whatever the outcome: a blocked story's work so far is worth a look.
-    const tip = outcome.commit ?? (await storyTip(repoDir, pull.branch));
-    if (tip && tip !== pull.headSha) {
-      await pushStoryBranch({ repoDir, branch: pull.branch, sha: tip, authEnv: gitAuthEnv(await gitToken.token()) });
-      await reporter.setHeadSha(tip);
-    }
-    if (outcome.status === "completed") await markReadyForReview(installation.octokit, pull.pullNodeId);
-    log.info({ story: job.storyKey, status: outcome.status, failureClass: outcome.failureClass }, "story finished");
+    const end = await deliverStoryWork({ repoDir, pull, outcome, octokit: installation.octokit, authEnv: async () => gitAuthEnv(await gitToken.token()), reporter, tracker });
+    log.info({ story: job.storyKey, status: end.status, failureClass: end.failureClass }, "story finished");
   } catch (error) {
     failure = error;
   } finally {

@@ -40,6 +40,8 @@ export async function authenticateInstallation(
   installationId: number,
   options: {
     throttle?: boolean;
+    /** Octokit's own retries of 5xx (default on); the outbox turns them off, as it retries itself. */
+    retry?: boolean;
     now?: () => number;
     /** The repositories the token is minted for (`repository_ids`); all of the installation's when absent. */
     repositoryIds?: readonly number[];
@@ -79,11 +81,12 @@ export async function authenticateInstallation(
   // Same class, so the same base URL (GHE_HOST), plugins and logger; only the auth differs.
   // Client-side throttling (one write a second, one notification every three) is GitHub.com's
   // etiquette; an operator may turn it off for a GitHub Enterprise Server without those limits.
-  // Retries on (a story outlives a transient 502), whatever the App's class defaults to.
+  // Retries on (a story outlives a transient 502), whatever the App's class defaults to; the
+  // outbox turns them off, as it retries itself (honouring retry-after, across restarts).
   // The base URL is copied too, for an App octokit that got it as an instance option.
   type Options = { authStrategy: () => TokenAuthHook; baseUrl: string; throttle: { enabled: boolean }; retry: { enabled: boolean } };
   const OctokitClass = appOctokit.constructor as new (options: Options) => AppOctokit;
   const baseUrl = appOctokit.request.endpoint.DEFAULTS.baseUrl;
-  const octokit = new OctokitClass({ authStrategy: () => auth, baseUrl, throttle: { enabled: options.throttle !== false }, retry: { enabled: true } });
+  const octokit = new OctokitClass({ authStrategy: () => auth, baseUrl, throttle: { enabled: options.throttle !== false }, retry: { enabled: options.retry !== false } });
   return { token, tokensSeen: () => seen, octokit };
 }

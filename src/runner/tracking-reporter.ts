@@ -3,6 +3,8 @@ import { emptySnapshot, reduceSnapshot, type FailureClass, type HistoryEvent, ty
 /** What the runner needs of a reporter beyond the port: moving to the new head commit after a push. */
 export interface StoryReporter extends Reporter {
   setHeadSha(sha: string): Promise<void>;
+  /** Marks the draft pull request ready for review (through the reporter's outbox, when it has one). */
+  markReadyForReview?(pullNodeId: string): Promise<void>;
 }
 
 /**
@@ -12,13 +14,40 @@ export interface StoryReporter extends Reporter {
  */
 export class TrackingReporter implements Reporter {
   snapshot: StorySnapshot = emptySnapshot();
+  /** True once the story's end reached the reporter. */
   ended = false;
   /** Called once, after the first event reached the reporter. */
   afterFirstEvent: (() => void) | undefined;
+  /**
+   * The story's end, held back until the runner delivered the work (pushed it): a conclusion
+   * must not claim what was not delivered. Released by {@link releaseEnd}, replaced by {@link block}.
+   */
+  private held: { event: HistoryEvent; snapshot: StorySnapshot } | undefined;
 
-  constructor(private readonly inner: Reporter, private readonly onFailure: (error: unknown) => void) {}
+  constructor(private readonly inner: Reporter, private readonly onFailure: (error: unknown) => void, private readonly holdEnd = false) {}
+
+  /** The end the pipeline reported and the runner holds back, if any. */
+  get heldEnd(): HistoryEvent | undefined {
+    return this.held?.event;
+  }
+
+  /** Passes the held end on (the work was delivered). */
+  async releaseEnd(): Promise<void> {
+    const held = this.held;
+    this.held = undefined;
+    if (held) await this.forward(held.event, held.snapshot);
+  }
 
   async onEvent(event: HistoryEvent, snapshot: StorySnapshot): Promise<void> {
+    const end = event.kind === "story.completed" || event.kind === "story.blocked";
+    if (end && this.holdEnd && !this.ended) {
+      this.held = { event, snapshot };
+      return;
+    }
+    await this.forward(event, snapshot);
+  }
+
+  private async forward(event: HistoryEvent, snapshot: StorySnapshot): Promise<void> {
     this.snapshot = snapshot;
     if (event.kind === "story.completed" || event.kind === "story.blocked") this.ended = true;
     try {
@@ -34,7 +63,7 @@ export class TrackingReporter implements Reporter {
 
   /** Emits one event, reducing the snapshot itself (for events the runner originates). */
   emit(event: HistoryEvent): Promise<void> {
-    return this.onEvent(event, reduceSnapshot(this.snapshot, event));
+    return this.forward(event, reduceSnapshot(this.snapshot, event));
   }
 
   /**
@@ -42,6 +71,8 @@ export class TrackingReporter implements Reporter {
    * `run.started` comes first so the check runs and the status comment have a story to show.
    */
   async block(args: { failureClass: FailureClass; detail: string; start?: Extract<HistoryEvent, { kind: "run.started" }> }): Promise<void> {
+    // A held end is replaced: the story did not end the way the pipeline reported.
+    this.held = undefined;
     const at = new Date().toISOString();
     if (this.snapshot.runId === "" && args.start) await this.emit(args.start);
     // A story stopped outside the pipeline names no task: the runner never invents one.

@@ -78,13 +78,19 @@ function runsSection(report: StatusReport): string {
 
 /** The whole page. */
 export function renderStatusPage(report: StatusReport, options: PageOptions): string {
-  const quarantined = table(["File"], report.quarantined.map((file) => [`<code>${escapeHtml(file)}</code>`]), "No job file was set aside.");
+  const quarantined = table(["File", "Story"], report.quarantined.map((entry) => [`<code>${escapeHtml(entry.file)}</code>`, escapeHtml(entry.story ?? "")]), "No job file was set aside.");
+  const undelivered = table(
+    ["Story", "Write", "State", "Attempts", "Next", "Last error"],
+    report.undelivered.map((entry) => [escapeHtml(entry.story), escapeHtml(`${entry.kind} ${entry.slot}`), escapeHtml(entry.state), String(entry.attempts), escapeHtml(entry.nextAt ?? ""), escapeHtml(entry.lastError ?? "")]),
+    "Every GitHub write was delivered.",
+  );
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="${REFRESH_SECONDS}">
 <title>story-harness status</title><style>${STYLE}</style></head>
 <body><h1>story-harness</h1><p class="empty">Generated ${escapeHtml(report.generatedAt)}; refreshes every ${REFRESH_SECONDS} s.</p>
 ${jobsSection(report, options)}
 ${runsSection(report)}
+<h2>Undelivered GitHub writes (${report.undelivered.length})</h2>${undelivered}
 <h2>Quarantined job files (${report.quarantined.length})</h2>${quarantined}
 </body></html>
 `;

@@ -8,7 +8,8 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { redactSecrets } from "../github/index.js";
 import { emptySnapshot, JOURNAL_FILE, readJournal, reduceSnapshot, type StorySnapshot } from "../pipeline/index.js";
-import { listQuarantine, type QueuedJobView } from "../queue/index.js";
+import type { QueuedJobView } from "../queue/index.js";
+import { collectHarnessStatus, type HarnessStatus } from "./collect.js";
 
 /** Runs shown, newest first. */
 export const RECENT_RUNS = 25;
@@ -35,12 +36,12 @@ export interface RunStatus {
   liveTail?: { file: string; text: string };
 }
 
-export interface StatusReport {
+/** The data directory's state (`harness status`: the App, queued, running, quarantined, undelivered) and the runs. */
+export interface StatusReport extends HarnessStatus {
   generatedAt: string;
+  /** The queue's own view of its jobs (the Redis adapter's too), with their stories. */
   jobs: QueuedJobView[];
   runs: RunStatus[];
-  /** File names in `queue/quarantine/`. */
-  quarantined: string[];
 }
 
 /** Collects the report from the queue's jobs and the run directories under `home`. */
@@ -48,10 +49,10 @@ export async function collectStatus(args: { home: string; jobs: readonly QueuedJ
   const runs = latestRuns(join(args.home, "runs")).map((dir) => runStatus(dir, args.secrets ?? [])).filter((run): run is RunStatus => run !== undefined);
   runs.sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
   return {
+    ...(await collectHarnessStatus(args.home)),
     generatedAt: (args.now ?? new Date()).toISOString(),
     jobs: [...args.jobs],
     runs: runs.slice(0, RECENT_RUNS),
-    quarantined: await listQuarantine(join(args.home, "queue")).catch(() => []),
   };
 }
 

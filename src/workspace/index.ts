@@ -71,3 +71,4 @@ export {
 } from "./worktree.js";
 export { repositoryLocks, RepoLocks } from "./repo-lock.js";
 export { writeFileAtomic, writeFileAtomicSync, flushPendingWrites, syncDir, type AtomicWriteOptions } from "./atomic-file.js";
+export { reapScratch } from "./clean-clone/scratch.js";

@@ -46,7 +46,7 @@ describe("queue trouble, end to end", () => {
     mkdirSync(join(home, "queue", "jobs"), { recursive: true });
     writeFileSync(join(home, "queue", "jobs", `${id}.json`), JSON.stringify(job));
 
-    const app = await startApp({ fake, home, workDir: root });
+    const app = await startApp({ fake, home, workDir: root, dotenv: { HARNESS_STATUS_TOKEN: "status-token-for-tests" } });
     apps.push(app);
     const told = await eventually("the issue to be told", () =>
       fake.state.comments.find((comment) => comment.repo === `${OWNER}/trouble` && comment.issueNumber === issue.number && comment.body.includes("quarantine")));
@@ -54,6 +54,14 @@ describe("queue trouble, end to end", () => {
     expect(told.body).toContain("$.job.kind");
     expect(readdirSync(join(home, "queue", "quarantine"))).toEqual([`${id}.json`]);
     expect(await app.log()).toContain(`${id}.json`);
+
+    // The operator's view, behind the status token.
+    const statusUrl = `http://127.0.0.1:${app.port}/harness/status.json`;
+    expect((await fetch(statusUrl)).status).toBe(401);
+    expect((await fetch(statusUrl, { headers: { authorization: "Bearer wrong" } })).status).toBe(401);
+    const status = (await (await fetch(statusUrl, { headers: { authorization: "Bearer status-token-for-tests" } })).json()) as { app: { running: boolean; pid: number }; quarantined: Array<{ file: string; story?: string }> };
+    expect(status.app).toEqual({ running: true, pid: app.pid });
+    expect(status.quarantined).toEqual([{ file: `${id}.json`, story: `${OWNER}/trouble#${issue.number}` }]);
 
     const second = await startApp({ fake, home, workDir: root }).then(() => undefined, (error: unknown) => error as Error);
     expect(second?.message).toMatch(/exited before answering \(exit 2\)/);

@@ -54,10 +54,14 @@ describe("the App killed with SIGKILL mid-story", () => {
     const story = await eventually("the resumed story to complete", async () => {
       const head = await fake.branchHead(OWNER, "crash", `harness/story-${number}`);
       const run = head ? checksOn(fake, "crash", head).get("harness / story") : undefined;
-      return run?.status === "completed" ? run : undefined;
+      return run?.status === "completed" && run.conclusion !== "cancelled" ? run : undefined;
     }, 120_000);
     expect(story.conclusion).toBe("success");
     await queueDrained(home);
+    // The check runs the killed App left in progress were closed as interrupted, none stays in progress.
+    const runs = fake.state.checkRuns.filter((run) => run.repo === `${OWNER}/crash`);
+    expect(runs.filter((run) => run.status !== "completed")).toEqual([]);
+    expect(runs.filter((run) => run.conclusion === "cancelled" && run.output.title === "Interrupted").length).toBeGreaterThan(0);
     expect(storyPull(fake, "crash", number)?.draft).toBe(false);
     // Two runs of the story: the interrupted one and the resumed one, in separate worktrees.
     expect(readdirSync(join(home, "runs", String(number)))).toHaveLength(2);

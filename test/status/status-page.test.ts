@@ -110,10 +110,15 @@ describe("renderStatusPage", () => {
         } as StatusReport["jobs"][number],
       ],
       runs: [{ story: "7", runId: "r1", title: "t", outcome: "running", attempt: 1, maxAttempts: 3, stage: "tester", startedAt: "a", updatedAt: "b", tasks: [], liveTail: { file: "logs/x.log", text: "</pre><script>x()</script>" } }],
-      quarantined: ["<bad>.json"],
+      quarantined: [{ file: "<bad>.json" }],
+      undelivered: [{ story: "o/r#7", slot: "check:<x>", kind: "check-run", state: "pending", attempts: 2, lastError: "<502>" }],
+      app: { running: true, pid: 1 },
+      queued: [],
+      running: [],
     };
     const html = renderStatusPage(report, { webBase: "https://ghe.example.invalid" });
-    expect(html).not.toMatch(/<img|<script|<bad>/);
+    expect(html).not.toMatch(/<img|<script|<bad>|<x>|<502>/);
+    expect(html).toContain("<h2>Undelivered GitHub writes (1)</h2>");
     expect(html).toContain("&quot;&gt;&lt;img src=x onerror=alert(1)&gt;");
     expect(html).toContain('href="https://ghe.example.invalid/o/r/issues/7"');
     expect(html).toContain("tester · attempt 1/3");

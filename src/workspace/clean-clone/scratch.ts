@@ -2,13 +2,43 @@
  * The scratch directory a clean clone lives in. It is created fresh for every check and removed
  * whatever happened, even when the suite left read-only folders behind (Go's module cache does).
  */
-import { chmod, lstat, mkdtemp, readdir, rm } from "node:fs/promises";
+import { chmod, lstat, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { isRunning, selfIdentity } from "../../exec/index.js";
 
-/** Creates a fresh scratch directory under `root` (the OS temp folder by default). */
-export function makeScratch(root: string = tmpdir()): Promise<string> {
-  return mkdtemp(join(root, "harness-clean-clone-"));
+const SCRATCH_PREFIX = "harness-clean-clone-";
+
+/**
+ * Creates a fresh scratch directory under `root` (the OS temp folder by default) and records,
+ * beside it (`<dir>.owner`), which process made it: after kill -9 a restart removes the
+ * scratch of a dead owner ({@link reapScratch}) instead of leaving it in TMPDIR for good.
+ */
+export async function makeScratch(root: string = tmpdir()): Promise<string> {
+  const dir = await mkdtemp(join(root, SCRATCH_PREFIX));
+  const owner = selfIdentity();
+  await writeFile(`${dir}.owner`, JSON.stringify({ pid: owner.pid, startTime: owner.startTime })).catch(() => undefined);
+  return dir;
+}
+
+/** Removes the scratch folders under `root` whose recorded owner is dead; returns their paths. */
+export async function reapScratch(root: string = tmpdir()): Promise<string[]> {
+  const removed: string[] = [];
+  const names = await readdir(root).catch(() => [] as string[]);
+  for (const name of names) {
+    if (!name.startsWith(SCRATCH_PREFIX) || !name.endsWith(".owner")) continue;
+    const dir = join(root, name.slice(0, -".owner".length));
+    let owner: { pid?: unknown; startTime?: unknown } | undefined;
+    try {
+      owner = JSON.parse(await readFile(`${dir}.owner`, "utf8")) as { pid?: unknown; startTime?: unknown };
+    } catch {
+      owner = undefined;
+    }
+    if (owner && typeof owner.pid === "number" && typeof owner.startTime === "string" && isRunning({ pid: owner.pid, startTime: owner.startTime })) continue;
+    await removeScratch(dir);
+    removed.push(dir);
+  }
+  return removed;
 }
 
 /** Gives the owner write and search permission on every directory under `dir`, without following links. */
@@ -27,6 +57,12 @@ async function makeWritable(dir: string): Promise<void> {
  * tried once more; a second failure is thrown.
  */
 export async function removeScratch(dir: string): Promise<void> {
+  await removeTree(dir);
+  // Last: a scratch that could not be removed keeps its owner record, so a later start retries.
+  await rm(`${dir}.owner`, { force: true });
+}
+
+async function removeTree(dir: string): Promise<void> {
   try {
     await rm(dir, { recursive: true, force: true, maxRetries: 2 });
   } catch (error) {

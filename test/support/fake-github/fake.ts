@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { appKeyForProcess, generateAppKey, TokenStore, type IssuedToken } from "./auth.js";
+import { FailureWindows, type FailureWindow, type FailureWindowSpec } from "./failures.js";
 import { GIT_TOKEN_USER } from "./git-http.js";
 import type { FakeContext } from "./http.js";
 import { branchHead, createBareRepository, type RepositorySpec } from "./repos.js";
@@ -101,6 +102,7 @@ export class FakeGitHub {
       publicKey,
       reposRoot,
       validateResponses: options.validateResponses ?? false,
+      failures: new FailureWindows(),
       appJson: () => ({
         id: ctx.appId, slug: appSlug, node_id: nodeId("A", ctx.appId), client_id: `Iv1.${ctx.appId}`, name: appSlug,
         owner: userJson(ctx.urls, ctx.installationAccount), description: "", external_url: ctx.urls.web,
@@ -167,6 +169,14 @@ export class FakeGitHub {
     const repo = this.repoOrThrow(owner, name);
     if (!this.state.issue(repo, number)) throw new Error(`fake-github: ${repo.fullName}#${number} does not exist`);
     return addComment(this.ctx, repo, number, comment.body, comment.user);
+  }
+
+  /**
+   * Opens a window of injected failures: until `close()`, requests matching `spec` get its
+   * failure (403 with `retry-after`, 502, or a push refused by a pre-receive hook).
+   */
+  injectFailure(spec: FailureWindowSpec): FailureWindow {
+    return this.ctx.failures.open(spec);
   }
 
   /** Every installation token handed out so far (to check none leaks anywhere). */

@@ -1,4 +1,6 @@
+import { mkdir, writeFile } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { join } from "node:path";
 import { exec } from "../../../src/exec/index.js";
 import { basicCredentials, FakeAuthError, type IssuedToken } from "./auth.js";
 import { HttpError, type FakeContext } from "./http.js";
@@ -38,7 +40,7 @@ export function parseCgiResponse(output: Buffer): { status: number; headers: [st
  * project's exec wrapper. Both fetch and push need Basic authentication with a valid
  * installation token, as on GitHub. Returns the status sent.
  */
-export async function serveGit(ctx: FakeContext, request: IncomingMessage, response: ServerResponse, url: URL, body: Buffer): Promise<number> {
+export async function serveGit(ctx: FakeContext, request: IncomingMessage, response: ServerResponse, url: URL, body: Buffer, refusal?: string): Promise<number> {
   const match = GIT_PATH.exec(url.pathname);
   const owner = decodeURIComponent(match?.[1] ?? "");
   const name = decodeURIComponent(match?.[2] ?? "");
@@ -69,7 +71,9 @@ export async function serveGit(ctx: FakeContext, request: IncomingMessage, respo
     return send(error.status === 404 ? 404 : 403, error.status === 404 ? "Repository not found.\n" : `${error.message}\n`);
   }
   const gitProtocol = request.headers["git-protocol"];
-  const result = await exec(["git", "-c", "core.hooksPath=/dev/null", "http-backend"], {
+  // A refused push is refused the way GitHub does it: by a pre-receive hook, whose words git shows as `remote:` lines.
+  const hooks = refusal !== undefined ? await refusalHooks(ctx.reposRoot) : "/dev/null";
+  const result = await exec(["git", "-c", `core.hooksPath=${hooks}`, "http-backend"], {
     cwd: ctx.reposRoot,
     input: body,
     captureStdout: true,
@@ -85,6 +89,7 @@ export async function serveGit(ctx: FakeContext, request: IncomingMessage, respo
         CONTENT_LENGTH: String(body.length),
         REMOTE_USER: GIT_TOKEN_USER,
         REMOTE_ADDR: "127.0.0.1",
+        ...(refusal !== undefined ? { FAKE_PUSH_REFUSAL: refusal } : {}),
         ...(typeof gitProtocol === "string" ? { GIT_PROTOCOL: gitProtocol, HTTP_GIT_PROTOCOL: gitProtocol } : {}),
       },
     },
@@ -95,4 +100,12 @@ export async function serveGit(ctx: FakeContext, request: IncomingMessage, respo
   for (const [header, value] of cgi.headers) response.setHeader(header, value);
   response.end(cgi.body);
   return cgi.status;
+}
+
+/** A hooks folder whose pre-receive prints `$FAKE_PUSH_REFUSAL` and refuses the push. */
+async function refusalHooks(reposRoot: string): Promise<string> {
+  const dir = join(reposRoot, ".refusal-hooks");
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, "pre-receive"), '#!/bin/sh\nprintf "%s\\n" "$FAKE_PUSH_REFUSAL" >&2\nexit 1\n', { mode: 0o755 });
+  return dir;
 }

@@ -1,3 +1,4 @@
+import type { FailureWindows } from "./failures.js";
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import type { KeyObject } from "node:crypto";
 import { gunzipSync } from "node:zlib";
@@ -59,6 +60,8 @@ export interface FakeContext {
   validateResponses: boolean;
   /** GitHub's App object (`GET /app`), also embedded in check runs. */
   appJson(): Record<string, unknown>;
+  /** Windows of injected failures the test opened. */
+  failures: FailureWindows;
 }
 
 /** What a route handler receives. */

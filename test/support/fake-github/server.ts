@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { credentialOf, FakeAuthError, verifyAppJwt } from "./auth.js";
+import { DEFAULT_PUSH_REFUSAL, failureAnswer } from "./failures.js";
 import { GIT_PATH, serveGit } from "./git-http.js";
 import { errorBody, HttpError, readBody, type FakeContext, type RouteResponse } from "./http.js";
 import { requestBodyProblems, responseBodyProblems } from "./openapi-validate.js";
@@ -103,8 +104,16 @@ export async function handle(ctx: FakeContext, request: IncomingMessage, respons
   let routeTemplate: string | undefined;
   try {
     const raw = await readBody(request);
+    const injected = ctx.failures.take(method, url.pathname);
     if (GIT_PATH.test(url.pathname)) {
-      record(await serveGit(ctx, request, response, url, raw), undefined, "git");
+      const refusal = injected?.kind === "push-refused" ? injected.message ?? DEFAULT_PUSH_REFUSAL : undefined;
+      record(await serveGit(ctx, request, response, url, raw, refusal), undefined, "git");
+      return;
+    }
+    if (injected && injected.kind !== "push-refused") {
+      const answer = failureAnswer(injected);
+      send(response, answer);
+      record(answer.status, parseJson(raw), `injected ${injected.kind}`);
       return;
     }
     parsed = parseJson(raw);

@@ -1,0 +1,67 @@
+/** Performs one outbox write against GitHub: the thin layer that calls the API. */
+import type { ProbotOctokit } from "probot";
+import { addLabel, removeLabel } from "../labels.js";
+import { hasStatus } from "../log.js";
+import { STATUS_MARKER } from "../render/status-comment.js";
+import type { OutboxEntry } from "./types.js";
+
+type Octokit = InstanceType<typeof ProbotOctokit>;
+
+/** Sends the entry's current state; resolves with what later writes of the slot need. */
+export async function deliverEntry(octokit: Octokit, entry: OutboxEntry): Promise<OutboxEntry["result"]> {
+  const { owner, repo } = entry.story;
+  const write = entry.write;
+  switch (write.kind) {
+    case "check": {
+      const common = {
+        owner,
+        repo,
+        status: write.status,
+        output: write.output,
+        ...(write.startedAt ? { started_at: write.startedAt } : {}),
+        ...(write.status === "completed" ? { conclusion: write.conclusion ?? "neutral", completed_at: write.completedAt ?? new Date().toISOString() } : {}),
+      };
+      const id = entry.result?.checkRunId;
+      if (id !== undefined) {
+        // An empty list removes a Retry button left from an earlier state.
+        await octokit.rest.checks.update({ ...common, check_run_id: id, actions: write.actions ?? [] });
+        return { checkRunId: id };
+      }
+      const { data } = await octokit.rest.checks.create({ ...common, name: write.name, head_sha: write.headSha, external_id: write.externalId, ...(write.actions ? { actions: write.actions } : {}) });
+      return { checkRunId: data.id };
+    }
+    case "status-comment": {
+      let id = entry.result?.commentId ?? (await findStatusComment(octokit, owner, repo, write.issueNumber, write.botLogin));
+      if (id !== undefined) {
+        try {
+          await octokit.rest.issues.updateComment({ owner, repo, comment_id: id, body: write.body });
+          return { commentId: id };
+        } catch (error) {
+          // Someone deleted it: post a new one.
+          if (!hasStatus(error, 404)) throw error;
+          id = undefined;
+        }
+      }
+      const { data } = await octokit.rest.issues.createComment({ owner, repo, issue_number: write.issueNumber, body: write.body });
+      return { commentId: data.id };
+    }
+    case "label":
+      if (write.present) await addLabel(octokit, owner, repo, write.numbers, write.label);
+      else await removeLabel(octokit, owner, repo, write.numbers, write.label);
+      return {};
+    case "ready-for-review":
+      await octokit.graphql(`mutation($id: ID!) { markPullRequestReadyForReview(input: { pullRequestId: $id }) { pullRequest { isDraft } } }`, { id: write.pullNodeId });
+      return {};
+    case "comment":
+      await octokit.rest.issues.createComment({ owner, repo, issue_number: write.issueNumber, body: write.body });
+      return {};
+  }
+}
+
+/** The App's own status comment on an issue or pull request, found by its marker. */
+async function findStatusComment(octokit: Octokit, owner: string, repo: string, issueNumber: number, botLogin: string | undefined): Promise<number | undefined> {
+  const comments = await octokit.paginate(octokit.rest.issues.listComments, { owner, repo, issue_number: issueNumber, per_page: 100 });
+  // Only the App's own comment counts: anyone can paste the marker into theirs.
+  const own = comments.find((comment) => (comment.body ?? "").startsWith(STATUS_MARKER) && (botLogin ? comment.user?.login === botLogin : comment.user?.type === "Bot"));
+  return own?.id;
+}

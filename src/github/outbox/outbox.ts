@@ -1,0 +1,225 @@
+/**
+ * The durable outbox: every GitHub write that reports a story is recorded on disk before it is
+ * attempted and retried until GitHub accepts it — across restarts, honouring `retry-after` and
+ * rate-limit resets, with backoff and a bound. Writes are kept by slot (one check run, the
+ * status comment, a label): a newer state replaces a pending one, so after a bad hour GitHub
+ * gets the final state, not the whole history. A story's writes go out in order, one at a time.
+ */
+import type { ProbotOctokit } from "probot";
+import { isRunning, selfIdentity } from "../../exec/index.js";
+import { errorDetails, type GitHubLog } from "../log.js";
+import { deliverEntry } from "./deliver.js";
+import { DEFAULT_RETRY_POLICY, retryVerdict, type RetryPolicy } from "./retry.js";
+import { newEntryId, OutboxStore } from "./store.js";
+import { isFinal, storyKeyOf, type OutboxEntry, type OutboxStory, type OutboxWrite } from "./types.js";
+
+type Octokit = InstanceType<typeof ProbotOctokit>;
+
+export interface OutboxOptions {
+  /** `<harnessHome>/outbox`. Absent: kept in memory only (a reporter used outside the App). */
+  dir?: string;
+  /** An octokit authenticated as the installation, without its own retries (the outbox retries). */
+  octokitFor: (installationId: number) => Promise<Octokit>;
+  log: GitHubLog;
+  policy?: Partial<RetryPolicy>;
+  /** The tokens the outbox's octokits were given, so reporters redact them too. */
+  secretsSeen?: () => readonly string[];
+  /** How often due retries are looked for (default 500 ms). */
+  tickMs?: number;
+  now?: () => number;
+}
+
+/** What a check run left unfinished by a dead App says once it is closed. */
+const INTERRUPTED_OUTPUT = {
+  title: "Interrupted",
+  summary: "The App stopped (a crash or a restart) while this check ran. Its story is resumed in a new run, whose check runs replace this one.",
+};
+
+export class Outbox {
+  private readonly entries = new Map<string, OutboxEntry>();
+  private readonly passes = new Map<string, Promise<void>>();
+  private readonly store: OutboxStore | undefined;
+  private readonly policy: RetryPolicy;
+  private readonly writer = selfIdentity();
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  private constructor(private readonly options: OutboxOptions) {
+    this.store = options.dir !== undefined ? new OutboxStore(options.dir) : undefined;
+    this.policy = { ...DEFAULT_RETRY_POLICY, ...options.policy };
+  }
+
+  /**
+   * Opens the outbox and loads what earlier runs left. A check run that a dead process left
+   * unfinished is set to be closed as interrupted, so none stays `in_progress` for good.
+   */
+  static async open(options: OutboxOptions): Promise<Outbox> {
+    const outbox = new Outbox(options);
+    if (outbox.store) {
+      await outbox.store.init();
+      const loaded = await outbox.store.list((file) => options.log.warn({ file }, "outbox: unreadable entry left alone"));
+      for (const entry of loaded) {
+        const recovered = outbox.recover(entry);
+        outbox.entries.set(slotKey(recovered.story, recovered.slot), recovered);
+        if (recovered !== entry) await outbox.store.write(recovered);
+      }
+    }
+    return outbox;
+  }
+
+  /** Starts delivering due retries in the background. */
+  start(): void {
+    if (this.timer || this.closed) return;
+    this.timer = setInterval(() => this.tick(), this.options.tickMs ?? 500);
+    this.timer.unref();
+    this.tick();
+  }
+
+  /** Records the state a slot should show (durably, before any attempt). */
+  async put(story: OutboxStory, slot: string, write: OutboxWrite): Promise<void> {
+    const key = slotKey(story, slot);
+    const now = new Date(this.now()).toISOString();
+    const previous = this.entries.get(key);
+    const entry: OutboxEntry = {
+      id: previous?.id ?? newEntryId(this.now()),
+      story,
+      slot,
+      write,
+      state: "pending",
+      attempts: 0,
+      ...(previous?.result ? { result: previous.result } : {}),
+      // A newer state waits for the same rate limit the older one was told about.
+      ...(previous?.state === "pending" && previous.nextAt ? { nextAt: previous.nextAt } : {}),
+      writer: { pid: this.writer.pid, startTime: this.writer.startTime },
+      createdAt: previous?.createdAt ?? now,
+      updatedAt: now,
+    };
+    this.entries.set(key, entry);
+    await this.store?.write(entry);
+  }
+
+  /** One delivery pass over the story's due writes (after a pass already running). */
+  async flush(story: OutboxStory): Promise<void> {
+    const key = storyKeyOf(story);
+    await this.passes.get(key);
+    await this.pass(key);
+  }
+
+  /** The tokens the outbox authenticated with (a story's output must not carry them to GitHub). */
+  secretsSeen(): readonly string[] {
+    return this.options.secretsSeen?.() ?? [];
+  }
+
+  /** What GitHub answered for a slot (the check run id, the comment id). */
+  result(story: OutboxStory, slot: string): OutboxEntry["result"] {
+    return this.entries.get(slotKey(story, slot))?.result;
+  }
+
+  /** Entries not delivered yet, and those given up, oldest first (for `harness status`). */
+  list(): OutboxEntry[] {
+    return [...this.entries.values()].filter((entry) => entry.state !== "delivered").sort((a, b) => a.id.localeCompare(b.id));
+  }
+
+  /** True while a write of the story waits for GitHub. */
+  hasPending(story?: OutboxStory): boolean {
+    const key = story ? storyKeyOf(story) : undefined;
+    return [...this.entries.values()].some((entry) => entry.state === "pending" && (key === undefined || storyKeyOf(entry.story) === key));
+  }
+
+  /** Forgets a story's delivered entries (its reporter is done); pending ones stay. */
+  forget(story: OutboxStory): void {
+    const key = storyKeyOf(story);
+    for (const [slot, entry] of this.entries) if (entry.state === "delivered" && storyKeyOf(entry.story) === key) this.entries.delete(slot);
+  }
+
+  /** Stops the background deliveries and waits for passes in flight (pending writes stay on disk). */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    await Promise.allSettled([...this.passes.values()]);
+  }
+
+  private now(): number {
+    return (this.options.now ?? Date.now)();
+  }
+
+  private recover(entry: OutboxEntry): OutboxEntry {
+    const write = entry.write;
+    if (write.kind !== "check" || write.status === "completed") return entry;
+    if (entry.writer.pid === this.writer.pid && entry.writer.startTime === this.writer.startTime) return entry;
+    if (isRunning({ pid: entry.writer.pid, startTime: entry.writer.startTime })) return entry;
+    const at = new Date(this.now()).toISOString();
+    const closed: OutboxWrite = { ...write, status: "completed", conclusion: "cancelled", completedAt: at, output: INTERRUPTED_OUTPUT, actions: [] };
+    return { ...entry, write: closed, state: "pending", attempts: 0, updatedAt: at };
+  }
+
+  private tick(): void {
+    if (this.closed) return;
+    const now = this.now();
+    const due = new Set<string>();
+    for (const entry of this.entries.values()) {
+      if (entry.state === "pending" && (!entry.nextAt || Date.parse(entry.nextAt) <= now)) due.add(storyKeyOf(entry.story));
+    }
+    for (const key of due) if (!this.passes.has(key)) void this.pass(key);
+  }
+
+  /** Delivers the story's due writes in order; stops at the first that must wait (order is kept). */
+  private pass(key: string): Promise<void> {
+    const running = this.passes.get(key);
+    if (running) return running;
+    const work = (async () => {
+      const ordered = [...this.entries.values()].filter((entry) => storyKeyOf(entry.story) === key).sort((a, b) => a.id.localeCompare(b.id));
+      for (const entry of ordered) {
+        if (this.closed) return;
+        const current = this.entries.get(slotKey(entry.story, entry.slot));
+        if (!current || current.state !== "pending") continue;
+        if (current.nextAt && Date.parse(current.nextAt) > this.now()) return;
+        if (!(await this.attempt(current))) return;
+      }
+    })().finally(() => this.passes.delete(key));
+    this.passes.set(key, work);
+    return work;
+  }
+
+  /** Attempts one entry; false when the story's later writes must wait. */
+  private async attempt(entry: OutboxEntry): Promise<boolean> {
+    const key = slotKey(entry.story, entry.slot);
+    try {
+      const octokit = await this.options.octokitFor(entry.story.installationId);
+      const result = await deliverEntry(octokit, entry);
+      const latest = this.entries.get(key) ?? entry;
+      const merged = { ...latest.result, ...result };
+      // A newer state arrived while this one was on its way: it stays pending, with the id it needs.
+      const delivered = latest.write === entry.write;
+      const next: OutboxEntry = { ...latest, ...(Object.keys(merged).length > 0 ? { result: merged } : {}), state: delivered ? "delivered" : "pending", updatedAt: new Date(this.now()).toISOString() };
+      if (delivered) {
+        delete next.nextAt;
+        delete next.lastError;
+        next.attempts = 0;
+      }
+      this.entries.set(key, next);
+      if (delivered && isFinal(next.write)) await this.store?.remove(next.id);
+      else await this.store?.write(next);
+      return true;
+    } catch (error) {
+      const latest = this.entries.get(key) ?? entry;
+      const attempts = latest.attempts + 1;
+      const verdict = retryVerdict(error, attempts, this.policy, this.now());
+      const at = new Date(this.now()).toISOString();
+      const next: OutboxEntry = verdict.retry
+        ? { ...latest, attempts, lastError: verdict.why, nextAt: new Date(this.now() + verdict.afterMs).toISOString(), updatedAt: at }
+        : { ...latest, attempts, lastError: verdict.why, state: "undeliverable", updatedAt: at };
+      if (!verdict.retry) delete next.nextAt;
+      this.entries.set(key, next);
+      const details = { story: storyKeyOf(entry.story), slot: entry.slot, attempts, err: errorDetails(error) };
+      if (verdict.retry) this.options.log.warn({ ...details, retryInMs: verdict.afterMs }, "outbox: GitHub refused a write; it is retried");
+      else this.options.log.error({ ...details, why: verdict.why }, "outbox: a write is undeliverable");
+      await this.store?.write(next).catch((writeError: unknown) => this.options.log.warn({ err: errorDetails(writeError) }, "outbox: could not record a failed attempt"));
+      return !verdict.retry;
+    }
+  }
+}
+
+function slotKey(story: OutboxStory, slot: string): string {
+  return `${storyKeyOf(story)}|${slot}`;
+}

@@ -1,0 +1,43 @@
+/**
+ * The App's outbox for story reports, under `<harnessHome>/outbox`: opened once per process,
+ * delivering with installation octokits that do not retry by themselves (the outbox does,
+ * honouring `retry-after` and surviving restarts).
+ */
+import { join } from "node:path";
+import { Outbox, type GitHubLog, type RetryPolicy } from "../github/index.js";
+import { authenticateInstallation, STORY_API_PERMISSIONS, type AppOctokit, type Installation } from "./token.js";
+
+export interface StoryOutboxArgs {
+  harnessHome: string;
+  appOctokit: () => Promise<AppOctokit>;
+  /** Octokit's client-side throttling (GitHub.com's one write a second). */
+  throttle: boolean;
+  log: GitHubLog;
+  policy?: Partial<RetryPolicy>;
+}
+
+/** The folder of the outbox in a data directory. */
+export function outboxDir(harnessHome: string): string {
+  return join(harnessHome, "outbox");
+}
+
+/** Opens the outbox, loads what an earlier process left, and starts delivering. */
+export async function openStoryOutbox(args: StoryOutboxArgs): Promise<Outbox> {
+  const installations = new Map<number, Promise<Installation>>();
+  const ready: Installation[] = [];
+  const octokitFor = async (installationId: number): Promise<AppOctokit> => {
+    let installation = installations.get(installationId);
+    if (!installation) {
+      installation = (async () => authenticateInstallation(await args.appOctokit(), installationId, { throttle: args.throttle, retry: false, permissions: STORY_API_PERMISSIONS }))();
+      installations.set(installationId, installation);
+      // A failed token request is tried afresh next time.
+      installation.then((made) => ready.push(made), () => installations.delete(installationId));
+    }
+    return (await installation).octokit;
+  };
+  // Every token of these installations, refreshed ones included, is redacted from what reporters post.
+  const secretsSeen = (): string[] => ready.flatMap((installation) => installation.tokensSeen());
+  const outbox = await Outbox.open({ dir: outboxDir(args.harnessHome), octokitFor, secretsSeen, log: args.log, ...(args.policy ? { policy: args.policy } : {}) });
+  outbox.start();
+  return outbox;
+}

@@ -1,0 +1,137 @@
+import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Outbox, retryVerdict, DEFAULT_RETRY_POLICY, type OutboxEntry, type OutboxStory, type OutboxWrite } from "../../src/github/index.js";
+import { identityOf } from "../../src/exec/index.js";
+import { fakeOctokit } from "../support/fake-github/client.js";
+import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
+import { openStoryPull, NAME, OWNER, RecordingLog } from "./fake-setup.js";
+
+let gh: FakeGitHub;
+let octokit: ReturnType<typeof fakeOctokit>;
+const dirs: string[] = [];
+
+beforeAll(async () => {
+  gh = await startFakeGitHub();
+  await gh.addRepository({ owner: OWNER, name: NAME, files: { "README.md": "# demo\n" } });
+  octokit = fakeOctokit(gh, { installation: true });
+});
+
+afterAll(async () => {
+  await gh.close();
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "harness-outbox-"));
+  dirs.push(dir);
+  return dir;
+}
+
+async function story(): Promise<{ ref: OutboxStory; headSha: string }> {
+  const issue = gh.createIssue(OWNER, NAME, { title: "Outbox", user: "writer" });
+  const pull = await openStoryPull(gh, octokit, issue.number);
+  return { ref: { installationId: gh.installationId, owner: OWNER, repo: NAME, issueNumber: issue.number, pullNumber: pull.number }, headSha: pull.headSha };
+}
+
+const check = (headSha: string, status: "in_progress" | "completed", title: string): OutboxWrite => ({
+  kind: "check", name: "harness / story", headSha, externalId: "story-x", status, output: { title, summary: title },
+  ...(status === "completed" ? { conclusion: "success" as const, completedAt: new Date().toISOString() } : {}),
+});
+
+async function waitFor(what: string, condition: () => boolean): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe("retryVerdict", () => {
+  const policy = { ...DEFAULT_RETRY_POLICY, baseDelayMs: 100, maxDelayMs: 1000, maxAttempts: 5 };
+  const failure = (status: number, headers: Record<string, string> = {}, message = "refused"): unknown => ({ status, message, response: { headers } });
+
+  it("honours retry-after and a rate-limit reset, backs off on 5xx, and gives up on a target that is gone", () => {
+    expect(retryVerdict(failure(403, { "retry-after": "7" }), 1, policy)).toMatchObject({ retry: true, afterMs: 7000 });
+    expect(retryVerdict(failure(403, { "x-ratelimit-remaining": "0", "x-ratelimit-reset": "110" }), 1, policy, 100_000)).toMatchObject({ retry: true, afterMs: 10_000 });
+    expect(retryVerdict(failure(502), 1, policy)).toMatchObject({ retry: true, afterMs: 100 });
+    expect(retryVerdict(failure(502), 3, policy)).toMatchObject({ retry: true, afterMs: 400 });
+    expect(retryVerdict(failure(502), 4, policy)).toMatchObject({ retry: true, afterMs: 800 });
+    expect(retryVerdict(new Error("socket hang up"), 2, policy)).toMatchObject({ retry: true, afterMs: 200 });
+    expect(retryVerdict(failure(404), 1, policy)).toMatchObject({ retry: false });
+    expect(retryVerdict(failure(422), 1, policy)).toMatchObject({ retry: false });
+    expect(retryVerdict({ errors: [{ type: "NOT_FOUND", message: "gone" }], message: "gone" }, 1, policy)).toMatchObject({ retry: false });
+    expect(retryVerdict(failure(502), 5, policy)).toMatchObject({ retry: false, why: expect.stringMatching(/gave up after 5 attempts/) });
+  });
+});
+
+describe("Outbox", () => {
+  it("records a write before it is tried, coalesces states while GitHub refuses, and delivers only the final one", async () => {
+    const dir = tempDir();
+    const { ref, headSha } = await story();
+    const log = new RecordingLog();
+    const outbox = await Outbox.open({ dir, octokitFor: async () => octokit, log, policy: { baseDelayMs: 10, maxDelayMs: 50 }, tickMs: 20 });
+    const window = gh.injectFailure({ method: "POST", path: /\/check-runs$/, failure: { kind: "bad-gateway" } });
+    try {
+      await outbox.put(ref, "check:a", check(headSha, "in_progress", "first"));
+      expect(readdirSync(dir)).toHaveLength(1);
+      await outbox.flush(ref);
+      expect(window.served).toBe(1);
+      await outbox.put(ref, "check:a", check(headSha, "in_progress", "second"));
+      await outbox.put(ref, "check:a", check(headSha, "completed", "final"));
+      const [file] = readdirSync(dir);
+      const recorded = JSON.parse(readFileSync(join(dir, file ?? ""), "utf8")) as OutboxEntry;
+      expect(recorded).toMatchObject({ state: "pending", write: { output: { title: "final" } } });
+      expect(outbox.hasPending(ref)).toBe(true);
+    } finally {
+      window.close();
+    }
+    outbox.start();
+    await waitFor("delivery", () => !outbox.hasPending(ref));
+    await outbox.close();
+    const runs = gh.state.checkRuns.filter((run) => run.headSha === headSha && run.externalId === "story-x");
+    expect(runs).toHaveLength(1);
+    expect(runs[0]).toMatchObject({ status: "completed", conclusion: "success", output: { title: "final" } });
+    expect(runs[0]?.history).toHaveLength(1);
+    // A final state delivered leaves nothing on disk.
+    expect(readdirSync(dir)).toEqual([]);
+    expect(log.lines.some((line) => line.level === "warn" && line.message === "outbox: GitHub refused a write; it is retried")).toBe(true);
+    gh.assertNoUnexpectedRequests();
+  });
+
+  it("keeps a write that can never be delivered as undeliverable, listed with its story", async () => {
+    const dir = tempDir();
+    const { ref } = await story();
+    const log = new RecordingLog();
+    const outbox = await Outbox.open({ dir, octokitFor: async () => octokit, log });
+    await outbox.put(ref, "status-comment", { kind: "status-comment", issueNumber: 99_999, body: "gone" });
+    await outbox.flush(ref);
+    expect(outbox.list()).toEqual([expect.objectContaining({ slot: "status-comment", state: "undeliverable", lastError: expect.stringContaining("404") })]);
+    expect(log.lines.some((line) => line.level === "error" && line.message === "outbox: a write is undeliverable")).toBe(true);
+    // Still listed after a restart, for `harness status`.
+    await outbox.close();
+    const reopened = await Outbox.open({ dir, octokitFor: async () => octokit, log });
+    expect(reopened.list().map((entry) => entry.state)).toEqual(["undeliverable"]);
+    expect(gh.takeUnexpectedRequests().every((request) => request.status === 404)).toBe(true);
+  });
+
+  it("closes, as interrupted, a check run that a dead process left in progress", async () => {
+    const dir = tempDir();
+    const { ref, headSha } = await story();
+    const { data } = await octokit.rest.checks.create({ owner: OWNER, repo: NAME, name: "harness / story", head_sha: headSha, status: "in_progress", external_id: "story-x" });
+    const init = identityOf(1);
+    const now = new Date().toISOString();
+    const left: OutboxEntry = {
+      id: "001700000000000-000001-00000001", story: ref, slot: "check:old", write: check(headSha, "in_progress", "running"), state: "delivered", attempts: 0,
+      result: { checkRunId: data.id }, writer: { pid: 1, startTime: `${init?.startTime ?? "x"}0` }, createdAt: now, updatedAt: now,
+    };
+    writeFileSync(join(dir, `${left.id}.json`), JSON.stringify(left));
+    const outbox = await Outbox.open({ dir, octokitFor: async () => octokit, log: new RecordingLog(), tickMs: 20 });
+    outbox.start();
+    await waitFor("the stale check run closed", () => gh.state.checkRuns.find((run) => run.id === data.id)?.status === "completed");
+    await outbox.close();
+    expect(gh.state.checkRuns.find((run) => run.id === data.id)).toMatchObject({ conclusion: "cancelled", output: { title: "Interrupted" } });
+    gh.assertNoUnexpectedRequests();
+  });
+});

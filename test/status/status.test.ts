@@ -1,0 +1,48 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { main } from "../../src/cli.js";
+import { EmbeddedQueue } from "../../src/queue/index.js";
+import { makeTempDir, removeTempDirs } from "../support/tmp.js";
+import { makeJob } from "../queue/helpers.js";
+
+afterAll(() => removeTempDirs());
+
+async function run(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; out: string }> {
+  let out = "";
+  const code = await main(args, { stdout: (text) => (out += text), stderr: (text) => (out += text), cwd: process.cwd(), env });
+  return { code, out };
+}
+
+describe("harness status", () => {
+  it("lists queued jobs, quarantined files and undelivered GitHub writes of HARNESS_HOME, as text and JSON", async () => {
+    const home = makeTempDir();
+    const queue = await EmbeddedQueue.open({ dir: join(home, "queue") });
+    await queue.enqueue(makeJob(4, "d-4"));
+    await queue.close();
+    mkdirSync(join(home, "queue", "quarantine"), { recursive: true });
+    writeFileSync(join(home, "queue", "quarantine", "001700000000000-000001-00000009.json"), JSON.stringify({ job: { installationId: 1, repository: { owner: "acme", name: "widgets" }, issue: { number: 9 } } }));
+    mkdirSync(join(home, "outbox"));
+    const now = new Date().toISOString();
+    writeFileSync(join(home, "outbox", "001700000000000-000001-0000000a.json"), JSON.stringify({
+      id: "001700000000000-000001-0000000a", story: { installationId: 1, owner: "acme", repo: "widgets", issueNumber: 5 }, slot: "status-comment",
+      write: { kind: "status-comment", issueNumber: 6, body: "x" }, state: "undeliverable", attempts: 3, lastError: "404: Not Found",
+      writer: { pid: 4242, startTime: "b:1" }, createdAt: now, updatedAt: now,
+    }));
+    const env = { HARNESS_HOME: home };
+    const json = await run(["status", "--json"], env);
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.out)).toEqual({
+      app: { running: false },
+      queued: [expect.objectContaining({ story: "acme/widgets#4", kind: "start", interruptions: 0 })],
+      running: [],
+      quarantined: [{ file: "001700000000000-000001-00000009.json", story: "acme/widgets#9" }],
+      undelivered: [expect.objectContaining({ story: "acme/widgets#5", slot: "status-comment", state: "undeliverable", attempts: 3, lastError: "404: Not Found" })],
+    });
+    const text = await run(["status"], env);
+    expect(text.out).toContain("Queued (1)");
+    expect(text.out).toContain("acme/widgets#4");
+    expect(text.out).toContain("Quarantined job files (1)");
+    expect(text.out).toContain("Undelivered GitHub writes (1)");
+    expect((await run(["status", "--help"], env)).out).toContain("GET /harness/status.json");
+  });
+});
