@@ -235,7 +235,9 @@ describe("isBotActor", () => {
     expect(isBotActor({ login: "helper[bot]", type: "Bot" }, deps)).toBe(true);
     expect(isBotActor({ login: "writer", type: "User" }, deps)).toBe(false);
     expect(isBotActor({ login: "writer" }, deps)).toBe(false);
-    expect(isBotActor({ login: gh.botLogin }, { ...deps, appSlug: "someone-else" })).toBe(false);
+    // Another App's login is still a bot by its `[bot]` suffix (bots never start stories unless allowlisted).
+    expect(isBotActor({ login: gh.botLogin }, { ...deps, appSlug: "someone-else" })).toBe(true);
+    expect(isBotActor({ login: "writer" }, { ...deps, appSlug: "someone-else" })).toBe(false);
     expect(isBotActor(null, deps)).toBe(true);
   });
 });
