@@ -1,5 +1,6 @@
 /** The one error of provisioning: blocked infrastructure, never an agent failure. */
 import { DEFAULT_TAIL_BYTES, DEFAULT_TAIL_LINES, tailText } from "../exec/index.js";
+import type { FailureClass } from "../pipeline/index.js";
 
 /** What a provisioning failure records. */
 export interface ProvisionFailure {
@@ -18,7 +19,7 @@ export interface ProvisionFailure {
  * receipt. `logTail` is bounded to the last 20 lines and 64 KiB of UTF-8.
  */
 export class WorkspaceProvisionError extends Error {
-  readonly failureClass = "workspace-provision-failed" as const;
+  readonly failureClass = "workspace-provision-failed" satisfies FailureClass;
   readonly cmd: string | null;
   readonly exitCode: number | null;
   readonly logPath: string;
