@@ -1,127 +1,155 @@
 /**
- * Clean-clone construction against the raw git steps it is made of, and against a worktree.
+ * Clean-clone construction against the raw git floor and against `git worktree add`, per repository size and change.
  *
- * A repository of 20,000 files gets a modest uncommitted change (tracked edits, deletions, a
- * mode change, a binary edit, a few untracked files). Each repetition times, in rotating order:
- *   harness  — mkdtemp + buildCleanClone (everything before the suite starts);
- *   raw      — one shell script: git clone --no-hardlinks, git diff --binary HEAD | git apply,
- *              copy of the untracked files, git add -A, git commit;
+ * Cells: generated repositories of 1,000, 20,000 and 80,000 files (packed, as real ones mostly
+ * are), each with four changes in turn: 1 edited file, 1,000 edited files, 10,000 edited files
+ * (where the repository has that many) and 5,000 untracked files. In every repetition the three
+ * sides run one after the other in rotating order (A B C, C A B, B C A, …), so load on the shared
+ * machine hits all alike:
+ *   harness  — mkdtemp + buildCleanClone: everything before the suite starts (the user's commit
+ *              built on a scratch index, the clone, the checkout of that commit, links);
+ *   floor    — one shell script: git clone --no-hardlinks, git diff --binary HEAD | git apply,
+ *              copy of the untracked files, git add -A, git commit (what construction used to be);
  *   worktree — git worktree add --detach of the same repository.
- * Clean-up happens outside the timings. Figures are medians, reported as ratios.
+ * Clean-up happens outside the timings. Each ratio is the median of the per-repetition ratios,
+ * with their range.
  *
- * Run: node --import tsx bench/clean-clone.ts [--files 20000] [--reps 5]
+ * Run: npm run bench -- clean-clone [--sizes 1000,20000,80000] [--reps 3] [--large-reps 2]
  */
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { execShell } from "../src/exec/index.js";
 import { buildCleanClone, git, HARNESS_IDENTITY } from "../src/workspace/index.js";
+import { summarisePairs, type PairedResult } from "./lib/paired.js";
 
-const { values } = parseArgs({ options: { files: { type: "string", default: "20000" }, reps: { type: "string", default: "5" } } });
-const FILES = Number(values.files);
+const { values } = parseArgs({
+  options: { sizes: { type: "string", default: "1000,20000,80000" }, reps: { type: "string", default: "3" }, "large-reps": { type: "string", default: "2" } },
+});
+const SIZES = (values.sizes ?? "").split(",").map(Number);
 const REPS = Number(values.reps);
+const LARGE_REPS = Number(values["large-reps"]);
 const PER_DIR = 100;
 
-function median(samples: number[]): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[middle] ?? 0) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
+interface Change {
+  label: string;
+  edits: number;
+  untracked: number;
 }
+const CHANGES: readonly Change[] = [
+  { label: "1 edit", edits: 1, untracked: 0 },
+  { label: "1,000 edits", edits: 1000, untracked: 0 },
+  { label: "10,000 edits", edits: 10000, untracked: 0 },
+  { label: "5,000 untracked", edits: 0, untracked: 5000 },
+];
 
-async function generate(root: string): Promise<string> {
-  const repo = join(root, "target");
+const filePath = (repo: string, index: number): string => join(repo, `pkg${Math.floor(index / PER_DIR)}`, `file${index}.txt`);
+
+async function generate(root: string, files: number): Promise<string> {
+  const repo = join(root, `target-${files}`);
   mkdirSync(repo);
   await git(["init", "-q"], { cwd: repo });
-  for (let index = 0; index < FILES; index += 1) {
-    const dir = join(repo, `pkg${Math.floor(index / PER_DIR)}`);
-    if (index % PER_DIR === 0) mkdirSync(dir);
-    writeFileSync(join(dir, `file${index}.txt`), `file ${index}\n${"line of text\n".repeat(index % 7)}`);
+  for (let index = 0; index < files; index += 1) {
+    if (index % PER_DIR === 0) mkdirSync(join(repo, `pkg${index / PER_DIR}`));
+    writeFileSync(filePath(repo, index), `file ${index}\n${"line of text\n".repeat(index % 7)}`);
   }
-  writeFileSync(join(repo, "blob.bin"), Buffer.alloc(64 * 1024, 7));
   writeFileSync(join(repo, ".gitignore"), "node_modules/\n");
   await git(["add", "-A"], { cwd: repo });
   await git(["commit", "-q", "-m", "generated"], { cwd: repo, env: HARNESS_IDENTITY });
-  // Packed, as a real repository mostly is; 40,000 loose objects would time file copying instead.
   await git(["repack", "-adq"], { cwd: repo });
-  // The modest change: 60 edits, 5 deletions, a mode change, a binary edit, 10 new files.
-  const dirs = Math.ceil(FILES / PER_DIR);
-  for (let index = 0; index < 60; index += 1) {
-    const dir = index % dirs;
-    writeFileSync(join(repo, `pkg${dir}`, `file${dir * PER_DIR}.txt`), `edited ${index}\n`);
-  }
-  for (let index = 0; index < 5; index += 1) unlinkSync(join(repo, `pkg${index}`, `file${index * PER_DIR + 1}.txt`));
-  chmodSync(join(repo, "pkg0", "file2.txt"), 0o755);
-  const blob = Buffer.alloc(64 * 1024, 7);
-  blob.fill(9, 1000, 2000);
-  writeFileSync(join(repo, "blob.bin"), blob);
-  mkdirSync(join(repo, "new"));
-  for (let index = 0; index < 10; index += 1) writeFileSync(join(repo, "new", `added ${index}.txt`), `new ${index}\n`);
   mkdirSync(join(repo, "node_modules"));
   writeFileSync(join(repo, "node_modules", "dep.js"), "module.exports = 1;\n");
   return repo;
 }
 
-const RAW_SCRIPT = `set -e
+/** Applies `change` to the clean working tree of `repo`, spreading edits over the whole tree. */
+function applyChange(repo: string, files: number, change: Change): void {
+  const stride = Math.max(1, Math.floor(files / change.edits));
+  for (let made = 0; made < change.edits; made += 1) writeFileSync(filePath(repo, (made * stride) % files), `edited ${made}\n`);
+  for (let index = 0; index < change.untracked; index += 1) {
+    if (index % PER_DIR === 0) mkdirSync(join(repo, `new${index / PER_DIR}`));
+    writeFileSync(join(repo, `new${Math.floor(index / PER_DIR)}`, `added ${index}.txt`), `new ${index}\n`);
+  }
+}
+
+async function revertChange(repo: string): Promise<void> {
+  await git(["reset", "-q", "--hard"], { cwd: repo });
+  await git(["clean", "-fdq"], { cwd: repo });
+}
+
+const FLOOR_SCRIPT = `set -e
 git clone -q --no-hardlinks "$TARGET" "$CLONE"
-git -C "$TARGET" diff --binary HEAD | git -C "$CLONE" apply
+git -C "$TARGET" diff --binary HEAD > "$PWD/change.patch"
+if [ -s "$PWD/change.patch" ]; then git -C "$CLONE" apply "$PWD/change.patch"; fi
 cd "$TARGET" && git ls-files --others --exclude-standard -z | xargs -0 -r cp -P -p --parents -t "$CLONE"
 git -C "$CLONE" add -A
-git -C "$CLONE" commit -q -m raw`;
+git -C "$CLONE" -c gc.auto=0 commit -q -m floor`;
 
-async function timeHarness(repo: string, root: string): Promise<number> {
-  const started = performance.now();
-  const scratch = mkdtempSync(join(root, "harness-"));
-  await buildCleanClone({ repo, scratchDir: scratch });
-  const elapsed = performance.now() - started;
-  rmSync(scratch, { recursive: true, force: true });
-  return elapsed;
+type Side = "harness" | "floor" | "worktree";
+
+async function timeSide(side: Side, repo: string, root: string): Promise<number> {
+  const scratch = mkdtempSync(join(root, `${side}-`));
+  try {
+    const started = performance.now();
+    if (side === "harness") {
+      await buildCleanClone({ repo, scratchDir: scratch });
+    } else if (side === "floor") {
+      const result = await execShell(FLOOR_SCRIPT, { cwd: scratch, env: { set: { ...HARNESS_IDENTITY, TARGET: repo, CLONE: join(scratch, "clone") } } });
+      if (result.exitCode !== 0) throw new Error(`floor steps failed: ${result.tail}`);
+    } else {
+      await git(["worktree", "add", "-q", "--detach", join(scratch, "wt"), "HEAD"], { cwd: repo });
+    }
+    const elapsed = performance.now() - started;
+    if (side === "worktree") await git(["worktree", "remove", "--force", join(scratch, "wt")], { cwd: repo });
+    return elapsed;
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
 }
 
-async function timeRaw(repo: string, root: string): Promise<number> {
-  const started = performance.now();
-  const scratch = mkdtempSync(join(root, "raw-"));
-  const result = await execShell(RAW_SCRIPT, { cwd: scratch, env: { set: { ...HARNESS_IDENTITY, TARGET: repo, CLONE: join(scratch, "clone") } } });
-  const elapsed = performance.now() - started;
-  if (result.exitCode !== 0) throw new Error(`raw steps failed: ${result.tail}`);
-  rmSync(scratch, { recursive: true, force: true });
-  return elapsed;
+const ORDERS: readonly (readonly Side[])[] = [
+  ["harness", "floor", "worktree"],
+  ["worktree", "harness", "floor"],
+  ["floor", "worktree", "harness"],
+];
+
+async function measureCell(repo: string, root: string, reps: number): Promise<{ floor: PairedResult; worktree: PairedResult }> {
+  for (const side of ["floor", "harness", "worktree"] as const) await timeSide(side, repo, root); // warm-up
+  const samples: Record<Side, number[]> = { harness: [], floor: [], worktree: [] };
+  const before = loadavg()[0] ?? 0;
+  for (let rep = 0; rep < reps; rep += 1) {
+    for (const side of ORDERS[rep % ORDERS.length] ?? []) samples[side].push(await timeSide(side, repo, root));
+  }
+  const load = { before, after: loadavg()[0] ?? 0 };
+  return { floor: summarisePairs(samples.harness, samples.floor, load), worktree: summarisePairs(samples.harness, samples.worktree, load) };
 }
 
-async function timeWorktree(repo: string, root: string): Promise<number> {
-  const path = join(root, "worktree");
-  const started = performance.now();
-  await git(["worktree", "add", "-q", "--detach", path, "HEAD"], { cwd: repo });
-  const elapsed = performance.now() - started;
-  await git(["worktree", "remove", "--force", path], { cwd: repo });
-  return elapsed;
-}
+const ms = (value: number): string => `${(value / 1000).toFixed(2)} s`;
+const ratio = (result: PairedResult): string =>
+  `${result.medianRatio.toFixed(2)}× (${result.minRatio.toFixed(2)}–${result.maxRatio.toFixed(2)})${result.inconclusive ? " inconclusive" : ""}`;
 
 async function main(): Promise<void> {
   const root = mkdtempSync(join(tmpdir(), "bench-clean-clone-"));
   try {
-    const repo = await generate(root);
-    const samples = { harness: [] as number[], raw: [] as number[], worktree: [] as number[] };
-    const runners = { harness: timeHarness, raw: timeRaw, worktree: timeWorktree };
-    const order = ["harness", "raw", "worktree"] as const;
-    await timeHarness(repo, root); // warm the page cache for everyone
-    for (let rep = 0; rep < REPS; rep += 1) {
-      for (let step = 0; step < order.length; step += 1) {
-        const name = order[(rep + step) % order.length] ?? "harness";
-        samples[name].push(await runners[name](repo, root));
+    console.log("| files | change | harness | floor | harness / floor | worktree add | harness / worktree | n | load |");
+    console.log("|---:|---|---:|---:|---:|---:|---:|---:|---|");
+    for (const files of SIZES) {
+      const repo = await generate(root, files);
+      const reps = files >= 80_000 ? LARGE_REPS : REPS;
+      for (const change of CHANGES) {
+        if (change.edits > files) continue;
+        applyChange(repo, files, change);
+        const cell = await measureCell(repo, root, reps);
+        await revertChange(repo);
+        const target = cell.floor.medianRatio <= 1 ? "" : " ✗";
+        console.log(
+          `| ${files.toLocaleString("en")} | ${change.label} | ${ms(cell.floor.medianSubjectMs)} | ${ms(cell.floor.medianBaselineMs)} | ${ratio(cell.floor)}${target} | ` +
+            `${ms(cell.worktree.medianBaselineMs)} | ${ratio(cell.worktree)} | ${cell.floor.reps} | ${cell.floor.load.before.toFixed(1)}→${cell.floor.load.after.toFixed(1)} |`,
+        );
       }
+      rmSync(repo, { recursive: true, force: true });
     }
-    const harness = median(samples.harness);
-    const raw = median(samples.raw);
-    const worktree = median(samples.worktree);
-    console.log(`files: ${FILES}, repetitions: ${REPS}`);
-    const range = (series: number[]): string => `${Math.min(...series).toFixed(0)}–${Math.max(...series).toFixed(0)} ms`;
-    console.log(`median harness construction: ${harness.toFixed(0)} ms, raw steps: ${raw.toFixed(0)} ms, worktree add: ${worktree.toFixed(0)} ms`);
-    console.log(`ranges: harness ${range(samples.harness)}, raw ${range(samples.raw)}, worktree ${range(samples.worktree)}`);
-    // Neighbours in time share the machine's load, so per-repetition ratios drift less than medians.
-    const paired = median(samples.harness.map((value, rep) => value / (samples.raw[rep] ?? value)));
-    console.log(`ratio harness / raw: ${(harness / raw).toFixed(3)} of medians, ${paired.toFixed(3)} median of paired repetitions (target <= 1.15)`);
-    console.log(`construction as a share of worktree add: ${(harness / worktree).toFixed(2)}x`);
   } finally {
     rmSync(root, { recursive: true, force: true });
   }

@@ -1,3 +1,4 @@
+import { asksForHelp, commandHelp } from "./cli/help.js";
 import { UsageError, type CliIO } from "./cli/usage.js";
 
 type Command = (args: string[], io: CliIO) => Promise<number>;
@@ -6,11 +7,13 @@ const HELP = `harness — story-harness command line
 
 Usage:
   harness serve                     run the GitHub App (same as npm start)
-  harness run [<repo>] --story <file.md> [--agent <preset>|--agent-cmd <template>] [--workflow <file>] [--test-cmd <cmd>]
+  harness worker                    run stories from the Redis queue (HARNESS_QUEUE=redis://…)
+  harness run [<repo>] --story <file.md> [--agent <preset>|--agent-cmd <template>] [--workflow <file>] [--test-cmd <cmd>] [--continue|--fresh]
   harness provision <worktree> [--cmd <string>] [--timeout-ms <n>] [--log <file>]
   harness clean-clone [<repo>] --command <string> [--link <dir>]... [--interpreter <path>] [--timeout-ms <n>] [--out <file>]
-  harness validate <workflow.json|harness.yml>
+  harness validate <workflow.json|harness.yml> [--workflow <file>]
   harness help
+  harness <command> --help          what a command does and its options
 
 Exit codes: 0 success, 1 the checked thing failed, 2 bad arguments or configuration, 3 provisioning failed.
 `;
@@ -18,6 +21,7 @@ Exit codes: 0 success, 1 the checked thing failed, 2 bad arguments or configurat
 /** Commands are loaded on demand so `harness provision` does not pay for the App's imports. */
 const COMMANDS: Record<string, () => Promise<Command>> = {
   serve: async () => (await import("./cli/serve.js")).serveCommand,
+  worker: async () => (await import("./cli/worker.js")).workerCommand,
   run: async () => (await import("./cli/run.js")).runCommand,
   provision: async () => (await import("./cli/provision.js")).provisionCommand,
   "clean-clone": async () => (await import("./cli/clean-clone.js")).cleanCloneCommand,
@@ -35,6 +39,10 @@ export async function main(argv: string[], io: CliIO = defaultIO()): Promise<num
   if (!load) {
     io.stderr(`harness: unknown command '${name}'\n\n${HELP}`);
     return 2;
+  }
+  if (asksForHelp(rest)) {
+    io.stdout(commandHelp(name) ?? `Usage: see 'harness help'\n\n${HELP}`);
+    return 0;
   }
   try {
     return await (await load())(rest, io);

@@ -16,6 +16,7 @@ describe("schemas/", () => {
       "provision-receipt",
       "queue-job",
       "queue-lock",
+      "queue-story-job",
       "verdict",
       "workflow",
     ]);

@@ -41,7 +41,15 @@ const PRESETS: Record<AgentPreset, PresetSpec> = {
   aider: { argv: ["aider", "--message-file", "{prompt_file}", "--yes-always", "--no-auto-commits", "--no-check-update"], promptOnStdin: false },
 };
 
+/** The placeholders a command template may use. */
+export const COMMAND_PLACEHOLDERS: readonly string[] = ["prompt_file", "artifact_dir", "worktree"];
+
 const PLACEHOLDER = /\{(prompt_file|artifact_dir|worktree)\}/g;
+
+/** The program a preset starts (looked up on PATH). */
+export function presetProgram(preset: AgentPreset): string {
+  return PRESETS[preset].argv[0] ?? preset;
+}
 
 function valueOf(name: string, paths: SeatPaths): string {
   if (name === "prompt_file") return paths.promptFile;

@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { sandboxFromEnv, type Sandbox, type SandboxedResult } from "../sandbox/index.js";
 import { describeSeatCommand, planSeatCommand, type AgentLaunch } from "./presets.js";
+import { watchForWaitingLoop } from "./watch.js";
 
 /** One launch of an agent in a seat. */
 export interface SeatRequest {
@@ -22,6 +23,8 @@ export interface SeatRequest {
   signal?: AbortSignal;
   /** Where the agent runs; the operator's sandbox (`HARNESS_SANDBOX`) when absent. */
   sandbox?: Sandbox;
+  /** How often the agent's log is looked at for a CLI waiting for a network (default 500 ms). */
+  watchIntervalMs?: number;
 }
 
 /** How a seat's agent ended. */
@@ -35,6 +38,8 @@ export interface SeatResult {
   /** The policy it ran under. */
   sandboxed: boolean;
   network: boolean;
+  /** True when the agent was stopped because its output showed it waiting for a network. */
+  stoppedWaiting?: boolean;
 }
 
 /**
@@ -66,11 +71,17 @@ export async function runSeat(request: SeatRequest): Promise<SeatResult> {
   // Agents have the network (model APIs); they write the worktree and their artifact folder
   // and read their prompt, nothing else of the App.
   const step = { purpose: "agent", network: true, writable: [request.worktree, request.artifactDir], readable: [request.promptFile] } as const;
+  const watch = watchForWaitingLoop(request.logPath, request.watchIntervalMs ?? 500, request.signal);
+  const watched = { ...options, signal: watch.signal };
   let result: SandboxedResult;
-  if (command.kind === "shell") result = await sandbox.shell(command.command, options, step);
-  else {
-    const input = command.promptOnStdin ? await readFile(request.promptFile, "utf8") : undefined;
-    result = await sandbox.run(command.argv, { ...options, ...(input !== undefined ? { input } : {}) }, step);
+  try {
+    if (command.kind === "shell") result = await sandbox.shell(command.command, watched, step);
+    else {
+      const input = command.promptOnStdin ? await readFile(request.promptFile, "utf8") : undefined;
+      result = await sandbox.run(command.argv, { ...watched, ...(input !== undefined ? { input } : {}) }, step);
+    }
+  } finally {
+    watch.stop();
   }
   const seat: SeatResult = {
     command: describeSeatCommand(command),
@@ -82,5 +93,6 @@ export async function runSeat(request: SeatRequest): Promise<SeatResult> {
     network: result.network,
   };
   if (result.spawnError !== undefined) seat.spawnError = result.spawnError;
+  if (watch.fired() && request.signal?.aborted !== true) seat.stoppedWaiting = true;
   return seat;
 }

@@ -3,7 +3,7 @@ import { basename, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { AGENT_PRESETS, type AgentPreset } from "../agents/index.js";
 import {
-  checkRunnable,
+  assertPreflight,
   consoleReporter,
   DEFAULT_HARNESS_CONFIG,
   loadWorkflow,
@@ -15,12 +15,12 @@ import {
   type HarnessConfig,
   type StoryInput,
 } from "../pipeline/index.js";
-import { git, harnessHome, isWorkTree } from "../workspace/index.js";
+import { git, gitResult, harnessHome, isWorkTree } from "../workspace/index.js";
 import { UsageError, type CliIO } from "./usage.js";
 import { isInputError, strictArgs } from "./validate.js";
 import { assertSandboxUsable, sandboxFromEnv, SandboxSettingsError, SandboxUnavailableError, UNSANDBOXED_WARNING } from "../sandbox/index.js";
 
-const USAGE = "harness run [<repo>] --story <file.md> [--agent <preset>|--agent-cmd <template>] [--workflow <file>] [--test-cmd <cmd>] [--concurrency <n>]";
+const USAGE = "harness run [<repo>] --story <file.md> [--agent <preset>|--agent-cmd <template>] [--workflow <file>] [--test-cmd <cmd>] [--concurrency <n>] [--continue|--fresh]";
 
 /** Reads a story file: the first heading (or first line) is the title, the rest the body. */
 export function readStory(path: string): StoryInput {
@@ -66,6 +66,8 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
         "agent-cmd": { type: "string" },
         workflow: { type: "string" },
         "test-cmd": { type: "string" },
+        continue: { type: "boolean" },
+        fresh: { type: "boolean" },
         concurrency: { type: "string" },
       },
     }),
@@ -76,6 +78,10 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
   if (values.agent !== undefined && !AGENT_PRESETS.includes(values.agent as AgentPreset)) {
     throw new UsageError(`--agent must be one of ${AGENT_PRESETS.join(", ")}, got '${values.agent}'`, USAGE);
   }
+  for (const flag of ["agent-cmd", "test-cmd", "workflow", "story"] as const) {
+    if (values[flag] !== undefined && values[flag].trim() === "") throw new UsageError(`--${flag} must not be blank`, USAGE);
+  }
+  if (values.continue && values.fresh) throw new UsageError("give --continue or --fresh, not both", USAGE);
   const concurrency = values.concurrency === undefined ? undefined : Number(values.concurrency);
   if (concurrency !== undefined && (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 32)) {
     throw new UsageError(`--concurrency must be a whole number from 1 to 32, got '${values.concurrency ?? ""}'`, USAGE);
@@ -102,8 +108,17 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
     });
     const workflow = loadWorkflow(values.workflow !== undefined ? resolve(io.cwd, values.workflow) : undefined);
     // Locally the user is the operator: the agent may receive what the configuration names.
-    checkRunnable(config, workflow, config.agent.env, configSource);
+    await assertPreflight({
+      config,
+      source: configSource,
+      workflow,
+      operatorAllow: config.agent.env,
+      base: { repoDir, ref: "HEAD" },
+      ...(io.env.PATH !== undefined ? { searchPath: io.env.PATH } : {}),
+    });
     const story = readStory(storyFile);
+    const branch = `harness/story-${story.id}`;
+    await settleExistingBranch(repoDir, branch, { continue: values.continue === true, fresh: values.fresh === true });
     const home = harnessHome(io.env);
     const sandbox = sandboxFromEnv(io.env);
     const status = await assertSandboxUsable(sandbox);
@@ -115,9 +130,10 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
       const outcome = await runStory({
         repoDir,
         story,
-        branch: `harness/story-${story.id}`,
+        branch,
         baseRef: "HEAD",
         config,
+        configSource,
         workflow,
         harnessHome: home,
         reporter: withRunDirectory(consoleReporter(io.stdout), home, io.stdout),
@@ -138,4 +154,20 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
     io.stderr(`harness run: ${error.message}\n`);
     return 2;
   }
+}
+
+/**
+ * A story branch left by an earlier run is neither stacked on silently nor thrown away
+ * silently: the user says which (`--continue` carries on from its tip, `--fresh` deletes it).
+ */
+async function settleExistingBranch(repoDir: string, branch: string, choice: { continue: boolean; fresh: boolean }): Promise<void> {
+  const exists = await gitResult(["rev-parse", "--verify", "--quiet", `refs/heads/${branch}^{commit}`], { cwd: repoDir, readOnly: true });
+  if (exists.exitCode !== 0) return;
+  if (choice.continue) return;
+  if (!choice.fresh) {
+    const tip = exists.stdout?.toString().trim().slice(0, 12) ?? "";
+    throw new UsageError(`branch ${branch} exists (at ${tip}) from an earlier run: give --continue to carry on from it, or --fresh to delete it and start again`, USAGE);
+  }
+  const deleted = await gitResult(["branch", "-D", branch], { cwd: repoDir });
+  if (deleted.exitCode !== 0) throw new UsageError(`--fresh: could not delete branch ${branch}: ${deleted.tail.trim()}`, USAGE);
 }

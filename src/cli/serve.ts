@@ -4,14 +4,15 @@ import { parseArgs, parseEnv } from "node:util";
 import { ProbotOctokit, run } from "probot";
 import { isNeverPassed } from "../exec/index.js";
 import { appSecretValues } from "../github/index.js";
-import { claimHarnessHome, EmbeddedQueue, HarnessHomeInUseError, type HomeClaim } from "../queue/index.js";
+import { claimHarnessHome, HarnessHomeInUseError, openStoryQueue, redactUrl, type HomeClaim, type QueueConfig, type StoryQueue } from "../queue/index.js";
 import { sandboxFromEnv, SandboxSettingsError } from "../sandbox/index.js";
 import { housekeepingFromEnv, HousekeepingSettingsError } from "../runner/index.js";
 import { harnessHome } from "../workspace/index.js";
 import { harnessApp, type HarnessAppSettings } from "../app.js";
 import { positiveInteger, UsageError, type CliIO } from "./usage.js";
+import { QUEUE_VARIABLES, readQueueSettings } from "./queue-settings.js";
 
-const USAGE = "harness serve   (configured by the environment: APP_ID, PRIVATE_KEY or PRIVATE_KEY_PATH, WEBHOOK_SECRET, GHE_HOST, GHE_PROTOCOL, PORT, HARNESS_HOME, HARNESS_CONCURRENCY, HARNESS_AGENT_ENV, HARNESS_STORY_LABEL, HARNESS_GITHUB_THROTTLE, HARNESS_SANDBOX, HARNESS_SANDBOX_READ, HARNESS_SANDBOX_WRITE, HARNESS_SANDBOX_MAX_PROCESSES, HARNESS_SANDBOX_MEMORY_MB, HARNESS_LOG_CAP_MB, HARNESS_RETENTION_DAYS, HARNESS_MIN_FREE_MB, HARNESS_ALLOWED_BOTS)";
+const USAGE = `harness serve   (configured by the environment: APP_ID, PRIVATE_KEY or PRIVATE_KEY_PATH, WEBHOOK_SECRET, GHE_HOST, GHE_PROTOCOL, PORT, HARNESS_HOME, HARNESS_CONCURRENCY, HARNESS_AGENT_ENV, HARNESS_STORY_LABEL, HARNESS_GITHUB_THROTTLE, HARNESS_SANDBOX, HARNESS_SANDBOX_READ, HARNESS_SANDBOX_WRITE, HARNESS_SANDBOX_MAX_PROCESSES, HARNESS_SANDBOX_MEMORY_MB, HARNESS_LOG_CAP_MB, HARNESS_RETENTION_DAYS, HARNESS_MIN_FREE_MB, HARNESS_ALLOWED_BOTS, ${QUEUE_VARIABLES})`;
 
 interface PluginOptions {
   retry?: { enabled?: boolean };
@@ -78,12 +79,14 @@ function readPrivateKeyFile(path: string | undefined): string | undefined {
  * `harness serve` (and `npm start`): runs the App with Probot's server — its setup page when
  * APP_ID or the private key is missing. Probot reads GHE_HOST/GHE_PROTOCOL, PORT and
  * WEBHOOK_SECRET itself. Runs until SIGTERM or SIGINT; running stories are then interrupted
- * and resumed on the next start.
+ * and resumed on the next start. With `HARNESS_QUEUE=redis://…` it only takes webhooks and
+ * enqueues (the `harness worker` processes run the stories) unless `HARNESS_WORKER=on`.
  */
 export async function serveCommand(args: string[], io: CliIO): Promise<number> {
   parseArgs({ args, options: {}, strict: true, allowPositionals: false });
   loadDotEnv(io);
   const settings = readAppSettings(io.env);
+  const queueSettings = readQueueSettings(io.env, { harnessHome: settings.harnessHome, concurrency: settings.concurrency, usage: USAGE });
   const needsSetup = !io.env.APP_ID || !(io.env.PRIVATE_KEY || io.env.PRIVATE_KEY_PATH);
   // The queue is opened only for a configured App; the setup page needs none.
   let claim: HomeClaim | undefined;
@@ -96,8 +99,12 @@ export async function serveCommand(args: string[], io: CliIO): Promise<number> {
       return 2;
     }
   }
-  const queue = needsSetup ? undefined : await EmbeddedQueue.open({ dir: join(settings.harnessHome, "queue"), concurrency: settings.concurrency });
-  const server = await run(queue ? harnessApp({ queue, settings }) : () => undefined, { env: io.env, Octokit: HarnessOctokit });
+  const queue = needsSetup ? undefined : await openQueueOrSay(queueSettings.queue, io);
+  if (!needsSetup && !queue) {
+    await claim?.release();
+    return 2;
+  }
+  const server = await run(queue ? harnessApp({ queue, settings, runJobs: queueSettings.serveRunsJobs }) : () => undefined, { env: io.env, Octokit: HarnessOctokit });
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once("SIGTERM", () => resolve("SIGTERM"));
     process.once("SIGINT", () => resolve("SIGINT"));
@@ -109,11 +116,22 @@ export async function serveCommand(args: string[], io: CliIO): Promise<number> {
   return 0;
 }
 
+/** Opens the configured queue; a Redis that cannot be reached is said on stderr (undefined). */
+export async function openQueueOrSay(config: QueueConfig, io: CliIO): Promise<StoryQueue | undefined> {
+  try {
+    return await openStoryQueue(config, { error: (message) => io.stderr(`${message}\n`) });
+  } catch (error) {
+    if (config.kind !== "redis") throw error;
+    io.stderr(`harness: ${redactUrl(error instanceof Error ? error.message : String(error))}\n`);
+    return undefined;
+  }
+}
+
 /**
  * Reads `.env` of the working directory as Probot does (values already in the environment
  * win), before the App's settings are read: Probot itself loads it only once `run` starts.
  */
-function loadDotEnv(io: CliIO): void {
+export function loadDotEnv(io: CliIO): void {
   const path = join(io.cwd, ".env");
   if (!existsSync(path)) return;
   for (const [name, value] of Object.entries(parseEnv(readFileSync(path, "utf8")))) {

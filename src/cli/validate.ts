@@ -1,11 +1,12 @@
 import { existsSync, readFileSync } from "node:fs";
-import { basename, resolve } from "node:path";
+import { basename, dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { ConfigError, loadWorkflow, parseHarnessConfig, WorkflowError } from "../pipeline/index.js";
+import { assertPreflight, ConfigError, loadWorkflow, parseHarnessConfig, WorkflowError, type StoryBase } from "../pipeline/index.js";
+import { git, isWorkTree } from "../workspace/index.js";
 import { SchemaValidationError } from "../schema/index.js";
 import { UsageError, type CliIO } from "./usage.js";
 
-const USAGE = "harness validate <workflow.json|harness.yml>";
+const USAGE = "harness validate <workflow.json|harness.yml> [--workflow <file>]";
 
 /** True for the errors that mean "this file is invalid" (as opposed to a harness bug). */
 export function isInputError(error: unknown): error is Error {
@@ -29,7 +30,7 @@ export function strictArgs<T>(usage: string, parse: () => T): T {
  * with the file and the JSON path of each offending value.
  */
 export async function validateCommand(args: string[], io: CliIO): Promise<number> {
-  const { positionals } = strictArgs(USAGE, () => parseArgs({ args, options: {}, allowPositionals: true, strict: true }));
+  const { positionals, values } = strictArgs(USAGE, () => parseArgs({ args, options: { workflow: { type: "string" } }, allowPositionals: true, strict: true }));
   if (positionals.length !== 1 || positionals[0] === undefined) throw new UsageError("expected exactly one file", USAGE);
   const file = resolve(io.cwd, positionals[0]);
   if (!existsSync(file)) throw new UsageError(`${file} does not exist`, USAGE);
@@ -40,8 +41,12 @@ export async function validateCommand(args: string[], io: CliIO): Promise<number
       const workflow = loadWorkflow(file);
       io.stdout(`${file}: valid workflow '${workflow.name}' (${workflow.stages.map((stage) => stage.id).join(" → ")}, up to ${workflow.maxAttempts} attempts)\n`);
     } else {
-      parseHarnessConfig(readFileSync(file, "utf8"), file);
-      io.stdout(`${file}: valid harness configuration\n`);
+      const config = parseHarnessConfig(readFileSync(file, "utf8"), file);
+      const workflow = loadWorkflow(values.workflow !== undefined ? resolve(io.cwd, values.workflow) : undefined);
+      const base = await repositoryOf(file);
+      // The operator's allowlist is not known here: names are checked against the App's own credentials only.
+      await assertPreflight({ config, source: file, workflow, operatorAllow: config.agent.env, ...(base ? { base } : {}), ...(io.env.PATH !== undefined ? { searchPath: io.env.PATH } : {}) });
+      io.stdout(`${file}: valid harness configuration${base ? ` for ${base.repoDir}` : ""} (workflow '${workflow.name}')\n`);
     }
     return 0;
   } catch (error) {
@@ -49,4 +54,14 @@ export async function validateCommand(args: string[], io: CliIO): Promise<number
     io.stderr(`harness validate: ${error.message}\n`);
     return 2;
   }
+}
+
+/** The repository whose `.github/harness.yml` this is (its HEAD is what a story would start from). */
+async function repositoryOf(file: string): Promise<StoryBase | undefined> {
+  const folder = dirname(file);
+  if (basename(folder) !== ".github") return undefined;
+  const candidate = dirname(folder);
+  if (!(await isWorkTree(candidate))) return undefined;
+  const repoDir = await git(["rev-parse", "--show-toplevel"], { cwd: candidate, readOnly: true });
+  return resolve(repoDir) === resolve(candidate) ? { repoDir, ref: "HEAD" } : undefined;
 }

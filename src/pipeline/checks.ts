@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { schemas } from "../schema/index.js";
+import { judgeRedGate } from "./baseline.js";
 import type { CleanCloneRecord, FailureClass } from "./events.js";
 import type { Stage } from "./workflow.js";
 import { provisionConfig, type TaskRun } from "./task.js";
@@ -9,6 +10,8 @@ import { provisionConfig, type TaskRun } from "./task.js";
 export interface CheckFailure {
   failureClass: FailureClass;
   reason: string;
+  /** Not the change's doing (a base that is red the same way): blocks instead of retrying. */
+  infrastructure?: boolean;
 }
 
 /**
@@ -38,6 +41,9 @@ export async function runSuiteGate(task: TaskRun, stage: Stage, attempt: number,
     ...(exitCode !== undefined ? { exitCode } : {}),
   });
   if (result.exitCode === 0 && !result.timedOut) return undefined;
+  // A red gate on a base that is red the same way is the base's failure, not the change's.
+  const base = judgeRedGate(task.baseline, task.lastSuite);
+  if (base) return { ...base, infrastructure: true };
   const how = result.timedOut ? `timed out after ${task.config.test.timeoutMs} ms` : result.spawnError ?? `exited ${result.exitCode ?? `on ${result.signal ?? "a signal"}`}`;
   return { failureClass: "suite-failed", reason: `test suite \`${command}\` ${how}` };
 }

@@ -8,12 +8,15 @@ import { ConfigError } from "./errors.js";
 export interface SeatOverride extends AgentLaunch {
   /** False: no agent sits in this seat; the stage's gate alone decides. */
   enabled: boolean;
+  /** Presets tried in order when the seat's agent is unavailable (replaces `agent.fallback`). */
+  fallback?: AgentPreset[];
   timeoutMs?: number;
 }
 
 /** The repository configuration (`.github/harness.yml`), normalised to camelCase and milliseconds. */
 export interface HarnessConfig {
-  agent: AgentLaunch & { env: string[]; timeoutMs: number };
+  /** `fallback`: presets tried in order when the agent is unavailable (rate limited, unreachable, …). */
+  agent: AgentLaunch & { env: string[]; timeoutMs: number; fallback?: AgentPreset[] };
   seats: Record<string, SeatOverride>;
   /** `network`: the suite gate and the clean-clone suite get the network (off by default). */
   test: { command?: string; timeoutMs: number; network?: boolean };
@@ -53,6 +56,7 @@ export const DEFAULT_HARNESS_CONFIG: HarnessConfig = Object.freeze({
 
 interface RawLaunch {
   preset?: AgentPreset;
+  fallback?: AgentPreset[];
   command?: string;
   timeout_minutes?: number;
 }
@@ -85,6 +89,7 @@ export function parseHarnessConfig(text: string, source: string): HarnessConfig 
     env: [...(raw.agent?.env ?? [])],
     timeoutMs: minutes(raw.agent?.timeout_minutes) ?? base.agent.timeoutMs,
   };
+  if (raw.agent?.fallback !== undefined) agent.fallback = [...raw.agent.fallback];
   if (raw.agent?.command !== undefined) agent.command = raw.agent.command;
   else agent.preset = raw.agent?.preset ?? base.agent.preset;
   const seats: Record<string, SeatOverride> = {};
@@ -92,6 +97,7 @@ export function parseHarnessConfig(text: string, source: string): HarnessConfig 
     const override: SeatOverride = { enabled: seat.enabled ?? true };
     if (seat.preset !== undefined) override.preset = seat.preset;
     if (seat.command !== undefined) override.command = seat.command;
+    if (seat.fallback !== undefined) override.fallback = [...seat.fallback];
     const timeout = minutes(seat.timeout_minutes);
     if (timeout !== undefined) override.timeoutMs = timeout;
     seats[name] = override;

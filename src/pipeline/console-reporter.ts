@@ -23,6 +23,12 @@ export function consoleLine(event: HistoryEvent): string | undefined {
       return `${pad("provision", 12)} failed: \`${event.cmd ?? "(none)"}\` exit ${event.exitCode ?? "none"}`;
     case "gate.finished":
       return `${pad(event.stage, 12)} attempt ${event.attempt}  suite ${pad(formatDuration(event.durationMs), 7)} ${event.exitCode === 0 && !event.timedOut ? "passed" : event.timedOut ? "timed out" : `failed (exit ${event.exitCode ?? "none"})`}`;
+    case "baseline.finished":
+      return `${pad("baseline", 12)} suite on base ${event.commit.slice(0, 12)} ${pad(formatDuration(event.durationMs), 7)} ${event.exitCode === 0 && !event.timedOut ? "passed" : event.timedOut ? "timed out" : `failed (exit ${event.exitCode ?? "none"})`}`;
+    case "seat.unavailable":
+      return `${pad(event.stage, 12)} attempt ${event.attempt}  agent unavailable (${event.reason}): ${event.message}${event.resetAt ? ` — resets ${event.resetAt}` : ""}`;
+    case "seat.parked":
+      return `${pad(event.stage, 12)} attempt ${event.attempt}  parked until ${event.until}`;
     case "clean_clone.finished": {
       const result = event.result;
       const verdict = !result.ran ? `could not run: ${result.reason ?? ""}` : result.timedOut ? "timed out" : result.exitCode === 0 ? "passed" : `failed (exit ${result.exitCode ?? "none"})`;

@@ -114,14 +114,31 @@ function renderTask(task: NonNullable<PromptContext["task"]>): string {
 
 function renderSuite(suite: SuiteEvidence): string {
   const ending = suite.timedOut ? "timed out" : `exit code ${suite.exitCode ?? "none"}`;
-  return [`Command \`${suite.command}\` ended with ${ending}. Last lines of its output:`, "", fence(suite.outputTail)].join("\n");
+  return [`Command \`${suite.command}\` ended with ${ending}. Last lines of its output:`, "", fence(stripAnsi(suite.outputTail), "text")].join("\n");
 }
 
 function renderCleanClone(result: CleanCloneRecord): string {
-  const summary = result.ran
-    ? `The suite failed in a fresh clone with the change committed (command \`${result.command}\`, ${result.timedOut ? "timed out" : `exit code ${result.exitCode ?? "none"}`}).`
-    : `The clean-clone check could not run: ${result.reason ?? "no reason recorded"}.`;
-  return [summary, "", "clean_clone_result:", "", fence(JSON.stringify(result, null, 2), "json")].join("\n");
+  if (!result.ran) return `The clean-clone check could not run: ${result.reason ?? "no reason recorded"}.`;
+  const ending = result.timedOut ? "timed out" : `exit code ${result.exitCode ?? "none"}`;
+  const facts = [
+    `- Commit tested: ${result.commit ?? "unknown"}`,
+    ...(result.interpreter !== undefined ? [`- Interpreter: ${result.interpreter}${result.interpreterVersion ? ` (${result.interpreterVersion})` : ""}`] : []),
+  ];
+  return [
+    `The suite failed in a fresh clone with the change committed (command \`${result.command}\`, ${ending}).`,
+    "",
+    ...facts,
+    "",
+    "Last lines of its output there:",
+    "",
+    fence(stripAnsi(result.outputTail ?? ""), "text"),
+  ].join("\n");
+}
+
+/** Removes ANSI escape sequences: agents read the text, not the terminal's colours. */
+function stripAnsi(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(\u0007|\u001b\\)|\u001b[@-Z\\-_]/g, "");
 }
 
 /** A fence longer than any backtick run inside the text, so the text cannot close it. */

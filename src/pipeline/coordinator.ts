@@ -1,21 +1,25 @@
 import { appendFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { sandboxFromEnv } from "../sandbox/index.js";
+<<<<<<< HEAD
 import { taskWorktreePath, WorkspaceProvisionError } from "../workspace/index.js";
+=======
+import { CleanCloneOptionsError, ProvisionConfigError, taskWorktreePath, WorkspaceProvisionError } from "../workspace/index.js";
+import { runBaseline } from "./baseline.js";
+>>>>>>> origin/main
 import { storyCommitMessage, commitWorktree } from "./commit.js";
 import { defaultDeps } from "./deps.js";
-import { ConfigError } from "./errors.js";
 import type { FailureClass } from "./events.js";
 import { failureClassOf } from "./failure-class.js";
 import { Journal } from "./journal.js";
 import { runAttempts } from "./attempts.js";
 import { createRunLayout, newRunId } from "./run-dir.js";
-import { checkRunnable } from "./runnable.js";
+import { preflight, PreflightError } from "./preflight/index.js";
 import { EventSink } from "./sink.js";
 import { ensureProvisioned, type TaskRun } from "./task.js";
 import type { RunStoryArgs, StoryOutcome } from "./types.js";
 import { declaredChecks } from "./workflow.js";
-import { PlanError } from "./errors.js";
+import { ConfigError, PlanError } from "./errors.js";
 import { PLAN_FENCE, readStoryPlan, type Plan } from "./plan.js";
 import { runPlannedStory } from "./plan-story.js";
 
@@ -62,7 +66,16 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
   let testCommand: string | undefined;
   try {
     if (planError) throw planError;
-    testCommand = checkRunnable(args.config, args.workflow, args.agentEnvAllow, "configuration").testCommand;
+    // Preflight: a configuration mistake blocks before anything is provisioned or launched.
+    const problems = await preflight({
+      config: args.config,
+      source: args.configSource ?? "configuration",
+      workflow: args.workflow,
+      operatorAllow: args.agentEnvAllow,
+      base: { repoDir: args.repoDir, ref: args.baseRef },
+    });
+    if (problems.length > 0) throw new PreflightError(problems);
+    testCommand = args.config.test.command;
   } catch (error) {
     if (!(error instanceof ConfigError) && !(error instanceof PlanError)) throw error;
     await sink.emit({ kind: "story.blocked", ...(single ? { taskId } : {}), failureClass: "config-invalid", detail: error.message });
@@ -127,6 +140,11 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
     };
     await sink.emit({ kind: "worktree.created", taskId, worktree: worktree.path, branch: worktree.branch, base: worktree.base });
     await ensureProvisioned(task, "worktree");
+    // The baseline: the suite once on the base commit, before any agent.
+    if (testCommand !== undefined && args.workflow.stages.some((stage) => stage.gate === "suite" || stage.cleanClone !== undefined)) {
+      const environment = await runBaseline(task, testCommand);
+      if (environment) return await block(environment.failureClass, environment.reason);
+    }
     return await runSingleTask(task, args, testCommand, block);
   } catch (error) {
     if (error instanceof WorkspaceProvisionError) {

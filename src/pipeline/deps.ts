@@ -1,4 +1,4 @@
-import { runSeat } from "../agents/index.js";
+import { runSeat, sleepUntil } from "../agents/index.js";
 import {
   assertProvisioned,
   createTaskWorktree,
@@ -22,6 +22,8 @@ export interface PipelineDeps {
   runCleanCloneCheck: typeof runCleanCloneCheck;
   writeCleanCloneResult: typeof writeCleanCloneResult;
   runSeat: typeof runSeat;
+  /** Waits for a parked seat's reset time (tests pass one that moves their clock instead). */
+  sleepUntil: typeof sleepUntil;
 }
 
 /** The real collaborators. */
@@ -35,5 +37,6 @@ export function defaultDeps(): PipelineDeps {
     runCleanCloneCheck,
     writeCleanCloneResult,
     runSeat,
+    sleepUntil,
   };
 }

@@ -4,6 +4,7 @@
  * `schemas/execution-history.schema.json`) and handed to the {@link Reporter}. Records the
  * harness writes use camelCase keys.
  */
+import type { UnavailableReason } from "../agents/index.js";
 import type { CleanCloneResult } from "../workspace/index.js";
 import type { DeclaredCheck } from "./snapshot.js";
 
@@ -80,11 +81,16 @@ export type HistoryEvent = EventBase &
     | { kind: "worktree.created"; taskId: string; worktree: string; branch: string; base: string }
     | { kind: "provision.succeeded"; taskId: string; cmd: string | null; durationMs: number; skipped: boolean; phase: string }
     | { kind: "provision.failed"; taskId: string; cmd: string | null; exitCode: number | null; logTail: string }
+    | { kind: "baseline.finished"; taskId: string; command: string; commit: string; exitCode?: number; timedOut: boolean; outputTail: string; durationMs: number; policy?: StepPolicy }
     | { kind: "stage.started"; taskId: string; stage: string; attempt: number }
+    | { kind: "seat.unavailable"; taskId: string; stage: string; attempt: number; command: string; reason: UnavailableReason; message: string; resetAt?: string }
+    | { kind: "seat.parked"; taskId: string; stage: string; attempt: number; until: string }
     | { kind: "stage.finished"; taskId: string; stage: string; attempt: number; outcome: "passed" | "failed"; durationMs: number; failureClass?: FailureClass; detail?: string }
     | { kind: "gate.finished"; taskId: string; stage: string; attempt: number; command: string; exitCode?: number; timedOut: boolean; outputTail: string; durationMs: number; policy?: StepPolicy }
     | { kind: "verdict.recorded"; taskId: string; stage: string; attempt: number; verdict: "pass" | "fail"; findings: string[]; retryGuidance?: string }
     | { kind: "clean_clone.finished"; taskId: string; stage: string; attempt: number; artifact: string; result: CleanCloneRecord; policy?: StepPolicy }
+    /** One round of a stage's fix ladder: the fixer seat worked on a failed gate or verdict; the stage runs again after it. */
+    | { kind: "fix.finished"; taskId: string; stage: string; attempt: number; round: number; seat: string; fixing: FailureClass; outcome: "passed" | "failed"; durationMs: number; failureClass?: FailureClass; detail?: string }
     | { kind: "attempt.archived"; taskId: string; attempt: number; archiveDir: string }
     | { kind: "retry.scheduled"; taskId: string; failedAttempt: number; nextAttempt: number; fromStage: string; retryStage: string; failureClass: FailureClass; reason: string }
     | { kind: "story.completed"; taskId?: string; branch: string; commit: string }

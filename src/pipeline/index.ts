@@ -20,3 +20,4 @@ export { runDirectory } from "./run-dir.js";
 export { consoleReporter, consoleLine, formatDuration } from "./console-reporter.js";
 export { storyCommitMessage } from "./commit.js";
 export { defaultDeps, type PipelineDeps } from "./deps.js";
+export { preflight, assertPreflight, PreflightError, nearestName, didYouMean, findOnPath, type PreflightInput, type PreflightProblem, type StoryBase } from "./preflight/index.js";

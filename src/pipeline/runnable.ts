@@ -12,6 +12,10 @@ import type { Workflow } from "./workflow.js";
 export function checkRunnable(config: HarnessConfig, workflow: Workflow, operatorAllow: readonly string[], source: string): { testCommand?: string } {
   assertAgentEnvAllowed(config, operatorAllow, source);
   for (const stage of workflow.stages) {
+    const fixer = stage.fix ? seatLaunch(config, stage.fix.seat) : null;
+    if (fixer && fixer.launch.command === undefined && fixer.launch.preset === undefined) {
+      throw new ConfigError(source, "$.agent", `names no agent for seat '${stage.fix?.seat ?? ""}': set agent.preset or agent.command`);
+    }
     const seat = seatLaunch(config, stage.seat);
     if (seat && seat.launch.command === undefined && seat.launch.preset === undefined) {
       throw new ConfigError(source, "$.agent", `names no agent for seat '${stage.seat}': set agent.preset or agent.command`);

@@ -30,6 +30,8 @@ type GateEvent = Extract<HistoryEvent, { kind: "gate.finished" }>;
 type VerdictEvent = Extract<HistoryEvent, { kind: "verdict.recorded" }>;
 type CleanCloneEvent = Extract<HistoryEvent, { kind: "clean_clone.finished" }>;
 type RetryEvent = Extract<HistoryEvent, { kind: "retry.scheduled" }>;
+type BaselineEvent = Extract<HistoryEvent, { kind: "baseline.finished" }>;
+type ParkedEvent = Extract<HistoryEvent, { kind: "seat.parked" }>;
 
 /** One task's slice of the story. */
 export interface TaskSnapshot {
@@ -50,6 +52,10 @@ export interface TaskSnapshot {
   gates: Record<string, GateEvent>;
   verdicts: Record<string, VerdictEvent>;
   cleanClones: Record<string, CleanCloneEvent>;
+  /** The suite on the task's base commit, before any agent. */
+  baseline?: BaselineEvent;
+  /** The seat waiting for a rate limit to reset, while it waits. */
+  parked?: ParkedEvent;
   lastRetry?: RetryEvent;
   failureClass?: FailureClass;
   detail?: string;
@@ -192,8 +198,17 @@ function applyToTask(task: TaskSnapshot, event: TaskEvent): void {
     case "stage.finished": {
       const target = stage(event.stage);
       if (target) Object.assign(target, { state: event.outcome, attempt: event.attempt, durationMs: event.durationMs });
+      delete task.parked;
       return;
     }
+    case "baseline.finished":
+      task.baseline = event;
+      return;
+    case "seat.unavailable":
+      return;
+    case "seat.parked":
+      task.parked = event;
+      return;
     case "gate.finished":
       task.gates[event.stage] = event;
       return;
@@ -204,6 +219,7 @@ function applyToTask(task: TaskSnapshot, event: TaskEvent): void {
       task.cleanClones[event.stage] = event;
       return;
     case "attempt.archived":
+    case "fix.finished":
       return;
     case "retry.scheduled":
       task.lastRetry = event;

@@ -3,7 +3,9 @@ import type { AgentLaunch } from "../agents/index.js";
 import type { Sandbox } from "../sandbox/index.js";
 import type { TaskWorktree } from "../workspace/index.js";
 import type { HarnessConfig } from "./config.js";
+import type { BaselineResult } from "./baseline.js";
 import type { SuiteEvidence } from "./context.js";
+import type { SeatBinding } from "./seat-run.js";
 import type { PipelineDeps } from "./deps.js";
 import type { RunLayout } from "./run-dir.js";
 import type { EventSink } from "./sink.js";
@@ -29,6 +31,8 @@ export interface TaskRun {
   signal?: AbortSignal;
   /** Where provisioning, agents and suites run. */
   sandbox: Sandbox;
+  /** The suite on the base commit, run once before any agent (absent when no stage runs the suite). */
+  baseline?: BaselineResult;
   /** The most recent suite gate result, shown to later prompts. */
   lastSuite?: SuiteEvidence;
   /** How many agents were launched; a blocked story with none has no agent work to commit. */
@@ -89,12 +93,13 @@ export function provisionConfig(config: HarnessConfig): { command?: string; time
   };
 }
 
-/** Who sits in a seat: the seat's override, else the repository's agent; null when disabled. */
-export function seatLaunch(config: HarnessConfig, seat: string): { launch: AgentLaunch; timeoutMs: number } | null {
+/** Who sits in a seat: the seat's override, else the repository's agent, then its fallbacks; null when disabled. */
+export function seatLaunch(config: HarnessConfig, seat: string): SeatBinding | null {
   const override = config.seats[seat];
   if (override && !override.enabled) return null;
   const own = override && (override.command !== undefined || override.preset !== undefined);
   const source = own ? override : config.agent;
   const launch: AgentLaunch = source.command !== undefined ? { command: source.command } : source.preset !== undefined ? { preset: source.preset } : {};
-  return { launch, timeoutMs: override?.timeoutMs ?? config.agent.timeoutMs };
+  const fallback = (override?.fallback ?? config.agent.fallback ?? []).filter((preset) => preset !== launch.preset).map((preset): AgentLaunch => ({ preset }));
+  return { launch, fallback, timeoutMs: override?.timeoutMs ?? config.agent.timeoutMs };
 }

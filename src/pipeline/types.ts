@@ -19,6 +19,8 @@ export interface RunStoryArgs {
   branch: string;
   baseRef: string;
   config: HarnessConfig;
+  /** The file `config` came from, named by preflight problems (default "configuration"). */
+  configSource?: string;
   workflow: Workflow;
   harnessHome: string;
   reporter: Reporter;

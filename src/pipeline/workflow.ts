@@ -8,6 +8,8 @@ import type { DeclaredCheck } from "./snapshot.js";
 
 /** The harness's own folder: built-in workflows and prompts live under it. */
 export const HARNESS_ROOT = fileURLToPath(new URL("../../", import.meta.url));
+/** The fixer's template when a stage's fix ladder names none. */
+const FIXER_PROMPT = "prompts/fixer.md";
 /** The workflow used when none is named. */
 export const DEFAULT_WORKFLOW_PATH = join(HARNESS_ROOT, "workflows", "story-workflow.json");
 
@@ -31,6 +33,8 @@ export interface Stage {
   verdict?: string;
   /** Artifact name of the clean-clone result; its presence turns the check on. */
   cleanClone?: string;
+  /** The fix ladder: a failed gate or verdict goes to this seat, then the stage runs again, up to `maxRounds`. */
+  fix?: { seat: string; maxRounds: number; promptPath: string; template: string };
   /** `story`: with a plan, the stage runs once on the merged branch after the last wave instead of in every task. */
   scope?: "task" | "story";
 }
@@ -53,6 +57,7 @@ interface RawStage {
   verdict?: string;
   clean_clone?: string;
   scope?: "task" | "story";
+  on_fail?: { fix: { seat: string; max_rounds: number; prompt?: string } };
 }
 interface RawWorkflow {
   name: string;
@@ -104,6 +109,15 @@ export function loadWorkflow(path: string = DEFAULT_WORKFLOW_PATH): Workflow {
     if (stage.verdict !== undefined) loaded.verdict = stage.verdict;
     if (stage.clean_clone !== undefined) loaded.cleanClone = stage.clean_clone;
     if (stage.scope !== undefined) loaded.scope = stage.scope;
+    const fix = stage.on_fail?.fix;
+    if (fix) {
+      const fixPrompt = resolvePrompt(source, fix.prompt ?? FIXER_PROMPT);
+      if (!fixPrompt) throw new WorkflowError(source, `${at}.on_fail.fix.prompt`, `names a template that does not exist ('${fix.prompt ?? FIXER_PROMPT}')`);
+      const fixTemplate = readFileSync(fixPrompt, "utf8");
+      const fixUnknown = parseTemplate(fixTemplate).unknown;
+      if (fixUnknown.length > 0) throw new WorkflowError(source, `${at}.on_fail.fix.prompt`, `template ${fixPrompt} uses unknown placeholder(s) ${fixUnknown.map((name) => `{{${name}}}`).join(", ")}`);
+      loaded.fix = { seat: fix.seat, maxRounds: fix.max_rounds, promptPath: fixPrompt, template: fixTemplate };
+    }
     return loaded;
   });
   if (!stages.some((stage) => stage.scope !== "story")) throw new WorkflowError(source, "$.stages", "has no stage that runs per task (every stage has scope 'story')");

@@ -11,6 +11,8 @@ export interface EmbeddedQueueOptions extends QueueListeners {
   dir: string;
   /** Jobs run at once by this process (`HARNESS_CONCURRENCY`, default 1). */
   concurrency?: number;
+  /** `HARNESS_INSTALLATION_SLOTS`: jobs of one installation running at once; unset, no limit. */
+  installationSlots?: number;
   deliveryMemory?: number;
   /** How often the folder is re-read for jobs of another process or locks freed by a dead one. */
   rescanMs?: number;
@@ -114,8 +116,9 @@ export class EmbeddedQueue implements StoryQueue {
     return [...this.records.values()].sort((a, b) => a.id.localeCompare(b.id));
   }
 
+  /** Read from the folder, so it shows the jobs and states of every process sharing it. */
   async snapshot(): Promise<QueuedJobView[]> {
-    return this.jobs().map((record) => ({
+    return (await this.store.list()).map((record) => ({
       jobId: record.id,
       job: record.job,
       state: record.state,
@@ -196,9 +199,12 @@ export class EmbeddedQueue implements StoryQueue {
   }
 
   private async pump(): Promise<void> {
-    for (const record of this.jobs()) {
+    // Re-admissions first, then enqueue order.
+    const order = this.jobs().sort((a, b) => Number(b.job.kind === "retry-blocked") - Number(a.job.kind === "retry-blocked"));
+    for (const record of order) {
       if (this.closed || this.running.size >= this.concurrency) return;
       if (this.running.has(record.id) || this.heldElsewhere.has(record.id)) continue;
+      if (!this.hasInstallationSlot(record.job.installationId)) continue;
       const lease = await this.claim(record);
       if (!lease) {
         this.heldElsewhere.add(record.id);
@@ -281,6 +287,15 @@ export class EmbeddedQueue implements StoryQueue {
       this.running.delete(lease.jobId);
       this.schedulePump();
     }
+  }
+
+  /** `installationSlots`: one installation cannot fill every worker of this process. */
+  private hasInstallationSlot(installationId: number): boolean {
+    const limit = this.options.installationSlots;
+    if (limit === undefined) return true;
+    let held = 0;
+    for (const id of this.running.keys()) if (this.records.get(id)?.job.installationId === installationId) held += 1;
+    return held < limit;
   }
 
   private forget(record: JobRecord): void {

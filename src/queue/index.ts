@@ -18,3 +18,6 @@ export type { JobRecord } from "./job-store.js";
 export { listQuarantine, quarantineDir, salvageStory, type QuarantinedJob, type QuarantinedStory } from "./quarantine.js";
 export { acquireLock, releaseLock, liveHolder, newLockOwner, retireLockOwner, type LockOwner } from "./job-lock.js";
 export { claimHarnessHome, HarnessHomeInUseError, type HomeClaim } from "./home-lock.js";
+export { openStoryQueue, type QueueConfig } from "./open.js";
+export type { BullmqQueue, BullmqQueueOptions } from "./bullmq/index.js";
+export { parseRedisUrl, redactUrl, QueueUrlError } from "./bullmq/connection.js";

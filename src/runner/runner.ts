@@ -159,6 +159,7 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
       branch: pull.branch,
       baseRef: `refs/remotes/origin/${pull.branch}`,
       config,
+      configSource: HARNESS_CONFIG_PATH,
       workflow,
       harnessHome: deps.harnessHome,
       reporter: tracker,

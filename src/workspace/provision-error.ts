@@ -1,5 +1,5 @@
 /** The one error of provisioning: blocked infrastructure, never an agent failure. */
-import { DEFAULT_TAIL_BYTES, DEFAULT_TAIL_LINES, tailText } from "../exec/index.js";
+import { provisionLogTail } from "./provision-tail.js";
 import type { FailureClass } from "../pipeline/index.js";
 
 /** What a provisioning failure records. */
@@ -16,7 +16,7 @@ export interface ProvisionFailure {
 
 /**
  * A worktree could not be provisioned (both attempts failed), or was entered without a
- * receipt. `logTail` is bounded to the last 20 lines and 64 KiB of UTF-8.
+ * receipt. `logTail` is bounded to 20 lines and 64 KiB of UTF-8: the log's error lines, then its last lines.
  */
 export class WorkspaceProvisionError extends Error {
   readonly failureClass = "workspace-provision-failed" satisfies FailureClass;
@@ -35,8 +35,9 @@ export class WorkspaceProvisionError extends Error {
     this.cmd = failure.cmd;
     this.exitCode = failure.exitCode;
     this.logPath = failure.logPath;
-    // Bounded here too, so no caller can put an unbounded tail into a journal or a comment.
-    this.logTail = tailText(Buffer.from(failure.logTail, "utf8"), DEFAULT_TAIL_LINES, DEFAULT_TAIL_BYTES);
+    // Bounded here too, so no caller can put an unbounded tail into a journal or a comment;
+    // the lines that carry the error are kept even when they are far from the end.
+    this.logTail = failure.logTail === "" ? "" : provisionLogTail(failure.logPath, failure.logTail);
     if (failure.taskId !== undefined) this.taskId = failure.taskId;
     if (failure.phase !== undefined) this.phase = failure.phase;
     this.timedOut = failure.timedOut ?? false;

@@ -106,4 +106,29 @@ describe("harness run", () => {
     expect(typo.err).toContain(`${join(s.repo, ".github", "harness.yml")}: $.test.comand is not an allowed key`);
     expect(await git(["branch", "--list", "harness/*"], { cwd: s.repo })).toBe("");
   });
+
+  it("asks for --continue or --fresh when the story branch exists, instead of stacking a second run on it", async () => {
+    const s = await cliScenario("test -f feature.txt");
+    const first = captureIO(s.repo, s.home, scenarioSandboxEnv(s));
+    expect(await main(["run", "--story", s.story], first)).toBe(0);
+    const tip = await git(["rev-parse", "harness/story-greet-users"], { cwd: s.repo });
+
+    const again = captureIO(s.repo, s.home, scenarioSandboxEnv(s));
+    expect(await main(["run", "--story", s.story], again)).toBe(2);
+    expect(again.err).toContain("branch harness/story-greet-users exists");
+    expect(again.err).toContain("--continue");
+    expect(again.err).toContain("--fresh");
+    expect(await git(["rev-parse", "harness/story-greet-users"], { cwd: s.repo })).toBe(tip);
+    expect((await main(["run", "--story", s.story, "--continue", "--fresh"], captureIO(s.repo, s.home, scenarioSandboxEnv(s))))).toBe(2);
+
+    // --continue carries on from the tip: the new commit's parent is the earlier run's.
+    expect(await main(["run", "--story", s.story, "--continue"], captureIO(s.repo, s.home, scenarioSandboxEnv(s)))).toBe(0);
+    const continued = await git(["rev-parse", "harness/story-greet-users"], { cwd: s.repo });
+    expect(await git(["rev-parse", `${continued}^`], { cwd: s.repo })).toBe(tip);
+
+    // --fresh starts again from HEAD: the earlier commits are no longer on the branch.
+    expect(await main(["run", "--story", s.story, "--fresh"], captureIO(s.repo, s.home, scenarioSandboxEnv(s)))).toBe(0);
+    const fresh = await git(["rev-parse", "harness/story-greet-users"], { cwd: s.repo });
+    expect(await git(["rev-parse", `${fresh}^`], { cwd: s.repo })).toBe(await git(["rev-parse", "HEAD"], { cwd: s.repo }));
+  });
 });

@@ -81,6 +81,32 @@ describe("gate check runs", () => {
     expect(renderVerifierCheck(replay([started(), gate(1, 2, "```\nboom")])).summary).toContain("````text\n```\nboom\n````");
   });
 
+  it("verifier: the verdict claimed, the suite on the base and on the change side by side", () => {
+    const baseline: HistoryEvent = {
+      at: "2026-01-01T00:00:00.000Z",
+      kind: "baseline.finished",
+      taskId: "task-1",
+      command: "npm test",
+      commit: "0123456789abcdef0123456789abcdef01234567",
+      exitCode: 1,
+      timedOut: false,
+      outputTail: "1 failing",
+      durationMs: 700,
+    };
+    const summary = renderVerifierCheck(replay([started(), baseline, gate(1, 0, "3 passing"), verdict(1, true)])).summary;
+    expect(summary).toContain(
+      [
+        "#### Claimed, base and change",
+        "| | Result |",
+        "|---|---|",
+        "| Verifier's verdict (claimed) | ✅ pass |",
+        "| Suite on the base commit `0123456789ab` | ❌ failed (exit 1) |",
+        "| Suite on the change (attempt 1) | ✅ passed (exit 0) |",
+      ].join("\n"),
+    );
+    expect(renderVerifierCheck(replay([started(), baseline, gate(1, 1, "1 failing")])).summary).toContain("| Verifier's verdict (claimed) | no verdict yet |");
+  });
+
   it("clean-clone: command, interpreter and version, exit code, tail and commit; or why it did not run", () => {
     expect(renderCleanCloneCheck(replay([started(), cleanClone(1, 1, "FAIL fixture")]))).toEqual({
       title: "Attempt 1: failed in a fresh clone (exit 1)",

@@ -27,12 +27,15 @@ describe("context assembler", () => {
         stage: "verifier",
         failureClass: "clean-clone-failed",
         reason: "the suite failed in a fresh clone",
-        cleanClone: { ran: true, command: "npm test", exitCode: 1, outputTail: "1 failing ``` fence", durationMs: 10, commit: "a".repeat(40) },
+        cleanClone: { ran: true, command: "npm test", exitCode: 1, outputTail: "\u001b[31m1 failing\u001b[39m ``` fence", durationMs: 10, commit: "a".repeat(40) },
       },
     });
     expect(text).toContain("Attempt 1 failed at stage verifier (clean-clone-failed)");
-    expect(text).toContain('"exitCode": 1');
-    expect(text).toContain("````json");
+    expect(text).toContain("The suite failed in a fresh clone with the change committed (command `npm test`, exit code 1).");
+    expect(text).toContain(`- Commit tested: ${"a".repeat(40)}`);
+    // Fenced as text, longer than any backtick run inside, with the terminal's escapes stripped.
+    expect(text).toContain("````text\n1 failing ``` fence\n````");
+    expect(text).not.toContain("\u001b");
     expect(text.endsWith("(none)")).toBe(true);
   });
 
@@ -42,7 +45,7 @@ describe("context assembler", () => {
       retry: { attempt: 1, stage: "verifier", failureClass: "verdict-fail", reason: "r", findings: ["a", "b"], retryGuidance: "do c" },
       suite: { command: "npm test", exitCode: 0, timedOut: false, outputTail: "ok" },
     });
-    expect(text).toBe("- a\n- b|do c|Command `npm test` ended with exit code 0. Last lines of its output:\n\n```\nok\n```");
+    expect(text).toBe("- a\n- b|do c|Command `npm test` ended with exit code 0. Last lines of its output:\n\n```text\nok\n```");
   });
 
   it("knows exactly its placeholders and flags the rest", () => {

@@ -59,8 +59,11 @@ describe("runStory", () => {
     ]);
     expect(ofKind(journal, "attempt.archived")).toEqual([expect.objectContaining({ attempt: 1 })]);
     const retryPrompt = readFileSync(join(outcome.runDir, "attempts", "2", "implementer", "prompt.md"), "utf8");
-    expect(retryPrompt).toContain("clean_clone_result:");
-    expect(retryPrompt).toContain('"exitCode": 1');
+    expect(retryPrompt).toContain("The suite failed in a fresh clone with the change committed");
+    expect(retryPrompt).toContain("exit code 1");
+    // The tester, who may have written the test that failed there, sees it too.
+    const testerPrompt = readFileSync(join(outcome.runDir, "attempts", "2", "tester", "prompt.md"), "utf8");
+    expect(testerPrompt).toContain("The suite failed in a fresh clone with the change committed");
     // The harness never wrote a verdict or guidance of its own for this retry.
     expect(retryPrompt).toContain("### Verifier retry guidance\n\n(none)");
     // Archived attempt keeps its artifacts and says why it failed.
@@ -93,10 +96,11 @@ describe("runStory", () => {
 
   it("blocks as infrastructure, without a retry, when the clean-clone check cannot run", async () => {
     const s = await makeScenario();
-    const config = scriptedConfig(s, "complete", { extra: "clean_clone:\n  interpreter: /nonexistent/python3" });
+    // A relative interpreter is made by provisioning, so preflight cannot refuse it; here it never appears.
+    const config = scriptedConfig(s, "complete", { extra: "clean_clone:\n  interpreter: .venv/bin/python3" });
     const { outcome, journal } = await runScenario(s, config);
     expect(outcome).toMatchObject({ status: "blocked", failureClass: "clean-clone-not-run" });
-    expect(ofKind(journal, "clean_clone.finished")[0]?.result).toMatchObject({ ran: false, interpreter: "/nonexistent/python3" });
+    expect(ofKind(journal, "clean_clone.finished")[0]?.result).toMatchObject({ ran: false, interpreter: expect.stringContaining(".venv/bin/python3") });
     expect(ofKind(journal, "retry.scheduled")).toEqual([]);
     expect(ofKind(journal, "attempt.archived")).toEqual([]);
     expect(launches(s)).toEqual(["implementer 1", "tester 1", "verifier 1"]);
@@ -254,5 +258,16 @@ describe("runStory", () => {
     expect(outcome.status).toBe("completed");
     expect(kinds(journal).at(-1)).toBe("story.completed");
     expect(readFileSync(join(outcome.runDir, "logs", "reporter.log"), "utf8")).toContain("reporter down");
+  });
+
+  it("blocks as config-invalid at preflight, before a worktree exists or an agent is launched", async () => {
+    const s = await makeScenario();
+    const config = scriptedConfig(s, "complete", { extra: "seats:\n  verifer:\n    timeout_minutes: 5" });
+    const { outcome, journal } = await runScenario(s, config, { configSource: ".github/harness.yml" });
+    expect(outcome).toMatchObject({ status: "blocked", failureClass: "config-invalid" });
+    expect(outcome.detail).toContain(".github/harness.yml: $.seats.verifer names no seat of workflow 'story'");
+    expect(outcome.detail).toContain("did you mean 'verifier'?");
+    expect(kinds(journal)).toEqual(["run.started", "story.blocked"]);
+    expect(launches(s)).toEqual([]);
   });
 });

@@ -10,12 +10,12 @@ export async function tempDir(prefix: string): Promise<{ dir: string; remove: ()
   return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
-/** A start job for issue `issue` of acme/widgets. */
-export function makeJob(issue: number, deliveryId = `delivery-${issue}`): StoryJob {
+/** A start job for issue `issue` of acme/widgets (installation 1 unless told). */
+export function makeJob(issue: number, deliveryId = `delivery-${issue}`, options: { installationId?: number; kind?: StoryJob["kind"] } = {}): StoryJob {
   return {
     storyKey: storyKey("acme", "widgets", issue),
-    kind: "start",
-    installationId: 1,
+    kind: options.kind ?? "start",
+    installationId: options.installationId ?? 1,
     repository: { id: 7, owner: "acme", name: "widgets", cloneUrl: "http://127.0.0.1:1/acme/widgets.git", defaultBranch: "main" },
     issue: { number: issue, title: `Story ${issue}`, body: "body" },
     requestedBy: "octocat",
@@ -25,7 +25,7 @@ export function makeJob(issue: number, deliveryId = `delivery-${issue}`): StoryJ
 }
 
 /** Polls `condition` until it holds, failing after `timeoutMs`. */
-export async function waitFor(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 15000): Promise<void> {
+export async function waitFor(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);

@@ -1,17 +1,19 @@
 /**
- * A second App process for the queue tests: opens the queue folder given as argv[2], runs
- * every job it gets by writing `<dir>/started-<jobId>` and then waiting until it is killed,
- * so a test can kill it with SIGKILL mid-job.
+ * Another worker process for the queue tests: opens the queue given as JSON in argv[2] (an
+ * embedded folder or a Redis URL and prefix), runs every job it gets by writing
+ * `<markers>/started-<jobId>` and then waiting until it is killed, so a test can kill it with
+ * SIGKILL mid-job.
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { EmbeddedQueue } from "../../src/queue/index.js";
+import { EmbeddedQueue, openStoryQueue, type QueueConfig } from "../../src/queue/index.js";
 
-const dir = process.argv[2];
-if (!dir) throw new Error("usage: queue-child <queueDir>");
-const queue = await EmbeddedQueue.open({ dir, rescanMs: 50 });
+const [spec, markers] = [process.argv[2], process.argv[3]];
+if (!spec || !markers) throw new Error("usage: queue-child <queue config JSON> <markers dir>");
+const config = JSON.parse(spec) as QueueConfig;
+const queue = config.kind === "embedded" ? await EmbeddedQueue.open({ dir: config.dir, rescanMs: 50 }) : await openStoryQueue(config);
 queue.start(async (lease) => {
-  writeFileSync(join(dir, `started-${lease.jobId}`), JSON.stringify({ pid: process.pid, interruptions: lease.interruptions }));
+  writeFileSync(join(markers, `started-${encodeURIComponent(lease.jobId)}`), JSON.stringify({ pid: process.pid, interruptions: lease.interruptions }));
   await new Promise(() => undefined);
 });
 setInterval(() => undefined, 1 << 30);

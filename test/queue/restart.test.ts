@@ -9,7 +9,7 @@ const CHILD = resolve("test/queue/queue-child.ts");
 /** Starts a second App process on the queue folder; returns its pid and its end. */
 async function startChild(dir: string): Promise<{ pid: number; done: Promise<ExecResult> }> {
   let pid = 0;
-  const done = exec([process.execPath, "--import", "tsx", CHILD, dir], {
+  const done = exec([process.execPath, "--import", "tsx", CHILD, JSON.stringify({ kind: "embedded", dir, concurrency: 1 }), dir], {
     cwd: process.cwd(),
     timeoutMs: 60000,
     onSpawn: (childPid) => {

@@ -101,8 +101,8 @@ describe("a hostile repository", () => {
     const lines = logs.flatMap((path) => readFileSync(path, "latin1").split("\n")).filter((line) => line.startsWith("ATTACK "));
     const phases = new Set(lines.map((line) => line.split(" ")[1]));
     expect([...phases].sort()).toEqual(["agent", "provision", "suite"]);
-    // Provisioning once, four seats, the suite gate and the clean-clone suite.
-    expect(lines).toHaveLength(SELF_REPORTED.length * 7);
+    // Provisioning once, the baseline suite on the base commit, four seats, the suite gate and the clean-clone suite.
+    expect(lines).toHaveLength(SELF_REPORTED.length * 8);
     const escaped = lines.filter((line) => line.endsWith(" ESCAPED"));
 
     // What only the outside can judge.

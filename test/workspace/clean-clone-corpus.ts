@@ -46,6 +46,33 @@ export const CORPUS: readonly CorpusCase[] = [
     },
   },
   {
+    name: "new CRLF file under * text with core.eol=crlf (the user's checkout only)",
+    verdict: "fails",
+    assertion: `grep -q ${CR} win.txt`,
+    build: async () => {
+      const repo = await repoWith({ ".gitattributes": "* text\n", "a.txt": "a\n" });
+      await run(repo, "config", "core.eol", "crlf");
+      write(repo, { "win.txt": "one\r\ntwo\r\n" });
+      return repo;
+    },
+  },
+  {
+    name: "control: an edited symlink checked out as a plain file under core.symlinks=false",
+    verdict: "passes",
+    assertion: "grep -q b.txt link",
+    build: async () => {
+      const repo = await repoWith({ "a.txt": "a\n", "b.txt": "b.txt\n" });
+      symlinkSync("a.txt", join(repo, "link"));
+      await run(repo, "add", "link");
+      await run(repo, "commit", "-q", "-m", "link");
+      await run(repo, "config", "core.symlinks", "false");
+      rmSync(join(repo, "link"));
+      await run(repo, "checkout", "--", "link");
+      writeFileSync(join(repo, "link"), "b.txt");
+      return repo;
+    },
+  },
+  {
     name: "new executable script with core.fileMode=false",
     verdict: "fails",
     assertion: "test -x run.sh",

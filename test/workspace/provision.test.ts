@@ -138,6 +138,29 @@ describe("provisionWorktree failures", () => {
     expect(existsSync(join(s.worktree, ".harness-provisioned"))).toBe(false);
   });
 
+  it("keeps the lines that carry the error in the tail, not only the last lines (npm's cause on line 9 of 210)", async () => {
+    const s = setup({});
+    // npm writes all of it to stderr.
+    const command = [
+      "exec 1>&2",
+      "i=0; while [ $i -lt 8 ]; do echo \"npm http fetch GET 200 package $i\"; i=$((i+1)); done",
+      "echo 'npm error code EUSAGE' >&2",
+      "echo 'npm error' >&2",
+      "echo 'npm error `npm ci` can only install packages when your package.json and package-lock.json are in sync.' >&2",
+      "echo 'npm error Missing: left-pad@1.3.0 from lock file' >&2",
+      "i=0; while [ $i -lt 200 ]; do echo \"npm error   --usage-option-$i\"; i=$((i+1)); done",
+      "exit 1",
+    ].join("\n");
+    const failure = (await run(s, { command }).catch((e: unknown) => e)) as WorkspaceProvisionError;
+    expect(failure).toBeInstanceOf(WorkspaceProvisionError);
+    const lines = failure.logTail.split("\n");
+    expect(lines.length).toBeLessThanOrEqual(20);
+    expect(failure.logTail).toContain("npm error Missing: left-pad@1.3.0 from lock file");
+    expect(failure.logTail).toContain("npm error code EUSAGE");
+    expect(lines.at(-1)).toBe("npm error   --usage-option-199");
+    expect(failure.logTail).not.toContain("npm http fetch");
+  });
+
   it("starts the retry only after every process of the first attempt is gone", async () => {
     const s = setup({});
     // Attempt 1 leaves a SIGTERM-ignoring process behind and fails; attempt 2 succeeds only if it is dead.

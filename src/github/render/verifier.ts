@@ -68,6 +68,7 @@ export function renderGateSection(task: TaskSnapshot | undefined, stage: string 
   } else if (gate && !gateFailed(gate)) {
     lines.push(`**Verdict:** waiting for the ${stage ?? "seat"}`, "");
   }
+  lines.push(...sideBySide(task, gate, verdict));
   if (gate) lines.push("#### Suite output tail", tailBlock(gate.outputTail, secrets));
   const title = verdict
     ? `${attempt}: verdict ${verdict.verdict}`
@@ -75,4 +76,29 @@ export function renderGateSection(task: TaskSnapshot | undefined, stage: string 
       ? `${attempt}: suite failed (${gate.timedOut ? "timed out" : `exit ${gate.exitCode ?? "none"}`})`
       : `${attempt}: suite passed, ${stage ?? "seat"} running`;
   return { title, summary: boundCheckRunOutput(lines.join("\n")) };
+}
+
+function suiteResult(run: { exitCode?: number; timedOut: boolean } | undefined): string {
+  if (!run) return "not run yet";
+  if (run.timedOut) return "⏱ timed out";
+  return run.exitCode === 0 ? "✅ passed (exit 0)" : `❌ failed (exit ${run.exitCode ?? "none"})`;
+}
+
+/**
+ * What the verifier claimed, what the suite gave on the base commit and what it gave on the
+ * change, side by side: a reader sees at once whether a red suite is the change's doing.
+ */
+function sideBySide(task: TaskSnapshot | undefined, gate: Gate | undefined, verdict: Verdict | undefined): string[] {
+  const baseline = task?.baseline;
+  if (!task || !baseline) return [];
+  const claim = verdict ? (verdict.verdict === "pass" ? "✅ pass" : "❌ fail") : "no verdict yet";
+  return [
+    "#### Claimed, base and change",
+    "| | Result |",
+    "|---|---|",
+    `| Verifier's verdict (claimed) | ${claim} |`,
+    `| Suite on the base commit \`${baseline.commit.slice(0, 12)}\` | ${suiteResult(baseline)} |`,
+    `| Suite on the change (attempt ${task.attempt}) | ${suiteResult(gate)} |`,
+    "",
+  ];
 }

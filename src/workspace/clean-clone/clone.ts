@@ -6,6 +6,7 @@
  * (`gc.auto=0`, `maintenance.auto=false`): nothing may still be writing when the scratch
  * folder is removed.
  */
+import { readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { git } from "../git.js";
 import { CLEAN_CLONE_STEP_TIMEOUT_MS } from "./limits.js";
@@ -34,7 +35,9 @@ async function pointHead(dir: string, target: CleanCloneTarget, commit: string):
     return;
   }
   await git(["update-ref", `refs/heads/${target.branch}`, commit], write(dir));
-  await git(["symbolic-ref", "HEAD", `refs/heads/${target.branch}`], write(dir));
+  // A clone usually starts on the target's branch already; a linked worktree's may not.
+  const head = await readFile(join(dir, ".git", "HEAD"), "utf8").catch(() => "");
+  if (head.trim() !== `ref: refs/heads/${target.branch}`) await git(["symbolic-ref", "HEAD", `refs/heads/${target.branch}`], write(dir));
 }
 
 export interface CheckOutArgs {
@@ -60,6 +63,4 @@ export async function checkOutCommit(args: CheckOutArgs): Promise<void> {
   }
   const checkout = target.branch !== undefined ? [target.branch] : ["--detach", commit];
   await git([...CLONE_QUIET_CONFIG, "checkout", "-q", "-f", ...checkout, "--"], write(cloneDir));
-  const head = await git(["rev-parse", "HEAD"], read(cloneDir));
-  if (head !== commit) throw new Error(`the clone checked out ${head}, not the check's commit ${commit}`);
 }

@@ -10,7 +10,7 @@
  */
 import { copyFile, stat, utimes } from "node:fs/promises";
 import { relative, sep } from "node:path";
-import { git, gitResult, HARNESS_IDENTITY } from "../git.js";
+import { git, HARNESS_IDENTITY } from "../git.js";
 import { CLEAN_CLONE_STEP_TIMEOUT_MS } from "./limits.js";
 import type { CleanCloneTarget } from "./target.js";
 
@@ -40,25 +40,26 @@ function scratchExclusion(target: CleanCloneTarget, scratchDir: string): string[
 }
 
 /**
- * Racy-git margin: git trusts an entry's stat data only when the file's mtime is older than the
- * index file's own mtime; an entry written in the same instant as the index is compared by
- * content. A copy made now would have a newer mtime and make such entries look clean (a
- * same-size edit right after `git add` would be missed), so the copy gets the original's mtime
- * moved back by this margin, which only ever makes more entries compared by content.
+ * Racy-git: git trusts an entry's stat data only when the file's mtime is older than the index
+ * file's own mtime; an entry written in the same instant as the index is compared by content.
+ * A copy made now would have a newer mtime and make such entries look clean (a same-size edit
+ * right after `git add` would be missed), so the copy gets the original's mtime, moved back by
+ * a microsecond to absorb the rounding of a timestamp through a double: never later, so never
+ * fewer entries compared by content.
  */
-const RACY_MARGIN_MS = 2000;
+const RACY_MARGIN_NS = 1000n;
 
 /** Copies the target's index to `copy` with a racy-safe mtime; false when the target has none. */
 async function seedIndex(original: string, copy: string): Promise<boolean> {
   let info;
   try {
-    info = await stat(original);
+    info = await stat(original, { bigint: true });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
     throw error;
   }
   await copyFile(original, copy);
-  await utimes(copy, info.atime, new Date(info.mtimeMs - RACY_MARGIN_MS));
+  await utimes(copy, Number(info.atimeNs) / 1e9, Number(info.mtimeNs - RACY_MARGIN_NS) / 1e9);
   return true;
 }
 
@@ -77,11 +78,6 @@ export async function buildUserCommit(target: CleanCloneTarget, scratch: Scratch
   const seeded = await seedIndex(target.indexFile, scratch.indexFile);
   // A repository without an index (a bare-style checkout) starts from HEAD's tree, as git would.
   if (!seeded) await git(["read-tree", target.base], options);
-  // A refresh first: a file whose stat changed but whose content did not is then not hashed
-  // again by `add`, which would "write" its existing object and so touch the target's copy
-  // (git freshens an object's mtime even in an alternate). Exit 1 only means "needs update".
-  const refreshed = await gitResult([...SCRATCH_INDEX_CONFIG, "update-index", "-q", "--refresh"], options);
-  if (refreshed.exitCode !== 0 && refreshed.exitCode !== 1) throw new Error(`git update-index --refresh failed: ${refreshed.tail.trim()}`);
   await git([...SCRATCH_INDEX_CONFIG, "add", "-A", ...scratchExclusion(target, scratchDir)], options);
   const tree = await git([...SCRATCH_INDEX_CONFIG, "write-tree"], options);
   const message = `clean-clone check: the target's working tree on ${target.base}`;

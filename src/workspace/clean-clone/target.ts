@@ -26,19 +26,25 @@ function lines(result: { stdout?: Buffer }): string[] {
   return (result.stdout ?? Buffer.alloc(0)).toString("utf8").split("\n");
 }
 
-/** Locates the target of `repo` (any folder inside its working tree, a linked worktree too). */
+/** Why `repo` cannot be a target, asked step by step once the combined question failed. */
+async function whyNot(repo: string): Promise<CleanCloneBuildError> {
+  const located = await gitResult(["rev-parse", "--show-toplevel"], read(repo));
+  if (located.exitCode !== 0) return new CleanCloneBuildError("resolve", repo, `is not inside a git working tree (${located.tail.trim()})`);
+  const head = await gitResult(["rev-parse", "-q", "--verify", "HEAD^{commit}"], read(repo));
+  if (head.exitCode !== 0) return new CleanCloneBuildError("resolve", repo, "has no commit to clone (HEAD is unborn)");
+  return new CleanCloneBuildError("resolve", repo, `could not be located: ${located.tail.trim()}`);
+}
+
+/** Locates the target of `repo` (any folder inside its working tree, a linked worktree too) in one git call. */
 export async function resolveTarget(repo: string): Promise<CleanCloneTarget> {
   const exists = await stat(repo).then((info) => info.isDirectory(), () => false);
   if (!exists) throw new CleanCloneBuildError("resolve", repo, "is not a directory");
   const located = await gitResult(
-    ["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-path", "index", "--path-format=relative", "--show-prefix"],
+    ["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-path", "index", "--path-format=relative", "--show-prefix", "HEAD^{commit}", "--symbolic-full-name", "HEAD"],
     read(repo),
   );
-  if (located.exitCode !== 0) throw new CleanCloneBuildError("resolve", repo, `is not inside a git working tree (${located.tail.trim()})`);
-  const [top = "", indexFile = "", prefix = ""] = lines(located);
-  const head = await gitResult(["rev-parse", "-q", "--verify", "HEAD^{commit}"], read(top));
-  if (head.exitCode !== 0) throw new CleanCloneBuildError("resolve", repo, "has no commit to clone (HEAD is unborn)");
-  const symbolic = await gitResult(["symbolic-ref", "-q", "--short", "HEAD"], read(top));
-  const branch = symbolic.exitCode === 0 ? (lines(symbolic)[0] ?? "") : "";
-  return { top, prefix, base: (lines(head)[0] ?? "").trim(), indexFile, ...(branch !== "" ? { branch } : {}) };
+  if (located.exitCode !== 0) throw await whyNot(repo);
+  const [top = "", indexFile = "", prefix = "", base = "", symbolic = ""] = lines(located);
+  const branch = symbolic.startsWith("refs/heads/") ? symbolic.slice("refs/heads/".length) : "";
+  return { top, prefix, base: base.trim(), indexFile, ...(branch !== "" ? { branch } : {}) };
 }

@@ -18,6 +18,8 @@ export interface FakeGitHubOptions {
   appId?: number;
   appSlug?: string;
   installationId?: number;
+  /** More installations of the App (ids), answered like the first one: for fairness across installations. */
+  moreInstallations?: number[];
   /** The account the App is installed on. */
   account?: string;
   webhookSecret?: string;
@@ -94,6 +96,7 @@ export class FakeGitHub {
       appSlug,
       botLogin: `${appSlug}[bot]`,
       installationId: options.installationId ?? 777,
+      moreInstallations: options.moreInstallations ?? [],
       installationAccount: options.account ?? "octo-org",
       publicKey,
       reposRoot,

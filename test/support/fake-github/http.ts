@@ -48,6 +48,8 @@ export interface FakeContext {
   /** The login of the App's bot user (`<slug>[bot]`), author of everything the App posts. */
   botLogin: string;
   installationId: number;
+  /** Other installation ids the App has (same account, same repositories). */
+  moreInstallations: number[];
   /** The account the App is installed on. */
   installationAccount: string;
   publicKey: KeyObject;

@@ -36,7 +36,7 @@ function installationJson(ctx: FakeContext): Record<string, unknown> {
 }
 
 function requireInstallation(ctx: FakeContext, id: number): void {
-  if (id !== ctx.installationId) throw new HttpError(404, "Not Found");
+  if (id !== ctx.installationId && !ctx.moreInstallations.includes(id)) throw new HttpError(404, "Not Found");
 }
 
 /** App-level routes, all authenticated by the App's JWT. */
@@ -62,7 +62,7 @@ export const appRoutes: Route[] = [
       checkTokenRequest(body, ctx.state.repos, INSTALLATION_PERMISSIONS);
       const asked = body.permissions as Record<string, string> | undefined;
       const repositoryIds = body.repository_ids as number[] | undefined;
-      const issued = ctx.tokens.issue(ctx.installationId, asked ?? INSTALLATION_PERMISSIONS, undefined, repositoryIds);
+      const issued = ctx.tokens.issue(intParam(request, "installation_id"), asked ?? INSTALLATION_PERMISSIONS, undefined, repositoryIds);
       return {
         status: 201,
         json: { token: issued.token, expires_at: timestamp(issued.expiresAt), permissions: issued.permissions, repository_selection: repositoryIds ? "selected" : "all" },

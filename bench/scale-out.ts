@@ -1,0 +1,145 @@
+/**
+ * Scale-out on Redis: twenty stories whose implementer is a 2-second scripted agent, run by
+ * one, two and four `harness worker` processes (HARNESS_CONCURRENCY=1 each) behind one
+ * `harness serve`, against the fake GitHub, in the same run (rounds rotate the order). Reports
+ * throughput (stories per minute, label of the first to end of the last) and its ratio to one
+ * worker (targets: >= 1.8 with two, >= 3.2 with four). Then the enqueue-to-start latency of
+ * each adapter (an idle worker, one job at a time): p50/p99 of BullMQ against the embedded queue.
+ *
+ *   node --import tsx bench/scale-out.ts [--stories 20] [--rounds 1] [--latency-jobs 200]
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { Redis } from "ioredis";
+import { EmbeddedQueue, openStoryQueue, storyKey, type StoryJob, type StoryQueue } from "../src/queue/index.js";
+import { deliverWebhook, issuesLabeledPayload, signedDelivery, startFakeGitHub, type FakeGitHub } from "../test/support/fake-github/index.js";
+import { startRedis, type RedisServer } from "../test/support/redis.js";
+import { startApp } from "../test/e2e/app-process.js";
+import { AGENT_SCRIPT, harnessYml, OWNER, storyEnd } from "../test/e2e/scenario.js";
+import { startWorker } from "../test/e2e/worker-process.js";
+
+const { values } = parseArgs({ options: { stories: { type: "string", default: "20" }, rounds: { type: "string", default: "1" }, "latency-jobs": { type: "string", default: "200" } } });
+const STORIES = Number(values.stories);
+const ROUNDS = Number(values.rounds);
+const LATENCY_JOBS = Number(values["latency-jobs"]);
+const SLEEPY_AGENT = AGENT_SCRIPT.replace("    echo hello > feature.txt ;;", "    sleep 2; echo hello > feature.txt ;;");
+
+function percentile(samples: number[], p: number): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+}
+
+/** One configuration: serve plus `workers` workers, `STORIES` stories labelled at once; returns seconds to the last end. */
+async function throughput(fake: FakeGitHub, redis: RedisServer, workers: number, tag: string): Promise<number> {
+  const root = mkdtempSync(join(tmpdir(), `harness-bench-scale-${tag}-`));
+  const flush = new Redis(redis.url);
+  await flush.flushall();
+  flush.disconnect();
+  const env = { HARNESS_QUEUE: redis.url };
+  const name = `scale-${tag}`;
+  await fake.addRepository({ owner: OWNER, name, files: { "README.md": "# bench\n", ".harness-test/agent.sh": SLEEPY_AGENT, ".github/harness.yml": harnessYml() } });
+  const app = await startApp({ fake, home: join(root, "serve"), workDir: root, env });
+  const running = [];
+  for (let index = 0; index < workers; index += 1) {
+    running.push(await startWorker({ fake, name: `w${index}`, home: join(root, `w${index}`), workDir: root, env: { ...env, HARNESS_CONCURRENCY: "1" } }));
+  }
+  try {
+    const numbers: number[] = [];
+    const started = performance.now();
+    for (let index = 0; index < STORIES; index += 1) {
+      const issue = fake.createIssue(OWNER, name, { title: `Story ${index}`, body: "Write feature.txt.", user: OWNER });
+      const payload = issuesLabeledPayload(fake, { owner: OWNER, name, number: issue.number, label: "story", sender: OWNER });
+      await deliverWebhook(app.webhookUrl, signedDelivery("issues", payload, fake.webhookSecret));
+      numbers.push(issue.number);
+    }
+    for (const number of numbers) {
+      const { story } = await storyEnd(fake, name, number, 1_200_000);
+      if (story.conclusion !== "success") throw new Error(`story ${number} ended ${story.conclusion}`);
+    }
+    return (performance.now() - started) / 1000;
+  } finally {
+    for (const each of running) await each.stop();
+    await app.stop();
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+function latencyJob(index: number, tag: string): StoryJob {
+  return {
+    storyKey: storyKey("bench", tag, index + 1),
+    kind: "start",
+    installationId: 1,
+    repository: { id: 1, owner: "bench", name: tag, cloneUrl: "http://127.0.0.1:1/bench.git", defaultBranch: "main" },
+    issue: { number: index + 1, title: "t", body: "b" },
+    requestedBy: "bench",
+    deliveryId: `${tag}-${index}`,
+    enqueuedAt: new Date().toISOString(),
+  };
+}
+
+/** Enqueue-to-start of `LATENCY_JOBS` jobs, one at a time, an idle worker on `consumer` taking them. */
+async function latency(producer: StoryQueue, consumer: StoryQueue, tag: string): Promise<number[]> {
+  const samples: number[] = [];
+  let wake: (() => void) | undefined;
+  consumer.start(async () => {
+    wake?.();
+  });
+  for (let index = 0; index < LATENCY_JOBS; index += 1) {
+    const begun = new Promise<void>((resolve) => {
+      wake = resolve;
+    });
+    const at = performance.now();
+    await producer.enqueue(latencyJob(index, tag));
+    await begun;
+    samples.push(performance.now() - at);
+  }
+  return samples;
+}
+
+async function main(): Promise<void> {
+  const redis = await startRedis();
+  const fake = await startFakeGitHub();
+  try {
+    const seconds = new Map<number, number[]>([[1, []], [2, []], [4, []]]);
+    const orders = [[1, 2, 4], [4, 2, 1], [2, 4, 1]];
+    for (let round = 0; round < ROUNDS; round += 1) {
+      for (const workers of orders[round % orders.length] ?? [1, 2, 4]) {
+        const took = await throughput(fake, redis, workers, `r${round}w${workers}`);
+        seconds.get(workers)?.push(took);
+        console.log(`round ${round + 1}, ${workers} worker(s): ${STORIES} stories in ${took.toFixed(1)} s (${((STORIES / took) * 60).toFixed(1)} per minute)`);
+      }
+    }
+    const median = (list: number[]): number => percentile(list, 50);
+    const one = median(seconds.get(1) ?? []);
+    for (const workers of [2, 4]) {
+      const ratio = one / median(seconds.get(workers) ?? []);
+      console.log(`throughput ${workers} workers / 1 worker: ${ratio.toFixed(2)}x (target >= ${workers === 2 ? "1.8" : "3.2"})`);
+    }
+
+    const embeddedSamples: number[] = [];
+    const redisSamples: number[] = [];
+    for (let round = 0; round < 2; round += 1) {
+      const dir = mkdtempSync(join(tmpdir(), "harness-bench-latency-"));
+      const embedded = await EmbeddedQueue.open({ dir: join(dir, "queue") });
+      embeddedSamples.push(...(await latency(embedded, embedded, `e${round}`)));
+      await embedded.close();
+      rmSync(dir, { recursive: true, force: true });
+      const producer = await openStoryQueue({ kind: "redis", url: redis.url, concurrency: 1, prefix: `lat${round}` });
+      const consumer = await openStoryQueue({ kind: "redis", url: redis.url, concurrency: 1, prefix: `lat${round}` });
+      redisSamples.push(...(await latency(producer, consumer, `r${round}`)));
+      await consumer.close();
+      await producer.close();
+    }
+    const report = (label: string, samples: number[]): void => console.log(`${label}: p50 ${percentile(samples, 50).toFixed(2)} ms, p99 ${percentile(samples, 99).toFixed(2)} ms`);
+    report("enqueue-to-start, embedded", embeddedSamples);
+    report("enqueue-to-start, BullMQ  ", redisSamples);
+    console.log(`BullMQ / embedded: p50 ${(percentile(redisSamples, 50) / percentile(embeddedSamples, 50)).toFixed(2)}x, p99 ${(percentile(redisSamples, 99) / percentile(embeddedSamples, 99)).toFixed(2)}x`);
+  } finally {
+    await fake.close();
+    await redis.stop();
+  }
+}
+
+await main();

@@ -1,0 +1,78 @@
+/**
+ * An agent that could not work at all is not a failed attempt of the change: the provider
+ * was unreachable, the CLI had no credentials, the account is rate limited, or the CLI
+ * refused to run as root. Each CLI's own words are recognised here, in one place; the
+ * messages were taken from the installed CLIs (Claude Code 2.1, Codex 0.171) run without a
+ * network, without credentials and as root, and from the texts their binaries carry.
+ */
+import { parseResetTime } from "./reset-time.js";
+
+/** Why an agent could not work. */
+export type UnavailableReason = "not-installed" | "root-refused" | "auth-missing" | "rate-limited" | "provider-unreachable";
+
+/** An agent found unavailable, with the line that said so and, when given, the reset time. */
+export interface AgentUnavailable {
+  reason: UnavailableReason;
+  /** The CLI's line (ANSI stripped, at most 300 characters). */
+  message: string;
+  /** ISO-8601 time the limit resets, when the CLI said it. */
+  resetAt?: string;
+}
+
+interface Rule {
+  reason: UnavailableReason;
+  pattern: RegExp;
+  /** A line the CLI repeats while it waits: the seat is stopped as soon as it is seen. */
+  loops?: boolean;
+}
+
+const RULES: readonly Rule[] = [
+  // Claude Code as root: "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons".
+  { reason: "root-refused", pattern: /cannot be used with root\/sudo privileges/i },
+  // Claude Code without credentials: "Not logged in · Please run /login"; with a bad key: "Invalid API key".
+  { reason: "auth-missing", pattern: /Not logged in\b.*\/login|Invalid API key|authentication_error|\b401 Unauthorized\b|Missing bearer or basic authentication/i },
+  // Claude Code: "You've hit your limit · resets 3pm (UTC)"; Codex: "You've hit your usage limit. … Try again at 3:05 PM."
+  { reason: "rate-limited", pattern: /You've hit your [^\n]*limit|You've reached your usage limit|usage limit reached|rate_limit_error|\b429\b[^\n]*(Too Many Requests|rate limit)/i },
+  // Codex without a network loops on "ERROR: Reconnecting... waiting for network" until stopped.
+  { reason: "provider-unreachable", pattern: /Reconnecting\.\.\. waiting for network/i, loops: true },
+  // Claude Code without a network: "API Error: Unable to connect to API (ConnectionRefused)"; overload and outage.
+  { reason: "provider-unreachable", pattern: /Unable to connect to API|failed to lookup address information|overloaded_error|\b529\b[^\n]*overloaded|currently experiencing high load/i },
+];
+
+/** Removes ANSI escape sequences from terminal output. */
+export function stripTerminalEscapes(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(\u0007|\u001b\\)|\u001b[@-Z\\-_]/g, "");
+}
+
+/**
+ * Recognises an unavailable agent from its output. The last matching line decides (a CLI
+ * that retried and then hit a limit is rate limited). Returns undefined for anything else:
+ * an ordinary failure stays the change's.
+ */
+export function classifyAgentOutput(output: string, now: Date = new Date()): AgentUnavailable | undefined {
+  const lines = stripTerminalEscapes(output).split(/\r?\n/);
+  for (let index = lines.length - 1; index >= 0; index -= 1) {
+    const line = lines[index] ?? "";
+    const rule = RULES.find((candidate) => candidate.pattern.test(line));
+    if (!rule) continue;
+    const message = line.trim().slice(0, 300);
+    if (rule.reason !== "rate-limited") return { reason: rule.reason, message };
+    const reset = parseResetTime(line, now);
+    return { reason: rule.reason, message, ...(reset ? { resetAt: reset.toISOString() } : {}) };
+  }
+  return undefined;
+}
+
+/** True when the output shows a CLI waiting in a loop it will not leave by itself (no network). */
+export function showsWaitingLoop(output: string): boolean {
+  const text = stripTerminalEscapes(output);
+  return RULES.some((rule) => rule.loops === true && rule.pattern.test(text));
+}
+
+/** How an ended seat is judged: unavailable, or an ordinary result for the stage to judge. */
+export function classifySeatEnd(result: { exitCode: number | null; timedOut: boolean; tail: string; spawnError?: string; stoppedWaiting?: boolean }, now: Date): AgentUnavailable | undefined {
+  if (result.spawnError !== undefined) return { reason: "not-installed", message: result.spawnError.slice(0, 300) };
+  if (result.exitCode === 0 && !result.timedOut && result.stoppedWaiting !== true) return undefined;
+  return classifyAgentOutput(result.tail, now);
+}

@@ -1,0 +1,87 @@
+/**
+ * What `harness <command> --help` prints: the usage line, what the command does and its
+ * options. Answered before the command parses anything, so `--help` works on every command
+ * whatever else is on the line.
+ */
+
+const COMMAND_HELP: Record<string, string> = {
+  serve: `Usage: harness serve
+
+Runs the GitHub App (the same as npm start). It is configured by the environment:
+APP_ID, PRIVATE_KEY or PRIVATE_KEY_PATH, WEBHOOK_SECRET, GHE_HOST, GHE_PROTOCOL, PORT,
+HARNESS_HOME, HARNESS_CONCURRENCY, HARNESS_AGENT_ENV, HARNESS_STORY_LABEL,
+HARNESS_GITHUB_THROTTLE. Without credentials it serves Probot's setup page.
+`,
+  worker: `Usage: harness worker
+
+Takes stories from the Redis queue and runs them (HARNESS_QUEUE=redis://host:6379/0 is
+required), HARNESS_CONCURRENCY at a time, with its own HARNESS_HOME. It serves no webhooks;
+any number of workers on any number of machines share one queue with one harness serve.
+Also read: APP_ID, PRIVATE_KEY or PRIVATE_KEY_PATH, GHE_HOST, GHE_PROTOCOL, HARNESS_AGENT_ENV,
+HARNESS_GITHUB_THROTTLE, HARNESS_INSTALLATION_SLOTS, HARNESS_LEASE_MS and the sandbox's variables.
+`,
+  run: `Usage: harness run [<repo>] --story <file.md> [options]
+
+Runs a story through the workflow on a local repository, in a worktree under the harness data
+directory (HARNESS_HOME); your working tree and current branch are not touched. The work is
+committed to the branch harness/story-<slug>, where <slug> comes from the story file's name.
+
+Options:
+  --story <file.md>        the story: the first heading is its title, the rest its body
+  --agent <preset>         claude-code, codex or aider (overrides agent in .github/harness.yml)
+  --agent-cmd <template>   a shell command template with {prompt_file}, {artifact_dir}, {worktree}
+  --workflow <file>        a workflow JSON (default: the built-in story workflow)
+  --test-cmd <cmd>         the repository's test command (overrides test.command)
+  --continue               the story branch exists: carry on from its tip
+  --fresh                  the story branch exists: delete it and start again from HEAD
+
+Preflight checks the configuration before anything is provisioned (exit 2 naming the file and key).
+Exit codes: 0 completed, 1 blocked, 2 bad arguments or configuration.
+`,
+  provision: `Usage: harness provision <worktree> [--cmd <string>] [--timeout-ms <n>] [--log <file>]
+
+Provisions a worktree the way the harness does before any agent enters it (the configured
+command, .harness/provision.sh, or the lockfile's install) and writes the receipt
+.harness-provisioned.
+
+Exit codes: 0 provisioned, 2 bad arguments, 3 provisioning failed.
+`,
+  "clean-clone": `Usage: harness clean-clone [<repo>] --command <string> [options]
+
+Commits the repository's current state into a fresh clone and runs the suite there: the
+state that ships is the state that is tested.
+
+Options:
+  --command <string>       the test command (run with /bin/sh -c)
+  --link <dir>             a dependency root to link into the clone (repeatable; default: the usual ones)
+  --interpreter <path>     run the suite with this interpreter's folder first on PATH
+  --timeout-ms <n>         stop the suite after n milliseconds
+  --out <file>             write clean-clone-result.json here
+
+Exit codes: 0 passed, 1 failed, 2 bad arguments, 3 could not run.
+`,
+  validate: `Usage: harness validate <workflow.json|harness.yml> [--workflow <file>]
+
+Checks a workflow (schema, stage references, prompt templates) or a .github/harness.yml
+(schema and preflight: agent programs on PATH, placeholders, seat names, commands,
+agent.env, clean_clone.link and interpreter; with the file inside a repository's .github
+folder, also the repository's provisioning) without running anything. A .yml is checked
+against the built-in workflow unless --workflow names another.
+
+Exit codes: 0 valid, 2 invalid or unreadable (each problem names the file and key).
+`,
+};
+
+/** The help text of `command`, or undefined for a command without one. */
+export function commandHelp(command: string): string | undefined {
+  return COMMAND_HELP[command];
+}
+
+/** True when the arguments ask for help (before a `--` that ends the options). */
+export function asksForHelp(args: readonly string[]): boolean {
+  for (const arg of args) {
+    if (arg === "--") return false;
+    if (arg === "--help" || arg === "-h") return true;
+  }
+  return false;
+}

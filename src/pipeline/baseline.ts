@@ -1,0 +1,92 @@
+/**
+ * The baseline: the suite run once on the commit the task starts from, in the provisioned
+ * worktree, before any agent. It decides whose failure a red gate is: a base that is red the
+ * same way is infrastructure (`baseline-red`), not the change's doing; a command that cannot
+ * start there (126, 127) is the environment's (`environment`).
+ */
+import { join } from "node:path";
+import { git } from "../workspace/index.js";
+import type { CheckFailure } from "./checks.js";
+import type { TaskRun } from "./task.js";
+
+/** The baseline as the task keeps it. */
+export interface BaselineResult {
+  command: string;
+  commit: string;
+  exitCode?: number;
+  timedOut: boolean;
+  outputTail: string;
+  durationMs: number;
+}
+
+/** Exit codes of `/bin/sh` for a command that could not start: not executable, not found. */
+const CANNOT_START = new Set([126, 127]);
+
+/** True when the baseline did not pass. */
+export function baselineRed(baseline: BaselineResult): boolean {
+  return baseline.timedOut || baseline.exitCode !== 0;
+}
+
+/**
+ * Runs the suite on the task's base commit and journals `baseline.finished`. Returns an
+ * `environment` failure when the command could not start there; a red base is kept, not a
+ * failure: it only matters once the change's gate is red too.
+ */
+export async function runBaseline(task: TaskRun, command: string): Promise<CheckFailure | undefined> {
+  const commit = await git(["rev-parse", "HEAD"], { cwd: task.worktree.path, readOnly: true });
+  // The same policy as the suite gate: sandboxed, writing only the worktree, network only when the repository opts in.
+  const result = await task.sandbox.shell(command, {
+    cwd: task.worktree.path,
+    timeoutMs: task.config.test.timeoutMs,
+    logPath: join(task.layout.logs, `baseline-${task.worktree.taskId}.log`),
+    ...(task.signal ? { signal: task.signal } : {}),
+  }, { purpose: "suite", network: task.config.test.network === true, writable: [task.worktree.path] });
+  const exitCode = result.exitCode ?? undefined;
+  const baseline: BaselineResult = { command, commit, timedOut: result.timedOut, outputTail: result.tail, durationMs: result.durationMs, ...(exitCode !== undefined ? { exitCode } : {}) };
+  task.baseline = baseline;
+  await task.sink.emit({ kind: "baseline.finished", taskId: task.worktree.taskId, ...baseline, policy: { sandboxed: result.sandboxed, network: result.network } });
+  if (result.spawnError !== undefined || (exitCode !== undefined && CANNOT_START.has(exitCode))) {
+    const line = lastLine(result.tail);
+    return {
+      failureClass: "environment",
+      reason: `the test command \`${command}\` cannot start in the provisioned worktree (exit ${exitCode ?? "none"}${line ? `: ${line}` : ""}); provisioning did not install what it needs`,
+    };
+  }
+  return undefined;
+}
+
+/**
+ * Decides a red gate against the baseline: red on the base with the same failing output is
+ * `baseline-red` (infrastructure); anything else stays the change's failure. Output with
+ * nothing in it cannot show "the same failure", so it never counts as one.
+ */
+export function judgeRedGate(baseline: BaselineResult | undefined, change: { exitCode?: number; timedOut: boolean; outputTail: string }): CheckFailure | undefined {
+  if (!baseline || !baselineRed(baseline)) return undefined;
+  if (baseline.timedOut !== change.timedOut || baseline.exitCode !== change.exitCode) return undefined;
+  const base = normaliseOutput(baseline.outputTail);
+  if (base === "" || base !== normaliseOutput(change.outputTail)) return undefined;
+  return {
+    failureClass: "baseline-red",
+    reason: `the suite \`${baseline.command}\` fails the same way on the base commit ${baseline.commit.slice(0, 12)} (exit ${baseline.exitCode ?? "none"}): the base is broken, not the change`,
+  };
+}
+
+/** Output as compared: no ANSI escapes, no numbers (durations, counts, ports), no blank runs. */
+export function normaliseOutput(text: string): string {
+  return stripAnsi(text)
+    .replace(/\d+(\.\d+)?/g, "#")
+    .split("\n")
+    .map((line) => line.trim().replace(/\s+/g, " "))
+    .filter((line) => line !== "")
+    .join("\n");
+}
+
+/** Removes ANSI escape sequences (colours, cursor moves) from terminal output. */
+export function stripAnsi(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(\u0007|\u001b\\)|\u001b[@-Z\\-_]/g, "");
+}
+
+function lastLine(text: string): string {
+  return stripAnsi(text).trim().split("\n").at(-1)?.trim().slice(0, 300) ?? "";
+}

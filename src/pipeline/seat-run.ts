@@ -1,0 +1,110 @@
+/**
+ * A stage's seat: its agent bindings dispatched in order (fallback, parking on a rate
+ * limit), the agent's exit judged, and its artifacts checked. An agent that could not work
+ * at all is `agent-unavailable`, infrastructure outside the attempt ladder; a missing or
+ * invalid verdict re-runs the seat once, telling it what was wrong, before the attempt fails.
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { dispatchSeat, type AgentLaunch } from "../agents/index.js";
+import { checkArtifacts, type CheckFailure } from "./checks.js";
+import type { TaskRun } from "./task.js";
+import type { Stage } from "./workflow.js";
+
+/** Who sits in the seat: the bindings in the order they are tried, and the seat's timeout. */
+export interface SeatBinding {
+  launch: AgentLaunch;
+  fallback: AgentLaunch[];
+  timeoutMs: number;
+}
+
+/** How the seat ended: nothing wrong, or a failure (infrastructure when no agent could work). */
+export type SeatEnd = { ok: true } | { ok: false; failure: CheckFailure; infrastructure: boolean };
+
+/** Runs the seat of `stage`, re-running it once when the verdict is missing or invalid. */
+export async function runSeatOfStage(task: TaskRun, stage: Stage, attempt: number, seat: SeatBinding, promptFile: string, artifactDir: string): Promise<SeatEnd> {
+  const stageDir = task.layout.stageDir(attempt, stage.id);
+  let prompt = promptFile;
+  for (let run = 1; ; run += 1) {
+    const end = await launchOnce(task, stage, attempt, seat, prompt, artifactDir, join(stageDir, run === 1 ? "agent.log" : `agent-rerun-${run - 1}.log`));
+    if (!end.ok) return end;
+    const artifactFailure = checkArtifacts(stage, artifactDir);
+    if (!artifactFailure) return { ok: true };
+    const verdictProblem = stage.verdict !== undefined && artifactFailure.reason.includes(stage.verdict);
+    if (!verdictProblem || run > 1) return { ok: false, failure: artifactFailure, infrastructure: false };
+    // The verifier did its work but left no usable verdict: ask it again, not the implementer.
+    prompt = join(stageDir, "prompt-rerun.md");
+    writeFileSync(prompt, verdictRerunPrompt(promptFile, artifactFailure.reason, join(artifactDir, stage.verdict ?? "verdict.json")));
+  }
+}
+
+async function launchOnce(task: TaskRun, stage: Stage, attempt: number, seat: SeatBinding, promptFile: string, artifactDir: string, logPath: string): Promise<SeatEnd> {
+  const taskId = task.worktree.taskId;
+  task.seatsLaunched += 1;
+  const dispatched = await dispatchSeat(
+    {
+      stage: stage.id,
+      attempt,
+      task: task.taskId,
+      worktree: task.worktree.path,
+      promptFile,
+      artifactDir,
+      logPath,
+      timeoutMs: seat.timeoutMs,
+      envAllow: task.agentEnv,
+      sandbox: task.sandbox,
+      ...(task.signal ? { signal: task.signal } : {}),
+    },
+    [seat.launch, ...seat.fallback],
+    {
+      now: task.clock,
+      sleepUntil: task.deps.sleepUntil,
+      run: task.deps.runSeat,
+      onUnavailable: async (binding) => {
+        await task.sink.emit({
+          kind: "seat.unavailable",
+          taskId,
+          stage: stage.id,
+          attempt,
+          command: binding.command,
+          reason: binding.unavailable.reason,
+          message: binding.unavailable.message,
+          ...(binding.unavailable.resetAt !== undefined ? { resetAt: binding.unavailable.resetAt } : {}),
+        });
+      },
+      onParked: async (until) => {
+        await task.sink.emit({ kind: "seat.parked", taskId, stage: stage.id, attempt, until: until.toISOString() });
+      },
+    },
+  );
+  if (dispatched.kind === "unavailable") {
+    const last = dispatched.unavailable.at(-1)?.unavailable;
+    const tried = dispatched.unavailable.map((binding) => `${binding.command.split(" ")[0] ?? binding.command}: ${binding.unavailable.reason}`);
+    return {
+      ok: false,
+      infrastructure: true,
+      failure: { failureClass: "agent-unavailable", reason: `no agent of the ${stage.seat} seat could work (${[...new Set(tried)].join("; ")})${last ? `: ${last.message}` : ""}` },
+    };
+  }
+  const result = dispatched.result;
+  if (result.timedOut) return { ok: false, infrastructure: false, failure: { failureClass: "agent-timeout", reason: `the ${stage.seat} agent was stopped at its timeout (${seat.timeoutMs} ms)` } };
+  if (result.exitCode !== 0) {
+    const why = result.spawnError ?? `exited ${result.exitCode ?? "on a signal"}`;
+    return { ok: false, infrastructure: false, failure: { failureClass: "agent-exit", reason: `the ${stage.seat} agent ${why}` } };
+  }
+  return { ok: true };
+}
+
+function verdictRerunPrompt(original: string, problem: string, verdictPath: string): string {
+  return [
+    `Your previous run of this stage ended without a usable verdict: ${problem}.`,
+    "",
+    `Do not change the code again. Judge the change as the prompt below asks, then write the verdict to ${verdictPath}:`,
+    'a JSON object {"verdict": "pass" | "fail", "findings": [strings], "retryGuidance": string (optional)}.',
+    "",
+    "---",
+    "",
+    readFileSync(original, "utf8"),
+  ].join("\n");
+}
+

@@ -1,0 +1,209 @@
+import { Queue, Worker, type Job } from "bullmq";
+import { Redis } from "ioredis";
+import { DEFAULT_LEASE_TIMING, type EnqueueOutcome, type JobWorker, type LeaseTiming, type QueuedJobView, type StoryJob, type StoryQueue } from "../port.js";
+import { parseRedisUrl } from "./connection.js";
+import { InstallationSlots } from "./installation-slots.js";
+import { adapterKeys, KEY_PREFIX, QUEUE_NAME, storyJobId } from "./keys.js";
+import { checkStoryJob, readStoryJob } from "./story-data.js";
+import { StoryProcessor } from "./processor.js";
+
+/** A delivery id is remembered for a week: GitHub redelivers within days, not later. */
+export const DEFAULT_DELIVERY_MEMORY_MS = 7 * 24 * 3600 * 1000;
+
+export interface BullmqQueueOptions {
+  /** `HARNESS_QUEUE`: `redis://host:6379/0`. */
+  url: string;
+  /** Jobs run at once by this process's worker (`HARNESS_CONCURRENCY`, default 1). */
+  concurrency?: number;
+  /** `HARNESS_INSTALLATION_SLOTS`: jobs of one installation running at once across all workers; unset, no limit. */
+  installationSlots?: number;
+  /** Lease TTL and heartbeat; tests pass short ones. */
+  lease?: Partial<LeaseTiming>;
+  deliveryMemoryMs?: number;
+  /** How long a job whose installation has no free slot is set aside before a worker looks again. */
+  slotRetryMs?: number;
+  /** Key prefix (default `harness`); tests give each queue its own. */
+  prefix?: string;
+  log?: { error: (message: string) => void };
+}
+
+/** Remembers every key unless one of them is remembered already (then 0): one atomic step on Redis. */
+const REMEMBER_UNSEEN = `
+for _, key in ipairs(KEYS) do
+  if redis.call('EXISTS', key) == 1 then return 0 end
+end
+for _, key in ipairs(KEYS) do
+  redis.call('SET', key, ARGV[1], 'PX', ARGV[2])
+end
+return 1
+`;
+
+const PRIORITY = { "retry-blocked": 1, start: 2 } as const;
+
+/** The jobs BullMQ holds that are not finished. */
+const LIVE_STATES = ["active", "waiting", "prioritized", "delayed"] as const;
+
+/**
+ * The queue port on BullMQ and Redis, for `harness serve` and any number of `harness worker`
+ * processes on any machines. One BullMQ job per story (its id is the story's), so a story is
+ * queued or running at most once; BullMQ's job lock (TTL `lockTtlMs`, renewed every
+ * `heartbeatMs` by the running worker) keeps it on one worker, and its stalled-job check gives
+ * the job of a worker that died to another once the lock expired. Re-admissions go first.
+ */
+export class BullmqQueue implements StoryQueue {
+  private worker: Worker | undefined;
+  private processor: StoryProcessor | undefined;
+  private closed = false;
+  readonly lease: LeaseTiming;
+  private readonly keys: ReturnType<typeof adapterKeys>;
+  readonly slots: InstallationSlots;
+
+  private constructor(
+    private readonly queue: Queue,
+    private readonly redis: Redis,
+    private readonly options: BullmqQueueOptions,
+  ) {
+    this.lease = { ...DEFAULT_LEASE_TIMING, ...options.lease };
+    if (this.lease.heartbeatMs >= this.lease.lockTtlMs) throw new RangeError("the lease heartbeat must be shorter than its TTL");
+    this.keys = adapterKeys(this.prefix);
+    this.slots = new InstallationSlots(redis, this.keys.slots, options.installationSlots, this.lease.lockTtlMs);
+  }
+
+  /** Connects to Redis (failing with the URL, password hidden, when it cannot). */
+  static async open(options: BullmqQueueOptions): Promise<BullmqQueue> {
+    const target = parseRedisUrl(options.url);
+    let connected = false;
+    let lastError: Error | undefined;
+    // No retries before the first connection: a Redis that is not there is said at once.
+    const redis = new Redis(target.url, { lazyConnect: true, maxRetriesPerRequest: 2, disconnectTimeout: 200, retryStrategy: (times) => (connected ? Math.min(times * 200, 2000) : null) });
+    redis.on("error", (error: Error) => {
+      lastError = error;
+    });
+    try {
+      await redis.connect();
+      connected = true;
+    } catch (error) {
+      redis.disconnect();
+      const why = lastError ?? error;
+      throw new Error(`HARNESS_QUEUE: cannot reach Redis at ${target.display}: ${why instanceof Error ? why.message : String(why)}`);
+    }
+    const queue = new Queue(QUEUE_NAME, {
+      connection: { url: target.url },
+      prefix: options.prefix ?? KEY_PREFIX,
+      defaultJobOptions: { removeOnComplete: true, removeOnFail: true, attempts: 1 },
+    });
+    const opened = new BullmqQueue(queue, redis, options);
+    queue.on("error", (error) => opened.logError("queue", error));
+    redis.removeAllListeners("error");
+    redis.on("error", (error) => opened.logError("redis", error));
+    await queue.waitUntilReady();
+    return opened;
+  }
+
+  get concurrency(): number {
+    return Math.max(1, this.options.concurrency ?? 1);
+  }
+
+  private get prefix(): string {
+    return this.options.prefix ?? KEY_PREFIX;
+  }
+
+  async enqueue(job: StoryJob): Promise<EnqueueOutcome> {
+    if (this.closed) throw new Error("queue is closed");
+    checkStoryJob(job);
+    // The delivery id and the event's own identity: a replay under a new delivery id is a repeat too.
+    const seenKeys = [job.deliveryId, ...(job.eventKey ? [`event:${job.eventKey}`] : [])].map((key) => this.keys.delivery(key));
+    const fresh = await this.redis.eval(REMEMBER_UNSEEN, seenKeys.length, ...seenKeys, job.storyKey, String(this.options.deliveryMemoryMs ?? DEFAULT_DELIVERY_MEMORY_MS));
+    if (fresh !== 1) return { accepted: false, reason: "duplicate-delivery" };
+    const jobId = storyJobId(job.storyKey);
+    try {
+      if (await this.liveJob(jobId)) return { accepted: false, reason: "already-active" };
+      await this.queue.add("story", job, { jobId, priority: PRIORITY[job.kind] });
+    } catch (error) {
+      // Not queued: a redelivery of this delivery must be able to try again.
+      await this.redis.del(...seenKeys).catch(() => undefined);
+      throw error;
+    }
+    // BullMQ ignores an add under an id it holds: when another process queued the story in between, ours was not added.
+    const stored = await this.queue.getJob(jobId);
+    if (stored && (stored.data as Partial<StoryJob>).deliveryId !== job.deliveryId) return { accepted: false, reason: "already-active" };
+    return { accepted: true, jobId };
+  }
+
+  async isActive(storyKey: string): Promise<boolean> {
+    return (await this.liveJob(storyJobId(storyKey))) !== undefined;
+  }
+
+  /** The story's job when it is queued, set aside or running. */
+  private async liveJob(jobId: string): Promise<Job | undefined> {
+    const job = await this.queue.getJob(jobId);
+    if (!job) return undefined;
+    const state = await job.getState();
+    return (LIVE_STATES as readonly string[]).includes(state) ? job : undefined;
+  }
+
+  start(worker: JobWorker): void {
+    if (this.worker) throw new Error("the queue's worker is already started");
+    const processor = new StoryProcessor({
+      worker,
+      redis: this.redis,
+      runsKey: this.keys.runs,
+      slots: this.slots,
+      heartbeatMs: this.lease.heartbeatMs,
+      slotRetryMs: this.options.slotRetryMs ?? Math.min(1000, this.lease.heartbeatMs),
+      logError: (where, error) => this.logError(where, error),
+    });
+    this.processor = processor;
+    this.worker = new Worker(QUEUE_NAME, (job, token) => processor.process(job, token), {
+      connection: { url: parseRedisUrl(this.options.url).url, maxRetriesPerRequest: null },
+      prefix: this.prefix,
+      concurrency: this.concurrency,
+      lockDuration: this.lease.lockTtlMs,
+      lockRenewTime: this.lease.heartbeatMs,
+      stalledInterval: this.lease.heartbeatMs,
+      // The runner decides how often an interrupted story is resumed (`interrupted` after that).
+      maxStalledCount: 1000,
+    });
+    this.worker.on("error", (error) => this.logError("worker", error));
+  }
+
+  async idle(): Promise<void> {
+    await this.processor?.idle();
+  }
+
+  async close(options: { abortRunning?: boolean } = {}): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (options.abortRunning) this.processor?.abortAll();
+    await this.worker?.close();
+    await this.processor?.idle();
+    await this.queue.close();
+    await this.redis.quit().catch(() => undefined);
+  }
+
+  async snapshot(): Promise<QueuedJobView[]> {
+    const jobs = await this.queue.getJobs([...LIVE_STATES], 0, -1, true);
+    const runs = await this.redis.hgetall(this.keys.runs);
+    const views: QueuedJobView[] = [];
+    for (const job of jobs) {
+      const story = readStoryJob(job.data);
+      if (!story || job.id === undefined) continue;
+      const state = await job.getState();
+      const starts = Number(runs[job.id] ?? 0);
+      views.push({
+        jobId: job.id,
+        job: story,
+        state: state === "active" ? "running" : "queued",
+        interruptions: Math.max(0, starts - (state === "active" ? 1 : 0)),
+        ...(state === "active" && job.processedOn ? { startedAt: new Date(job.processedOn).toISOString() } : {}),
+      });
+    }
+    return views.sort((a, b) => a.job.enqueuedAt.localeCompare(b.job.enqueuedAt));
+  }
+
+  private logError(where: string, error: unknown): void {
+    const message = `queue (redis): ${where}: ${error instanceof Error ? error.message : String(error)}`;
+    if (this.options.log) this.options.log.error(message);
+    else process.stderr.write(`${message}\n`);
+  }
+}

@@ -1,0 +1,30 @@
+/** Names in Redis: the BullMQ queue, its job ids, and the adapter's own keys beside them. */
+
+/** BullMQ key prefix and queue name: every key of story-harness starts with `harness:stories:`. */
+export const KEY_PREFIX = "harness";
+export const QUEUE_NAME = "stories";
+
+/**
+ * The job id of a story: one per story, so a second enqueue of a queued or running story adds
+ * nothing (BullMQ keeps a job id unique). BullMQ refuses ids with `:`; story keys cannot hold
+ * one, but the encoding keeps any story key safe.
+ */
+export function storyJobId(storyKey: string): string {
+  return `story-${encodeURIComponent(storyKey)}`;
+}
+
+/** The adapter's own keys, in the queue's namespace. */
+export function adapterKeys(prefix = KEY_PREFIX, queue = QUEUE_NAME): {
+  delivery: (deliveryId: string) => string;
+  runs: string;
+  slots: (installationId: number) => string;
+} {
+  const base = `${prefix}:${queue}:harness`;
+  return {
+    delivery: (deliveryId) => `${base}:delivery:${deliveryId}`,
+    /** Hash: job id → how many times a worker started running it (interruptions = starts - 1). */
+    runs: `${base}:runs`,
+    /** Sorted set per installation: job ids holding one of its slots, scored by when the hold expires. */
+    slots: (installationId) => `${base}:slots:${installationId}`,
+  };
+}

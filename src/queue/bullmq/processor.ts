@@ -1,0 +1,83 @@
+import { DelayedError, WaitingError, type Job } from "bullmq";
+import type { Redis } from "ioredis";
+import type { JobLease, JobWorker } from "../port.js";
+import type { InstallationSlots } from "./installation-slots.js";
+import { readStoryJob } from "./story-data.js";
+
+export interface StoryProcessorArgs {
+  worker: JobWorker;
+  redis: Redis;
+  /** Hash of job id → starts, so a lease knows how often the job was interrupted. */
+  runsKey: string;
+  slots: InstallationSlots;
+  heartbeatMs: number;
+  slotRetryMs: number;
+  logError: (where: string, error: unknown) => void;
+}
+
+/**
+ * What a BullMQ worker does with one job: take a slot of the job's installation (or set the
+ * job aside for a moment when its installation has none free), count the start, run the story
+ * with the slot renewed on every heartbeat, and finish. A job stopped by `abortAll` goes back
+ * to the waiting list at once, for whichever worker is free.
+ */
+export class StoryProcessor {
+  private readonly abort = new AbortController();
+  private readonly running = new Map<string, Promise<void>>();
+
+  constructor(private readonly args: StoryProcessorArgs) {}
+
+  async process(job: Job, token: string | undefined): Promise<void> {
+    const jobId = job.id;
+    if (jobId === undefined) return;
+    const story = readStoryJob(job.data);
+    if (!story) {
+      // Not a job this harness wrote (or damaged): dropped with a log line naming it.
+      this.args.logError(`job ${jobId}`, new Error("its data is not a story job; it was removed"));
+      return;
+    }
+    const { slots, redis } = this.args;
+    if (!(await slots.acquire(story.installationId, jobId))) {
+      await job.moveToDelayed(Date.now() + this.args.slotRetryMs, token);
+      throw new DelayedError();
+    }
+    const starts = await redis.hincrby(this.args.runsKey, jobId, 1);
+    const lease: JobLease = { jobId, job: story, interruptions: starts - 1 };
+    const heartbeat = setInterval(() => {
+      slots.renew(story.installationId, jobId).catch((error: unknown) => this.args.logError(`heartbeat of ${jobId}`, error));
+    }, this.args.heartbeatMs);
+    const run = this.runWorker(lease);
+    this.running.set(jobId, run);
+    try {
+      await run;
+    } finally {
+      clearInterval(heartbeat);
+      this.running.delete(jobId);
+    }
+    await slots.release(story.installationId, jobId).catch((error: unknown) => this.args.logError(`slot of ${jobId}`, error));
+    if (this.abort.signal.aborted) {
+      // Stopped by shutdown: back to the waiting list now, not after the lock expires.
+      await job.moveToWait(token);
+      throw new WaitingError();
+    }
+    await redis.hdel(this.args.runsKey, jobId);
+  }
+
+  private async runWorker(lease: JobLease): Promise<void> {
+    try {
+      await this.args.worker(lease, this.abort.signal);
+    } catch (error) {
+      this.args.logError(`job ${lease.jobId}`, error);
+    }
+  }
+
+  /** Aborts every running job's signal (shutdown). */
+  abortAll(): void {
+    this.abort.abort();
+  }
+
+  /** Resolves when no job runs in this process. */
+  async idle(): Promise<void> {
+    while (this.running.size > 0) await Promise.allSettled([...this.running.values()]);
+  }
+}

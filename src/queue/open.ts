@@ -1,0 +1,46 @@
+import { EmbeddedQueue } from "./embedded.js";
+import type { LeaseTiming, StoryQueue } from "./port.js";
+
+/** Which adapter a process uses, and its settings (read from the environment by the CLI). */
+export type QueueConfig =
+  | {
+      kind: "embedded";
+      /** `<harnessHome>/queue`. */
+      dir: string;
+      concurrency: number;
+      installationSlots?: number;
+    }
+  | {
+      kind: "redis";
+      /** `HARNESS_QUEUE`. */
+      url: string;
+      concurrency: number;
+      /** `HARNESS_INSTALLATION_SLOTS`. */
+      installationSlots?: number;
+      lease?: Partial<LeaseTiming>;
+      prefix?: string;
+    };
+
+/**
+ * Opens the queue a process was configured with. The BullMQ adapter is loaded only when it is
+ * used, so a process on the embedded queue never pays for its imports.
+ */
+export async function openStoryQueue(config: QueueConfig, log?: { error: (message: string) => void }): Promise<StoryQueue> {
+  if (config.kind === "embedded") {
+    return EmbeddedQueue.open({
+      dir: config.dir,
+      concurrency: config.concurrency,
+      ...(config.installationSlots ? { installationSlots: config.installationSlots } : {}),
+      ...(log ? { log } : {}),
+    });
+  }
+  const { BullmqQueue } = await import("./bullmq/index.js");
+  return BullmqQueue.open({
+    url: config.url,
+    concurrency: config.concurrency,
+    ...(config.installationSlots ? { installationSlots: config.installationSlots } : {}),
+    ...(config.lease ? { lease: config.lease } : {}),
+    ...(config.prefix ? { prefix: config.prefix } : {}),
+    ...(log ? { log } : {}),
+  });
+}

@@ -1,0 +1,85 @@
+/**
+ * `harness worker` processes for the scale-out end-to-end tests, started like an operator would
+ * (credentials in `.env` of the working folder, which `startApp` writes), each with its own
+ * HARNESS_HOME; resolves once the worker says it is taking stories.
+ */
+import { readFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { exec, type ExecResult } from "../../src/exec/index.js";
+import type { FakeGitHub } from "../support/fake-github/index.js";
+
+const BIN = resolve("bin/harness.js");
+
+export interface RunningWorker {
+  name: string;
+  home: string;
+  pid: number;
+  done: Promise<ExecResult>;
+  log(): Promise<string>;
+  /** The JSON lines of its log whose message is `msg`. */
+  entries(msg: string): Promise<Array<Record<string, unknown>>>;
+  stop(): Promise<ExecResult>;
+  kill9(): Promise<ExecResult>;
+}
+
+export async function startWorker(args: { fake: FakeGitHub; name: string; home: string; workDir: string; env: Record<string, string> }): Promise<RunningWorker> {
+  const logPath = join(args.workDir, `worker-${args.name}.log`);
+  const abort = new AbortController();
+  let pid = 0;
+  let exited: ExecResult | undefined;
+  const done = exec([process.execPath, BIN, "worker"], {
+    cwd: args.workDir,
+    env: {
+      set: {
+        GHE_HOST: args.fake.host,
+        GHE_PROTOCOL: "http",
+        HARNESS_HOME: args.home,
+        LOG_FORMAT: "json",
+        LOG_LEVEL: "info",
+        HARNESS_GITHUB_THROTTLE: "off",
+        ...args.env,
+      },
+    },
+    logPath,
+    signal: abort.signal,
+    killGraceMs: 5000,
+    onSpawn: (childPid) => {
+      pid = childPid;
+    },
+  });
+  void done.then((result) => {
+    exited = result;
+  });
+  const log = (): Promise<string> => readFile(logPath, "utf8").catch(() => "");
+  const entries = async (msg: string): Promise<Array<Record<string, unknown>>> =>
+    (await log())
+      .split("\n")
+      .filter((line) => line.startsWith("{"))
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((entry) => entry.msg === msg);
+  const deadline = Date.now() + 30_000;
+  while ((await entries("harness worker: taking stories")).length === 0) {
+    if (exited) throw new Error(`worker ${args.name} exited before taking stories (exit ${exited.exitCode}):\n${exited.tail}`);
+    if (Date.now() > deadline) {
+      abort.abort();
+      throw new Error(`worker ${args.name} did not start within 30 s:\n${await log()}`);
+    }
+    await new Promise((wake) => setTimeout(wake, 100));
+  }
+  return {
+    name: args.name,
+    home: args.home,
+    pid,
+    done,
+    log,
+    entries,
+    stop: async () => {
+      abort.abort();
+      return done;
+    },
+    kill9: async () => {
+      process.kill(pid, "SIGKILL");
+      return done;
+    },
+  };
+}

@@ -1,0 +1,49 @@
+/** What only the BullMQ adapter has: its URL, its validation on write, the test server's install hint. */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openStoryQueue, type StoryQueue } from "../../src/queue/index.js";
+import { parseRedisUrl } from "../../src/queue/bullmq/index.js";
+import { redisServerPath, startRedis, type RedisServer } from "../support/redis.js";
+import { makeJob } from "./helpers.js";
+
+describe("BullMQ adapter", () => {
+  let redis: RedisServer | undefined;
+  let queue: StoryQueue | undefined;
+  beforeAll(async () => {
+    redis = await startRedis();
+  });
+  afterAll(async () => {
+    await queue?.close();
+    await redis?.stop();
+  });
+
+  it("reads HARNESS_QUEUE as a Redis URL, naming the variable and hiding the password", () => {
+    expect(parseRedisUrl("redis://localhost:6379/0").display).toBe("redis://localhost:6379/0");
+    expect(parseRedisUrl("redis://:s3cret@cache:6380/2").display).toBe("redis://:***@cache:6380/2");
+    expect(() => parseRedisUrl("http://cache:6379")).toThrow(/HARNESS_QUEUE must start with redis:\/\/ or rediss:\/\//);
+    expect(() => parseRedisUrl("redis://cache:6379/zero")).toThrow(/HARNESS_QUEUE: the database must be a number/);
+    expect(() => parseRedisUrl("cache:6379")).toThrow(/HARNESS_QUEUE/);
+  });
+
+  it("says where Redis is when it cannot be reached, without the password", async () => {
+    const closed = `redis://:pw@127.0.0.1:1/0`;
+    await expect(openStoryQueue({ kind: "redis", url: closed, concurrency: 1 })).rejects.toThrow(/cannot reach Redis at redis:\/\/:\*\*\*@127\.0\.0\.1:1\/0/);
+  });
+
+  it("refuses to write a job that is not a story job, naming the field", async () => {
+    queue = await openStoryQueue({ kind: "redis", url: redis?.url ?? "", concurrency: 1, prefix: "validation" });
+    const bad = { ...makeJob(1), installationId: "one" } as unknown as ReturnType<typeof makeJob>;
+    await expect(queue.enqueue(bad)).rejects.toThrow(/\$\.installationId/);
+    expect(await queue.snapshot()).toEqual([]);
+  });
+
+  it("fails a test that needs redis-server on a machine without it, saying how to install it", () => {
+    const empty = mkdtempSync(join(tmpdir(), "harness-no-redis-"));
+    try {
+      expect(() => redisServerPath({ PATH: empty })).toThrow("apt-get install -y redis-server");
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,250 @@
+/**
+ * The queue port's contract: one suite, run against every adapter (embedded and BullMQ). Each
+ * test gets a fresh backing store; `open` may be called several times on it to stand for
+ * several worker processes. Waits poll with generous deadlines; nothing depends on timing.
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { exec, type ExecResult } from "../../src/exec/index.js";
+import type { JobLease, QueueConfig, StoryQueue } from "../../src/queue/index.js";
+import { deferred, makeJob, waitFor } from "./helpers.js";
+
+export interface QueueBacking {
+  /** A queue on this backing store, as one more process would open it. */
+  open(options?: { concurrency?: number; installationSlots?: number }): Promise<StoryQueue>;
+  /** How a child process opens a queue on the same store. */
+  childConfig(): QueueConfig;
+  dispose(): Promise<void>;
+}
+
+/** A deadline for "another worker took the job over", generous beyond the adapter's lease TTL. */
+const TAKEOVER_MS = 45_000;
+const CHILD = resolve("test/queue/queue-child.ts");
+
+export function describeQueueContract(adapter: string, makeBacking: () => Promise<QueueBacking>): void {
+  describe(`queue contract: ${adapter}`, () => {
+    let backing: QueueBacking;
+    const opened: StoryQueue[] = [];
+    const open = async (options?: { concurrency?: number; installationSlots?: number }): Promise<StoryQueue> => {
+      const queue = await backing.open(options);
+      opened.push(queue);
+      return queue;
+    };
+    const closeOne = async (queue: StoryQueue, abortRunning = false): Promise<void> => {
+      opened.splice(opened.indexOf(queue), 1);
+      await queue.close({ abortRunning });
+    };
+
+    beforeEach(async () => {
+      backing = await makeBacking();
+    });
+    afterEach(async () => {
+      for (const queue of opened.splice(0)) await queue.close({ abortRunning: true });
+      await backing.dispose();
+    });
+
+    it("accepts a job once: a redelivery and a second job of an active story are refused", async () => {
+      const queue = await open();
+      expect(await queue.enqueue(makeJob(1, "d-1"))).toEqual({ accepted: true, jobId: expect.any(String) });
+      expect(await queue.enqueue(makeJob(1, "d-1"))).toEqual({ accepted: false, reason: "duplicate-delivery" });
+      expect(await queue.enqueue(makeJob(1, "d-2"))).toEqual({ accepted: false, reason: "already-active" });
+      expect(await queue.isActive("acme/widgets#1")).toBe(true);
+      expect(await queue.isActive("acme/widgets#2")).toBe(false);
+      // Seen by another process on the same store too.
+      const other = await open();
+      expect(await other.enqueue(makeJob(1, "d-3"))).toEqual({ accepted: false, reason: "already-active" });
+      expect(await other.enqueue(makeJob(1, "d-1"))).toEqual({ accepted: false, reason: "duplicate-delivery" });
+      expect((await other.snapshot()).map((view) => [view.job.deliveryId, view.state])).toEqual([["d-1", "queued"]]);
+    });
+
+    it("refuses a replay of an event under a new delivery id (its eventKey)", async () => {
+      const queue = await open();
+      const job = { ...makeJob(1, "d-1"), eventKey: "issues.labeled:acme/widgets#1:story:2026-11-29T19:36:42Z:octocat" };
+      expect((await queue.enqueue(job)).accepted).toBe(true);
+      const other = await open();
+      expect(await other.enqueue({ ...job, deliveryId: "d-replay" })).toEqual({ accepted: false, reason: "duplicate-delivery" });
+      expect(await queue.enqueue({ ...makeJob(2, "d-2"), eventKey: "issues.labeled:acme/widgets#2:story:2026-11-29T19:36:43Z:octocat" })).toMatchObject({ accepted: true });
+    });
+
+    it("lets a story be queued again once its job finished", async () => {
+      const queue = await open();
+      const ran: string[] = [];
+      queue.start(async (lease) => {
+        ran.push(lease.job.deliveryId);
+      });
+      await queue.enqueue(makeJob(1, "d-1"));
+      await waitFor("first run", () => ran.length === 1);
+      await waitFor("story inactive", async () => !(await queue.isActive("acme/widgets#1")));
+      expect((await queue.enqueue(makeJob(1, "d-2"))).accepted).toBe(true);
+      await waitFor("second run", () => ran.length === 2);
+      expect(ran).toEqual(["d-1", "d-2"]);
+      await waitFor("queue empty", async () => (await queue.snapshot()).length === 0);
+    });
+
+    it("runs at most `concurrency` jobs at once, in enqueue order, and re-admissions first", async () => {
+      const queue = await open({ concurrency: 2 });
+      const gates = new Map([1, 2, 3, 4].map((issue) => [issue, deferred()]));
+      const started: number[] = [];
+      let runningNow = 0;
+      let most = 0;
+      queue.start(async (lease) => {
+        runningNow += 1;
+        most = Math.max(most, runningNow);
+        started.push(lease.job.issue.number);
+        await gates.get(lease.job.issue.number)?.promise;
+        runningNow -= 1;
+      });
+      await queue.enqueue(makeJob(1));
+      await queue.enqueue(makeJob(2));
+      await waitFor("two started", () => started.length === 2);
+      await queue.enqueue(makeJob(3));
+      await queue.enqueue(makeJob(4, "d-4", { kind: "retry-blocked" }));
+      await waitFor("snapshot shows two running, two queued", async () => {
+        const views = await queue.snapshot();
+        return views.filter((view) => view.state === "running").length === 2 && views.length === 4;
+      });
+      gates.get(1)?.resolve();
+      await waitFor("third started", () => started.length === 3);
+      gates.get(2)?.resolve();
+      await waitFor("fourth started", () => started.length === 4);
+      gates.get(3)?.resolve();
+      gates.get(4)?.resolve();
+      await queue.idle();
+      expect(started.slice(0, 2).sort()).toEqual([1, 2]);
+      expect(started.slice(2)).toEqual([4, 3]);
+      expect(most).toBe(2);
+    });
+
+    it("keeps one installation to HARNESS_INSTALLATION_SLOTS running jobs, while another installation runs", async () => {
+      const queue = await open({ concurrency: 3, installationSlots: 1 });
+      const release = deferred();
+      const running = new Map<number, number>();
+      let mostOfOne = 0;
+      const started: number[] = [];
+      queue.start(async (lease) => {
+        const installation = lease.job.installationId;
+        running.set(installation, (running.get(installation) ?? 0) + 1);
+        if (installation === 1) mostOfOne = Math.max(mostOfOne, running.get(1) ?? 0);
+        started.push(lease.job.issue.number);
+        await release.promise;
+        running.set(installation, (running.get(installation) ?? 1) - 1);
+      });
+      await queue.enqueue(makeJob(1, "d-1", { installationId: 1 }));
+      await queue.enqueue(makeJob(2, "d-2", { installationId: 1 }));
+      await queue.enqueue(makeJob(3, "d-3", { installationId: 2 }));
+      await waitFor("one job of each installation running", () => started.includes(3) && started.length === 2);
+      expect(started.filter((issue) => issue !== 3)).toHaveLength(1);
+      release.resolve();
+      await waitFor("all three ran", () => started.length === 3);
+      await queue.idle();
+      expect(mostOfOne).toBe(1);
+    });
+
+    it("runs each job in exactly one of two workers, and both work at once", async () => {
+      const first = await open();
+      const second = await open();
+      const release = deferred();
+      const ranBy: Array<[string, string]> = [];
+      const work = (who: string) => async (lease: JobLease): Promise<void> => {
+        ranBy.push([lease.job.deliveryId, who]);
+        await release.promise;
+      };
+      first.start(work("first"));
+      second.start(work("second"));
+      for (const issue of [1, 2]) await first.enqueue(makeJob(issue, `d-${issue}`));
+      // Each worker runs one job at a time: two running means both are used.
+      await waitFor("both workers busy", () => ranBy.length === 2);
+      expect(new Set(ranBy.map(([, who]) => who))).toEqual(new Set(["first", "second"]));
+      for (const issue of [3, 4, 5]) await second.enqueue(makeJob(issue, `d-${issue}`));
+      release.resolve();
+      await waitFor(`all five ran (so far ${JSON.stringify(ranBy)})`, () => ranBy.length === 5);
+      await first.idle();
+      await second.idle();
+      expect(ranBy.map(([delivery]) => delivery).sort()).toEqual(["d-1", "d-2", "d-3", "d-4", "d-5"]);
+    });
+
+    it("gives a job stopped by shutdown to the next worker, counting the interruption", async () => {
+      const first = await open();
+      const entered = deferred();
+      first.start(async (_lease, signal) => {
+        entered.resolve();
+        await new Promise<void>((done) => signal.addEventListener("abort", () => done()));
+      });
+      await first.enqueue(makeJob(5, "d-5"));
+      await entered.promise;
+      await closeOne(first, true);
+      const second = await open();
+      const leases: JobLease[] = [];
+      second.start(async (lease) => {
+        leases.push(lease);
+      });
+      await waitFor("resumed job", () => leases.length === 1);
+      expect(leases[0]).toMatchObject({ interruptions: 1, job: { deliveryId: "d-5", issue: { number: 5 } } });
+    });
+
+    it("keeps queued jobs and remembered deliveries when every process closes", async () => {
+      const first = await open();
+      await first.enqueue(makeJob(1, "d-1"));
+      await first.enqueue(makeJob(2, "d-2"));
+      await closeOne(first);
+      const second = await open();
+      expect(await second.enqueue(makeJob(1, "d-1"))).toEqual({ accepted: false, reason: "duplicate-delivery" });
+      expect(await second.enqueue(makeJob(1, "d-9"))).toEqual({ accepted: false, reason: "already-active" });
+      const leases: JobLease[] = [];
+      second.start(async (lease) => {
+        leases.push(lease);
+      });
+      await waitFor("both jobs", () => leases.length === 2);
+      expect(leases.map((lease) => [lease.job.issue.number, lease.interruptions])).toEqual([[1, 0], [2, 0]]);
+    });
+
+    it("gives the job of a worker killed with SIGKILL to another worker", async () => {
+      const markers = mkdtempSync(join(tmpdir(), "harness-queue-markers-"));
+      const queue = await open();
+      let child: { pid: number; done: Promise<ExecResult> } | undefined;
+      try {
+        await queue.enqueue(makeJob(3, "d-3"));
+        child = await startChild(backing.childConfig(), markers);
+        const started = (): string[] => readdirSync(markers).filter((name) => name.startsWith("started-"));
+        await waitFor("the child took the job", () => started().length === 1);
+        expect(JSON.parse(readFileSync(join(markers, started()[0] ?? ""), "utf8"))).toEqual({ pid: child.pid, interruptions: 0 });
+        const leases: JobLease[] = [];
+        queue.start(async (lease) => {
+          leases.push(lease);
+        });
+        // While the child lives, its job is its own.
+        expect((await queue.snapshot()).map((view) => view.state)).toEqual(["running"]);
+        expect(leases).toEqual([]);
+        process.kill(child.pid, "SIGKILL");
+        expect((await child.done).signal).toBe("SIGKILL");
+        await waitFor("the job taken over here", () => leases.length === 1, TAKEOVER_MS);
+        expect(leases[0]).toMatchObject({ interruptions: 1, job: { deliveryId: "d-3" } });
+        await waitFor("story inactive", async () => !(await queue.isActive("acme/widgets#3")));
+      } finally {
+        if (child) {
+          try {
+            process.kill(child.pid, "SIGKILL");
+          } catch {
+            // Already gone.
+          }
+          await child.done;
+        }
+        rmSync(markers, { recursive: true, force: true });
+      }
+    }, 90_000);
+  });
+}
+
+async function startChild(config: QueueConfig, markers: string): Promise<{ pid: number; done: Promise<ExecResult> }> {
+  let pid = 0;
+  const done = exec([process.execPath, "--import", "tsx", CHILD, JSON.stringify(config), markers], {
+    cwd: process.cwd(),
+    timeoutMs: 120_000,
+    onSpawn: (childPid) => {
+      pid = childPid;
+    },
+  });
+  await waitFor("child spawned", () => pid !== 0);
+  return { pid, done };
+}

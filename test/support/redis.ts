@@ -1,0 +1,90 @@
+/**
+ * A real redis-server for the tests of the BullMQ adapter: started from the test itself on a
+ * free loopback port, in a temporary folder, with persistence off, and ended with its group.
+ * A machine without redis-server fails the test with the command that installs it.
+ */
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { delimiter, join } from "node:path";
+import { Redis } from "ioredis";
+import { exec, type ExecResult } from "../../src/exec/index.js";
+
+export interface RedisServer {
+  url: string;
+  port: number;
+  pid: number;
+  /** Ends the server and removes its folder. */
+  stop(): Promise<void>;
+}
+
+/** The redis-server program on PATH; throws saying how to install it when there is none. */
+export function redisServerPath(env: NodeJS.ProcessEnv = process.env): string {
+  const dirs = (env.PATH ?? "/usr/local/bin:/usr/bin:/usr/sbin").split(delimiter).filter((dir) => dir !== "");
+  for (const dir of dirs) {
+    const candidate = join(dir, "redis-server");
+    if (existsSync(candidate)) return candidate;
+  }
+  throw new Error("redis-server is not installed; the BullMQ queue tests need it: apt-get install -y redis-server");
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once("error", fail);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => done(port));
+    });
+  });
+}
+
+async function answersPing(url: string): Promise<boolean> {
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  client.on("error", () => undefined);
+  try {
+    await client.connect();
+    return (await client.ping()) === "PONG";
+  } catch {
+    return false;
+  } finally {
+    client.disconnect();
+  }
+}
+
+/** Starts redis-server; resolves once it answers PING (a port taken meanwhile is retried on another). */
+export async function startRedis(): Promise<RedisServer> {
+  const program = redisServerPath();
+  for (let attempt = 0; ; attempt += 1) {
+    const dir = mkdtempSync(join(tmpdir(), "harness-redis-"));
+    const port = await freePort();
+    const abort = new AbortController();
+    let pid = 0;
+    let ended: ExecResult | undefined;
+    const done = exec([program, "--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning"], {
+      cwd: dir,
+      logPath: join(dir, "redis.log"),
+      signal: abort.signal,
+      killGraceMs: 2000,
+      onSpawn: (childPid) => {
+        pid = childPid;
+      },
+    });
+    void done.then((result) => {
+      ended = result;
+    });
+    const url = `redis://127.0.0.1:${port}/0`;
+    const deadline = Date.now() + 20_000;
+    while (!ended && Date.now() < deadline && !(await answersPing(url))) await new Promise((wake) => setTimeout(wake, 50));
+    const stop = async (): Promise<void> => {
+      abort.abort();
+      await done;
+      rmSync(dir, { recursive: true, force: true });
+    };
+    if (!ended && (await answersPing(url))) return { url, port, pid, stop };
+    const why = ended ? `exited ${ended.exitCode ?? ended.signal}: ${ended.tail}` : "did not answer within 20 s";
+    await stop();
+    if (attempt >= 2) throw new Error(`redis-server ${why}`);
+  }
+}
