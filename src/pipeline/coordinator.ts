@@ -1,12 +1,8 @@
 import { appendFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { sandboxFromEnv } from "../sandbox/index.js";
-<<<<<<< HEAD
 import { taskWorktreePath, WorkspaceProvisionError } from "../workspace/index.js";
-=======
-import { CleanCloneOptionsError, ProvisionConfigError, taskWorktreePath, WorkspaceProvisionError } from "../workspace/index.js";
 import { runBaseline } from "./baseline.js";
->>>>>>> origin/main
 import { storyCommitMessage, commitWorktree } from "./commit.js";
 import { defaultDeps } from "./deps.js";
 import type { FailureClass } from "./events.js";
