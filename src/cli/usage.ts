@@ -1,6 +1,7 @@
 /** A command line that cannot run: exit 2 with a one-line reason and the usage. */
+import type { FailureClass } from "../pipeline/index.js";
 export class UsageError extends Error {
-  readonly failureClass = "usage";
+  readonly failureClass = "usage" satisfies FailureClass;
   constructor(message: string, readonly usage?: string) {
     super(message);
     this.name = "UsageError";

@@ -5,10 +5,11 @@
 import { createWriteStream, mkdirSync, openSync, type WriteStream } from "node:fs";
 import { dirname } from "node:path";
 import { TailBuffer } from "./tail.js";
+import type { FailureClass } from "../pipeline/index.js";
 
 /** A log file could not be opened; nothing was started. */
 export class ExecLogError extends Error {
-  readonly failureClass = "internal-error";
+  readonly failureClass = "internal-error" satisfies FailureClass;
   constructor(readonly logPath: string, readonly reason: string) {
     super(`cannot open log file ${logPath}: ${reason}`);
     this.name = "ExecLogError";

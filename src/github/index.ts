@@ -40,5 +40,6 @@ export { renderTaskCheck, wavesTable } from "./render/task.js";
 export { renderStatusComment, STATUS_MARKER } from "./render/status-comment.js";
 export { renderHelp, renderAlreadyCompleted, renderQuarantinedJob, renderWriteFailure } from "./render/replies.js";
 export { adviceFor, RETRY_COMMAND } from "./render/advice.js";
+export { failureClassTable, withFailureClassTable } from "./render/failure-table.js";
 export type { CheckRunOutput, RenderOptions } from "./render/types.js";
 export type { GitHubLog } from "./log.js";

@@ -3,7 +3,7 @@
  * prompt can be tested without running anything. The set of placeholders is closed: a
  * template that names another one is refused when the workflow loads.
  */
-import type { CleanCloneRecord } from "./events.js";
+import type { CleanCloneRecord, FailureClass } from "./events.js";
 
 /** Every placeholder a template may use. */
 export const PLACEHOLDERS = [
@@ -45,7 +45,7 @@ export interface SuiteEvidence {
 export interface RetryEvidence {
   attempt: number;
   stage: string;
-  failureClass: string;
+  failureClass: FailureClass;
   reason: string;
   /** The verifier's own findings and guidance, verbatim, when a verdict sent the attempt back. */
   findings?: string[];

@@ -1,11 +1,12 @@
 import { appendFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { sandboxFromEnv } from "../sandbox/index.js";
-import { CleanCloneOptionsError, ProvisionConfigError, taskWorktreePath, WorkspaceProvisionError } from "../workspace/index.js";
+import { taskWorktreePath, WorkspaceProvisionError } from "../workspace/index.js";
 import { runBaseline } from "./baseline.js";
 import { storyCommitMessage, commitWorktree } from "./commit.js";
 import { defaultDeps } from "./deps.js";
 import type { FailureClass } from "./events.js";
+import { failureClassOf } from "./failure-class.js";
 import { Journal } from "./journal.js";
 import { runAttempts } from "./attempts.js";
 import { createRunLayout, newRunId } from "./run-dir.js";
@@ -151,9 +152,8 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
       // directory, never by a path of the App's machine.
       return block("workspace-provision-failed", `provisioning \`${error.cmd ?? "(none)"}\` ${how}; log: ${relative(layout.root, error.logPath)} in the run directory`);
     }
-    if (error instanceof ProvisionConfigError || error instanceof CleanCloneOptionsError) return block("config-invalid", error.message);
-    if (args.signal?.aborted) return block("interrupted", "the run was stopped");
-    return block("internal-error", error instanceof Error ? error.message : String(error));
+    if (args.signal?.aborted && failureClassOf(error) !== "config-invalid") return block("interrupted", "the run was stopped");
+    return block(failureClassOf(error), error instanceof Error ? error.message : String(error));
   }
 }
 

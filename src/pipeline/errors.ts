@@ -2,10 +2,11 @@
  * Errors of the pipeline's inputs. Each names the file and the place in it (a JSON path or a
  * key) so that a maintainer can fix the input without reading harness code.
  */
+import type { FailureClass } from "./events.js";
 
 /** An input file that is well-formed but cannot be used as written. */
 abstract class InputError extends Error {
-  readonly failureClass = "config-invalid";
+  readonly failureClass = "config-invalid" satisfies FailureClass;
   constructor(
     /** The file (workflow, prompt template, `.github/harness.yml`). */
     readonly source: string,

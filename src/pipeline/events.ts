@@ -8,30 +8,44 @@ import type { UnavailableReason } from "../agents/index.js";
 import type { CleanCloneResult } from "../workspace/index.js";
 import type { DeclaredCheck } from "./snapshot.js";
 
-/** Why a step failed or a story stopped; every blocked story names one. */
-export type FailureClass =
-  | "workspace-provision-failed"
-  | "retry-ceiling"
-  | "clean-clone-not-run"
-  | "clean-clone-failed"
-  | "suite-failed"
-  | "verdict-fail"
-  | "agent-exit"
-  | "agent-timeout"
-  | "artifact-missing"
-  | "artifact-invalid"
-  | "config-invalid"
-  | "interrupted"
-  | "internal-error"
+/**
+ * Every failure class, in one list: {@link FailureClass} is derived from it, the journal schema's
+ * enum, the advice texts and the README's table are checked against it. Every error class's
+ * `failureClass` is one of these.
+ */
+export const FAILURE_CLASSES = [
+  "workspace-provision-failed",
+  "retry-ceiling",
+  "clean-clone-not-run",
+  "clean-clone-failed",
+  "suite-failed",
+  "verdict-fail",
+  "agent-exit",
+  "agent-timeout",
+  "artifact-missing",
+  "artifact-invalid",
+  "config-invalid",
+  "interrupted",
+  "internal-error",
   // Infrastructure and admission classes (blocked outside the attempt ladder unless noted).
-  | "environment"
-  | "baseline-red"
-  | "agent-unavailable"
-  | "push-refused"
-  | "base-conflict"
+  "environment",
+  "baseline-red",
+  "agent-unavailable",
+  "push-refused",
+  "base-conflict",
   // Attempt failures of a task in a plan.
-  | "scope-violation"
-  | "blocked-by-dependency";
+  "scope-violation",
+  "blocked-by-dependency",
+  // Classes of the typed errors the rooms below the pipeline throw.
+  "git-failed",
+  "schema-invalid",
+  "clean-clone-interpreter",
+  "clean-clone-build-failed",
+  "usage",
+] as const;
+
+/** Why a step failed or a story stopped; every blocked story names one. */
+export type FailureClass = (typeof FAILURE_CLASSES)[number];
 
 /** The clean-clone result as recorded (the shape of the result file a stage declares with `clean_clone`); one definition, in workspace. */
 export type CleanCloneRecord = CleanCloneResult;

@@ -6,6 +6,7 @@ import { runAttempts } from "./attempts.js";
 import { runCleanClone } from "./checks.js";
 import { commitWorktree, storyCommitMessage } from "./commit.js";
 import type { FailureClass } from "./events.js";
+import { failureClassOf } from "./failure-class.js";
 import type { StoryRun } from "./plan-task.js";
 import { INTEGRATION_CLEAN_CLONE, INTEGRATION_TASK } from "./snapshot.js";
 import { ensureProvisioned, type TaskRun } from "./task.js";
@@ -55,7 +56,7 @@ export async function runIntegration(run: StoryRun, tip: string): Promise<Integr
       await sink.emit({ kind: "provision.failed", taskId, cmd: error.cmd, exitCode: error.exitCode, logTail: error.logTail });
       result = { passed: false, failureClass: "workspace-provision-failed", reason: `provisioning the merged branch's worktree failed (\`${error.cmd ?? "(none)"}\`)` };
     } else {
-      result = { passed: false, failureClass: args.signal?.aborted ? "interrupted" : "internal-error", reason: error instanceof Error ? error.message : String(error) };
+      result = { passed: false, failureClass: args.signal?.aborted ? "interrupted" : failureClassOf(error), reason: error instanceof Error ? error.message : String(error) };
     }
   } finally {
     if (worktree) {

@@ -8,6 +8,7 @@ import { commitWorktree } from "./commit.js";
 import type { RetryEvidence } from "./context.js";
 import type { PipelineDeps } from "./deps.js";
 import type { FailureClass } from "./events.js";
+import { failureClassOf } from "./failure-class.js";
 import { matchesAny } from "./globs.js";
 import { changedFiles } from "./merge.js";
 import type { PlanTask } from "./plan.js";
@@ -151,6 +152,5 @@ async function classify(run: StoryRun, taskId: string, error: unknown): Promise<
     return { failureClass: "workspace-provision-failed", reason: `provisioning \`${error.cmd ?? "(none)"}\` ${how}; log: ${relative(run.layout.root, error.logPath)} in the run directory` };
   }
   if (run.args.signal?.aborted) return { failureClass: "interrupted", reason: "the run was stopped" };
-  const failureClass = (error as { failureClass?: unknown }).failureClass === "config-invalid" ? "config-invalid" : "internal-error";
-  return { failureClass, reason: error instanceof Error ? error.message : String(error) };
+  return { failureClass: failureClassOf(error), reason: error instanceof Error ? error.message : String(error) };
 }

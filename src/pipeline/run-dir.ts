@@ -4,6 +4,7 @@ import { schemas } from "../schema/index.js";
 import { join } from "node:path";
 import { pathComponent } from "../workspace/index.js";
 import { JOURNAL_FILE } from "./journal.js";
+import type { FailureClass } from "./events.js";
 
 /**
  * Where one run of a story keeps its record:
@@ -55,7 +56,7 @@ export function taskLayout(layout: RunLayout, taskId: string): RunLayout {
 }
 
 /** Seals a failed attempt's folder with why it failed; its artifacts stay where they are. */
-export function archiveAttempt(layout: RunLayout, attempt: number, record: { stage: string; failureClass: string; reason: string; at: string }): string {
+export function archiveAttempt(layout: RunLayout, attempt: number, record: { stage: string; failureClass: FailureClass; reason: string; at: string }): string {
   const dir = layout.attemptDir(attempt);
   mkdirSync(dir, { recursive: true });
   const archive = schemas().validate("attempt-archive", { attempt, ...record }, join(dir, "archive.json"));

@@ -9,12 +9,13 @@ import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { schemas } from "../schema/index.js";
 import { acquireLock, liveHolder, newLockOwner, releaseLock, retireLockOwner, type LockOwner } from "./job-lock.js";
+import type { FailureClass } from "../pipeline/index.js";
 
 export const HOME_LOCK_FILE = "harness.lock";
 
 /** Thrown when another live process holds the data directory. */
 export class HarnessHomeInUseError extends Error {
-  readonly failureClass = "environment";
+  readonly failureClass = "environment" satisfies FailureClass;
   constructor(readonly harnessHome: string, readonly holder: LockOwner | undefined, since: string | undefined) {
     super(
       `HARNESS_HOME ${harnessHome} is in use by another story-harness process` +

@@ -5,13 +5,14 @@
  */
 import { readdirSync, rmSync, statfsSync, statSync } from "node:fs";
 import { join } from "node:path";
+import type { FailureClass } from "../pipeline/index.js";
 
 export const DEFAULT_RETENTION_DAYS = 14;
 export const DEFAULT_MIN_FREE_MB = 1024;
 
 /** A housekeeping setting that cannot be used; names the variable. */
 export class HousekeepingSettingsError extends Error {
-  readonly failureClass = "environment";
+  readonly failureClass = "environment" satisfies FailureClass;
   constructor(readonly variable: string, value: string) {
     super(`${variable}=${JSON.stringify(value)} must be a positive integer`);
     this.name = "HousekeepingSettingsError";

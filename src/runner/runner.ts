@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { confirmAdmission, findStoryPullRequest, isCompletedStory, renderAlreadyCompleted } from "../github/index.js";
 import type { JobLease, JobWorker, StoryJob } from "../queue/index.js";
 import type { FailureClass, HistoryEvent } from "../pipeline/index.js";
-import { declaredChecks, type HarnessConfig, type RunStoryArgs, type StoryOutcome, type Workflow } from "../pipeline/index.js";
+import { declaredChecks, failureClassOf, type HarnessConfig, type RunStoryArgs, type StoryOutcome, type Workflow } from "../pipeline/index.js";
 import { runInStepScope } from "../exec/index.js";
 import { gitAuthEnv, redactToken } from "./git-auth.js";
 import { processLedger, recoverAfterCrash } from "./recovery.js";
@@ -237,7 +237,7 @@ async function reportEnd(args: EndArgs): Promise<void> {
     return;
   }
   if (failure === undefined && tracker?.ended) return;
-  const failureClass: FailureClass = failure instanceof StoryStop ? failure.failureClass : "internal-error";
+  const failureClass: FailureClass = failureClassOf(failure);
   const detail = redact(failure === undefined ? "The pipeline ended without reporting an outcome." : describe(failure, redact).message);
   deps.log.error({ story: job.storyKey, failureClass, err: { message: detail } }, "story stopped");
   try {

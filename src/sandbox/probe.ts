@@ -7,10 +7,11 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { removeTree, SCRATCH_PREFIX, type Sandbox } from "./sandbox.js";
+import type { FailureClass } from "../pipeline/index.js";
 
 /** The sandbox cannot run here; stories are refused with this message. */
 export class SandboxUnavailableError extends Error {
-  readonly failureClass = "environment";
+  readonly failureClass = "environment" satisfies FailureClass;
   constructor(message: string) {
     super(message);
     this.name = "SandboxUnavailableError";

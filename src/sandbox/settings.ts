@@ -4,6 +4,7 @@
  * is on, and off is only ever an explicit `HARNESS_SANDBOX=off`.
  */
 import { isAbsolute } from "node:path";
+import type { FailureClass } from "../pipeline/index.js";
 
 /** The sandbox's settings, as read from the environment by {@link sandboxSettingsFromEnv}. */
 export interface SandboxSettings {
@@ -27,7 +28,7 @@ export const DEFAULT_LOG_CAP_MB = 64;
 
 /** A setting of the sandbox that cannot be used; names the variable. */
 export class SandboxSettingsError extends Error {
-  readonly failureClass = "environment";
+  readonly failureClass = "environment" satisfies FailureClass;
   constructor(readonly variable: string, readonly value: string, reason: string) {
     super(`${variable}=${JSON.stringify(value)} ${reason}`);
     this.name = "SandboxSettingsError";

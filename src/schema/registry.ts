@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
+import type { FailureClass } from "../pipeline/index.js";
 
 // ajv-formats is CommonJS; under NodeNext its default export arrives wrapped.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
@@ -18,7 +19,7 @@ export interface SchemaIssue {
 
 /** A document that failed its schema; names the file (or source) and every offending path. */
 export class SchemaValidationError extends Error {
-  readonly failureClass = "schema-invalid";
+  readonly failureClass = "schema-invalid" satisfies FailureClass;
   constructor(
     readonly source: string,
     readonly schema: string,

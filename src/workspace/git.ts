@@ -1,4 +1,5 @@
 import { exec, type ExecResult } from "../exec/index.js";
+import type { FailureClass } from "../pipeline/index.js";
 
 /**
  * Flags every git call carries: repository code is untrusted, so its hooks, fsmonitor and
@@ -40,7 +41,7 @@ export interface GitOptions {
 export type GitFailureKind = "not-a-repository" | "auth" | "not-found" | "conflict" | "timeout" | "failed";
 
 export class GitError extends Error {
-  readonly failureClass = "git-failed";
+  readonly failureClass = "git-failed" satisfies FailureClass;
   constructor(
     readonly kind: GitFailureKind,
     readonly args: readonly string[],

@@ -3,6 +3,7 @@
  * environment names), checked before anything runs.
  */
 import type { EnvSpec } from "../exec/index.js";
+import type { FailureClass } from "../pipeline/index.js";
 
 /** How long one provisioning attempt may run unless the repository says otherwise. */
 export const DEFAULT_PROVISION_TIMEOUT_MS = 600_000;
@@ -26,7 +27,7 @@ export interface ProvisionSettings {
 
 /** A provisioning setting is unusable; names the field and the value. Nothing ran. */
 export class ProvisionConfigError extends Error {
-  readonly failureClass = "config-invalid";
+  readonly failureClass = "config-invalid" satisfies FailureClass;
   constructor(readonly field: string, readonly value: unknown, reason: string) {
     super(`provision.${field} ${reason}, got ${describe(value)}`);
     this.name = "ProvisionConfigError";

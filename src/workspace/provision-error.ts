@@ -1,5 +1,6 @@
 /** The one error of provisioning: blocked infrastructure, never an agent failure. */
 import { provisionLogTail } from "./provision-tail.js";
+import type { FailureClass } from "../pipeline/index.js";
 
 /** What a provisioning failure records. */
 export interface ProvisionFailure {
@@ -18,7 +19,7 @@ export interface ProvisionFailure {
  * receipt. `logTail` is bounded to 20 lines and 64 KiB of UTF-8: the log's error lines, then its last lines.
  */
 export class WorkspaceProvisionError extends Error {
-  readonly failureClass = "workspace-provision-failed" as const;
+  readonly failureClass = "workspace-provision-failed" satisfies FailureClass;
   readonly cmd: string | null;
   readonly exitCode: number | null;
   readonly logPath: string;

@@ -3,6 +3,7 @@ import { mkdir, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { git, gitResult } from "./git.js";
 import { repositoryLocks } from "./repo-lock.js";
+import type { FailureClass } from "../pipeline/index.js";
 
 /** A task's linked worktree, checked out on the story branch. */
 export interface TaskWorktree {
@@ -15,7 +16,7 @@ export interface TaskWorktree {
 
 /** Why a task worktree could not be made. */
 export class WorktreeError extends Error {
-  readonly failureClass = "internal-error";
+  readonly failureClass = "internal-error" satisfies FailureClass;
   constructor(readonly path: string, readonly branch: string, message: string) {
     super(message);
     this.name = "WorktreeError";

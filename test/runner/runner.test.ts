@@ -68,7 +68,7 @@ describe("story runner", () => {
     const worker = realWorker(join(root, "home"));
     await worker(startLease("gone", issue.number, issue.title, { id: gone.id, cloneUrl: `${fake.url}/acme/missing.git` }), new AbortController().signal);
     const comment = fake.state.comments.find((candidate) => candidate.repo === "acme/gone" && candidate.issueNumber === issue.number);
-    expect(comment?.body).toContain("could not start (internal-error)");
+    expect(comment?.body).toContain("could not start (git-failed)");
     for (const issued of fake.issuedTokens()) expect(comment?.body).not.toContain(issued.token);
     expect(fake.state.pulls.filter((pull) => pull.repo === "acme/gone")).toHaveLength(0);
     fake.takeUnexpectedRequests();

@@ -31,6 +31,14 @@ const ADVICE: Record<FailureClass, string> = {
     "The story branch conflicts with the default branch. Resolve the files named, or close the story and start again, then retry.",
   "scope-violation": "A task changed files outside the files its plan declared. Widen the plan's `files` or narrow the task, then retry.",
   "blocked-by-dependency": "A task this one depends on is blocked. Unblock that task, then retry.",
+  "git-failed":
+    "A git command failed (for example fetching or pushing: authentication, a missing ref, a full disk). Read git's message in the detail, fix the repository or the App's access, then retry.",
+  "schema-invalid": "A record the harness reads or writes failed its JSON schema; the message names the file and the fields. Fix the file, then retry.",
+  "clean-clone-interpreter":
+    "The interpreter the clean-clone check needs is missing or unusable on the App's host. Install it or change `clean_clone` in `.github/harness.yml`, then retry.",
+  "clean-clone-build-failed":
+    "The fresh clone for the clean-clone check could not be built (clone, link or provisioning step). Read the step named in the detail, fix it, then retry.",
+  usage: "A command was given bad arguments. Run it with `--help` and correct the arguments.",
 };
 
 /** One or two sentences on what to do about `failureClass`. */

@@ -1,8 +1,9 @@
 /** Reading `HARNESS_QUEUE`: which Redis the BullMQ adapter talks to. */
+import type { FailureClass } from "../../pipeline/index.js";
 
 /** A `HARNESS_QUEUE` value that is not a Redis URL; the message names the variable and the rule. */
 export class QueueUrlError extends Error {
-  readonly failureClass = "usage";
+  readonly failureClass = "usage" satisfies FailureClass;
   constructor(message: string) {
     super(message);
     this.name = "QueueUrlError";

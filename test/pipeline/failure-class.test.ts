@@ -1,0 +1,42 @@
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { FAILURE_CLASSES, failureClassOf, isFailureClass } from "../../src/pipeline/index.js";
+import { adviceFor, failureClassTable, withFailureClassTable } from "../../src/github/index.js";
+import { GitError } from "../../src/workspace/index.js";
+import { SchemaValidationError } from "../../src/schema/index.js";
+
+const root = new URL("../../", import.meta.url);
+const read = (path: string): string => readFileSync(fileURLToPath(new URL(path, root)), "utf8");
+
+describe("the one failure vocabulary", () => {
+  it("lists every class once", () => {
+    expect(new Set(FAILURE_CLASSES).size).toBe(FAILURE_CLASSES.length);
+  });
+
+  it("is the journal schema's enum, member for member", () => {
+    const schema = JSON.parse(read("schemas/execution-history.schema.json")) as { $defs: { failureClass: { enum: string[] } } };
+    expect([...schema.$defs.failureClass.enum].sort()).toEqual([...FAILURE_CLASSES].sort());
+  });
+
+  it("has advice for every class", () => {
+    for (const failureClass of FAILURE_CLASSES) expect(adviceFor(failureClass)).toMatch(/\S.{20,}/);
+  });
+
+  it("is the README's table of failure classes (run `npm run docs:failure-classes` when this fails)", () => {
+    const readme = read("README.md");
+    expect(readme).toContain(failureClassTable());
+    expect(withFailureClassTable(readme)).toBe(readme);
+    for (const failureClass of FAILURE_CLASSES) expect(readme).toContain(`| \`${failureClass}\` |`);
+  });
+
+  it("maps a typed error to its own class and anything else to internal-error", () => {
+    expect(failureClassOf(new GitError("auth", ["fetch", "origin"], 128, "fatal: Authentication failed"))).toBe("git-failed");
+    expect(failureClassOf(new SchemaValidationError("x.json", "receipt", [{ path: "/a", message: "is required" }]))).toBe("schema-invalid");
+    expect(failureClassOf(new Error("boom"))).toBe("internal-error");
+    expect(failureClassOf(Object.assign(new Error("odd"), { failureClass: "not-a-class" }))).toBe("internal-error");
+    expect(failureClassOf("a string")).toBe("internal-error");
+    expect(failureClassOf(undefined)).toBe("internal-error");
+    expect(isFailureClass("retry-ceiling")).toBe(true);
+    expect(isFailureClass("usage ")).toBe(false);
+  });
+});
