@@ -140,6 +140,7 @@ export function startStoryWorker(args: { queue: StoryQueue; settings: HarnessApp
     agentEnvAllow: settings.agentEnvAllow,
     githubThrottle: settings.githubThrottle,
     sandbox,
+    appSecrets: settings.appSecrets ?? [],
     ...(settings.housekeeping ? { housekeeping: settings.housekeeping } : {}),
     pipeline: { runStory, loadWorkflow: () => loadWorkflow(), parseHarnessConfig, defaultConfig: DEFAULT_HARNESS_CONFIG },
     createReporter: (target) => {

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { confirmAdmission, findStoryPullRequest, isCompletedStory, renderAlreadyCompleted } from "../github/index.js";
+import { confirmAdmission, findStoryPullRequest, isCompletedStory, redactSecrets, renderAlreadyCompleted } from "../github/index.js";
 import type { JobLease, JobWorker, StoryJob } from "../queue/index.js";
 import type { FailureClass, HistoryEvent } from "../pipeline/index.js";
 import { declaredChecks, failureClassOf, type HarnessConfig, type RunStoryArgs, type StoryOutcome, type Workflow } from "../pipeline/index.js";
@@ -58,6 +58,8 @@ export interface StoryRunnerDeps {
   maxResumes?: number;
   /** Where repository code runs; the environment's sandbox (`HARNESS_SANDBOX`) when absent. */
   sandbox?: Sandbox;
+  /** The App's own secrets (webhook secret, private key lines), redacted from the runner's logs and comments like its tokens. */
+  appSecrets?: readonly string[];
   /** Retention of run directories and the free space a story needs; from the environment when absent. */
   housekeeping?: HousekeepingSettings;
 }
@@ -104,7 +106,8 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
   let alreadyCompleted = false;
   let gitInstallation: Installation | undefined;
   const tokensSeen = (): string[] => [...(installation?.tokensSeen() ?? []), ...(gitInstallation?.tokensSeen() ?? [])];
-  const redact = (text: string): string => tokensSeen().reduce((acc, token) => redactToken(acc, token), text);
+  // Tokens by value first (a form no pattern knows), then every secret form the GitHub room knows.
+  const redact = (text: string): string => redactSecrets(tokensSeen().reduce((acc, token) => redactToken(acc, token), text), [...tokensSeen(), ...(deps.appSecrets ?? [])]);
   try {
     // Tokens for this one repository, each with only what its use needs: reporting, and git.
     const appOctokit = await deps.appOctokit();

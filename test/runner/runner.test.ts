@@ -32,7 +32,7 @@ describe("story runner", () => {
   });
 
   /** The real runner (real pipeline, real reporter) against the fake, with its own data directory. */
-  const realWorker = (home: string, extra: { maxResumes?: number; housekeeping?: { retentionDays: number; minFreeBytes: number }; sandbox?: Sandbox } = {}) => {
+  const realWorker = (home: string, extra: { maxResumes?: number; housekeeping?: { retentionDays: number; minFreeBytes: number }; sandbox?: Sandbox; appSecrets?: string[] } = {}) => {
     const appOctokit = new ProbotOctokit({ auth: { appId: fake.appId, privateKey: fake.privateKey }, baseUrl: fake.apiUrl }) as AppOctokit;
     return createStoryRunner({
       appOctokit: async () => appOctokit,
@@ -71,6 +71,23 @@ describe("story runner", () => {
     expect(comment?.body).toContain("could not start (git-failed)");
     for (const issued of fake.issuedTokens()) expect(comment?.body).not.toContain(issued.token);
     expect(fake.state.pulls.filter((pull) => pull.repo === "acme/gone")).toHaveLength(0);
+    fake.takeUnexpectedRequests();
+  });
+
+  it("redacts the App's own secrets from its logs and comments, not only its tokens", async () => {
+    const secret = `whsec${randomBytes(12).toString("hex")}`;
+    const gone = await fake.addRepository({ owner: "acme", name: "secretive", files: { "README.md": "x\n" } });
+    const issue = fake.createIssue("acme", "secretive", { title: "Secret", body: "", user: "acme" });
+    const before = lines.length;
+    const worker = realWorker(join(root, "home-secretive"), { appSecrets: [secret] });
+    // The fetch fails and git names the URL, secret and all, in its error.
+    await worker(startLease("secretive", issue.number, issue.title, { id: gone.id, cloneUrl: `${fake.url}/acme/${secret}.git` }), new AbortController().signal);
+    const comment = fake.state.comments.find((candidate) => candidate.repo === "acme/secretive" && candidate.issueNumber === issue.number);
+    expect(comment?.body).toContain("could not start (git-failed)");
+    expect(comment?.body).not.toContain(secret);
+    const logged = lines.slice(before).join("\n");
+    expect(logged).toContain("[REDACTED]");
+    expect(logged).not.toContain(secret);
     fake.takeUnexpectedRequests();
   });
 
