@@ -135,8 +135,8 @@ function renderCleanClone(result: CleanCloneRecord): string {
   ].join("\n");
 }
 
-/** Removes ANSI escape sequences: agents read the text, not the terminal's colours. */
-function stripAnsi(text: string): string {
+/** Removes ANSI escape sequences: agents (and the status page) read the text, not the terminal's colours. */
+export function stripAnsi(text: string): string {
   // eslint-disable-next-line no-control-regex
   return text.replace(/\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(\u0007|\u001b\\)|\u001b[@-Z\\-_]/g, "");
 }

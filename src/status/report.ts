@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { redactSecrets } from "../github/index.js";
-import { emptySnapshot, JOURNAL_FILE, readJournal, reduceSnapshot, type StorySnapshot } from "../pipeline/index.js";
+import { emptySnapshot, JOURNAL_FILE, readJournal, reduceSnapshot, stripAnsi, type StorySnapshot } from "../pipeline/index.js";
 import type { QueuedJobView } from "../queue/index.js";
 import { collectHarnessStatus, type HarnessStatus } from "./collect.js";
 
@@ -123,9 +123,7 @@ function newestLogTail(dir: string, secrets: readonly string[]): { file: string;
   // Cut at a line start where possible, never inside a UTF-8 character.
   let start = Math.max(0, bytes.length - LIVE_TAIL_BYTES);
   while (start > 0 && start < bytes.length && ((bytes[start] as number) & 0xc0) === 0x80) start += 1;
-  // Terminal colour and cursor escapes mean nothing on a page.
-  // eslint-disable-next-line no-control-regex
-  const text = bytes.subarray(start).toString("utf8").replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "");
+  const text = stripAnsi(bytes.subarray(start).toString("utf8"));
   return { file: newest.path.slice(dir.length + 1), text: redactSecrets(text, secrets) };
 }
 

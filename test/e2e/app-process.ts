@@ -5,11 +5,12 @@
  */
 import { writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { exec, type ExecResult } from "../../src/exec/index.js";
 import type { FakeGitHub } from "../support/fake-github/index.js";
+import { freePort } from "../support/net.js";
+export { freePort };
 
 const BIN = fileURLToPath(new URL("../../bin/harness.js", import.meta.url));
 
@@ -25,19 +26,6 @@ export interface RunningApp {
   stop(): Promise<ExecResult>;
   /** Ends the App's own process with SIGKILL: no shutdown code runs. */
   kill9(): Promise<ExecResult>;
-}
-
-/** A free loopback port (the kernel's pick, released just before the App binds it). */
-export async function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once("error", fail);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => done(port));
-    });
-  });
 }
 
 /** Starts the App against `fake` with data under `home`; resolves once it answers /ping. */

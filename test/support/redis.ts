@@ -4,11 +4,11 @@
  * A machine without redis-server fails the test with the command that installs it.
  */
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { Redis } from "ioredis";
 import { exec, type ExecResult } from "../../src/exec/index.js";
+import { freePort } from "./net.js";
 
 export interface RedisServer {
   url: string;
@@ -26,18 +26,6 @@ export function redisServerPath(env: NodeJS.ProcessEnv = process.env): string {
     if (existsSync(candidate)) return candidate;
   }
   throw new Error("redis-server is not installed; the BullMQ queue tests need it: apt-get install -y redis-server");
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once("error", fail);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => done(port));
-    });
-  });
 }
 
 async function answersPing(url: string): Promise<boolean> {

@@ -21,7 +21,8 @@ export class InterpreterError extends Error {
   }
 }
 
-async function isExecutableFile(path: string): Promise<boolean> {
+/** True for a regular file this process may execute. */
+export async function isExecutableFile(path: string): Promise<boolean> {
   try {
     if (!(await stat(path)).isFile()) return false;
     await access(path, constants.X_OK);

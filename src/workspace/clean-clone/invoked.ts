@@ -4,9 +4,9 @@
  * the interpreter its `#!` line names. Only a known interpreter (Python, Node, Ruby, …) counts,
  * so the check never runs an arbitrary repository program just to ask its version.
  */
-import { constants } from "node:fs";
-import { access, open, realpath, stat } from "node:fs/promises";
+import { open, realpath } from "node:fs/promises";
 import { basename, delimiter, isAbsolute, join, resolve } from "node:path";
+import { isExecutableFile } from "./interpreter.js";
 
 const INTERPRETER_NAME = /^(python|pypy|node|nodejs|ruby|perl|php|bun|deno)[0-9.]*$/;
 const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=\S*$/;
@@ -22,24 +22,14 @@ export function programWord(command: string): string | undefined {
   return word !== undefined && PLAIN_WORD.test(word) ? word : undefined;
 }
 
-async function isExecutable(path: string): Promise<boolean> {
-  try {
-    if (!(await stat(path)).isFile()) return false;
-    await access(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 async function lookUp(word: string, cwd: string, searchPath: string): Promise<string | undefined> {
   if (word.includes("/")) {
     const path = resolve(cwd, word);
-    return (await isExecutable(path)) ? path : undefined;
+    return (await isExecutableFile(path)) ? path : undefined;
   }
   for (const dir of searchPath.split(delimiter).filter((entry) => isAbsolute(entry))) {
     const candidate = join(dir, word);
-    if (await isExecutable(candidate)) return candidate;
+    if (await isExecutableFile(candidate)) return candidate;
   }
   return undefined;
 }
