@@ -62,6 +62,8 @@ export interface StoryRunnerDeps {
   appSecrets?: readonly string[];
   /** Retention of run directories and the free space a story needs; from the environment when absent. */
   housekeeping?: HousekeepingSettings;
+  /** The runner's own limit (`HARNESS_CONCURRENCY`): a plan never runs more tasks at once than this. */
+  taskSlots?: number;
 }
 
 /** Makes the queue's worker: one call runs one job from token to final report. */
@@ -179,6 +181,7 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
       readmission: start.readmission,
       signal,
       ...(deps.sandbox ? { sandbox: deps.sandbox } : {}),
+      ...(deps.taskSlots !== undefined ? { taskSlots: deps.taskSlots } : {}),
     });
     // The work is pushed whatever the outcome: a blocked story's work so far is worth a look.
     const end = await deliverStoryWork({ repoDir, pull, outcome, octokit: installation.octokit, authEnv: async () => gitAuthEnv(await gitToken.token()), reporter, tracker });
