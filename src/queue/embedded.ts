@@ -82,7 +82,7 @@ export class EmbeddedQueue implements StoryQueue {
     const keys = dedupeKeys(job);
     if (keys.some((key) => this.deliveries.has(key))) return { accepted: false, reason: "duplicate-delivery" };
     if (this.activeStories.has(job.storyKey)) {
-      for (const key of keys) await this.deliveries.add(key);
+      await Promise.all(keys.map((key) => this.deliveries.add(key)));
       return { accepted: false, reason: "already-active" };
     }
     const record: JobRecord = { id: newJobId(), job, state: "queued", interruptions: 0 };
@@ -102,7 +102,7 @@ export class EmbeddedQueue implements StoryQueue {
       this.writing.delete(record.id);
     }
     // After the job file: a crash in between leaves the story active, so a redelivery starts nothing.
-    for (const key of keys) await this.deliveries.add(key);
+    await Promise.all(keys.map((key) => this.deliveries.add(key)));
     this.schedulePump();
     return { accepted: true, jobId: record.id };
   }
@@ -157,6 +157,7 @@ export class EmbeddedQueue implements StoryQueue {
     await this.idle();
     retireLockOwner(this.self);
     await this.deliveries.close();
+    await this.store.close();
     await flushPendingWrites();
   }
 
@@ -165,6 +166,9 @@ export class EmbeddedQueue implements StoryQueue {
    * Only files not known yet are read; a known job's state is read again when it is claimed.
    */
   async rescan(): Promise<void> {
+    // A job enqueued while the folder is being listed may be missing from the listing: only
+    // jobs known before it started can be judged gone.
+    const knownBefore = new Set(this.records.keys());
     const ids = new Set(await this.store.ids());
     for (const id of ids) {
       if (this.records.has(id) || this.finished.has(id)) continue;
@@ -173,7 +177,7 @@ export class EmbeddedQueue implements StoryQueue {
     }
     for (const id of [...this.finished]) if (!ids.has(id)) this.finished.delete(id);
     for (const id of [...this.records.keys()]) {
-      if (!ids.has(id) && !this.running.has(id) && !this.writing.has(id)) this.records.delete(id);
+      if (!ids.has(id) && knownBefore.has(id) && !this.running.has(id) && !this.writing.has(id)) this.records.delete(id);
     }
     this.heldElsewhere.clear();
     this.activeStories.clear();
@@ -203,7 +207,8 @@ export class EmbeddedQueue implements StoryQueue {
     const order = this.jobs().sort((a, b) => Number(b.job.kind === "retry-blocked") - Number(a.job.kind === "retry-blocked"));
     for (const record of order) {
       if (this.closed || this.running.size >= this.concurrency) return;
-      if (this.running.has(record.id) || this.heldElsewhere.has(record.id)) continue;
+      // A job whose file is still being written is not claimable yet: its enqueue pumps again once it is on disk.
+      if (this.running.has(record.id) || this.heldElsewhere.has(record.id) || this.writing.has(record.id)) continue;
       if (!this.hasInstallationSlot(record.job.installationId)) continue;
       const lease = await this.claim(record);
       if (!lease) {

@@ -5,6 +5,7 @@ import { syncDir, writeFileAtomic, type AtomicWriteOptions } from "../workspace/
 import { schemas } from "../schema/index.js";
 import type { StoryJob } from "./port.js";
 import { quarantineFile, type QuarantinedJob } from "./quarantine.js";
+import { JobFileWorker } from "./job-file-worker.js";
 
 /** A job as kept on disk: one JSON file per job under `<queueDir>/jobs/`, removed when done. */
 export interface JobRecord {
@@ -29,6 +30,7 @@ export function newJobId(now = Date.now()): string {
 export class JobStore {
   readonly jobsDir: string;
   readonly locksDir: string;
+  private writer: JobFileWorker | undefined;
 
   constructor(readonly queueDir: string) {
     this.jobsDir = join(queueDir, "jobs");
@@ -40,16 +42,30 @@ export class JobStore {
     await mkdir(this.locksDir, { recursive: true });
     // Compiled at start-up, so the first webhook's enqueue does not pay for it.
     schemas().precompile("queue-job", "queue-lock");
+    this.writer ??= JobFileWorker.start();
+  }
+
+  /** Flushes the background writes to stable storage and stops their thread. */
+  async close(): Promise<void> {
+    const writer = this.writer;
+    this.writer = undefined;
+    await writer?.close();
   }
 
   lockPath(id: string): string {
     return join(this.locksDir, `${id}.lock`);
   }
 
-  /** Writes a job file; `background` answers once it is kill -9 safe and flushes right after. */
+  /**
+   * Writes a job file; `background` (the webhook's enqueue) answers once it is kill -9 safe,
+   * written by the queue's writer thread, which flushes it to stable storage right after.
+   */
   async write(record: JobRecord, flush: AtomicWriteOptions["flush"] = "now"): Promise<void> {
     schemas().validate<JobRecord>("queue-job", record, `queue/jobs/${record.id}.json`);
-    await writeFileAtomic(join(this.jobsDir, `${record.id}.json`), `${JSON.stringify(record)}\n`, { flush });
+    const path = join(this.jobsDir, `${record.id}.json`);
+    const text = `${JSON.stringify(record)}\n`;
+    if (flush === "background" && this.writer) await this.writer.write(path, text);
+    else await writeFileAtomic(path, text, { flush });
   }
 
   /**
