@@ -10,7 +10,7 @@ export const DEFAULT_DELIVERY_MEMORY = 5000;
  * twice the bound it is rewritten atomically with the newest ids only.
  */
 export class DeliveryLog {
-  private readonly order: string[] = [];
+  /** The remembered ids, oldest first (a Set keeps insertion order: dropping the oldest is O(1)). */
   private readonly seen = new Set<string>();
   private lines = 0;
   /** Lines recorded but not yet handed to the kernel; one writer appends them in batches. */
@@ -87,17 +87,17 @@ export class DeliveryLog {
 
   private remember(id: string): void {
     this.seen.add(id);
-    this.order.push(id);
-    while (this.order.length > this.bound) {
-      const oldest = this.order.shift();
-      if (oldest !== undefined) this.seen.delete(oldest);
+    while (this.seen.size > this.bound) {
+      const oldest = this.seen.values().next();
+      if (oldest.done) break;
+      this.seen.delete(oldest.value);
     }
   }
 
   private async compact(): Promise<void> {
     await this.handle.close();
-    await writeFileAtomic(this.path, this.order.map((id) => `${id}\n`).join(""));
+    await writeFileAtomic(this.path, [...this.seen].map((id) => `${id}\n`).join(""));
     this.handle = await open(this.path, "a");
-    this.lines = this.order.length;
+    this.lines = this.seen.size;
   }
 }

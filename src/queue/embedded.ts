@@ -170,10 +170,11 @@ export class EmbeddedQueue implements StoryQueue {
     // jobs known before it started can be judged gone.
     const knownBefore = new Set(this.records.keys());
     const ids = new Set(await this.store.ids());
-    for (const id of ids) {
-      if (this.records.has(id) || this.finished.has(id)) continue;
-      const record = await this.readOrQuarantine(id);
-      if (record && !this.finished.has(id)) this.records.set(id, record);
+    // Read together, off the event loop: a restart over thousands of queued jobs is one pass, not one round trip per file.
+    const unknown = [...ids].filter((id) => !this.records.has(id) && !this.finished.has(id));
+    for (const [id, read] of await this.store.readMany(unknown)) {
+      const record = read instanceof UnreadableJobError ? await this.quarantineUnreadable(read) : read;
+      if (record && !this.finished.has(id) && !this.records.has(id)) this.records.set(id, record);
     }
     for (const id of [...this.finished]) if (!ids.has(id)) this.finished.delete(id);
     for (const id of [...this.records.keys()]) {
@@ -259,15 +260,20 @@ export class EmbeddedQueue implements StoryQueue {
       return await this.store.read(id);
     } catch (error) {
       if (!(error instanceof UnreadableJobError)) throw error;
-      const quarantined = await this.store.quarantine(id, error.reason);
-      if (quarantined) {
-        const story = quarantined.story ? ` (story ${quarantined.story.owner}/${quarantined.story.repo}#${quarantined.story.issueNumber})` : "";
-        this.logError("quarantine", new Error(`moved ${error.reason} to queue/quarantine/${quarantined.file}${story}`));
-        if (this.listeners.onQuarantine) this.listeners.onQuarantine(quarantined);
-        else this.untold.push(quarantined);
-      }
-      return undefined;
+      return this.quarantineUnreadable(error);
     }
+  }
+
+  /** Quarantines an unreadable job file (logged, told); it reads as gone. */
+  private async quarantineUnreadable(error: UnreadableJobError): Promise<undefined> {
+    const quarantined = await this.store.quarantine(error.jobId, error.reason);
+    if (quarantined) {
+      const story = quarantined.story ? ` (story ${quarantined.story.owner}/${quarantined.story.repo}#${quarantined.story.issueNumber})` : "";
+      this.logError("quarantine", new Error(`moved ${error.reason} to queue/quarantine/${quarantined.file}${story}`));
+      if (this.listeners.onQuarantine) this.listeners.onQuarantine(quarantined);
+      else this.untold.push(quarantined);
+    }
+    return undefined;
   }
 
   private async runLease(lease: JobLease): Promise<void> {

@@ -1,11 +1,15 @@
 /**
- * The webhook's durable write, off the event loop: one worker thread per queue writes job
+ * The queue's file work, off the event loop. The webhook's durable write: one worker thread per queue writes job
  * files (temp file beside the target, then a rename: never torn), answers as soon as the
  * rename is done — the kernel holds the file, so the App dying (kill -9) cannot lose it — and
  * then flushes what it wrote to stable storage (fsync of each file and of the folder) in
  * batches, while it keeps taking writes. A burst of webhooks costs the event loop one message
  * per job instead of four thread-pool round trips, and an open() that waits on the folder
  * behind a running fsync waits in the worker, not in the App.
+ *
+ * The same thread reads job files in bulk for a (re)scan: thousands of small files read one
+ * after the other with plain system calls in the worker, handed back in one message per
+ * chunk, instead of four thread-pool round trips per file.
  */
 import { Worker } from "node:worker_threads";
 
@@ -61,7 +65,19 @@ function scheduleFlush() {
   });
 }
 
+function readText(path) {
+  try {
+    return { text: fs.readFileSync(path, "utf8") };
+  } catch (error) {
+    return { code: String(error && error.code), message: String(error && error.message) };
+  }
+}
+
 parentPort.on("message", (message) => {
+  if (message.kind === "read") {
+    parentPort.postMessage({ id: message.id, files: message.paths.map(readText) });
+    return;
+  }
   if (message.kind === "flush") {
     if (!flushing && pending.size === 0) parentPort.postMessage({ id: message.id });
     else flushWaiters.push(message.id);
@@ -79,15 +95,19 @@ parentPort.on("message", (message) => {
 });
 `;
 
+/** One file as read by the worker: its text, or why it could not be read. */
+export type ReadResult = { text: string } | { code: string; message: string };
+
 interface Reply {
   id: number;
   error?: { message: string; code?: string };
+  files?: ReadResult[];
 }
 
 /** The longest a written file waits before its flush to stable storage starts. */
 export const JOB_FLUSH_DELAY_MS = 25;
 
-/** A worker thread that writes job files atomically; see the file's comment for when a write is durable. */
+/** A worker thread that writes job files atomically and reads them in bulk; see the file's comment for when a write is durable. */
 export class JobFileWorker {
   private readonly waiting = new Map<number, { resolve: (reply: Reply) => void; reject: (error: Error) => void }>();
   private nextId = 0;
@@ -119,6 +139,11 @@ export class JobFileWorker {
     await this.ask({ kind: "write", path, data });
   }
 
+  /** Reads files, in order; a file that cannot be read gives its error code (ENOENT: gone). */
+  async read(paths: readonly string[]): Promise<ReadResult[]> {
+    return (await this.ask({ kind: "read", paths })).files ?? [];
+  }
+
   /** Resolves when everything written so far is on stable storage. */
   async flush(): Promise<void> {
     await this.ask({ kind: "flush" });
@@ -132,7 +157,7 @@ export class JobFileWorker {
     await this.worker.terminate();
   }
 
-  private ask(message: { kind: "write"; path: string; data: string } | { kind: "flush" }): Promise<Reply> {
+  private ask(message: { kind: "write"; path: string; data: string } | { kind: "read"; paths: readonly string[] } | { kind: "flush" }): Promise<Reply> {
     if (this.failure) return Promise.reject(this.failure);
     const id = (this.nextId += 1);
     return new Promise<Reply>((resolve, reject) => {
