@@ -12,17 +12,11 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { exec } from "../src/exec/index.js";
 import { probeSandbox, sandboxFromEnv } from "../src/sandbox/index.js";
+import { formatPaired, measurePaired, medianDifference } from "./lib/paired.js";
 
 const { values } = parseArgs({ options: { launches: { type: "string", default: "60" }, command: { type: "string", default: "true" } } });
 const LAUNCHES = Number(values.launches);
 const COMMAND = ["/bin/sh", "-c", values.command ?? "true"];
-
-const median = (xs: number[]): number => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
-};
-const quantile = (xs: number[], q: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))] ?? 0;
 
 const sandbox = sandboxFromEnv();
 const status = await probeSandbox(sandbox);
@@ -41,32 +35,13 @@ try {
     if (result.exitCode !== 0) throw new Error(`launch failed: ${result.tail}`);
     return performance.now() - started;
   };
-  for (let i = 0; i < 5; i += 1) {
-    await sandboxed();
-    await plain();
-  }
-  const inBox: number[] = [];
-  const withNet: number[] = [];
-  const bare: number[] = [];
-  const extra: number[] = [];
-  for (let i = 0; i < LAUNCHES; i += 1) {
-    // Rotate the order, so no side always runs on a warmer machine.
-    const order = [0, 1, 2].map((k) => (k + i) % 3);
-    const took: number[] = [0, 0, 0];
-    for (const k of order) took[k] = k === 0 ? await plain() : await sandboxed(k === 2);
-    const [d = 0, c = 0, n = 0] = took;
-    bare.push(d);
-    inBox.push(c);
-    withNet.push(n);
-    extra.push(c - d);
-  }
-  console.log(`launches=${LAUNCHES} command=${JSON.stringify(values.command)}`);
-  console.log(`exec alone:  median ${median(bare).toFixed(1)} ms  p90 ${quantile(bare, 0.9).toFixed(1)} ms`);
-  console.log(`sandboxed:   median ${median(inBox).toFixed(1)} ms  p90 ${quantile(inBox, 0.9).toFixed(1)} ms  (network off: its own network namespace, as for suites)`);
-  console.log(`  with net:  median ${median(withNet).toFixed(1)} ms  p90 ${quantile(withNet, 0.9).toFixed(1)} ms  (network on, as for provisioning and agents)`);
-  const cost = median(extra);
-  console.log(`sandbox cost per launch (median of pairs): ${cost.toFixed(1)} ms  p90 ${quantile(extra, 0.9).toFixed(1)} ms  target <= 20 ms  ${cost <= 20 ? "MET" : "NOT MET"}`);
-  console.log(`ratio sandboxed/exec (medians): ${(median(inBox) / median(bare)).toFixed(2)}`);
+  console.log(`launches=${LAUNCHES} command=${JSON.stringify(values.command)}; each against exec alone, interleaved A B B A`);
+  const suite = await measurePaired(() => sandboxed(false), plain, LAUNCHES);
+  console.log(formatPaired("sandboxed (network off, as for suites) ÷ exec alone", suite));
+  const withNet = await measurePaired(() => sandboxed(true), plain, LAUNCHES);
+  console.log(formatPaired("sandboxed (network on, as for provisioning and agents) ÷ exec alone", withNet));
+  const cost = medianDifference(suite);
+  console.log(`sandbox cost per launch (median of pairs): ${cost.toFixed(1)} ms  target <= 20 ms  ${suite.inconclusive ? "INCONCLUSIVE" : cost <= 20 ? "MET" : "NOT MET"}; with network ${medianDifference(withNet).toFixed(1)} ms`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
