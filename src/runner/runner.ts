@@ -64,6 +64,8 @@ export interface StoryRunnerDeps {
   housekeeping?: HousekeepingSettings;
   /** How a job waits while GitHub is down at its start (tests pass a sleep they control). */
   githubDown?: Pick<GitHubDownOptions, "sleep" | "policy">;
+  /** The runner's own limit (`HARNESS_CONCURRENCY`): a plan never runs more tasks at once than this. */
+  taskSlots?: number;
 }
 
 /** Makes the queue's worker: one call runs one job from token to final report. */
@@ -187,6 +189,7 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
       readmission: start.readmission,
       signal,
       ...(deps.sandbox ? { sandbox: deps.sandbox } : {}),
+      ...(deps.taskSlots !== undefined ? { taskSlots: deps.taskSlots } : {}),
     });
     // The work is pushed whatever the outcome: a blocked story's work so far is worth a look.
     const end = await deliverStoryWork({ repoDir, pull, outcome, octokit: installation.octokit, authEnv: async () => gitAuthEnv(await gitToken.token()), reporter, tracker });
