@@ -5,8 +5,9 @@
  * the whole run: (a) a bare Probot app whose handler does nothing, (b) story-harness's App with
  * its webhook guard on (the same WEBHOOK_SECRET as the bare app: both check the signature of
  * every delivery), its trigger handler and the durable embedded queue; the runner is not
- * started, so only the webhook path is measured. Both log as production does (JSON lines, at
- * info). The fake GitHub and the load generator live in this process.
+ * started, so only the webhook path is measured. Both log JSON lines at info: the bare app
+ * through Probot's logger, the App through its own asynchronous one, as `harness serve` does
+ * with LOG_FORMAT=json. The fake GitHub and the load generator live in this process.
  *
  * For each rate, each repetition sends one burst of `--count` deliveries to each server, in
  * the A B B A order of bench/lib/paired.ts, and takes the p99 of the answers (and p50, and the
@@ -22,6 +23,7 @@ import { parseArgs } from "node:util";
 import { Probot, Server } from "probot";
 import { harnessApp } from "../src/app.js";
 import { HarnessOctokit } from "../src/cli/serve.js";
+import { asyncJsonLog } from "../src/cli/json-log.js";
 import { exec } from "../src/exec/index.js";
 import { EmbeddedQueue } from "../src/queue/index.js";
 import { issuesLabeledPayload, signedDelivery, startFakeGitHub, type FakeGitHub } from "../test/support/fake-github/index.js";
@@ -37,10 +39,12 @@ const GITHUB_TIMEOUT_MS = 10_000;
 /** Child mode: one server, configured from a JSON file (credentials never travel in the environment). */
 async function serve(kind: string, configPath: string): Promise<void> {
   const config = JSON.parse(readFileSync(configPath, "utf8")) as ServerConfig;
+  // The App logs as `harness serve` does with LOG_FORMAT=json (asynchronous writes); the bare app as Probot does.
+  const log = kind === "bare" ? undefined : asyncJsonLog(process.env);
   const ProbotWithDefaults = Probot.defaults({
-    appId: config.appId, privateKey: config.privateKey, secret: config.secret, baseUrl: config.baseUrl, ...(kind === "bare" ? {} : { Octokit: HarnessOctokit }),
+    appId: config.appId, privateKey: config.privateKey, secret: config.secret, baseUrl: config.baseUrl, ...(kind === "bare" ? {} : { Octokit: HarnessOctokit }), ...(log ? { log } : {}),
   });
-  const server = new Server({ Probot: ProbotWithDefaults, port: config.port, host: "127.0.0.1" });
+  const server = new Server({ Probot: ProbotWithDefaults, port: config.port, host: "127.0.0.1", ...(log ? { log } : {}) });
   if (kind === "bare") {
     await server.load((app) => app.on("issues.labeled", async () => undefined));
   } else {
