@@ -177,7 +177,7 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
     await prepareStoryBranch({ repoDir, branch: pull.branch });
     const outcome = await deps.pipeline.runStory({
       repoDir,
-      story: { id: String(job.issue.number), title: job.issue.title, body: job.issue.body },
+      story: { id: storyIdOf(job), title: job.issue.title, body: job.issue.body },
       branch: pull.branch,
       baseRef: `refs/remotes/origin/${pull.branch}`,
       config,
@@ -213,11 +213,16 @@ async function readConfig(deps: StoryRunnerDeps, octokit: AppOctokit, job: Story
   }
 }
 
+/** A story is its issue in its repository: `octo/repo#42` (two repositories' issue #42 are two stories). */
+export function storyIdOf(job: Pick<StoryJob, "repository" | "issue">): string {
+  return `${job.repository.owner}/${job.repository.name}#${job.issue.number}`;
+}
+
 function startEvent(job: StoryJob, workflow: Workflow, readmission: boolean): Extract<HistoryEvent, { kind: "run.started" }> {
   return {
     kind: "run.started",
     at: new Date().toISOString(),
-    storyId: String(job.issue.number),
+    storyId: storyIdOf(job),
     runId: randomUUID(),
     title: job.issue.title,
     stages: workflow.stages.map((stage) => stage.id),
