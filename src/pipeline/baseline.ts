@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { git } from "../workspace/index.js";
 import type { CheckFailure } from "./checks.js";
 import type { TaskRun } from "./task.js";
+import type { Stage } from "./workflow.js";
 import { stripAnsi } from "../text/index.js";
 
 /** The baseline as the task keeps it. */
@@ -28,6 +29,20 @@ export function baselineRed(baseline: BaselineResult): boolean {
   return baseline.timedOut || baseline.exitCode !== 0;
 }
 
+/** The test command cannot start in the provisioned worktree: `environment`, before any agent. */
+export class BaselineEnvironmentError extends Error {
+  readonly failureClass = "environment" as const;
+  constructor(failure: CheckFailure) {
+    super(failure.reason);
+    this.name = "BaselineEnvironmentError";
+  }
+}
+
+/** Whether a task runs the baseline: it has a test command and a stage that runs the suite (its gate or the clean clone). */
+export function needsBaseline(stages: readonly Stage[], testCommand: string | undefined): testCommand is string {
+  return testCommand !== undefined && stages.some((stage) => stage.gate === "suite" || stage.cleanClone !== undefined);
+}
+
 /**
  * Runs the suite on the task's base commit and journals `baseline.finished`. Returns an
  * `environment` failure when the command could not start there; a red base is kept, not a
@@ -45,7 +60,7 @@ export async function runBaseline(task: TaskRun, command: string): Promise<Check
   const exitCode = result.exitCode ?? undefined;
   const baseline: BaselineResult = { command, commit, timedOut: result.timedOut, outputTail: result.tail, durationMs: result.durationMs, ...(exitCode !== undefined ? { exitCode } : {}) };
   task.baseline = baseline;
-  await task.sink.emit({ kind: "baseline.finished", taskId: task.worktree.taskId, ...baseline, policy: { sandboxed: result.sandboxed, network: result.network } });
+  await task.sink.emit({ kind: "baseline.finished", taskId: task.taskId, ...baseline, policy: { sandboxed: result.sandboxed, network: result.network } });
   if (result.spawnError !== undefined || (exitCode !== undefined && CANNOT_START.has(exitCode))) {
     const line = lastLine(result.tail);
     return {

@@ -2,7 +2,7 @@ import { appendFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { sandboxFromEnv } from "../sandbox/index.js";
 import { taskWorktreePath, WorkspaceProvisionError } from "../workspace/index.js";
-import { runBaseline } from "./baseline.js";
+import { needsBaseline, runBaseline } from "./baseline.js";
 import { storyCommitMessage, commitWorktree } from "./commit.js";
 import { defaultDeps } from "./deps.js";
 import type { FailureClass } from "./events.js";
@@ -137,7 +137,7 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
     await sink.emit({ kind: "worktree.created", taskId, worktree: worktree.path, branch: worktree.branch, base: worktree.base });
     await ensureProvisioned(task, "worktree");
     // The baseline: the suite once on the base commit, before any agent.
-    if (testCommand !== undefined && args.workflow.stages.some((stage) => stage.gate === "suite" || stage.cleanClone !== undefined)) {
+    if (needsBaseline(args.workflow.stages, testCommand)) {
       const environment = await runBaseline(task, testCommand);
       if (environment) return await block(environment.failureClass, environment.reason);
     }

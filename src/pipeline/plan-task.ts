@@ -3,6 +3,7 @@ import { appendFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { WorkspaceProvisionError, type TaskWorktree } from "../workspace/index.js";
 import { runAttempts } from "./attempts.js";
+import { BaselineEnvironmentError, needsBaseline, runBaseline } from "./baseline.js";
 import type { CheckFailure } from "./checks.js";
 import { commitWorktree } from "./commit.js";
 import type { RetryEvidence } from "./context.js";
@@ -116,6 +117,10 @@ export async function runPlanTask(run: StoryRun, input: PlanTaskInput): Promise<
     worktree = await openTaskWorktree(run, task.id, `${run.runId}-${task.id}-${input.attempt}`, input.base);
     const taskRun = taskRunOf(run, task.id, worktree, { id: task.id, title: task.title, description: task.description, files: task.files, earlier: input.earlier });
     await ensureProvisioned(taskRun, "worktree");
+    // The baseline, as for a story without a plan: the suite once on the task's base, before its
+    // agents, so a red base is told from the task's own failure.
+    const environment = needsBaseline(run.taskStages, run.testCommand) ? await runBaseline(taskRun, run.testCommand) : undefined;
+    if (environment) throw new BaselineEnvironmentError(environment);
     const own = worktree;
     let commit = "";
     let changed: string[] = [];

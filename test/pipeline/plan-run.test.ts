@@ -42,6 +42,31 @@ const indexOf = (journal: HistoryEvent[], kind: string, taskId: string): number 
 const taskLaunches = (s: Scenario): string[] => (existsSync(s.launches) ? readFileSync(s.launches, "utf8").split("\n").filter((line) => line !== "") : []);
 
 describe("a story with a plan", () => {
+  it("blocks a task whose test command cannot start in its provisioned worktree as environment, before any agent", async () => {
+    const s = await makeScenario();
+    const config = planConfig(s, "plan");
+    const { outcome, journal } = await runScenario(s, { ...config, test: { ...config.test, command: "no-such-suite-runner --all" } }, story(THREE));
+
+    expect(outcome).toMatchObject({ status: "blocked" });
+    const finished = ofKind(journal, "task.finished").filter((event) => event.taskId === "a" || event.taskId === "b");
+    expect(finished.map((event) => [event.taskId, event.outcome, event.failureClass])).toEqual(expect.arrayContaining([["a", "blocked", "environment"], ["b", "blocked", "environment"]]));
+    expect(finished[0]?.detail).toContain("`no-such-suite-runner --all` cannot start");
+    expect(ofKind(journal, "baseline.finished").map((event) => event.exitCode)).toEqual([127, 127]);
+    expect(taskLaunches(s)).toEqual([]);
+  });
+
+  it("blocks a task whose base is red the same way as its change as baseline-red, without retrying its agents", async () => {
+    const s = await makeScenario();
+    const config = planConfig(s, "plan");
+    const { outcome, journal } = await runScenario(s, { ...config, test: { ...config.test, command: "echo 'FAIL base is broken'; exit 1" } }, story(THREE));
+
+    expect(outcome).toMatchObject({ status: "blocked" });
+    const finished = ofKind(journal, "task.finished").filter((event) => event.taskId === "a" || event.taskId === "b");
+    expect(finished.map((event) => event.failureClass)).toEqual(["baseline-red", "baseline-red"]);
+    expect(finished.map((event) => event.attempt)).toEqual([1, 1]);
+    expect(taskLaunches(s).filter((line) => line.endsWith("implementer 2"))).toEqual([]);
+  });
+
   it("runs two independent tasks side by side, the third after both, each in its own provisioned worktree, all work on the story branch", async () => {
     const s = await makeScenario();
     const { outcome, journal } = await runScenario(s, planConfig(s, "plan"), story(THREE));
@@ -64,7 +89,11 @@ describe("a story with a plan", () => {
     for (const id of ["a", "b", "c"]) {
       expect(indexOf(journal, "provision.succeeded", id)).toBeGreaterThan(indexOf(journal, "worktree.created", id));
       expect(indexOf(journal, "provision.succeeded", id)).toBeLessThan(indexOf(journal, "stage.started", id));
+      // The baseline: the suite once on the task's base, after provisioning, before its first agent.
+      expect(indexOf(journal, "baseline.finished", id)).toBeGreaterThan(indexOf(journal, "provision.succeeded", id));
+      expect(indexOf(journal, "baseline.finished", id)).toBeLessThan(indexOf(journal, "stage.started", id));
     }
+    expect(ofKind(journal, "baseline.finished").filter((event) => event.taskId === "c")[0]?.commit).toBe(ofKind(journal, "wave.merged")[0]?.commit);
     // Agents knew their task.
     expect(taskLaunches(s).filter((line) => line.endsWith("implementer 1")).sort()).toEqual(["a implementer 1", "b implementer 1", "c implementer 1"]);
     // Story level, on the merged branch: the clean-clone check, then the documenter; once.
