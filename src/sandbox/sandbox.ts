@@ -7,6 +7,7 @@
  * wall time is exec's timeout, which ends bwrap and with it every process of the step.
  */
 import { accessSync, chmodSync, constants, existsSync, statSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { exec, type ExecOptions, type ExecResult } from "../exec/index.js";
@@ -104,14 +105,16 @@ export class Sandbox {
         return { ...result, sandboxed: true, network: step.network };
       }
       const view = this.view(options.cwd, home, tmp, step);
-      const limits = [`--nproc=${this.settings.maxProcesses}`, `--data=${this.settings.memoryBytes}`, "--core=0"];
-      const sandboxed = [this.host.bwrap, ...bwrapArgs(view), this.host.prlimit, ...limits, "--", ...argv];
       cgroup = this.host.pidsCgroups ? createPidsCgroup(this.settings.maxProcesses) : undefined;
-      const result = await exec(cgroup ? enterCgroupArgv(cgroup, sandboxed) : sandboxed, { ...options, env, logCapBytes: logCap });
+      const boxed = [this.host.bwrap, ...bwrapArgs(view)];
+      const launched = cgroup
+        ? enterCgroupArgv(cgroup, [...boxed, ...argv], { dataBytes: this.settings.memoryBytes })
+        : [...boxed, this.host.prlimit, `--nproc=${this.settings.maxProcesses}`, `--data=${this.settings.memoryBytes}`, "--core=0", "--", ...argv];
+      const result = await exec(launched, { ...options, env, logCapBytes: logCap });
       return { ...result, argv: [...argv], sandboxed: true, network: step.network };
     } finally {
       for (const restore of restores) restore();
-      removeTree(scratch);
+      removeLater(scratch);
       if (cgroup) removeWhenEmpty(cgroup);
     }
   }
@@ -162,6 +165,30 @@ function onPath(program: string, path: string): boolean {
 function removeWhenEmpty(cgroup: string, tries = 50): void {
   if (removePidsCgroup(cgroup) || tries <= 0) return;
   setTimeout(() => removeWhenEmpty(cgroup, tries - 1), 20).unref();
+}
+
+/** Scratch folders of ended steps still being removed. */
+const removals = new Set<Promise<void>>();
+
+/**
+ * A step's scratch folder is removed after its result is returned (deleting even two empty
+ * folders costs milliseconds on a journaled disk); nothing of the step runs any more. One
+ * still there when the App dies goes at the next start ({@link removeStaleScratch}).
+ */
+function removeLater(dir: string): void {
+  const removal: Promise<void> = rm(dir, { recursive: true, force: true, maxRetries: 2 })
+    .catch(() => {
+      makeWritable(dir);
+      return rm(dir, { recursive: true, force: true, maxRetries: 2 });
+    })
+    .catch(() => undefined)
+    .finally(() => removals.delete(removal));
+  removals.add(removal);
+}
+
+/** Resolves once every ended step's scratch folder is gone (for a clean stop, and tests). */
+export async function scratchRemoved(): Promise<void> {
+  while (removals.size > 0) await Promise.all([...removals]);
 }
 
 /** Removes a scratch folder, even one whose step left folders without write permission. */
