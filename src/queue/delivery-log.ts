@@ -1,5 +1,5 @@
 import { open, readFile, type FileHandle } from "node:fs/promises";
-import { writeFileAtomic } from "../workspace/index.js";
+import { writeFileAtomic } from "../files/index.js";
 
 /** How many delivery ids are remembered; GitHub redelivers within hours, not thousands of events. */
 export const DEFAULT_DELIVERY_MEMORY = 5000;

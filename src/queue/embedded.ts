@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { flushPendingWrites } from "../workspace/index.js";
+import { flushPendingWrites } from "../files/index.js";
 import { DeliveryLog, DEFAULT_DELIVERY_MEMORY } from "./delivery-log.js";
 import { acquireLock, liveHolder, newLockOwner, releaseLock, retireLockOwner, type LockOwner } from "./job-lock.js";
 import { JobStore, newJobId, UnreadableJobError, type JobRecord } from "./job-store.js";

@@ -1,7 +1,7 @@
 import { mkdir, readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
-import { syncDir, writeFileAtomic, type AtomicWriteOptions } from "../workspace/index.js";
+import { syncDir, writeFileAtomic, type AtomicWriteOptions } from "../files/index.js";
 import { schemas } from "../schema/index.js";
 import type { StoryJob } from "./port.js";
 import { quarantineFile, type QuarantinedJob } from "./quarantine.js";
