@@ -6,6 +6,7 @@
  * test/agents/real-cli.test.ts installs from npm and runs without a network, without
  * credentials, against a loopback provider answering 401 and 429, and as root).
  */
+import { stripAnsi } from "../text/index.js";
 import { parseResetTime } from "./reset-time.js";
 
 /** Why an agent could not work. */
@@ -47,11 +48,6 @@ const RULES: readonly Rule[] = [
   },
 ];
 
-/** Removes ANSI escape sequences from terminal output. */
-export function stripTerminalEscapes(text: string): string {
-  // eslint-disable-next-line no-control-regex
-  return text.replace(/\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(\u0007|\u001b\\)|\u001b[@-Z\\-_]/g, "");
-}
 
 /**
  * Recognises an unavailable agent from its output. The last matching line decides (a CLI
@@ -59,7 +55,7 @@ export function stripTerminalEscapes(text: string): string {
  * an ordinary failure stays the change's.
  */
 export function classifyAgentOutput(output: string, now: Date = new Date()): AgentUnavailable | undefined {
-  const lines = stripTerminalEscapes(output).split(/\r?\n/);
+  const lines = stripAnsi(output).split(/\r?\n/);
   for (let index = lines.length - 1; index >= 0; index -= 1) {
     const line = lines[index] ?? "";
     const rule = RULES.find((candidate) => candidate.pattern.test(line));
@@ -74,7 +70,7 @@ export function classifyAgentOutput(output: string, now: Date = new Date()): Age
 
 /** True when the output shows a CLI waiting in a loop it will not leave by itself (no network). */
 export function showsWaitingLoop(output: string): boolean {
-  const text = stripTerminalEscapes(output);
+  const text = stripAnsi(output);
   return RULES.some((rule) => rule.loops === true && rule.pattern.test(text));
 }
 

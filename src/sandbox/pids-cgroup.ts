@@ -5,8 +5,9 @@
  * App runs as root. A cgroup's `pids.max` counts every process of the step whoever owns it.
  */
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { removeOrphans } from "./orphans.js";
 
 const PREFIX = "harness-sandbox-";
 
@@ -87,23 +88,5 @@ export function removePidsCgroup(dir: string): boolean {
 /** Removes the empty cgroups of App processes that are gone (a kill -9 leaves them). */
 export function removeStalePidsCgroups(): number {
   const parent = ownPidsCgroup();
-  if (parent === undefined) return 0;
-  let removed = 0;
-  let names: string[] = [];
-  try {
-    names = readdirSync(parent);
-  } catch {
-    return 0;
-  }
-  for (const name of names) {
-    const match = new RegExp(`^${PREFIX}(\\d+)-`).exec(name);
-    if (!match || Number(match[1]) === process.pid) continue;
-    try {
-      process.kill(Number(match[1]), 0);
-      continue;
-    } catch {
-      if (removePidsCgroup(join(parent, name))) removed += 1;
-    }
-  }
-  return removed;
+  return parent === undefined ? 0 : removeOrphans(parent, PREFIX, removePidsCgroup);
 }

@@ -13,6 +13,7 @@ import { join, resolve } from "node:path";
 import { exec, type ExecOptions, type ExecResult } from "../exec/index.js";
 import { bwrapArgs, hostSystemEntries, type SandboxView, type SystemEntry } from "./bwrap-args.js";
 import { gitReadPaths, guardGitLink, isInside } from "./git-view.js";
+import { removeOrphans } from "./orphans.js";
 import { createPidsCgroup, enterCgroupArgv, removePidsCgroup, removeStalePidsCgroups } from "./pids-cgroup.js";
 import { sandboxSettingsFromEnv, type SandboxSettings } from "./settings.js";
 
@@ -218,20 +219,10 @@ function makeWritable(dir: string): void {
  * folders of live processes (another worker on the same machine) stay. Returns how many went.
  */
 export function removeStaleScratch(root: string = tmpdir()): number {
-  let removed = 0;
-  let names: string[];
-  try {
-    names = readdirSync(root);
-  } catch {
-    return 0;
-  }
-  for (const name of names) {
-    const match = new RegExp(`^${SCRATCH_PREFIX}(\\d+)-`).exec(name);
-    if (!match || processAlive(Number(match[1]))) continue;
-    removeTree(join(root, name));
-    removed += 1;
-  }
-  return removed;
+  return removeOrphans(root, SCRATCH_PREFIX, (path) => {
+    removeTree(path);
+    return true;
+  });
 }
 
 /**
@@ -242,15 +233,6 @@ export function removeStaleSandboxState(root: string = tmpdir()): { scratch: num
   return { scratch: removeStaleScratch(root), cgroups: removeStalePidsCgroups() };
 }
 
-function processAlive(pid: number): boolean {
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 /** The sandbox the operator configured through the App's environment. */
 export function sandboxFromEnv(env: NodeJS.ProcessEnv = process.env): Sandbox {

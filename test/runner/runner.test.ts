@@ -7,7 +7,7 @@ import { GitHubReporter } from "../../src/github/index.js";
 import { DEFAULT_HARNESS_CONFIG, JOURNAL_FILE, loadWorkflow, parseHarnessConfig, readJournal, runStory } from "../../src/pipeline/index.js";
 import { storyKey, type JobLease } from "../../src/queue/index.js";
 import { createStoryRunner, type AppOctokit, type RunnerLog } from "../../src/runner/index.js";
-import { git, HARNESS_IDENTITY } from "../../src/workspace/index.js";
+import { git, HARNESS_IDENTITY, storyDirName } from "../../src/workspace/index.js";
 import { Sandbox, sandboxSettingsFromEnv } from "../../src/sandbox/index.js";
 import { fakeOctokit } from "../support/fake-github/client.js";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
@@ -173,7 +173,7 @@ describe("story runner", () => {
     const home = join(root, "home-planned");
     await realWorker(home, { taskSlots: 1 })(startLease("planned", issue.number, issue.title, repo, 0, body), new AbortController().signal);
 
-    const runs = join(home, "runs", String(issue.number));
+    const runs = join(home, "runs", storyDirName(`acme/planned#${issue.number}`));
     const [runId] = readdirSync(runs);
     const journal = readJournal(join(runs, runId!, JOURNAL_FILE));
     const at = (kind: string, taskId: string): number => journal.findIndex((event) => event.kind === kind && "taskId" in event && event.taskId === taskId);
