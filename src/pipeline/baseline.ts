@@ -29,15 +29,6 @@ export function baselineRed(baseline: BaselineResult): boolean {
   return baseline.timedOut || baseline.exitCode !== 0;
 }
 
-/** The test command cannot start in the provisioned worktree: `environment`, before any agent. */
-export class BaselineEnvironmentError extends Error {
-  readonly failureClass = "environment" as const;
-  constructor(failure: CheckFailure) {
-    super(failure.reason);
-    this.name = "BaselineEnvironmentError";
-  }
-}
-
 /** Whether a task runs the baseline: it has a test command and a stage that runs the suite (its gate or the clean clone). */
 export function needsBaseline(stages: readonly Stage[], testCommand: string | undefined): testCommand is string {
   return testCommand !== undefined && stages.some((stage) => stage.gate === "suite" || stage.cleanClone !== undefined);

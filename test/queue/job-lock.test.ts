@@ -1,7 +1,7 @@
 import { open, readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { exec } from "../../src/exec/index.js";
-import { acquireLock, newLockOwner, retireLockOwner } from "../../src/queue/job-lock.js";
+import { acquireLock, liveHolder, newLockOwner, releaseLock, retireLockOwner, type LockOwner } from "../../src/queue/job-lock.js";
 import { tempDir } from "./helpers.js";
 
 describe("acquireLock", () => {
@@ -52,6 +52,83 @@ describe("acquireLock", () => {
       retireLockOwner(other);
       expect(await acquireLock(path, self)).toBe(true);
       expect(JSON.parse(await readFile(path, "utf8"))).toMatchObject({ instance: self.instance });
+    } finally {
+      retireLockOwner(self);
+    }
+  });
+
+  const lockOf = (owner: LockOwner): string => JSON.stringify({ ...owner, at: new Date().toISOString() });
+
+  it("judges an owner by its whole identity: this pid in an earlier life, or another start time, is dead; another pid is looked up", async () => {
+    const path = join(dir, "job.lock");
+    const self = newLockOwner();
+    try {
+      // The same pid in an earlier life of it (a reused pid): dead, however the instance reads.
+      await writeFile(path, lockOf({ ...self, startTime: `${self.startTime}-earlier` }));
+      expect(await liveHolder(path, self)).toBeUndefined();
+      expect(await acquireLock(path, self)).toBe(true);
+      // Another process's start time under this process's instance id: still not this process.
+      await writeFile(path, lockOf({ ...self, pid: 999_999_999, startTime: self.startTime }));
+      expect(await liveHolder(path, self)).toBeUndefined();
+      expect(await acquireLock(path, self)).toBe(true);
+      // This very holder: alive.
+      expect(await liveHolder(path, self)).toMatchObject({ instance: self.instance });
+      expect(await acquireLock(path, newLockOwner())).toBe(false);
+    } finally {
+      retireLockOwner(self);
+    }
+  });
+
+  it("treats a lock of this process as alive only while its holder is open", async () => {
+    const path = join(dir, "job.lock");
+    const self = newLockOwner();
+    const sibling = newLockOwner();
+    try {
+      await writeFile(path, lockOf(sibling));
+      expect(await liveHolder(path, self)).toMatchObject({ instance: sibling.instance });
+      retireLockOwner(sibling);
+      expect(await liveHolder(path, self)).toBeUndefined();
+    } finally {
+      retireLockOwner(self);
+    }
+  });
+
+  it("releases only its own lock: another holder's, or one of this pid in another life, stays", async () => {
+    const path = join(dir, "job.lock");
+    const self = newLockOwner();
+    const other = newLockOwner();
+    try {
+      for (const theirs of [other, { ...self, instance: other.instance }, { ...self, startTime: `${self.startTime}-earlier` }, { ...self, pid: 999_999_999 }]) {
+        await writeFile(path, lockOf(theirs));
+        await releaseLock(path, self);
+        expect(JSON.parse(await readFile(path, "utf8"))).toMatchObject(theirs);
+      }
+      expect(await acquireLock(join(dir, "mine.lock"), self)).toBe(true);
+      await releaseLock(join(dir, "mine.lock"), self);
+      await expect(readFile(join(dir, "mine.lock"), "utf8")).rejects.toMatchObject({ code: "ENOENT" });
+      // Releasing a lock that is not there, or is torn, is no error and removes nothing else.
+      await releaseLock(join(dir, "absent.lock"), self);
+      await writeFile(join(dir, "torn.lock"), "");
+      await releaseLock(join(dir, "torn.lock"), self);
+      expect(await readFile(join(dir, "torn.lock"), "utf8")).toBe("");
+    } finally {
+      retireLockOwner(self);
+      retireLockOwner(other);
+    }
+  });
+
+  it("takes over a torn lock (empty or cut short) and leaves no temp or stale file beside it", async () => {
+    const self = newLockOwner();
+    try {
+      for (const [name, text] of [["empty.lock", ""], ["cut.lock", lockOf(self).slice(0, 20)], ["other.lock", "{\"not\":\"a lock\"}"]] as const) {
+        const path = join(dir, name);
+        await writeFile(path, text);
+        expect(await liveHolder(path, self)).toBeUndefined();
+        expect(await acquireLock(path, self)).toBe(true);
+        expect(JSON.parse(await readFile(path, "utf8"))).toMatchObject({ pid: self.pid, startTime: self.startTime, instance: self.instance });
+      }
+      const left = await exec(["ls", "-A", dir], { cwd: dir, captureStdout: true });
+      expect((left.stdout?.toString() ?? "").split("\n").filter((line) => line !== "").sort()).toEqual(["cut.lock", "empty.lock", "other.lock"]);
     } finally {
       retireLockOwner(self);
     }

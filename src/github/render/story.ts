@@ -1,5 +1,5 @@
 /** Output of the `harness / story` check run, and the story-level sentences the status comment shares. */
-import type { StorySnapshot } from "../../pipeline/index.js";
+import { INTEGRATION_TASK, type StorySnapshot } from "../../pipeline/index.js";
 import { boundCheckRunOutput } from "../limits.js";
 import { redactSecrets } from "../redact.js";
 import { adviceFor, RETRY_COMMAND } from "./advice.js";
@@ -43,8 +43,10 @@ export function blockedSection(snapshot: StorySnapshot, secrets: readonly string
 /** The stage table of a story without a plan; the waves table and the story-level stages of one with a plan. */
 export function progressTables(snapshot: StorySnapshot): string[] {
   if (!snapshot.planned) return ["", stageTable(snapshot.stages)];
-  const lines = ["", "### Waves", "", wavesTable(snapshot)];
-  const integration = snapshot.tasks.find((task) => task.wave === 0);
+  // Wave 0 holds the story's own steps: a planner's before the waves, the integration after them.
+  const planner = snapshot.tasks.find((task) => task.wave === 0 && task.id !== INTEGRATION_TASK);
+  const lines = [...(planner ? ["", "### Planning", "", stageTable(planner.stages)] : []), "", "### Waves", "", wavesTable(snapshot)];
+  const integration = snapshot.tasks.find((task) => task.id === INTEGRATION_TASK);
   if (integration) lines.push("", "### On the merged branch", "", stageTable(integration.stages));
   if (snapshot.blockedTasks && snapshot.blockedTasks.length > 0) lines.push("", `**Blocked tasks:** ${snapshot.blockedTasks.map((id) => inlineCode(id)).join(", ")}`);
   return lines;
