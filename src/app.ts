@@ -141,6 +141,7 @@ export function startStoryWorker(args: { queue: StoryQueue; settings: HarnessApp
     githubThrottle: settings.githubThrottle,
     sandbox,
     appSecrets: settings.appSecrets ?? [],
+    taskSlots: settings.concurrency,
     ...(settings.housekeeping ? { housekeeping: settings.housekeeping } : {}),
     pipeline: { runStory, loadWorkflow: () => loadWorkflow(), parseHarnessConfig, defaultConfig: DEFAULT_HARNESS_CONFIG },
     createReporter: (target) => {

@@ -5,7 +5,7 @@
  * names: a gate or review stage gets `harness / <stage>`, a clean-clone stage
  * `harness / clean-clone`. A story with a plan gets one check run per task beside them.
  */
-import { INTEGRATION_CLEAN_CLONE, taskSnapshot, type DeclaredCheck, type StorySnapshot, type TaskSnapshot } from "../pipeline/index.js";
+import { INTEGRATION_CLEAN_CLONE, INTEGRATION_TASK, taskSnapshot, type DeclaredCheck, type StorySnapshot, type TaskSnapshot } from "../pipeline/index.js";
 import { cleanClonePassed, currentCleanClone, renderCleanCloneCheck } from "./render/clean-clone.js";
 import { renderProvisionCheck } from "./render/provision.js";
 import { renderStoryCheck } from "./render/story.js";
@@ -141,7 +141,7 @@ export function planChecks(snapshot: StorySnapshot, options: RenderOptions = {})
     return planned;
   });
   // The story-level clean-clone check runs on the merged branch, as stage `clean-clone` of the integration step.
-  const integration = snapshot.tasks.find((task) => task.wave === 0);
+  const integration = snapshot.tasks.find((task) => task.id === INTEGRATION_TASK);
   const target = { ...(integration ? { taskId: integration.id } : {}), stage: INTEGRATION_CLEAN_CLONE };
   const merged: PlannedCheck = {
     name: CHECK_NAMES.cleanClone,

@@ -14,7 +14,7 @@ import { preflight, PreflightError } from "./preflight/index.js";
 import { EventSink } from "./sink.js";
 import { ensureProvisioned, type TaskRun } from "./task.js";
 import type { RunStoryArgs, StoryOutcome } from "./types.js";
-import { declaredChecks } from "./workflow.js";
+import { declaredChecks, planStages } from "./workflow.js";
 import { ConfigError, PlanError } from "./errors.js";
 import { PLAN_FENCE, readStoryPlan, type Plan } from "./plan.js";
 import { runPlannedStory } from "./plan-story.js";
@@ -45,7 +45,9 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
     if (!(error instanceof PlanError)) throw error;
     planError = error;
   }
-  const single = plan === undefined && planError === undefined;
+  // A workflow that starts with a planner runs as a plan even when the story brings none.
+  const planning = planStages(args.workflow).length > 0;
+  const single = plan === undefined && planError === undefined && !planning;
   await sink.emit({
     kind: "run.started",
     storyId: args.story.id,
@@ -77,7 +79,7 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
     await sink.emit({ kind: "story.blocked", ...(single ? { taskId } : {}), failureClass: "config-invalid", detail: error.message });
     return { ...outcomeBase, status: "blocked", failureClass: "config-invalid", detail: error.message };
   }
-  if (plan) {
+  if (plan || planning) {
     const allowed = new Set(args.agentEnvAllow);
     const agentEnv = args.config.agent.env.filter((name) => allowed.has(name));
     return runPlannedStory({ args, runId, deps, layout, sink, clock, maxAttempts, testCommand, agentEnv, sandbox }, plan);

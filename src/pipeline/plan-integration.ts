@@ -1,82 +1,22 @@
 /** The story's integration step after the last wave: the story-level clean-clone check on the merged branch, then the story-level stages. */
-import { appendFileSync, mkdirSync } from "node:fs";
-import { join } from "node:path";
-import { CLEAN_CLONE_RESULT_FILE, WorkspaceProvisionError, type TaskWorktree } from "../workspace/index.js";
+import { mkdirSync } from "node:fs";
+import { CLEAN_CLONE_RESULT_FILE, type TaskWorktree } from "../workspace/index.js";
 import { runAttempts } from "./attempts.js";
 import { runCleanClone } from "./checks.js";
 import { commitWorktree, storyCommitMessage } from "./commit.js";
 import type { FailureClass } from "./events.js";
-import { failureClassOf } from "./failure-class.js";
 import type { StoryRun } from "./plan-task.js";
 import { INTEGRATION_CLEAN_CLONE, INTEGRATION_TASK } from "./snapshot.js";
-import { ensureProvisioned, type TaskRun } from "./task.js";
+import { inTaskSlot } from "./task-slot.js";
+import type { TaskRun } from "./task.js";
 
 export type IntegrationResult = { passed: true; commit: string; worktree: string } | { passed: false; failureClass: FailureClass; reason: string };
 
 /** Runs the integration step in a fresh worktree of the merged story branch; its commit goes on top of `tip`. */
 export async function runIntegration(run: StoryRun, tip: string): Promise<IntegrationResult> {
-  const { args, sink, deps } = run;
   const taskId = INTEGRATION_TASK;
-  const started = performance.now();
-  await sink.emit({ kind: "task.started", taskId, wave: 0, attempt: 1 });
-  let worktree: TaskWorktree | undefined;
-  let result: IntegrationResult;
-  try {
-    worktree = await deps.createTaskWorktree({
-      repoDir: args.repoDir,
-      harnessHome: args.harnessHome,
-      storyId: args.story.id,
-      taskId: `${run.runId}-${taskId}`,
-      branch: args.branch,
-      baseRef: tip,
-      detach: true,
-    });
-    await sink.emit({ kind: "worktree.created", taskId, worktree: worktree.path, branch: args.branch, base: worktree.base });
-    const task: TaskRun = {
-      taskId,
-      story: args.story,
-      config: args.config,
-      workflow: args.workflow,
-      maxAttempts: run.maxAttempts,
-      layout: run.taskLayout(taskId),
-      worktree,
-      deps,
-      sink,
-      harnessHome: args.harnessHome,
-      agentEnv: run.agentEnv,
-      sandbox: run.sandbox,
-      clock: run.clock,
-      seatsLaunched: 0,
-      ...(args.signal ? { signal: args.signal } : {}),
-    };
-    await ensureProvisioned(task, "worktree");
-    result = await integrate(run, task, worktree);
-  } catch (error) {
-    if (error instanceof WorkspaceProvisionError) {
-      await sink.emit({ kind: "provision.failed", taskId, cmd: error.cmd, exitCode: error.exitCode, logTail: error.logTail });
-      result = { passed: false, failureClass: "workspace-provision-failed", reason: `provisioning the merged branch's worktree failed (\`${error.cmd ?? "(none)"}\`)` };
-    } else {
-      result = { passed: false, failureClass: args.signal?.aborted ? "interrupted" : failureClassOf(error), reason: error instanceof Error ? error.message : String(error) };
-    }
-  } finally {
-    if (worktree) {
-      try {
-        await deps.removeTaskWorktree(args.repoDir, worktree.path);
-      } catch (error) {
-        appendFileSync(join(run.layout.logs, "coordinator.log"), `worktree removal of the integration step failed: ${String(error)}\n`);
-      }
-    }
-  }
-  const durationMs = Math.round(performance.now() - started);
-  await sink.emit({
-    kind: "task.finished",
-    taskId,
-    outcome: result.passed ? "completed" : "blocked",
-    attempt: 1,
-    durationMs,
-    ...(result.passed ? { commit: result.commit } : { failureClass: result.failureClass, detail: result.reason }),
-  });
-  return result;
+  const result = await inTaskSlot(run, { taskId, worktreeId: `${run.runId}-${taskId}`, base: tip, wave: 0, attempt: 1 }, (task) => integrate(run, task, task.worktree));
+  return result.passed ? result : { passed: false, failureClass: result.failureClass, reason: result.reason };
 }
 
 async function integrate(run: StoryRun, task: TaskRun, worktree: TaskWorktree): Promise<IntegrationResult> {

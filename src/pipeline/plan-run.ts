@@ -147,7 +147,7 @@ async function conflictFailed(run: StoryRun, item: Pending, attempt: number, con
 }
 
 /** Ends a planned story blocked: an empty commit on the merged state names the class and the blocked tasks. */
-async function blockPlan(run: StoryRun, tip: string, failureClass: FailureClass, detail: string, blockedTasks: string[]): Promise<StoryOutcome> {
+export async function blockPlan(run: StoryRun, tip: string, failureClass: FailureClass, detail: string, blockedTasks: string[]): Promise<StoryOutcome> {
   const { args } = run;
   let commit: string | undefined;
   try {

@@ -1,9 +1,13 @@
-/** Sets up a planned story's run (concurrency, per-task and story-level stages, task layouts) and runs its plan. */
-import { runPlan } from "./plan-run.js";
+/** Sets up a planned story's run (concurrency, per-task and story-level stages, task layouts) and runs its plan, or its planner's. */
+import { ensureStoryBranch } from "./merge.js";
+import { blockPlan, runPlan } from "./plan-run.js";
+import { runPlanner } from "./plan-planner.js";
 import type { Plan } from "./plan.js";
 import type { StoryRun } from "./plan-task.js";
 import { taskLayout } from "./run-dir.js";
+import { stageKind } from "./stages/index.js";
 import type { StoryOutcome } from "./types.js";
+import { planStages } from "./workflow.js";
 
 /** Tasks at once when neither `--concurrency` nor `plan.concurrency` says. */
 export const DEFAULT_PLAN_CONCURRENCY = 2;
@@ -18,10 +22,13 @@ export function planConcurrency(requested: number | undefined, configured: numbe
 
 type Base = Omit<StoryRun, "concurrency" | "taskStages" | "taskRetryStage" | "storyStages" | "taskLayout">;
 
-/** Runs `plan`: the workflow's stages with `scope: "story"` run once on the merged branch, the others per task. */
-export async function runPlannedStory(base: Base, plan: Plan): Promise<StoryOutcome> {
+/**
+ * Runs `plan`, or (without one) the workflow's planner first and then the plan it wrote: the
+ * workflow's stages with `scope: "story"` run once on the merged branch, the others per task.
+ */
+export async function runPlannedStory(base: Base, plan: Plan | undefined): Promise<StoryOutcome> {
   const { workflow, config } = base.args;
-  const taskStages = workflow.stages.filter((stage) => stage.scope !== "story");
+  const taskStages = workflow.stages.filter((stage) => stage.scope !== "story" && stageKind(stage.kind).phase === "task");
   const storyStages = workflow.stages.filter((stage) => stage.scope === "story");
   const retryStage = taskStages.some((stage) => stage.id === workflow.retryStage) ? workflow.retryStage : (taskStages[0]?.id ?? workflow.retryStage);
   const run: StoryRun = {
@@ -32,5 +39,10 @@ export async function runPlannedStory(base: Base, plan: Plan): Promise<StoryOutc
     storyStages,
     taskLayout: (taskId) => taskLayout(base.layout, taskId),
   };
-  return runPlan(run, plan);
+  if (plan) return runPlan(run, plan);
+  const tip = await ensureStoryBranch(base.args.repoDir, base.args.branch, base.args.baseRef);
+  const planners = planStages(workflow);
+  const planned = await runPlanner(run, planners, tip);
+  if (!planned.passed) return blockPlan(run, tip, planned.failureClass, planned.reason, planners.slice(0, 1).map((stage) => stage.id));
+  return runPlan(run, planned.plan);
 }

@@ -1,20 +1,16 @@
 /** One task of a plan in its slot: a fresh worktree from the wave's base, provisioning, the per-task stages, commit and scope. */
-import { appendFileSync } from "node:fs";
-import { join, relative } from "node:path";
-import { WorkspaceProvisionError, type TaskWorktree } from "../workspace/index.js";
 import { runAttempts } from "./attempts.js";
 import type { CheckFailure } from "./checks.js";
 import { commitWorktree } from "./commit.js";
 import type { RetryEvidence } from "./context.js";
 import type { PipelineDeps } from "./deps.js";
 import type { FailureClass } from "./events.js";
-import { failureClassOf } from "./failure-class.js";
 import { matchesAny } from "./globs.js";
 import { changedFiles } from "./merge.js";
 import type { PlanTask } from "./plan.js";
 import type { RunLayout } from "./run-dir.js";
 import type { EventSink } from "./sink.js";
-import { ensureProvisioned, type TaskRun } from "./task.js";
+import { inTaskSlot } from "./task-slot.js";
 import type { RunStoryArgs } from "./types.js";
 import type { Stage } from "./workflow.js";
 import type { Sandbox } from "../sandbox/index.js";
@@ -64,43 +60,12 @@ export function taskCommitMessage(storyId: string, task: Pick<PlanTask, "id" | "
 
 /** Runs one task from its slot's start to its end; never throws for the task's own failures. */
 export async function runPlanTask(run: StoryRun, input: PlanTaskInput): Promise<PlanTaskResult> {
-  const { args, sink, deps } = run;
+  const { args } = run;
   const { task } = input;
-  const started = performance.now();
-  await sink.emit({ kind: "task.started", taskId: task.id, wave: task.wave, attempt: input.attempt });
-  let worktree: TaskWorktree | undefined;
-  let result: PlanTaskResult;
-  try {
-    worktree = await deps.createTaskWorktree({
-      repoDir: args.repoDir,
-      harnessHome: args.harnessHome,
-      storyId: args.story.id,
-      taskId: `${run.runId}-${task.id}-${input.attempt}`,
-      branch: args.branch,
-      baseRef: input.base,
-      detach: true,
-    });
-    await sink.emit({ kind: "worktree.created", taskId: task.id, worktree: worktree.path, branch: args.branch, base: worktree.base });
-    const taskRun: TaskRun = {
-      taskId: task.id,
-      story: args.story,
-      config: args.config,
-      workflow: args.workflow,
-      maxAttempts: run.maxAttempts,
-      layout: run.taskLayout(task.id),
-      worktree,
-      deps,
-      sink,
-      harnessHome: args.harnessHome,
-      agentEnv: run.agentEnv,
-      sandbox: run.sandbox,
-      clock: run.clock,
-      seatsLaunched: 0,
-      planContext: { id: task.id, title: task.title, description: task.description, files: task.files, earlier: input.earlier },
-      ...(args.signal ? { signal: args.signal } : {}),
-    };
-    await ensureProvisioned(taskRun, "worktree");
-    const own = worktree;
+  const planContext = { id: task.id, title: task.title, description: task.description, files: task.files, earlier: input.earlier };
+  const slot = { taskId: task.id, worktreeId: `${run.runId}-${task.id}-${input.attempt}`, base: input.base, wave: task.wave, attempt: input.attempt, planContext };
+  const result = await inTaskSlot(run, slot, async (taskRun): Promise<PlanTaskResult> => {
+    const own = taskRun.worktree;
     let commit = "";
     let changed: string[] = [];
     const accept = async (attempt: number): Promise<CheckFailure | undefined> => {
@@ -120,37 +85,7 @@ export async function runPlanTask(run: StoryRun, input: PlanTaskInput): Promise<
       startAtRetryStage: input.attempt > 1,
       accept,
     });
-    result = attempts.passed ? { passed: true, attempt: attempts.attempt, commit, changed } : { passed: false, attempt: attempts.attempt, failureClass: attempts.failureClass, reason: attempts.reason };
-  } catch (error) {
-    result = { passed: false, attempt: input.attempt, ...(await classify(run, task.id, error)) };
-  } finally {
-    if (worktree) {
-      try {
-        await deps.removeTaskWorktree(args.repoDir, worktree.path);
-      } catch (error) {
-        appendFileSync(join(run.layout.logs, "coordinator.log"), `worktree removal of task ${task.id} failed: ${String(error)}\n`);
-      }
-    }
-  }
-  const durationMs = Math.round(performance.now() - started);
-  await sink.emit({
-    kind: "task.finished",
-    taskId: task.id,
-    outcome: result.passed ? "completed" : "blocked",
-    attempt: result.attempt,
-    durationMs,
-    ...(result.passed ? { commit: result.commit } : { failureClass: result.failureClass, detail: result.reason }),
+    return attempts.passed ? { passed: true, attempt: attempts.attempt, commit, changed } : { passed: false, attempt: attempts.attempt, failureClass: attempts.failureClass, reason: attempts.reason };
   });
-  return result;
-}
-
-/** The class of a failure outside the attempt ladder (provisioning, the worktree, a stop). */
-async function classify(run: StoryRun, taskId: string, error: unknown): Promise<{ failureClass: FailureClass; reason: string }> {
-  if (error instanceof WorkspaceProvisionError) {
-    await run.sink.emit({ kind: "provision.failed", taskId, cmd: error.cmd, exitCode: error.exitCode, logTail: error.logTail });
-    const how = error.exitCode === null ? "did not finish" : `exited ${error.exitCode}`;
-    return { failureClass: "workspace-provision-failed", reason: `provisioning \`${error.cmd ?? "(none)"}\` ${how}; log: ${relative(run.layout.root, error.logPath)} in the run directory` };
-  }
-  if (run.args.signal?.aborted) return { failureClass: "interrupted", reason: "the run was stopped" };
-  return { failureClass: failureClassOf(error), reason: error instanceof Error ? error.message : String(error) };
+  return result.passed ? result : { ...result, attempt: result.attempt ?? input.attempt };
 }

@@ -7,6 +7,7 @@ import type { BaselineResult } from "./baseline.js";
 import type { SuiteEvidence } from "./context.js";
 import type { SeatBinding } from "./seat-run.js";
 import type { PipelineDeps } from "./deps.js";
+import type { Plan } from "./plan.js";
 import type { RunLayout } from "./run-dir.js";
 import type { EventSink } from "./sink.js";
 import type { StoryInput } from "./types.js";
@@ -39,6 +40,8 @@ export interface TaskRun {
   seatsLaunched: number;
   /** What the prompts say about the task when the story has a plan. */
   planContext?: TaskPromptContext;
+  /** The plan a planner stage of this task wrote and the harness accepted. */
+  producedPlan?: Plan;
 }
 
 /** A plan task as its prompts show it. */

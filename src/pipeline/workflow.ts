@@ -5,6 +5,7 @@ import { schemas } from "../schema/index.js";
 import { parseTemplate } from "./context.js";
 import { WorkflowError } from "./errors.js";
 import type { DeclaredCheck } from "./snapshot.js";
+import { DEFAULT_STAGE_KIND, stageKind, stageKinds } from "./stages/index.js";
 
 /** The harness's own folder: built-in workflows and prompts live under it. */
 export const HARNESS_ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -23,6 +24,8 @@ export interface ArtifactSpec {
 /** One stage as the coordinator runs it. */
 export interface Stage {
   id: string;
+  /** Its kind, a name in the stage-kind registry (`stages/`): what running it means. */
+  kind: string;
   seat: string;
   promptPath: string;
   /** The template text, checked for unknown placeholders at load time. */
@@ -48,8 +51,10 @@ export interface Workflow {
   stages: Stage[];
 }
 
-interface RawStage {
+/** A stage as the workflow file writes it (validated by `schemas/workflow.schema.json`). */
+export interface RawStage {
   id: string;
+  kind?: string;
   seat: string;
   prompt: string;
   artifacts?: ArtifactSpec[];
@@ -87,7 +92,14 @@ export function loadWorkflow(path: string = DEFAULT_WORKFLOW_PATH): Workflow {
     const at = `$.stages[${index}]`;
     if (seen.has(stage.id)) throw new WorkflowError(source, `${at}.id`, `repeats the stage id '${stage.id}'`);
     seen.add(stage.id);
-    const artifacts = stage.artifacts ?? [];
+    const kindName = stage.kind ?? DEFAULT_STAGE_KIND;
+    const kind = stageKinds().get(kindName);
+    if (!kind) throw new WorkflowError(source, `${at}.kind`, `of stage '${stage.id}' names no stage kind ('${kindName}'); the kinds are ${[...stageKinds().keys()].sort().join(", ")}`);
+    const problem = kind.validate(stage, index);
+    if (problem) throw new WorkflowError(source, `${at}.${problem.field}`, problem.problem);
+    const declared = stage.artifacts ?? [];
+    // What the kind always requires (a planner's plan.json) comes first, unless the stage declares it itself.
+    const artifacts = [...kind.artifacts.filter((required) => !declared.some((artifact) => artifact.name === required.name)), ...declared];
     artifacts.forEach((artifact, artifactIndex) => {
       if (!known.has(artifact.schema)) {
         throw new WorkflowError(source, `${at}.artifacts[${artifactIndex}].schema`, `names no known schema ('${artifact.schema}')`);
@@ -104,7 +116,7 @@ export function loadWorkflow(path: string = DEFAULT_WORKFLOW_PATH): Workflow {
       const names = unknown.map((name) => `{{${name}}}`).join(", ");
       throw new WorkflowError(source, `${at}.prompt`, `template ${promptPath} uses unknown placeholder(s) ${names}`);
     }
-    const loaded: Stage = { id: stage.id, seat: stage.seat, promptPath, template, artifacts };
+    const loaded: Stage = { id: stage.id, kind: kindName, seat: stage.seat, promptPath, template, artifacts };
     if (stage.gate !== undefined) loaded.gate = stage.gate;
     if (stage.verdict !== undefined) loaded.verdict = stage.verdict;
     if (stage.clean_clone !== undefined) loaded.cleanClone = stage.clean_clone;
@@ -120,22 +132,23 @@ export function loadWorkflow(path: string = DEFAULT_WORKFLOW_PATH): Workflow {
     }
     return loaded;
   });
-  if (!stages.some((stage) => stage.scope !== "story")) throw new WorkflowError(source, "$.stages", "has no stage that runs per task (every stage has scope 'story')");
+  if (!stages.some((stage) => stage.scope !== "story" && stageKind(stage.kind).phase === "task")) {
+    throw new WorkflowError(source, "$.stages", "has no stage that runs per task (every stage has scope 'story' or plans the story)");
+  }
   if (!seen.has(raw.on_failure.retry_stage)) {
     throw new WorkflowError(source, "$.on_failure.retry_stage", `names no stage of this workflow ('${raw.on_failure.retry_stage}')`);
   }
   return { source, name: raw.name, maxAttempts: raw.max_attempts, retryStage: raw.on_failure.retry_stage, stages };
 }
 
-/**
- * The check runs a workflow's stages declare, in stage order: a stage with a suite gate or a
- * verdict is a gate check, a stage with `clean_clone` also a clean-clone check.
- */
+/** The check runs a workflow's stages declare, in stage order, as each stage's kind declares them. */
 export function declaredChecks(workflow: Pick<Workflow, "stages">): DeclaredCheck[] {
-  return workflow.stages.flatMap((stage): DeclaredCheck[] => [
-    ...(stage.gate !== undefined || stage.verdict !== undefined ? [{ stage: stage.id, kind: "gate" as const }] : []),
-    ...(stage.cleanClone !== undefined ? [{ stage: stage.id, kind: "clean-clone" as const }] : []),
-  ]);
+  return workflow.stages.flatMap((stage) => stageKind(stage.kind).checks(stage));
+}
+
+/** The stages of `workflow` that plan a story (run once before its tasks when it brings no plan). */
+export function planStages(workflow: Pick<Workflow, "stages">): Stage[] {
+  return workflow.stages.filter((stage) => stageKind(stage.kind).phase === "plan");
 }
 
 /** A prompt path resolves next to the workflow file first, then in the harness's own folder. */

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { confirmAdmission, findStoryPullRequest, isCompletedStory, redactSecrets, renderAlreadyCompleted } from "../github/index.js";
+import { confirmAdmission, findStoryPullRequest, isCompletedStory, redactSecrets, renderAlreadyCompleted, untilGitHubAnswers, type GitHubDownOptions } from "../github/index.js";
 import type { JobLease, JobWorker, StoryJob } from "../queue/index.js";
 import type { FailureClass, HistoryEvent } from "../pipeline/index.js";
 import { declaredChecks, failureClassOf, type HarnessConfig, type RunStoryArgs, type StoryOutcome, type Workflow } from "../pipeline/index.js";
@@ -62,6 +62,10 @@ export interface StoryRunnerDeps {
   appSecrets?: readonly string[];
   /** Retention of run directories and the free space a story needs; from the environment when absent. */
   housekeeping?: HousekeepingSettings;
+  /** How a job waits while GitHub is down at its start (tests pass a sleep they control). */
+  githubDown?: Pick<GitHubDownOptions, "sleep" | "policy">;
+  /** The runner's own limit (`HARNESS_CONCURRENCY`): a plan never runs more tasks at once than this. */
+  taskSlots?: number;
 }
 
 /** Makes the queue's worker: one call runs one job from token to final report. */
@@ -109,28 +113,34 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
   // Tokens by value first (a form no pattern knows), then every secret form the GitHub room knows.
   const redact = (text: string): string => redactSecrets(tokensSeen().reduce((acc, token) => redactToken(acc, token), text), [...tokensSeen(), ...(deps.appSecrets ?? [])]);
   try {
-    // Tokens for this one repository, each with only what its use needs: reporting, and git.
-    const appOctokit = await deps.appOctokit();
-    const scope = { repositoryIds: [job.repository.id] };
-    installation = await authenticateInstallation(appOctokit, job.installationId, { throttle: deps.githubThrottle !== false, ...scope, permissions: STORY_API_PERMISSIONS });
-    // Whoever queued the job must still have write access now; otherwise the issue is told and nothing starts.
-    if (!(await confirmAdmission(installation.octokit, job, log))) {
+    // The story's first GitHub calls; while GitHub is down (5xx, refused, retry-after) the job
+    // waits and asks again with backoff instead of failing, so it stays queued.
+    const opened = await untilGitHubAnswers(async () => {
+      // Tokens for this one repository, each with only what its use needs: reporting, and git.
+      const appOctokit = await deps.appOctokit();
+      const scope = { repositoryIds: [job.repository.id] };
+      installation = await authenticateInstallation(appOctokit, job.installationId, { throttle: deps.githubThrottle !== false, ...scope, permissions: STORY_API_PERMISSIONS });
+      // Whoever queued the job must still have write access now; otherwise the issue is told and nothing starts.
+      if (!(await confirmAdmission(installation.octokit, job, log))) return "not-admitted";
+      gitInstallation = await authenticateInstallation(appOctokit, job.installationId, { throttle: false, ...scope, permissions: GIT_TOKEN_PERMISSIONS });
+      // A label on a story that already completed starts nothing: asked here, before any clone,
+      // so the webhook handler never waits on GitHub.
+      if (job.kind === "start") {
+        const existing = await findStoryPullRequest(installation.octokit, owner, repo, job.issue.number);
+        if (existing && isCompletedStory(existing)) {
+          await installation.octokit.rest.issues.createComment({ owner, repo, issue_number: job.issue.number, body: renderAlreadyCompleted(job.issue.number, existing.url) });
+          log.info({ story: job.storyKey, pull: existing.number }, "story already completed; nothing started");
+          return "completed";
+        }
+      }
+      return { installation, gitInstallation };
+    }, signal, { log, what: { story: job.storyKey }, ...deps.githubDown });
+    if (opened === "not-admitted" || opened === "completed") {
       alreadyCompleted = true; // nothing started: the reply on the issue is the whole report
       return;
     }
-    const gitToken = await authenticateInstallation(appOctokit, job.installationId, { throttle: false, ...scope, permissions: GIT_TOKEN_PERMISSIONS });
-    gitInstallation = gitToken;
-    // A label on a story that already completed starts nothing: asked here, before any clone,
-    // so the webhook handler never waits on GitHub.
-    if (job.kind === "start") {
-      const existing = await findStoryPullRequest(installation.octokit, owner, repo, job.issue.number);
-      if (existing && isCompletedStory(existing)) {
-        alreadyCompleted = true;
-        await installation.octokit.rest.issues.createComment({ owner, repo, issue_number: job.issue.number, body: renderAlreadyCompleted(job.issue.number, existing.url) });
-        log.info({ story: job.storyKey, pull: existing.number }, "story already completed; nothing started");
-        return;
-      }
-    }
+    installation = opened.installation;
+    const gitToken = opened.gitInstallation;
     const status = await sandboxStatus();
     if (status.state === "unavailable") throw new StoryStop("environment", `The sandbox cannot run on this host, so this story was not started: ${status.reason}.`);
     // Old run directories go first; then a nearly full disk is this story's report, not a wedged queue.
@@ -167,7 +177,7 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
     await prepareStoryBranch({ repoDir, branch: pull.branch });
     const outcome = await deps.pipeline.runStory({
       repoDir,
-      story: { id: String(job.issue.number), title: job.issue.title, body: job.issue.body },
+      story: { id: storyIdOf(job), title: job.issue.title, body: job.issue.body },
       branch: pull.branch,
       baseRef: `refs/remotes/origin/${pull.branch}`,
       config,
@@ -179,6 +189,7 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
       readmission: start.readmission,
       signal,
       ...(deps.sandbox ? { sandbox: deps.sandbox } : {}),
+      ...(deps.taskSlots !== undefined ? { taskSlots: deps.taskSlots } : {}),
     });
     // The work is pushed whatever the outcome: a blocked story's work so far is worth a look.
     const end = await deliverStoryWork({ repoDir, pull, outcome, octokit: installation.octokit, authEnv: async () => gitAuthEnv(await gitToken.token()), reporter, tracker });
@@ -202,11 +213,16 @@ async function readConfig(deps: StoryRunnerDeps, octokit: AppOctokit, job: Story
   }
 }
 
+/** A story is its issue in its repository: `octo/repo#42` (two repositories' issue #42 are two stories). */
+export function storyIdOf(job: Pick<StoryJob, "repository" | "issue">): string {
+  return `${job.repository.owner}/${job.repository.name}#${job.issue.number}`;
+}
+
 function startEvent(job: StoryJob, workflow: Workflow, readmission: boolean): Extract<HistoryEvent, { kind: "run.started" }> {
   return {
     kind: "run.started",
     at: new Date().toISOString(),
-    storyId: String(job.issue.number),
+    storyId: storyIdOf(job),
     runId: randomUUID(),
     title: job.issue.title,
     stages: workflow.stages.map((stage) => stage.id),

@@ -64,6 +64,40 @@ describe("loadWorkflow", () => {
     expect(() => loadWorkflow(path)).toThrow(/\$\.stages\[0\]\.prompt template .*mine\.md uses unknown placeholder\(s\) \{\{story_tittle\}\}/);
   });
 
+  it("gives every stage a kind from the registry: 'seat' when it names none, an unknown kind refused naming the stage and the field", () => {
+    expect(loadWorkflow().stages.map((stage) => stage.kind)).toEqual(["seat", "seat", "seat", "seat"]);
+    const unnamed = defaultJson();
+    delete (unnamed.stages[1] as Record<string, unknown>).kind;
+    expect(loadWorkflow(writeWorkflow(unnamed)).stages[1]?.kind).toBe("seat");
+
+    const unknown = defaultJson();
+    (unknown.stages[1] as Record<string, unknown>).kind = "reviewer";
+    const path = writeWorkflow(unknown);
+    expect(() => loadWorkflow(path)).toThrow(WorkflowError);
+    expect(() => loadWorkflow(path)).toThrow(`${path}: $.stages[1].kind of stage 'tester' names no stage kind ('reviewer'); the kinds are planner, seat`);
+    const malformed = defaultJson();
+    (malformed.stages[0] as Record<string, unknown>).kind = "Seat!";
+    expect(() => loadWorkflow(writeWorkflow(malformed))).toThrow(/\$\.stages\[0\]\.kind/);
+  });
+
+  it("takes a planner only as the first stage, without a seat stage's options, and requires its plan.json", () => {
+    const planner = { id: "planner", kind: "planner", seat: "planner", prompt: "prompts/planner.md" };
+    const first = defaultJson();
+    first.stages.unshift(planner);
+    const loaded = loadWorkflow(writeWorkflow(first));
+    expect(loaded.stages[0]).toMatchObject({ id: "planner", kind: "planner", artifacts: [{ name: "plan.json", schema: "plan" }] });
+    expect(loaded.stages[0]?.template).toContain("{{artifact_dir}}/plan.json");
+
+    const later = defaultJson();
+    later.stages.splice(1, 0, planner);
+    expect(() => loadWorkflow(writeWorkflow(later))).toThrow(/\$\.stages\[1\]\.kind makes stage 'planner' a planner, but only a workflow's first stage may plan the story/);
+    const gated = defaultJson();
+    gated.stages.unshift({ ...planner, gate: "suite" });
+    expect(() => loadWorkflow(writeWorkflow(gated))).toThrow(/\$\.stages\[0\]\.gate is not an option of a planner stage/);
+    const alone = { ...defaultJson(), stages: [planner], on_failure: { retry_stage: "planner" } };
+    expect(() => loadWorkflow(writeWorkflow(alone))).toThrow(/\$\.stages has no stage that runs per task/);
+  });
+
   it("keeps the clean-clone artifact name out of the pipeline's code", () => {
     const dir = fileURLToPath(new URL("../../src/pipeline/", import.meta.url));
     const files = readdirSync(dir, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile());

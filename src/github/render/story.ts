@@ -1,10 +1,11 @@
 /** Output of the `harness / story` check run, and the story-level sentences the status comment shares. */
-import type { StorySnapshot } from "../../pipeline/index.js";
+import { INTEGRATION_TASK, type StorySnapshot } from "../../pipeline/index.js";
 import { boundCheckRunOutput } from "../limits.js";
 import { redactSecrets } from "../redact.js";
 import { adviceFor, RETRY_COMMAND } from "./advice.js";
 import { codeBlock, inlineCode, stageTable } from "./markdown.js";
 import { wavesTable } from "./task.js";
+import { parkedLine, parkedSeat, utcTime } from "./parked.js";
 import { untrustedLine } from "./text.js";
 import type { CheckRunOutput, RenderOptions } from "./types.js";
 
@@ -13,6 +14,8 @@ export function progressLine(snapshot: StorySnapshot): string {
   const of = snapshot.maxAttempts > 0 ? ` of ${snapshot.maxAttempts}` : "";
   if (snapshot.outcome === "completed") return `✅ Completed on attempt ${snapshot.attempt}${of}.`;
   if (snapshot.outcome === "blocked") return `⛔ Blocked on attempt ${snapshot.attempt}${of}: \`${snapshot.failureClass ?? "internal-error"}\`.`;
+  const parked = parkedSeat(snapshot);
+  if (parked) return `⏸️ Attempt ${snapshot.attempt}${of} is waiting. ${parkedLine(parked).slice(3)}`;
   const running = snapshot.stages.find((stage) => stage.state === "running");
   return `⏳ Attempt ${snapshot.attempt}${of} is running${running ? ` (stage ${inlineCode(running.id)})` : ""}.`;
 }
@@ -40,8 +43,10 @@ export function blockedSection(snapshot: StorySnapshot, secrets: readonly string
 /** The stage table of a story without a plan; the waves table and the story-level stages of one with a plan. */
 export function progressTables(snapshot: StorySnapshot): string[] {
   if (!snapshot.planned) return ["", stageTable(snapshot.stages)];
-  const lines = ["", "### Waves", "", wavesTable(snapshot)];
-  const integration = snapshot.tasks.find((task) => task.wave === 0);
+  // Wave 0 holds the story's own steps: a planner's before the waves, the integration after them.
+  const planner = snapshot.tasks.find((task) => task.wave === 0 && task.id !== INTEGRATION_TASK);
+  const lines = [...(planner ? ["", "### Planning", "", stageTable(planner.stages)] : []), "", "### Waves", "", wavesTable(snapshot)];
+  const integration = snapshot.tasks.find((task) => task.id === INTEGRATION_TASK);
   if (integration) lines.push("", "### On the merged branch", "", stageTable(integration.stages));
   if (snapshot.blockedTasks && snapshot.blockedTasks.length > 0) lines.push("", `**Blocked tasks:** ${snapshot.blockedTasks.map((id) => inlineCode(id)).join(", ")}`);
   return lines;
@@ -63,6 +68,8 @@ export function renderStoryCheck(snapshot: StorySnapshot, options: RenderOptions
       ? `Completed (attempt ${snapshot.attempt}${of})`
       : snapshot.outcome === "blocked"
         ? `Blocked: ${snapshot.failureClass ?? "internal-error"}`
-        : `Attempt ${snapshot.attempt}${of} running`;
+        : parkedSeat(snapshot)
+          ? `Attempt ${snapshot.attempt}${of} parked until ${utcTime(parkedSeat(snapshot)?.until ?? "")}`
+          : `Attempt ${snapshot.attempt}${of} running`;
   return { title: snapshot.unsandboxed ? `${title} (unsandboxed)` : title, summary: boundCheckRunOutput(lines.join("\n")) };
 }

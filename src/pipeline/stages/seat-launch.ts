@@ -1,0 +1,30 @@
+/** The seat step every seat-driven kind shares: provisioning asserted, the prompt rendered, the agent dispatched, its artifacts checked. */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { renderPrompt } from "../context.js";
+import { runSeatOfStage, type SeatBinding } from "../seat-run.js";
+import { ensureProvisioned } from "../task.js";
+import { failed, type StageOutcome, type StageStep } from "./kind.js";
+
+/**
+ * Runs the stage's seat with its template rendered into `stageDir/prompt.md` and the artifact
+ * directory `artifactDir`; undefined when the agent ended well and its artifacts are valid.
+ */
+export async function launchStageSeat(step: StageStep, seat: SeatBinding, stageDir: string, artifactDir: string): Promise<StageOutcome | undefined> {
+  const { task, stage, attempt, retry } = step;
+  await ensureProvisioned(task, `seat:${stage.id}`);
+  const promptFile = join(stageDir, "prompt.md");
+  const prompt = renderPrompt(stage.template, {
+    story: task.story,
+    stage: stage.id,
+    attempt,
+    maxAttempts: task.maxAttempts,
+    artifactDir,
+    ...(retry ? { retry } : {}),
+    ...(task.lastSuite ? { suite: task.lastSuite } : {}),
+    ...(task.planContext ? { task: task.planContext } : {}),
+  });
+  writeFileSync(promptFile, prompt);
+  const seatEnd = await runSeatOfStage(task, stage, attempt, seat, promptFile, artifactDir);
+  return seatEnd.ok ? undefined : failed(seatEnd.failure, {}, seatEnd.infrastructure);
+}

@@ -1,0 +1,90 @@
+/**
+ * A seat stage's fix ladder (`on_fail.fix`): a failed gate or verdict goes to the fixer seat
+ * with the gate's output or the findings, then the stage runs again, up to `max_rounds`,
+ * before the attempt fails. Provisioning and agent failures stay outside the ladder.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { renderPrompt, type RetryEvidence } from "../../context.js";
+import { ensureProvisioned, seatLaunch } from "../../task.js";
+import { failed, type StageOutcome, type StageStep } from "../kind.js";
+
+type Failed = Extract<StageOutcome, { passed: false }>;
+
+/** Runs `body` (round 0), then fixer and body again while the outcome is fixable and rounds remain. */
+export async function withFixLadder(step: StageStep, body: (round: number) => Promise<StageOutcome>): Promise<StageOutcome> {
+  const fix = step.stage.fix;
+  let outcome = await body(0);
+  for (let round = 1; fix && round <= fix.maxRounds && fixable(outcome); round += 1) {
+    const fixed = await runFixer(step, round, outcome);
+    if (!fixed.passed) return fixed;
+    outcome = await body(round);
+  }
+  return outcome;
+}
+
+/** A failure the fix ladder works on: the stage's own gate or verdict, not infrastructure or the agent itself. */
+function fixable(outcome: StageOutcome): outcome is Failed {
+  return !outcome.passed && !outcome.infrastructure && (outcome.failureClass === "suite-failed" || outcome.failureClass === "verdict-fail");
+}
+
+/** One round of the fixer seat, with the failed gate's output or the verdict's findings in its prompt. */
+async function runFixer(step: StageStep, round: number, failure: Failed): Promise<StageOutcome> {
+  const { task, stage, attempt } = step;
+  const fix = stage.fix;
+  if (!fix) return failure;
+  const dir = join(task.layout.stageDir(attempt, stage.id), `fix-${round}`);
+  const artifactDir = join(dir, "artifacts");
+  mkdirSync(artifactDir, { recursive: true });
+  const started = performance.now();
+  const seat = seatLaunch(task.config, fix.seat);
+  let outcome: StageOutcome = { passed: true };
+  if (seat) {
+    await ensureProvisioned(task, `seat:${stage.id}:fix`);
+    const promptFile = join(dir, "prompt.md");
+    const evidence: RetryEvidence = { attempt, stage: stage.id, failureClass: failure.failureClass, reason: failure.reason, ...failure.evidence };
+    writeFileSync(
+      promptFile,
+      renderPrompt(fix.template, {
+        story: task.story,
+        stage: stage.id,
+        attempt,
+        maxAttempts: task.maxAttempts,
+        artifactDir,
+        retry: evidence,
+        ...(task.lastSuite ? { suite: task.lastSuite } : {}),
+        ...(task.planContext ? { task: task.planContext } : {}),
+      }),
+    );
+    task.seatsLaunched += 1;
+    const result = await task.deps.runSeat({
+      launch: seat.launch,
+      stage: fix.seat,
+      attempt,
+      task: task.taskId,
+      worktree: task.worktree.path,
+      promptFile,
+      artifactDir,
+      logPath: join(dir, "agent.log"),
+      timeoutMs: seat.timeoutMs,
+      envAllow: task.agentEnv,
+      sandbox: task.sandbox,
+      ...(task.signal ? { signal: task.signal } : {}),
+    });
+    if (result.timedOut) outcome = failed({ failureClass: "agent-timeout", reason: `the ${fix.seat} agent was stopped at its timeout (${seat.timeoutMs} ms)` });
+    else if (result.exitCode !== 0) outcome = failed({ failureClass: "agent-exit", reason: `the ${fix.seat} agent ${result.spawnError ?? `exited ${result.exitCode ?? "on a signal"}`}` });
+  }
+  await task.sink.emit({
+    kind: "fix.finished",
+    taskId: task.taskId,
+    stage: stage.id,
+    attempt,
+    round,
+    seat: fix.seat,
+    fixing: failure.failureClass,
+    outcome: outcome.passed ? "passed" : "failed",
+    durationMs: Math.round(performance.now() - started),
+    ...(outcome.passed ? {} : { failureClass: outcome.failureClass, detail: outcome.reason }),
+  });
+  return outcome;
+}
