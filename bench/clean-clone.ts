@@ -14,7 +14,7 @@
  * Clean-up happens outside the timings. Each ratio is the median of the per-repetition ratios,
  * with their range.
  *
- * Run: npm run bench -- clean-clone [--sizes 1000,20000,80000] [--reps 3] [--large-reps 2]
+ * Run: npm run bench -- clean-clone [--sizes 1000,20000,80000] [--changes 1,1000,10000,untracked] [--reps 3] [--large-reps 2] [--skip-warmup]
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -25,7 +25,14 @@ import { buildCleanClone, git, HARNESS_IDENTITY } from "../src/workspace/index.j
 import { summarisePairs, type PairedResult } from "./lib/paired.js";
 
 const { values } = parseArgs({
-  options: { sizes: { type: "string", default: "1000,20000,80000" }, reps: { type: "string", default: "3" }, "large-reps": { type: "string", default: "2" } },
+  options: {
+    sizes: { type: "string", default: "1000,20000,80000" },
+    changes: { type: "string", default: "1,1000,10000,untracked" },
+    reps: { type: "string", default: "3" },
+    "large-reps": { type: "string", default: "2" },
+    // The generated target is in the page cache already; skipping the warm-up leaves a large cell's time to measured pairs.
+    "skip-warmup": { type: "boolean", default: false },
+  },
 });
 const SIZES = (values.sizes ?? "").split(",").map(Number);
 const REPS = Number(values.reps);
@@ -33,16 +40,19 @@ const LARGE_REPS = Number(values["large-reps"]);
 const PER_DIR = 100;
 
 interface Change {
+  /** Its name for `--changes`. */
+  key: string;
   label: string;
   edits: number;
   untracked: number;
 }
 const CHANGES: readonly Change[] = [
-  { label: "1 edit", edits: 1, untracked: 0 },
-  { label: "1,000 edits", edits: 1000, untracked: 0 },
-  { label: "10,000 edits", edits: 10000, untracked: 0 },
-  { label: "5,000 untracked", edits: 0, untracked: 5000 },
+  { key: "1", label: "1 edit", edits: 1, untracked: 0 },
+  { key: "1000", label: "1,000 edits", edits: 1000, untracked: 0 },
+  { key: "10000", label: "10,000 edits", edits: 10000, untracked: 0 },
+  { key: "untracked", label: "5,000 untracked", edits: 0, untracked: 5000 },
 ];
+const CHOSEN = new Set((values.changes ?? "").split(","));
 
 const filePath = (repo: string, index: number): string => join(repo, `pkg${Math.floor(index / PER_DIR)}`, `file${index}.txt`);
 
@@ -115,7 +125,7 @@ const ORDERS: readonly (readonly Side[])[] = [
 ];
 
 async function measureCell(repo: string, root: string, reps: number): Promise<{ floor: PairedResult; worktree: PairedResult }> {
-  for (const side of ["floor", "harness", "worktree"] as const) await timeSide(side, repo, root); // warm-up
+  if (values["skip-warmup"] !== true) for (const side of ["floor", "harness", "worktree"] as const) await timeSide(side, repo, root);
   const samples: Record<Side, number[]> = { harness: [], floor: [], worktree: [] };
   const before = loadavg()[0] ?? 0;
   for (let rep = 0; rep < reps; rep += 1) {
@@ -138,7 +148,7 @@ async function main(): Promise<void> {
       const repo = await generate(root, files);
       const reps = files >= 80_000 ? LARGE_REPS : REPS;
       for (const change of CHANGES) {
-        if (change.edits > files) continue;
+        if (change.edits > files || !CHOSEN.has(change.key)) continue;
         applyChange(repo, files, change);
         const cell = await measureCell(repo, root, reps);
         await revertChange(repo);

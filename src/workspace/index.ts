@@ -20,6 +20,7 @@ export {
   buildCleanClone,
   CLEAN_CLONE_STEP_TIMEOUT_MS,
   CleanCloneBuildError,
+  CLEAN_CLONE_DETAIL_BYTES,
   CleanCloneOptionsError,
   DEFAULT_CLEAN_CLONE_LINKS,
   validateLinkName,

@@ -6,12 +6,11 @@
  * is hardened (see git.ts) and every failure becomes a {@link CleanCloneBuildError} naming its step.
  */
 import { join } from "node:path";
-import { keepLastBytes } from "../../exec/index.js";
 import { checkOutCommit, cloneTarget } from "./clone.js";
 import { buildUserCommit, scratchGitEnv } from "./commit.js";
-import { CleanCloneBuildError, type CleanCloneBuildStep } from "./errors.js";
+import { CLEAN_CLONE_DETAIL_BYTES, CleanCloneBuildError, type CleanCloneBuildStep } from "./errors.js";
 import { DEFAULT_CLEAN_CLONE_LINKS, linkDependencyRoots } from "./links.js";
-import { refusals } from "./refuse.js";
+import { describeRefusals, refusals } from "./refuse.js";
 import { resolveTarget } from "./target.js";
 
 export interface BuildCleanCloneOptions {
@@ -53,7 +52,7 @@ async function step<T>(name: CleanCloneBuildStep, repo: string, work: () => Prom
   } catch (error) {
     if (error instanceof CleanCloneBuildError) throw error;
     const message = error instanceof Error ? error.message : String(error);
-    throw new CleanCloneBuildError(name, repo, keepLastBytes(message, 4096));
+    throw new CleanCloneBuildError(name, repo, message);
   }
 }
 
@@ -75,7 +74,7 @@ export async function buildCleanClone(options: BuildCleanCloneOptions): Promise<
   const { refused, warnings } = await step("refuse", repo, () =>
     refusals(target.base, tree, target.top, scratchGitEnv(scratch), options.allowExternalSymlinks === true ? { allowExternalSymlinks: true } : {}),
   );
-  if (refused.length > 0) throw new CleanCloneBuildError("refuse", repo, `the commit cannot be checked out as it stands here: ${refused.join("; ")}`, tree);
+  if (refused.length > 0) throw new CleanCloneBuildError("refuse", repo, describeRefusals(refused, CLEAN_CLONE_DETAIL_BYTES), tree);
 
   await step("clone", repo, () => checkOutCommit({ target, historyDir, commit, cloneDir, ...(options.depth !== undefined ? { depth: options.depth } : {}) }));
   const linked = await linkDependencyRoots(target.top, cloneDir, options.links ?? DEFAULT_CLEAN_CLONE_LINKS, repo);

@@ -32,6 +32,17 @@ export function scratchGitEnv(scratch: ScratchObjects): Record<string, string> {
  */
 const SCRATCH_INDEX_CONFIG: readonly string[] = ["-c", "core.splitIndex=false"];
 
+/**
+ * New blobs go into one pack instead of one loose file each: git streams every blob above
+ * `core.bigFileThreshold` into a single "bulk check-in" pack. With the threshold at 1 byte that
+ * is every blob but the empty and one-byte ones. It is the object store of a scratch clone, so
+ * nothing is lost by packs without deltas; the ids are the same (a blob that needs conversion,
+ * `autocrlf`, `eol`, `filter`, still goes through git's conversion first). On 5,000 new files
+ * this took `git add -A` from about 12.5 s to 1.5 s on the shared machine (the loose objects
+ * were 5,000 file creations, renames and folder updates).
+ */
+const PACK_NEW_BLOBS: readonly string[] = ["-c", "core.bigFileThreshold=1"];
+
 /** A pathspec excluding the scratch folder when it lies inside the target's working tree. */
 function scratchExclusion(target: CleanCloneTarget, scratchDir: string): string[] {
   const inside = relative(target.top, scratchDir);
@@ -78,7 +89,7 @@ export async function buildUserCommit(target: CleanCloneTarget, scratch: Scratch
   const seeded = await seedIndex(target.indexFile, scratch.indexFile);
   // A repository without an index (a bare-style checkout) starts from HEAD's tree, as git would.
   if (!seeded) await git(["read-tree", target.base], options);
-  await git([...SCRATCH_INDEX_CONFIG, "add", "-A", ...scratchExclusion(target, scratchDir)], options);
+  await git([...SCRATCH_INDEX_CONFIG, ...PACK_NEW_BLOBS, "add", "-A", ...scratchExclusion(target, scratchDir)], options);
   const tree = await git([...SCRATCH_INDEX_CONFIG, "write-tree"], options);
   const message = `clean-clone check: the target's working tree on ${target.base}`;
   const commit = await git(["-c", "commit.gpgsign=false", "commit-tree", tree, "-p", target.base, "-m", message], { ...options, env: { ...env, ...HARNESS_IDENTITY } });

@@ -2,7 +2,7 @@ export { runCleanCloneCheck, DEFAULT_CLEAN_CLONE_TIMEOUT_MS, type CleanCloneOpti
 export { CLEAN_CLONE_TAIL_LINES, CLEAN_CLONE_TAIL_BYTES } from "./run-suite.js";
 export { buildCleanClone, type BuildCleanCloneOptions, type BuiltCleanClone } from "./build.js";
 export { CLEAN_CLONE_STEP_TIMEOUT_MS } from "./limits.js";
-export { CleanCloneBuildError, CleanCloneOptionsError, type CleanCloneBuildStep } from "./errors.js";
+export { CleanCloneBuildError, CleanCloneOptionsError, CLEAN_CLONE_DETAIL_BYTES, type CleanCloneBuildStep } from "./errors.js";
 export { DEFAULT_CLEAN_CLONE_LINKS, validateLinkName } from "./links.js";
 export { InterpreterError } from "./interpreter.js";
 export { writeCleanCloneResult, cleanCloneExitCode, CLEAN_CLONE_RESULT_FILE } from "./result.js";

@@ -100,3 +100,26 @@ export async function refusals(base: string, tree: string, cwd: string, env: Rec
   }
   return { refused, warnings };
 }
+
+/**
+ * The refusals as one sentence for a build error: as many whole ones as fit `maxBytes`, in order,
+ * and a count of the rest, so a change that adds thousands of nested repositories still names
+ * the first paths instead of being cut in the middle of one.
+ */
+export function describeRefusals(refused: readonly string[], maxBytes: number): string {
+  const lead = "the commit cannot be checked out as it stands here: ";
+  let text = lead;
+  let shown = 0;
+  for (const sentence of refused) {
+    const next = `${shown === 0 ? "" : "; "}${sentence}`;
+    const rest = refused.length - shown - 1;
+    const room = rest > 0 ? Buffer.byteLength(`; … and ${refused.length} more`) : 0;
+    // The first is always named; one too long for the budget is cut by the error's own bound.
+    if (shown > 0 && Buffer.byteLength(text + next) + room > maxBytes) break;
+    text += next;
+    shown += 1;
+  }
+  const rest = refused.length - shown;
+  return rest === 0 ? text : `${text}; … and ${rest} more`;
+}
+
