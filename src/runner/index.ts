@@ -9,3 +9,4 @@ export { openStoryOutbox, outboxDir, type StoryOutboxArgs } from "./outbox.js";
 export { pushStoryResult, isRefusal, type PushOutcome } from "./push.js";
 export { UNPUSHED_BUNDLE } from "./deliver-work.js";
 export { housekeepingFromEnv, pruneRuns, lowDiskReason, HousekeepingSettingsError, DEFAULT_RETENTION_DAYS, DEFAULT_MIN_FREE_MB, type HousekeepingSettings } from "./housekeeping.js";
+export { mergeDefaultBranch, BaseConflictError, baseConflictDetail, type BaseMergeResult } from "./base-merge.js";

@@ -11,6 +11,7 @@ import { syncRepoCache } from "./repo-cache.js";
 import { deliverStoryWork } from "./deliver-work.js";
 import { announceStory, ensureStoryPull, type StoryPull } from "./story-start.js";
 import { prepareStoryBranch } from "./story-branch.js";
+import { mergeDefaultBranch } from "./base-merge.js";
 import { authenticateInstallation, GIT_TOKEN_PERMISSIONS, STORY_API_PERMISSIONS, type AppOctokit, type Installation } from "./token.js";
 import { TrackingReporter, type StoryReporter } from "./tracking-reporter.js";
 import { housekeepingFromEnv, lowDiskReason, pruneRuns, type HousekeepingSettings } from "./housekeeping.js";
@@ -165,6 +166,11 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
     }
     const config = await readConfig(deps, installation.octokit, job);
     await prepareStoryBranch({ repoDir, branch: pull.branch });
+    // A re-admitted story runs on the default branch as it is now (a conflict blocks it as base-conflict).
+    if (job.kind === "retry-blocked") {
+      const merged = await mergeDefaultBranch({ repoDir, branch: pull.branch, defaultBranch: job.repository.defaultBranch });
+      if (merged.state === "merged") log.info({ story: job.storyKey, base: merged.base, merge: merged.commit }, "story branch brought up to date with the default branch");
+    }
     const outcome = await deps.pipeline.runStory({
       repoDir,
       story: { id: String(job.issue.number), title: job.issue.title, body: job.issue.body },
