@@ -12,6 +12,7 @@ export { BLOCKED_LABEL, addLabel, removeLabel, ensureLabel, hasLabel } from "./l
 export { GitHubReporter, type GitHubReporterOptions } from "./reporter.js";
 export { Outbox, OutboxStore, DEFAULT_RETRY_POLICY, retryVerdict, storyKeyOf, type OutboxEntry, type OutboxOptions, type OutboxStory, type OutboxWrite, type RetryPolicy } from "./outbox/index.js";
 export { queueNoticeListeners, type QueueNoticeDeps } from "./queue-notices.js";
+export { postNotices, commentNotice, announceNotices, type StoryNotice } from "./notices.js";
 export { planChecks, CHECK_NAMES, RETRY_ACTION, stageCheckName, taskCheckName, isRetryCheckName, type CheckName, type PlannedCheck, type CheckStatus, type CheckConclusion } from "./check-plan.js";
 export { storyBranch, storyIssueFromBranch, storyExternalId, findStoryPullRequest, isCompletedStory, type StoryPullRequest } from "./story-lookup.js";
 export { redactSecrets, redactPem, REDACTED } from "./redact.js";
@@ -38,7 +39,7 @@ export { renderCleanCloneCheck } from "./render/clean-clone.js";
 export { renderStoryCheck } from "./render/story.js";
 export { renderTaskCheck, wavesTable } from "./render/task.js";
 export { renderStatusComment, STATUS_MARKER } from "./render/status-comment.js";
-export { renderHelp, renderAlreadyCompleted, renderQuarantinedJob, renderWriteFailure } from "./render/replies.js";
+export { renderHelp, renderAlreadyCompleted, renderQuarantinedJob, renderWriteFailure, renderStoryStarted, renderStoryStopped } from "./render/replies.js";
 export { adviceFor, RETRY_COMMAND } from "./render/advice.js";
 export { failureClassTable, withFailureClassTable } from "./render/failure-table.js";
 export type { CheckRunOutput, RenderOptions } from "./render/types.js";

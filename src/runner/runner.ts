@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { confirmAdmission, findStoryPullRequest, isCompletedStory, redactSecrets, renderAlreadyCompleted } from "../github/index.js";
+import { announceNotices, commentNotice, confirmAdmission, findStoryPullRequest, isCompletedStory, Outbox, postNotices, redactSecrets, renderAlreadyCompleted, renderStoryStopped, type OutboxStory } from "../github/index.js";
 import type { JobLease, JobWorker, StoryJob } from "../queue/index.js";
 import type { FailureClass, HistoryEvent } from "../pipeline/index.js";
 import { declaredChecks, failureClassOf, type HarnessConfig, type RunStoryArgs, type StoryOutcome, type Workflow } from "../pipeline/index.js";
@@ -9,7 +9,7 @@ import { processLedger, recoverAfterCrash } from "./recovery.js";
 import { fetchHarnessConfigText, HARNESS_CONFIG_PATH } from "./repo-config.js";
 import { syncRepoCache } from "./repo-cache.js";
 import { deliverStoryWork } from "./deliver-work.js";
-import { announceStory, ensureStoryPull, type StoryPull } from "./story-start.js";
+import { ensureStoryPull, type StoryPull } from "./story-start.js";
 import { prepareStoryBranch } from "./story-branch.js";
 import { mergeDefaultBranch } from "./base-merge.js";
 import { authenticateInstallation, GIT_TOKEN_PERMISSIONS, STORY_API_PERMISSIONS, type AppOctokit, type Installation } from "./token.js";
@@ -63,6 +63,8 @@ export interface StoryRunnerDeps {
   appSecrets?: readonly string[];
   /** Retention of run directories and the free space a story needs; from the environment when absent. */
   housekeeping?: HousekeepingSettings;
+  /** The App's durable outbox, through which the runner's own notices (announcement, end comments) go; one in memory per job when absent. */
+  outbox?: Outbox | Promise<Outbox>;
 }
 
 /** Makes the queue's worker: one call runs one job from token to final report. */
@@ -109,6 +111,10 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
   const tokensSeen = (): string[] => [...(installation?.tokensSeen() ?? []), ...(gitInstallation?.tokensSeen() ?? [])];
   // Tokens by value first (a form no pattern knows), then every secret form the GitHub room knows.
   const redact = (text: string): string => redactSecrets(tokensSeen().reduce((acc, token) => redactToken(acc, token), text), [...tokensSeen(), ...(deps.appSecrets ?? [])]);
+  const story: OutboxStory = { installationId: job.installationId, owner, repo, issueNumber: job.issue.number };
+  // Without the App's outbox (a test, a tool), one in memory that tries each notice once.
+  let memoryOutbox: Promise<Outbox> | undefined;
+  const outbox = (): Promise<Outbox> => Promise.resolve(deps.outbox ?? (memoryOutbox ??= Outbox.open({ octokitFor: async () => installation!.octokit, log })));
   try {
     // Tokens for this one repository, each with only what its use needs: reporting, and git.
     const appOctokit = await deps.appOctokit();
@@ -127,7 +133,7 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
       const existing = await findStoryPullRequest(installation.octokit, owner, repo, job.issue.number);
       if (existing && isCompletedStory(existing)) {
         alreadyCompleted = true;
-        await installation.octokit.rest.issues.createComment({ owner, repo, issue_number: job.issue.number, body: renderAlreadyCompleted(job.issue.number, existing.url) });
+        await postNotices(outbox(), story, [commentNotice(`comment:already-completed:${job.deliveryId}`, job.issue.number, renderAlreadyCompleted(job.issue.number, existing.url))], log);
         log.info({ story: job.storyKey, pull: existing.number }, "story already completed; nothing started");
         return;
       }
@@ -152,10 +158,10 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
     // The end is held until the work is pushed (deliverStoryWork): a conclusion never claims what was not delivered.
     tracker = new TrackingReporter(reporter, (error) => log.warn({ err: describe(error, redact) }, "reporting failed"), true);
     if (pull.opened) {
-      const octokit = installation.octokit;
       const opened = pull;
+      // After the first check run, so that under GitHub.com's client-side pacing (one write a second) the check run comes first.
       tracker.afterFirstEvent = () => {
-        announcing = announceStory({ octokit, owner, repo, issueNumber: job.issue.number, pull: opened })
+        announcing = postNotices(outbox(), story, announceNotices(job.issue.number, opened), log)
           .catch((error: unknown) => log.warn({ err: describe(error, redact) }, "announcing the story failed"));
       };
     }
@@ -193,7 +199,8 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
     failure = error;
   } finally {
     await announcing;
-    if (!alreadyCompleted || failure !== undefined) await reportEnd({ deps, job, lease, tracker, failure, redact, octokit: installation?.octokit, interrupted: signal.aborted });
+    const tell = installation ? (body: string) => postNotices(outbox(), story, [commentNotice(`comment:stopped:${lease.jobId}:${lease.interruptions}`, job.issue.number, body)], log) : undefined;
+    if (!alreadyCompleted || failure !== undefined) await reportEnd({ deps, job, lease, tracker, failure, redact, tell, interrupted: signal.aborted });
   }
 }
 
@@ -229,7 +236,8 @@ interface EndArgs {
   tracker: TrackingReporter | undefined;
   failure: unknown;
   redact: (text: string) => string;
-  octokit: AppOctokit | undefined;
+  /** Comments on the story's issue (through the outbox); absent before the App could authenticate. */
+  tell: ((body: string) => Promise<void>) | undefined;
   interrupted: boolean;
 }
 
@@ -257,15 +265,7 @@ async function reportEnd(args: EndArgs): Promise<void> {
     }
     // No reporter yet (the story never started), or the story's end was reported but what
     // followed failed (pushing the result, marking the pull request ready): say so on the issue.
-    if (args.octokit) {
-      const what = tracker ? "finished, but its result could not be delivered" : "could not start";
-      await args.octokit.rest.issues.createComment({
-        owner: job.repository.owner,
-        repo: job.repository.name,
-        issue_number: job.issue.number,
-        body: `story-harness: this story ${what} (${failureClass}):\n\n\`\`\`\n${detail.slice(0, 4000).replace(/`{3,}/g, "``")}\n\`\`\``,
-      });
-    }
+    if (args.tell) await args.tell(renderStoryStopped(tracker ? "finished, but its result could not be delivered" : "could not start", failureClass, detail));
   } catch (error) {
     deps.log.error({ story: job.storyKey, err: describe(error, redact) }, "reporting the story's end failed");
   }

@@ -55,6 +55,9 @@ export async function deliverEntry(octokit: Octokit, entry: OutboxEntry): Promis
     case "comment":
       await octokit.rest.issues.createComment({ owner, repo, issue_number: write.issueNumber, body: write.body });
       return {};
+    case "reaction":
+      await octokit.rest.reactions.createForIssue({ owner, repo, issue_number: write.issueNumber, content: write.content });
+      return {};
   }
 }
 

@@ -184,39 +184,46 @@ export class Outbox {
   /** Attempts one entry; false when the story's later writes must wait. */
   private async attempt(entry: OutboxEntry): Promise<boolean> {
     const key = slotKey(entry.story, entry.slot);
+    let result: OutboxEntry["result"];
     try {
       const octokit = await this.options.octokitFor(entry.story.installationId);
-      const result = await deliverEntry(octokit, entry);
-      const latest = this.entries.get(key) ?? entry;
-      const merged = { ...latest.result, ...result };
-      // A newer state arrived while this one was on its way: it stays pending, with the id it needs.
-      const delivered = latest.write === entry.write;
-      const next: OutboxEntry = { ...latest, ...(Object.keys(merged).length > 0 ? { result: merged } : {}), state: delivered ? "delivered" : "pending", updatedAt: new Date(this.now()).toISOString() };
-      if (delivered) {
-        delete next.nextAt;
-        delete next.lastError;
-        next.attempts = 0;
-      }
-      this.entries.set(key, next);
-      if (delivered && isFinal(next.write)) await this.store?.remove(next.id);
-      else await this.store?.write(next);
-      return true;
+      result = await deliverEntry(octokit, entry);
     } catch (error) {
-      const latest = this.entries.get(key) ?? entry;
-      const attempts = latest.attempts + 1;
-      const verdict = retryVerdict(error, attempts, this.policy, this.now());
-      const at = new Date(this.now()).toISOString();
-      const next: OutboxEntry = verdict.retry
-        ? { ...latest, attempts, lastError: verdict.why, nextAt: new Date(this.now() + verdict.afterMs).toISOString(), updatedAt: at }
-        : { ...latest, attempts, lastError: verdict.why, state: "undeliverable", updatedAt: at };
-      if (!verdict.retry) delete next.nextAt;
-      this.entries.set(key, next);
-      const details = { story: storyKeyOf(entry.story), slot: entry.slot, attempts, err: errorDetails(error) };
-      if (verdict.retry) this.options.log.warn({ ...details, retryInMs: verdict.afterMs }, "outbox: GitHub refused a write; it is retried");
-      else this.options.log.error({ ...details, why: verdict.why }, "outbox: a write is undeliverable");
-      await this.store?.write(next).catch((writeError: unknown) => this.options.log.warn({ err: errorDetails(writeError) }, "outbox: could not record a failed attempt"));
-      return !verdict.retry;
+      return this.failed(key, entry, error);
     }
+    const latest = this.entries.get(key) ?? entry;
+    const merged = { ...latest.result, ...result };
+    // A newer state arrived while this one was on its way: it stays pending, with the id it needs.
+    const delivered = latest.write === entry.write;
+    const next: OutboxEntry = { ...latest, ...(Object.keys(merged).length > 0 ? { result: merged } : {}), state: delivered ? "delivered" : "pending", updatedAt: new Date(this.now()).toISOString() };
+    if (delivered) {
+      delete next.nextAt;
+      delete next.lastError;
+      next.attempts = 0;
+    }
+    this.entries.set(key, next);
+    // GitHub has it: a disk that refuses the record now must not make it be sent twice.
+    const record = delivered && isFinal(next.write) ? this.store?.remove(next.id) : this.store?.write(next);
+    await record?.catch((writeError: unknown) => this.options.log.warn({ err: errorDetails(writeError) }, "outbox: could not record a delivered write"));
+    return true;
+  }
+
+  /** Records a refused attempt: when to try again, or that it is undeliverable; false when the story's later writes must wait. */
+  private async failed(key: string, entry: OutboxEntry, error: unknown): Promise<boolean> {
+    const latest = this.entries.get(key) ?? entry;
+    const attempts = latest.attempts + 1;
+    const verdict = retryVerdict(error, attempts, this.policy, this.now());
+    const at = new Date(this.now()).toISOString();
+    const next: OutboxEntry = verdict.retry
+      ? { ...latest, attempts, lastError: verdict.why, nextAt: new Date(this.now() + verdict.afterMs).toISOString(), updatedAt: at }
+      : { ...latest, attempts, lastError: verdict.why, state: "undeliverable", updatedAt: at };
+    if (!verdict.retry) delete next.nextAt;
+    this.entries.set(key, next);
+    const details = { story: storyKeyOf(entry.story), slot: entry.slot, attempts, err: errorDetails(error) };
+    if (verdict.retry) this.options.log.warn({ ...details, retryInMs: verdict.afterMs }, "outbox: GitHub refused a write; it is retried");
+    else this.options.log.error({ ...details, why: verdict.why }, "outbox: a write is undeliverable");
+    await this.store?.write(next).catch((writeError: unknown) => this.options.log.warn({ err: errorDetails(writeError) }, "outbox: could not record a failed attempt"));
+    return !verdict.retry;
   }
 }
 

@@ -28,7 +28,8 @@ export type OutboxWrite =
   | { kind: "status-comment"; issueNumber: number; body: string; botLogin?: string }
   | { kind: "label"; label: string; numbers: number[]; present: boolean }
   | { kind: "ready-for-review"; pullNodeId: string }
-  | { kind: "comment"; issueNumber: number; body: string };
+  | { kind: "comment"; issueNumber: number; body: string }
+  | { kind: "reaction"; issueNumber: number; content: "eyes" };
 
 export interface OutboxEntry {
   id: string;

@@ -78,3 +78,13 @@ export function renderWriteFailure(code: string | undefined): string {
   const why = code === "ENOSPC" ? "its data directory is full (ENOSPC)" : `a write to its data directory failed${code ? ` (${code})` : ""}`;
   return `story-harness could not start this story yet: ${why}. The story stays queued and starts on its own once the App can write again.`;
 }
+
+/** Told on the issue when its story started, linking the pull request it is worked on in. */
+export function renderStoryStarted(pullNumber: number, pullUrl: string): string {
+  return `Started this story in #${pullNumber} (${pullUrl}).`;
+}
+
+/** Told on the issue when a story stopped outside its reporter: it never started, or its finished work could not be delivered. */
+export function renderStoryStopped(what: "could not start" | "finished, but its result could not be delivered", failureClass: string, detail: string): string {
+  return boundComment(`story-harness: this story ${what} (${failureClass}):\n\n\`\`\`\n${detail.slice(0, 4000).replace(/`{3,}/g, "``")}\n\`\`\``);
+}
