@@ -10,7 +10,7 @@ export { DEFAULT_STORY_LABEL, type TriggerDeps, type TriggerOutcome, type ReplyR
 export { canRunCommands, repositoryRole } from "./permissions.js";
 export { BLOCKED_LABEL, addLabel, removeLabel, ensureLabel, hasLabel } from "./labels.js";
 export { GitHubReporter, type GitHubReporterOptions } from "./reporter.js";
-export { Outbox, OutboxStore, DEFAULT_RETRY_POLICY, retryVerdict, storyKeyOf, type OutboxEntry, type OutboxOptions, type OutboxStory, type OutboxWrite, type RetryPolicy } from "./outbox/index.js";
+export { Outbox, OutboxStore, DEFAULT_RETRY_POLICY, retryVerdict, storyKeyOf, PUSH_SLOT, type PushWrite, type OutboxEntry, type OutboxOptions, type OutboxStory, type OutboxWrite, type RetryPolicy } from "./outbox/index.js";
 export { queueNoticeListeners, type QueueNoticeDeps } from "./queue-notices.js";
 export { postNotices, commentNotice, announceNotices, type StoryNotice } from "./notices.js";
 export { planChecks, CHECK_NAMES, RETRY_ACTION, stageCheckName, taskCheckName, isRetryCheckName, type CheckName, type PlannedCheck, type CheckStatus, type CheckConclusion } from "./check-plan.js";

@@ -9,6 +9,7 @@ import { processLedger, recoverAfterCrash } from "./recovery.js";
 import { fetchHarnessConfigText, HARNESS_CONFIG_PATH } from "./repo-config.js";
 import { syncRepoCache } from "./repo-cache.js";
 import { deliverStoryWork } from "./deliver-work.js";
+import { storyPusher } from "./push.js";
 import { ensureStoryPull, type StoryPull } from "./story-start.js";
 import { prepareStoryBranch } from "./story-branch.js";
 import { mergeDefaultBranch } from "./base-merge.js";
@@ -114,7 +115,8 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
   const story: OutboxStory = { installationId: job.installationId, owner, repo, issueNumber: job.issue.number };
   // Without the App's outbox (a test, a tool), one in memory that tries each notice once.
   let memoryOutbox: Promise<Outbox> | undefined;
-  const outbox = (): Promise<Outbox> => Promise.resolve(deps.outbox ?? (memoryOutbox ??= Outbox.open({ octokitFor: async () => installation!.octokit, log })));
+  const outbox = (): Promise<Outbox> =>
+    Promise.resolve(deps.outbox ?? (memoryOutbox ??= Outbox.open({ octokitFor: async () => installation!.octokit, log, pusher: storyPusher(async () => gitAuthEnv(await gitInstallation!.token())) })));
   try {
     // Tokens for this one repository, each with only what its use needs: reporting, and git.
     const appOctokit = await deps.appOctokit();
@@ -193,7 +195,10 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
       ...(deps.sandbox ? { sandbox: deps.sandbox } : {}),
     });
     // The work is pushed whatever the outcome: a blocked story's work so far is worth a look.
-    const end = await deliverStoryWork({ repoDir, pull, outcome, octokit: installation.octokit, authEnv: async () => gitAuthEnv(await gitToken.token()), reporter, tracker });
+    const end = await deliverStoryWork({
+      repoDir, pull, outcome, octokit: installation.octokit, outbox: await outbox(), story: { ...story, pullNumber: pull.pullNumber }, repositoryId: job.repository.id, durable: deps.outbox !== undefined, reporter, tracker, signal,
+    });
+    if (end.pushWaiting) log.warn({ story: job.storyKey }, "the push waits in the outbox (GitHub could not take it yet); the story's end is reported once it went through");
     log.info({ story: job.storyKey, status: end.status, failureClass: end.failureClass }, "story finished");
   } catch (error) {
     failure = error;

@@ -2,17 +2,16 @@
  * The runner's own notices go through the App's outbox: the announcement on the issue (👀 and
  * the link to the pull request) and the comment saying a story could not start. GitHub
  * refusing them (403 with retry-after, 502) delays them and loses nothing, across a restart of
- * the outbox. Real runner, real pipeline, real git, the fake GitHub with failure injection.
+ * the App's outbox (opened as the App opens it). Real runner, real pipeline, real git, the fake GitHub with failure injection.
  */
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ProbotOctokit } from "probot";
-import { GitHubReporter, Outbox } from "../../src/github/index.js";
+import { GitHubReporter, type Outbox } from "../../src/github/index.js";
 import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "../../src/pipeline/index.js";
 import { storyKey, type JobLease } from "../../src/queue/index.js";
-import { createStoryRunner, outboxDir, type AppOctokit, type RunnerLog } from "../../src/runner/index.js";
-import { fakeOctokit } from "../support/fake-github/client.js";
+import { createStoryRunner, openStoryOutbox, outboxDir, type AppOctokit, type RunnerLog } from "../../src/runner/index.js";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { AGENT_SCRIPT, harnessYml } from "../e2e/scenario.js";
 
@@ -43,8 +42,8 @@ describe("the runner's notices through the outbox", () => {
 
   /** The App's outbox in `home`, as one App process opens it (a second call is a restarted App). */
   const openOutbox = async (home: string): Promise<Outbox> => {
-    const octokit = fakeOctokit(fake, { installation: true });
-    const outbox = await Outbox.open({ dir: outboxDir(home), octokitFor: async () => octokit, log, policy: { baseDelayMs: 20, maxDelayMs: 200 }, tickMs: 20 });
+    const octokit = new ProbotOctokit({ auth: { appId: fake.appId, privateKey: fake.privateKey }, baseUrl: fake.apiUrl }) as AppOctokit;
+    const outbox = await openStoryOutbox({ harnessHome: home, appOctokit: async () => octokit, throttle: false, log, policy: { baseDelayMs: 20, maxDelayMs: 200 } });
     outboxes.push(outbox);
     return outbox;
   };
@@ -96,7 +95,6 @@ describe("the runner's notices through the outbox", () => {
     const issue = fake.createIssue("acme", "announce", { title: "Notices", body: "", user: "acme" });
     const home = join(root, "home-announce");
     const outbox = await openOutbox(home);
-    outbox.start();
     const window = fake.injectFailure({ method: "POST", path: new RegExp(`/repos/acme/announce/issues/${issue.number}/(comments|reactions)$`), failure: { kind: "secondary-rate-limit", retryAfterSeconds: 1 } });
     try {
       await worker(home, outbox)(lease("announce", issue.number, repo), new AbortController().signal);
@@ -127,7 +125,7 @@ describe("the runner's notices through the outbox", () => {
     try {
       // The repository cannot be fetched: the story cannot start, and the issue must hear it.
       await worker(home, first)(lease("unstartable", issue.number, { id: repo.id, cloneUrl: `${fake.url}/acme/missing.git` }), new AbortController().signal);
-      expect(window.served).toBe(1);
+      expect(window.served).toBeGreaterThan(0);
       expect(commentsOn("unstartable", issue.number)).toEqual([]);
       expect(pending(home)).toHaveLength(1);
       // The App stops with the comment undelivered; a new one finds it on disk.
@@ -135,8 +133,7 @@ describe("the runner's notices through the outbox", () => {
     } finally {
       window.close();
     }
-    const second = await openOutbox(home);
-    second.start();
+    await openOutbox(home);
     const told = await waitFor("the comment", () => commentsOn("unstartable", issue.number)[0]);
     expect(told).toContain("could not start (git-failed)");
     await waitFor("the outbox to empty", () => (pending(home).length === 0 ? true : undefined));
