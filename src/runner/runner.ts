@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { announceNotices, commentNotice, confirmAdmission, findStoryPullRequest, isCompletedStory, Outbox, postNotices, redactSecrets, renderAlreadyCompleted, renderStoryStopped, type OutboxStory } from "../github/index.js";
+import { announceNotices, commentNotice, confirmAdmission, PUSH_SLOT, findStoryPullRequest, isCompletedStory, Outbox, postNotices, redactSecrets, renderAlreadyCompleted, renderStoryStopped, type OutboxStory } from "../github/index.js";
 import type { JobLease, JobWorker, StoryJob } from "../queue/index.js";
 import type { FailureClass, HistoryEvent } from "../pipeline/index.js";
 import { declaredChecks, failureClassOf, type HarnessConfig, type RunStoryArgs, type StoryOutcome, type Workflow } from "../pipeline/index.js";
@@ -151,6 +151,10 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
     }
     const lowDisk = lowDiskReason(deps.harnessHome, keep.minFreeBytes);
     if (lowDisk) throw new StoryStop("environment", lowDisk);
+    // An earlier run's work still waiting to be pushed goes first: a new run must build on it, not beside it.
+    if ((await outbox()).pending(story, PUSH_SLOT) && (await (await outbox()).deliverNow(story, PUSH_SLOT, 1, signal)) === "pending") {
+      throw new StoryStop("git-failed", "An earlier run's work of this story is still waiting to be pushed (GitHub could not take it yet), so no new run was started. It is pushed on its own; label the issue again once the pull request holds it.");
+    }
     const authEnv = gitAuthEnv(await gitToken.token());
     const repoDir = await syncRepoCache({ harnessHome: deps.harnessHome, owner, name: repo, cloneUrl: job.repository.cloneUrl, authEnv });
     pull = await ensureStoryPull({ octokit: installation.octokit, repoDir, owner, repo, defaultBranch: job.repository.defaultBranch, issue: job.issue, authEnv });

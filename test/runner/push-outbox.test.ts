@@ -126,7 +126,12 @@ describe("the final push through the outbox", () => {
   }
 
   it("pushes the work after a restart, and only then reports the story's end", async () => {
-    const { home, number, first, badGateway, startHead } = await storyWithPushWaiting("pushy");
+    const { home, number, first, badGateway, startHead, repo } = await storyWithPushWaiting("pushy");
+    // The story labelled again meanwhile: no new run starts beside the work still waiting to be pushed.
+    const runsBefore = readdirSync(join(home, "runs", String(number))).length;
+    await worker(home, first)(lease("pushy", number, repo), new AbortController().signal);
+    expect(lines.some((line) => line.startsWith("error story stopped") && line.includes("still waiting to be pushed"))).toBe(true);
+    expect(readdirSync(join(home, "runs", String(number)))).toHaveLength(runsBefore);
     // The App stops with the push undelivered; GitHub recovers; a new App starts on the same data directory.
     await first.close();
     badGateway.close();
@@ -150,6 +155,10 @@ describe("the final push through the outbox", () => {
     expect(firstOnHead).toBeGreaterThan(pushed);
     expect(completedComment).toBeGreaterThan(pushed);
     expect(fake.state.checkRuns.filter((run) => run.repo === "acme/pushy" && run.status !== "completed")).toEqual([]);
+    // The second label's answer came after the push too.
+    const told = await waitFor("the answer to the second label", () => fake.state.commentsOn("acme", "pushy", number).find((comment) => comment.body.includes("still waiting to be pushed")));
+    expect(requests.indexOf(requests.find((request) => JSON.stringify(request.body ?? "").includes("still waiting to be pushed"))!)).toBeGreaterThan(pushed);
+    expect(told.body).toContain("git-failed");
     fake.assertNoUnexpectedRequests();
   });
 

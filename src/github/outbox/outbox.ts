@@ -127,6 +127,11 @@ export class Outbox {
     }
   }
 
+  /** True while the slot's latest state waits for GitHub. */
+  pending(story: OutboxStory, slot: string): boolean {
+    return this.entries.get(slotKey(story, slot))?.state === "pending";
+  }
+
   /** The slot's last refusal, as the outbox recorded it. */
   lastError(story: OutboxStory, slot: string): string | undefined {
     return this.entries.get(slotKey(story, slot))?.lastError;
