@@ -2,16 +2,18 @@
  * The cost of the sandbox per launch: one command run through `Sandbox.run` (bubblewrap with
  * the step's view, limits, a fresh HOME and TMPDIR, a pids cgroup where the host allows it)
  * against the same command through `exec` alone, interleaved in the same run so drift on a
- * shared machine affects both. Target: ≤ 20 ms more per launch.
+ * shared machine affects both. Target: ≤ 20 ms more per launch. A third side runs bubblewrap
+ * alone (the same namespaces and system view, no limits, cgroup or scratch folders), the floor
+ * of any bubblewrap sandbox on this machine, so the sandbox's own share can be told apart.
  *
  *   node --import tsx bench/sandbox.ts [--launches 60] [--command true]
  */
 import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { exec } from "../src/exec/index.js";
-import { probeSandbox, sandboxFromEnv } from "../src/sandbox/index.js";
+import { bwrapArgs, hostSystemEntries, probeSandbox, sandboxFromEnv } from "../src/sandbox/index.js";
 
 const { values } = parseArgs({ options: { launches: { type: "string", default: "60" }, command: { type: "string", default: "true" } } });
 const LAUNCHES = Number(values.launches);
@@ -41,6 +43,13 @@ try {
     if (result.exitCode !== 0) throw new Error(`launch failed: ${result.tail}`);
     return performance.now() - started;
   };
+  const bareBwrap = ["bwrap", ...bwrapArgs({ cwd: dir, home: dir, tmp: dir, writable: [dir], readable: [], masked: [], network: false, system: hostSystemEntries() }), ...COMMAND];
+  const bwrapOnly = async (): Promise<number> => {
+    const started = performance.now();
+    const result = await exec(bareBwrap, { cwd: dir });
+    if (result.exitCode !== 0) throw new Error(`bare bwrap launch failed: ${result.tail}`);
+    return performance.now() - started;
+  };
   for (let i = 0; i < 5; i += 1) {
     await sandboxed();
     await plain();
@@ -49,12 +58,16 @@ try {
   const withNet: number[] = [];
   const bare: number[] = [];
   const extra: number[] = [];
+  const floor: number[] = [];
+  const own: number[] = [];
   for (let i = 0; i < LAUNCHES; i += 1) {
     // Rotate the order, so no side always runs on a warmer machine.
-    const order = [0, 1, 2].map((k) => (k + i) % 3);
-    const took: number[] = [0, 0, 0];
-    for (const k of order) took[k] = k === 0 ? await plain() : await sandboxed(k === 2);
-    const [d = 0, c = 0, n = 0] = took;
+    const order = [0, 1, 2, 3].map((k) => (k + i) % 4);
+    const took: number[] = [0, 0, 0, 0];
+    for (const k of order) took[k] = k === 0 ? await plain() : k === 3 ? await bwrapOnly() : await sandboxed(k === 2);
+    const [d = 0, c = 0, n = 0, w = 0] = took;
+    floor.push(w - d);
+    own.push(c - w);
     bare.push(d);
     inBox.push(c);
     withNet.push(n);
@@ -66,6 +79,9 @@ try {
   console.log(`  with net:  median ${median(withNet).toFixed(1)} ms  p90 ${quantile(withNet, 0.9).toFixed(1)} ms  (network on, as for provisioning and agents)`);
   const cost = median(extra);
   console.log(`sandbox cost per launch (median of pairs): ${cost.toFixed(1)} ms  p90 ${quantile(extra, 0.9).toFixed(1)} ms  target <= 20 ms  ${cost <= 20 ? "MET" : "NOT MET"}`);
+  console.log(`bubblewrap alone, over exec (median of pairs): ${median(floor).toFixed(1)} ms  p90 ${quantile(floor, 0.9).toFixed(1)} ms  (the floor of any bubblewrap sandbox here)`);
+  console.log(`the sandbox's own share, over bubblewrap alone (median of pairs): ${median(own).toFixed(1)} ms  p90 ${quantile(own, 0.9).toFixed(1)} ms`);
+  console.log(`load average: ${loadavg().map((x) => x.toFixed(1)).join(" ")}`);
   console.log(`ratio sandboxed/exec (medians): ${(median(inBox) / median(bare)).toFixed(2)}`);
 } finally {
   rmSync(dir, { recursive: true, force: true });

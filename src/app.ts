@@ -142,6 +142,7 @@ export function startStoryWorker(args: { queue: StoryQueue; settings: HarnessApp
     sandbox,
     appSecrets: settings.appSecrets ?? [],
     outbox,
+    taskSlots: settings.concurrency,
     ...(settings.housekeeping ? { housekeeping: settings.housekeeping } : {}),
     pipeline: { runStory, loadWorkflow: () => loadWorkflow(), parseHarnessConfig, defaultConfig: DEFAULT_HARNESS_CONFIG },
     createReporter: (target) => {

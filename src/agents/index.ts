@@ -12,7 +12,7 @@ export {
   type SeatCommand,
 } from "./presets.js";
 export { runSeat, type SeatRequest, type SeatResult } from "./seat.js";
-export { classifyAgentOutput, classifySeatEnd, showsWaitingLoop, stripTerminalEscapes, type AgentUnavailable, type UnavailableReason } from "./unavailable.js";
+export { classifyAgentOutput, classifySeatEnd, showsWaitingLoop, type AgentUnavailable, type UnavailableReason } from "./unavailable.js";
 export { parseResetTime } from "./reset-time.js";
 export { dispatchSeat, sleepUntil, DEFAULT_MAX_PARK_MS, type DispatchResult, type DispatchHooks, type UnavailableBinding } from "./dispatch.js";
 export { watchForWaitingLoop, type LogWatch } from "./watch.js";

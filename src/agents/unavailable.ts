@@ -2,9 +2,11 @@
  * An agent that could not work at all is not a failed attempt of the change: the provider
  * was unreachable, the CLI had no credentials, the account is rate limited, or the CLI
  * refused to run as root. Each CLI's own words are recognised here, in one place; the
- * messages were taken from the installed CLIs (Claude Code 2.1, Codex 0.171) run without a
- * network, without credentials and as root, and from the texts their binaries carry.
+ * messages are the installed CLIs' own (Claude Code 2.1.332, Codex 0.171.0: the versions
+ * test/agents/real-cli.test.ts installs from npm and runs without a network, without
+ * credentials, against a loopback provider answering 401 and 429, and as root).
  */
+import { stripAnsi } from "../text/index.js";
 import { parseResetTime } from "./reset-time.js";
 
 /** Why an agent could not work. */
@@ -29,21 +31,23 @@ interface Rule {
 const RULES: readonly Rule[] = [
   // Claude Code as root: "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons".
   { reason: "root-refused", pattern: /cannot be used with root\/sudo privileges/i },
-  // Claude Code without credentials: "Not logged in · Please run /login"; with a bad key: "Invalid API key".
-  { reason: "auth-missing", pattern: /Not logged in\b.*\/login|Invalid API key|authentication_error|\b401 Unauthorized\b|Missing bearer or basic authentication/i },
+  // Claude Code without credentials: "Not logged in · Please run /login"; a key the provider
+  // refuses: "Failed to authenticate. API Error: 401 …" (older: "Invalid API key").
+  { reason: "auth-missing", pattern: /Not logged in\b.*\/login|Failed to authenticate|API Error: 401\b|Invalid API key|authentication_error|\b401 Unauthorized\b|Missing bearer or basic authentication/i },
   // Claude Code: "You've hit your limit · resets 3pm (UTC)"; Codex: "You've hit your usage limit. … Try again at 3:05 PM."
-  { reason: "rate-limited", pattern: /You've hit your [^\n]*limit|You've reached your usage limit|usage limit reached|rate_limit_error|\b429\b[^\n]*(Too Many Requests|rate limit)/i },
+  // A 429 without those words: "API Error: Request rejected (429) · …".
+  { reason: "rate-limited", pattern: /You've hit your [^\n]*limit|You've reached your usage limit|usage limit reached|rate_limit_error|\b429\b[^\n]*(Too Many Requests|rate limit)|API Error:[^\n]*\(429\)|API Error: 429\b/i },
   // Codex without a network loops on "ERROR: Reconnecting... waiting for network" until stopped.
   { reason: "provider-unreachable", pattern: /Reconnecting\.\.\. waiting for network/i, loops: true },
-  // Claude Code without a network: "API Error: Unable to connect to API (ConnectionRefused)"; overload and outage.
-  { reason: "provider-unreachable", pattern: /Unable to connect to API|failed to lookup address information|overloaded_error|\b529\b[^\n]*overloaded|currently experiencing high load/i },
+  // Claude Code without a network: "API Error: Can't reach the API server — check your internet
+  // or DNS (EAI_AGAIN)", "API Error: Connection refused — … (ECONNREFUSED)" (older: "Unable to
+  // connect to API (ConnectionRefused)"); overload and outage.
+  {
+    reason: "provider-unreachable",
+    pattern: /Unable to connect to API|API Error: (Connection refused|Can't reach the API server)|API Error:[^\n]*\((ECONNREFUSED|EAI_AGAIN|ENOTFOUND|ETIMEDOUT|ECONNRESET|ENETUNREACH)\)|failed to lookup address information|overloaded_error|\b529\b[^\n]*overloaded|currently experiencing high load/i,
+  },
 ];
 
-/** Removes ANSI escape sequences from terminal output. */
-export function stripTerminalEscapes(text: string): string {
-  // eslint-disable-next-line no-control-regex
-  return text.replace(/\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(\u0007|\u001b\\)|\u001b[@-Z\\-_]/g, "");
-}
 
 /**
  * Recognises an unavailable agent from its output. The last matching line decides (a CLI
@@ -51,7 +55,7 @@ export function stripTerminalEscapes(text: string): string {
  * an ordinary failure stays the change's.
  */
 export function classifyAgentOutput(output: string, now: Date = new Date()): AgentUnavailable | undefined {
-  const lines = stripTerminalEscapes(output).split(/\r?\n/);
+  const lines = stripAnsi(output).split(/\r?\n/);
   for (let index = lines.length - 1; index >= 0; index -= 1) {
     const line = lines[index] ?? "";
     const rule = RULES.find((candidate) => candidate.pattern.test(line));
@@ -66,7 +70,7 @@ export function classifyAgentOutput(output: string, now: Date = new Date()): Age
 
 /** True when the output shows a CLI waiting in a loop it will not leave by itself (no network). */
 export function showsWaitingLoop(output: string): boolean {
-  const text = stripTerminalEscapes(output);
+  const text = stripAnsi(output);
   return RULES.some((rule) => rule.loops === true && rule.pattern.test(text));
 }
 

@@ -5,7 +5,7 @@ import { ProbotOctokit, run } from "probot";
 import { isNeverPassed } from "../exec/index.js";
 import { appSecretValues } from "../github/index.js";
 import { claimHarnessHome, HarnessHomeInUseError, openStoryQueue, redactUrl, type HomeClaim, type QueueConfig, type StoryQueue } from "../queue/index.js";
-import { sandboxFromEnv, SandboxSettingsError } from "../sandbox/index.js";
+import { sandboxFromEnv, SandboxSettingsError, scratchRemoved } from "../sandbox/index.js";
 import { housekeepingFromEnv, HousekeepingSettingsError } from "../runner/index.js";
 import { harnessHome } from "../workspace/index.js";
 import { harnessApp, type HarnessAppSettings } from "../app.js";
@@ -119,6 +119,7 @@ export async function serveCommand(args: string[], io: CliIO): Promise<number> {
   io.stderr(`harness serve: ${signal}, stopping\n`);
   await server.stop();
   await queue?.close({ abortRunning: true });
+  await scratchRemoved();
   await claim?.release();
   return 0;
 }

@@ -5,6 +5,7 @@ import { startStoryWorker } from "../app.js";
 import { HarnessOctokit, loadDotEnv, openQueueOrSay, readAppSettings } from "./serve.js";
 import { QUEUE_VARIABLES, readQueueSettings } from "./queue-settings.js";
 import { UsageError, type CliIO } from "./usage.js";
+import { scratchRemoved } from "../sandbox/index.js";
 
 const USAGE = `harness worker   (configured by the environment: HARNESS_QUEUE=redis://host:6379/0 (required), APP_ID, PRIVATE_KEY or PRIVATE_KEY_PATH, GHE_HOST, GHE_PROTOCOL, HARNESS_HOME, HARNESS_CONCURRENCY, HARNESS_AGENT_ENV, HARNESS_GITHUB_THROTTLE, ${QUEUE_VARIABLES})`;
 
@@ -49,6 +50,7 @@ export async function workerCommand(args: string[], io: CliIO): Promise<number> 
   });
   io.stderr(`harness worker: ${signal}, stopping\n`);
   await queue.close({ abortRunning: true });
+  await scratchRemoved();
   await claim.release();
   return 0;
 }

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { git } from "../workspace/index.js";
 import type { CheckFailure } from "./checks.js";
 import type { TaskRun } from "./task.js";
+import { stripAnsi } from "../text/index.js";
 
 /** The baseline as the task keeps it. */
 export interface BaselineResult {
@@ -81,11 +82,6 @@ export function normaliseOutput(text: string): string {
     .join("\n");
 }
 
-/** Removes ANSI escape sequences (colours, cursor moves) from terminal output. */
-export function stripAnsi(text: string): string {
-  // eslint-disable-next-line no-control-regex
-  return text.replace(/\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(\u0007|\u001b\\)|\u001b[@-Z\\-_]/g, "");
-}
 
 function lastLine(text: string): string {
   return stripAnsi(text).trim().split("\n").at(-1)?.trim().slice(0, 300) ?? "";

@@ -4,6 +4,7 @@
  * template that names another one is refused when the workflow loads.
  */
 import type { CleanCloneRecord, FailureClass } from "./events.js";
+import { codeBlock, stripAnsi } from "../text/index.js";
 
 /** Every placeholder a template may use. */
 export const PLACEHOLDERS = [
@@ -114,7 +115,7 @@ function renderTask(task: NonNullable<PromptContext["task"]>): string {
 
 function renderSuite(suite: SuiteEvidence): string {
   const ending = suite.timedOut ? "timed out" : `exit code ${suite.exitCode ?? "none"}`;
-  return [`Command \`${suite.command}\` ended with ${ending}. Last lines of its output:`, "", fence(stripAnsi(suite.outputTail), "text")].join("\n");
+  return [`Command \`${suite.command}\` ended with ${ending}. Last lines of its output:`, "", codeBlock(stripAnsi(suite.outputTail), "text")].join("\n");
 }
 
 function renderCleanClone(result: CleanCloneRecord): string {
@@ -131,19 +132,7 @@ function renderCleanClone(result: CleanCloneRecord): string {
     "",
     "Last lines of its output there:",
     "",
-    fence(stripAnsi(result.outputTail ?? ""), "text"),
+    codeBlock(stripAnsi(result.outputTail ?? ""), "text"),
   ].join("\n");
 }
 
-/** Removes ANSI escape sequences: agents (and the status page) read the text, not the terminal's colours. */
-export function stripAnsi(text: string): string {
-  // eslint-disable-next-line no-control-regex
-  return text.replace(/\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(\u0007|\u001b\\)|\u001b[@-Z\\-_]/g, "");
-}
-
-/** A fence longer than any backtick run inside the text, so the text cannot close it. */
-function fence(text: string, lang = ""): string {
-  const longest = Math.max(2, ...[...text.matchAll(/`+/g)].map((match) => match[0].length));
-  const marks = "`".repeat(longest + 1);
-  return `${marks}${lang}\n${text}\n${marks}`;
-}

@@ -14,7 +14,7 @@ export {
 } from "./config.js";
 export { checkRunnable } from "./runnable.js";
 export { WorkflowError, ConfigError } from "./errors.js";
-export { renderPrompt, parseTemplate, placeholderValues, stripAnsi, PLACEHOLDERS, type PromptContext, type RetryEvidence, type SuiteEvidence } from "./context.js";
+export { renderPrompt, parseTemplate, placeholderValues, PLACEHOLDERS, type PromptContext, type RetryEvidence, type SuiteEvidence } from "./context.js";
 export { Journal, readJournal, JOURNAL_FILE } from "./journal.js";
 export { runDirectory } from "./run-dir.js";
 export { consoleReporter, consoleLine, formatDuration } from "./console-reporter.js";

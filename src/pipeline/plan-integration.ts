@@ -7,7 +7,7 @@ import { runCleanClone } from "./checks.js";
 import { commitWorktree, storyCommitMessage } from "./commit.js";
 import type { FailureClass } from "./events.js";
 import { failureClassOf } from "./failure-class.js";
-import type { StoryRun } from "./plan-task.js";
+import { openTaskWorktree, taskRunOf, type StoryRun } from "./plan-task.js";
 import { INTEGRATION_CLEAN_CLONE, INTEGRATION_TASK } from "./snapshot.js";
 import { ensureProvisioned, type TaskRun } from "./task.js";
 
@@ -22,33 +22,8 @@ export async function runIntegration(run: StoryRun, tip: string): Promise<Integr
   let worktree: TaskWorktree | undefined;
   let result: IntegrationResult;
   try {
-    worktree = await deps.createTaskWorktree({
-      repoDir: args.repoDir,
-      harnessHome: args.harnessHome,
-      storyId: args.story.id,
-      taskId: `${run.runId}-${taskId}`,
-      branch: args.branch,
-      baseRef: tip,
-      detach: true,
-    });
-    await sink.emit({ kind: "worktree.created", taskId, worktree: worktree.path, branch: args.branch, base: worktree.base });
-    const task: TaskRun = {
-      taskId,
-      story: args.story,
-      config: args.config,
-      workflow: args.workflow,
-      maxAttempts: run.maxAttempts,
-      layout: run.taskLayout(taskId),
-      worktree,
-      deps,
-      sink,
-      harnessHome: args.harnessHome,
-      agentEnv: run.agentEnv,
-      sandbox: run.sandbox,
-      clock: run.clock,
-      seatsLaunched: 0,
-      ...(args.signal ? { signal: args.signal } : {}),
-    };
+    worktree = await openTaskWorktree(run, taskId, `${run.runId}-${taskId}`, tip);
+    const task = taskRunOf(run, taskId, worktree);
     await ensureProvisioned(task, "worktree");
     result = await integrate(run, task, worktree);
   } catch (error) {

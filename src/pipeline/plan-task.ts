@@ -14,7 +14,7 @@ import { changedFiles } from "./merge.js";
 import type { PlanTask } from "./plan.js";
 import type { RunLayout } from "./run-dir.js";
 import type { EventSink } from "./sink.js";
-import { ensureProvisioned, type TaskRun } from "./task.js";
+import { ensureProvisioned, type TaskPromptContext, type TaskRun } from "./task.js";
 import type { RunStoryArgs } from "./types.js";
 import type { Stage } from "./workflow.js";
 import type { Sandbox } from "../sandbox/index.js";
@@ -62,6 +62,48 @@ export function taskCommitMessage(storyId: string, task: Pick<PlanTask, "id" | "
   return `Task ${task.id}: ${task.title.replace(/\s+/g, " ").trim()}`.slice(0, 72) + `\n\nAttempt ${attempt}, by story-harness.\n\nStory: ${storyId}\n`;
 }
 
+/**
+ * A fresh worktree for one task of a planned story, detached at `base` (the story branch as
+ * the wave or the integration step found it), journaled as `worktree.created`.
+ */
+export async function openTaskWorktree(run: StoryRun, taskId: string, worktreeId: string, base: string): Promise<TaskWorktree> {
+  const { args } = run;
+  const worktree = await run.deps.createTaskWorktree({
+    repoDir: args.repoDir,
+    harnessHome: args.harnessHome,
+    storyId: args.story.id,
+    taskId: worktreeId,
+    branch: args.branch,
+    baseRef: base,
+    detach: true,
+  });
+  await run.sink.emit({ kind: "worktree.created", taskId, worktree: worktree.path, branch: args.branch, base: worktree.base });
+  return worktree;
+}
+
+/** What one task of a planned story runs with: the story run's shared collaborators, the task's own id, layout, worktree and prompt context. */
+export function taskRunOf(run: StoryRun, taskId: string, worktree: TaskWorktree, planContext?: TaskPromptContext): TaskRun {
+  const { args } = run;
+  return {
+    taskId,
+    story: args.story,
+    config: args.config,
+    workflow: args.workflow,
+    maxAttempts: run.maxAttempts,
+    layout: run.taskLayout(taskId),
+    worktree,
+    deps: run.deps,
+    sink: run.sink,
+    harnessHome: args.harnessHome,
+    agentEnv: run.agentEnv,
+    sandbox: run.sandbox,
+    clock: run.clock,
+    seatsLaunched: 0,
+    ...(planContext ? { planContext } : {}),
+    ...(args.signal ? { signal: args.signal } : {}),
+  };
+}
+
 /** Runs one task from its slot's start to its end; never throws for the task's own failures. */
 export async function runPlanTask(run: StoryRun, input: PlanTaskInput): Promise<PlanTaskResult> {
   const { args, sink, deps } = run;
@@ -71,34 +113,8 @@ export async function runPlanTask(run: StoryRun, input: PlanTaskInput): Promise<
   let worktree: TaskWorktree | undefined;
   let result: PlanTaskResult;
   try {
-    worktree = await deps.createTaskWorktree({
-      repoDir: args.repoDir,
-      harnessHome: args.harnessHome,
-      storyId: args.story.id,
-      taskId: `${run.runId}-${task.id}-${input.attempt}`,
-      branch: args.branch,
-      baseRef: input.base,
-      detach: true,
-    });
-    await sink.emit({ kind: "worktree.created", taskId: task.id, worktree: worktree.path, branch: args.branch, base: worktree.base });
-    const taskRun: TaskRun = {
-      taskId: task.id,
-      story: args.story,
-      config: args.config,
-      workflow: args.workflow,
-      maxAttempts: run.maxAttempts,
-      layout: run.taskLayout(task.id),
-      worktree,
-      deps,
-      sink,
-      harnessHome: args.harnessHome,
-      agentEnv: run.agentEnv,
-      sandbox: run.sandbox,
-      clock: run.clock,
-      seatsLaunched: 0,
-      planContext: { id: task.id, title: task.title, description: task.description, files: task.files, earlier: input.earlier },
-      ...(args.signal ? { signal: args.signal } : {}),
-    };
+    worktree = await openTaskWorktree(run, task.id, `${run.runId}-${task.id}-${input.attempt}`, input.base);
+    const taskRun = taskRunOf(run, task.id, worktree, { id: task.id, title: task.title, description: task.description, files: task.files, earlier: input.earlier });
     await ensureProvisioned(taskRun, "worktree");
     const own = worktree;
     let commit = "";

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { schemas } from "../schema/index.js";
 import { join } from "node:path";
-import { pathComponent } from "../workspace/index.js";
+import { pathComponent, storyDirName } from "../workspace/index.js";
 import { JOURNAL_FILE } from "./journal.js";
 import type { FailureClass } from "./events.js";
 
@@ -29,7 +29,7 @@ export function newRunId(now: Date): string {
 
 /** Where the record of a run lives, so that a reader can find it from a `run.started` event. */
 export function runDirectory(harnessHome: string, storyId: string, runId: string): string {
-  return join(harnessHome, "runs", pathComponent(storyId), runId);
+  return join(harnessHome, "runs", storyDirName(storyId), runId);
 }
 
 /** Creates the run directory of a new run. */

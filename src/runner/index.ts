@@ -1,4 +1,4 @@
-export { createStoryRunner, type StoryRunnerDeps, type PipelinePort, type ReporterTarget, type RunnerLog } from "./runner.js";
+export { createStoryRunner, storyIdOf, type StoryRunnerDeps, type PipelinePort, type ReporterTarget, type RunnerLog } from "./runner.js";
 export { authenticateInstallation, type AppOctokit, type Installation } from "./token.js";
 export { gitAuthEnv, redactToken, tokenForms } from "./git-auth.js";
 export { syncRepoCache, repoCacheDir, type RepoCacheArgs } from "./repo-cache.js";

@@ -66,6 +66,8 @@ export interface StoryRunnerDeps {
   housekeeping?: HousekeepingSettings;
   /** The App's durable outbox, through which the runner's own notices (announcement, end comments) go; one in memory per job when absent. */
   outbox?: Outbox | Promise<Outbox>;
+  /** The runner's own limit (`HARNESS_CONCURRENCY`): a plan never runs more tasks at once than this. */
+  taskSlots?: number;
 }
 
 /** Makes the queue's worker: one call runs one job from token to final report. */
@@ -185,7 +187,7 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
     }
     const outcome = await deps.pipeline.runStory({
       repoDir,
-      story: { id: String(job.issue.number), title: job.issue.title, body: job.issue.body },
+      story: { id: storyIdOf(job), title: job.issue.title, body: job.issue.body },
       branch: pull.branch,
       baseRef: `refs/remotes/origin/${pull.branch}`,
       config,
@@ -197,6 +199,7 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
       readmission: start.readmission,
       signal,
       ...(deps.sandbox ? { sandbox: deps.sandbox } : {}),
+      ...(deps.taskSlots !== undefined ? { taskSlots: deps.taskSlots } : {}),
     });
     // The work is pushed whatever the outcome: a blocked story's work so far is worth a look.
     const end = await deliverStoryWork({
@@ -224,11 +227,16 @@ async function readConfig(deps: StoryRunnerDeps, octokit: AppOctokit, job: Story
   }
 }
 
+/** A story is its issue in its repository: `octo/repo#42` (two repositories' issue #42 are two stories). */
+export function storyIdOf(job: Pick<StoryJob, "repository" | "issue">): string {
+  return `${job.repository.owner}/${job.repository.name}#${job.issue.number}`;
+}
+
 function startEvent(job: StoryJob, workflow: Workflow, readmission: boolean): Extract<HistoryEvent, { kind: "run.started" }> {
   return {
     kind: "run.started",
     at: new Date().toISOString(),
-    storyId: String(job.issue.number),
+    storyId: storyIdOf(job),
     runId: randomUUID(),
     title: job.issue.title,
     stages: workflow.stages.map((stage) => stage.id),

@@ -5,8 +5,9 @@
  * App runs as root. A cgroup's `pids.max` counts every process of the step whoever owns it.
  */
 import { randomBytes } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { removeOrphans } from "./orphans.js";
 
 const PREFIX = "harness-sandbox-";
 
@@ -55,12 +56,23 @@ export function createPidsCgroup(max: number): string | undefined {
   }
 }
 
+/** Limits the entry shell sets before it becomes the step (inherited by every process of it). */
+export interface EntryLimits {
+  dataBytes: number;
+}
+
 /**
- * The command that enters cgroup `dir` and then becomes `argv`: a shell writes its own pid
- * into `cgroup.procs` and execs, so no process of the step starts outside the cgroup.
+ * The command that enters cgroup `dir`, sets `limits` and then becomes `argv`: a shell moves
+ * itself into the cgroup and execs, so no process of the step starts outside it. On cgroup v1
+ * it writes `tasks`, not `cgroup.procs`: moving one thread skips the kernel's lock over every
+ * thread group (an RCU grace period, milliseconds per launch), and the shell has one thread.
+ * The same shell sets the data limit and forbids core files, so the step needs no prlimit
+ * (its process limit is the cgroup: the kernel exempts root's uid from RLIMIT_NPROC).
  */
-export function enterCgroupArgv(dir: string, argv: readonly string[]): string[] {
-  return ["/bin/sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', dir, ...argv];
+export function enterCgroupArgv(dir: string, argv: readonly string[], limits: EntryLimits): string[] {
+  const file = existsSync(join(dir, "tasks")) ? "tasks" : "cgroup.procs";
+  const kib = Math.max(1, Math.floor(limits.dataBytes / 1024));
+  return ["/bin/sh", "-c", `echo $$ > "$0/${file}" && ulimit -d ${kib} && ulimit -c 0 && exec "$@"`, dir, ...argv];
 }
 
 /** Removes a step's cgroup (empty once the step's processes are gone); false when it cannot. */
@@ -76,23 +88,5 @@ export function removePidsCgroup(dir: string): boolean {
 /** Removes the empty cgroups of App processes that are gone (a kill -9 leaves them). */
 export function removeStalePidsCgroups(): number {
   const parent = ownPidsCgroup();
-  if (parent === undefined) return 0;
-  let removed = 0;
-  let names: string[] = [];
-  try {
-    names = readdirSync(parent);
-  } catch {
-    return 0;
-  }
-  for (const name of names) {
-    const match = new RegExp(`^${PREFIX}(\\d+)-`).exec(name);
-    if (!match || Number(match[1]) === process.pid) continue;
-    try {
-      process.kill(Number(match[1]), 0);
-      continue;
-    } catch {
-      if (removePidsCgroup(join(parent, name))) removed += 1;
-    }
-  }
-  return removed;
+  return parent === undefined ? 0 : removeOrphans(parent, PREFIX, removePidsCgroup);
 }

@@ -7,11 +7,13 @@
  * wall time is exec's timeout, which ends bwrap and with it every process of the step.
  */
 import { accessSync, chmodSync, constants, existsSync, statSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { exec, type ExecOptions, type ExecResult } from "../exec/index.js";
 import { bwrapArgs, hostSystemEntries, type SandboxView, type SystemEntry } from "./bwrap-args.js";
 import { gitReadPaths, guardGitLink, isInside } from "./git-view.js";
+import { removeOrphans } from "./orphans.js";
 import { createPidsCgroup, enterCgroupArgv, removePidsCgroup, removeStalePidsCgroups } from "./pids-cgroup.js";
 import { sandboxSettingsFromEnv, type SandboxSettings } from "./settings.js";
 
@@ -104,14 +106,16 @@ export class Sandbox {
         return { ...result, sandboxed: true, network: step.network };
       }
       const view = this.view(options.cwd, home, tmp, step);
-      const limits = [`--nproc=${this.settings.maxProcesses}`, `--data=${this.settings.memoryBytes}`, "--core=0"];
-      const sandboxed = [this.host.bwrap, ...bwrapArgs(view), this.host.prlimit, ...limits, "--", ...argv];
       cgroup = this.host.pidsCgroups ? createPidsCgroup(this.settings.maxProcesses) : undefined;
-      const result = await exec(cgroup ? enterCgroupArgv(cgroup, sandboxed) : sandboxed, { ...options, env, logCapBytes: logCap });
+      const boxed = [this.host.bwrap, ...bwrapArgs(view)];
+      const launched = cgroup
+        ? enterCgroupArgv(cgroup, [...boxed, ...argv], { dataBytes: this.settings.memoryBytes })
+        : [...boxed, this.host.prlimit, `--nproc=${this.settings.maxProcesses}`, `--data=${this.settings.memoryBytes}`, "--core=0", "--", ...argv];
+      const result = await exec(launched, { ...options, env, logCapBytes: logCap });
       return { ...result, argv: [...argv], sandboxed: true, network: step.network };
     } finally {
       for (const restore of restores) restore();
-      removeTree(scratch);
+      removeLater(scratch);
       if (cgroup) removeWhenEmpty(cgroup);
     }
   }
@@ -164,6 +168,30 @@ function removeWhenEmpty(cgroup: string, tries = 50): void {
   setTimeout(() => removeWhenEmpty(cgroup, tries - 1), 20).unref();
 }
 
+/** Scratch folders of ended steps still being removed. */
+const removals = new Set<Promise<void>>();
+
+/**
+ * A step's scratch folder is removed after its result is returned (deleting even two empty
+ * folders costs milliseconds on a journaled disk); nothing of the step runs any more. One
+ * still there when the App dies goes at the next start ({@link removeStaleScratch}).
+ */
+function removeLater(dir: string): void {
+  const removal: Promise<void> = rm(dir, { recursive: true, force: true, maxRetries: 2 })
+    .catch(() => {
+      makeWritable(dir);
+      return rm(dir, { recursive: true, force: true, maxRetries: 2 });
+    })
+    .catch(() => undefined)
+    .finally(() => removals.delete(removal));
+  removals.add(removal);
+}
+
+/** Resolves once every ended step's scratch folder is gone (for a clean stop, and tests). */
+export async function scratchRemoved(): Promise<void> {
+  while (removals.size > 0) await Promise.all([...removals]);
+}
+
 /** Removes a scratch folder, even one whose step left folders without write permission. */
 export function removeTree(dir: string): void {
   try {
@@ -191,20 +219,10 @@ function makeWritable(dir: string): void {
  * folders of live processes (another worker on the same machine) stay. Returns how many went.
  */
 export function removeStaleScratch(root: string = tmpdir()): number {
-  let removed = 0;
-  let names: string[];
-  try {
-    names = readdirSync(root);
-  } catch {
-    return 0;
-  }
-  for (const name of names) {
-    const match = new RegExp(`^${SCRATCH_PREFIX}(\\d+)-`).exec(name);
-    if (!match || processAlive(Number(match[1]))) continue;
-    removeTree(join(root, name));
-    removed += 1;
-  }
-  return removed;
+  return removeOrphans(root, SCRATCH_PREFIX, (path) => {
+    removeTree(path);
+    return true;
+  });
 }
 
 /**
@@ -215,15 +233,6 @@ export function removeStaleSandboxState(root: string = tmpdir()): { scratch: num
   return { scratch: removeStaleScratch(root), cgroups: removeStalePidsCgroups() };
 }
 
-function processAlive(pid: number): boolean {
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 /** The sandbox the operator configured through the App's environment. */
 export function sandboxFromEnv(env: NodeJS.ProcessEnv = process.env): Sandbox {

@@ -7,7 +7,8 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { redactSecrets } from "../github/index.js";
-import { emptySnapshot, JOURNAL_FILE, readJournal, reduceSnapshot, stripAnsi, type StorySnapshot } from "../pipeline/index.js";
+import { emptySnapshot, JOURNAL_FILE, readJournal, reduceSnapshot, type StorySnapshot } from "../pipeline/index.js";
+import { stripAnsi } from "../text/index.js";
 import type { QueuedJobView } from "../queue/index.js";
 import { collectHarnessStatus, type HarnessStatus } from "./collect.js";
 

@@ -38,7 +38,7 @@ export interface GitOptions {
 }
 
 /** Why a git call failed, translated from git's own words in this one place. */
-export type GitFailureKind = "not-a-repository" | "auth" | "not-found" | "conflict" | "timeout" | "failed";
+export type GitFailureKind = "not-a-repository" | "auth" | "not-found" | "conflict" | "timeout" | "object-copy" | "failed";
 
 export class GitError extends Error {
   readonly failureClass = "git-failed" satisfies FailureClass;
@@ -56,6 +56,9 @@ export class GitError extends Error {
 function classify(result: ExecResult): GitFailureKind {
   if (result.timedOut) return "timeout";
   const text = result.tail;
+  // A local clone copies the source's object folder file by file; a file that another git
+  // process renames or removes in the meantime (its `tmp_obj_*`, `tmp_pack_*`) fails the copy.
+  if (/failed to copy file to|failed to create link|failed to iterate over/i.test(text)) return "object-copy";
   if (/not a git repository/i.test(text)) return "not-a-repository";
   if (/Authentication failed|could not read Username|403|401/i.test(text)) return "auth";
   if (/not found|does not exist|unknown revision|couldn't find remote ref/i.test(text)) return "not-found";

@@ -65,6 +65,7 @@ export {
   removeTaskWorktree,
   taskWorktreePath,
   pathComponent,
+  storyDirName,
   WorktreeError,
   type TaskWorktree,
   type CreateTaskWorktreeArgs,

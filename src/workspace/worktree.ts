@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
@@ -29,9 +30,20 @@ export function pathComponent(name: string): string {
   return safe === "" ? "_" : safe.slice(0, 80);
 }
 
+/**
+ * A story's folder name (its worktrees, its runs): readable, and distinct for distinct story
+ * ids. An id that is already a safe name is its own folder (`greet-users`); one that is not
+ * gets a hash of the exact id, so `octo/repo#42` and `octo-repo/42` never share a folder.
+ */
+export function storyDirName(storyId: string): string {
+  const safe = pathComponent(storyId);
+  if (safe === storyId) return safe;
+  return `${safe.slice(0, 71)}-${createHash("sha256").update(storyId).digest("hex").slice(0, 8)}`;
+}
+
 /** Where a task's worktree lives: one folder per task, so a story may own several over time. */
 export function taskWorktreePath(harnessHome: string, storyId: string, taskId: string): string {
-  return join(harnessHome, "worktrees", pathComponent(storyId), pathComponent(taskId));
+  return join(harnessHome, "worktrees", storyDirName(storyId), pathComponent(taskId));
 }
 
 export interface CreateTaskWorktreeArgs {

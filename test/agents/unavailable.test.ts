@@ -20,6 +20,11 @@ describe("classifyAgentOutput: the real CLIs' messages", () => {
     ["You've hit your limit · resets 3pm (UTC)", "rate-limited"],
     ["ERROR: You've hit your usage limit. Try again at 3:05 PM.", "rate-limited"],
     ["unexpected status 401 Unauthorized: Missing bearer or basic authentication in header", "auth-missing"],
+    // Claude Code 2.1.332, as test/agents/real-cli.test.ts sees it print them.
+    ["Failed to authenticate. API Error: 401 fake provider says no", "auth-missing"],
+    ["API Error: Request rejected (429) · fake provider says no", "rate-limited"],
+    ["API Error: Connection refused — a firewall or proxy may be blocking it (ECONNREFUSED)", "provider-unreachable"],
+    ["API Error: Can't reach the API server — check your internet or DNS (EAI_AGAIN)", "provider-unreachable"],
   ])("%s → %s", (line, reason) => {
     expect(classifyAgentOutput(`some earlier output\n\u001b[31m${line}\u001b[0m\n`, NOW)).toMatchObject({ reason, message: line });
   });

@@ -29,6 +29,9 @@ beforeAll(async () => {
   mkdirSync(repo);
   await git(["init", "-q"], { cwd: repo });
   writeFileSync(join(repo, "value.txt"), "committed\n");
+  writeFileSync(join(repo, ".gitignore"), "node_modules/\n");
+  mkdirSync(join(repo, "node_modules"));
+  writeFileSync(join(repo, "node_modules", "dep.js"), "module.exports = 1;\n");
   await git(["add", "-A"], { cwd: repo });
   await git(["commit", "-q", "-m", "base"], { cwd: repo, env: HARNESS_IDENTITY });
   writeFileSync(join(repo, "value.txt"), "changed\n");
@@ -40,7 +43,7 @@ describe("harness clean-clone", () => {
     const run = await harness(repo, "--command", "cat value.txt", "--out", out, "--timeout-ms", "60000", "--link", "node_modules");
     expect(run.code).toBe(0);
     const printed: unknown = JSON.parse(run.stdout);
-    expect(printed).toMatchObject({ ran: true, exitCode: 0, command: "cat value.txt", outputTail: "changed" });
+    expect(printed).toMatchObject({ ran: true, exitCode: 0, command: "cat value.txt", outputTail: "changed", linked: ["node_modules"] });
     expect(JSON.parse(readFileSync(out, "utf8"))).toEqual(printed);
     expect(schemas().issues("clean-clone-result", printed)).toEqual([]);
   });

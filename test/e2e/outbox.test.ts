@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeGitHub, type FakeGitHub, type FailureWindow } from "../support/fake-github/index.js";
 import { eventually, startApp, type RunningApp } from "./app-process.js";
-import { addStoryRepo, CHECK_NAMES, sandboxGrant, checksOn, harnessYml, labelNewIssue, OWNER, queueDrained, STATUS_MARKER, storyEnd, storyPull } from "./scenario.js";
+import { addStoryRepo, CHECK_NAMES, sandboxGrant, checksOn, harnessYml, labelNewIssue, OWNER, queueDrained, STATUS_MARKER, storyEnd, storyPull, storyRunsDir } from "./scenario.js";
 
 jest.setTimeout(240_000);
 
@@ -157,8 +157,8 @@ describe("the outbox, end to end", () => {
     expect(comment?.body).toContain("⛔ Blocked");
     expect(comment?.body).not.toContain("✅ Completed");
     expect(storyPull(fake, "refused", number)?.draft).toBe(true);
-    const runs = readdirSync(join(home, "runs", String(number)));
-    expect(runs.some((run) => existsSync(join(home, "runs", String(number), run, "unpushed-work.bundle")))).toBe(true);
+    const storyDir = storyRunsDir(home, "refused", number);
+    expect(readdirSync(storyDir).some((run) => existsSync(join(storyDir, run, "unpushed-work.bundle")))).toBe(true);
     expect(readFileSync(app.logPath, "utf8")).toContain("push-refused");
     fake.assertNoUnexpectedRequests();
   });

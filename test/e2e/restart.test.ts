@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { eventually, startApp, type RunningApp } from "./app-process.js";
-import { addStoryRepo, checksOn, harnessYml, labelNewIssue, OWNER, queueDrained, sandboxGrant, storyPull } from "./scenario.js";
+import { addStoryRepo, checksOn, harnessYml, labelNewIssue, OWNER, queueDrained, sandboxGrant, storyPull, storyRunsDir } from "./scenario.js";
 import { processWithTag, waitFor } from "../support/tmp.js";
 
 jest.setTimeout(180_000);
@@ -64,7 +64,7 @@ describe("the App killed with SIGKILL mid-story", () => {
     expect(runs.filter((run) => run.conclusion === "cancelled" && run.output.title === "Interrupted").length).toBeGreaterThan(0);
     expect(storyPull(fake, "crash", number)?.draft).toBe(false);
     // Two runs of the story: the interrupted one and the resumed one, in separate worktrees.
-    expect(readdirSync(join(home, "runs", String(number)))).toHaveLength(2);
+    expect(readdirSync(storyRunsDir(home, "crash", number))).toHaveLength(2);
     expect(fake.state.pulls.filter((pull) => pull.repo === `${OWNER}/crash`)).toHaveLength(1);
     fake.assertNoUnexpectedRequests();
   });

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { deliverWebhook, issuesLabeledPayload, signedDelivery, startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { startRedis, type RedisServer } from "../support/redis.js";
 import { eventually, startApp, type RunningApp } from "./app-process.js";
-import { AGENT_SCRIPT, harnessYml, OWNER, storyEnd, storyPull } from "./scenario.js";
+import { AGENT_SCRIPT, harnessYml, OWNER, storyEnd, storyPull, storyRunsDir } from "./scenario.js";
 import { startWorker, type RunningWorker } from "./worker-process.js";
 
 jest.setTimeout(400_000);
@@ -133,7 +133,7 @@ describe("scale-out: serve and two workers on Redis", () => {
     const workers = [await worker("k1"), await worker("k2")];
     const number = await label(app, "gamma", "Survive a lost worker");
     await eventually("the implementer to start", () => (existsSync(join(markers, "started")) ? true : undefined));
-    const holder = await eventually("the worker running it", () => workers.find((each) => existsSync(join(each.home, "runs", String(number)))));
+    const holder = await eventually("the worker running it", () => workers.find((each) => existsSync(storyRunsDir(each.home, "gamma", number))));
     const survivor = workers.find((each) => each !== holder);
     expect((await holder.kill9()).signal).toBe("SIGKILL");
     processes.splice(processes.indexOf(holder), 1);

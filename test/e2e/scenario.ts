@@ -11,8 +11,14 @@ import {
   type PullRecord,
 } from "../support/fake-github/index.js";
 import { eventually, type RunningApp } from "./app-process.js";
+import { storyDirName } from "../../src/workspace/index.js";
 
 export const OWNER = "acme";
+
+/** Where the App keeps the runs of issue `number` of `OWNER/repo`. */
+export function storyRunsDir(home: string, repo: string, number: number): string {
+  return join(home, "runs", storyDirName(`${OWNER}/${repo}#${number}`));
+}
 export const STATUS_MARKER = "<!-- story-harness:status -->";
 export const CHECK_NAMES = ["harness / provision", "harness / verifier", "harness / clean-clone", "harness / story"];
 

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { processWithTag, waitFor } from "../support/tmp.js";
 import { eventually, startApp } from "./app-process.js";
-import { addStoryRepo, harnessYml, labelNewIssue, sandboxGrant } from "./scenario.js";
+import { addStoryRepo, harnessYml, labelNewIssue, sandboxGrant, storyRunsDir } from "./scenario.js";
 
 jest.setTimeout(120_000);
 
@@ -43,7 +43,7 @@ describe("SIGTERM while a story provisions", () => {
     expect([stopped.exitCode, stopped.signal]).toEqual([0, null]);
     expect(await waitFor(() => !processWithTag(`sleep\0${tag}`), 5_000)).toBe(true);
 
-    const runsDir = join(home, "runs", String(number));
+    const runsDir = storyRunsDir(home, "stopping", number);
     const journal = readdirSync(runsDir).map((run) => readFileSync(join(runsDir, run, "execution-history.ndjson"), "utf8")).join("");
     expect(journal).toContain('"failureClass":"interrupted"');
     expect(journal).not.toContain("workspace-provision-failed");

@@ -9,11 +9,13 @@ describe("buildChildEnv", () => {
   const source = { PATH: "/bin", HOME: "/home/x", EXTRA: "1", UNASKED: "2", PRIVATE_KEY: "k", GH_TOKEN: "t", gh_token: "lower" };
 
   it("copies the base allowlist and the caller's names only", () => {
-    expect(buildChildEnv({ allow: ["EXTRA"] }, source)).toEqual({ PATH: "/bin", HOME: "/home/x", EXTRA: "1" });
+    // Strict: a name the source does not have is absent, not present as undefined (which a
+    // child would see as the string "undefined").
+    expect(buildChildEnv({ allow: ["EXTRA", "NOT_IN_SOURCE"] }, source)).toStrictEqual({ PATH: "/bin", HOME: "/home/x", EXTRA: "1" });
   });
 
   // Spelled out here, not read from the source's list: a name dropped from that list must fail this test.
-  const CREDENTIALS = ["PRIVATE_KEY", "PRIVATE_KEY_PATH", "WEBHOOK_SECRET", "GITHUB_CLIENT_SECRET", "GITHUB_CLIENT_ID", "GITHUB_TOKEN", "GH_TOKEN", "GITHUB_PAT", "APP_ID", "WEBHOOK_PROXY_URL", "REDIS_URL"];
+  const CREDENTIALS = ["PRIVATE_KEY", "PRIVATE_KEY_PATH", "WEBHOOK_SECRET", "GITHUB_CLIENT_SECRET", "GITHUB_CLIENT_ID", "GITHUB_TOKEN", "GH_TOKEN", "GITHUB_PAT", "APP_ID", "WEBHOOK_PROXY_URL", "REDIS_URL", "HARNESS_STATUS_TOKEN"];
   const spellings = (name: string): string[] => [name, name.toLowerCase(), name.charAt(0) + name.slice(1).toLowerCase()];
 
   it.each(CREDENTIALS)("never passes %s, in any case, copied from the source or set explicitly", (name) => {

@@ -8,13 +8,14 @@ import {
   renderProvisionCheck,
   renderStatusComment,
   renderStoryCheck,
+  renderTaskCheck,
   renderVerifierCheck,
   STATUS_MARKER,
   utf8Bytes,
 } from "../../src/github/index.js";
 import { openFenceAtEnd } from "../../src/github/fences.js";
 import type { HistoryEvent } from "../../src/pipeline/events.js";
-import { cleanClone, completedStory, gate, provisionBlockedStory, replay, retryingStory, started, verdict } from "./story-events.js";
+import { cleanClone, completedStory, gate, provisioned, provisionBlockedStory, replay, retryingStory, stagePassed, stageStarted, started, verdict, worktree } from "./story-events.js";
 
 const TABLE_HEAD = "| Stage | State | Attempt | Duration |\n| --- | --- | --- | --- |";
 
@@ -46,6 +47,25 @@ describe("story check and status comment", () => {
     const check = renderStoryCheck(snapshot);
     expect(check.title).toBe("Blocked: workspace-provision-failed");
     expect(check.summary).toContain("press **Retry** on this check run, or comment `/harness retry-blocked`");
+  });
+
+  it("say a parked seat waits for its agents' limit, until when, and stop saying it once the stage ends", () => {
+    const parked: HistoryEvent = { at: "2026-01-01T00:01:00.000Z", kind: "seat.parked", taskId: "task-1", stage: "implementer", attempt: 1, until: "2026-01-01T15:00:00.000Z" };
+    const waiting = [started(), worktree, provisioned, stageStarted("implementer"), parked];
+    const snapshot = replay(waiting);
+    const line = "⏸️ Attempt 1 of 3 is waiting. Stage `implementer` is parked: every agent it may use is rate limited. It is tried again at 2026-01-01 15:00 UTC; the wait counts as no attempt.";
+    const check = renderStoryCheck(snapshot);
+    expect(check.title).toBe("Attempt 1/3 parked until 2026-01-01 15:00 UTC");
+    expect(check.summary.split("\n")[0]).toBe(line);
+    expect(renderStatusComment(snapshot)).toContain(`\n\n${line}\n`);
+    const woken = replay([...waiting, stagePassed("implementer"), stageStarted("tester")]);
+    expect(renderStoryCheck(woken).title).toBe("Attempt 1/3 running");
+    expect(renderStatusComment(woken)).not.toContain("parked");
+    const task = snapshot.tasks[0];
+    if (!task) throw new Error("the story has its one task");
+    const taskCheck = renderTaskCheck(snapshot, task);
+    expect(taskCheck.title).toBe("Attempt 1/3 parked until 2026-01-01 15:00 UTC");
+    expect(taskCheck.summary).toContain("\n\n⏸️ Stage `implementer` is parked: every agent it may use is rate limited. It is tried again at 2026-01-01 15:00 UTC");
   });
 
   it("show the final commit of a completed story", () => {

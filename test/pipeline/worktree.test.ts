@@ -1,6 +1,6 @@
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createTaskWorktree, git, removeTaskWorktree, taskWorktreePath, WorktreeError } from "../../src/workspace/index.js";
+import { createTaskWorktree, git, removeTaskWorktree, storyDirName, taskWorktreePath, WorktreeError } from "../../src/workspace/index.js";
 import { commitAll, initRepo, makeTempDir, removeTempDirs } from "../support/tmp.js";
 
 afterAll(removeTempDirs);
@@ -53,6 +53,16 @@ describe("task worktrees", () => {
     await expect(createTaskWorktree({ ...args, branch: "bad..name" })).rejects.toThrow(WorktreeError);
     await createTaskWorktree({ ...args, branch: "harness/story-7" });
     await expect(createTaskWorktree({ ...args, branch: "harness/story-7" })).rejects.toThrow(/already exists/);
-    expect(taskWorktreePath(home, "../../etc", "t")).toBe(join(home, "worktrees", "etc", "t"));
+    expect(taskWorktreePath(home, "../../etc", "t")).toMatch(new RegExp(`^${join(home, "worktrees")}/etc-[0-9a-f]{8}/t$`));
+  });
+
+  it("gives distinct stories distinct folders, readable, even where their safe names would meet", () => {
+    expect(storyDirName("greet-users")).toBe("greet-users");
+    expect(storyDirName("42")).toBe("42");
+    const names = ["octo/repo#42", "octo-repo/42", "other/repo#42", "octo/repo#4"].map(storyDirName);
+    expect(new Set(names).size).toBe(4);
+    for (const name of names) expect(name).toMatch(/^[A-Za-z0-9_][A-Za-z0-9._-]*-[0-9a-f]{8}$/);
+    expect(storyDirName("octo/repo#42")).toMatch(/^octo-repo-42-/);
+    expect(storyDirName(`${"x/".repeat(100)}#1`).length).toBeLessThanOrEqual(80);
   });
 });

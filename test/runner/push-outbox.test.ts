@@ -13,7 +13,7 @@ import { GitHubReporter, type Outbox } from "../../src/github/index.js";
 import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "../../src/pipeline/index.js";
 import { storyKey, type JobLease } from "../../src/queue/index.js";
 import { createStoryRunner, openStoryOutbox, outboxDir, UNPUSHED_BUNDLE, type AppOctokit, type RunnerLog } from "../../src/runner/index.js";
-import { git, HARNESS_IDENTITY } from "../../src/workspace/index.js";
+import { git, HARNESS_IDENTITY, storyDirName } from "../../src/workspace/index.js";
 import { fakeOctokit } from "../support/fake-github/client.js";
 import { startFakeGitHub, type FakeGitHub, type FailureWindow } from "../support/fake-github/index.js";
 import { AGENT_SCRIPT, harnessYml } from "../e2e/scenario.js";
@@ -128,10 +128,10 @@ describe("the final push through the outbox", () => {
   it("pushes the work after a restart, and only then reports the story's end", async () => {
     const { home, number, first, badGateway, startHead, repo } = await storyWithPushWaiting("pushy");
     // The story labelled again meanwhile: no new run starts beside the work still waiting to be pushed.
-    const runsBefore = readdirSync(join(home, "runs", String(number))).length;
+    const runsBefore = readdirSync(join(home, "runs", storyDirName(`acme/pushy#${number}`))).length;
     await worker(home, first)(lease("pushy", number, repo), new AbortController().signal);
     expect(lines.some((line) => line.startsWith("error story stopped") && line.includes("still waiting to be pushed"))).toBe(true);
-    expect(readdirSync(join(home, "runs", String(number)))).toHaveLength(runsBefore);
+    expect(readdirSync(join(home, "runs", storyDirName(`acme/pushy#${number}`)))).toHaveLength(runsBefore);
     // The App stops with the push undelivered; GitHub recovers; a new App starts on the same data directory.
     await first.close();
     badGateway.close();
@@ -178,8 +178,8 @@ describe("the final push through the outbox", () => {
     expect(told.body).toContain("could not be delivered");
     await waitFor("harness:blocked", () => (fake.state.issue(fake.state.repo("acme", "refused-later")!, number)?.labels.includes("harness:blocked") ? true : undefined));
     expect(pullOf("refused-later", number).draft).toBe(true);
-    const runs = readdirSync(join(home, "runs", String(number)));
-    expect(runs.some((run) => existsSync(join(home, "runs", String(number), run, UNPUSHED_BUNDLE)))).toBe(true);
+    const runsDir = join(home, "runs", storyDirName(`acme/refused-later#${number}`));
+    expect(readdirSync(runsDir).some((run) => existsSync(join(runsDir, run, UNPUSHED_BUNDLE)))).toBe(true);
     expect(first.list().some((entry) => entry.state === "undeliverable" && (entry.lastError ?? "").startsWith("withheld"))).toBe(true);
     fake.assertNoUnexpectedRequests();
   });

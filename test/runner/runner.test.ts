@@ -1,13 +1,13 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ProbotOctokit } from "probot";
 import { GitHubReporter } from "../../src/github/index.js";
-import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "../../src/pipeline/index.js";
+import { DEFAULT_HARNESS_CONFIG, JOURNAL_FILE, loadWorkflow, parseHarnessConfig, readJournal, runStory } from "../../src/pipeline/index.js";
 import { storyKey, type JobLease } from "../../src/queue/index.js";
 import { createStoryRunner, type AppOctokit, type RunnerLog } from "../../src/runner/index.js";
-import { git, HARNESS_IDENTITY } from "../../src/workspace/index.js";
+import { git, HARNESS_IDENTITY, storyDirName } from "../../src/workspace/index.js";
 import { Sandbox, sandboxSettingsFromEnv } from "../../src/sandbox/index.js";
 import { fakeOctokit } from "../support/fake-github/client.js";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
@@ -32,7 +32,7 @@ describe("story runner", () => {
   });
 
   /** The real runner (real pipeline, real reporter) against the fake, with its own data directory. */
-  const realWorker = (home: string, extra: { maxResumes?: number; housekeeping?: { retentionDays: number; minFreeBytes: number }; sandbox?: Sandbox; appSecrets?: string[] } = {}) => {
+  const realWorker = (home: string, extra: { maxResumes?: number; housekeeping?: { retentionDays: number; minFreeBytes: number }; sandbox?: Sandbox; appSecrets?: string[]; taskSlots?: number } = {}) => {
     const appOctokit = new ProbotOctokit({ auth: { appId: fake.appId, privateKey: fake.privateKey }, baseUrl: fake.apiUrl }) as AppOctokit;
     return createStoryRunner({
       appOctokit: async () => appOctokit,
@@ -47,7 +47,7 @@ describe("story runner", () => {
   };
 
   /** A lease on a `start` job for issue `number` of acme/<name>. */
-  const startLease = (name: string, number: number, title: string, repository: { id: number; cloneUrl: string }, interruptions = 0): JobLease => ({
+  const startLease = (name: string, number: number, title: string, repository: { id: number; cloneUrl: string }, interruptions = 0, body = ""): JobLease => ({
     jobId: `job-${name}`,
     interruptions,
     job: {
@@ -55,7 +55,7 @@ describe("story runner", () => {
       kind: "start",
       installationId: fake.installationId,
       repository: { id: repository.id, owner: "acme", name, cloneUrl: repository.cloneUrl, defaultBranch: "main" },
-      issue: { number, title, body: "" },
+      issue: { number, title, body },
       requestedBy: "acme",
       deliveryId: `d-${name}`,
       enqueuedAt: new Date().toISOString(),
@@ -160,5 +160,28 @@ describe("story runner", () => {
     expect(fake.state.pulls.filter((pull) => pull.repo === "acme/flaky")).toHaveLength(1);
     expect(lines.some((line) => line.startsWith("error story stopped") && line.includes('"failureClass":"interrupted"'))).toBe(true);
     fake.assertNoUnexpectedRequests();
+  });
+
+  it("caps a plan's concurrency at the runner's own limit (HARNESS_CONCURRENCY): two independent tasks with plan.concurrency 4 run one after the other on a runner of one slot", async () => {
+    // The agent lives in the repository: each task writes its own file, the verifier passes.
+    const agent = ['mkdir -p src', 'echo "$HARNESS_TASK" > "src/$HARNESS_TASK.txt"', `printf '{"verdict":"pass","findings":[]}' > "$HARNESS_ARTIFACT_DIR/verdict.json"`, ""].join("\n");
+    const harnessYml = ["agent:", '  command: "sh tools/agent.sh"', "test:", '  command: "true"', "provision:", '  command: "true"', "max_attempts: 1", "plan:", "  concurrency: 4", ""].join("\n");
+    const repo = await fake.addRepository({ owner: "acme", name: "planned", files: { "README.md": "x\n", "tools/agent.sh": agent, ".github/harness.yml": harnessYml } });
+    const plan = { tasks: ["a", "b"].map((id) => ({ id, title: `Part ${id}`, description: `Write src/${id}.txt`, files: [`src/${id}.txt`], blocked_by: [] })) };
+    const body = `Two parts.\n\n\`\`\`harness-plan\n${JSON.stringify(plan)}\n\`\`\`\n`;
+    const issue = fake.createIssue("acme", "planned", { title: "Two parts", body, user: "acme" });
+    const home = join(root, "home-planned");
+    await realWorker(home, { taskSlots: 1 })(startLease("planned", issue.number, issue.title, repo, 0, body), new AbortController().signal);
+
+    const runs = join(home, "runs", storyDirName(`acme/planned#${issue.number}`));
+    const [runId] = readdirSync(runs);
+    const journal = readJournal(join(runs, runId!, JOURNAL_FILE));
+    const at = (kind: string, taskId: string): number => journal.findIndex((event) => event.kind === kind && "taskId" in event && event.taskId === taskId);
+    expect(journal.filter((event) => event.kind === "story.completed" || event.kind === "story.blocked").map((event) => event.kind)).toEqual(["story.completed"]);
+    expect(at("task.started", "a")).toBeGreaterThanOrEqual(0);
+    // One slot: the second task of the wave starts only once the first has finished.
+    expect(at("task.started", "b")).toBeGreaterThan(at("task.finished", "a"));
+    expect(await git(["show", `harness/story-${issue.number}:src/b.txt`], { cwd: repo.bareDir })).toBe("b");
+    fake.takeUnexpectedRequests();
   });
 });

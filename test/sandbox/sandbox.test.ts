@@ -1,8 +1,8 @@
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { git } from "../../src/workspace/index.js";
-import { bwrapArgs, probeSandbox, removeStaleScratch, Sandbox, sandboxSettingsFromEnv, type SandboxSettings } from "../../src/sandbox/index.js";
+import { bwrapArgs, probeSandbox, removeStaleScratch, Sandbox, scratchRemoved, sandboxSettingsFromEnv, type SandboxSettings } from "../../src/sandbox/index.js";
 import { initRepo, makeTempDir, processWithTag, removeTempDirs, waitFor, writeFiles } from "../support/tmp.js";
 
 afterAll(removeTempDirs);
@@ -147,6 +147,14 @@ describe("a sandboxed step", () => {
     expect(out.trim()).not.toMatch(/^allocated/);
   });
 
+  // With a pids cgroup (the App is root) the cgroup's entry shell sets these limits; without one, prlimit does.
+  it.each([true, false])("sets the data limit it was given and forbids core files, for every process of the step (pids cgroup: %s)", async (pidsCgroups) => {
+    const dir = makeTempDir();
+    const box = new Sandbox(settings({ memoryBytes: 300 * 1024 * 1024 }), { pidsCgroups });
+    const { out } = await inSandbox(dir, "ulimit -d; ulimit -c; sh -c 'ulimit -d; ulimit -c'", { box });
+    expect(out).toBe(`${300 * 1024}\n0\n${300 * 1024}\n0\n`);
+  });
+
   it("reads the git state of a linked worktree, cannot change it, and cannot repoint the App's .git link", async () => {
     const root = makeTempDir();
     const repo = join(root, "repo");
@@ -203,6 +211,22 @@ describe("probeSandbox", () => {
     const refused = await probeSandbox(new Sandbox(settings(), { bwrap: join(dir, "bwrap"), pidsCgroups: false }));
     expect(refused.state === "unavailable" && refused.reason).toMatch(/uid map: Permission denied.*user namespaces/);
     expect(existsSync(join(dir, "bwrap"))).toBe(true);
+  });
+});
+
+describe("a step's scratch folder", () => {
+  it("is made fresh for the step and removed after it, even with folders the step made unwritable", async () => {
+    const root = makeTempDir();
+    const dir = makeTempDir();
+    const box = new Sandbox(settings(), { scratchRoot: root });
+    const script = 'mkdir -p "$HOME/locked/in" "$TMPDIR/t" && echo x > "$HOME/locked/in/f" && chmod 500 "$HOME/locked" "$HOME/locked/in" && ls -A "$HOME" "$TMPDIR" && echo "$HOME"';
+    const result = await box.shell(script, { cwd: dir, captureStdout: true, timeoutMs: 60_000 }, { purpose: "suite", network: false, writable: [dir] });
+    expect(result.exitCode).toBe(0);
+    const out = result.stdout?.toString() ?? "";
+    expect(out).toMatch(/locked/);
+    expect(out.trim().split("\n").at(-1)).toMatch(new RegExp(`^${root}/harness-sandbox-${process.pid}-[^/]+/home$`));
+    await scratchRemoved();
+    expect(readdirSync(root)).toEqual([]);
   });
 });
 

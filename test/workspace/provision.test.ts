@@ -165,8 +165,10 @@ describe("provisionWorktree failures", () => {
     expect(failure.logTail).not.toContain("npm http fetch");
   });
 
-  it("starts the retry only after every process of the first attempt is gone", async () => {
+  it("starts the retry only after every process of the first attempt is gone (sandbox off: exec's group wait)", async () => {
     const s = setup({});
+    // Without the sandbox the leftover shares the App's pid namespace, so attempt 2 can look it up in /proc.
+    const sandbox = new Sandbox({ ...sandboxSettingsFromEnv({ HARNESS_SANDBOX: "off" }) });
     // Attempt 1 leaves a SIGTERM-ignoring process behind and fails; attempt 2 succeeds only if it is dead.
     const command = [
       'if [ ! -f "$RECORD_DIR/first" ]; then',
@@ -176,9 +178,27 @@ describe("provisionWorktree failures", () => {
       'echo "leftover state: ${state:-gone}"',
       '[ -z "$state" ] || [ "$state" = Z ]',
     ].join("\n");
-    const outcome = await run(s, { command });
+    const outcome = await run({ ...s, sandbox }, { command });
     expect(outcome.attempts).toBe(2);
     expect(readFileSync(s.logPath, "utf8")).toMatch(/leftover state: (gone|Z)/);
+  });
+
+  it("starts the retry only after every process of the first attempt is gone (sandboxed: seen through a lock it held)", async () => {
+    const s = setup({});
+    // Each attempt has its own pid namespace, so a pid means nothing across them: the leftover
+    // holds a lock on a file both attempts see instead, which only its death releases.
+    const command = [
+      'if [ ! -f "$RECORD_DIR/first" ]; then',
+      '  touch "$RECORD_DIR/first"',
+      '  (trap "" TERM; exec flock "$RECORD_DIR/lock" sh -c \'touch "$RECORD_DIR/locked"; exec sleep 600\') >/dev/null 2>&1 &',
+      '  while [ ! -f "$RECORD_DIR/locked" ]; do sleep 0.05; done; exit 1',
+      "fi",
+      'if flock -n "$RECORD_DIR/lock" true; then echo "lock: free"; else echo "lock: still held"; exit 1; fi',
+    ].join("\n");
+    const outcome = await run(s, { command });
+    expect(outcome.attempts).toBe(2);
+    expect(existsSync(join(s.records, "locked"))).toBe(true);
+    expect(readFileSync(s.logPath, "utf8")).toContain("lock: free");
   });
 
   it("a timed-out attempt is retried with the same timeout, then fails as timed out", async () => {

@@ -5,6 +5,7 @@ import { redactSecrets } from "../redact.js";
 import { adviceFor, RETRY_COMMAND } from "./advice.js";
 import { codeBlock, inlineCode, stageTable } from "./markdown.js";
 import { wavesTable } from "./task.js";
+import { parkedLine, parkedSeat, utcTime } from "./parked.js";
 import { untrustedLine } from "./text.js";
 import type { CheckRunOutput, RenderOptions } from "./types.js";
 
@@ -13,6 +14,8 @@ export function progressLine(snapshot: StorySnapshot): string {
   const of = snapshot.maxAttempts > 0 ? ` of ${snapshot.maxAttempts}` : "";
   if (snapshot.outcome === "completed") return `✅ Completed on attempt ${snapshot.attempt}${of}.`;
   if (snapshot.outcome === "blocked") return `⛔ Blocked on attempt ${snapshot.attempt}${of}: \`${snapshot.failureClass ?? "internal-error"}\`.`;
+  const parked = parkedSeat(snapshot);
+  if (parked) return `⏸️ Attempt ${snapshot.attempt}${of} is waiting. ${parkedLine(parked).slice(3)}`;
   const running = snapshot.stages.find((stage) => stage.state === "running");
   return `⏳ Attempt ${snapshot.attempt}${of} is running${running ? ` (stage ${inlineCode(running.id)})` : ""}.`;
 }
@@ -63,6 +66,8 @@ export function renderStoryCheck(snapshot: StorySnapshot, options: RenderOptions
       ? `Completed (attempt ${snapshot.attempt}${of})`
       : snapshot.outcome === "blocked"
         ? `Blocked: ${snapshot.failureClass ?? "internal-error"}`
-        : `Attempt ${snapshot.attempt}${of} running`;
+        : parkedSeat(snapshot)
+          ? `Attempt ${snapshot.attempt}${of} parked until ${utcTime(parkedSeat(snapshot)?.until ?? "")}`
+          : `Attempt ${snapshot.attempt}${of} running`;
   return { title: snapshot.unsandboxed ? `${title} (unsandboxed)` : title, summary: boundCheckRunOutput(lines.join("\n")) };
 }

@@ -5,6 +5,7 @@ import { redactSecrets } from "../redact.js";
 import { adviceFor, RETRY_COMMAND } from "./advice.js";
 import { renderCleanCloneCheck } from "./clean-clone.js";
 import { codeBlock, formatDuration, inlineCode, stageTable, tableCell } from "./markdown.js";
+import { parkedLine, utcTime } from "./parked.js";
 import { renderProvisionCheck } from "./provision.js";
 import type { CheckRunOutput, RenderOptions } from "./types.js";
 import { renderVerifierCheck } from "./verifier.js";
@@ -38,6 +39,7 @@ export function renderTaskCheck(snapshot: StorySnapshot, task: TaskSnapshot, opt
     `**Blocked by:** ${task.blockedBy.map((id) => inlineCode(id)).join(", ") || "–"}`,
   ];
   if (task.kept) lines.push("", "Completed by an earlier run of this story; its work is on the story branch.");
+  if (task.state === "running" && task.parked) lines.push("", parkedLine(task.parked));
   if (task.state !== "pending" && !task.kept) {
     lines.push("", stageTable(task.stages));
     const sections: CheckRunOutput[] = [renderProvisionCheck(snapshot, options, task.id)];
@@ -60,7 +62,9 @@ export function renderTaskCheck(snapshot: StorySnapshot, task: TaskSnapshot, opt
       : task.state === "blocked"
         ? `Blocked: ${task.failureClass ?? "internal-error"}`
         : task.state === "running"
-          ? `Attempt ${task.attempt}${of} running`
+          ? task.parked
+            ? `Attempt ${task.attempt}${of} parked until ${utcTime(task.parked.until)}`
+            : `Attempt ${task.attempt}${of} running`
           : "Waiting for its wave";
   return { title, summary: boundCheckRunOutput(lines.join("\n")) };
 }

@@ -6,9 +6,9 @@
  * (`gc.auto=0`, `maintenance.auto=false`): nothing may still be writing when the scratch
  * folder is removed.
  */
-import { readFile } from "node:fs/promises";
+import { readFile, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { git } from "../git.js";
+import { git, GitError } from "../git.js";
 import { CLEAN_CLONE_STEP_TIMEOUT_MS } from "./limits.js";
 import type { CleanCloneTarget } from "./target.js";
 
@@ -20,11 +20,25 @@ const write = (cwd: string) => ({ cwd, timeoutMs: CLEAN_CLONE_STEP_TIMEOUT_MS })
 const CLONE = [...CLONE_QUIET_CONFIG, "clone", ...CLONE_QUIET_CONFIG, "-q", "--no-checkout"];
 
 /**
- * Clones the target by its file-system path (`--no-hardlinks`, never the network) without a
- * checkout: the whole history and every object the target holds, in `dir/.git/objects`.
+ * Clones the target by its file-system path (never the network) without a checkout: the whole
+ * history and every object the target holds, in `dir/.git/objects`.
+ *
+ * The clone copies the target's object folder file by file (`--no-hardlinks`), which is the
+ * cheap way (on 80,000 files, packed: about 0.1 s against 0.5 s through the pack protocol).
+ * But the target's object store is shared with other tasks' worktrees, and a file another git
+ * process is writing there (`tmp_obj_*`, `tmp_pack_*`) can be renamed away between git's
+ * listing and its copy: "failed to copy file to …". That copy, and only that, is then done
+ * once more through the pack protocol (`--no-local`), which reads objects by the refs it
+ * listed and never sees a scratch file, so it cannot meet the same race.
  */
 export async function cloneTarget(target: CleanCloneTarget, dir: string): Promise<{ objectsDir: string }> {
-  await git([...CLONE, "--no-hardlinks", "--", target.top, dir], read(dirname(dir)));
+  try {
+    await git([...CLONE, "--no-hardlinks", "--", target.top, dir], read(dirname(dir)));
+  } catch (error) {
+    if (!(error instanceof GitError) || error.kind !== "object-copy") throw error;
+    await rm(dir, { recursive: true, force: true });
+    await git([...CLONE, "--no-local", "--", target.top, dir], read(dirname(dir)));
+  }
   return { objectsDir: join(dir, ".git", "objects") };
 }
 

@@ -1,0 +1,2 @@
+export { stripAnsi } from "./ansi.js";
+export { codeBlock, inlineCode } from "./markdown.js";

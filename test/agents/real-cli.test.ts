@@ -1,0 +1,142 @@
+/**
+ * The presets and the unavailable-agent messages against the real CLIs, installed from npm at
+ * pinned versions (test/agents/real-cli-install.ts): the flags the presets pass are the CLIs'
+ * own, and each way an agent cannot work (no credentials, a refused key, a rate limit, no
+ * provider, no network, root) is recognised from what the installed CLI prints. No model is
+ * reached: the provider is a loopback server answering errors, or nothing at all.
+ */
+import { writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import { join } from "node:path";
+import { classifySeatEnd, planSeatCommand, runSeat, type AgentPreset, type SeatResult } from "../../src/agents/index.js";
+import { exec } from "../../src/exec/index.js";
+import { Sandbox, sandboxSettingsFromEnv } from "../../src/sandbox/index.js";
+import { freePort } from "../support/net.js";
+import { makeTempDir, removeTempDirs } from "../support/tmp.js";
+import { prependPath } from "./fake-cli.js";
+import { CLAUDE_CODE_VERSION, CODEX_VERSION, installRealClis, type InstalledClis } from "./real-cli-install.js";
+
+let clis: InstalledClis;
+let restorePath: () => void;
+let sandbox: Sandbox;
+const NOW = new Date();
+
+beforeAll(async () => {
+  clis = await installRealClis();
+  restorePath = prependPath(clis.bin);
+  // Granted the way an operator grants an installed tool's folder (HARNESS_SANDBOX_READ).
+  sandbox = new Sandbox({ ...sandboxSettingsFromEnv({}), readPaths: [clis.root] });
+}, 600_000);
+
+afterAll(() => {
+  restorePath?.();
+  removeTempDirs();
+});
+
+/** A worktree, prompt and artifact folder for one seat. */
+function seat(): { worktree: string; promptFile: string; artifactDir: string; logPath: string } {
+  const dir = makeTempDir("harness-real-cli-");
+  const worktree = makeTempDir("harness-real-cli-wt-");
+  const promptFile = join(dir, "prompt.md");
+  writeFileSync(promptFile, "Say hello.\n");
+  return { worktree, promptFile, artifactDir: dir, logPath: join(dir, "agent.log") };
+}
+
+/** Runs `preset` in a sandboxed seat with these environment values (set for this test process only while it runs). */
+async function runPreset(preset: AgentPreset, env: Record<string, string> = {}): Promise<SeatResult> {
+  const saved = Object.fromEntries(Object.keys(env).map((name) => [name, process.env[name]]));
+  Object.assign(process.env, env);
+  try {
+    return await runSeat({ ...seat(), launch: { preset }, stage: "implementer", attempt: 1, timeoutMs: 120_000, envAllow: Object.keys(env), sandbox, watchIntervalMs: 200 });
+  } finally {
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  }
+}
+
+/** A loopback "provider" answering every request with `status` and an Anthropic-shaped error. */
+async function provider(status: number, type: string): Promise<{ url: string; server: Server; requests: () => number }> {
+  let requests = 0;
+  const server = createServer((request, response) => {
+    requests += 1;
+    request.resume();
+    response.writeHead(status, { "content-type": "application/json", ...(status === 429 ? { "retry-after": "30" } : {}) });
+    response.end(JSON.stringify({ type: "error", error: { type, message: "fake provider says no" } }));
+  });
+  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+  const address = server.address();
+  if (address === null || typeof address === "string") throw new Error("no port");
+  return { url: `http://127.0.0.1:${address.port}`, server, requests: () => requests };
+}
+
+/** The options (and their values) a preset passes, as `--help` would list them. */
+function presetOptions(preset: AgentPreset): string[] {
+  const planned = planSeatCommand({ preset }, { promptFile: "/p", artifactDir: "/a", worktree: "/w" });
+  if (planned.kind !== "argv") throw new Error("a preset is an argv");
+  return planned.argv.slice(1).filter((arg) => arg !== "-" && !arg.startsWith("/") && arg !== "exec");
+}
+
+describe(`the real CLIs (Claude Code ${CLAUDE_CODE_VERSION}, Codex ${CODEX_VERSION})`, () => {
+  it.each([
+    ["claude-code", ["claude", "--help"]],
+    ["codex", ["codex", "exec", "--help"]],
+  ] as const)("every option and value the %s preset passes is in the installed CLI's --help", async (preset, argv) => {
+    const help = await exec([join(clis.bin, argv[0]), ...argv.slice(1)], { cwd: clis.root, captureStdout: true, timeoutMs: 60_000, env: { set: { HOME: makeTempDir() } } });
+    expect(help.exitCode).toBe(0);
+    const text = help.stdout?.toString() ?? "";
+    const options = presetOptions(preset);
+    expect(options.length).toBeGreaterThan(2);
+    for (const option of options) expect({ option, listed: text.includes(option) }).toEqual({ option, listed: true });
+  }, 120_000);
+
+  it("Claude Code without credentials is auth-missing, and sandboxed it does not run as root even when the App does", async () => {
+    const result = await runPreset("claude-code");
+    expect(result).toMatchObject({ sandboxed: true, exitCode: 1 });
+    expect(classifySeatEnd(result, NOW)).toMatchObject({ reason: "auth-missing", message: expect.stringContaining("Not logged in") });
+  }, 180_000);
+
+  it.each([
+    [401, "authentication_error", "auth-missing", "Failed to authenticate"],
+    [429, "rate_limit_error", "rate-limited", "(429)"],
+  ] as const)("Claude Code answered %i (%s) by its provider is %s", async (status, type, reason, words) => {
+    const fake = await provider(status, type);
+    try {
+      const result = await runPreset("claude-code", { ANTHROPIC_API_KEY: "sk-ant-test-not-a-key", ANTHROPIC_BASE_URL: fake.url, CLAUDE_CODE_MAX_RETRIES: "0" });
+      expect(fake.requests()).toBeGreaterThan(0);
+      expect(classifySeatEnd(result, NOW)).toMatchObject({ reason, message: expect.stringContaining(words) });
+    } finally {
+      fake.server.close();
+    }
+  }, 180_000);
+
+  it("Claude Code whose provider refuses the connection is provider-unreachable", async () => {
+    const port = await freePort();
+    const result = await runPreset("claude-code", { ANTHROPIC_API_KEY: "sk-ant-test-not-a-key", ANTHROPIC_BASE_URL: `http://127.0.0.1:${port}`, CLAUDE_CODE_MAX_RETRIES: "0" });
+    expect(classifySeatEnd(result, NOW)).toMatchObject({ reason: "provider-unreachable", message: expect.stringContaining("ECONNREFUSED") });
+  }, 180_000);
+
+  it("Claude Code with no network at all is provider-unreachable", async () => {
+    const box = seat();
+    const env = { allow: [], set: { ANTHROPIC_API_KEY: "sk-ant-test-not-a-key", CLAUDE_CODE_MAX_RETRIES: "0" } };
+    const result = await sandbox.run(["claude", ...presetOptions("claude-code")], { cwd: box.worktree, env, input: "Say hello.\n", timeoutMs: 150_000, logPath: box.logPath }, { purpose: "agent", network: false, writable: [box.worktree] });
+    expect(result.network).toBe(false);
+    expect(classifySeatEnd(result, NOW)).toMatchObject({ reason: "provider-unreachable" });
+  }, 180_000);
+
+  it("Claude Code run as root (an App running unsandboxed as root) is root-refused", async () => {
+    // uid 0 in a user namespace is root to the CLI, whoever runs the test.
+    const home = makeTempDir();
+    const argv = ["bwrap", "--unshare-user", "--uid", "0", "--gid", "0", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--bind", home, home, "--", "claude", ...presetOptions("claude-code")];
+    const result = await exec(argv, { cwd: home, env: { set: { HOME: home } }, input: "Say hello.\n", timeoutMs: 120_000, logPath: join(home, "log") });
+    expect(classifySeatEnd(result, NOW)).toMatchObject({ reason: "root-refused" });
+  }, 180_000);
+
+  it("Codex without a network waits in a loop; the seat stops it and it is provider-unreachable", async () => {
+    const result = await runPreset("codex", { OPENAI_API_KEY: "sk-test-not-a-key" });
+    expect(result.stoppedWaiting).toBe(true);
+    expect(result.timedOut).toBe(false);
+    expect(classifySeatEnd(result, NOW)).toMatchObject({ reason: "provider-unreachable", message: expect.stringContaining("Reconnecting") });
+  }, 180_000);
+});
