@@ -8,7 +8,7 @@
  *              server answering `{}` (both over loopback with fetch);
  *   clone    — `git clone` over the fake's smart HTTP (git http-backend through src/exec)
  *              against `git clone --no-local` of the same bare repository from disk.
- * Figures are medians, reported as ratios (absolute medians alongside for orientation).
+ * Figures are medians of paired ratios, subject and baseline interleaved A B B A (bench/lib/paired.ts).
  *
  * Run: node --import tsx bench/fake-github.ts [--reps 200]
  */
@@ -20,29 +20,15 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { git } from "../src/workspace/index.js";
 import { startFakeGitHub } from "../test/support/fake-github/index.js";
+import { formatPaired, measurePaired } from "./lib/paired.js";
 
 const { values } = parseArgs({ options: { reps: { type: "string", default: "200" } } });
 const REPS = Number(values.reps);
-
-function median(samples: number[]): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? 0;
-}
 
 async function timed(work: () => Promise<unknown>): Promise<number> {
   const start = performance.now();
   await work();
   return performance.now() - start;
-}
-
-async function samples(count: number, work: (index: number) => Promise<unknown>): Promise<number[]> {
-  const out: number[] = [];
-  for (let index = 0; index < count; index += 1) out.push(await timed(() => work(index)));
-  return out;
-}
-
-function line(name: string, subject: number, baseline: number): void {
-  console.log(`${name.padEnd(9)} ratio ${(subject / baseline).toFixed(1)}×  (fake ${subject.toFixed(2)} ms, baseline ${baseline.toFixed(2)} ms)`);
 }
 
 async function bareServer(): Promise<{ url: string; close: () => Promise<void> }> {
@@ -61,8 +47,9 @@ async function bareServer(): Promise<{ url: string; close: () => Promise<void> }
 
 const work = await mkdtemp(join(tmpdir(), "bench-fake-github-"));
 try {
-  const startup = median(await samples(7, async () => (await startFakeGitHub()).close()));
-  const bareStartup = median(await samples(7, async () => (await bareServer()).close()));
+  console.log(`fake GitHub benchmark (reps ${REPS}); each line subject ÷ baseline, interleaved A B B A`);
+  const startup = await measurePaired(() => timed(async () => (await startFakeGitHub()).close()), () => timed(async () => (await bareServer()).close()), 7);
+  console.log(formatPaired("startup: startFakeGitHub + close ÷ a bare node:http listen + close", startup));
 
   const gh = await startFakeGitHub();
   const files: Record<string, string> = {};
@@ -71,27 +58,29 @@ try {
   const sha = (await gh.branchHead("bench", "repo", "main")) ?? "";
   const headers = { authorization: `token ${gh.mintToken()}`, "content-type": "application/json" };
   const api = `${gh.apiUrl}/repos/bench/repo/check-runs`;
-  const cold = await timed(() => fetch(api, { method: "POST", headers, body: JSON.stringify({ name: "bench", head_sha: sha }) }).then((r) => r.text()));
-  const warmCreate = median(await samples(20, () => fetch(api, { method: "POST", headers, body: JSON.stringify({ name: "bench", head_sha: sha }) }).then((r) => r.text())));
+  const create = (): Promise<string> => fetch(api, { method: "POST", headers, body: JSON.stringify({ name: "bench", head_sha: sha }) }).then((r) => r.text());
+  // The first validated request of the process, once; its baseline, warm requests after it.
+  const cold = await timed(create);
+  const warm = await measurePaired(() => timed(create), () => timed(create), 20, { warmup: false });
+  console.log(`cold: first validated request ${cold.toFixed(1)} ms = ${(cold / warm.medianBaselineMs).toFixed(1)}× a warm one (${warm.medianBaselineMs.toFixed(1)} ms, load ${warm.load.before.toFixed(1)}); one sample, it happens once per process`);
   const runId = gh.state.checkRuns[0]?.id ?? 0;
-  const update = (index: number): Promise<string> =>
-    fetch(`${api}/${runId}`, { method: "PATCH", headers, body: JSON.stringify({ status: "in_progress", output: { title: "t", summary: `attempt ${index}` } }) }).then((r) => r.text());
-  const requestMs = median(await samples(REPS, update));
+  let attempt = 0;
+  const update = (): Promise<string> =>
+    fetch(`${api}/${runId}`, { method: "PATCH", headers, body: JSON.stringify({ status: "in_progress", output: { title: "t", summary: `attempt ${(attempt += 1)}` } }) }).then((r) => r.text());
   const bare = await bareServer();
-  const bareMs = median(await samples(REPS, () => fetch(bare.url).then((r) => r.text())));
+  console.log(formatPaired("request: validated check-run update ÷ GET of a bare node:http server", await measurePaired(() => timed(update), () => timed(() => fetch(bare.url).then((r) => r.text())), REPS)));
   await bare.close();
 
   const env = gh.gitAuthEnv(gh.mintToken());
-  const cloneMs = median(await samples(5, (index) => git(["clone", "--quiet", repo.cloneUrl, join(work, `http-${index}`)], { cwd: work, env })));
-  const localMs = median(await samples(5, (index) => git(["clone", "--quiet", "--no-local", repo.bareDir, join(work, `local-${index}`)], { cwd: work })));
+  let clones = 0;
+  const clone = await measurePaired(
+    () => timed(() => git(["clone", "--quiet", repo.cloneUrl, join(work, `http-${(clones += 1)}`)], { cwd: work, env })),
+    () => timed(() => git(["clone", "--quiet", "--no-local", repo.bareDir, join(work, `local-${(clones += 1)}`)], { cwd: work })),
+    5,
+  );
+  console.log(formatPaired("clone: over the fake's smart HTTP ÷ git clone --no-local from disk", clone));
   if (gh.unexpectedRequests().length > 0) throw new Error("the benchmark made unexpected requests");
   await gh.close();
-
-  console.log(`fake GitHub benchmark (reps ${REPS})`);
-  line("startup", startup, bareStartup);
-  line("cold", cold, warmCreate);
-  line("request", requestMs, bareMs);
-  line("clone", cloneMs, localMs);
 } finally {
   await rm(work, { recursive: true, force: true });
 }

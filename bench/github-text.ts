@@ -9,36 +9,30 @@
  *            (what posting it costs anyway).
  *   also   — unclosed comment/fence/quote at 80k vs 40k lines, one 1 MiB line, and redaction of a
  *            1.2 MB near-miss line (the linearity claims the tests used to time).
- * Figures are medians of repeated runs (the parse variants interleaved), reported as ratios.
+ * Each figure is the median of paired ratios, subject and baseline interleaved A B B A (bench/lib/paired.ts).
  *
  * Run: node --import tsx bench/github-text.ts [--reps 15]
  */
 import { parseArgs } from "node:util";
 import { parseCommands, redactSecrets, renderVerifierCheck } from "../src/github/index.js";
 import { emptySnapshot, reduceSnapshot, type HistoryEvent } from "../src/pipeline/events.js";
+import { formatPaired, measurePaired } from "./lib/paired.js";
 
 const { values } = parseArgs({ options: { reps: { type: "string", default: "15" } } });
 const REPS = Number(values.reps);
 
-function median(samples: number[]): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? 0;
-}
-
-function time1(work: () => unknown): number {
-  const start = process.hrtime.bigint();
-  work();
-  return Number(process.hrtime.bigint() - start) / 1e6;
-}
-
-function time(work: () => unknown): number {
-  const samples: number[] = [];
-  for (let rep = 0; rep < REPS; rep += 1) {
+/** A synchronous piece of work as a paired side: its duration in ms. */
+function timed(work: () => unknown): () => Promise<number> {
+  return () => {
     const start = process.hrtime.bigint();
     work();
-    samples.push(Number(process.hrtime.bigint() - start) / 1e6);
-  }
-  return median(samples);
+    return Promise.resolve(Number(process.hrtime.bigint() - start) / 1e6);
+  };
+}
+
+/** Subject ÷ baseline, interleaved A B B A (bench/lib/paired.ts), one report line. */
+async function pair(label: string, subject: () => unknown, baseline: () => unknown): Promise<void> {
+  console.log(formatPaired(label, await measurePaired(timed(subject), timed(baseline), REPS)));
 }
 
 const NEAR_MISSES = ["/harnes retry-blocked", " /harness-x", "> /harness retry-blocked", "```", "    /harness help", "<!-- -->", "text with /harness retry-blocked inside", "~~~", "```", "a `<details>` b", "<pre>x</pre>", "cell | /harness help"];
@@ -61,47 +55,26 @@ function baselineScan(body: string): number {
 const one = nearMissComment(1 << 20);
 const two = nearMissComment(2 << 20);
 const unbounded = { maxChars: Infinity, maxCommands: Infinity };
-time(() => parseCommands(one, unbounded)); // warm-up
-// Interleaved, so load from other processes weighs on every measured variant alike.
-const samples = { one: [] as number[], two: [] as number[], base: [] as number[] };
-for (let rep = 0; rep < REPS; rep += 1) {
-  samples.one.push(time1(() => parseCommands(one, unbounded)));
-  samples.two.push(time1(() => parseCommands(two, unbounded)));
-  samples.base.push(time1(() => baselineScan(one)));
-}
+console.log(`reps=${REPS}; every line is subject ÷ baseline, interleaved per repetition`);
+await pair("parse 1 MiB ÷ split+startsWith", () => parseCommands(one, unbounded), () => baselineScan(one));
+await pair("parse 2 MiB ÷ parse 1 MiB (linear = 2.00×)", () => parseCommands(two, unbounded), () => parseCommands(one, unbounded));
 // Text that never closes (a comment, a fence, a quote) and one 1 MiB line: 80,000 lines against 40,000.
-const openers = ["<!--\n", "```\n", "> quote\n"];
 const unclosed = (opener: string, lines: number): string => `${opener}${"/harness retry-blocked\n".repeat(lines)}`;
-const unclosedRatios = openers.map((opener) => {
+for (const opener of ["<!--\n", "```\n", "> quote\n"]) {
   const [small, large] = [unclosed(opener, 40_000), unclosed(opener, 80_000)];
-  parseCommands(large, unbounded); // warm-up
-  const pair = { small: [] as number[], large: [] as number[] };
-  for (let rep = 0; rep < REPS; rep += 1) {
-    pair.small.push(time1(() => parseCommands(small, unbounded)));
-    pair.large.push(time1(() => parseCommands(large, unbounded)));
-  }
-  return { opener: opener.trim(), ratio: median(pair.large) / median(pair.small) };
-});
-const oneLine = "/harnes ".repeat(1 << 17);
-const oneLineSamples = { parse: [] as number[], base: [] as number[] };
-for (let rep = 0; rep < REPS; rep += 1) {
-  oneLineSamples.parse.push(time1(() => parseCommands(oneLine, unbounded)));
-  oneLineSamples.base.push(time1(() => baselineScan(oneLine)));
+  await pair(`parse unclosed ${opener.trim()} 80k ÷ 40k lines (linear = 2.00×)`, () => parseCommands(large, unbounded), () => parseCommands(small, unbounded));
 }
-
-const parseOne = median(samples.one);
-const parseTwo = median(samples.two);
-const baseOne = median(samples.base);
+const oneLine = "/harnes ".repeat(1 << 17);
+await pair("parse one 1 MiB line ÷ split+startsWith", () => parseCommands(oneLine, unbounded), () => baselineScan(oneLine));
 
 const tail = `${"npm ERR! 错误 ✗ at https://x-access-token:ghs_abcdefghijklmnopqrstuv@host/r.git\n".repeat(700)}`.slice(0, 64 * 1024);
-const redactTime = time(() => redactSecrets(tail, ["a-secret-value"]));
-const nearMissLine = "a.b-".repeat(250_000) + "x-access-token:".repeat(10_000) + "://a:".repeat(10_000);
-const redactLine = time(() => redactSecrets(nearMissLine));
-const redactLineBase = time(() => nearMissLine.replace(/ghs_[A-Za-z0-9]{36}/g, "x"));
-const regexBase = time(() => tail.replace(/ghs_/g, "x"));
+const regexBase = (): string => tail.replace(/ghs_/g, "x");
+await pair("redact 64 KiB tail ÷ one regex pass", () => redactSecrets(tail, ["a-secret-value"]), regexBase);
 // What the reporter redacts with in a story: a few tokens, the webhook secret, the private key's lines (every form of each).
 const storySecrets = Array.from({ length: 12 }, (_, i) => `secret-value-${i}-${"k".repeat(24)}`);
-const redactStory = time(() => redactSecrets(tail, storySecrets));
+await pair("redact 64 KiB tail with 12 secrets in all their forms ÷ one regex pass", () => redactSecrets(tail, storySecrets), regexBase);
+const nearMissLine = "a.b-".repeat(250_000) + "x-access-token:".repeat(10_000) + "://a:".repeat(10_000);
+await pair("redact one 1.2 MB near-miss line ÷ one token-regex pass", () => redactSecrets(nearMissLine), () => nearMissLine.replace(/ghs_[A-Za-z0-9]{36}/g, "x"));
 
 const at = "2026-01-01T00:00:00.000Z";
 const events: HistoryEvent[] = [
@@ -110,15 +83,4 @@ const events: HistoryEvent[] = [
 ];
 const snapshot = events.reduce(reduceSnapshot, emptySnapshot());
 const rendered = renderVerifierCheck(snapshot);
-const renderTime = time(() => renderVerifierCheck(snapshot));
-const stringifyBase = time(() => JSON.stringify(rendered));
-
-const fmt = (ms: number): string => `${ms.toFixed(2)} ms`;
-console.log(`parse 1 MiB: ${fmt(parseOne)}  baseline split+startsWith: ${fmt(baseOne)}  ratio ${(parseOne / baseOne).toFixed(2)}x`);
-console.log(`parse 2 MiB / 1 MiB: ${(parseTwo / parseOne).toFixed(2)}x (linear = 2.00x)`);
-console.log(`redact 64 KiB tail: ${fmt(redactTime)}  baseline one regex pass: ${fmt(regexBase)}  ratio ${(redactTime / regexBase).toFixed(2)}x`);
-console.log(`redact 64 KiB tail with 12 secrets in all their forms: ${fmt(redactStory)}  baseline one regex pass: ${fmt(regexBase)}  ratio ${(redactStory / regexBase).toFixed(2)}x`);
-console.log(`render verifier check (64 KiB tail): ${fmt(renderTime)}  baseline JSON.stringify of it: ${fmt(stringifyBase)}  ratio ${(renderTime / stringifyBase).toFixed(2)}x`);
-for (const { opener, ratio } of unclosedRatios) console.log(`parse unclosed ${opener} 80k / 40k lines: ${ratio.toFixed(2)}x (linear = 2.00x)`);
-console.log(`parse one 1 MiB line: ${fmt(median(oneLineSamples.parse))}  baseline split+startsWith: ${fmt(median(oneLineSamples.base))}  ratio ${(median(oneLineSamples.parse) / median(oneLineSamples.base)).toFixed(2)}x`);
-console.log(`redact one 1.2 MB near-miss line: ${fmt(redactLine)}  baseline one token-regex pass: ${fmt(redactLineBase)}  ratio ${(redactLine / redactLineBase).toFixed(2)}x`);
+await pair("render verifier check (64 KiB tail) ÷ JSON.stringify of it", () => renderVerifierCheck(snapshot), () => JSON.stringify(rendered));

@@ -2,7 +2,8 @@
  * Time from a `story` label (the signed webhook POST) to the `harness / story` check run being
  * in progress, with the App as a real server (`harness serve`) against the fake GitHub.
  * Baseline in the same run: a plain `git clone` of the same repository over the fake's smart
- * HTTP — the one piece of work a first story cannot avoid.
+ * HTTP — the one piece of work a first story cannot avoid — paired with each story, A B B A
+ * (bench/lib/paired.ts).
  *
  *   node --import tsx bench/label-to-progress.ts [--stories 4]
  */
@@ -14,6 +15,7 @@ import { git } from "../src/workspace/index.js";
 import { startFakeGitHub, type FakeGitHub } from "../test/support/fake-github/index.js";
 import { eventually, startApp, type RunningApp } from "../test/e2e/app-process.js";
 import { addStoryRepo, harnessYml, labelNewIssue, OWNER, queueDrained } from "../test/e2e/scenario.js";
+import { formatPaired, measurePaired } from "./lib/paired.js";
 
 async function labelToProgress(fake: FakeGitHub, app: RunningApp, repo: string, title: string): Promise<number> {
   const started = performance.now();
@@ -33,8 +35,6 @@ async function cloneBaseline(fake: FakeGitHub, root: string, repo: string, index
   return performance.now() - started;
 }
 
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
-
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { stories: { type: "string", default: "4" } } });
   const stories = Math.max(2, Number(values.stories));
@@ -43,27 +43,32 @@ async function main(): Promise<void> {
   const fake = await startFakeGitHub();
   try {
     await addStoryRepo(fake, "widgets", harnessYml());
-    const clones = [];
-    for (let index = 0; index < 5; index += 1) clones.push(await cloneBaseline(fake, root, "widgets", index));
-    const clone = median(clones);
+    let clones = 0;
+    const clone = (): Promise<number> => cloneBaseline(fake, root, "widgets", (clones += 1));
 
     const unthrottled = await startApp({ fake, home, workDir: root });
-    const times: number[] = [];
-    for (let index = 0; index < stories; index += 1) {
-      times.push(await labelToProgress(fake, unthrottled, "widgets", `Story ${index}`));
+    let story = 0;
+    const label = async (): Promise<number> => {
+      const ms = await labelToProgress(fake, unthrottled, "widgets", `Story ${(story += 1)}`);
       await queueDrained(home);
-    }
+      return ms;
+    };
+    // The first story fills the repository cache: measured alone, against one clone.
+    const cold = await label();
+    const coldClone = await clone();
+    console.log(`label → harness / story in progress, first story (cache cold): ${cold.toFixed(0)} ms = ${(cold / coldClone).toFixed(1)}× one clone (${coldClone.toFixed(0)} ms); one sample`);
+    // Later stories (cache warm), each paired with a clone, A B B A.
+    console.log(formatPaired("label → in progress, cache warm ÷ git clone over the fake's smart HTTP", await measurePaired(label, clone, stories - 1, { warmup: false })));
     await unthrottled.stop();
     const throttled = await startApp({ fake, home, workDir: root, env: { HARNESS_GITHUB_THROTTLE: "on" } });
-    const throttledTime = await labelToProgress(fake, throttled, "widgets", "Throttled story");
+    let throttledStory = 0;
+    const throttledLabel = async (): Promise<number> => {
+      const ms = await labelToProgress(fake, throttled, "widgets", `Throttled story ${(throttledStory += 1)}`);
+      await queueDrained(home);
+      return ms;
+    };
+    console.log(formatPaired("the same with GitHub.com's client-side throttling on ÷ clone", await measurePaired(throttledLabel, clone, 1, { warmup: false })));
     await throttled.stop();
-
-    const [cold, ...warm] = times;
-    const warmMedian = median(warm);
-    console.log(`baseline git clone over the fake's smart HTTP: median ${clone.toFixed(0)} ms`);
-    console.log(`label → harness / story in progress, first story (cache cold): ${(cold ?? NaN).toFixed(0)} ms = ${((cold ?? NaN) / clone).toFixed(1)}x clone`);
-    console.log(`label → harness / story in progress, later stories (cache warm), median of ${warm.length}: ${warmMedian.toFixed(0)} ms = ${(warmMedian / clone).toFixed(1)}x clone`);
-    console.log(`the same with GitHub.com's client-side throttling on (warm): ${throttledTime.toFixed(0)} ms = ${(throttledTime / clone).toFixed(1)}x clone`);
   } finally {
     await fake.close();
     rmSync(root, { recursive: true, force: true });

@@ -2,7 +2,8 @@
  * Wall time of a planned story: four independent tasks whose scripted agents take 2 seconds
  * each (implementer and verifier seats; tester and documenter disabled), run as one plan at
  * concurrency 1, 2 and 4, against the same four tasks run one after another as four stories
- * without a plan, in the same process and the same run (rounds interleave the variants).
+ * without a plan, in the same process and the same run, each concurrency paired with the
+ * sequential baseline A B B A (bench/lib/paired.ts).
  * Reports the median wall time of each, the speed-up against the sequential baseline, and
  * where the rest goes (the time beyond the agents' own seconds on the critical path).
  *
@@ -15,6 +16,7 @@ import { parseArgs } from "node:util";
 import { exec } from "../src/exec/index.js";
 import { loadWorkflow, parseHarnessConfig, readJournal, runStory, type HistoryEvent, type Reporter } from "../src/pipeline/index.js";
 import { HARNESS_IDENTITY } from "../src/workspace/index.js";
+import { formatPaired, measurePaired, median } from "./lib/paired.js";
 
 const { values } = parseArgs({ options: { reps: { type: "string", default: "2" }, "agent-seconds": { type: "string", default: "2" } } });
 const REPS = Number(values.reps);
@@ -81,12 +83,6 @@ async function sequential(root: string, rep: number): Promise<number> {
   return performance.now() - started;
 }
 
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[middle] ?? 0) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
-};
-
 /** Milliseconds between a kind's first and a kind's last event of the journal, summed over tasks. */
 function phaseTimes(journal: HistoryEvent[]): { integrationMs: number; merges: number } {
   const at = (event: HistoryEvent | undefined): number => (event ? Date.parse(event.at) : 0);
@@ -97,31 +93,21 @@ function phaseTimes(journal: HistoryEvent[]): { integrationMs: number; merges: n
 
 const root = mkdtempSync(join(tmpdir(), "bench-plan-waves-"));
 try {
-  const times: Record<string, number[]> = { sequential: [], c1: [], c2: [], c4: [] };
-  let integration: number[] = [];
-  for (let rep = 0; rep < REPS; rep += 1) {
-    // Interleaved: every round measures the baseline and each variant once, in a rotating order.
-    const order = ["sequential", "c1", "c2", "c4"];
-    for (let turn = 0; turn < order.length; turn += 1) {
-      const variant = order[(turn + rep) % order.length] ?? "sequential";
-      if (variant === "sequential") times.sequential?.push(await sequential(root, rep));
-      else {
-        const result = await planned(root, Number(variant.slice(1)), rep);
-        times[variant]?.push(result.ms);
-        integration.push(phaseTimes(result.journal).integrationMs);
-      }
-    }
-  }
-  const base = median(times.sequential ?? []);
+  const integration: number[] = [];
   const agentSeconds = 2 * SECONDS; // implementer + verifier per task
-  console.log(`four independent tasks, ${SECONDS} s scripted agents (implementer + verifier), ${REPS} rounds, medians:`);
-  console.log(`sequential (four stories one after another): ${(base / 1000).toFixed(1)} s (agents alone: ${4 * agentSeconds} s)`);
+  let round = 0;
+  console.log(`four independent tasks, ${SECONDS} s scripted agents (implementer + verifier), ${REPS} paired repetitions per concurrency (A B B A against four stories one after another)`);
   for (const concurrency of [1, 2, 4]) {
-    const ms = median(times[`c${concurrency}`] ?? []);
+    const plan = async (): Promise<number> => {
+      const result = await planned(root, concurrency, (round += 1));
+      integration.push(phaseTimes(result.journal).integrationMs);
+      return result.ms;
+    };
+    const result = await measurePaired(plan, async () => sequential(root, (round += 1)), REPS, { warmup: false });
     const ideal = Math.ceil(4 / concurrency) * agentSeconds * 1000;
-    console.log(`plan, concurrency ${concurrency}: ${(ms / 1000).toFixed(1)} s, speed-up ×${(base / ms).toFixed(2)}, beyond the agents' critical path ${((ms - ideal) / 1000).toFixed(1)} s`);
+    console.log(formatPaired(`plan at concurrency ${concurrency} ÷ sequential`, result));
+    console.log(`  speed-up ×${(1 / result.medianRatio).toFixed(2)} (median of pairs); beyond the agents' critical path ${((result.medianSubjectMs - ideal) / 1000).toFixed(1)} s; agents alone, sequentially: ${4 * agentSeconds} s`);
   }
-  integration = integration.sort((a, b) => a - b);
   console.log(`integration step (merged-branch worktree, provisioning, story-level clean clone): median ${(median(integration) / 1000).toFixed(2)} s`);
 } finally {
   rmSync(root, { recursive: true, force: true });

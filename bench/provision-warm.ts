@@ -1,6 +1,6 @@
 /**
  * Benchmark: provisioning the same project in a first and then a second fresh worktree.
- * Run: node --import tsx bench/provision-warm.ts [rounds] [--omit-resolved]
+ * Run: npm run bench -- provision-warm [rounds] [--omit-resolved]
  *
  * The fixture is a git repository with a real package-lock.json of a few dozen packages,
  * generated here with `npm install --package-lock-only` (this needs the npm registry; its
@@ -13,7 +13,9 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { loadavg } from "node:os";
 import { exec } from "../src/exec/index.js";
+import { formatPaired, summarisePairs } from "./lib/paired.js";
 import { git, HARNESS_IDENTITY, provisionWorktree } from "../src/workspace/index.js";
 
 /** Small packages that together pull a few dozen dependencies. */
@@ -66,17 +68,21 @@ async function main(): Promise<void> {
     const repo = await makeFixture(dir, omitResolved);
     const urls = omitResolved ? "without" : "with";
     console.log(`fixture: ${packageCount(repo)} packages in package-lock.json (${urls} tarball URLs); ${rounds} rounds, fresh HARNESS_HOME each`);
-    const ratios: number[] = [];
+    // Not A B B A: the warm install needs the cold one's cache, so each round runs cold then
+    // warm on its own fresh HARNESS_HOME; the pairs are summarised as bench/lib/paired.ts does.
+    const colds: number[] = [];
+    const warms: number[] = [];
+    const before = loadavg()[0] ?? 0;
     for (let round = 1; round <= rounds; round += 1) {
       const home = join(dir, `home-${round}`);
       const cold = await timedProvision(repo, dir, `cold-${round}`, home);
       const warm = await timedProvision(repo, dir, `warm-${round}`, home);
-      ratios.push(warm / cold);
+      colds.push(cold);
+      warms.push(warm);
       const cached = readdirSync(join(home, "cache", "npm")).length > 0;
       console.log(`round ${round}: cold ${(cold / 1000).toFixed(2)} s, warm ${(warm / 1000).toFixed(2)} s, warm ÷ cold ${(warm / cold).toFixed(2)} (shared cache used: ${cached})`);
     }
-    const median = [...ratios].sort((a, b) => a - b)[Math.floor(ratios.length / 2)] ?? Number.NaN;
-    console.log(`median warm ÷ cold: ${median.toFixed(2)} (target ≤ 0.5): ${median <= 0.5 ? "met" : "MISSED"}`);
+    console.log(formatPaired("warm ÷ cold provisioning", summarisePairs(warms, colds, { before, after: loadavg()[0] ?? 0 }), { max: 0.5 }));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { exec } from "../src/exec/index.js";
 import { bwrapArgs, hostSystemEntries, probeSandbox, sandboxFromEnv } from "../src/sandbox/index.js";
+import { formatPaired, summarisePairs } from "./lib/paired.js";
 
 const { values } = parseArgs({ options: { launches: { type: "string", default: "60" }, command: { type: "string", default: "true" } } });
 const LAUNCHES = Number(values.launches);
@@ -60,6 +61,8 @@ try {
   const extra: number[] = [];
   const floor: number[] = [];
   const own: number[] = [];
+  const bwrapMs: number[] = [];
+  const loadBefore = loadavg()[0] ?? 0;
   for (let i = 0; i < LAUNCHES; i += 1) {
     // Rotate the order, so no side always runs on a warmer machine.
     const order = [0, 1, 2, 3].map((k) => (k + i) % 4);
@@ -67,6 +70,7 @@ try {
     for (const k of order) took[k] = k === 0 ? await plain() : k === 3 ? await bwrapOnly() : await sandboxed(k === 2);
     const [d = 0, c = 0, n = 0, w = 0] = took;
     floor.push(w - d);
+    bwrapMs.push(w);
     own.push(c - w);
     bare.push(d);
     inBox.push(c);
@@ -83,6 +87,11 @@ try {
   console.log(`the sandbox's own share, over bubblewrap alone (median of pairs): ${median(own).toFixed(1)} ms  p90 ${quantile(own, 0.9).toFixed(1)} ms`);
   console.log(`load average: ${loadavg().map((x) => x.toFixed(1)).join(" ")}`);
   console.log(`ratio sandboxed/exec (medians): ${(median(inBox) / median(bare)).toFixed(2)}`);
+  // The same launches as paired ratios (bench/lib/paired.ts: median of per-launch ratios, range, INCONCLUSIVE when the baseline moved more than the effect).
+  const load = { before: loadBefore, after: loadavg()[0] ?? 0 };
+  console.log(formatPaired("sandboxed ÷ exec alone", summarisePairs(inBox, bare, load)));
+  console.log(formatPaired("sandboxed ÷ bubblewrap alone", summarisePairs(inBox, bwrapMs, load)));
+  console.log(formatPaired("bubblewrap alone ÷ exec alone", summarisePairs(bwrapMs, bare, load)));
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

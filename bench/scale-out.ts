@@ -1,7 +1,8 @@
 /**
  * Scale-out on Redis: twenty stories whose implementer is a 2-second scripted agent, run by
  * one, two and four `harness worker` processes (HARNESS_CONCURRENCY=1 each) behind one
- * `harness serve`, against the fake GitHub, in the same run (rounds rotate the order). Reports
+ * `harness serve`, against the fake GitHub, in the same run (two and four each paired with one,
+ * A B B A, bench/lib/paired.ts). Reports
  * throughput (stories per minute, label of the first to end of the last) and its ratio to one
  * worker (targets: >= 1.8 with two, >= 3.2 with four). Then the enqueue-to-start latency of
  * each adapter (an idle worker, one job at a time): p50/p99 of BullMQ against the embedded queue.
@@ -19,6 +20,7 @@ import { startRedis, type RedisServer } from "../test/support/redis.js";
 import { startApp } from "../test/e2e/app-process.js";
 import { AGENT_SCRIPT, harnessYml, OWNER, storyEnd } from "../test/e2e/scenario.js";
 import { startWorker } from "../test/e2e/worker-process.js";
+import { formatPaired, measurePaired, median } from "./lib/paired.js";
 
 const { values } = parseArgs({ options: { stories: { type: "string", default: "20" }, rounds: { type: "string", default: "1" }, "latency-jobs": { type: "string", default: "200" } } });
 const STORIES = Number(values.stories);
@@ -102,40 +104,44 @@ async function main(): Promise<void> {
   const redis = await startRedis();
   const fake = await startFakeGitHub();
   try {
-    const seconds = new Map<number, number[]>([[1, []], [2, []], [4, []]]);
-    const orders = [[1, 2, 4], [4, 2, 1], [2, 4, 1]];
-    for (let round = 0; round < ROUNDS; round += 1) {
-      for (const workers of orders[round % orders.length] ?? [1, 2, 4]) {
-        const took = await throughput(fake, redis, workers, `r${round}w${workers}`);
-        seconds.get(workers)?.push(took);
-        console.log(`round ${round + 1}, ${workers} worker(s): ${STORIES} stories in ${took.toFixed(1)} s (${((STORIES / took) * 60).toFixed(1)} per minute)`);
-      }
-    }
-    const median = (list: number[]): number => percentile(list, 50);
-    const one = median(seconds.get(1) ?? []);
+    // Each worker count paired with one worker, A B B A (bench/lib/paired.ts): time to the last story's end.
+    let run = 0;
+    const timed = (workers: number) => async (): Promise<number> => {
+      const took = await throughput(fake, redis, workers, `r${(run += 1)}w${workers}`);
+      console.log(`  ${workers} worker(s): ${STORIES} stories in ${took.toFixed(1)} s (${((STORIES / took) * 60).toFixed(1)} per minute)`);
+      return took * 1000;
+    };
     for (const workers of [2, 4]) {
-      const ratio = one / median(seconds.get(workers) ?? []);
-      console.log(`throughput ${workers} workers / 1 worker: ${ratio.toFixed(2)}x (target >= ${workers === 2 ? "1.8" : "3.2"})`);
+      const result = await measurePaired(timed(workers), timed(1), ROUNDS, { warmup: false });
+      console.log(formatPaired(`time for ${STORIES} stories, ${workers} workers ÷ 1 worker`, result));
+      console.log(`  throughput ${workers} workers / 1 worker: ×${(1 / result.medianRatio).toFixed(2)} (median of pairs; target >= ${workers === 2 ? "1.8" : "3.2"})`);
     }
 
-    const embeddedSamples: number[] = [];
-    const redisSamples: number[] = [];
-    for (let round = 0; round < 2; round += 1) {
+    // Enqueue-to-start, BullMQ against the embedded queue, paired per round: the figure is the round's p50 (p99 alongside).
+    const p99: { redis: number[]; embedded: number[] } = { redis: [], embedded: [] };
+    let round = 0;
+    const embeddedP50 = async (): Promise<number> => {
       const dir = mkdtempSync(join(tmpdir(), "harness-bench-latency-"));
       const embedded = await EmbeddedQueue.open({ dir: join(dir, "queue") });
-      embeddedSamples.push(...(await latency(embedded, embedded, `e${round}`)));
+      const samples = await latency(embedded, embedded, `e${(round += 1)}`);
       await embedded.close();
       rmSync(dir, { recursive: true, force: true });
-      const producer = await openStoryQueue({ kind: "redis", url: redis.url, concurrency: 1, prefix: `lat${round}` });
-      const consumer = await openStoryQueue({ kind: "redis", url: redis.url, concurrency: 1, prefix: `lat${round}` });
-      redisSamples.push(...(await latency(producer, consumer, `r${round}`)));
+      p99.embedded.push(percentile(samples, 99));
+      return percentile(samples, 50);
+    };
+    const redisP50 = async (): Promise<number> => {
+      const prefix = `lat${(round += 1)}`;
+      const producer = await openStoryQueue({ kind: "redis", url: redis.url, concurrency: 1, prefix });
+      const consumer = await openStoryQueue({ kind: "redis", url: redis.url, concurrency: 1, prefix });
+      const samples = await latency(producer, consumer, `r${round}`);
       await consumer.close();
       await producer.close();
-    }
-    const report = (label: string, samples: number[]): void => console.log(`${label}: p50 ${percentile(samples, 50).toFixed(2)} ms, p99 ${percentile(samples, 99).toFixed(2)} ms`);
-    report("enqueue-to-start, embedded", embeddedSamples);
-    report("enqueue-to-start, BullMQ  ", redisSamples);
-    console.log(`BullMQ / embedded: p50 ${(percentile(redisSamples, 50) / percentile(embeddedSamples, 50)).toFixed(2)}x, p99 ${(percentile(redisSamples, 99) / percentile(embeddedSamples, 99)).toFixed(2)}x`);
+      p99.redis.push(percentile(samples, 99));
+      return percentile(samples, 50);
+    };
+    const latencies = await measurePaired(redisP50, embeddedP50, 4, { warmup: false });
+    console.log(formatPaired(`enqueue-to-start p50, BullMQ ÷ embedded (${LATENCY_JOBS} jobs a round)`, latencies));
+    console.log(`  p99 per round: BullMQ ${p99.redis.map((v) => v.toFixed(1)).join(", ")} ms; embedded ${p99.embedded.map((v) => v.toFixed(1)).join(", ")} ms; ratio of medians ${(median(p99.redis) / median(p99.embedded)).toFixed(2)}×`);
   } finally {
     await fake.close();
     await redis.stop();

@@ -16,15 +16,11 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { exec } from "../src/exec/index.js";
 import { runSeat } from "../src/agents/index.js";
+import { formatPaired, measurePaired } from "./lib/paired.js";
 
 const { values } = parseArgs({ options: { reps: { type: "string", default: "7" } } });
 const REPS = Number(values.reps);
 const root = mkdtempSync(join(tmpdir(), "harness-bench-timeouts-"));
-
-function median(samples: number[]): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? 0;
-}
 
 async function seat(): Promise<number> {
   const dir = mkdtempSync(join(root, "seat-"));
@@ -48,17 +44,13 @@ const cases: Record<string, () => Promise<number>> = {
   seat,
 };
 
-const samples: Record<string, number[]> = Object.fromEntries(Object.keys(cases).map((name) => [name, []]));
 try {
-  for (let rep = 0; rep < REPS; rep += 1) {
-    for (const [name, run] of Object.entries(cases)) samples[name]?.push(await run());
+  console.log(`reps=${REPS}; each case against sh -c 'exit 0' through the same exec, interleaved A B B A`);
+  for (const [name, run] of Object.entries(cases)) {
+    if (name === "baseline") continue;
+    const baseline = cases.baseline as () => Promise<number>;
+    console.log(formatPaired(`${name}: ms beyond its deadline ÷ a whole short run`, await measurePaired(run, baseline, REPS)));
   }
 } finally {
   rmSync(root, { recursive: true, force: true });
-}
-const base = median(samples.baseline ?? []);
-console.log(`baseline sh -c 'exit 0': ${base.toFixed(0)} ms (median of ${REPS})`);
-for (const name of Object.keys(cases).filter((n) => n !== "baseline")) {
-  const value = median(samples[name] ?? []);
-  console.log(`${name}: ${value.toFixed(0)} ms beyond its deadline  ratio to baseline ${(value / Math.max(base, 1)).toFixed(2)}x`);
 }

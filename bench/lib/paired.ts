@@ -87,8 +87,13 @@ export async function measurePaired(subject: Measure, baseline: Measure, reps: n
   return summarisePairs(subjectMs, baselineMs, { before, after: loadavg()[0] ?? 0 });
 }
 
-/** One line for a report: `label: 1.12× (1.05–1.31), n=7, subject 120 ms vs 107 ms, load 1.9→2.1`. */
-export function formatPaired(label: string, result: PairedResult, target?: { max: number }): string {
+/** The median of the per-pair differences, subject − baseline, in ms (for targets stated as "at most N ms more"). */
+export function medianDifference(result: PairedResult): number {
+  return median(result.subjectMs.map((value, index) => value - (result.baselineMs[index] as number)));
+}
+
+/** One line for a report: `label: 1.12× (1.05–1.31), n=7, subject 120 ms vs 107 ms, load 1.9→2.1` (`unit` when the samples are not milliseconds). */
+export function formatPaired(label: string, result: PairedResult, target?: { max: number }, unit = "ms"): string {
   const verdict = result.inconclusive
     ? `INCONCLUSIVE (baseline moved ${(result.baselineSpread * 100).toFixed(0)} %, more than the effect)`
     : target
@@ -98,7 +103,7 @@ export function formatPaired(label: string, result: PairedResult, target?: { max
       : "";
   return (
     `${label}: ${result.medianRatio.toFixed(2)}× (${result.minRatio.toFixed(2)}–${result.maxRatio.toFixed(2)}), n=${result.reps}, ` +
-    `subject ${result.medianSubjectMs.toFixed(1)} ms vs baseline ${result.medianBaselineMs.toFixed(1)} ms, ` +
+    `subject ${result.medianSubjectMs.toFixed(1)} ${unit} vs baseline ${result.medianBaselineMs.toFixed(1)} ${unit}, ` +
     `load ${result.load.before.toFixed(1)}→${result.load.after.toFixed(1)}${verdict ? `  ${verdict}` : ""}`
   );
 }

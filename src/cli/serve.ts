@@ -11,6 +11,7 @@ import { harnessHome } from "../workspace/index.js";
 import { harnessApp, type HarnessAppSettings } from "../app.js";
 import { positiveInteger, UsageError, type CliIO } from "./usage.js";
 import { webhookNotice } from "./webhook-url.js";
+import { asyncJsonLog } from "./json-log.js";
 import { webBaseFromEnv } from "../status/index.js";
 import { QUEUE_VARIABLES, readQueueSettings } from "./queue-settings.js";
 
@@ -110,7 +111,8 @@ export async function serveCommand(args: string[], io: CliIO): Promise<number> {
     await claim?.release();
     return 2;
   }
-  const server = await run(queue ? harnessApp({ queue, settings, runJobs: queueSettings.serveRunsJobs }) : () => undefined, { env: io.env, Octokit: HarnessOctokit });
+  const log = asyncJsonLog(io.env);
+  const server = await run(queue ? harnessApp({ queue, settings, runJobs: queueSettings.serveRunsJobs }) : () => undefined, { env: io.env, Octokit: HarnessOctokit, ...(log ? { log } : {}) });
   if (!needsSetup) io.stderr(webhookNotice(io.env));
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once("SIGTERM", () => resolve("SIGTERM"));
@@ -121,6 +123,8 @@ export async function serveCommand(args: string[], io: CliIO): Promise<number> {
   await queue?.close({ abortRunning: true });
   await scratchRemoved();
   await claim?.release();
+  // The last lines, written before the process ends.
+  log?.flush();
   return 0;
 }
 

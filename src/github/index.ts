@@ -18,6 +18,7 @@ export { storyBranch, storyIssueFromBranch, storyExternalId, findStoryPullReques
 export { redactSecrets, redactPem, REDACTED } from "./redact.js";
 export { appSecretValues } from "./app-secrets.js";
 export { withinBudget, HANDLER_BUDGET_MS } from "./answer-budget.js";
+export { untilGitHubAnswers, githubDownDelay, GITHUB_DOWN_POLICY, type GitHubDownOptions, type Sleep } from "./github-down.js";
 export { admitActor, confirmAdmission, isAllowedBot, isBotLogin, type Admission, type AdmissionPolicy } from "./admission.js";
 export { guardWebhooks, signatureMatches, MAX_WEBHOOK_BYTES, type NodeMiddleware, type WebhookGuardOptions } from "./webhook-guard.js";
 export { singleLine, neutralise, untrustedLine } from "./render/text.js";

@@ -1,6 +1,5 @@
-import { appendFileSync } from "node:fs";
 import { open, readFile, type FileHandle } from "node:fs/promises";
-import { writeFileAtomic } from "../workspace/index.js";
+import { writeFileAtomic } from "../files/index.js";
 
 /** How many delivery ids are remembered; GitHub redelivers within hours, not thousands of events. */
 export const DEFAULT_DELIVERY_MEMORY = 5000;
@@ -11,9 +10,12 @@ export const DEFAULT_DELIVERY_MEMORY = 5000;
  * twice the bound it is rewritten atomically with the newest ids only.
  */
 export class DeliveryLog {
-  private readonly order: string[] = [];
+  /** The remembered ids, oldest first (a Set keeps insertion order: dropping the oldest is O(1)). */
   private readonly seen = new Set<string>();
   private lines = 0;
+  /** Lines recorded but not yet handed to the kernel; one writer appends them in batches. */
+  private pending: string[] = [];
+  private writer: Promise<void> | undefined;
 
   private constructor(private readonly path: string, private readonly bound: number, private handle: FileHandle) {}
 
@@ -52,29 +54,50 @@ export class DeliveryLog {
     if (/[\r\n]/.test(id)) throw new TypeError("delivery id must be one line");
     if (this.seen.has(id)) return;
     this.remember(id);
-    // One short line: a synchronous append beats a thread-pool round trip on the webhook's path.
-    appendFileSync(this.handle.fd, `${id}\n`);
-    this.lines += 1;
-    if (this.lines >= this.bound * 2) await this.compact();
+    this.pending.push(`${id}\n`);
+    await this.flush();
   }
 
   async close(): Promise<void> {
+    await this.flush().catch(() => undefined);
     await this.handle.close();
+  }
+
+  /**
+   * Appends the pending lines, off the event loop. One writer at a time (group commit): ids
+   * added while a batch is being written go out together in the next one, so a burst of
+   * webhooks costs a few appends, and a compaction never races an append on the old file.
+   * Resolves once every line pending at the call is written.
+   */
+  private flush(): Promise<void> {
+    this.writer ??= (async () => {
+      try {
+        while (this.pending.length > 0) {
+          const batch = this.pending.splice(0);
+          await this.handle.writeFile(batch.join(""));
+          this.lines += batch.length;
+          if (this.lines >= this.bound * 2) await this.compact();
+        }
+      } finally {
+        this.writer = undefined;
+      }
+    })();
+    return this.writer;
   }
 
   private remember(id: string): void {
     this.seen.add(id);
-    this.order.push(id);
-    while (this.order.length > this.bound) {
-      const oldest = this.order.shift();
-      if (oldest !== undefined) this.seen.delete(oldest);
+    while (this.seen.size > this.bound) {
+      const oldest = this.seen.values().next();
+      if (oldest.done) break;
+      this.seen.delete(oldest.value);
     }
   }
 
   private async compact(): Promise<void> {
     await this.handle.close();
-    await writeFileAtomic(this.path, this.order.map((id) => `${id}\n`).join(""));
+    await writeFileAtomic(this.path, [...this.seen].map((id) => `${id}\n`).join(""));
     this.handle = await open(this.path, "a");
-    this.lines = this.order.length;
+    this.lines = this.seen.size;
   }
 }

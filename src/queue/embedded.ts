@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { flushPendingWrites } from "../workspace/index.js";
+import { flushPendingWrites } from "../files/index.js";
 import { DeliveryLog, DEFAULT_DELIVERY_MEMORY } from "./delivery-log.js";
 import { acquireLock, liveHolder, newLockOwner, releaseLock, retireLockOwner, type LockOwner } from "./job-lock.js";
 import { JobStore, newJobId, UnreadableJobError, type JobRecord } from "./job-store.js";
@@ -82,7 +82,7 @@ export class EmbeddedQueue implements StoryQueue {
     const keys = dedupeKeys(job);
     if (keys.some((key) => this.deliveries.has(key))) return { accepted: false, reason: "duplicate-delivery" };
     if (this.activeStories.has(job.storyKey)) {
-      for (const key of keys) await this.deliveries.add(key);
+      await Promise.all(keys.map((key) => this.deliveries.add(key)));
       return { accepted: false, reason: "already-active" };
     }
     const record: JobRecord = { id: newJobId(), job, state: "queued", interruptions: 0 };
@@ -102,7 +102,7 @@ export class EmbeddedQueue implements StoryQueue {
       this.writing.delete(record.id);
     }
     // After the job file: a crash in between leaves the story active, so a redelivery starts nothing.
-    for (const key of keys) await this.deliveries.add(key);
+    await Promise.all(keys.map((key) => this.deliveries.add(key)));
     this.schedulePump();
     return { accepted: true, jobId: record.id };
   }
@@ -157,6 +157,7 @@ export class EmbeddedQueue implements StoryQueue {
     await this.idle();
     retireLockOwner(this.self);
     await this.deliveries.close();
+    await this.store.close();
     await flushPendingWrites();
   }
 
@@ -165,15 +166,19 @@ export class EmbeddedQueue implements StoryQueue {
    * Only files not known yet are read; a known job's state is read again when it is claimed.
    */
   async rescan(): Promise<void> {
+    // A job enqueued while the folder is being listed may be missing from the listing: only
+    // jobs known before it started can be judged gone.
+    const knownBefore = new Set(this.records.keys());
     const ids = new Set(await this.store.ids());
-    for (const id of ids) {
-      if (this.records.has(id) || this.finished.has(id)) continue;
-      const record = await this.readOrQuarantine(id);
-      if (record && !this.finished.has(id)) this.records.set(id, record);
+    // Read together, off the event loop: a restart over thousands of queued jobs is one pass, not one round trip per file.
+    const unknown = [...ids].filter((id) => !this.records.has(id) && !this.finished.has(id));
+    for (const [id, read] of await this.store.readMany(unknown)) {
+      const record = read instanceof UnreadableJobError ? await this.quarantineUnreadable(read) : read;
+      if (record && !this.finished.has(id) && !this.records.has(id)) this.records.set(id, record);
     }
     for (const id of [...this.finished]) if (!ids.has(id)) this.finished.delete(id);
     for (const id of [...this.records.keys()]) {
-      if (!ids.has(id) && !this.running.has(id) && !this.writing.has(id)) this.records.delete(id);
+      if (!ids.has(id) && knownBefore.has(id) && !this.running.has(id) && !this.writing.has(id)) this.records.delete(id);
     }
     this.heldElsewhere.clear();
     this.activeStories.clear();
@@ -203,7 +208,8 @@ export class EmbeddedQueue implements StoryQueue {
     const order = this.jobs().sort((a, b) => Number(b.job.kind === "retry-blocked") - Number(a.job.kind === "retry-blocked"));
     for (const record of order) {
       if (this.closed || this.running.size >= this.concurrency) return;
-      if (this.running.has(record.id) || this.heldElsewhere.has(record.id)) continue;
+      // A job whose file is still being written is not claimable yet: its enqueue pumps again once it is on disk.
+      if (this.running.has(record.id) || this.heldElsewhere.has(record.id) || this.writing.has(record.id)) continue;
       if (!this.hasInstallationSlot(record.job.installationId)) continue;
       const lease = await this.claim(record);
       if (!lease) {
@@ -254,15 +260,20 @@ export class EmbeddedQueue implements StoryQueue {
       return await this.store.read(id);
     } catch (error) {
       if (!(error instanceof UnreadableJobError)) throw error;
-      const quarantined = await this.store.quarantine(id, error.reason);
-      if (quarantined) {
-        const story = quarantined.story ? ` (story ${quarantined.story.owner}/${quarantined.story.repo}#${quarantined.story.issueNumber})` : "";
-        this.logError("quarantine", new Error(`moved ${error.reason} to queue/quarantine/${quarantined.file}${story}`));
-        if (this.listeners.onQuarantine) this.listeners.onQuarantine(quarantined);
-        else this.untold.push(quarantined);
-      }
-      return undefined;
+      return this.quarantineUnreadable(error);
     }
+  }
+
+  /** Quarantines an unreadable job file (logged, told); it reads as gone. */
+  private async quarantineUnreadable(error: UnreadableJobError): Promise<undefined> {
+    const quarantined = await this.store.quarantine(error.jobId, error.reason);
+    if (quarantined) {
+      const story = quarantined.story ? ` (story ${quarantined.story.owner}/${quarantined.story.repo}#${quarantined.story.issueNumber})` : "";
+      this.logError("quarantine", new Error(`moved ${error.reason} to queue/quarantine/${quarantined.file}${story}`));
+      if (this.listeners.onQuarantine) this.listeners.onQuarantine(quarantined);
+      else this.untold.push(quarantined);
+    }
+    return undefined;
   }
 
   private async runLease(lease: JobLease): Promise<void> {

@@ -1,10 +1,11 @@
 import { mkdir, readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
-import { syncDir, writeFileAtomic, type AtomicWriteOptions } from "../workspace/index.js";
+import { syncDir, writeFileAtomic, type AtomicWriteOptions } from "../files/index.js";
 import { schemas } from "../schema/index.js";
 import type { StoryJob } from "./port.js";
 import { quarantineFile, type QuarantinedJob } from "./quarantine.js";
+import { JobFileWorker, type ReadResult } from "./job-file-worker.js";
 
 /** A job as kept on disk: one JSON file per job under `<queueDir>/jobs/`, removed when done. */
 export interface JobRecord {
@@ -19,6 +20,11 @@ export interface JobRecord {
 
 let counter = 0;
 
+/** Job files read per message to the worker: a webhook's write waits behind one chunk at most. */
+const READ_CHUNK = 500;
+/** Chunks asked of the worker ahead of the one being parsed. */
+const READS_IN_FLIGHT = 3;
+
 /** A job id that sorts in enqueue order and is unique across processes. */
 export function newJobId(now = Date.now()): string {
   counter = (counter + 1) % 1_000_000;
@@ -29,6 +35,7 @@ export function newJobId(now = Date.now()): string {
 export class JobStore {
   readonly jobsDir: string;
   readonly locksDir: string;
+  private writer: JobFileWorker | undefined;
 
   constructor(readonly queueDir: string) {
     this.jobsDir = join(queueDir, "jobs");
@@ -40,16 +47,30 @@ export class JobStore {
     await mkdir(this.locksDir, { recursive: true });
     // Compiled at start-up, so the first webhook's enqueue does not pay for it.
     schemas().precompile("queue-job", "queue-lock");
+    this.writer ??= JobFileWorker.start();
+  }
+
+  /** Flushes the background writes to stable storage and stops their thread. */
+  async close(): Promise<void> {
+    const writer = this.writer;
+    this.writer = undefined;
+    await writer?.close();
   }
 
   lockPath(id: string): string {
     return join(this.locksDir, `${id}.lock`);
   }
 
-  /** Writes a job file; `background` answers once it is kill -9 safe and flushes right after. */
+  /**
+   * Writes a job file; `background` (the webhook's enqueue) answers once it is kill -9 safe,
+   * written by the queue's writer thread, which flushes it to stable storage right after.
+   */
   async write(record: JobRecord, flush: AtomicWriteOptions["flush"] = "now"): Promise<void> {
     schemas().validate<JobRecord>("queue-job", record, `queue/jobs/${record.id}.json`);
-    await writeFileAtomic(join(this.jobsDir, `${record.id}.json`), `${JSON.stringify(record)}\n`, { flush });
+    const path = join(this.jobsDir, `${record.id}.json`);
+    const text = `${JSON.stringify(record)}\n`;
+    if (flush === "background" && this.writer) await this.writer.write(path, text);
+    else await writeFileAtomic(path, text, { flush });
   }
 
   /**
@@ -64,9 +85,46 @@ export class JobStore {
       if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
       throw error;
     }
-    const issues = parseIssues(text);
-    if (issues !== undefined) throw new UnreadableJobError(id, `queue/jobs/${id}.json: ${issues}`);
-    return JSON.parse(text) as JobRecord;
+    const parsed = parseJob(id, text);
+    if ("unreadable" in parsed) throw parsed.unreadable;
+    return parsed.record;
+  }
+
+  /**
+   * Reads many jobs at once (a restart, a rescan): the files are read by the queue's worker
+   * thread in chunks, parsed and validated here. Per id: the record, gone (done meanwhile),
+   * or an {@link UnreadableJobError} for the caller to quarantine. Other read errors throw.
+   */
+  async readMany(ids: readonly string[]): Promise<Map<string, JobRecord | UnreadableJobError | undefined>> {
+    const results = new Map<string, JobRecord | UnreadableJobError | undefined>();
+    const chunks: string[][] = [];
+    for (let from = 0; from < ids.length; from += READ_CHUNK) chunks.push(ids.slice(from, from + READ_CHUNK));
+    const readChunk = (chunk: string[]): Promise<ReadResult[]> =>
+      this.writer
+        ? this.writer.read(chunk.map((id) => join(this.jobsDir, `${id}.json`)))
+        : Promise.all(chunk.map((id) => readFile(join(this.jobsDir, `${id}.json`), "utf8").then((text) => ({ text }), (error: NodeJS.ErrnoException) => ({ code: String(error.code), message: error.message }))));
+    // A few chunks in flight: the worker reads the next ones while this thread parses one.
+    const inFlight = chunks.slice(0, READS_IN_FLIGHT).map(readChunk);
+    for (const [number, chunk] of chunks.entries()) {
+      const files = await (inFlight[number] as Promise<ReadResult[]>);
+      const next = chunks[number + READS_IN_FLIGHT];
+      if (next) inFlight.push(readChunk(next));
+      for (const [index, id] of chunk.entries()) {
+        const file = files[index];
+        if (!file || !("text" in file)) {
+          if (file?.code === "ENOENT") {
+            results.set(id, undefined);
+            continue;
+          }
+          const error = new Error(`reading queue/jobs/${id}.json: ${file?.message ?? "no answer"}`) as NodeJS.ErrnoException;
+          if (file?.code) error.code = file.code;
+          throw error;
+        }
+        const parsed = parseJob(id, file.text);
+        results.set(id, "unreadable" in parsed ? parsed.unreadable : parsed.record);
+      }
+    }
+    return results;
   }
 
   /** Moves an unreadable job file to `queue/quarantine/`. */
@@ -83,13 +141,7 @@ export class JobStore {
   /** Every readable job on disk, oldest first (unreadable ones are left for the queue to quarantine). */
   async list(): Promise<JobRecord[]> {
     const records: JobRecord[] = [];
-    for (const id of await this.ids()) {
-      const record = await this.read(id).catch((error: unknown) => {
-        if (error instanceof UnreadableJobError) return undefined;
-        throw error;
-      });
-      if (record) records.push(record);
-    }
+    for (const value of (await this.readMany(await this.ids())).values()) if (value && !(value instanceof UnreadableJobError)) records.push(value);
     return records;
   }
 
@@ -107,15 +159,16 @@ export class UnreadableJobError extends Error {
   }
 }
 
-/** Why a job file's text is not a job (torn, empty, not JSON, invalid); undefined when it is one. */
-function parseIssues(text: string): string | undefined {
-  if (text.trim() === "") return "empty";
+/** A job file's text as a record, or why it is not one (torn, empty, not JSON, invalid). */
+function parseJob(id: string, text: string): { record: JobRecord } | { unreadable: UnreadableJobError } {
+  const unreadable = (issues: string): { unreadable: UnreadableJobError } => ({ unreadable: new UnreadableJobError(id, `queue/jobs/${id}.json: ${issues}`) });
+  if (text.trim() === "") return unreadable("empty");
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
-    return `not JSON (${error instanceof Error ? error.message : String(error)})`;
+    return unreadable(`not JSON (${error instanceof Error ? error.message : String(error)})`);
   }
   const issues = schemas().issues("queue-job", value);
-  return issues.length === 0 ? undefined : issues.map((issue) => `${issue.path}: ${issue.message}`).join("; ");
+  return issues.length === 0 ? { record: value as JobRecord } : unreadable(issues.map((issue) => `${issue.path}: ${issue.message}`).join("; "));
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { announceNotices, commentNotice, confirmAdmission, PUSH_SLOT, findStoryPullRequest, isCompletedStory, Outbox, postNotices, redactSecrets, renderAlreadyCompleted, renderStoryStopped, type OutboxStory } from "../github/index.js";
+import { announceNotices, commentNotice, confirmAdmission, PUSH_SLOT, findStoryPullRequest, isCompletedStory, Outbox, postNotices, redactSecrets, renderAlreadyCompleted, renderStoryStopped, untilGitHubAnswers, type GitHubDownOptions, type OutboxStory } from "../github/index.js";
 import type { JobLease, JobWorker, StoryJob } from "../queue/index.js";
 import type { FailureClass, HistoryEvent } from "../pipeline/index.js";
 import { declaredChecks, failureClassOf, type HarnessConfig, type RunStoryArgs, type StoryOutcome, type Workflow } from "../pipeline/index.js";
@@ -66,6 +66,8 @@ export interface StoryRunnerDeps {
   housekeeping?: HousekeepingSettings;
   /** The App's durable outbox, through which the runner's own notices (announcement, end comments) go; one in memory per job when absent. */
   outbox?: Outbox | Promise<Outbox>;
+  /** How a job waits while GitHub is down at its start (tests pass a sleep they control). */
+  githubDown?: Pick<GitHubDownOptions, "sleep" | "policy">;
   /** The runner's own limit (`HARNESS_CONCURRENCY`): a plan never runs more tasks at once than this. */
   taskSlots?: number;
 }
@@ -120,28 +122,34 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
   const outbox = (): Promise<Outbox> =>
     Promise.resolve(deps.outbox ?? (memoryOutbox ??= Outbox.open({ octokitFor: async () => installation!.octokit, log, pusher: storyPusher(async () => gitAuthEnv(await gitInstallation!.token())) })));
   try {
-    // Tokens for this one repository, each with only what its use needs: reporting, and git.
-    const appOctokit = await deps.appOctokit();
-    const scope = { repositoryIds: [job.repository.id] };
-    installation = await authenticateInstallation(appOctokit, job.installationId, { throttle: deps.githubThrottle !== false, ...scope, permissions: STORY_API_PERMISSIONS });
-    // Whoever queued the job must still have write access now; otherwise the issue is told and nothing starts.
-    if (!(await confirmAdmission(installation.octokit, job, log))) {
+    // The story's first GitHub calls; while GitHub is down (5xx, refused, retry-after) the job
+    // waits and asks again with backoff instead of failing, so it stays queued.
+    const opened = await untilGitHubAnswers(async () => {
+      // Tokens for this one repository, each with only what its use needs: reporting, and git.
+      const appOctokit = await deps.appOctokit();
+      const scope = { repositoryIds: [job.repository.id] };
+      installation = await authenticateInstallation(appOctokit, job.installationId, { throttle: deps.githubThrottle !== false, ...scope, permissions: STORY_API_PERMISSIONS });
+      // Whoever queued the job must still have write access now; otherwise the issue is told and nothing starts.
+      if (!(await confirmAdmission(installation.octokit, job, log))) return "not-admitted";
+      gitInstallation = await authenticateInstallation(appOctokit, job.installationId, { throttle: false, ...scope, permissions: GIT_TOKEN_PERMISSIONS });
+      // A label on a story that already completed starts nothing: asked here, before any clone,
+      // so the webhook handler never waits on GitHub.
+      if (job.kind === "start") {
+        const existing = await findStoryPullRequest(installation.octokit, owner, repo, job.issue.number);
+        if (existing && isCompletedStory(existing)) {
+          await postNotices(outbox(), story, [commentNotice(`comment:already-completed:${job.deliveryId}`, job.issue.number, renderAlreadyCompleted(job.issue.number, existing.url))], log);
+          log.info({ story: job.storyKey, pull: existing.number }, "story already completed; nothing started");
+          return "completed";
+        }
+      }
+      return { installation, gitInstallation };
+    }, signal, { log, what: { story: job.storyKey }, ...deps.githubDown });
+    if (opened === "not-admitted" || opened === "completed") {
       alreadyCompleted = true; // nothing started: the reply on the issue is the whole report
       return;
     }
-    const gitToken = await authenticateInstallation(appOctokit, job.installationId, { throttle: false, ...scope, permissions: GIT_TOKEN_PERMISSIONS });
-    gitInstallation = gitToken;
-    // A label on a story that already completed starts nothing: asked here, before any clone,
-    // so the webhook handler never waits on GitHub.
-    if (job.kind === "start") {
-      const existing = await findStoryPullRequest(installation.octokit, owner, repo, job.issue.number);
-      if (existing && isCompletedStory(existing)) {
-        alreadyCompleted = true;
-        await postNotices(outbox(), story, [commentNotice(`comment:already-completed:${job.deliveryId}`, job.issue.number, renderAlreadyCompleted(job.issue.number, existing.url))], log);
-        log.info({ story: job.storyKey, pull: existing.number }, "story already completed; nothing started");
-        return;
-      }
-    }
+    installation = opened.installation;
+    const gitToken = opened.gitInstallation;
     const status = await sandboxStatus();
     if (status.state === "unavailable") throw new StoryStop("environment", `The sandbox cannot run on this host, so this story was not started: ${status.reason}.`);
     // Old run directories go first; then a nearly full disk is this story's report, not a wedged queue.

@@ -38,28 +38,29 @@ export {
   provisionWorktree,
   assertProvisioned,
   provisionCacheEnv,
-  type ProvisionArgs,
-  type ProvisionOutcome,
-} from "./provision.js";
-export {
   DEFAULT_PROVISION_TIMEOUT_MS,
   validateProvisionConfig,
   ProvisionConfigError,
-  type ProvisionConfig,
-  type ProvisionSettings,
-} from "./provision-config.js";
-export { resolveProvisionCommand, PROVISION_HOOK, type ProvisionSource, type ResolvedProvision } from "./provision-resolve.js";
-export { snapshotsDir, SNAPSHOTS_KEPT } from "./provision-snapshot.js";
-export {
+  resolveProvisionCommand,
+  PROVISION_HOOK,
+  snapshotsDir,
+  SNAPSHOTS_KEPT,
   PROVISION_RECEIPT,
   provisionReceiptPath,
   readReceipt,
   isProvisioned,
   writeReceipt,
   excludeReceipt,
+  WorkspaceProvisionError,
+  type ProvisionArgs,
+  type ProvisionOutcome,
+  type ProvisionConfig,
+  type ProvisionSettings,
+  type ProvisionSource,
+  type ResolvedProvision,
   type ProvisionReceipt,
-} from "./provision-receipt.js";
-export { WorkspaceProvisionError, type ProvisionFailure } from "./provision-error.js";
+  type ProvisionFailure,
+} from "./provision/index.js";
 export {
   createTaskWorktree,
   removeTaskWorktree,
@@ -71,5 +72,4 @@ export {
   type CreateTaskWorktreeArgs,
 } from "./worktree.js";
 export { repositoryLocks, RepoLocks } from "./repo-lock.js";
-export { writeFileAtomic, writeFileAtomicSync, flushPendingWrites, syncDir, type AtomicWriteOptions } from "./atomic-file.js";
 export { reapScratch } from "./clean-clone/scratch.js";

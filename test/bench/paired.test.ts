@@ -1,5 +1,5 @@
 /** The verdict logic of paired benchmarks (pure: no timing is measured here). */
-import { formatPaired, measurePaired, median, subjectFirst, summarisePairs } from "../../bench/lib/paired.js";
+import { formatPaired, measurePaired, median, medianDifference, subjectFirst, summarisePairs } from "../../bench/lib/paired.js";
 
 const load = { before: 1, after: 1 };
 
@@ -25,6 +25,13 @@ describe("paired benchmark summaries", () => {
     expect(formatPaired("fast", met, { max: 1 })).toContain("target ≤ 1 MET");
     const missed = summarisePairs([200, 202], [100, 101], load);
     expect(formatPaired("slow", missed, { max: 1.3 })).toContain("NOT MET");
+  });
+
+  it("gives the median of per-pair differences, and names the unit of the samples", () => {
+    const result = summarisePairs([130, 150, 500], [100, 110, 120], load);
+    expect(medianDifference(result)).toBe(40);
+    expect(formatPaired("memory", result, undefined, "MiB")).toContain("subject 150.0 MiB vs baseline 110.0 MiB");
+    expect(formatPaired("time", result)).toContain("subject 150.0 ms vs baseline 110.0 ms");
   });
 
   it("refuses unpaired samples", () => {

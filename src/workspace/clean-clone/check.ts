@@ -10,9 +10,9 @@
 import { join } from "node:path";
 import type { EnvSpec } from "../../exec/index.js";
 import type { Sandbox } from "../../sandbox/index.js";
-import { provisionWorktree } from "../provision.js";
-import type { ProvisionConfig } from "../provision-config.js";
-import { WorkspaceProvisionError } from "../provision-error.js";
+import { provisionWorktree } from "../provision/index.js";
+import type { ProvisionConfig } from "../provision/index.js";
+import { WorkspaceProvisionError } from "../provision/index.js";
 import { buildCleanClone } from "./build.js";
 import { CleanCloneBuildError } from "./errors.js";
 import { interpreterVersion, InterpreterError, resolveInterpreter } from "./interpreter.js";

@@ -4,7 +4,7 @@
  */
 import { mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
-import { writeFileAtomic } from "../atomic-file.js";
+import { writeFileAtomic } from "../../files/index.js";
 import { schemas } from "../../schema/index.js";
 import type { CleanCloneResult } from "./check.js";
 

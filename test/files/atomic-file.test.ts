@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { flushPendingWrites, writeFileAtomic, writeFileAtomicSync } from "../../src/workspace/index.js";
+import { flushPendingWrites, writeFileAtomic, writeFileAtomicSync } from "../../src/files/index.js";
 import { appearedOnlyByRename, folderEvents, writtenNames } from "../support/fs-events.js";
 
 describe("writeFileAtomic", () => {

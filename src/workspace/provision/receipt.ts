@@ -4,10 +4,10 @@
  */
 import { closeSync, mkdirSync, openSync, readFileSync, writeSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
-import { schemas } from "../schema/index.js";
-import { writeFileAtomicSync } from "./atomic-file.js";
-import { git, GitError } from "./git.js";
-import { repositoryLocks } from "./repo-lock.js";
+import { schemas } from "../../schema/index.js";
+import { writeFileAtomicSync } from "../../files/index.js";
+import { git, GitError } from "../git.js";
+import { repositoryLocks } from "../repo-lock.js";
 
 /** The receipt's file name at the worktree root. */
 export const PROVISION_RECEIPT = ".harness-provisioned";

@@ -1,7 +1,7 @@
 /** The provisioning command ladder: the first rung that matches a worktree decides. */
 import { accessSync, constants, statSync } from "node:fs";
 import { join } from "node:path";
-import { validateProvisionConfig, type ProvisionConfig } from "./provision-config.js";
+import { validateProvisionConfig, type ProvisionConfig } from "./config.js";
 
 /** Which rung of the ladder chose the command. */
 export type ProvisionSource = "config" | "hook" | "pnpm" | "npm" | "yarn" | "cargo" | "none";

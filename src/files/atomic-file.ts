@@ -50,19 +50,15 @@ export function writeFileAtomicSync(path: string, data: string, options: { fsync
 
 /** Writes `data` to `path` atomically; see {@link AtomicWriteOptions} for when it is durable. */
 export async function writeFileAtomic(path: string, data: string, options: AtomicWriteOptions = {}): Promise<void> {
-  if (options.flush === "background") {
-    // Small files: synchronous calls cost microseconds and spare two thread-pool round trips
-    // on the webhook's path.
-    writeFileAtomicSync(path, data, { fsync: false });
-    scheduleFlush(path);
-    return;
-  }
+  const background = options.flush === "background";
   const temp = tempPathFor(path);
   try {
+    // Every call goes to the thread pool: on the webhook's path a synchronous open() waits
+    // behind the background flush's fsync for the same folder, and the whole App waits with it.
     const handle = await open(temp, "wx", 0o644);
     try {
       await handle.writeFile(data);
-      await handle.sync();
+      if (!background) await handle.sync();
     } finally {
       await handle.close();
     }
@@ -71,7 +67,8 @@ export async function writeFileAtomic(path: string, data: string, options: Atomi
     await rm(temp, { force: true });
     throw error;
   }
-  await syncDirCoalesced(dirname(path));
+  if (background) scheduleFlush(path);
+  else await syncDirCoalesced(dirname(path));
 }
 
 const dirSyncs = new Map<string, { running: Promise<void>; next?: Promise<void> }>();

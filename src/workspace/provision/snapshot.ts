@@ -19,9 +19,9 @@
 import { createHash } from "node:crypto";
 import { chownSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, chmodSync } from "node:fs";
 import { join } from "node:path";
-import { exec } from "../exec/index.js";
-import { git } from "./git.js";
-import type { ResolvedProvision } from "./provision-resolve.js";
+import { exec } from "../../exec/index.js";
+import { git } from "../git.js";
+import type { ResolvedProvision } from "./resolve.js";
 
 /** Lockfiles of the rungs that may be snapshotted. */
 const LOCKFILES: Partial<Record<ResolvedProvision["source"], string>> = { pnpm: "pnpm-lock.yaml", npm: "package-lock.json", yarn: "yarn.lock" };

@@ -5,7 +5,7 @@
  * last lines alone are the wrong ones.
  */
 import { readFileSync, statSync } from "node:fs";
-import { DEFAULT_TAIL_BYTES, DEFAULT_TAIL_LINES, tailText } from "../exec/index.js";
+import { DEFAULT_TAIL_BYTES, DEFAULT_TAIL_LINES, tailText } from "../../exec/index.js";
 
 /**
  * Lines that carry the cause: npm's `code`, `Missing:`-style and "can only install" lines

@@ -4,14 +4,14 @@
  */
 import { appendFileSync, mkdirSync, statSync } from "node:fs";
 import { dirname } from "node:path";
-import { succeeded, type EnvSpec, type ExecResult } from "../exec/index.js";
-import { sandboxFromEnv, type Sandbox } from "../sandbox/index.js";
-import { cacheDir, harnessHome as defaultHarnessHome } from "./paths.js";
-import { validateProvisionConfig, type ProvisionConfig, type ProvisionSettings } from "./provision-config.js";
-import { WorkspaceProvisionError } from "./provision-error.js";
-import { excludeReceipt, provisionReceiptPath, PROVISION_RECEIPT, readReceipt, writeReceipt, type ProvisionReceipt } from "./provision-receipt.js";
-import { resolveProvisionCommand, type ResolvedProvision } from "./provision-resolve.js";
-import { hasSnapshot, linkSnapshot, planSnapshot, saveSnapshot, type SnapshotPlan } from "./provision-snapshot.js";
+import { succeeded, type EnvSpec, type ExecResult } from "../../exec/index.js";
+import { sandboxFromEnv, type Sandbox } from "../../sandbox/index.js";
+import { cacheDir, harnessHome as defaultHarnessHome } from "../paths.js";
+import { validateProvisionConfig, type ProvisionConfig, type ProvisionSettings } from "./config.js";
+import { WorkspaceProvisionError } from "./error.js";
+import { excludeReceipt, provisionReceiptPath, PROVISION_RECEIPT, readReceipt, writeReceipt, type ProvisionReceipt } from "./receipt.js";
+import { resolveProvisionCommand, type ResolvedProvision } from "./resolve.js";
+import { hasSnapshot, linkSnapshot, planSnapshot, saveSnapshot, type SnapshotPlan } from "./snapshot.js";
 
 /** The package managers whose caches provisioning may write. */
 const CACHE_TOOLS = ["npm", "pnpm", "yarn", "cargo"] as const;

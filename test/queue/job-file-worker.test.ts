@@ -1,0 +1,40 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { JobFileWorker } from "../../src/queue/job-file-worker.js";
+import { appearedOnlyByRename, folderEvents, writtenNames } from "../support/fs-events.js";
+import { tempDir } from "./helpers.js";
+
+describe("JobFileWorker", () => {
+  let dir: string;
+  let remove: () => Promise<void>;
+  let worker: JobFileWorker;
+  beforeEach(async () => {
+    ({ dir, remove } = await tempDir("harness-job-worker-"));
+    worker = JobFileWorker.start();
+  });
+  afterEach(async () => {
+    await worker.close();
+    await remove();
+  });
+
+  it("writes through a temp file and a rename, visible when the write resolves, and flushes on request", async () => {
+    const path = join(dir, "job.json");
+    const events = await folderEvents(dir, () => worker.write(path, '{"v":1}\n'));
+    expect(readFileSync(path, "utf8")).toBe('{"v":1}\n');
+    expect(appearedOnlyByRename(events, "job.json")).toBe(true);
+    expect(writtenNames(events)).toEqual([expect.stringMatching(new RegExp(`^job\\.json\\.${process.pid}\\.[0-9a-f]{8}\\.tmp$`))]);
+    await expect(worker.flush()).resolves.toBeUndefined();
+    expect(readdirSync(dir)).toEqual(["job.json"]);
+  });
+
+  it("rejects with the file system's code and leaves no temp file", async () => {
+    await expect(worker.write(join(dir, "missing", "job.json"), "{}\n")).rejects.toMatchObject({ code: "ENOENT" });
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it("refuses writes once closed", async () => {
+    await worker.close();
+    await expect(worker.write(join(dir, "late.json"), "{}\n")).rejects.toThrow(/closed/);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+});
