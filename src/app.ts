@@ -120,12 +120,12 @@ export function startStoryWorker(args: { queue: StoryQueue; settings: HarnessApp
   const { queue, settings, app } = args;
   const identity = args.identity ?? learnAppIdentity(app);
   const appOctokit = async (): Promise<AppOctokit> => (await app.auth()) as AppOctokit;
-  queue.listen?.(queueNoticeListeners({ installationOctokit: async (id) => (await app.auth(id)) as AppOctokit, log: app.log }));
   const outbox = openStoryOutbox({
     harnessHome: settings.harnessHome, appOctokit, throttle: settings.githubThrottle, log: app.log,
     ...(settings.outboxMaxDelayMs !== undefined ? { policy: { maxDelayMs: settings.outboxMaxDelayMs } } : {}),
   });
   outbox.catch((error: unknown) => app.log.error({ err: { message: String(error) } }, "the outbox could not be opened; reports are tried once"));
+  queue.listen?.(queueNoticeListeners({ outbox, log: app.log }));
   const sandbox = settings.sandbox ?? sandboxFromEnv();
   // Said at start-up, loudly; the runner itself refuses stories while the sandbox cannot work.
   void probeSandbox(sandbox).then((status) => {
@@ -141,6 +141,7 @@ export function startStoryWorker(args: { queue: StoryQueue; settings: HarnessApp
     githubThrottle: settings.githubThrottle,
     sandbox,
     appSecrets: settings.appSecrets ?? [],
+    outbox,
     taskSlots: settings.concurrency,
     ...(settings.housekeeping ? { housekeeping: settings.housekeeping } : {}),
     pipeline: { runStory, loadWorkflow: () => loadWorkflow(), parseHarnessConfig, defaultConfig: DEFAULT_HARNESS_CONFIG },

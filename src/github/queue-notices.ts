@@ -1,36 +1,37 @@
 /**
  * The queue's own troubles told on the story they concern: a job file set aside as unreadable,
- * a job that cannot start because the data directory refuses writes. Best effort, after the
- * log line: the disk may be full, GitHub may be down, and neither must stop the queue.
+ * a job that cannot start because the data directory refuses writes. Logged first, then told
+ * through the outbox, so a GitHub refusal (a rate limit, a 502) is retried rather than lost;
+ * neither a full disk nor GitHub being down stops the queue.
  */
-import type { ProbotOctokit } from "probot";
 import type { QueueListeners } from "../queue/index.js";
 import type { GitHubLog } from "./log.js";
+import { commentNotice, postNotices } from "./notices.js";
+import type { Outbox, OutboxStory } from "./outbox/index.js";
 import { renderQuarantinedJob, renderWriteFailure } from "./render/replies.js";
 
 export interface QueueNoticeDeps {
-  /** An octokit authenticated as the installation. */
-  installationOctokit: (installationId: number) => Promise<InstanceType<typeof ProbotOctokit>>;
+  /** The App's outbox (its writes authenticate as the story's installation). */
+  outbox: Outbox | Promise<Outbox>;
   log: GitHubLog;
 }
 
-/** Listeners for {@link QueueListeners} that log, then comment on the story's issue. */
+/** Listeners for {@link QueueListeners} that log, then comment on the story's issue through the outbox. */
 export function queueNoticeListeners(deps: QueueNoticeDeps): QueueListeners {
-  const tell = (installationId: number, owner: string, repo: string, issueNumber: number, body: string): void => {
-    void (async () => {
-      const octokit = await deps.installationOctokit(installationId);
-      await octokit.rest.issues.createComment({ owner, repo, issue_number: issueNumber, body });
-    })().catch((error: unknown) => deps.log.warn({ err: { message: String(error) }, owner, repo, issueNumber }, "telling a story about a queue problem failed"));
+  const tell = (story: OutboxStory, slot: string, body: string): void => {
+    postNotices(deps.outbox, story, [commentNotice(slot, story.issueNumber, body)], deps.log).catch((error: unknown) =>
+      deps.log.warn({ err: { message: String(error) }, owner: story.owner, repo: story.repo, issueNumber: story.issueNumber }, "telling a story about a queue problem failed"));
   };
   return {
     onQuarantine: (quarantined) => {
       const story = quarantined.story;
       deps.log.error({ file: quarantined.file, reason: quarantined.reason, story }, "queue: job file quarantined");
-      if (story) tell(story.installationId, story.owner, story.repo, story.issueNumber, renderQuarantinedJob(quarantined.file, quarantined.reason));
+      if (story) tell({ installationId: story.installationId, owner: story.owner, repo: story.repo, issueNumber: story.issueNumber }, `comment:quarantined:${quarantined.file}`, renderQuarantinedJob(quarantined.file, quarantined.reason));
     },
     onWriteFailure: (job, error) => {
       deps.log.error({ story: job.storyKey, err: { message: error.message } }, "queue: a job could not be claimed; it stays queued");
-      tell(job.installationId, job.repository.owner, job.repository.name, job.issue.number, renderWriteFailure((error as NodeJS.ErrnoException).code));
+      const story = { installationId: job.installationId, owner: job.repository.owner, repo: job.repository.name, issueNumber: job.issue.number };
+      tell(story, `comment:write-failure:${job.deliveryId}`, renderWriteFailure((error as NodeJS.ErrnoException).code));
     },
   };
 }

@@ -19,5 +19,6 @@ export { Journal, readJournal, JOURNAL_FILE } from "./journal.js";
 export { runDirectory } from "./run-dir.js";
 export { consoleReporter, consoleLine, formatDuration } from "./console-reporter.js";
 export { storyCommitMessage } from "./commit.js";
+export { mergeCommit, type MergeResult } from "./merge.js";
 export { defaultDeps, type PipelineDeps } from "./deps.js";
 export { preflight, assertPreflight, PreflightError, nearestName, didYouMean, findOnPath, type PreflightInput, type PreflightProblem, type StoryBase } from "./preflight/index.js";

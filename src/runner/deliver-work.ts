@@ -1,53 +1,80 @@
 /**
- * Delivering a finished story: push its work, then let its end be reported. The end the
- * pipeline reported is held until the push went through, so the check runs never say
- * "success" about work the pull request does not hold; a refused push blocks the story as
- * `push-refused` with GitHub's words, and the work is kept in the run directory as a bundle.
+ * Delivering a finished story: push its work, then let its end be reported. The push is
+ * recorded in the outbox before it is tried, and every report after it waits until it went
+ * through, so the check runs never say "success" about work the pull request does not hold.
+ * The job tries the push a few times itself; if GitHub still cannot take it, the job ends and
+ * the App's outbox carries the push and the reports behind it on, across restarts. A refused
+ * push blocks the story as `push-refused` with GitHub's words, the work kept as a bundle.
  */
+import { existsSync } from "node:fs";
 import { join } from "node:path";
-import type { StoryOutcome } from "../pipeline/index.js";
-import { git } from "../workspace/index.js";
-import { pushStoryResult } from "./push.js";
+import { PUSH_SLOT, type Outbox, type OutboxStory } from "../github/index.js";
+import type { FailureClass, StoryOutcome } from "../pipeline/index.js";
+import { UNPUSHED_BUNDLE } from "./push.js";
 import { markReadyForReview, type StoryPull } from "./story-start.js";
 import { storyTip } from "./story-branch.js";
 import type { AppOctokit } from "./token.js";
 import type { StoryReporter, TrackingReporter } from "./tracking-reporter.js";
 
-/** The file a refused push's work is kept in, inside the run directory. */
-export const UNPUSHED_BUNDLE = "unpushed-work.bundle";
+/** How often the job itself tries the push (with the outbox's backoff) before it leaves it to the outbox. */
+const IN_JOB_PUSH_ATTEMPTS = 3;
 
 export interface DeliverArgs {
   repoDir: string;
   pull: StoryPull;
   outcome: StoryOutcome;
   octokit: AppOctokit;
-  authEnv: () => Promise<Record<string, string>>;
+  outbox: Outbox;
+  story: OutboxStory;
+  repositoryId: number;
+  /** True when the outbox is the App's (on disk, retrying on its own); false for one in memory. */
+  durable: boolean;
   reporter: StoryReporter;
   tracker: TrackingReporter;
+  signal?: AbortSignal;
 }
 
 /** How the story ended once its delivery is known. */
 export interface DeliveredEnd {
   status: StoryOutcome["status"];
   failureClass?: string;
+  /** The push waits in the outbox; the end is reported once it went through. */
+  pushWaiting?: boolean;
+}
+
+/** Thrown when an outbox in memory could not push: nothing would try again, so the story says so. */
+export class PushFailedError extends Error {
+  readonly failureClass = "git-failed" satisfies FailureClass;
 }
 
 /** Pushes the story's work (whatever the outcome), then reports its end truthfully. */
 export async function deliverStoryWork(args: DeliverArgs): Promise<DeliveredEnd> {
-  const { repoDir, pull, outcome, reporter, tracker } = args;
+  const { repoDir, pull, outcome, reporter, tracker, outbox, story } = args;
   const tip = outcome.commit ?? (await storyTip(repoDir, pull.branch));
+  let pushWaiting = false;
   if (tip && tip !== pull.headSha) {
-    const pushed = await pushStoryResult({ repoDir, branch: pull.branch, sha: tip, authEnv: args.authEnv });
-    if (!pushed.pushed) {
-      const kept = await keepUnpushedWork(repoDir, pull.branch, pull.headSha, outcome.runDir);
+    // Recorded before it is tried: an App that dies now pushes it when it starts again.
+    await outbox.put(story, PUSH_SLOT, { kind: "push", repositoryId: args.repositoryId, repoDir, branch: pull.branch, sha: tip, runDir: outcome.runDir });
+    const state = await outbox.deliverNow(story, PUSH_SLOT, IN_JOB_PUSH_ATTEMPTS, args.signal);
+    if (state === "undeliverable") {
+      const refusal = outbox.lastError(story, PUSH_SLOT) ?? "GitHub refused the push.";
+      await outbox.discard(story, PUSH_SLOT);
+      const kept = existsSync(join(outcome.runDir, UNPUSHED_BUNDLE));
       const was = outcome.status === "completed" ? "completed" : `blocked (${outcome.failureClass ?? "unknown"})`;
       await tracker.block({
         failureClass: "push-refused",
         detail: `GitHub refused the push of ${tip.slice(0, 12)} to ${pull.branch}, so the pull request does not hold this work ` +
-          `(the run had ${was}).\n\n${pushed.refusal}\n\n${kept ? `The work is kept in the run directory as ${UNPUSHED_BUNDLE}.` : "The work could not be saved as a bundle."}`,
+          `(the run had ${was}).\n\n${refusal}\n\n${kept ? `The work is kept in the run directory as ${UNPUSHED_BUNDLE}.` : "The work could not be saved as a bundle."}`,
       });
       return { status: "blocked", failureClass: "push-refused" };
     }
+    if (state === "pending" && !args.durable) {
+      const why = outbox.lastError(story, PUSH_SLOT) ?? "the push did not go through";
+      await outbox.discard(story, PUSH_SLOT);
+      throw new PushFailedError(`Pushing ${tip.slice(0, 12)} to ${pull.branch} failed ${IN_JOB_PUSH_ATTEMPTS} times: ${why}`);
+    }
+    pushWaiting = state === "pending";
+    // Reports on the new head; while the push waits, the outbox holds them behind it.
     await reporter.setHeadSha(tip);
   }
   await tracker.releaseEnd();
@@ -55,15 +82,5 @@ export async function deliverStoryWork(args: DeliverArgs): Promise<DeliveredEnd>
     if (reporter.markReadyForReview) await reporter.markReadyForReview(pull.pullNodeId);
     else await markReadyForReview(args.octokit, pull.pullNodeId);
   }
-  return { status: outcome.status, ...(outcome.failureClass ? { failureClass: outcome.failureClass } : {}) };
-}
-
-/** Saves the unpushed commits as a git bundle in the run directory; false when that failed. */
-async function keepUnpushedWork(repoDir: string, branch: string, pushedHead: string, runDir: string): Promise<boolean> {
-  try {
-    await git(["bundle", "create", "--quiet", join(runDir, UNPUSHED_BUNDLE), `refs/heads/${branch}`, `^${pushedHead}`], { cwd: repoDir });
-    return true;
-  } catch {
-    return false;
-  }
+  return { status: outcome.status, ...(outcome.failureClass ? { failureClass: outcome.failureClass } : {}), ...(pushWaiting ? { pushWaiting } : {}) };
 }

@@ -1,11 +1,13 @@
 /**
  * The App's outbox for story reports, under `<harnessHome>/outbox`: opened once per process,
  * delivering with installation octokits that do not retry by themselves (the outbox does,
- * honouring `retry-after` and surviving restarts).
+ * honouring `retry-after` and surviving restarts), and pushing stories' work with git.
  */
 import { join } from "node:path";
 import { Outbox, type GitHubLog, type RetryPolicy } from "../github/index.js";
-import { authenticateInstallation, STORY_API_PERMISSIONS, type AppOctokit, type Installation } from "./token.js";
+import { gitAuthEnv } from "./git-auth.js";
+import { storyPusher } from "./push.js";
+import { authenticateInstallation, GIT_TOKEN_PERMISSIONS, STORY_API_PERMISSIONS, type AppOctokit, type Installation } from "./token.js";
 
 export interface StoryOutboxArgs {
   harnessHome: string;
@@ -37,7 +39,12 @@ export async function openStoryOutbox(args: StoryOutboxArgs): Promise<Outbox> {
   };
   // Every token of these installations, refreshed ones included, is redacted from what reporters post.
   const secretsSeen = (): string[] => ready.flatMap((installation) => installation.tokensSeen());
-  const outbox = await Outbox.open({ dir: outboxDir(args.harnessHome), octokitFor, secretsSeen, log: args.log, ...(args.policy ? { policy: args.policy } : {}) });
+  // A story's final push: a token for its one repository, allowed to write contents only, per attempt.
+  const pusher = storyPusher(async (story, push) => {
+    const git = await authenticateInstallation(await args.appOctokit(), story.installationId, { throttle: false, retry: false, repositoryIds: [push.repositoryId], permissions: GIT_TOKEN_PERMISSIONS });
+    return gitAuthEnv(await git.token());
+  });
+  const outbox = await Outbox.open({ dir: outboxDir(args.harnessHome), octokitFor, secretsSeen, pusher, log: args.log, ...(args.policy ? { policy: args.policy } : {}) });
   outbox.start();
   return outbox;
 }

@@ -1,24 +1,29 @@
 /**
  * Pushing a story's result, telling a refusal from a hiccup. GitHub refuses some pushes for
  * good (a file over its size limit, push protection, a pre-receive hook): the story is then
- * blocked as `push-refused`, never reported complete. A lost connection or a 5xx is tried
- * again a few times before it fails the job.
+ * blocked as `push-refused`, never reported complete, and its work is kept as a bundle. A lost
+ * connection or a 5xx is retried by the outbox, which records the push before it is tried and
+ * carries it across restarts ({@link storyPusher} is how it pushes).
  */
-import { currentStepScope } from "../exec/index.js";
-import { GitError } from "../workspace/index.js";
+import { join } from "node:path";
+import type { OutboxStory, PushWrite } from "../github/index.js";
+import type { FailureClass } from "../pipeline/index.js";
+import { git, GitError } from "../workspace/index.js";
 import { pushStoryBranch } from "./story-start.js";
+
+/** The file a refused push's work is kept in, inside the run directory. */
+export const UNPUSHED_BUNDLE = "unpushed-work.bundle";
 
 export type PushOutcome = { pushed: true } | { pushed: false; refusal: string };
 
-export interface PushArgs {
-  repoDir: string;
-  branch: string;
-  sha: string;
-  /** Fresh credentials for each attempt (a token may expire between them). */
-  authEnv: () => Promise<Record<string, string>>;
-  attempts?: number;
-  /** Wait before the n-th retry (default 1 s, 2 s, 4 s…). */
-  delayMs?: (retry: number) => number;
+/** GitHub refused the push for good; the outbox does not retry it (`retriable: false`). */
+export class PushRefusedError extends Error {
+  readonly failureClass = "push-refused" satisfies FailureClass;
+  readonly retriable = false;
+  constructor(readonly refusal: string) {
+    super(refusal);
+    this.name = "PushRefusedError";
+  }
 }
 
 /** True when git's words say the server refused the push (not that it could not be reached). */
@@ -32,19 +37,40 @@ export function refusalMessage(stderr: string): string {
   return (lines.length > 0 ? lines : stderr.split("\n")).join("\n").trim().slice(0, 4000);
 }
 
-/** Pushes `sha` as the story branch; a refusal is returned, other failures retried then thrown. */
-export async function pushStoryResult(args: PushArgs): Promise<PushOutcome> {
-  const attempts = args.attempts ?? 3;
-  const delay = args.delayMs ?? ((retry: number) => 1000 * 2 ** (retry - 1));
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      await pushStoryBranch({ repoDir: args.repoDir, branch: args.branch, sha: args.sha, authEnv: await args.authEnv() });
-      return { pushed: true };
-    } catch (error) {
-      if (error instanceof GitError && isRefusal(error.stderr)) return { pushed: false, refusal: refusalMessage(error.stderr) };
-      // Stopping (SIGTERM): no retries, the job resumes on the next start.
-      if (attempt >= attempts || currentStepScope()?.signal?.aborted) throw error;
-      await new Promise((resolve) => setTimeout(resolve, delay(attempt)));
-    }
+/** Pushes `sha` as the story branch once; a refusal is returned, other failures thrown. */
+export async function pushStoryResult(args: { repoDir: string; branch: string; sha: string; authEnv: Record<string, string> }): Promise<PushOutcome> {
+  try {
+    await pushStoryBranch(args);
+    return { pushed: true };
+  } catch (error) {
+    if (error instanceof GitError && isRefusal(error.stderr)) return { pushed: false, refusal: refusalMessage(error.stderr) };
+    throw error;
+  }
+}
+
+/**
+ * The outbox's pusher: one attempt with fresh credentials for the story's repository. A
+ * refusal keeps the unpushed commits as a bundle in the run directory, then throws
+ * {@link PushRefusedError}; a hiccup throws git's error, and the outbox tries again later.
+ */
+export function storyPusher(authEnvFor: (story: OutboxStory, push: PushWrite) => Promise<Record<string, string>>): (story: OutboxStory, push: PushWrite) => Promise<void> {
+  return async (story, push) => {
+    const outcome = await pushStoryResult({ repoDir: push.repoDir, branch: push.branch, sha: push.sha, authEnv: await authEnvFor(story, push) });
+    if (outcome.pushed) return;
+    if (push.runDir) await keepUnpushedWork(push.repoDir, push.branch, push.sha, push.runDir);
+    throw new PushRefusedError(outcome.refusal);
+  };
+}
+
+/** Saves the commits the remote does not have as a git bundle in the run directory; false when that failed. */
+async function keepUnpushedWork(repoDir: string, branch: string, sha: string, runDir: string): Promise<boolean> {
+  try {
+    // A bundle holds refs, not bare commits; the ref also keeps the work in the cache.
+    const ref = `refs/harness/unpushed/${branch}`;
+    await git(["update-ref", ref, sha], { cwd: repoDir });
+    await git(["bundle", "create", "--quiet", join(runDir, UNPUSHED_BUNDLE), ref, `^refs/remotes/origin/${branch}`], { cwd: repoDir });
+    return true;
+  } catch {
+    return false;
   }
 }

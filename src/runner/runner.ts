@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { confirmAdmission, findStoryPullRequest, isCompletedStory, redactSecrets, renderAlreadyCompleted, untilGitHubAnswers, type GitHubDownOptions } from "../github/index.js";
+import { announceNotices, commentNotice, confirmAdmission, PUSH_SLOT, findStoryPullRequest, isCompletedStory, Outbox, postNotices, redactSecrets, renderAlreadyCompleted, renderStoryStopped, untilGitHubAnswers, type GitHubDownOptions, type OutboxStory } from "../github/index.js";
 import type { JobLease, JobWorker, StoryJob } from "../queue/index.js";
 import type { FailureClass, HistoryEvent } from "../pipeline/index.js";
 import { declaredChecks, failureClassOf, type HarnessConfig, type RunStoryArgs, type StoryOutcome, type Workflow } from "../pipeline/index.js";
@@ -9,8 +9,10 @@ import { processLedger, recoverAfterCrash } from "./recovery.js";
 import { fetchHarnessConfigText, HARNESS_CONFIG_PATH } from "./repo-config.js";
 import { syncRepoCache } from "./repo-cache.js";
 import { deliverStoryWork } from "./deliver-work.js";
-import { announceStory, ensureStoryPull, type StoryPull } from "./story-start.js";
+import { storyPusher } from "./push.js";
+import { ensureStoryPull, type StoryPull } from "./story-start.js";
 import { prepareStoryBranch } from "./story-branch.js";
+import { mergeDefaultBranch } from "./base-merge.js";
 import { authenticateInstallation, GIT_TOKEN_PERMISSIONS, STORY_API_PERMISSIONS, type AppOctokit, type Installation } from "./token.js";
 import { TrackingReporter, type StoryReporter } from "./tracking-reporter.js";
 import { housekeepingFromEnv, lowDiskReason, pruneRuns, type HousekeepingSettings } from "./housekeeping.js";
@@ -62,6 +64,8 @@ export interface StoryRunnerDeps {
   appSecrets?: readonly string[];
   /** Retention of run directories and the free space a story needs; from the environment when absent. */
   housekeeping?: HousekeepingSettings;
+  /** The App's durable outbox, through which the runner's own notices (announcement, end comments) go; one in memory per job when absent. */
+  outbox?: Outbox | Promise<Outbox>;
   /** How a job waits while GitHub is down at its start (tests pass a sleep they control). */
   githubDown?: Pick<GitHubDownOptions, "sleep" | "policy">;
   /** The runner's own limit (`HARNESS_CONCURRENCY`): a plan never runs more tasks at once than this. */
@@ -112,6 +116,11 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
   const tokensSeen = (): string[] => [...(installation?.tokensSeen() ?? []), ...(gitInstallation?.tokensSeen() ?? [])];
   // Tokens by value first (a form no pattern knows), then every secret form the GitHub room knows.
   const redact = (text: string): string => redactSecrets(tokensSeen().reduce((acc, token) => redactToken(acc, token), text), [...tokensSeen(), ...(deps.appSecrets ?? [])]);
+  const story: OutboxStory = { installationId: job.installationId, owner, repo, issueNumber: job.issue.number };
+  // Without the App's outbox (a test, a tool), one in memory that tries each notice once.
+  let memoryOutbox: Promise<Outbox> | undefined;
+  const outbox = (): Promise<Outbox> =>
+    Promise.resolve(deps.outbox ?? (memoryOutbox ??= Outbox.open({ octokitFor: async () => installation!.octokit, log, pusher: storyPusher(async () => gitAuthEnv(await gitInstallation!.token())) })));
   try {
     // The story's first GitHub calls; while GitHub is down (5xx, refused, retry-after) the job
     // waits and asks again with backoff instead of failing, so it stays queued.
@@ -128,7 +137,7 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
       if (job.kind === "start") {
         const existing = await findStoryPullRequest(installation.octokit, owner, repo, job.issue.number);
         if (existing && isCompletedStory(existing)) {
-          await installation.octokit.rest.issues.createComment({ owner, repo, issue_number: job.issue.number, body: renderAlreadyCompleted(job.issue.number, existing.url) });
+          await postNotices(outbox(), story, [commentNotice(`comment:already-completed:${job.deliveryId}`, job.issue.number, renderAlreadyCompleted(job.issue.number, existing.url))], log);
           log.info({ story: job.storyKey, pull: existing.number }, "story already completed; nothing started");
           return "completed";
         }
@@ -152,6 +161,10 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
     }
     const lowDisk = lowDiskReason(deps.harnessHome, keep.minFreeBytes);
     if (lowDisk) throw new StoryStop("environment", lowDisk);
+    // An earlier run's work still waiting to be pushed goes first: a new run must build on it, not beside it.
+    if ((await outbox()).pending(story, PUSH_SLOT) && (await (await outbox()).deliverNow(story, PUSH_SLOT, 1, signal)) === "pending") {
+      throw new StoryStop("git-failed", "An earlier run's work of this story is still waiting to be pushed (GitHub could not take it yet), so no new run was started. It is pushed on its own; label the issue again once the pull request holds it.");
+    }
     const authEnv = gitAuthEnv(await gitToken.token());
     const repoDir = await syncRepoCache({ harnessHome: deps.harnessHome, owner, name: repo, cloneUrl: job.repository.cloneUrl, authEnv });
     pull = await ensureStoryPull({ octokit: installation.octokit, repoDir, owner, repo, defaultBranch: job.repository.defaultBranch, issue: job.issue, authEnv });
@@ -161,10 +174,10 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
     // The end is held until the work is pushed (deliverStoryWork): a conclusion never claims what was not delivered.
     tracker = new TrackingReporter(reporter, (error) => log.warn({ err: describe(error, redact) }, "reporting failed"), true);
     if (pull.opened) {
-      const octokit = installation.octokit;
       const opened = pull;
+      // After the first check run, so that under GitHub.com's client-side pacing (one write a second) the check run comes first.
       tracker.afterFirstEvent = () => {
-        announcing = announceStory({ octokit, owner, repo, issueNumber: job.issue.number, pull: opened })
+        announcing = postNotices(outbox(), story, announceNotices(job.issue.number, opened), log)
           .catch((error: unknown) => log.warn({ err: describe(error, redact) }, "announcing the story failed"));
       };
     }
@@ -175,6 +188,11 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
     }
     const config = await readConfig(deps, installation.octokit, job);
     await prepareStoryBranch({ repoDir, branch: pull.branch });
+    // A re-admitted story runs on the default branch as it is now (a conflict blocks it as base-conflict).
+    if (job.kind === "retry-blocked") {
+      const merged = await mergeDefaultBranch({ repoDir, branch: pull.branch, defaultBranch: job.repository.defaultBranch });
+      if (merged.state === "merged") log.info({ story: job.storyKey, base: merged.base, merge: merged.commit }, "story branch brought up to date with the default branch");
+    }
     const outcome = await deps.pipeline.runStory({
       repoDir,
       story: { id: storyIdOf(job), title: job.issue.title, body: job.issue.body },
@@ -192,13 +210,17 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
       ...(deps.taskSlots !== undefined ? { taskSlots: deps.taskSlots } : {}),
     });
     // The work is pushed whatever the outcome: a blocked story's work so far is worth a look.
-    const end = await deliverStoryWork({ repoDir, pull, outcome, octokit: installation.octokit, authEnv: async () => gitAuthEnv(await gitToken.token()), reporter, tracker });
+    const end = await deliverStoryWork({
+      repoDir, pull, outcome, octokit: installation.octokit, outbox: await outbox(), story: { ...story, pullNumber: pull.pullNumber }, repositoryId: job.repository.id, durable: deps.outbox !== undefined, reporter, tracker, signal,
+    });
+    if (end.pushWaiting) log.warn({ story: job.storyKey }, "the push waits in the outbox (GitHub could not take it yet); the story's end is reported once it went through");
     log.info({ story: job.storyKey, status: end.status, failureClass: end.failureClass }, "story finished");
   } catch (error) {
     failure = error;
   } finally {
     await announcing;
-    if (!alreadyCompleted || failure !== undefined) await reportEnd({ deps, job, lease, tracker, failure, redact, octokit: installation?.octokit, interrupted: signal.aborted });
+    const tell = installation ? (body: string) => postNotices(outbox(), story, [commentNotice(`comment:stopped:${lease.jobId}:${lease.interruptions}`, job.issue.number, body)], log) : undefined;
+    if (!alreadyCompleted || failure !== undefined) await reportEnd({ deps, job, lease, tracker, failure, redact, tell, interrupted: signal.aborted });
   }
 }
 
@@ -239,7 +261,8 @@ interface EndArgs {
   tracker: TrackingReporter | undefined;
   failure: unknown;
   redact: (text: string) => string;
-  octokit: AppOctokit | undefined;
+  /** Comments on the story's issue (through the outbox); absent before the App could authenticate. */
+  tell: ((body: string) => Promise<void>) | undefined;
   interrupted: boolean;
 }
 
@@ -267,15 +290,7 @@ async function reportEnd(args: EndArgs): Promise<void> {
     }
     // No reporter yet (the story never started), or the story's end was reported but what
     // followed failed (pushing the result, marking the pull request ready): say so on the issue.
-    if (args.octokit) {
-      const what = tracker ? "finished, but its result could not be delivered" : "could not start";
-      await args.octokit.rest.issues.createComment({
-        owner: job.repository.owner,
-        repo: job.repository.name,
-        issue_number: job.issue.number,
-        body: `story-harness: this story ${what} (${failureClass}):\n\n\`\`\`\n${detail.slice(0, 4000).replace(/`{3,}/g, "``")}\n\`\`\``,
-      });
-    }
+    if (args.tell) await args.tell(renderStoryStopped(tracker ? "finished, but its result could not be delivered" : "could not start", failureClass, detail));
   } catch (error) {
     deps.log.error({ story: job.storyKey, err: describe(error, redact) }, "reporting the story's end failed");
   }

@@ -33,8 +33,8 @@ export function pullTitle(issue: { number: number; title: string }): string {
 /**
  * Makes sure the story has its branch and draft pull request. On the first start: an empty
  * start commit on top of the default branch is pushed as `harness/story-<N>` and a draft pull
- * request "Story #N: <title>" (body `Closes #N`) is opened ({@link announceStory} then tells
- * the issue). A later start (retry, resumption) reuses both.
+ * request "Story #N: <title>" (body `Closes #N`) is opened (the runner then announces it on
+ * the issue, through the outbox). A later start (retry, resumption) reuses both.
  */
 export async function ensureStoryPull(args: StartStoryArgs): Promise<StoryPull> {
   const branch = storyBranch(args.issue.number);
@@ -84,19 +84,4 @@ export async function markReadyForReview(octokit: AppOctokit, pullNodeId: string
     `mutation($id: ID!) { markPullRequestReadyForReview(input: { pullRequestId: $id }) { pullRequest { isDraft } } }`,
     { id: pullNodeId },
   );
-}
-
-/**
- * Tells the issue its story started: a 👀 reaction and a comment linking the pull request.
- * The runner sends these after the story's first check run, so that under GitHub.com's
- * client-side pacing (one write a second) the check run comes first.
- */
-export async function announceStory(args: { octokit: AppOctokit; owner: string; repo: string; issueNumber: number; pull: Pick<StoryPull, "pullNumber" | "pullUrl"> }): Promise<void> {
-  await args.octokit.rest.reactions.createForIssue({ owner: args.owner, repo: args.repo, issue_number: args.issueNumber, content: "eyes" });
-  await args.octokit.rest.issues.createComment({
-    owner: args.owner,
-    repo: args.repo,
-    issue_number: args.issueNumber,
-    body: `Started this story in #${args.pull.pullNumber} (${args.pull.pullUrl}).`,
-  });
 }

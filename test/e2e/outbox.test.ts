@@ -2,7 +2,9 @@
  * End to end: GitHub has a bad day while stories report. The fake answers 403 with
  * `retry-after` (a secondary rate limit) on check runs and comments and 502 on GraphQL, the App
  * is restarted in the middle, and once the window closes every final report arrives. A push
- * GitHub refuses blocks the story as `push-refused` instead of reporting it complete.
+ * that does not get through (502) waits in the outbox across a restart, and the story's end
+ * follows it; a push GitHub refuses blocks the story as `push-refused` instead of reporting it
+ * complete.
  */
 import { jest } from "@jest/globals";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -86,6 +88,45 @@ describe("the outbox, end to end", () => {
     await eventually("the outbox to empty", () => (pendingOutbox(home).length === 0 ? true : undefined));
     expect(fake.state.checkRuns.filter((run) => run.repo === `${OWNER}/flaky` && run.status !== "completed")).toEqual([]);
     expect(await second.log()).toContain("outbox: GitHub refused a write; it is retried");
+    fake.assertNoUnexpectedRequests();
+  });
+
+  it("keeps a push GitHub cannot take in the outbox, pushes it after a restart, and only then reports the story's end", async () => {
+    const home = join(root, "home-push-later");
+    const markers = join(root, "markers-push-later");
+    mkdirSync(markers);
+    await addStoryRepo(fake, "push-later", harnessYml({ markers }));
+    const env = { HARNESS_OUTBOX_MAX_DELAY_MS: "500", ...sandboxGrant(markers) };
+    const first = await startApp({ fake, home, workDir: root, env });
+    apps.push(first);
+    const { number } = await labelNewIssue(fake, first, "push-later", "Push after a restart");
+    await eventually("the implementer to start", () => (existsSync(join(markers, "started")) ? true : undefined));
+    const pull = await eventually("the draft pull request", () => storyPull(fake, "push-later", number));
+    const startHead = await fake.branchHead(OWNER, "push-later", `harness/story-${number}`);
+    const badGateway = fake.injectFailure({ method: "POST", path: new RegExp(`^/${OWNER}/push-later\\.git/git-receive-pack$`), failure: { kind: "bad-gateway" } });
+    windows.push(badGateway);
+    writeFileSync(join(markers, "release"), "");
+
+    // The job ends with its push recorded and waiting; nothing claims the work arrived.
+    await queueDrained(home);
+    expect(await first.log()).toContain("the push waits in the outbox");
+    expect(await fake.branchHead(OWNER, "push-later", `harness/story-${number}`)).toBe(startHead);
+    expect(fake.state.checkRuns.filter((run) => run.repo === `${OWNER}/push-later` && run.name === "harness / story" && run.conclusion === "success")).toEqual([]);
+    expect(pendingOutbox(home).length).toBeGreaterThan(0);
+
+    await first.stop();
+    badGateway.close();
+    const second = await startApp({ fake, home, workDir: root, env });
+    apps.push(second);
+    const { head, story } = await storyEnd(fake, "push-later", number, 120_000);
+    expect(head).not.toBe(startHead);
+    expect(story.conclusion).toBe("success");
+    await eventually("the pull request to be ready for review", () => (storyPull(fake, "push-later", number)?.draft === false ? true : undefined));
+    const status = await eventually("the final status comment", () =>
+      fake.state.commentsOn(OWNER, "push-later", pull.number).find((comment) => comment.body.startsWith(STATUS_MARKER) && comment.body.includes("✅ Completed")));
+    expect(status).toBeDefined();
+    await eventually("the outbox to empty", () => (pendingOutbox(home).length === 0 ? true : undefined));
+    expect(fake.state.checkRuns.filter((run) => run.repo === `${OWNER}/push-later` && run.status !== "completed")).toEqual([]);
     fake.assertNoUnexpectedRequests();
   });
 

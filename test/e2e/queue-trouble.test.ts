@@ -1,6 +1,6 @@
 /**
  * End to end: the queue's troubles reach the operator and the story. A job file the App cannot
- * read is quarantined and told on its issue; a second App on the same data directory refuses
+ * read is quarantined and told on its issue (through the outbox, past a 502); a second App on the same data directory refuses
  * to start, naming the first.
  */
 import { jest } from "@jest/globals";
@@ -46,11 +46,17 @@ describe("queue trouble, end to end", () => {
     mkdirSync(join(home, "queue", "jobs"), { recursive: true });
     writeFileSync(join(home, "queue", "jobs", `${id}.json`), JSON.stringify(job));
 
-    const app = await startApp({ fake, home, workDir: root, dotenv: { HARNESS_STATUS_TOKEN: "status-token-for-tests" } });
+    // GitHub answers 502 at first: the notice waits in the outbox and is not lost.
+    const badGateway = fake.injectFailure({ method: "POST", path: new RegExp(`/repos/${OWNER}/trouble/issues/${issue.number}/comments$`), failure: { kind: "bad-gateway" } });
+    const app = await startApp({ fake, home, workDir: root, env: { HARNESS_OUTBOX_MAX_DELAY_MS: "500" }, dotenv: { HARNESS_STATUS_TOKEN: "status-token-for-tests" } });
     apps.push(app);
+    await eventually("the notice to meet the 502", () => (badGateway.served > 0 ? true : undefined));
+    expect(readdirSync(join(home, "outbox")).filter((name) => name.endsWith(".json"))).toHaveLength(1);
+    badGateway.close();
     const told = await eventually("the issue to be told", () =>
       fake.state.comments.find((comment) => comment.repo === `${OWNER}/trouble` && comment.issueNumber === issue.number && comment.body.includes("quarantine")));
     expect(told.body).toContain(`queue/quarantine/${id}.json`);
+    expect(fake.state.comments.filter((comment) => comment.repo === `${OWNER}/trouble` && comment.issueNumber === issue.number)).toHaveLength(1);
     expect(told.body).toContain("$.job.kind");
     expect(readdirSync(join(home, "queue", "quarantine"))).toEqual([`${id}.json`]);
     expect(await app.log()).toContain(`${id}.json`);

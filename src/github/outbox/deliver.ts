@@ -55,6 +55,12 @@ export async function deliverEntry(octokit: Octokit, entry: OutboxEntry): Promis
     case "comment":
       await octokit.rest.issues.createComment({ owner, repo, issue_number: write.issueNumber, body: write.body });
       return {};
+    case "push":
+      // Git, not the API: the outbox hands it to its pusher before it gets here.
+      throw new Error("a push is delivered by the outbox's pusher, not the API");
+    case "reaction":
+      await octokit.rest.reactions.createForIssue({ owner, repo, issue_number: write.issueNumber, content: write.content });
+      return {};
   }
 }
 

@@ -1,4 +1,4 @@
 export { Outbox, type OutboxOptions } from "./outbox.js";
 export { DEFAULT_RETRY_POLICY, retryVerdict, type RetryPolicy, type RetryVerdict } from "./retry.js";
 export { OutboxStore } from "./store.js";
-export { storyKeyOf, isFinal, type OutboxEntry, type OutboxStory, type OutboxWrite } from "./types.js";
+export { storyKeyOf, isFinal, PUSH_SLOT, type OutboxEntry, type OutboxStory, type OutboxWrite, type PushWrite } from "./types.js";

@@ -11,7 +11,8 @@ import { errorDetails, type GitHubLog } from "../log.js";
 import { deliverEntry } from "./deliver.js";
 import { DEFAULT_RETRY_POLICY, retryVerdict, type RetryPolicy } from "./retry.js";
 import { newEntryId, OutboxStore } from "./store.js";
-import { isFinal, storyKeyOf, type OutboxEntry, type OutboxStory, type OutboxWrite } from "./types.js";
+import { afterRefusedPush } from "./gate.js";
+import { isFinal, storyKeyOf, type OutboxEntry, type OutboxStory, type OutboxWrite, type PushWrite } from "./types.js";
 
 type Octokit = InstanceType<typeof ProbotOctokit>;
 
@@ -24,6 +25,11 @@ export interface OutboxOptions {
   policy?: Partial<RetryPolicy>;
   /** The tokens the outbox's octokits were given, so reporters redact them too. */
   secretsSeen?: () => readonly string[];
+  /**
+   * Pushes a story's work (git, outside this room); throws an error with `retriable: false`
+   * when GitHub refused it for good. Without one, a push entry fails and is retried.
+   */
+  pusher?: (story: OutboxStory, push: PushWrite) => Promise<void>;
   /** How often due retries are looked for (default 500 ms). */
   tickMs?: number;
   now?: () => number;
@@ -60,6 +66,9 @@ export class Outbox {
       const loaded = await outbox.store.list((file) => options.log.warn({ file }, "outbox: unreadable entry left alone"));
       for (const entry of loaded) {
         const recovered = outbox.recover(entry);
+        // A slot moved behind a push by a process that died before removing its older file: the newer one counts.
+        const older = outbox.entries.get(slotKey(recovered.story, recovered.slot));
+        if (older) await outbox.store.remove(older.id);
         outbox.entries.set(slotKey(recovered.story, recovered.slot), recovered);
         if (recovered !== entry) await outbox.store.write(recovered);
       }
@@ -80,8 +89,11 @@ export class Outbox {
     const key = slotKey(story, slot);
     const now = new Date(this.now()).toISOString();
     const previous = this.entries.get(key);
+    // Behind a pending push, a slot's new state goes after it: what it says waits for the work to arrive.
+    const gate = this.pendingPush(story);
+    const behind = previous !== undefined && gate !== undefined && gate.slot !== slot && previous.id < gate.id;
     const entry: OutboxEntry = {
-      id: previous?.id ?? newEntryId(this.now()),
+      id: previous && !behind ? previous.id : newEntryId(this.now()),
       story,
       slot,
       write,
@@ -96,6 +108,47 @@ export class Outbox {
     };
     this.entries.set(key, entry);
     await this.store?.write(entry);
+    if (previous && previous.id !== entry.id) await this.store?.remove(previous.id);
+  }
+
+  /**
+   * Tries the slot's pending write now, and again after each retry delay, until it is
+   * delivered, given up, or tried `attempts` times; resolves with its state (the job's own
+   * tries of its push, before the outbox carries on alone).
+   */
+  async deliverNow(story: OutboxStory, slot: string, attempts: number, signal?: AbortSignal): Promise<OutboxEntry["state"] | undefined> {
+    const key = slotKey(story, slot);
+    for (;;) {
+      await this.flush(story);
+      const entry = this.entries.get(key);
+      if (!entry || entry.state !== "pending" || entry.attempts >= attempts || signal?.aborted || this.closed) return entry?.state;
+      const waitMs = entry.nextAt ? Math.max(0, Date.parse(entry.nextAt) - this.now()) : 0;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(waitMs, 60_000)));
+    }
+  }
+
+  /** True while the slot's latest state waits for GitHub. */
+  pending(story: OutboxStory, slot: string): boolean {
+    return this.entries.get(slotKey(story, slot))?.state === "pending";
+  }
+
+  /** The slot's last refusal, as the outbox recorded it. */
+  lastError(story: OutboxStory, slot: string): string | undefined {
+    return this.entries.get(slotKey(story, slot))?.lastError;
+  }
+
+  /** Forgets a slot's write for good (its failure was reported another way). */
+  async discard(story: OutboxStory, slot: string): Promise<void> {
+    const key = slotKey(story, slot);
+    const entry = this.entries.get(key);
+    if (!entry) return;
+    this.entries.delete(key);
+    await this.store?.remove(entry.id);
+  }
+
+  private pendingPush(story: OutboxStory): OutboxEntry | undefined {
+    const key = storyKeyOf(story);
+    return [...this.entries.values()].find((entry) => entry.write.kind === "push" && entry.state === "pending" && storyKeyOf(entry.story) === key);
   }
 
   /** One delivery pass over the story's due writes (after a pass already running). */
@@ -169,12 +222,20 @@ export class Outbox {
     if (running) return running;
     const work = (async () => {
       const ordered = [...this.entries.values()].filter((entry) => storyKeyOf(entry.story) === key).sort((a, b) => a.id.localeCompare(b.id));
+      // Reports go out in order, each after the one before it; a push does not wait for the
+      // reports before it, but every write after a push waits for it.
+      let held = false;
       for (const entry of ordered) {
         if (this.closed) return;
         const current = this.entries.get(slotKey(entry.story, entry.slot));
         if (!current || current.state !== "pending") continue;
-        if (current.nextAt && Date.parse(current.nextAt) > this.now()) return;
-        if (!(await this.attempt(current))) return;
+        const push = current.write.kind === "push";
+        if (held && !push) continue;
+        const waits = current.nextAt !== undefined && Date.parse(current.nextAt) > this.now();
+        if (waits || !(await this.attempt(current))) {
+          if (push) return;
+          held = true;
+        }
       }
     })().finally(() => this.passes.delete(key));
     this.passes.set(key, work);
@@ -184,39 +245,68 @@ export class Outbox {
   /** Attempts one entry; false when the story's later writes must wait. */
   private async attempt(entry: OutboxEntry): Promise<boolean> {
     const key = slotKey(entry.story, entry.slot);
+    let result: OutboxEntry["result"];
     try {
-      const octokit = await this.options.octokitFor(entry.story.installationId);
-      const result = await deliverEntry(octokit, entry);
-      const latest = this.entries.get(key) ?? entry;
-      const merged = { ...latest.result, ...result };
-      // A newer state arrived while this one was on its way: it stays pending, with the id it needs.
-      const delivered = latest.write === entry.write;
-      const next: OutboxEntry = { ...latest, ...(Object.keys(merged).length > 0 ? { result: merged } : {}), state: delivered ? "delivered" : "pending", updatedAt: new Date(this.now()).toISOString() };
-      if (delivered) {
-        delete next.nextAt;
-        delete next.lastError;
-        next.attempts = 0;
+      if (entry.write.kind === "push") {
+        if (!this.options.pusher) throw new Error("this outbox has no pusher");
+        await this.options.pusher(entry.story, entry.write);
+        result = {};
+      } else {
+        const octokit = await this.options.octokitFor(entry.story.installationId);
+        result = await deliverEntry(octokit, entry);
       }
-      this.entries.set(key, next);
-      if (delivered && isFinal(next.write)) await this.store?.remove(next.id);
-      else await this.store?.write(next);
-      return true;
     } catch (error) {
-      const latest = this.entries.get(key) ?? entry;
-      const attempts = latest.attempts + 1;
-      const verdict = retryVerdict(error, attempts, this.policy, this.now());
-      const at = new Date(this.now()).toISOString();
-      const next: OutboxEntry = verdict.retry
-        ? { ...latest, attempts, lastError: verdict.why, nextAt: new Date(this.now() + verdict.afterMs).toISOString(), updatedAt: at }
-        : { ...latest, attempts, lastError: verdict.why, state: "undeliverable", updatedAt: at };
-      if (!verdict.retry) delete next.nextAt;
-      this.entries.set(key, next);
-      const details = { story: storyKeyOf(entry.story), slot: entry.slot, attempts, err: errorDetails(error) };
-      if (verdict.retry) this.options.log.warn({ ...details, retryInMs: verdict.afterMs }, "outbox: GitHub refused a write; it is retried");
-      else this.options.log.error({ ...details, why: verdict.why }, "outbox: a write is undeliverable");
-      await this.store?.write(next).catch((writeError: unknown) => this.options.log.warn({ err: errorDetails(writeError) }, "outbox: could not record a failed attempt"));
-      return !verdict.retry;
+      return this.failed(key, entry, error);
     }
+    const latest = this.entries.get(key) ?? entry;
+    const merged = { ...latest.result, ...result };
+    // A newer state arrived while this one was on its way: it stays pending, with the id it needs.
+    const delivered = latest.write === entry.write;
+    const next: OutboxEntry = { ...latest, ...(Object.keys(merged).length > 0 ? { result: merged } : {}), state: delivered ? "delivered" : "pending", updatedAt: new Date(this.now()).toISOString() };
+    if (delivered) {
+      delete next.nextAt;
+      delete next.lastError;
+      next.attempts = 0;
+    }
+    this.entries.set(key, next);
+    // GitHub has it: a disk that refuses the record now must not make it be sent twice.
+    const record = delivered && isFinal(next.write) ? this.store?.remove(next.id) : this.store?.write(next);
+    await record?.catch((writeError: unknown) => this.options.log.warn({ err: errorDetails(writeError) }, "outbox: could not record a delivered write"));
+    return true;
+  }
+
+  /** Records a refused attempt: when to try again, or that it is undeliverable; false when the story's later writes must wait. */
+  private async failed(key: string, entry: OutboxEntry, error: unknown): Promise<boolean> {
+    const latest = this.entries.get(key) ?? entry;
+    const attempts = latest.attempts + 1;
+    const verdict = retryVerdict(error, attempts, this.policy, this.now());
+    const at = new Date(this.now()).toISOString();
+    const next: OutboxEntry = verdict.retry
+      ? { ...latest, attempts, lastError: verdict.why, nextAt: new Date(this.now() + verdict.afterMs).toISOString(), updatedAt: at }
+      : { ...latest, attempts, lastError: verdict.why, state: "undeliverable", updatedAt: at };
+    if (!verdict.retry) delete next.nextAt;
+    this.entries.set(key, next);
+    const details = { story: storyKeyOf(entry.story), slot: entry.slot, attempts, err: errorDetails(error) };
+    if (verdict.retry) this.options.log.warn({ ...details, retryInMs: verdict.afterMs }, "outbox: GitHub refused a write; it is retried");
+    else this.options.log.error({ ...details, why: verdict.why }, "outbox: a write is undeliverable");
+    await this.store?.write(next).catch((writeError: unknown) => this.options.log.warn({ err: errorDetails(writeError) }, "outbox: could not record a failed attempt"));
+    if (!verdict.retry && next.write.kind === "push") await this.refusedPush(next, next.write, verdict.why);
+    return !verdict.retry;
+  }
+
+  /** A push refused for good: the reports that waited for it must not claim the work arrived. */
+  private async refusedPush(push: OutboxEntry, write: PushWrite, why: string): Promise<void> {
+    const key = storyKeyOf(push.story);
+    const followers = [...this.entries.values()].filter((entry) => storyKeyOf(entry.story) === key && entry.state === "pending" && entry.id > push.id);
+    const { entries, notices } = afterRefusedPush(write, why, followers, new Date(this.now()).toISOString());
+    if (notices.length === 0) return;
+    this.options.log.error({ story: key, branch: write.branch, sha: write.sha, why }, "outbox: a story's push was refused after its job ended; its reports say so");
+    for (const entry of entries) {
+      this.entries.set(slotKey(entry.story, entry.slot), entry);
+      await this.store?.write(entry).catch((error: unknown) => this.options.log.warn({ err: errorDetails(error) }, "outbox: could not record a withheld write"));
+    }
+    await this.discard(push.story, push.slot);
+    for (const notice of notices) await this.put(push.story, notice.slot, notice.write).catch((error: unknown) => this.options.log.warn({ err: errorDetails(error) }, "outbox: could not record a notice"));
   }
 }
 

@@ -34,6 +34,8 @@ export function retryVerdict(error: unknown, attempt: number, policy: RetryPolic
   const status = typeof e.status === "number" ? e.status : undefined;
   const message = typeof e.message === "string" ? e.message : String(error);
   const why = `${status ?? "no status"}: ${message}`.slice(0, 500);
+  // A refusal its deliverer knows to be final (a push GitHub declined): its words are the reason.
+  if ((e as { retriable?: unknown }).retriable === false) return { retry: false, why: message.slice(0, 4000) };
   if (attempt >= policy.maxAttempts) return { retry: false, why: `gave up after ${attempt} attempts; last ${why}` };
   const backoff = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.max(0, attempt - 1));
   // GraphQL answers 200 with errors; NOT_FOUND means the pull request is gone.

@@ -15,7 +15,23 @@ export function newEntryId(now = Date.now()): string {
 }
 
 export class OutboxStore {
+  /**
+   * Each entry's file operations run in the order they were asked for: a newer state's write
+   * that is still under way must not land after the removal of the state that was delivered.
+   */
+  private readonly chains = new Map<string, Promise<void>>();
+
   constructor(readonly dir: string) {}
+
+  private inOrder(id: string, operation: () => Promise<void>): Promise<void> {
+    const next = (this.chains.get(id) ?? Promise.resolve()).then(operation, operation);
+    const settled = next.then(() => undefined, () => undefined);
+    this.chains.set(id, settled);
+    void settled.then(() => {
+      if (this.chains.get(id) === settled) this.chains.delete(id);
+    });
+    return next;
+  }
 
   async init(): Promise<void> {
     await mkdir(this.dir, { recursive: true });
@@ -23,11 +39,12 @@ export class OutboxStore {
 
   async write(entry: OutboxEntry): Promise<void> {
     schemas().validate("outbox-entry", entry, `outbox/${entry.id}.json`);
-    await writeFileAtomic(join(this.dir, `${entry.id}.json`), `${JSON.stringify(entry)}\n`);
+    const text = `${JSON.stringify(entry)}\n`;
+    await this.inOrder(entry.id, () => writeFileAtomic(join(this.dir, `${entry.id}.json`), text));
   }
 
-  async remove(id: string): Promise<void> {
-    await rm(join(this.dir, `${id}.json`), { force: true });
+  remove(id: string): Promise<void> {
+    return this.inOrder(id, () => rm(join(this.dir, `${id}.json`), { force: true }));
   }
 
   /** Every readable entry, oldest first; an unreadable file is reported through `onUnreadable` and left alone. */

@@ -28,7 +28,19 @@ export type OutboxWrite =
   | { kind: "status-comment"; issueNumber: number; body: string; botLogin?: string }
   | { kind: "label"; label: string; numbers: number[]; present: boolean }
   | { kind: "ready-for-review"; pullNodeId: string }
-  | { kind: "comment"; issueNumber: number; body: string };
+  | { kind: "comment"; issueNumber: number; body: string }
+  | { kind: "reaction"; issueNumber: number; content: "eyes" }
+  /**
+   * The story's final push (git, not the API): the reports recorded after it wait until it went
+   * through, so a conclusion never claims work the pull request does not hold.
+   */
+  | { kind: "push"; repositoryId: number; repoDir: string; branch: string; sha: string; runDir?: string };
+
+/** The push of a story's work, as the outbox's pusher receives it. */
+export type PushWrite = Extract<OutboxWrite, { kind: "push" }>;
+
+/** The one slot of a story's pending push (a newer tip replaces a pending one). */
+export const PUSH_SLOT = "push";
 
 export interface OutboxEntry {
   id: string;

@@ -9,7 +9,7 @@
 export type InjectedFailure =
   /** 403 with `retry-after`, GitHub's secondary rate limit. */
   | { kind: "secondary-rate-limit"; retryAfterSeconds?: number }
-  /** 502 Bad Gateway (REST or GraphQL). */
+  /** 502 Bad Gateway (REST, GraphQL, or git's smart HTTP: a push that does not get through). */
   | { kind: "bad-gateway" }
   /** A push refused by the server, with GitHub's words (a file over 100 MB, push protection). */
   | { kind: "push-refused"; message?: string };

@@ -106,6 +106,13 @@ export async function handle(ctx: FakeContext, request: IncomingMessage, respons
     const raw = await readBody(request);
     const injected = ctx.failures.take(method, url.pathname);
     if (GIT_PATH.test(url.pathname)) {
+      if (injected?.kind === "bad-gateway") {
+        // A proxy in front of git answering 502: git reports "RPC failed; HTTP 502", nothing is received.
+        const answer = failureAnswer(injected);
+        send(response, answer);
+        record(answer.status, undefined, "injected bad-gateway");
+        return;
+      }
       const refusal = injected?.kind === "push-refused" ? injected.message ?? DEFAULT_PUSH_REFUSAL : undefined;
       record(await serveGit(ctx, request, response, url, raw, refusal), undefined, "git");
       return;

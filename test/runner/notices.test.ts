@@ -1,0 +1,143 @@
+/**
+ * The runner's own notices go through the App's outbox: the announcement on the issue (👀 and
+ * the link to the pull request) and the comment saying a story could not start. GitHub
+ * refusing them (403 with retry-after, 502) delays them and loses nothing, across a restart of
+ * the App's outbox (opened as the App opens it). Real runner, real pipeline, real git, the fake GitHub with failure injection.
+ */
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ProbotOctokit } from "probot";
+import { GitHubReporter, type Outbox } from "../../src/github/index.js";
+import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "../../src/pipeline/index.js";
+import { storyKey, type JobLease } from "../../src/queue/index.js";
+import { createStoryRunner, openStoryOutbox, outboxDir, type AppOctokit, type RunnerLog } from "../../src/runner/index.js";
+import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
+import { AGENT_SCRIPT, harnessYml } from "../e2e/scenario.js";
+
+import { jest } from "@jest/globals";
+
+jest.setTimeout(180_000);
+
+describe("the runner's notices through the outbox", () => {
+  let fake: FakeGitHub;
+  let root: string;
+  const outboxes: Outbox[] = [];
+  const lines: string[] = [];
+  const log: RunnerLog = {
+    info: (details, message) => lines.push(`info ${message} ${JSON.stringify(details)}`),
+    warn: (details, message) => lines.push(`warn ${message} ${JSON.stringify(details)}`),
+    error: (details, message) => lines.push(`error ${message} ${JSON.stringify(details)}`),
+  };
+
+  beforeAll(async () => {
+    fake = await startFakeGitHub();
+    root = mkdtempSync(join(tmpdir(), "harness-notices-"));
+  });
+  afterAll(async () => {
+    for (const outbox of outboxes) await outbox.close();
+    await fake.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  /** The App's outbox in `home`, as one App process opens it (a second call is a restarted App). */
+  const openOutbox = async (home: string): Promise<Outbox> => {
+    const octokit = new ProbotOctokit({ auth: { appId: fake.appId, privateKey: fake.privateKey }, baseUrl: fake.apiUrl }) as AppOctokit;
+    const outbox = await openStoryOutbox({ harnessHome: home, appOctokit: async () => octokit, throttle: false, log, policy: { baseDelayMs: 20, maxDelayMs: 200 } });
+    outboxes.push(outbox);
+    return outbox;
+  };
+
+  const worker = (home: string, outbox: Outbox) => {
+    const appOctokit = new ProbotOctokit({ auth: { appId: fake.appId, privateKey: fake.privateKey }, baseUrl: fake.apiUrl }) as AppOctokit;
+    return createStoryRunner({
+      appOctokit: async () => appOctokit,
+      harnessHome: home,
+      agentEnvAllow: [],
+      githubThrottle: false,
+      pipeline: { runStory, loadWorkflow: () => loadWorkflow(), parseHarnessConfig, defaultConfig: DEFAULT_HARNESS_CONFIG },
+      createReporter: (target) => new GitHubReporter({ ...target, outbox }),
+      outbox,
+      log,
+    });
+  };
+
+  const lease = (name: string, number: number, repository: { id: number; cloneUrl: string }): JobLease => ({
+    jobId: `job-${name}`,
+    interruptions: 0,
+    job: {
+      storyKey: storyKey("acme", name, number),
+      kind: "start",
+      installationId: fake.installationId,
+      repository: { id: repository.id, owner: "acme", name, cloneUrl: repository.cloneUrl, defaultBranch: "main" },
+      issue: { number, title: "Notices", body: "" },
+      requestedBy: "acme",
+      deliveryId: `d-${name}`,
+      enqueuedAt: new Date().toISOString(),
+    },
+  });
+
+  const pending = (home: string): string[] => readdirSync(outboxDir(home)).filter((name) => name.endsWith(".json"));
+  const commentsOn = (name: string, number: number): string[] => fake.state.commentsOn("acme", name, number).map((comment) => comment.body);
+
+  async function waitFor<T>(what: string, probe: () => T | undefined): Promise<T> {
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const value = probe();
+      if (value !== undefined) return value;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+
+  it("announces the story once a secondary rate limit (403 retry-after) on the issue has passed", async () => {
+    const repo = await fake.addRepository({ owner: "acme", name: "announce", files: { "README.md": "# announce\n", ".github/harness.yml": harnessYml(), ".harness-test/agent.sh": AGENT_SCRIPT } });
+    const issue = fake.createIssue("acme", "announce", { title: "Notices", body: "", user: "acme" });
+    const home = join(root, "home-announce");
+    const outbox = await openOutbox(home);
+    const window = fake.injectFailure({ method: "POST", path: new RegExp(`/repos/acme/announce/issues/${issue.number}/(comments|reactions)$`), failure: { kind: "secondary-rate-limit", retryAfterSeconds: 1 } });
+    try {
+      await worker(home, outbox)(lease("announce", issue.number, repo), new AbortController().signal);
+      expect(window.served).toBeGreaterThan(0);
+      expect(commentsOn("announce", issue.number)).toEqual([]);
+      expect(pending(home).length).toBeGreaterThan(0);
+    } finally {
+      window.close();
+    }
+    const pull = fake.state.pulls.find((candidate) => candidate.repo === "acme/announce" && candidate.headRef === `harness/story-${issue.number}`)!;
+    await waitFor("the announcement", () => (commentsOn("announce", issue.number).length > 0 ? true : undefined));
+    await waitFor("the outbox to empty", () => (pending(home).length === 0 ? true : undefined));
+    expect(commentsOn("announce", issue.number)).toEqual([`Started this story in #${pull.number} (${fake.url}/acme/announce/pull/${pull.number}).`]);
+    expect(fake.state.reactions.filter((reaction) => reaction.repo === "acme/announce" && reaction.issueNumber === issue.number).map((reaction) => reaction.content)).toEqual(["eyes"]);
+    // Everything behind it arrived too: the story's end, and the pull request is ready.
+    const story = fake.state.checkRuns.filter((run) => run.repo === "acme/announce" && run.name === "harness / story").at(-1);
+    expect(story).toMatchObject({ status: "completed", conclusion: "success" });
+    await waitFor("ready for review", () => (pull.draft === false ? true : undefined));
+    fake.assertNoUnexpectedRequests();
+  });
+
+  it("tells the issue a story could not start once a 502 has passed, after a restart", async () => {
+    const repo = await fake.addRepository({ owner: "acme", name: "unstartable", files: { "README.md": "x\n" } });
+    const issue = fake.createIssue("acme", "unstartable", { title: "Nowhere", body: "", user: "acme" });
+    const home = join(root, "home-unstartable");
+    const first = await openOutbox(home);
+    const window = fake.injectFailure({ method: "POST", path: new RegExp(`/repos/acme/unstartable/issues/${issue.number}/comments$`), failure: { kind: "bad-gateway" } });
+    try {
+      // The repository cannot be fetched: the story cannot start, and the issue must hear it.
+      await worker(home, first)(lease("unstartable", issue.number, { id: repo.id, cloneUrl: `${fake.url}/acme/missing.git` }), new AbortController().signal);
+      expect(window.served).toBeGreaterThan(0);
+      expect(commentsOn("unstartable", issue.number)).toEqual([]);
+      expect(pending(home)).toHaveLength(1);
+      // The App stops with the comment undelivered; a new one finds it on disk.
+      await first.close();
+    } finally {
+      window.close();
+    }
+    await openOutbox(home);
+    const told = await waitFor("the comment", () => commentsOn("unstartable", issue.number)[0]);
+    expect(told).toContain("could not start (git-failed)");
+    await waitFor("the outbox to empty", () => (pending(home).length === 0 ? true : undefined));
+    expect(commentsOn("unstartable", issue.number)).toHaveLength(1);
+    fake.assertNoUnexpectedRequests();
+  });
+});

@@ -1,0 +1,186 @@
+/**
+ * The final push is an outbox write: recorded before it is tried, tried a few times by the job,
+ * then carried by the App's outbox across a restart, and the story's end is reported only after
+ * the work is pushed. A push GitHub refuses only later turns the waiting reports into a
+ * truthful `push-refused`. Real runner, real pipeline, real git, the fake GitHub answering 502
+ * on git's smart HTTP (a push that does not get through) or refusing it.
+ */
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ProbotOctokit } from "probot";
+import { GitHubReporter, type Outbox } from "../../src/github/index.js";
+import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "../../src/pipeline/index.js";
+import { storyKey, type JobLease } from "../../src/queue/index.js";
+import { createStoryRunner, openStoryOutbox, outboxDir, UNPUSHED_BUNDLE, type AppOctokit, type RunnerLog } from "../../src/runner/index.js";
+import { git, HARNESS_IDENTITY, storyDirName } from "../../src/workspace/index.js";
+import { fakeOctokit } from "../support/fake-github/client.js";
+import { startFakeGitHub, type FakeGitHub, type FailureWindow } from "../support/fake-github/index.js";
+import { AGENT_SCRIPT, harnessYml } from "../e2e/scenario.js";
+
+import { jest } from "@jest/globals";
+
+jest.setTimeout(240_000);
+
+describe("the final push through the outbox", () => {
+  let fake: FakeGitHub;
+  let root: string;
+  const outboxes: Outbox[] = [];
+  const windows: FailureWindow[] = [];
+  const lines: string[] = [];
+  const log: RunnerLog = {
+    info: (details, message) => lines.push(`info ${message} ${JSON.stringify(details)}`),
+    warn: (details, message) => lines.push(`warn ${message} ${JSON.stringify(details)}`),
+    error: (details, message) => lines.push(`error ${message} ${JSON.stringify(details)}`),
+  };
+
+  beforeAll(async () => {
+    fake = await startFakeGitHub();
+    root = mkdtempSync(join(tmpdir(), "harness-push-outbox-"));
+  });
+  afterAll(async () => {
+    for (const window of windows) window.close();
+    for (const outbox of outboxes) await outbox.close();
+    await fake.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  const appOctokit = (): AppOctokit => new ProbotOctokit({ auth: { appId: fake.appId, privateKey: fake.privateKey }, baseUrl: fake.apiUrl }) as AppOctokit;
+
+  /** The App's outbox in `home`, as an App process opens it at start-up (a second one is the restarted App). */
+  const openOutbox = async (home: string): Promise<Outbox> => {
+    const octokit = appOctokit();
+    const outbox = await openStoryOutbox({ harnessHome: home, appOctokit: async () => octokit, throttle: false, log, policy: { baseDelayMs: 20, maxDelayMs: 200 } });
+    outboxes.push(outbox);
+    return outbox;
+  };
+
+  const worker = (home: string, outbox: Outbox) => {
+    const octokit = appOctokit();
+    return createStoryRunner({
+      appOctokit: async () => octokit,
+      harnessHome: home,
+      agentEnvAllow: [],
+      githubThrottle: false,
+      pipeline: { runStory, loadWorkflow: () => loadWorkflow(), parseHarnessConfig, defaultConfig: DEFAULT_HARNESS_CONFIG },
+      createReporter: (target) => new GitHubReporter({ ...target, outbox }),
+      outbox,
+      log,
+    });
+  };
+
+  const lease = (name: string, number: number, repository: { id: number; cloneUrl: string }): JobLease => ({
+    jobId: `job-${name}`,
+    interruptions: 0,
+    job: {
+      storyKey: storyKey("acme", name, number),
+      kind: "start",
+      installationId: fake.installationId,
+      repository: { id: repository.id, owner: "acme", name, cloneUrl: repository.cloneUrl, defaultBranch: "main" },
+      issue: { number, title: "Push it", body: "" },
+      requestedBy: "acme",
+      deliveryId: `d-${name}`,
+      enqueuedAt: new Date().toISOString(),
+    },
+  });
+
+  async function waitFor<T>(what: string, probe: () => T | undefined | Promise<T | undefined>): Promise<T> {
+    const deadline = Date.now() + 90_000;
+    for (;;) {
+      const value = await probe();
+      if (value !== undefined) return value;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+
+  const pushEntries = (home: string): string[] =>
+    readdirSync(outboxDir(home)).filter((name) => name.endsWith(".json") && (JSON.parse(readFileSync(join(outboxDir(home), name), "utf8")) as { write: { kind: string } }).write.kind === "push");
+  const storyChecks = (name: string) => fake.state.checkRuns.filter((run) => run.repo === `acme/${name}` && run.name === "harness / story");
+  const pullOf = (name: string, number: number) => fake.state.pulls.find((pull) => pull.repo === `acme/${name}` && pull.headRef === `harness/story-${number}`)!;
+
+  /** Runs a story to its end while every push gets a 502; returns what a test needs to go on. */
+  async function storyWithPushWaiting(name: string) {
+    const repo = await fake.addRepository({ owner: "acme", name, files: { "README.md": `# ${name}\n`, ".github/harness.yml": harnessYml(), ".harness-test/agent.sh": AGENT_SCRIPT } });
+    const issue = fake.createIssue("acme", name, { title: "Push it", body: "", user: "acme" });
+    const home = join(root, `home-${name}`);
+    // The story's branch and draft pull request exist already (as after its first start), so the only push is the final one.
+    const main = (await fake.branchHead("acme", name, "main"))!;
+    const start = await git(["commit-tree", `${main}^{tree}`, "-p", main, "-m", "Story started"], { cwd: repo.bareDir, env: HARNESS_IDENTITY });
+    await git(["update-ref", `refs/heads/harness/story-${issue.number}`, start], { cwd: repo.bareDir });
+    await fakeOctokit(fake, { installation: true }).rest.pulls.create({ owner: "acme", repo: name, head: `harness/story-${issue.number}`, base: "main", title: `Story #${issue.number}: Push it`, draft: true });
+    const first = await openOutbox(home);
+    const badGateway = fake.injectFailure({ method: "POST", path: new RegExp(`^/acme/${name}\\.git/git-receive-pack$`), failure: { kind: "bad-gateway" } });
+    windows.push(badGateway);
+    await worker(home, first)(lease(name, issue.number, repo), new AbortController().signal);
+    const startHead = await fake.branchHead("acme", name, `harness/story-${issue.number}`);
+    expect(startHead).toBe(start);
+
+    // The job tried, GitHub could not take it: the push waits on disk, the end is not reported.
+    expect(badGateway.served).toBeGreaterThanOrEqual(3);
+    expect(pushEntries(home)).toHaveLength(1);
+    expect(lines.some((line) => line.includes("the push waits in the outbox") && line.includes(`acme/${name}#${issue.number}`))).toBe(true);
+    expect(storyChecks(name).filter((run) => run.status === "completed")).toEqual([]);
+    expect(pullOf(name, issue.number).draft).toBe(true);
+    return { home, number: issue.number, first, badGateway, startHead, repo };
+  }
+
+  it("pushes the work after a restart, and only then reports the story's end", async () => {
+    const { home, number, first, badGateway, startHead, repo } = await storyWithPushWaiting("pushy");
+    // The story labelled again meanwhile: no new run starts beside the work still waiting to be pushed.
+    const runsBefore = readdirSync(join(home, "runs", storyDirName(`acme/pushy#${number}`))).length;
+    await worker(home, first)(lease("pushy", number, repo), new AbortController().signal);
+    expect(lines.some((line) => line.startsWith("error story stopped") && line.includes("still waiting to be pushed"))).toBe(true);
+    expect(readdirSync(join(home, "runs", storyDirName(`acme/pushy#${number}`)))).toHaveLength(runsBefore);
+    // The App stops with the push undelivered; GitHub recovers; a new App starts on the same data directory.
+    await first.close();
+    badGateway.close();
+    await openOutbox(home);
+
+    const head = await waitFor("the push", async () => {
+      const current = await fake.branchHead("acme", "pushy", `harness/story-${number}`);
+      return current && current !== startHead ? current : undefined;
+    });
+    const story = await waitFor("the story's end on the pushed head", () => storyChecks("pushy").find((run) => run.headSha === head && run.status === "completed"));
+    expect(story.conclusion).toBe("success");
+    await waitFor("ready for review", () => (pullOf("pushy", number).draft === false ? true : undefined));
+    await waitFor("the outbox to empty", () => (readdirSync(outboxDir(home)).filter((file) => file.endsWith(".json")).length === 0 ? true : undefined));
+
+    // Nothing reported the end before the work arrived.
+    const requests = fake.state.requests;
+    const pushed = requests.findIndex((request) => request.method === "POST" && request.path === "/acme/pushy.git/git-receive-pack" && request.status === 200);
+    const firstOnHead = requests.findIndex((request) => request.method === "POST" && request.path.endsWith("/check-runs") && (request.body as { head_sha?: string } | undefined)?.head_sha === head);
+    const completedComment = requests.findIndex((request) => request.path.includes("/repos/acme/pushy/issues/") && JSON.stringify(request.body ?? "").includes("Completed"));
+    expect(pushed).toBeGreaterThan(-1);
+    expect(firstOnHead).toBeGreaterThan(pushed);
+    expect(completedComment).toBeGreaterThan(pushed);
+    expect(fake.state.checkRuns.filter((run) => run.repo === "acme/pushy" && run.status !== "completed")).toEqual([]);
+    // The second label's answer came after the push too.
+    const told = await waitFor("the answer to the second label", () => fake.state.commentsOn("acme", "pushy", number).find((comment) => comment.body.includes("still waiting to be pushed")));
+    expect(requests.indexOf(requests.find((request) => JSON.stringify(request.body ?? "").includes("still waiting to be pushed"))!)).toBeGreaterThan(pushed);
+    expect(told.body).toContain("git-failed");
+    fake.assertNoUnexpectedRequests();
+  });
+
+  it("turns the waiting reports into push-refused when GitHub refuses the push after the job ended", async () => {
+    const { home, number, first, badGateway, startHead } = await storyWithPushWaiting("refused-later");
+    const refusal = fake.injectFailure({ method: "POST", path: /^\/acme\/refused-later\.git\/git-receive-pack$/, failure: { kind: "push-refused" } });
+    windows.push(refusal);
+    badGateway.close();
+
+    const blocked = await waitFor("the story check to say push-refused", () => storyChecks("refused-later").find((run) => run.status === "completed" && run.output.title === "Blocked: push-refused"));
+    refusal.close();
+    expect(blocked.conclusion).toBe("failure");
+    expect(`${blocked.output.summary}`).toContain("GH001: Large files detected");
+    expect(storyChecks("refused-later").filter((run) => run.conclusion === "success")).toEqual([]);
+    expect(await fake.branchHead("acme", "refused-later", `harness/story-${number}`)).toBe(startHead);
+    const told = await waitFor("the issue to be told", () => fake.state.commentsOn("acme", "refused-later", number).find((comment) => comment.body.includes("push-refused")));
+    expect(told.body).toContain("could not be delivered");
+    await waitFor("harness:blocked", () => (fake.state.issue(fake.state.repo("acme", "refused-later")!, number)?.labels.includes("harness:blocked") ? true : undefined));
+    expect(pullOf("refused-later", number).draft).toBe(true);
+    const runsDir = join(home, "runs", storyDirName(`acme/refused-later#${number}`));
+    expect(readdirSync(runsDir).some((run) => existsSync(join(runsDir, run, UNPUSHED_BUNDLE)))).toBe(true);
+    expect(first.list().some((entry) => entry.state === "undeliverable" && (entry.lastError ?? "").startsWith("withheld"))).toBe(true);
+    fake.assertNoUnexpectedRequests();
+  });
+});
