@@ -6,9 +6,10 @@ import { ProbotOctokit } from "probot";
 import { GitHubReporter, type Sleep } from "../../src/github/index.js";
 import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "../../src/pipeline/index.js";
 import { EmbeddedQueue, storyKey, type JobWorker, type StoryJob } from "../../src/queue/index.js";
-import { createStoryRunner, type AppOctokit, type RunnerLog } from "../../src/runner/index.js";
+import { createStoryRunner, type AppOctokit } from "../../src/runner/index.js";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { waitFor } from "../queue/helpers.js";
+import { recordingLog } from "./recording-log.js";
 
 /**
  * GitHub down when a job starts: its first calls fail with a 5xx, a refused connection or a
@@ -19,12 +20,7 @@ import { waitFor } from "../queue/helpers.js";
 describe("a story started while GitHub is down", () => {
   let fake: FakeGitHub;
   let root: string;
-  const lines: string[] = [];
-  const log: RunnerLog = {
-    info: (details, message) => lines.push(`info ${message} ${JSON.stringify(details)}`),
-    warn: (details, message) => lines.push(`warn ${message} ${JSON.stringify(details)}`),
-    error: (details, message) => lines.push(`error ${message} ${JSON.stringify(details)}`),
-  };
+  const { lines, log } = recordingLog();
 
   beforeAll(async () => {
     fake = await startFakeGitHub();

@@ -11,11 +11,12 @@ import { ProbotOctokit } from "probot";
 import { GitHubReporter, type Outbox } from "../../src/github/index.js";
 import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "../../src/pipeline/index.js";
 import { storyKey, type JobLease } from "../../src/queue/index.js";
-import { createStoryRunner, openStoryOutbox, outboxDir, type AppOctokit, type RunnerLog } from "../../src/runner/index.js";
+import { createStoryRunner, openStoryOutbox, outboxDir, type AppOctokit } from "../../src/runner/index.js";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { AGENT_SCRIPT, harnessYml } from "../e2e/scenario.js";
 
 import { jest } from "@jest/globals";
+import { recordingLog } from "./recording-log.js";
 
 jest.setTimeout(180_000);
 
@@ -23,12 +24,7 @@ describe("the runner's notices through the outbox", () => {
   let fake: FakeGitHub;
   let root: string;
   const outboxes: Outbox[] = [];
-  const lines: string[] = [];
-  const log: RunnerLog = {
-    info: (details, message) => lines.push(`info ${message} ${JSON.stringify(details)}`),
-    warn: (details, message) => lines.push(`warn ${message} ${JSON.stringify(details)}`),
-    error: (details, message) => lines.push(`error ${message} ${JSON.stringify(details)}`),
-  };
+  const { log } = recordingLog();
 
   beforeAll(async () => {
     fake = await startFakeGitHub();

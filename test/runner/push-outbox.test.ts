@@ -12,13 +12,14 @@ import { ProbotOctokit } from "probot";
 import { GitHubReporter, type Outbox } from "../../src/github/index.js";
 import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "../../src/pipeline/index.js";
 import { storyKey, type JobLease } from "../../src/queue/index.js";
-import { createStoryRunner, openStoryOutbox, outboxDir, UNPUSHED_BUNDLE, type AppOctokit, type RunnerLog } from "../../src/runner/index.js";
+import { createStoryRunner, openStoryOutbox, outboxDir, UNPUSHED_BUNDLE, type AppOctokit } from "../../src/runner/index.js";
 import { git, HARNESS_IDENTITY, storyDirName } from "../../src/workspace/index.js";
 import { fakeOctokit } from "../support/fake-github/client.js";
 import { startFakeGitHub, type FakeGitHub, type FailureWindow } from "../support/fake-github/index.js";
 import { AGENT_SCRIPT, harnessYml } from "../e2e/scenario.js";
 
 import { jest } from "@jest/globals";
+import { recordingLog } from "./recording-log.js";
 
 jest.setTimeout(240_000);
 
@@ -27,12 +28,7 @@ describe("the final push through the outbox", () => {
   let root: string;
   const outboxes: Outbox[] = [];
   const windows: FailureWindow[] = [];
-  const lines: string[] = [];
-  const log: RunnerLog = {
-    info: (details, message) => lines.push(`info ${message} ${JSON.stringify(details)}`),
-    warn: (details, message) => lines.push(`warn ${message} ${JSON.stringify(details)}`),
-    error: (details, message) => lines.push(`error ${message} ${JSON.stringify(details)}`),
-  };
+  const { lines, log } = recordingLog();
 
   beforeAll(async () => {
     fake = await startFakeGitHub();

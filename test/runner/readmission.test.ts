@@ -12,12 +12,13 @@ import { ProbotOctokit } from "probot";
 import { GitHubReporter } from "../../src/github/index.js";
 import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "../../src/pipeline/index.js";
 import { storyKey, type JobLease, type StoryJob } from "../../src/queue/index.js";
-import { createStoryRunner, type AppOctokit, type RunnerLog } from "../../src/runner/index.js";
+import { createStoryRunner, type AppOctokit } from "../../src/runner/index.js";
 import { git, gitResult, HARNESS_IDENTITY } from "../../src/workspace/index.js";
 import { startFakeGitHub, type CheckRunRecord, type FakeGitHub } from "../support/fake-github/index.js";
 import { AGENT_SCRIPT, STATUS_MARKER } from "../e2e/scenario.js";
 
 import { jest } from "@jest/globals";
+import { recordingLog } from "./recording-log.js";
 
 jest.setTimeout(180_000);
 
@@ -29,12 +30,7 @@ const FIXED_PROVISION = "#!/bin/sh\necho provisioned\n";
 describe("re-admission merges the default branch first", () => {
   let fake: FakeGitHub;
   let root: string;
-  const lines: string[] = [];
-  const log: RunnerLog = {
-    info: (details, message) => lines.push(`info ${message} ${JSON.stringify(details)}`),
-    warn: (details, message) => lines.push(`warn ${message} ${JSON.stringify(details)}`),
-    error: (details, message) => lines.push(`error ${message} ${JSON.stringify(details)}`),
-  };
+  const { lines, log } = recordingLog();
 
   beforeAll(async () => {
     fake = await startFakeGitHub();

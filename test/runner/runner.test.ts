@@ -6,21 +6,17 @@ import { ProbotOctokit } from "probot";
 import { GitHubReporter } from "../../src/github/index.js";
 import { DEFAULT_HARNESS_CONFIG, JOURNAL_FILE, loadWorkflow, parseHarnessConfig, readJournal, runStory } from "../../src/pipeline/index.js";
 import { storyKey, type JobLease } from "../../src/queue/index.js";
-import { createStoryRunner, type AppOctokit, type RunnerLog } from "../../src/runner/index.js";
+import { createStoryRunner, type AppOctokit } from "../../src/runner/index.js";
 import { git, HARNESS_IDENTITY, storyDirName } from "../../src/workspace/index.js";
 import { Sandbox, sandboxSettingsFromEnv } from "../../src/sandbox/index.js";
 import { fakeOctokit } from "../support/fake-github/client.js";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
+import { recordingLog } from "./recording-log.js";
 
 describe("story runner", () => {
   let fake: FakeGitHub;
   let root: string;
-  const lines: string[] = [];
-  const log: RunnerLog = {
-    info: (details, message) => lines.push(`info ${message} ${JSON.stringify(details)}`),
-    warn: (details, message) => lines.push(`warn ${message} ${JSON.stringify(details)}`),
-    error: (details, message) => lines.push(`error ${message} ${JSON.stringify(details)}`),
-  };
+  const { lines, log } = recordingLog();
 
   beforeAll(async () => {
     fake = await startFakeGitHub();
