@@ -123,7 +123,7 @@ export interface LocalWork {
 
 /** One worker's published report, as `harness status` reads it. */
 export interface WorkerReport extends LocalWork {
-  /** Identifies the process: `<host>:<pid>:<random>`. */
+  /** Identifies the worker: its host and a digest of its `HARNESS_HOME` (a restart there takes its report over). */
   worker: string;
   host: string;
   pid: number;

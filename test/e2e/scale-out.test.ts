@@ -133,7 +133,7 @@ describe("scale-out: serve and two workers on Redis", () => {
     const status = await eventually("both workers reporting through Redis", async () => {
       const answer = await fetch(`http://127.0.0.1:${app.port}/harness/status.json`, { headers: { authorization: `Bearer ${STATUS_TOKEN}` } });
       const body = (await answer.json()) as { workers?: Array<{ pid: number; live: boolean }>; queued: unknown[]; running: unknown[]; undelivered: unknown[]; quarantined: unknown[] };
-      return body.workers?.length === 2 && body.undelivered.length === 0 ? body : undefined;
+      return body.workers?.length === 2 && body.workers.every((each) => each.live) && body.undelivered.length === 0 ? body : undefined;
     }, STORY_GUARD_MS);
     expect(status.workers?.map((each) => [each.pid, each.live]).sort()).toEqual(workers.map((each) => [each.pid, true]).sort());
     expect([status.queued, status.running, status.undelivered, status.quarantined]).toEqual([[], [], [], []]);

@@ -209,6 +209,7 @@ export class BullmqQueue implements StoryQueue {
   /** Publishes this worker's local work now and on every `reportEveryMs` until `close`. */
   shareLocalWork(source: { home: string; collect: () => Promise<LocalWork> }): void {
     if (this.sharing) throw new Error("this queue already shares a worker's local work");
+    this.reports.claim(source.home);
     const timer = setInterval(() => this.publishReport(), this.reportEveryMs);
     timer.unref();
     this.sharing = { ...source, timer };

@@ -6,7 +6,7 @@
  * (killed, or stopped with work left on its disk) still shows, marked not live, until it comes
  * back or the TTL passes. A worker that stops with nothing left withdraws its report.
  */
-import { randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import { hostname } from "node:os";
 import type { Redis } from "ioredis";
 import { schemas } from "../../schema/index.js";
@@ -37,8 +37,11 @@ export interface WorkerReportKeys {
 }
 
 export class WorkerReports {
-  /** This process's id in the reports. */
-  readonly self = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
+  /**
+   * This process's id in the reports: its host and data directory, which one process holds at a
+   * time, so a worker that restarts on the same `HARNESS_HOME` takes over the report it left.
+   */
+  self = `${hostname()}:${process.pid}`;
 
   constructor(
     private readonly redis: Redis,
@@ -47,6 +50,11 @@ export class WorkerReports {
     private readonly staleMs: number,
     private readonly memoryMs = DEFAULT_REPORT_MEMORY_MS,
   ) {}
+
+  /** Names this process's report after the data directory it holds. */
+  claim(home: string): void {
+    this.self = `${hostname()}:${createHash("sha256").update(home).digest("hex").slice(0, 12)}`;
+  }
 
   /** Publishes (or renews) this process's report. */
   async publish(work: LocalWork, running: string[], home: string): Promise<StoredReport> {
