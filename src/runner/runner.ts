@@ -1,19 +1,19 @@
 import { randomUUID } from "node:crypto";
-import { announceNotices, commentNotice, confirmAdmission, PUSH_SLOT, findStoryPullRequest, isCompletedStory, Outbox, postNotices, redactSecrets, renderAlreadyCompleted, renderStoryStopped, untilGitHubAnswers, type GitHubDownOptions, type OutboxStory } from "../github/index.js";
+import {
+  announceNotices, commentNotice, HARNESS_CONFIG_PATH, isCompletedStory, PUSH_SLOT, postNotices, renderAlreadyCompleted, renderStoryStopped, storyGitHub, untilGitHubAnswers,
+  type AppOctokit, type GitHubDownOptions, type Outbox, type ReporterTarget, type StoryGitHub,
+} from "../github/index.js";
 import type { JobLease, JobWorker, StoryJob } from "../queue/index.js";
 import type { FailureClass, HistoryEvent } from "../pipeline/index.js";
 import { declaredChecks, failureClassOf, type HarnessConfig, type RunStoryArgs, type StoryOutcome, type Workflow } from "../pipeline/index.js";
 import { runInStepScope } from "../exec/index.js";
-import { gitAuthEnv, redactToken } from "./git-auth.js";
 import { processLedger, recoverAfterCrash } from "./recovery.js";
-import { fetchHarnessConfigText, HARNESS_CONFIG_PATH } from "./repo-config.js";
 import { syncRepoCache } from "./repo-cache.js";
 import { deliverStoryWork } from "./deliver-work.js";
-import { storyPusher } from "./push.js";
+import { pushStoryWork } from "./push.js";
 import { ensureStoryPull, type StoryPull } from "./story-start.js";
 import { prepareStoryBranch } from "./story-branch.js";
 import { mergeDefaultBranch } from "./base-merge.js";
-import { authenticateInstallation, GIT_TOKEN_PERMISSIONS, STORY_API_PERMISSIONS, type AppOctokit, type Installation } from "./token.js";
 import { TrackingReporter, type StoryReporter } from "./tracking-reporter.js";
 import { housekeepingFromEnv, lowDiskReason, pruneRuns, type HousekeepingSettings } from "./housekeeping.js";
 import { probeSandbox, removeStaleSandboxState, sandboxFromEnv, type Sandbox, type SandboxStatus } from "../sandbox/index.js";
@@ -30,19 +30,6 @@ export interface RunnerLog {
   info(details: object, message?: string): void;
   warn(details: object, message?: string): void;
   error(details: object, message?: string): void;
-}
-
-/** What the reporter of one story is made from. */
-export interface ReporterTarget {
-  octokit: AppOctokit;
-  installationId: number;
-  owner: string;
-  repo: string;
-  pullNumber: number;
-  issueNumber: number;
-  headSha: string;
-  log: RunnerLog;
-  secrets: readonly string[];
 }
 
 export interface StoryRunnerDeps {
@@ -106,50 +93,41 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
   const { job } = lease;
   const { owner, name: repo } = job.repository;
   const log = deps.log;
-  let installation: Installation | undefined;
   let pull: StoryPull | undefined;
   let tracker: TrackingReporter | undefined;
   let failure: unknown;
   let announcing: Promise<void> | undefined;
   let alreadyCompleted = false;
-  let gitInstallation: Installation | undefined;
-  const tokensSeen = (): string[] => [...(installation?.tokensSeen() ?? []), ...(gitInstallation?.tokensSeen() ?? [])];
-  // Tokens by value first (a form no pattern knows), then every secret form the GitHub room knows.
-  const redact = (text: string): string => redactSecrets(tokensSeen().reduce((acc, token) => redactToken(acc, token), text), [...tokensSeen(), ...(deps.appSecrets ?? [])]);
-  const story: OutboxStory = { installationId: job.installationId, owner, repo, issueNumber: job.issue.number };
+  // Everything this story asks of GitHub, with tokens for this one repository, each with only what its use needs: reporting, and git.
+  const github: StoryGitHub = storyGitHub({ appOctokit: deps.appOctokit, installationId: job.installationId, repository: { id: job.repository.id, owner, name: repo }, throttle: deps.githubThrottle !== false, ...(deps.appSecrets ? { appSecrets: deps.appSecrets } : {}) }, job.issue.number);
+  const { story, redact } = github;
   // Without the App's outbox (a test, a tool), one in memory that tries each notice once.
   let memoryOutbox: Promise<Outbox> | undefined;
-  const outbox = (): Promise<Outbox> =>
-    Promise.resolve(deps.outbox ?? (memoryOutbox ??= Outbox.open({ octokitFor: async () => installation!.octokit, log, pusher: storyPusher(async () => gitAuthEnv(await gitInstallation!.token())) })));
+  const outbox = (): Promise<Outbox> => Promise.resolve(deps.outbox ?? (memoryOutbox ??= github.memoryOutbox(log, pushStoryWork)));
   try {
     // The story's first GitHub calls; while GitHub is down (5xx, refused, retry-after) the job
     // waits and asks again with backoff instead of failing, so it stays queued.
     const opened = await untilGitHubAnswers(async () => {
-      // Tokens for this one repository, each with only what its use needs: reporting, and git.
-      const appOctokit = await deps.appOctokit();
-      const scope = { repositoryIds: [job.repository.id] };
-      installation = await authenticateInstallation(appOctokit, job.installationId, { throttle: deps.githubThrottle !== false, ...scope, permissions: STORY_API_PERMISSIONS });
+      await github.connect();
       // Whoever queued the job must still have write access now; otherwise the issue is told and nothing starts.
-      if (!(await confirmAdmission(installation.octokit, job, log))) return "not-admitted";
-      gitInstallation = await authenticateInstallation(appOctokit, job.installationId, { throttle: false, ...scope, permissions: GIT_TOKEN_PERMISSIONS });
+      if (!(await github.confirmAdmission(job, log))) return "not-admitted";
+      await github.gitAuthEnv();
       // A label on a story that already completed starts nothing: asked here, before any clone,
       // so the webhook handler never waits on GitHub.
       if (job.kind === "start") {
-        const existing = await findStoryPullRequest(installation.octokit, owner, repo, job.issue.number);
+        const existing = await github.findStoryPull(job.issue.number);
         if (existing && isCompletedStory(existing)) {
           await postNotices(outbox(), story, [commentNotice(`comment:already-completed:${job.deliveryId}`, job.issue.number, renderAlreadyCompleted(job.issue.number, existing.url))], log);
           log.info({ story: job.storyKey, pull: existing.number }, "story already completed; nothing started");
           return "completed";
         }
       }
-      return { installation, gitInstallation };
+      return "open";
     }, signal, { log, what: { story: job.storyKey }, ...deps.githubDown });
     if (opened === "not-admitted" || opened === "completed") {
       alreadyCompleted = true; // nothing started: the reply on the issue is the whole report
       return;
     }
-    installation = opened.installation;
-    const gitToken = opened.gitInstallation;
     const status = await sandboxStatus();
     if (status.state === "unavailable") throw new StoryStop("environment", `The sandbox cannot run on this host, so this story was not started: ${status.reason}.`);
     // Old run directories go first; then a nearly full disk is this story's report, not a wedged queue.
@@ -165,12 +143,10 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
     if ((await outbox()).pending(story, PUSH_SLOT) && (await (await outbox()).deliverNow(story, PUSH_SLOT, 1, signal)) === "pending") {
       throw new StoryStop("git-failed", "An earlier run's work of this story is still waiting to be pushed (GitHub could not take it yet), so no new run was started. It is pushed on its own; label the issue again once the pull request holds it.");
     }
-    const authEnv = gitAuthEnv(await gitToken.token());
+    const authEnv = await github.gitAuthEnv();
     const repoDir = await syncRepoCache({ harnessHome: deps.harnessHome, owner, name: repo, cloneUrl: job.repository.cloneUrl, authEnv });
-    pull = await ensureStoryPull({ octokit: installation.octokit, repoDir, owner, repo, defaultBranch: job.repository.defaultBranch, issue: job.issue, authEnv });
-    const reporter = deps.createReporter({
-      octokit: installation.octokit, installationId: job.installationId, owner, repo, pullNumber: pull.pullNumber, issueNumber: job.issue.number, headSha: pull.headSha, log, secrets: tokensSeen(),
-    });
+    pull = await ensureStoryPull({ github, repoDir, defaultBranch: job.repository.defaultBranch, issue: job.issue, authEnv });
+    const reporter = deps.createReporter(github.reporterTarget({ pullNumber: pull.pullNumber, issueNumber: job.issue.number, headSha: pull.headSha, log }));
     // The end is held until the work is pushed (deliverStoryWork): a conclusion never claims what was not delivered.
     tracker = new TrackingReporter(reporter, (error) => log.warn({ err: describe(error, redact) }, "reporting failed"), true);
     if (pull.opened) {
@@ -186,7 +162,7 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
     if (lease.interruptions > (deps.maxResumes ?? 1)) {
       throw new StoryStop("interrupted", `The App stopped ${lease.interruptions} times while this story ran; it was not resumed again. Use /harness retry-blocked to run it once more.`);
     }
-    const config = await readConfig(deps, installation.octokit, job);
+    const config = await readConfig(deps, github, job);
     await prepareStoryBranch({ repoDir, branch: pull.branch });
     // A re-admitted story runs on the default branch as it is now (a conflict blocks it as base-conflict).
     if (job.kind === "retry-blocked") {
@@ -211,7 +187,7 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
     });
     // The work is pushed whatever the outcome: a blocked story's work so far is worth a look.
     const end = await deliverStoryWork({
-      repoDir, pull, outcome, octokit: installation.octokit, outbox: await outbox(), story: { ...story, pullNumber: pull.pullNumber }, repositoryId: job.repository.id, durable: deps.outbox !== undefined, reporter, tracker, signal,
+      repoDir, pull, outcome, github, outbox: await outbox(), story: { ...story, pullNumber: pull.pullNumber }, repositoryId: job.repository.id, durable: deps.outbox !== undefined, reporter, tracker, signal,
     });
     if (end.pushWaiting) log.warn({ story: job.storyKey }, "the push waits in the outbox (GitHub could not take it yet); the story's end is reported once it went through");
     log.info({ story: job.storyKey, status: end.status, failureClass: end.failureClass }, "story finished");
@@ -219,14 +195,14 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
     failure = error;
   } finally {
     await announcing;
-    const tell = installation ? (body: string) => postNotices(outbox(), story, [commentNotice(`comment:stopped:${lease.jobId}:${lease.interruptions}`, job.issue.number, body)], log) : undefined;
+    const tell = github.connected ? (body: string) => postNotices(outbox(), story, [commentNotice(`comment:stopped:${lease.jobId}:${lease.interruptions}`, job.issue.number, body)], log) : undefined;
     if (!alreadyCompleted || failure !== undefined) await reportEnd({ deps, job, lease, tracker, failure, redact, tell, interrupted: signal.aborted });
   }
 }
 
 /** Reads and validates `.github/harness.yml`; an invalid one stops the story as `config-invalid`. */
-async function readConfig(deps: StoryRunnerDeps, octokit: AppOctokit, job: StoryJob): Promise<HarnessConfig> {
-  const text = await fetchHarnessConfigText(octokit, { owner: job.repository.owner, repo: job.repository.name, defaultBranch: job.repository.defaultBranch });
+async function readConfig(deps: StoryRunnerDeps, github: StoryGitHub, job: StoryJob): Promise<HarnessConfig> {
+  const text = await github.harnessConfigText(job.repository.defaultBranch);
   if (text === undefined) return deps.pipeline.defaultConfig;
   try {
     return deps.pipeline.parseHarnessConfig(text, HARNESS_CONFIG_PATH);

@@ -8,10 +8,10 @@ import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ProbotOctokit } from "probot";
-import { GitHubReporter, type Outbox } from "../../src/github/index.js";
+import { GitHubReporter, type Outbox, openStoryOutbox, outboxDir, type AppOctokit } from "../../src/github/index.js";
 import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "../../src/pipeline/index.js";
 import { storyKey, type JobLease } from "../../src/queue/index.js";
-import { createStoryRunner, openStoryOutbox, outboxDir, type AppOctokit } from "../../src/runner/index.js";
+import { createStoryRunner, pushStoryWork } from "../../src/runner/index.js";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { AGENT_SCRIPT, harnessYml } from "../e2e/scenario.js";
 
@@ -39,7 +39,7 @@ describe("the runner's notices through the outbox", () => {
   /** The App's outbox in `home`, as one App process opens it (a second call is a restarted App). */
   const openOutbox = async (home: string): Promise<Outbox> => {
     const octokit = new ProbotOctokit({ auth: { appId: fake.appId, privateKey: fake.privateKey }, baseUrl: fake.apiUrl }) as AppOctokit;
-    const outbox = await openStoryOutbox({ harnessHome: home, appOctokit: async () => octokit, throttle: false, log, policy: { baseDelayMs: 20, maxDelayMs: 200 } });
+    const outbox = await openStoryOutbox({ harnessHome: home, appOctokit: async () => octokit, throttle: false, log, pushWork: pushStoryWork, policy: { baseDelayMs: 20, maxDelayMs: 200 } });
     outboxes.push(outbox);
     return outbox;
   };

@@ -9,10 +9,10 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ProbotOctokit } from "probot";
-import { GitHubReporter, type Outbox } from "../../src/github/index.js";
+import { GitHubReporter, type Outbox, openStoryOutbox, outboxDir, type AppOctokit } from "../../src/github/index.js";
 import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "../../src/pipeline/index.js";
 import { storyKey, type JobLease } from "../../src/queue/index.js";
-import { createStoryRunner, openStoryOutbox, outboxDir, UNPUSHED_BUNDLE, type AppOctokit } from "../../src/runner/index.js";
+import { createStoryRunner, UNPUSHED_BUNDLE, pushStoryWork } from "../../src/runner/index.js";
 import { git, HARNESS_IDENTITY, storyDirName } from "../../src/workspace/index.js";
 import { fakeOctokit } from "../support/fake-github/client.js";
 import { startFakeGitHub, type FakeGitHub, type FailureWindow } from "../support/fake-github/index.js";
@@ -46,7 +46,7 @@ describe("the final push through the outbox", () => {
   /** The App's outbox in `home`, as an App process opens it at start-up (a second one is the restarted App). */
   const openOutbox = async (home: string): Promise<Outbox> => {
     const octokit = appOctokit();
-    const outbox = await openStoryOutbox({ harnessHome: home, appOctokit: async () => octokit, throttle: false, log, policy: { baseDelayMs: 20, maxDelayMs: 200 } });
+    const outbox = await openStoryOutbox({ harnessHome: home, appOctokit: async () => octokit, throttle: false, log, pushWork: pushStoryWork, policy: { baseDelayMs: 20, maxDelayMs: 200 } });
     outboxes.push(outbox);
     return outbox;
   };

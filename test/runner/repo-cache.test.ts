@@ -2,7 +2,8 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { exec } from "../../src/exec/index.js";
-import { gitAuthEnv, pushStoryBranch, redactToken, repoCacheDir, syncRepoCache } from "../../src/runner/index.js";
+import { gitAuthEnv } from "../../src/github/index.js";
+import { pushStoryBranch, repoCacheDir, syncRepoCache } from "../../src/runner/index.js";
 import { git, HARNESS_IDENTITY } from "../../src/workspace/index.js";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 
@@ -90,9 +91,4 @@ describe("repository cache", () => {
     expect(() => repoCacheDir("/data", "a", "b/c")).toThrow(/invalid repository name part/);
   });
 
-  it("redacts a token and its Basic-auth form", () => {
-    const basic = Buffer.from("x-access-token:ghs_secret123").toString("base64");
-    expect(redactToken(`token ghs_secret123 and ${basic}`, "ghs_secret123")).toBe("token [REDACTED] and [REDACTED]");
-    expect(gitAuthEnv("t0k")).toEqual({ GIT_CONFIG_COUNT: "1", GIT_CONFIG_KEY_0: "http.extraHeader", GIT_CONFIG_VALUE_0: `Authorization: Basic ${Buffer.from("x-access-token:t0k").toString("base64")}` });
-  });
 });

@@ -12,6 +12,7 @@ import { deliverEntry } from "./deliver.js";
 import { DEFAULT_RETRY_POLICY, retryVerdict, type RetryPolicy } from "./retry.js";
 import { newEntryId, OutboxStore } from "./store.js";
 import { afterRefusedPush } from "./gate.js";
+import { renderInterruptedCheck } from "../render/check-notes.js";
 import { isFinal, storyKeyOf, type OutboxEntry, type OutboxStory, type OutboxWrite, type PushWrite } from "./types.js";
 
 type Octokit = InstanceType<typeof ProbotOctokit>;
@@ -34,12 +35,6 @@ export interface OutboxOptions {
   tickMs?: number;
   now?: () => number;
 }
-
-/** What a check run left unfinished by a dead App says once it is closed. */
-const INTERRUPTED_OUTPUT = {
-  title: "Interrupted",
-  summary: "The App stopped (a crash or a restart) while this check ran. Its story is resumed in a new run, whose check runs replace this one.",
-};
 
 export class Outbox {
   private readonly entries = new Map<string, OutboxEntry>();
@@ -202,7 +197,7 @@ export class Outbox {
     if (entry.writer.pid === this.writer.pid && entry.writer.startTime === this.writer.startTime) return entry;
     if (isRunning({ pid: entry.writer.pid, startTime: entry.writer.startTime })) return entry;
     const at = new Date(this.now()).toISOString();
-    const closed: OutboxWrite = { ...write, status: "completed", conclusion: "cancelled", completedAt: at, output: INTERRUPTED_OUTPUT, actions: [] };
+    const closed: OutboxWrite = { ...write, status: "completed", conclusion: "cancelled", completedAt: at, output: renderInterruptedCheck(), actions: [] };
     return { ...entry, write: closed, state: "pending", attempts: 0, updatedAt: at };
   }
 
