@@ -4,8 +4,8 @@ import {
   type AppOctokit, type GitHubDownOptions, type Outbox, type ReporterTarget, type StoryGitHub,
 } from "../github/index.js";
 import type { JobLease, JobWorker, StoryJob } from "../queue/index.js";
-import type { FailureClass, HistoryEvent } from "../pipeline/index.js";
-import { declaredChecks, failureClassOf, type HarnessConfig, type RunStoryArgs, type StoryOutcome, type Workflow } from "../pipeline/index.js";
+import type { FailureClass, RunStartedEvent } from "../pipeline/index.js";
+import { failureClassOf, runStartedEvent, type HarnessConfig, type RunStoryArgs, type StoryOutcome, type Workflow } from "../pipeline/index.js";
 import { runInStepScope } from "../exec/index.js";
 import { processLedger, recoverAfterCrash } from "./recovery.js";
 import { syncRepoCache } from "./repo-cache.js";
@@ -216,18 +216,8 @@ export function storyIdOf(job: Pick<StoryJob, "repository" | "issue">): string {
   return `${job.repository.owner}/${job.repository.name}#${job.issue.number}`;
 }
 
-function startEvent(job: StoryJob, workflow: Workflow, readmission: boolean): Extract<HistoryEvent, { kind: "run.started" }> {
-  return {
-    kind: "run.started",
-    at: new Date().toISOString(),
-    storyId: storyIdOf(job),
-    runId: randomUUID(),
-    title: job.issue.title,
-    stages: workflow.stages.map((stage) => stage.id),
-    checks: declaredChecks(workflow),
-    maxAttempts: workflow.maxAttempts,
-    readmission,
-  };
+function startEvent(job: StoryJob, workflow: Workflow, readmission: boolean): RunStartedEvent {
+  return { ...runStartedEvent({ story: { id: storyIdOf(job), title: job.issue.title }, runId: randomUUID(), workflow, readmission }), at: new Date().toISOString() };
 }
 
 interface EndArgs {

@@ -1,6 +1,7 @@
 /** One pass of a seat stage: the suite gate when declared, the seat with its verdict, then the clean-clone check when declared. */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { cleanClonePassed } from "../../../workspace/index.js";
 import { readArtifact, runCleanClone, runSuiteGate } from "../../checks.js";
 import { ensureProvisioned, seatLaunch } from "../../task.js";
 import { failed, type StageOutcome, type StageStep } from "../kind.js";
@@ -43,7 +44,7 @@ export async function seatStageBody(step: StageStep, round: number): Promise<Sta
   if (stage.cleanClone !== undefined && testCommand !== undefined) {
     const record = await runCleanClone(task, stage, attempt, stage.cleanClone, testCommand);
     if (!record.ran) return failed({ failureClass: "clean-clone-not-run", reason: `the clean-clone check could not run: ${record.reason ?? "no reason given"}` }, {}, true);
-    if (record.exitCode !== 0) {
+    if (!cleanClonePassed(record)) {
       const how = record.timedOut ? "timed out" : `exited ${record.exitCode ?? "without a code"}`;
       return failed({ failureClass: "clean-clone-failed", reason: `the suite passed in the worktree but ${how} in a fresh clone of the committed change` }, { cleanClone: record });
     }
