@@ -9,6 +9,7 @@ import { confirmAdmission } from "../admission.js";
 import type { GitHubLog } from "../log.js";
 import { Outbox, type OutboxStory } from "../outbox/index.js";
 import { redactSecrets } from "../redact.js";
+import type { GitHubReporterOptions } from "../reporter.js";
 import { findStoryPullRequest, type StoryPullRequest } from "../story-lookup.js";
 import { gitAuthEnv } from "./git-auth.js";
 import { authenticateInstallation, GIT_TOKEN_PERMISSIONS, STORY_API_PERMISSIONS, type AppOctokit, type Installation } from "./installation.js";
@@ -28,19 +29,11 @@ export interface StoryGitHubArgs {
   appSecrets?: readonly string[];
 }
 
-/** What the story's reporter is made from (the options of the GitHub reporter, less the App's). */
-export interface ReporterTarget {
-  octokit: AppOctokit;
-  installationId: number;
-  owner: string;
-  repo: string;
-  pullNumber: number;
-  issueNumber: number;
-  headSha: string;
-  log: GitHubLog;
-  /** The story's tokens, a live list (a token refreshed mid-story is redacted too). */
-  secrets: readonly string[];
-}
+/**
+ * What the story's reporter is made from: the GitHub reporter's options that belong to the
+ * story, its tokens as a live list (a token refreshed mid-story is redacted too).
+ */
+export type ReporterTarget = Required<Pick<GitHubReporterOptions, "octokit" | "owner" | "repo" | "pullNumber" | "issueNumber" | "headSha" | "log" | "installationId" | "secrets">>;
 
 /** The story's GitHub, as the runner uses it. */
 export interface StoryGitHub {
