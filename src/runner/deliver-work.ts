@@ -36,7 +36,7 @@ export interface DeliverArgs {
 /** How the story ended once its delivery is known. */
 export interface DeliveredEnd {
   status: StoryOutcome["status"];
-  failureClass?: string;
+  failureClass?: FailureClass;
   /** The push waits in the outbox; the end is reported once it went through. */
   pushWaiting?: boolean;
 }

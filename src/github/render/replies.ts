@@ -1,4 +1,5 @@
 /** Short replies to the people who label issues and run commands. */
+import type { FailureClass } from "../../pipeline/index.js";
 import { KNOWN_COMMANDS } from "../commands.js";
 import { boundComment } from "../limits.js";
 import { RETRY_COMMAND } from "./advice.js";
@@ -85,6 +86,6 @@ export function renderStoryStarted(pullNumber: number, pullUrl: string): string 
 }
 
 /** Told on the issue when a story stopped outside its reporter: it never started, or its finished work could not be delivered. */
-export function renderStoryStopped(what: "could not start" | "finished, but its result could not be delivered", failureClass: string, detail: string): string {
+export function renderStoryStopped(what: "could not start" | "finished, but its result could not be delivered", failureClass: FailureClass, detail: string): string {
   return boundComment(`story-harness: this story ${what} (${failureClass}):\n\n${codeBlock(detail.slice(0, 4000))}`);
 }
