@@ -11,10 +11,7 @@ export { canRunCommands, repositoryRole } from "./permissions.js";
 export { BLOCKED_LABEL, addLabel, removeLabel, ensureLabel, hasLabel } from "./labels.js";
 export { GitHubReporter, type GitHubReporterOptions } from "./reporter.js";
 export { Outbox, OutboxStore, DEFAULT_RETRY_POLICY, retryVerdict, storyKeyOf, PUSH_SLOT, type PushWrite, type OutboxEntry, type OutboxOptions, type OutboxStory, type OutboxWrite, type RetryPolicy } from "./outbox/index.js";
-export {
-  storyGitHub, authenticateInstallation, gitAuthEnv, openStoryOutbox, outboxDir, HARNESS_CONFIG_PATH, GIT_TOKEN_PERMISSIONS, STORY_API_PERMISSIONS,
-  type StoryGitHub, type StoryGitHubArgs, type ReporterTarget, type AppOctokit, type Installation, type PushWork, type StoryOutboxArgs, type OpenStoryPull,
-} from "./story/index.js";
+export { storyGitHub, openStoryOutbox, outboxDir, HARNESS_CONFIG_PATH, type StoryGitHub, type ReporterTarget, type AppOctokit, type PushWork } from "./story/index.js";
 export { readAppIdentity } from "./app-identity.js";
 export { queueNoticeListeners, type QueueNoticeDeps } from "./queue-notices.js";
 export { postNotices, commentNotice, announceNotices, type StoryNotice } from "./notices.js";
@@ -45,7 +42,7 @@ export { renderCleanCloneCheck } from "./render/clean-clone.js";
 export { renderStoryCheck } from "./render/story.js";
 export { renderTaskCheck, wavesTable } from "./render/task.js";
 export { renderStatusComment, STATUS_MARKER } from "./render/status-comment.js";
-export { renderPullTitle, renderPullBody } from "./render/pull.js";
+export { renderPullTitle } from "./render/pull.js";
 export { renderPushRefusedDetail } from "./render/push.js";
 export { renderHelp, renderAlreadyCompleted, renderQuarantinedJob, renderWriteFailure, renderStoryStarted, renderStoryStopped } from "./render/replies.js";
 export { adviceFor, RETRY_COMMAND } from "./render/advice.js";

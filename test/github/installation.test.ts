@@ -1,5 +1,5 @@
 import { ProbotOctokit } from "probot";
-import { authenticateInstallation, gitAuthEnv, GIT_TOKEN_PERMISSIONS, STORY_API_PERMISSIONS, type AppOctokit } from "../../src/github/index.js";
+import { authenticateInstallation, gitAuthEnv, GIT_TOKEN_PERMISSIONS, STORY_API_PERMISSIONS, type AppOctokit } from "../../src/github/story/index.js";
 import { git, gitResult } from "../../src/workspace/index.js";
 import { makeTempDir, removeTempDirs } from "../support/tmp.js";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
