@@ -1,11 +1,9 @@
-import { randomUUID } from "node:crypto";
 import {
-  announceNotices, commentNotice, HARNESS_CONFIG_PATH, isCompletedStory, PUSH_SLOT, postNotices, renderAlreadyCompleted, renderStoryStopped, storyGitHub, untilGitHubAnswers,
+  announceNotices, commentNotice, HARNESS_CONFIG_PATH, isCompletedStory, PUSH_SLOT, postNotices, renderAlreadyCompleted, storyGitHub, untilGitHubAnswers,
   type AppOctokit, type GitHubDownOptions, type Outbox, type ReporterTarget, type StoryGitHub,
 } from "../github/index.js";
 import type { JobLease, JobWorker, StoryJob } from "../queue/index.js";
-import type { FailureClass, RunStartedEvent } from "../pipeline/index.js";
-import { failureClassOf, runStartedEvent, type HarnessConfig, type RunStoryArgs, type StoryOutcome, type Workflow } from "../pipeline/index.js";
+import type { FailureClass, HarnessConfig, RunStoryArgs, StoryOutcome, Workflow } from "../pipeline/index.js";
 import { runInStepScope } from "../exec/index.js";
 import { processLedger, recoverAfterCrash } from "./recovery.js";
 import { syncRepoCache } from "./repo-cache.js";
@@ -15,6 +13,7 @@ import { ensureStoryPull, type StoryPull } from "./story-start.js";
 import { prepareStoryBranch } from "./story-branch.js";
 import { mergeDefaultBranch } from "./base-merge.js";
 import { TrackingReporter, type StoryReporter } from "./tracking-reporter.js";
+import { describe, reportEnd, storyIdOf } from "./story-end.js";
 import { housekeepingFromEnv, lowDiskReason, pruneRuns, type HousekeepingSettings } from "./housekeeping.js";
 import { probeSandbox, removeStaleSandboxState, sandboxFromEnv, type Sandbox, type SandboxStatus } from "../sandbox/index.js";
 
@@ -158,7 +157,7 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
       };
     }
     const workflow = deps.pipeline.loadWorkflow();
-    const start = startEvent(job, workflow, lease.interruptions > 0 || job.kind === "retry-blocked");
+    const readmission = lease.interruptions > 0 || job.kind === "retry-blocked";
     if (lease.interruptions > (deps.maxResumes ?? 1)) {
       throw new StoryStop("interrupted", `The App stopped ${lease.interruptions} times while this story ran; it was not resumed again. Use /harness retry-blocked to run it once more.`);
     }
@@ -180,7 +179,7 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
       harnessHome: deps.harnessHome,
       reporter: tracker,
       agentEnvAllow: deps.agentEnvAllow,
-      readmission: start.readmission,
+      readmission,
       signal,
       ...(deps.sandbox ? { sandbox: deps.sandbox } : {}),
       ...(deps.taskSlots !== undefined ? { taskSlots: deps.taskSlots } : {}),
@@ -196,7 +195,7 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
   } finally {
     await announcing;
     const tell = github.connected ? (body: string) => postNotices(outbox(), story, [commentNotice(`comment:stopped:${lease.jobId}:${lease.interruptions}`, job.issue.number, body)], log) : undefined;
-    if (!alreadyCompleted || failure !== undefined) await reportEnd({ deps, job, lease, tracker, failure, redact, tell, interrupted: signal.aborted });
+    if (!alreadyCompleted || failure !== undefined) await reportEnd({ log, loadWorkflow: () => deps.pipeline.loadWorkflow(), job, lease, tracker, failure, redact, tell, interrupted: signal.aborted });
   }
 }
 
@@ -210,69 +209,3 @@ async function readConfig(deps: StoryRunnerDeps, github: StoryGitHub, job: Story
     throw new StoryStop("config-invalid", error instanceof Error ? error.message : String(error));
   }
 }
-
-/** A story is its issue in its repository: `octo/repo#42` (two repositories' issue #42 are two stories). */
-export function storyIdOf(job: Pick<StoryJob, "repository" | "issue">): string {
-  return `${job.repository.owner}/${job.repository.name}#${job.issue.number}`;
-}
-
-function startEvent(job: StoryJob, workflow: Workflow, readmission: boolean): RunStartedEvent {
-  return { ...runStartedEvent({ story: { id: storyIdOf(job), title: job.issue.title }, runId: randomUUID(), workflow, readmission }), at: new Date().toISOString() };
-}
-
-interface EndArgs {
-  deps: StoryRunnerDeps;
-  job: StoryJob;
-  lease: JobLease;
-  tracker: TrackingReporter | undefined;
-  failure: unknown;
-  redact: (text: string) => string;
-  /** Comments on the story's issue (through the outbox); absent before the App could authenticate. */
-  tell: ((body: string) => Promise<void>) | undefined;
-  interrupted: boolean;
-}
-
-/**
- * The runner's `finally`: a story whose end the pipeline did not report is reported blocked
- * here, through the reporter when there is one, else as a comment on the issue, else in the
- * log. Never throws: reporting itself may fail.
- */
-async function reportEnd(args: EndArgs): Promise<void> {
-  const { deps, job, tracker, failure, redact } = args;
-  if (args.interrupted && !tracker?.ended) {
-    // The App is stopping: the job stays queued on disk and resumes on the next start.
-    deps.log.warn({ story: job.storyKey }, "story interrupted by shutdown; it resumes on the next start");
-    return;
-  }
-  if (failure === undefined && tracker?.ended) return;
-  const failureClass: FailureClass = failureClassOf(failure);
-  const detail = redact(failure === undefined ? "The pipeline ended without reporting an outcome." : describe(failure, redact).message);
-  deps.log.error({ story: job.storyKey, failureClass, err: { message: detail } }, "story stopped");
-  try {
-    if (tracker && !tracker.ended) {
-      const workflow = safeWorkflow(deps);
-      await tracker.block({ failureClass, detail, ...(workflow ? { start: startEvent(job, workflow, args.lease.interruptions > 0) } : {}) });
-      return;
-    }
-    // No reporter yet (the story never started), or the story's end was reported but what
-    // followed failed (pushing the result, marking the pull request ready): say so on the issue.
-    if (args.tell) await args.tell(renderStoryStopped(tracker ? "finished, but its result could not be delivered" : "could not start", failureClass, detail));
-  } catch (error) {
-    deps.log.error({ story: job.storyKey, err: describe(error, redact) }, "reporting the story's end failed");
-  }
-}
-
-function safeWorkflow(deps: StoryRunnerDeps): Workflow | undefined {
-  try {
-    return deps.pipeline.loadWorkflow();
-  } catch {
-    return undefined;
-  }
-}
-
-function describe(error: unknown, redact: (text: string) => string): { message: string; status?: number } {
-  const message = redact(error instanceof Error ? error.message : String(error));
-  const status = error instanceof Error ? (error as { status?: unknown }).status : undefined;
-  return typeof status === "number" ? { message, status } : { message };
-}
-
