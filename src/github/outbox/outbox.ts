@@ -44,6 +44,8 @@ const INTERRUPTED_OUTPUT = {
 export class Outbox {
   private readonly entries = new Map<string, OutboxEntry>();
   private readonly passes = new Map<string, Promise<void>>();
+  /** Stories whose reporter is done: what is delivered for them from now on leaves memory at once. */
+  private readonly retired = new Set<string>();
   private readonly store: OutboxStore | undefined;
   private readonly policy: RetryPolicy;
   private readonly writer = selfIdentity();
@@ -71,6 +73,8 @@ export class Outbox {
         if (older) await outbox.store.remove(older.id);
         outbox.entries.set(slotKey(recovered.story, recovered.slot), recovered);
         if (recovered !== entry) await outbox.store.write(recovered);
+        // The reporter that wrote it died with its process: once delivered, it leaves memory.
+        outbox.retired.add(storyKeyOf(recovered.story));
       }
     }
     return outbox;
@@ -89,6 +93,8 @@ export class Outbox {
     const key = slotKey(story, slot);
     const now = new Date(this.now()).toISOString();
     const previous = this.entries.get(key);
+    // A new run of a retired story: its reporter keeps what GitHub answered again.
+    this.retired.delete(storyKeyOf(story));
     // Behind a pending push, a slot's new state goes after it: what it says waits for the work to arrive.
     const gate = this.pendingPush(story);
     const behind = previous !== undefined && gate !== undefined && gate.slot !== slot && previous.id < gate.id;
@@ -179,10 +185,20 @@ export class Outbox {
     return [...this.entries.values()].some((entry) => entry.state === "pending" && (key === undefined || storyKeyOf(entry.story) === key));
   }
 
-  /** Forgets a story's delivered entries (its reporter is done); pending ones stay. */
+  /**
+   * Forgets a story's delivered entries (its reporter is done, so no later write needs what
+   * GitHub answered); pending ones stay until they are delivered, then go too. The status
+   * comment of a later run is found again by its marker.
+   */
   forget(story: OutboxStory): void {
     const key = storyKeyOf(story);
     for (const [slot, entry] of this.entries) if (entry.state === "delivered" && storyKeyOf(entry.story) === key) this.entries.delete(slot);
+    if ([...this.entries.values()].some((entry) => storyKeyOf(entry.story) === key)) this.retired.add(key);
+  }
+
+  /** How many writes the outbox holds in memory, delivered ones included (what `forget` bounds). */
+  held(): number {
+    return this.entries.size;
   }
 
   /** Stops the background deliveries and waits for passes in flight (pending writes stay on disk). */
@@ -268,7 +284,13 @@ export class Outbox {
       delete next.lastError;
       next.attempts = 0;
     }
-    this.entries.set(key, next);
+    const storyKey = storyKeyOf(entry.story);
+    // Only a check run's and the status comment's answers (their ids) serve a later write of the slot.
+    const needed = next.write.kind === "check" || next.write.kind === "status-comment";
+    if (delivered && (!needed || this.retired.has(storyKey))) {
+      this.entries.delete(key);
+      if (![...this.entries.values()].some((other) => storyKeyOf(other.story) === storyKey)) this.retired.delete(storyKey);
+    } else this.entries.set(key, next);
     // GitHub has it: a disk that refuses the record now must not make it be sent twice.
     const record = delivered && isFinal(next.write) ? this.store?.remove(next.id) : this.store?.write(next);
     await record?.catch((writeError: unknown) => this.options.log.warn({ err: errorDetails(writeError) }, "outbox: could not record a delivered write"));
@@ -306,7 +328,10 @@ export class Outbox {
       await this.store?.write(entry).catch((error: unknown) => this.options.log.warn({ err: errorDetails(error) }, "outbox: could not record a withheld write"));
     }
     await this.discard(push.story, push.slot);
+    const retired = this.retired.has(key);
     for (const notice of notices) await this.put(push.story, notice.slot, notice.write).catch((error: unknown) => this.options.log.warn({ err: errorDetails(error) }, "outbox: could not record a notice"));
+    // The notices are no new run: the story stays retired.
+    if (retired) this.retired.add(key);
   }
 }
 
