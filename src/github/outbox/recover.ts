@@ -1,0 +1,23 @@
+/** What the outbox does, at start-up, with an entry that an earlier process left. */
+import { isRunning, type ProcessIdentity } from "../../exec/index.js";
+import type { OutboxEntry, OutboxWrite } from "./types.js";
+
+/** What a check run left unfinished by a dead App says once it is closed. */
+const INTERRUPTED_OUTPUT = {
+  title: "Interrupted",
+  summary: "The App stopped (a crash or a restart) while this check ran. Its story is resumed in a new run, whose check runs replace this one.",
+};
+
+/**
+ * A check run that a dead process left unfinished is to be closed as interrupted, so none stays
+ * `in_progress` for good; every other entry, and one whose writer still runs, is kept as it is.
+ */
+export function recoverEntry(entry: OutboxEntry, self: Pick<ProcessIdentity, "pid" | "startTime">, now: number): OutboxEntry {
+  const write = entry.write;
+  if (write.kind !== "check" || write.status === "completed") return entry;
+  if (entry.writer.pid === self.pid && entry.writer.startTime === self.startTime) return entry;
+  if (isRunning({ pid: entry.writer.pid, startTime: entry.writer.startTime })) return entry;
+  const at = new Date(now).toISOString();
+  const closed: OutboxWrite = { ...write, status: "completed", conclusion: "cancelled", completedAt: at, output: INTERRUPTED_OUTPUT, actions: [] };
+  return { ...entry, write: closed, state: "pending", attempts: 0, updatedAt: at };
+}
