@@ -11,7 +11,7 @@ import { renderProvisionCheck } from "./render/provision.js";
 import { renderStoryCheck } from "./render/story.js";
 import { renderTaskCheck } from "./render/task.js";
 import type { CheckRunOutput, RenderOptions } from "./render/types.js";
-import { currentVerification, gateFailed, renderVerifierCheck } from "./render/verifier.js";
+import { currentVerification, gateFailed, renderVerifierCheck, stagePassed } from "./render/verifier.js";
 
 export const CHECK_NAMES = {
   provision: "harness / provision",
@@ -77,6 +77,7 @@ function gatePhase(task: TaskSnapshot | undefined, snapshot: StorySnapshot, stag
   const outcome = task?.outcome ?? snapshot.outcome;
   if (verdict) return { status: "completed", conclusion: verdict.verdict === "pass" ? "success" : "failure" };
   if (gate && gateFailed(gate)) return { status: "completed", conclusion: "failure" };
+  if (gate && stagePassed(task, stage)) return { status: "completed", conclusion: "success" };
   if (outcome === "completed") return { status: "completed", conclusion: gate ? "success" : "skipped" };
   if (outcome === "blocked") return { status: "completed", conclusion: gate ? "cancelled" : "skipped" };
   if (gate || stageRunning(task, stage)) return { status: "in_progress" };
