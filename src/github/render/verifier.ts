@@ -17,7 +17,7 @@ export interface CheckTarget {
 
 /** The stage a gate check run shows: the named one, else the first gate or review the workflow declares. */
 export function gateStage(snapshot: StorySnapshot, target: CheckTarget = {}): string | undefined {
-  return target.stage ?? snapshot.checks.find((check) => check.kind !== "clean-clone")?.stage;
+  return target.stage ?? snapshot.checks.find((check) => check.kind === "gate" || check.kind === "review")?.stage;
 }
 
 /** The suite gate and verdict of a task's current attempt at `stage` (earlier attempts have their own check runs). */

@@ -31,7 +31,7 @@ export const plannerKind: StageKind = {
     if (option) return { field: option, problem: `is not an option of a planner stage ('${stage.id}' plans the story; its tasks run the other stages)` };
     return undefined;
   },
-  checks: () => [],
+  checks: (stage) => [{ stage: stage.id, kind: "plan" }],
   run: async (step) => {
     const { task, stage, attempt } = step;
     const seatName = stage.seat ?? stage.id;
