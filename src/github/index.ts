@@ -41,6 +41,7 @@ export { renderVerifierCheck } from "./render/verifier.js";
 export { renderCleanCloneCheck } from "./render/clean-clone.js";
 export { renderStoryCheck } from "./render/story.js";
 export { renderTaskCheck, wavesTable } from "./render/task.js";
+export { renderPlannerCheck } from "./render/planner.js";
 export { renderStatusComment, STATUS_MARKER } from "./render/status-comment.js";
 export { renderPullTitle } from "./render/pull.js";
 export { renderPushRefusedDetail } from "./render/push.js";

@@ -53,7 +53,7 @@ export async function runSuiteGate(task: TaskRun, stage: Stage, attempt: number,
 export function checkArtifacts(stage: Stage, artifactDir: string): CheckFailure | undefined {
   for (const artifact of stage.artifacts) {
     const path = join(artifactDir, artifact.name);
-    if (!existsSync(path)) return { failureClass: "artifact-missing", reason: `the ${stage.seat} left no ${artifact.name} in its artifact directory` };
+    if (!existsSync(path)) return { failureClass: "artifact-missing", reason: `the ${stage.seat ?? stage.id} left no ${artifact.name} in its artifact directory` };
     const data = readArtifact(path);
     if (data === undefined) return { failureClass: "artifact-invalid", reason: `${artifact.name} is not valid JSON` };
     const issues = schemas().issues(artifact.schema, data);

@@ -196,6 +196,8 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
     await announcing;
     const tell = github.connected ? (body: string) => postNotices(outbox(), story, [commentNotice(`comment:stopped:${lease.jobId}:${lease.interruptions}`, job.issue.number, body)], log) : undefined;
     if (!alreadyCompleted || failure !== undefined) await reportEnd({ log, loadWorkflow: () => deps.pipeline.loadWorkflow(), job, lease, tracker, failure, redact, tell, interrupted: signal.aborted });
+    // The story's reports are all recorded: the App's outbox lets go of what it delivered for them.
+    if (deps.outbox) (await deps.outbox).forget(story);
   }
 }
 

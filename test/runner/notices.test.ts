@@ -80,6 +80,8 @@ describe("the runner's notices through the outbox", () => {
     const story = fake.state.checkRuns.filter((run) => run.repo === "acme/announce" && run.name === "harness / story").at(-1);
     expect(story).toMatchObject({ status: "completed", conclusion: "success" });
     await waitFor("ready for review", () => (pull.draft === false ? true : undefined));
+    // The job ended before GitHub took its writes: delivered later, they leave the App's memory too.
+    await waitFor("the outbox to let go of the story", () => (outbox.held() === 0 ? true : undefined));
     fake.assertNoUnexpectedRequests();
   });
 

@@ -101,7 +101,7 @@ describe("the final push through the outbox", () => {
     // The App stops with the push undelivered; GitHub recovers; a new App starts on the same data directory.
     await first.close();
     badGateway.close();
-    await openOutbox(home);
+    const second = await openOutbox(home);
 
     const head = await waitFor("the push", async () => {
       const current = await fake.branchHead("acme", "pushy", `harness/story-${number}`);
@@ -111,6 +111,8 @@ describe("the final push through the outbox", () => {
     expect(story.conclusion).toBe("success");
     await waitFor("ready for review", () => (pullOf("pushy", number).draft === false ? true : undefined));
     await waitFor("the outbox to empty", () => (readdirSync(outboxDir(home)).filter((file) => file.endsWith(".json")).length === 0 ? true : undefined));
+    // What the dead process's reporter left is let go once delivered: memory does not grow with stories.
+    await waitFor("the outbox to let go of what it delivered", () => (second.held() === 0 ? true : undefined));
 
     // Nothing reported the end before the work arrived.
     const requests = fake.state.requests;

@@ -18,7 +18,7 @@ export interface CheckTarget {
 
 /** The stage a gate check run shows: the named one, else the first gate or review the workflow declares. */
 export function gateStage(snapshot: StorySnapshot, target: CheckTarget = {}): string | undefined {
-  return target.stage ?? snapshot.checks.find((check) => check.kind !== "clean-clone")?.stage;
+  return target.stage ?? snapshot.checks.find((check) => check.kind === "gate" || check.kind === "review")?.stage;
 }
 
 /** The suite gate and verdict of a task's current attempt at `stage` (earlier attempts have their own check runs). */
@@ -30,6 +30,11 @@ export function currentVerification(task: TaskSnapshot | undefined, stage: strin
     gate: gate?.attempt === task.attempt ? gate : undefined,
     verdict: verdict?.attempt === task.attempt ? verdict : undefined,
   };
+}
+
+/** True when `stage` of the task's current attempt passed (a gate stage without a seat passes with its suite). */
+export function stagePassed(task: TaskSnapshot | undefined, stage: string | undefined): boolean {
+  return task?.stages.some((candidate) => candidate.id === stage && candidate.state === "passed" && candidate.attempt === task.attempt) ?? false;
 }
 
 /** True when a gate run did not pass. */
@@ -66,7 +71,7 @@ export function renderGateSection(task: TaskSnapshot | undefined, stage: string 
     if (verdict.findings.length > 0) lines.push("", "#### Findings", ...verdict.findings.map((finding) => `- ${untrustedLine(redactSecrets(finding, secrets), 4000)}`));
     if (verdict.retryGuidance) lines.push("", "#### Guidance for the next attempt", neutralise(redactSecrets(verdict.retryGuidance, secrets)));
     lines.push("");
-  } else if (gate && !gateFailed(gate)) {
+  } else if (gate && !gateFailed(gate) && !stagePassed(task, stage)) {
     lines.push(`**Verdict:** waiting for the ${stage ?? "seat"}`, "");
   }
   lines.push(...sideBySide(task, gate, verdict));
@@ -75,7 +80,9 @@ export function renderGateSection(task: TaskSnapshot | undefined, stage: string 
     ? `${attempt}: verdict ${verdict.verdict}`
     : gate && gateFailed(gate)
       ? `${attempt}: suite failed (${gate.timedOut ? "timed out" : `exit ${gate.exitCode ?? "none"}`})`
-      : `${attempt}: suite passed, ${stage ?? "seat"} running`;
+      : stagePassed(task, stage)
+        ? `${attempt}: suite passed`
+        : `${attempt}: suite passed, ${stage ?? "seat"} running`;
   return { title, summary: boundCheckRunOutput(lines.join("\n")) };
 }
 
