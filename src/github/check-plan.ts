@@ -2,16 +2,17 @@
  * Which check runs a snapshot should show, and in which state. Pure, so the reporter only
  * compares a plan with what it posted and the plan can be tested without GitHub. The check
  * runs come from the workflow's declared stages (`run.started.checks`), never from stage
- * names: a gate or review stage gets `harness / <stage>`, a clean-clone stage
+ * names: a gate, review or planner stage gets `harness / <stage>`, a clean-clone stage
  * `harness / clean-clone`. A story with a plan gets one check run per task beside them.
  */
 import { INTEGRATION_CLEAN_CLONE, INTEGRATION_TASK, taskSnapshot, type DeclaredCheck, type StorySnapshot, type TaskSnapshot } from "../pipeline/index.js";
-import { cleanClonePassed, currentCleanClone, renderCleanCloneCheck } from "./render/clean-clone.js";
+import { cleanCloneEventPassed, currentCleanClone, renderCleanCloneCheck } from "./render/clean-clone.js";
+import { plannerTask, renderPlannerCheck } from "./render/planner.js";
 import { renderProvisionCheck } from "./render/provision.js";
 import { renderStoryCheck } from "./render/story.js";
 import { renderTaskCheck } from "./render/task.js";
 import type { CheckRunOutput, RenderOptions } from "./render/types.js";
-import { currentVerification, gateFailed, renderVerifierCheck } from "./render/verifier.js";
+import { currentVerification, gateFailed, renderVerifierCheck, stagePassed } from "./render/verifier.js";
 
 export const CHECK_NAMES = {
   provision: "harness / provision",
@@ -77,6 +78,7 @@ function gatePhase(task: TaskSnapshot | undefined, snapshot: StorySnapshot, stag
   const outcome = task?.outcome ?? snapshot.outcome;
   if (verdict) return { status: "completed", conclusion: verdict.verdict === "pass" ? "success" : "failure" };
   if (gate && gateFailed(gate)) return { status: "completed", conclusion: "failure" };
+  if (gate && stagePassed(task, stage)) return { status: "completed", conclusion: "success" };
   if (outcome === "completed") return { status: "completed", conclusion: gate ? "success" : "skipped" };
   if (outcome === "blocked") return { status: "completed", conclusion: gate ? "cancelled" : "skipped" };
   if (gate || stageRunning(task, stage)) return { status: "in_progress" };
@@ -85,8 +87,8 @@ function gatePhase(task: TaskSnapshot | undefined, snapshot: StorySnapshot, stag
 
 function cleanClonePhase(task: TaskSnapshot | undefined, snapshot: StorySnapshot, stage: string): Phase {
   const event = currentCleanClone(task, stage);
-  if (event) return { status: "completed", conclusion: cleanClonePassed(event) ? "success" : "failure" };
-  const gated = snapshot.checks.some((check) => check.kind !== "clean-clone" && check.stage === stage);
+  if (event) return { status: "completed", conclusion: cleanCloneEventPassed(event) ? "success" : "failure" };
+  const gated = snapshot.checks.some((check) => (check.kind === "gate" || check.kind === "review") && check.stage === stage);
   const { verdict } = currentVerification(task, stage);
   // The check starts once the stage's own verification passed (or with the stage, when it has none).
   const started = verdict?.verdict === "pass" || (!gated && stageRunning(task, stage));
@@ -98,6 +100,23 @@ function storyPhase(snapshot: StorySnapshot): Phase {
   if (snapshot.outcome === "completed") return { status: "completed", conclusion: "success" };
   if (snapshot.outcome === "blocked") return { status: "completed", conclusion: "action_required" };
   return { status: "in_progress" };
+}
+
+function plannerPhase(snapshot: StorySnapshot, stage: string): Phase {
+  const task = plannerTask(snapshot, stage);
+  if (task?.state === "completed") return { status: "completed", conclusion: "success" };
+  if (task?.state === "blocked") return { status: "completed", conclusion: "failure" };
+  if (task?.state === "running") return { status: "in_progress" };
+  // No planner task: the story brought its own plan, or ended before planning.
+  if (!task && (snapshot.planned || snapshot.outcome !== "running")) return { status: "completed", conclusion: "skipped" };
+  return { status: "queued" };
+}
+
+/** The check runs of the workflow's planner stages (one check run each, its attempts inside). */
+function plannerChecks(snapshot: StorySnapshot, options: RenderOptions): PlannedCheck[] {
+  return snapshot.checks
+    .filter((check) => check.kind === "plan")
+    .map((check) => ({ name: stageCheckName(check, snapshot.checks), ...plannerPhase(snapshot, check.stage), output: renderPlannerCheck(snapshot, check.stage, options), attempt: 0 }));
 }
 
 function taskPhase(task: TaskSnapshot): Phase {
@@ -112,6 +131,7 @@ function stageChecks(snapshot: StorySnapshot, task: TaskSnapshot | undefined, op
   const taskId = task?.id;
   const checks: PlannedCheck[] = [{ name: CHECK_NAMES.provision, ...provisionPhase(task, snapshot), output: renderProvisionCheck(snapshot, options, taskId), attempt: 0 }];
   for (const declared of snapshot.checks) {
+    if (declared.kind === "plan") continue;
     const name = stageCheckName(declared, snapshot.checks);
     const target = { ...(taskId !== undefined ? { taskId } : {}), stage: declared.stage };
     if (declared.kind === "clean-clone") {
@@ -133,7 +153,8 @@ export function planChecks(snapshot: StorySnapshot, options: RenderOptions = {})
   if (snapshot.outcome === "blocked") story.actions = [{ ...RETRY_ACTION }];
   // The story's own check run first: under GitHub.com's pacing of an App's writes (one a
   // second), a maintainer sees the story in progress a few seconds sooner.
-  if (!snapshot.planned) return [story, ...stageChecks(snapshot, taskSnapshot(snapshot), options)];
+  const planners = plannerChecks(snapshot, options);
+  if (!snapshot.planned) return [story, ...planners, ...stageChecks(snapshot, taskSnapshot(snapshot), options)];
   const tasks = snapshot.tasks.filter((task) => task.wave > 0);
   const perTask = tasks.map((task): PlannedCheck => {
     const planned: PlannedCheck = { name: taskCheckName(task), ...taskPhase(task), output: renderTaskCheck(snapshot, task, options), attempt: 0 };
@@ -149,5 +170,5 @@ export function planChecks(snapshot: StorySnapshot, options: RenderOptions = {})
     output: integration ? renderCleanCloneCheck(snapshot, options, target) : renderCleanCloneCheck(snapshot, options, { taskId: "", stage: INTEGRATION_CLEAN_CLONE }),
     attempt: integration?.attempt ?? 1,
   };
-  return [story, ...perTask, merged];
+  return [story, ...planners, ...perTask, merged];
 }

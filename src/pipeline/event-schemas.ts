@@ -61,7 +61,7 @@ export const EVENT_SCHEMAS = [
     maxAttempts: count(1),
     readmission: Type.Boolean(),
     unsandboxed: Type.Optional(literal(true, { description: "Present when the operator ran the story with HARNESS_SANDBOX=off." })),
-    checks: Type.Optional(Type.Array(Type.Object({ stage: name(), kind: oneOf(["gate", "review", "clean-clone"] as const) }, { additionalProperties: false }))),
+    checks: Type.Optional(Type.Array(Type.Object({ stage: name(), kind: oneOf(["gate", "review", "clean-clone", "plan"] as const) }, { additionalProperties: false }))),
   }),
   event("worktree.created", { taskId: taskId(), worktree: name(), branch: name(), base: name() }),
   event("provision.succeeded", { taskId: taskId(), cmd: nullable("string"), durationMs: duration(), skipped: Type.Boolean(), phase: name() }),

@@ -16,7 +16,7 @@ export function checkRunnable(config: HarnessConfig, workflow: Workflow, operato
     if (fixer && fixer.launch.command === undefined && fixer.launch.preset === undefined) {
       throw new ConfigError(source, "$.agent", `names no agent for seat '${stage.fix?.seat ?? ""}': set agent.preset or agent.command`);
     }
-    const seat = seatLaunch(config, stage.seat);
+    const seat = stage.seat !== undefined ? seatLaunch(config, stage.seat) : null;
     if (seat && seat.launch.command === undefined && seat.launch.preset === undefined) {
       throw new ConfigError(source, "$.agent", `names no agent for seat '${stage.seat}': set agent.preset or agent.command`);
     }

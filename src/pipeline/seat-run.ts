@@ -83,14 +83,14 @@ async function launchOnce(task: TaskRun, stage: Stage, attempt: number, seat: Se
     return {
       ok: false,
       infrastructure: true,
-      failure: { failureClass: "agent-unavailable", reason: `no agent of the ${stage.seat} seat could work (${[...new Set(tried)].join("; ")})${last ? `: ${last.message}` : ""}` },
+      failure: { failureClass: "agent-unavailable", reason: `no agent of the ${stage.seat ?? stage.id} seat could work (${[...new Set(tried)].join("; ")})${last ? `: ${last.message}` : ""}` },
     };
   }
   const result = dispatched.result;
-  if (result.timedOut) return { ok: false, infrastructure: false, failure: { failureClass: "agent-timeout", reason: `the ${stage.seat} agent was stopped at its timeout (${seat.timeoutMs} ms)` } };
+  if (result.timedOut) return { ok: false, infrastructure: false, failure: { failureClass: "agent-timeout", reason: `the ${stage.seat ?? stage.id} agent was stopped at its timeout (${seat.timeoutMs} ms)` } };
   if (result.exitCode !== 0) {
     const why = result.spawnError ?? `exited ${result.exitCode ?? "on a signal"}`;
-    return { ok: false, infrastructure: false, failure: { failureClass: "agent-exit", reason: `the ${stage.seat} agent ${why}` } };
+    return { ok: false, infrastructure: false, failure: { failureClass: "agent-exit", reason: `the ${stage.seat ?? stage.id} agent ${why}` } };
   }
   return { ok: true };
 }

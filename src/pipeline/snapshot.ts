@@ -11,10 +11,10 @@ export const INTEGRATION_TASK = "integration";
 /** The integration step's stage that runs the story-level clean-clone check on the merged branch. */
 export const INTEGRATION_CLEAN_CLONE = "clean-clone";
 
-/** A check run a workflow stage declares: a verification gate or review, or a clean-clone check. */
+/** A check run a workflow stage declares: a verification gate or review, a clean-clone check, or a planner's plan. */
 export interface DeclaredCheck {
   stage: string;
-  kind: "gate" | "review" | "clean-clone";
+  kind: "gate" | "review" | "clean-clone" | "plan";
 }
 
 /** State of one stage as a reader of the status comment sees it. */

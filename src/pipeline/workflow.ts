@@ -1,16 +1,14 @@
-import { existsSync, readFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { schemas } from "../schema/index.js";
-import { parseTemplate } from "./context.js";
 import { WorkflowError } from "./errors.js";
 import type { DeclaredCheck } from "./snapshot.js";
 import { DEFAULT_STAGE_KIND, stageKind, stageKinds } from "./stages/index.js";
+import { loadStage, seatProblem } from "./workflow-stage.js";
 
 /** The harness's own folder: built-in workflows and prompts live under it. */
 export const HARNESS_ROOT = fileURLToPath(new URL("../../", import.meta.url));
-/** The fixer's template when a stage's fix ladder names none. */
-const FIXER_PROMPT = "prompts/fixer.md";
 /** The workflow used when none is named. */
 export const DEFAULT_WORKFLOW_PATH = join(HARNESS_ROOT, "workflows", "story-workflow.json");
 
@@ -26,10 +24,11 @@ export interface Stage {
   id: string;
   /** Its kind, a name in the stage-kind registry (`stages/`): what running it means. */
   kind: string;
-  seat: string;
-  promptPath: string;
+  /** The agent seat, with its template; absent for a kind that runs no seat (`gate`, `clean-clone`). */
+  seat?: string;
+  promptPath?: string;
   /** The template text, checked for unknown placeholders at load time. */
-  template: string;
+  template?: string;
   artifacts: ArtifactSpec[];
   gate?: "suite";
   /** Artifact whose verdict decides the stage. */
@@ -55,8 +54,8 @@ export interface Workflow {
 export interface RawStage {
   id: string;
   kind?: string;
-  seat: string;
-  prompt: string;
+  seat?: string;
+  prompt?: string;
   artifacts?: ArtifactSpec[];
   gate?: "suite";
   verdict?: string;
@@ -95,42 +94,9 @@ export function loadWorkflow(path: string = DEFAULT_WORKFLOW_PATH): Workflow {
     const kindName = stage.kind ?? DEFAULT_STAGE_KIND;
     const kind = stageKinds().get(kindName);
     if (!kind) throw new WorkflowError(source, `${at}.kind`, `of stage '${stage.id}' names no stage kind ('${kindName}'); the kinds are ${[...stageKinds().keys()].sort().join(", ")}`);
-    const problem = kind.validate(stage, index);
+    const problem = kind.validate(stage, index) ?? seatProblem(stage, kindName, kind.seated);
     if (problem) throw new WorkflowError(source, `${at}.${problem.field}`, problem.problem);
-    const declared = stage.artifacts ?? [];
-    // What the kind always requires (a planner's plan.json) comes first, unless the stage declares it itself.
-    const artifacts = [...kind.artifacts.filter((required) => !declared.some((artifact) => artifact.name === required.name)), ...declared];
-    artifacts.forEach((artifact, artifactIndex) => {
-      if (!known.has(artifact.schema)) {
-        throw new WorkflowError(source, `${at}.artifacts[${artifactIndex}].schema`, `names no known schema ('${artifact.schema}')`);
-      }
-    });
-    if (stage.verdict !== undefined && !artifacts.some((artifact) => artifact.name === stage.verdict)) {
-      throw new WorkflowError(source, `${at}.verdict`, `names '${stage.verdict}', which is not one of the stage's artifacts`);
-    }
-    const promptPath = resolvePrompt(source, stage.prompt);
-    if (!promptPath) throw new WorkflowError(source, `${at}.prompt`, `names a template that does not exist ('${stage.prompt}')`);
-    const template = readFileSync(promptPath, "utf8");
-    const unknown = parseTemplate(template).unknown;
-    if (unknown.length > 0) {
-      const names = unknown.map((name) => `{{${name}}}`).join(", ");
-      throw new WorkflowError(source, `${at}.prompt`, `template ${promptPath} uses unknown placeholder(s) ${names}`);
-    }
-    const loaded: Stage = { id: stage.id, kind: kindName, seat: stage.seat, promptPath, template, artifacts };
-    if (stage.gate !== undefined) loaded.gate = stage.gate;
-    if (stage.verdict !== undefined) loaded.verdict = stage.verdict;
-    if (stage.clean_clone !== undefined) loaded.cleanClone = stage.clean_clone;
-    if (stage.scope !== undefined) loaded.scope = stage.scope;
-    const fix = stage.on_fail?.fix;
-    if (fix) {
-      const fixPrompt = resolvePrompt(source, fix.prompt ?? FIXER_PROMPT);
-      if (!fixPrompt) throw new WorkflowError(source, `${at}.on_fail.fix.prompt`, `names a template that does not exist ('${fix.prompt ?? FIXER_PROMPT}')`);
-      const fixTemplate = readFileSync(fixPrompt, "utf8");
-      const fixUnknown = parseTemplate(fixTemplate).unknown;
-      if (fixUnknown.length > 0) throw new WorkflowError(source, `${at}.on_fail.fix.prompt`, `template ${fixPrompt} uses unknown placeholder(s) ${fixUnknown.map((name) => `{{${name}}}`).join(", ")}`);
-      loaded.fix = { seat: fix.seat, maxRounds: fix.max_rounds, promptPath: fixPrompt, template: fixTemplate };
-    }
-    return loaded;
+    return loadStage(source, at, kind.normalize?.(stage) ?? stage, kindName, kind.artifacts, known);
   });
   if (!stages.some((stage) => stage.scope !== "story" && stageKind(stage.kind).phase === "task")) {
     throw new WorkflowError(source, "$.stages", "has no stage that runs per task (every stage has scope 'story' or plans the story)");
@@ -149,13 +115,4 @@ export function declaredChecks(workflow: Pick<Workflow, "stages">): DeclaredChec
 /** The stages of `workflow` that plan a story (run once before its tasks when it brings no plan). */
 export function planStages(workflow: Pick<Workflow, "stages">): Stage[] {
   return workflow.stages.filter((stage) => stageKind(stage.kind).phase === "plan");
-}
-
-/** A prompt path resolves next to the workflow file first, then in the harness's own folder. */
-function resolvePrompt(workflowFile: string, prompt: string): string | undefined {
-  for (const base of [dirname(workflowFile), HARNESS_ROOT]) {
-    const candidate = resolve(base, prompt);
-    if (existsSync(candidate)) return candidate;
-  }
-  return undefined;
 }

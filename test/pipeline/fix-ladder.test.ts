@@ -20,8 +20,8 @@ function workflow(s: Scenario, maxRounds: number): string {
       max_attempts: 1,
       stages: [
         { id: "implementer", seat: "implementer", prompt: "prompts/implementer.md" },
-        { id: "review", seat: "reviewer", prompt: "prompts/verifier.md", artifacts: [{ name: "review.json", schema: "verdict" }], verdict: "review.json", on_fail: fix },
-        { id: "check", seat: "gatekeeper", prompt: "prompts/verifier.md", gate: "suite", on_fail: fix },
+        { id: "review", kind: "review", seat: "reviewer", prompt: "prompts/reviewer.md", on_fail: fix },
+        { id: "check", kind: "gate", on_fail: fix },
       ],
       on_failure: { retry_stage: "implementer" },
     }),
@@ -31,12 +31,12 @@ function workflow(s: Scenario, maxRounds: number): string {
 
 function config(s: Scenario) {
   return parseHarnessConfig(
-    [`agent:\n  command: ${JSON.stringify(`sh ${q(FIX_AGENT)} ${q(s.launches)}`)}`, "seats:\n  gatekeeper: { enabled: false }", 'test:\n  command: "test -f gate.txt"', 'provision:\n  command: "true"'].join("\n"),
+    [`agent:\n  command: ${JSON.stringify(`sh ${q(FIX_AGENT)} ${q(s.launches)}`)}`, 'test:\n  command: "test -f gate.txt"', 'provision:\n  command: "true"'].join("\n"),
     "harness.yml",
   );
 }
 
-describe("fix ladders", () => {
+describe("fix ladders of the review and gate kinds", () => {
   it("sends a failing review to the fixer and reviews again, and a failed gate to the fixer and runs the gate again, inside one attempt", async () => {
     const s = await makeScenario();
     const { outcome, journal } = await runScenario(s, config(s), { workflow: loadWorkflow(workflow(s, 2)) });

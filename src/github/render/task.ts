@@ -44,6 +44,7 @@ export function renderTaskCheck(snapshot: StorySnapshot, task: TaskSnapshot, opt
     lines.push("", stageTable(task.stages));
     const sections: CheckRunOutput[] = [renderProvisionCheck(snapshot, options, task.id)];
     for (const check of snapshot.checks) {
+      if (check.kind === "plan") continue;
       const target = { taskId: task.id, stage: check.stage };
       sections.push(check.kind === "clean-clone" ? renderCleanCloneCheck(snapshot, options, target) : renderVerifierCheck(snapshot, options, target));
     }

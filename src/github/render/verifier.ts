@@ -1,5 +1,6 @@
 /** Output of a gate stage's check run (`harness / <stage>`): the suite gate and the seat's verdict. */
 import { taskSnapshot, type StorySnapshot, type TaskSnapshot } from "../../pipeline/index.js";
+import { succeeded } from "../../exec/index.js";
 import { boundCheckRunOutput } from "../limits.js";
 import { redactSecrets } from "../redact.js";
 import { formatDuration, inlineCode, policyLine, tailBlock } from "./markdown.js";
@@ -17,7 +18,7 @@ export interface CheckTarget {
 
 /** The stage a gate check run shows: the named one, else the first gate or review the workflow declares. */
 export function gateStage(snapshot: StorySnapshot, target: CheckTarget = {}): string | undefined {
-  return target.stage ?? snapshot.checks.find((check) => check.kind !== "clean-clone")?.stage;
+  return target.stage ?? snapshot.checks.find((check) => check.kind === "gate" || check.kind === "review")?.stage;
 }
 
 /** The suite gate and verdict of a task's current attempt at `stage` (earlier attempts have their own check runs). */
@@ -31,9 +32,14 @@ export function currentVerification(task: TaskSnapshot | undefined, stage: strin
   };
 }
 
+/** True when `stage` of the task's current attempt passed (a gate stage without a seat passes with its suite). */
+export function stagePassed(task: TaskSnapshot | undefined, stage: string | undefined): boolean {
+  return task?.stages.some((candidate) => candidate.id === stage && candidate.state === "passed" && candidate.attempt === task.attempt) ?? false;
+}
+
 /** True when a gate run did not pass. */
 export function gateFailed(gate: Gate): boolean {
-  return gate.timedOut || gate.exitCode !== 0;
+  return !succeeded(gate);
 }
 
 /** Renders the suite command, exit code, output tail, verdict and findings of the current attempt. */
@@ -65,7 +71,7 @@ export function renderGateSection(task: TaskSnapshot | undefined, stage: string 
     if (verdict.findings.length > 0) lines.push("", "#### Findings", ...verdict.findings.map((finding) => `- ${untrustedLine(redactSecrets(finding, secrets), 4000)}`));
     if (verdict.retryGuidance) lines.push("", "#### Guidance for the next attempt", neutralise(redactSecrets(verdict.retryGuidance, secrets)));
     lines.push("");
-  } else if (gate && !gateFailed(gate)) {
+  } else if (gate && !gateFailed(gate) && !stagePassed(task, stage)) {
     lines.push(`**Verdict:** waiting for the ${stage ?? "seat"}`, "");
   }
   lines.push(...sideBySide(task, gate, verdict));
@@ -74,14 +80,16 @@ export function renderGateSection(task: TaskSnapshot | undefined, stage: string 
     ? `${attempt}: verdict ${verdict.verdict}`
     : gate && gateFailed(gate)
       ? `${attempt}: suite failed (${gate.timedOut ? "timed out" : `exit ${gate.exitCode ?? "none"}`})`
-      : `${attempt}: suite passed, ${stage ?? "seat"} running`;
+      : stagePassed(task, stage)
+        ? `${attempt}: suite passed`
+        : `${attempt}: suite passed, ${stage ?? "seat"} running`;
   return { title, summary: boundCheckRunOutput(lines.join("\n")) };
 }
 
 function suiteResult(run: { exitCode?: number; timedOut: boolean } | undefined): string {
   if (!run) return "not run yet";
   if (run.timedOut) return "⏱ timed out";
-  return run.exitCode === 0 ? "✅ passed (exit 0)" : `❌ failed (exit ${run.exitCode ?? "none"})`;
+  return succeeded(run) ? "✅ passed (exit 0)" : `❌ failed (exit ${run.exitCode ?? "none"})`;
 }
 
 /**

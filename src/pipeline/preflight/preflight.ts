@@ -68,7 +68,8 @@ export async function preflight(input: PreflightInput): Promise<PreflightProblem
     if (isNeverPassed(name)) add(`$.agent.env[${index}]`, `asks for '${name}', one of the App's own credentials, which never reach an agent`);
     else if (!input.operatorAllow.includes(name)) add(`$.agent.env[${index}]`, `asks for '${name}', which the operator does not allow agents to receive`);
   });
-  const seats = new Set(workflow.stages.map((stage) => stage.seat));
+  // The workflow's seats: each stage's own and each fix ladder's fixer.
+  const seats = new Set(workflow.stages.flatMap((stage) => [stage.seat, stage.fix?.seat].filter((seat): seat is string => seat !== undefined)));
   for (const name of Object.keys(config.seats)) {
     if (!seats.has(name)) add(`$.seats.${name}`, `names no seat of workflow '${workflow.name}' (seats: ${[...seats].join(", ")})${didYouMean(name, seats)}`);
   }

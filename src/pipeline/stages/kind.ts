@@ -51,8 +51,12 @@ export interface StageKind {
    * own, and produces the plan they run as.
    */
   readonly phase: "task" | "plan";
+  /** True when the stage runs an agent seat: `seat` and `prompt` are then required, otherwise refused. */
+  readonly seated: boolean;
   /** Artifacts the kind requires of its seat besides those the stage declares. */
   readonly artifacts: readonly ArtifactSpec[];
+  /** The stage with the kind's defaults filled in (a review's `review.json` verdict, a gate's suite), before it loads. */
+  normalize?(stage: RawStage): RawStage;
   /** The options of stage `index` this kind refuses (beyond what the workflow schema refuses). */
   validate(stage: RawStage, index: number): StageProblem | undefined;
   /** The check runs the stage declares. */

@@ -12,6 +12,7 @@ import { failed, type StageOutcome, type StageStep } from "./kind.js";
  */
 export async function launchStageSeat(step: StageStep, seat: SeatBinding, stageDir: string, artifactDir: string): Promise<StageOutcome | undefined> {
   const { task, stage, attempt, retry } = step;
+  if (stage.template === undefined) throw new Error(`stage '${stage.id}' has no seat template`);
   await ensureProvisioned(task, `seat:${stage.id}`);
   const promptFile = join(stageDir, "prompt.md");
   const prompt = renderPrompt(stage.template, {

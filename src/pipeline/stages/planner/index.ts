@@ -23,6 +23,7 @@ const NOT_FOR_A_PLANNER = ["gate", "verdict", "clean_clone", "on_fail", "scope"]
 export const plannerKind: StageKind = {
   name: "planner",
   phase: "plan",
+  seated: true,
   artifacts: [{ name: PLAN_ARTIFACT, schema: "plan" }],
   validate: (stage, index) => {
     if (index !== 0) return { field: "kind", problem: `makes stage '${stage.id}' a planner, but only a workflow's first stage may plan the story` };
@@ -30,23 +31,24 @@ export const plannerKind: StageKind = {
     if (option) return { field: option, problem: `is not an option of a planner stage ('${stage.id}' plans the story; its tasks run the other stages)` };
     return undefined;
   },
-  checks: () => [],
+  checks: (stage) => [{ stage: stage.id, kind: "plan" }],
   run: async (step) => {
     const { task, stage, attempt } = step;
+    const seatName = stage.seat ?? stage.id;
     const stageDir = task.layout.stageDir(attempt, stage.id);
     const artifactDir = join(stageDir, "artifacts");
     mkdirSync(artifactDir, { recursive: true });
-    const seat = seatLaunch(task.config, stage.seat);
+    const seat = seatLaunch(task.config, seatName);
     if (!seat) {
-      const reason = `the ${stage.seat} seat is disabled, so stage '${stage.id}' cannot plan the story: enable the seat, or give the story a \`${PLAN_FENCE}\` block`;
+      const reason = `the ${seatName} seat is disabled, so stage '${stage.id}' cannot plan the story: enable the seat, or give the story a \`${PLAN_FENCE}\` block`;
       return failed({ failureClass: "config-invalid", reason }, {}, true);
     }
     const seatFailure = await launchStageSeat(step, seat, stageDir, artifactDir);
     if (seatFailure) return seatFailure;
     try {
-      const plan = parsePlan(readArtifact(join(artifactDir, PLAN_ARTIFACT)), `the ${stage.seat}'s ${PLAN_ARTIFACT}`);
+      const plan = parsePlan(readArtifact(join(artifactDir, PLAN_ARTIFACT)), `the ${seatName}'s ${PLAN_ARTIFACT}`);
       const clash = plan.tasks.find((candidate) => candidate.id === task.taskId);
-      if (clash) throw new PlanError(`the ${stage.seat}'s ${PLAN_ARTIFACT}`, "$.tasks", `names a task '${clash.id}', the planner's own id; give it another`);
+      if (clash) throw new PlanError(`the ${seatName}'s ${PLAN_ARTIFACT}`, "$.tasks", `names a task '${clash.id}', the planner's own id; give it another`);
       task.producedPlan = plan;
     } catch (error) {
       if (!(error instanceof PlanError)) throw error;

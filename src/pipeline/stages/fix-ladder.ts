@@ -1,21 +1,26 @@
 /**
- * A seat stage's fix ladder (`on_fail.fix`): a failed gate or verdict goes to the fixer seat
- * with the gate's output or the findings, then the stage runs again, up to `max_rounds`,
- * before the attempt fails. Provisioning and agent failures stay outside the ladder.
+ * The fix ladder of a `review` or `gate` stage (`on_fail.fix`): a failing review or a red gate
+ * goes to the fixer seat with the findings or the gate's output, then the reviewer looks again
+ * or the gate runs again, up to `max_rounds`, before the attempt fails. Provisioning,
+ * infrastructure and agent failures stay outside the ladder.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { renderPrompt, type RetryEvidence } from "../../context.js";
-import { ensureProvisioned, seatLaunch } from "../../task.js";
-import { failed, type StageOutcome, type StageStep } from "../kind.js";
+import { renderPrompt, type RetryEvidence } from "../context.js";
+import type { FailureClass } from "../events.js";
+import { ensureProvisioned, seatLaunch } from "../task.js";
+import { failed, type StageOutcome, type StageStep } from "./kind.js";
 
 type Failed = Extract<StageOutcome, { passed: false }>;
 
-/** Runs `body` (round 0), then fixer and body again while the outcome is fixable and rounds remain. */
-export async function withFixLadder(step: StageStep, body: (round: number) => Promise<StageOutcome>): Promise<StageOutcome> {
+/**
+ * Runs `body` (round 0), then the fixer and `body` again while the outcome is the stage's own
+ * failure (`fixes`: a failing verdict, a red suite) and rounds remain.
+ */
+export async function withFixLadder(step: StageStep, fixes: FailureClass, body: (round: number) => Promise<StageOutcome>): Promise<StageOutcome> {
   const fix = step.stage.fix;
   let outcome = await body(0);
-  for (let round = 1; fix && round <= fix.maxRounds && fixable(outcome); round += 1) {
+  for (let round = 1; fix && round <= fix.maxRounds && fixable(outcome, fixes); round += 1) {
     const fixed = await runFixer(step, round, outcome);
     if (!fixed.passed) return fixed;
     outcome = await body(round);
@@ -23,9 +28,9 @@ export async function withFixLadder(step: StageStep, body: (round: number) => Pr
   return outcome;
 }
 
-/** A failure the fix ladder works on: the stage's own gate or verdict, not infrastructure or the agent itself. */
-function fixable(outcome: StageOutcome): outcome is Failed {
-  return !outcome.passed && !outcome.infrastructure && (outcome.failureClass === "suite-failed" || outcome.failureClass === "verdict-fail");
+/** A failure the fix ladder works on: the stage's own check, not infrastructure or an agent's failure. */
+function fixable(outcome: StageOutcome, fixes: FailureClass): outcome is Failed {
+  return !outcome.passed && !outcome.infrastructure && outcome.failureClass === fixes;
 }
 
 /** One round of the fixer seat, with the failed gate's output or the verdict's findings in its prompt. */
