@@ -77,6 +77,7 @@ async function retryFromComment(scope: TriggerScope, payload: CommentPayload, au
   // A fork can name its branch harness/story-N too; only the repository's own branch is a story's.
   const storyNumber = pull.head.repo?.id === scope.repository.id ? storyIssueFromBranch(pull.head.ref) : undefined;
   if (storyNumber === undefined) {
+    // Stryker disable next-line StringLiteral: renderNotAStory tells "issue" from anything else
     await reply(scope, here, renderNotAStory("pull request", labelName));
     return { action: "replied", reason: "not-a-story" };
   }
