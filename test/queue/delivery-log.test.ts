@@ -92,15 +92,6 @@ describe("DeliveryLog", () => {
     expect(readFileSync(path, "utf8")).toBe("d-1\nd-2\nd-3\nd-4\n");
   });
 
-  it("writes an id whose add was not awaited before it closes", async () => {
-    const path = join(makeTempDir(), "deliveries");
-    const log = await DeliveryLog.open(path);
-    const adding = log.add("d-1");
-    await log.close();
-    expect(readFileSync(path, "utf8")).toBe("d-1\n");
-    await adding;
-  });
-
   it("appends without rewriting the file until it holds twice the bound, then keeps the newest", async () => {
     const path = join(makeTempDir(), "deliveries");
     const log = await DeliveryLog.open(path, 3);
