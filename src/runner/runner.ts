@@ -1,5 +1,5 @@
 import {
-  announceNotices, commentNotice, HARNESS_CONFIG_PATH, isCompletedStory, PUSH_SLOT, postNotices, renderAlreadyCompleted, storyGitHub, untilGitHubAnswers,
+  announceNotices, commentNotice, HARNESS_CONFIG_PATH, isCompletedStory, PUSH_SLOT, postNotices, renderAlreadyCompleted, renderPushStillWaiting, renderSandboxUnavailable, renderTooManyInterruptions, storyGitHub, untilGitHubAnswers,
   type AppOctokit, type GitHubDownOptions, type Outbox, type ReporterTarget, type StoryGitHub,
 } from "../github/index.js";
 import type { JobLease, JobWorker, StoryJob } from "../queue/index.js";
@@ -128,7 +128,7 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
       return;
     }
     const status = await sandboxStatus();
-    if (status.state === "unavailable") throw new StoryStop("environment", `The sandbox cannot run on this host, so this story was not started: ${status.reason}.`);
+    if (status.state === "unavailable") throw new StoryStop("environment", renderSandboxUnavailable(status.reason));
     // Old run directories go first; then a nearly full disk is this story's report, not a wedged queue.
     const keep = deps.housekeeping ?? housekeepingFromEnv();
     try {
@@ -140,7 +140,7 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
     if (lowDisk) throw new StoryStop("environment", lowDisk);
     // An earlier run's work still waiting to be pushed goes first: a new run must build on it, not beside it.
     if ((await outbox()).pending(story, PUSH_SLOT) && (await (await outbox()).deliverNow(story, PUSH_SLOT, 1, signal)) === "pending") {
-      throw new StoryStop("git-failed", "An earlier run's work of this story is still waiting to be pushed (GitHub could not take it yet), so no new run was started. It is pushed on its own; label the issue again once the pull request holds it.");
+      throw new StoryStop("git-failed", renderPushStillWaiting());
     }
     const authEnv = await github.gitAuthEnv();
     const repoDir = await syncRepoCache({ harnessHome: deps.harnessHome, owner, name: repo, cloneUrl: job.repository.cloneUrl, authEnv });
@@ -159,7 +159,7 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
     const workflow = deps.pipeline.loadWorkflow();
     const readmission = lease.interruptions > 0 || job.kind === "retry-blocked";
     if (lease.interruptions > (deps.maxResumes ?? 1)) {
-      throw new StoryStop("interrupted", `The App stopped ${lease.interruptions} times while this story ran; it was not resumed again. Use /harness retry-blocked to run it once more.`);
+      throw new StoryStop("interrupted", renderTooManyInterruptions(lease.interruptions));
     }
     const config = await readConfig(deps, github, job);
     await prepareStoryBranch({ repoDir, branch: pull.branch });
