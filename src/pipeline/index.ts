@@ -1,6 +1,7 @@
 export * from "./events.js";
 export { failureClassOf, isFailureClass } from "./failure-class.js";
 export { runStory } from "./coordinator.js";
+export { TaskSlots, inSlots, type SlotLease } from "./task-slots.js";
 export type { StoryInput, RunStoryArgs, StoryOutcome } from "./types.js";
 export { loadWorkflow, declaredChecks, DEFAULT_WORKFLOW_PATH, HARNESS_ROOT, type Workflow, type Stage, type ArtifactSpec } from "./workflow.js";
 export {
