@@ -76,4 +76,15 @@ describe("the runner's task slots", () => {
     expect(await all).toEqual(["a done", "b done", "c done", "d done", "e done"]);
     expect([gate.most(), slots.free]).toEqual([3, 2]);
   });
+
+  it("start nothing more once an item failed, and fail once the running ones ended, their slots given back", async () => {
+    const slots = new TaskSlots(1);
+    const gate = gatedWork();
+    const all = inSlots(["a", "b", "c"], 2, slots, (item) => (item === "b" ? Promise.reject(new Error("b broke")) : gate.work(item)));
+    const failed = all.then(() => "resolved", (error: Error) => error.message);
+    await gate.settle();
+    expect(gate.started).toEqual(["a"]);
+    await gate.end("a");
+    expect([await failed, gate.started, slots.free]).toEqual(["b broke", ["a"], 1]);
+  });
 });
