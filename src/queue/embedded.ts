@@ -17,6 +17,8 @@ export interface EmbeddedQueueOptions extends QueueListeners {
   /** How often the folder is re-read for jobs of another process or locks freed by a dead one. */
   rescanMs?: number;
   log?: { error: (message: string) => void };
+  /** Test seam: awaited between an enqueue's two writes (the job file, then its delivery ids), where a crash is injected. */
+  crashPoint?: () => Promise<void>;
 }
 
 /**
@@ -102,6 +104,7 @@ export class EmbeddedQueue implements StoryQueue {
       this.writing.delete(record.id);
     }
     // After the job file: a crash in between leaves the story active, so a redelivery starts nothing.
+    await this.options.crashPoint?.();
     await Promise.all(keys.map((key) => this.deliveries.add(key)));
     this.schedulePump();
     return { accepted: true, jobId: record.id };

@@ -68,14 +68,15 @@ export async function startApp(args: { fake: FakeGitHub; home: string; workDir: 
   void done.then((result) => {
     exited = result;
   });
-  const deadline = Date.now() + 30_000;
+  // A hang guard, generous for a loaded machine: the App is polled until it answers.
+  const deadline = Date.now() + 120_000;
   for (;;) {
     if (exited) throw new Error(`the App exited before answering (exit ${exited.exitCode}):\n${exited.tail}`);
     const ok = await fetch(`${url}/ping`).then((response) => response.ok, () => false);
     if (ok) break;
     if (Date.now() > deadline) {
       abort.abort();
-      throw new Error(`the App did not answer within 30 s:\n${await readFile(logPath, "utf8").catch(() => "")}`);
+      throw new Error(`the App did not answer within 120 s:\n${await readFile(logPath, "utf8").catch(() => "")}`);
     }
     await new Promise((wake) => setTimeout(wake, 100));
   }

@@ -14,7 +14,9 @@ import { eventually, startApp, type RunningApp } from "./app-process.js";
 import { AGENT_SCRIPT, harnessYml, OWNER, storyEnd, storyPull, storyRunsDir } from "./scenario.js";
 import { startWorker, type RunningWorker } from "./worker-process.js";
 
-jest.setTimeout(400_000);
+// Hang guards, generous for a loaded machine; every wait polls for its condition.
+jest.setTimeout(900_000);
+const STORY_GUARD_MS = 600_000;
 
 const SECOND_INSTALLATION = 778;
 const SLOTS = 2;
@@ -33,7 +35,7 @@ describe("scale-out: serve and two workers on Redis", () => {
   const processes: Array<{ stop: () => Promise<unknown> }> = [];
   // The agents' folders outside their worktrees (intervals, markers) are granted to the sandbox.
   const env = (): Record<string, string> => ({
-    HARNESS_QUEUE: redis.url, HARNESS_INSTALLATION_SLOTS: String(SLOTS), HARNESS_LEASE_MS: "3000", HARNESS_SANDBOX_WRITE: `${join(root, "shared")}:${join(root, "markers")}`,
+    HARNESS_QUEUE: redis.url, HARNESS_INSTALLATION_SLOTS: String(SLOTS), HARNESS_LEASE_MS: "10000", HARNESS_SANDBOX_WRITE: `${join(root, "shared")}:${join(root, "markers")}`,
   });
 
   beforeAll(async () => {
@@ -97,11 +99,11 @@ describe("scale-out: serve and two workers on Redis", () => {
       stories.push(["alpha", await label(app, "alpha", `Alpha ${index}`)]);
       stories.push(["beta", await label(app, "beta", `Beta ${index}`, SECOND_INSTALLATION)]);
     }
-    for (const [name, number] of stories) expect((await storyEnd(fake, name, number, 300_000)).story.conclusion).toBe("success");
+    for (const [name, number] of stories) expect((await storyEnd(fake, name, number, STORY_GUARD_MS)).story.conclusion).toBe("success");
     const by = await eventually("every story's end logged by a worker", async () => {
       const logged = await finishedBy(workers);
       return logged.size === stories.length ? logged : undefined;
-    });
+    }, STORY_GUARD_MS);
     // None twice, both workers used.
     expect([...by.values()].every((names) => names.length === 1)).toBe(true);
     expect(new Set([...by.values()].flat())).toEqual(new Set(["w1", "w2"]));
@@ -132,17 +134,17 @@ describe("scale-out: serve and two workers on Redis", () => {
     const app = await serve("serve2");
     const workers = [await worker("k1"), await worker("k2")];
     const number = await label(app, "gamma", "Survive a lost worker");
-    await eventually("the implementer to start", () => (existsSync(join(markers, "started")) ? true : undefined));
-    const holder = await eventually("the worker running it", () => workers.find((each) => existsSync(storyRunsDir(each.home, "gamma", number))));
+    await eventually("the implementer to start", () => (existsSync(join(markers, "started")) ? true : undefined), STORY_GUARD_MS);
+    const holder = await eventually("the worker running it", () => workers.find((each) => existsSync(storyRunsDir(each.home, "gamma", number))), STORY_GUARD_MS);
     const survivor = workers.find((each) => each !== holder);
     expect((await holder.kill9()).signal).toBe("SIGKILL");
     processes.splice(processes.indexOf(holder), 1);
-    const { story } = await storyEnd(fake, "gamma", number, 180_000);
+    const { story } = await storyEnd(fake, "gamma", number, STORY_GUARD_MS);
     expect(story.conclusion).toBe("success");
     const finished = await eventually("the survivor to log the story's end", async () => {
       const entries = (await survivor?.entries("story finished")) ?? [];
       return entries.length > 0 ? entries.map((entry) => entry.story) : undefined;
-    });
+    }, STORY_GUARD_MS);
     expect(finished).toEqual([`${OWNER}/gamma#${number}`]);
     expect(fake.state.pulls.filter((pull) => pull.repo === `${OWNER}/gamma`)).toHaveLength(1);
     fake.assertNoUnexpectedRequests();
@@ -158,7 +160,7 @@ describe("scale-out: serve and two workers on Redis", () => {
     const second = await serve("serve4");
     await worker("r1");
     const after = await label(second, "delta", "Labelled after the restart");
-    for (const number of [...queued, after]) expect((await storyEnd(fake, "delta", number, 180_000)).story.conclusion).toBe("success");
+    for (const number of [...queued, after]) expect((await storyEnd(fake, "delta", number, STORY_GUARD_MS)).story.conclusion).toBe("success");
     fake.assertNoUnexpectedRequests();
   });
 });

@@ -57,12 +57,13 @@ export async function startWorker(args: { fake: FakeGitHub; name: string; home: 
       .filter((line) => line.startsWith("{"))
       .map((line) => JSON.parse(line) as Record<string, unknown>)
       .filter((entry) => entry.msg === msg);
-  const deadline = Date.now() + 30_000;
+  // A hang guard, generous for a loaded machine: the worker is polled for its line.
+  const deadline = Date.now() + 180_000;
   while ((await entries("harness worker: taking stories")).length === 0) {
     if (exited) throw new Error(`worker ${args.name} exited before taking stories (exit ${exited.exitCode}):\n${exited.tail}`);
     if (Date.now() > deadline) {
       abort.abort();
-      throw new Error(`worker ${args.name} did not start within 30 s:\n${await log()}`);
+      throw new Error(`worker ${args.name} did not start within 180 s:\n${await log()}`);
     }
     await new Promise((wake) => setTimeout(wake, 100));
   }

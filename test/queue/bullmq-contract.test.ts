@@ -1,10 +1,14 @@
 import { randomBytes } from "node:crypto";
 import { openStoryQueue, type QueueConfig } from "../../src/queue/index.js";
+import { BullmqQueue } from "../../src/queue/bullmq/index.js";
 import { startRedis, type RedisServer } from "../support/redis.js";
 import { describeQueueContract } from "./contract.js";
 
-/** Short leases so a killed worker's job is taken over in seconds; the waits poll far longer. */
-const LEASE = { lockTtlMs: 3000, heartbeatMs: 500 };
+/**
+ * Leases short enough that a killed worker's job is taken over in seconds, and a TTL ten
+ * heartbeats long, so a live worker starved of CPU on a loaded machine keeps its job.
+ */
+const LEASE = { lockTtlMs: 10_000, heartbeatMs: 1000 };
 
 let redis: RedisServer | undefined;
 beforeAll(async () => {
@@ -28,7 +32,11 @@ describeQueueContract("bullmq", async () => {
     ...(options?.installationSlots ? { installationSlots: options.installationSlots } : {}),
   });
   return {
-    open: (options) => openStoryQueue(config(options)),
+    open: (options) => {
+      const opened = config(options);
+      if (!options?.crashPoint || opened.kind !== "redis") return openStoryQueue(opened);
+      return BullmqQueue.open({ ...opened, crashPoint: options.crashPoint });
+    },
     childConfig: () => config(),
     dispose: async () => undefined,
   };

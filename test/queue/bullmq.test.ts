@@ -38,6 +38,25 @@ describe("BullMQ adapter", () => {
     expect(await queue.snapshot()).toEqual([]);
   });
 
+  it("queues a delivery given to two processes at once, or a story given two deliveries at once, as one job accepted at most once", async () => {
+    const opened = await Promise.all([1, 2].map(() => openStoryQueue({ kind: "redis", url: redis?.url ?? "", concurrency: 1, prefix: "together" })));
+    try {
+      const [first, second] = opened as [StoryQueue, StoryQueue];
+      // One of the two may see the other's job before either remembered the delivery: then it says the story is active.
+      const same = await Promise.all([first.enqueue(makeJob(1, "d-1")), second.enqueue(makeJob(1, "d-1"))]);
+      expect(same.filter((outcome) => outcome.accepted).length).toBeLessThanOrEqual(1);
+      expect(same.filter((outcome) => !outcome.accepted).length).toBeGreaterThanOrEqual(1);
+      const story = await Promise.all([first.enqueue(makeJob(2, "d-2")), second.enqueue(makeJob(2, "d-3"))]);
+      expect(story.filter((outcome) => outcome.accepted)).toHaveLength(1);
+      expect(story.find((outcome) => !outcome.accepted)).toEqual({ accepted: false, reason: "already-active" });
+      expect((await first.snapshot()).map((view) => [view.job.issue.number, view.job.deliveryId])).toEqual([[1, "d-1"], [2, expect.stringMatching(/^d-[23]$/)]]);
+      // Both deliveries of issue 1 are remembered: a third try is a repeat.
+      expect(await second.enqueue(makeJob(1, "d-1"))).toEqual({ accepted: false, reason: "duplicate-delivery" });
+    } finally {
+      for (const queue of opened) await queue.close();
+    }
+  });
+
   it("fails a test that needs redis-server on a machine without it, saying how to install it", () => {
     const empty = mkdtempSync(join(tmpdir(), "harness-no-redis-"));
     try {

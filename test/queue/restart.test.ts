@@ -1,3 +1,4 @@
+import { jest } from "@jest/globals";
 import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { exec, type ExecResult } from "../../src/exec/index.js";
@@ -6,12 +7,15 @@ import { makeJob, tempDir, waitFor } from "./helpers.js";
 
 const CHILD = resolve("test/queue/queue-child.ts");
 
+// Hang guards for tests with child processes, generous for a loaded machine; the tests poll.
+jest.setTimeout(300_000);
+
 /** Starts a second App process on the queue folder; returns its pid and its end. */
 async function startChild(dir: string): Promise<{ pid: number; done: Promise<ExecResult> }> {
   let pid = 0;
   const done = exec([process.execPath, "--import", "tsx", CHILD, JSON.stringify({ kind: "embedded", dir, concurrency: 1 }), dir], {
     cwd: process.cwd(),
-    timeoutMs: 60000,
+    timeoutMs: 300_000,
     onSpawn: (childPid) => {
       pid = childPid;
     },

@@ -1,3 +1,4 @@
+import { jest } from "@jest/globals";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { exec, identityOf, type ExecResult } from "../../src/exec/index.js";
@@ -5,6 +6,9 @@ import { claimHarnessHome, EmbeddedQueue, HarnessHomeInUseError, type JobLease, 
 import { makeJob, tempDir, waitFor } from "./helpers.js";
 
 const HOME_CHILD = resolve("test/queue/home-child.ts");
+
+// Hang guards for tests with child processes, generous for a loaded machine; the tests poll.
+jest.setTimeout(300_000);
 
 /** A job file as the queue writes it, for a test that plants one. */
 function jobFile(id: string, issue: number, extra: Record<string, unknown> = {}): string {
@@ -132,8 +136,8 @@ describe("one App per HARNESS_HOME", () => {
     let pid = 0;
     let done: Promise<ExecResult> | undefined;
     try {
-      done = exec([process.execPath, "--import", "tsx", HOME_CHILD, home], { cwd: process.cwd(), timeoutMs: 120_000, onSpawn: (childPid) => (pid = childPid) });
-      await waitFor("the other process claimed the folder", () => pid !== 0 && existsSync(join(home, `claimed-${pid}`)), 60_000);
+      done = exec([process.execPath, "--import", "tsx", HOME_CHILD, home], { cwd: process.cwd(), timeoutMs: 300_000, onSpawn: (childPid) => (pid = childPid) });
+      await waitFor("the other process claimed the folder", () => pid !== 0 && existsSync(join(home, `claimed-${pid}`)));
       const refused = await claimHarnessHome(home).then(() => undefined, (error: unknown) => error);
       expect(refused).toBeInstanceOf(HarnessHomeInUseError);
       expect((refused as Error).message).toContain(`pid ${pid}`);

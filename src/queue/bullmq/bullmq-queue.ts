@@ -25,6 +25,8 @@ export interface BullmqQueueOptions {
   /** Key prefix (default `harness`); tests give each queue its own. */
   prefix?: string;
   log?: { error: (message: string) => void };
+  /** Test seam: awaited between an enqueue's two writes (the job, then its delivery ids), where a crash is injected. */
+  crashPoint?: () => Promise<void>;
 }
 
 /** Remembers every key unless one of them is remembered already (then 0): one atomic step on Redis. */
@@ -108,26 +110,37 @@ export class BullmqQueue implements StoryQueue {
     return this.options.prefix ?? KEY_PREFIX;
   }
 
+  /**
+   * Two writes, in this order: the job, then its delivery ids. A process that dies between them
+   * leaves the story queued with its delivery not yet remembered, so GitHub's redelivery is
+   * refused as `already-active` (and remembered then), never as a duplicate of a job that was
+   * never added. The other order lost the story: its delivery was remembered, its job was not.
+   */
   async enqueue(job: StoryJob): Promise<EnqueueOutcome> {
     if (this.closed) throw new Error("queue is closed");
     checkStoryJob(job);
     // The delivery id and the event's own identity: a replay under a new delivery id is a repeat too.
     const seenKeys = [job.deliveryId, ...(job.eventKey ? [`event:${job.eventKey}`] : [])].map((key) => this.keys.delivery(key));
-    const fresh = await this.redis.eval(REMEMBER_UNSEEN, seenKeys.length, ...seenKeys, job.storyKey, String(this.options.deliveryMemoryMs ?? DEFAULT_DELIVERY_MEMORY_MS));
-    if (fresh !== 1) return { accepted: false, reason: "duplicate-delivery" };
+    if ((await this.redis.exists(...seenKeys)) > 0) return { accepted: false, reason: "duplicate-delivery" };
     const jobId = storyJobId(job.storyKey);
-    try {
-      if (await this.liveJob(jobId)) return { accepted: false, reason: "already-active" };
-      await this.queue.add("story", job, { jobId, priority: PRIORITY[job.kind] });
-    } catch (error) {
-      // Not queued: a redelivery of this delivery must be able to try again.
-      await this.redis.del(...seenKeys).catch(() => undefined);
-      throw error;
+    if (await this.liveJob(jobId)) {
+      await this.remember(seenKeys, job);
+      return { accepted: false, reason: "already-active" };
     }
-    // BullMQ ignores an add under an id it holds: when another process queued the story in between, ours was not added.
+    await this.queue.add("story", job, { jobId, priority: PRIORITY[job.kind] });
+    await this.options.crashPoint?.();
+    // Two processes given the same delivery at once both add (BullMQ keeps one job): the first to remember it answers.
+    if (!(await this.remember(seenKeys, job))) return { accepted: false, reason: "duplicate-delivery" };
+    // BullMQ ignores an add under an id it holds: when another delivery queued the story in between, ours was not added.
     const stored = await this.queue.getJob(jobId);
     if (stored && (stored.data as Partial<StoryJob>).deliveryId !== job.deliveryId) return { accepted: false, reason: "already-active" };
     return { accepted: true, jobId };
+  }
+
+  /** Remembers the delivery keys unless one of them is remembered already (false then), in one step. */
+  private async remember(seenKeys: string[], job: StoryJob): Promise<boolean> {
+    const fresh = await this.redis.eval(REMEMBER_UNSEEN, seenKeys.length, ...seenKeys, job.storyKey, String(this.options.deliveryMemoryMs ?? DEFAULT_DELIVERY_MEMORY_MS));
+    return fresh === 1;
   }
 
   async isActive(storyKey: string): Promise<boolean> {
