@@ -24,6 +24,27 @@ export default tseslint.config(
     },
   },
   {
+    // GitHub lives in one room: the runner orchestrates through the GitHub room's story adapter.
+    files: ["src/runner/**"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          paths: [
+            { name: "node:child_process", message: "Run processes through src/exec." },
+            { name: "child_process", message: "Run processes through src/exec." },
+            { name: "probot", message: "GitHub calls belong in src/github (its story adapter)." },
+          ],
+          patterns: [{ group: ["@octokit/*"], message: "GitHub calls belong in src/github (its story adapter)." }],
+        },
+      ],
+      "no-restricted-syntax": [
+        "error",
+        { selector: "MemberExpression[property.name=/^(rest|graphql|request|paginate)$/]", message: "GitHub calls belong in src/github (its story adapter)." },
+      ],
+    },
+  },
+  {
     files: ["src/exec/**"],
     rules: { "no-restricted-imports": "off" },
   },

@@ -9,6 +9,9 @@
  * Jest runs as in `npm test`: ESM through ts-jest, with --experimental-vm-modules.
  * `--mutate <files>` narrows a room to some of its files (the guard files the mutation table of
  * issue 16 names were run that way: docs/benchmarks.md).
+ * `MUTATE_TESTS=github/redact,github/redact-property` narrows the room's tests to those files
+ * (paths under test/, without `.test.ts`), so a file's mutants run against its own tests: on a
+ * loaded machine a room's heavier tests (probot, real git) cost seconds per mutant.
  */
 const ROOMS = {
   exec: { mutate: ["src/exec/**/*.ts"], tests: ["exec", "agents"] },
@@ -20,6 +23,9 @@ const ROOMS = {
 const room = process.env.MUTATE_ROOM;
 if (room !== undefined && !(room in ROOMS)) throw new Error(`MUTATE_ROOM must be one of ${Object.keys(ROOMS).join(", ")}; got '${room}'`);
 const chosen = room === undefined ? undefined : ROOMS[room];
+const narrowed = process.env.MUTATE_TESTS?.split(",").map((name) => name.trim()).filter((name) => name !== "");
+if (narrowed !== undefined && chosen === undefined) throw new Error("MUTATE_TESTS narrows a room's tests: set MUTATE_ROOM too");
+const testFolders = narrowed?.length ? narrowed : chosen?.tests;
 
 export default {
   testRunner: "jest",
@@ -27,7 +33,7 @@ export default {
     projectType: "custom",
     configFile: "jest.config.js",
     config: chosen
-      ? { testMatch: chosen.tests.map((folder) => `<rootDir>/test/${folder}{/**/*,}.test.ts`) }
+      ? { testMatch: testFolders.map((folder) => `<rootDir>/test/${folder}{/**/*,}.test.ts`) }
       : { testPathIgnorePatterns: ["/node_modules/", "/test/e2e/", "/test/support/"] },
     enableFindRelatedTests: false,
   },
@@ -40,7 +46,7 @@ export default {
   timeoutFactor: 2,
   dryRunTimeoutMinutes: 40,
   reporters: ["clear-text", "progress-append-only", "json"],
-  jsonReporter: { fileName: `reports/mutation/${room ?? "all"}.json` },
+  jsonReporter: { fileName: `reports/mutation/${process.env.MUTATE_REPORT ?? room ?? "all"}.json` },
   tempDirName: ".stryker-tmp",
   cleanTempDir: "always",
 };

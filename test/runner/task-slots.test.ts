@@ -1,14 +1,12 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ProbotOctokit } from "probot";
-import { GitHubReporter } from "../../src/github/index.js";
-import { DEFAULT_HARNESS_CONFIG, JOURNAL_FILE, loadWorkflow, parseHarnessConfig, readJournal, runStory, type HistoryEvent } from "../../src/pipeline/index.js";
-import { storyKey, type JobLease } from "../../src/queue/index.js";
-import { createStoryRunner, type AppOctokit } from "../../src/runner/index.js";
+import { JOURNAL_FILE, readJournal, type HistoryEvent } from "../../src/pipeline/index.js";
+import type { JobLease } from "../../src/queue/index.js";
 import { Sandbox, sandboxSettingsFromEnv } from "../../src/sandbox/index.js";
 import { storyDirName } from "../../src/workspace/index.js";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
+import { realRunner, storyLease } from "./real-runner.js";
 import { recordingLog } from "./recording-log.js";
 
 /** The most tasks of one story that were running at once, read from its journal (task.started … task.finished). */
@@ -64,27 +62,13 @@ describe("a plan's tasks at once on a runner shared by several stories", () => {
     const holder = await fake.addRepository({ owner: "acme", name: "holder", files });
     const planned = await fake.addRepository({ owner: "acme", name: "waves", files });
     const plan = JSON.stringify({ tasks: ["a", "b"].map((id) => ({ id, title: `Part ${id}`, description: `Write src/${id}.txt`, files: [`src/${id}.txt`], blocked_by: [] })) });
-    const lease = (repo: { id: number; cloneUrl: string }, name: string, title: string, body: string): JobLease => {
+    const lease = (repository: { id: number; cloneUrl: string }, name: string, title: string, body: string): JobLease => {
       const issue = fake.createIssue("acme", name, { title, body, user: "acme" });
-      return {
-        jobId: `job-${name}-${issue.number}`,
-        interruptions: 0,
-        job: {
-          storyKey: storyKey("acme", name, issue.number), kind: "start", installationId: fake.installationId,
-          repository: { id: repo.id, owner: "acme", name, cloneUrl: repo.cloneUrl, defaultBranch: "main" },
-          issue: { number: issue.number, title, body }, requestedBy: "acme", deliveryId: `d-${name}-${issue.number}`, enqueuedAt: new Date().toISOString(),
-        },
-      };
+      return storyLease(fake, { name, number: issue.number, repository, title, body });
     };
     const home = join(root, "home");
-    const appOctokit = new ProbotOctokit({ auth: { appId: fake.appId, privateKey: fake.privateKey }, baseUrl: fake.apiUrl }) as AppOctokit;
     // One runner, two slots (HARNESS_CONCURRENCY=2), running both stories; the agents may write only `out`.
-    const worker = createStoryRunner({
-      appOctokit: async () => appOctokit, harnessHome: home, agentEnvAllow: [], githubThrottle: false, taskSlots: 2, log: recordingLog().log,
-      sandbox: new Sandbox(sandboxSettingsFromEnv({ ...process.env, HARNESS_SANDBOX_WRITE: out })),
-      pipeline: { runStory, loadWorkflow: () => loadWorkflow(), parseHarnessConfig, defaultConfig: DEFAULT_HARNESS_CONFIG },
-      createReporter: (target) => new GitHubReporter(target),
-    });
+    const worker = realRunner(fake, home, recordingLog().log, { taskSlots: 2, sandbox: new Sandbox(sandboxSettingsFromEnv({ ...process.env, HARNESS_SANDBOX_WRITE: out })) });
     const journalOf = (name: string, number: number): HistoryEvent[] => {
       const runs = join(home, "runs", storyDirName(`acme/${name}#${number}`));
       const [runId] = readdirSync(runs);

@@ -1,0 +1,74 @@
+/**
+ * A PEM block cut by an output tail's start or end: the key's base64 lines go with the header
+ * or footer, and the text around them stays. Each case below was found by mutation testing
+ * (docs/benchmarks.md): a redactor that removes too little leaks key material, one that
+ * removes too much eats the suite's own output around it, which is what a reader debugging a
+ * failure came for.
+ */
+import { describe, expect, it } from "@jest/globals";
+import { redactSecrets, REDACTED } from "../../src/github/index.js";
+
+const HEADER = "-----BEGIN RSA PRIVATE KEY-----";
+const FOOTER = "-----END RSA PRIVATE KEY-----";
+// Between them every base64 character: both cases of letters up to z, digits up to 9, + / and =.
+const KEY = ["MIIEowIBAAKCAQEAz9+/x7b0Y3Jt5c2VjcmV0a2V5bWF0ZXJpYWxoZXJl", "c2VjcmV0a2V5bWF0ZXJpYWxoZXJlc2VjcmV0a2V5bWF0ZXJpYWw="];
+
+// Lines that are not base64, each for a different reason: a space, an underscore, a letter
+// beyond ASCII, a colon, a trailing full stop.
+const PROSE = ["two words", "snake_case_name", "über", "status:ok", "Done."];
+
+describe("redactSecrets: a PEM block cut at its end", () => {
+  it("removes the header and the key lines, and keeps the line after them", () => {
+    for (const line of PROSE) {
+      expect(redactSecrets(`a\n${HEADER}\n${KEY.join("\n")}\n${line}\nb`)).toBe(`a\n${REDACTED}\n${line}\nb`);
+    }
+  });
+
+  it("does so with CRLF line ends too", () => {
+    expect(redactSecrets(`a\r\n${HEADER}\r\n${KEY.join("\r\n")}\r\ntwo words\r\nb`)).toBe(`a\r\n${REDACTED}\r\ntwo words\r\nb`);
+  });
+
+  it("stops at a blank line", () => {
+    expect(redactSecrets(`${HEADER}\n${KEY[0]}\n\nDone`)).toBe(`${REDACTED}\n\nDone`);
+  });
+
+  it("keeps a word on the header's own line (a scanner naming what it found)", () => {
+    expect(redactSecrets(`line 3: ${HEADER} found\nscan done`)).toBe(`line 3: ${REDACTED} found\nscan done`);
+  });
+});
+
+describe("redactSecrets: a PEM block cut at its start", () => {
+  it("removes the key lines and the footer, and keeps the line before them", () => {
+    for (const line of PROSE) {
+      expect(redactSecrets(`${line}\n${KEY.join("\n")}\n${FOOTER}\nb`)).toBe(`${line}\n${REDACTED}\nb`);
+    }
+  });
+
+  it("stops at a blank line", () => {
+    expect(redactSecrets(`Done\n\n${KEY[1]}\n${FOOTER}\nb`)).toBe(`Done\n\n${REDACTED}\nb`);
+  });
+
+  it("removes a footer the tail starts with", () => {
+    expect(redactSecrets(`${FOOTER}\nb`)).toBe(`${REDACTED}\nb`);
+  });
+
+  it("keeps what precedes a footer on its own line, and the lines above it", () => {
+    expect(redactSecrets(`Done\nexpected:${FOOTER}\nb`)).toBe(`Done\nexpected:${REDACTED}\nb`);
+  });
+
+  it("removes a footer cut off by the tail's end", () => {
+    expect(redactSecrets(`Done.\n${KEY[0]}\n-----END RSA PRI`)).toBe(`Done.\n${REDACTED}RSA PRI`);
+  });
+
+  it("does not reach for a distant ----- when the footer has lost its closing dashes", () => {
+    const output = "a line of ordinary test output, long enough to put the next rule far away\n----- summary -----\nok";
+    expect(redactSecrets(`${KEY[0]}\n-----END RSA PRIVATE KEY\n${output}`)).toBe(`${REDACTED}RSA PRIVATE KEY\n${output}`);
+  });
+});
+
+describe("redactSecrets: the shortest secret redacted by value", () => {
+  it("is MIN_SECRET_LENGTH (4) characters", () => {
+    expect(redactSecrets("pin 4321 accepted", ["4321"])).toBe(`pin ${REDACTED} accepted`);
+    expect(redactSecrets("pin 321 accepted", ["321"])).toBe("pin 321 accepted");
+  });
+});
