@@ -3,7 +3,7 @@
  * process that runs stories, the runner to the queue's jobs. Nothing else happens here.
  */
 import type { ApplicationFunction, ApplicationFunctionOptions, Probot } from "probot";
-import { collectStatus, statusHandler } from "./status/index.js";
+import { collectLocalWork, collectStatus, statusHandler } from "./status/index.js";
 import {
   GitHubReporter, guardWebhooks, HANDLER_BUDGET_MS, openStoryOutbox, readAppIdentity, withinBudget, type AppOctokit, queueNoticeListeners, handleIssueComment, handleIssueLabeled, handleRetryAction, type NodeMiddleware, type TriggerDeps, type TriggerOutcome,
 } from "./github/index.js";
@@ -77,7 +77,7 @@ export function harnessApp(options: HarnessAppOptions): ApplicationFunction {
       statusHandler({
         token: settings.statusToken,
         webBase: settings.webBase ?? "https://github.com",
-        collect: async () => collectStatus({ home: settings.harnessHome, jobs: await queue.snapshot(), secrets: settings.appSecrets ?? [] }),
+        collect: async () => collectStatus({ home: settings.harnessHome, jobs: await queue.snapshot(), queue, secrets: settings.appSecrets ?? [] }),
       }),
     );
     if (settings.webhookSecret !== undefined) guardProbotWebhooks(app, { secret: settings.webhookSecret, path: settings.webhookPath ?? DEFAULT_WEBHOOK_PATH });
@@ -126,6 +126,8 @@ export function startStoryWorker(args: { queue: StoryQueue; settings: HarnessApp
   });
   outbox.catch((error: unknown) => app.log.error({ err: { message: String(error) } }, "the outbox could not be opened; reports are tried once"));
   queue.listen?.(queueNoticeListeners({ outbox, log: app.log }));
+  // On Redis, this worker's outbox and quarantine are on its own disk: published for every process's status.
+  queue.shareLocalWork?.({ home: settings.harnessHome, collect: () => collectLocalWork(settings.harnessHome) });
   const sandbox = settings.sandbox ?? sandboxFromEnv();
   // Said at start-up, loudly; the runner itself refuses stories while the sandbox cannot work.
   void probeSandbox(sandbox).then((status) => {
