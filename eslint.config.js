@@ -24,6 +24,35 @@ export default tseslint.config(
     },
   },
   {
+    // GitHub lives in one room: the runner orchestrates through the GitHub room's story adapter.
+    files: ["src/runner/**"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          paths: [
+            { name: "node:child_process", message: "Run processes through src/exec." },
+            { name: "child_process", message: "Run processes through src/exec." },
+            { name: "probot", message: "GitHub calls belong in src/github (its story adapter)." },
+          ],
+          patterns: [{ group: ["@octokit/*"], message: "GitHub calls belong in src/github (its story adapter)." }],
+        },
+      ],
+    },
+  },
+  {
+    // Every GitHub call is the GitHub room's: no other room calls octokit's REST or GraphQL API.
+    files: ["src/**"],
+    ignores: ["src/github/**"],
+    rules: {
+      "no-restricted-syntax": [
+        "error",
+        { selector: "MemberExpression[property.name=/^(rest|graphql|paginate)$/]", message: "GitHub calls belong in src/github." },
+        { selector: "MemberExpression[object.name=/octokit$/i][property.name='request']", message: "GitHub calls belong in src/github." },
+      ],
+    },
+  },
+  {
     files: ["src/exec/**"],
     rules: { "no-restricted-imports": "off" },
   },

@@ -7,7 +7,10 @@
  * worker (targets: >= 1.8 with two, >= 3.2 with four). Then the enqueue-to-start latency of
  * each adapter (an idle worker, one job at a time): p50/p99 of BullMQ against the embedded queue.
  *
- *   node --import tsx bench/scale-out.ts [--stories 20] [--rounds 1] [--latency-jobs 200]
+ *   node --import tsx bench/scale-out.ts [--stories 20] [--rounds 1] [--latency-jobs 200] [--breakdown]
+ *
+ * `--breakdown` also prints, per configuration, where the stories' time went (their journals):
+ * the mean story's longest steps, each worker's busy share and the gaps between its stories.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -21,8 +24,9 @@ import { startApp } from "../test/e2e/app-process.js";
 import { AGENT_SCRIPT, harnessYml, OWNER, storyEnd } from "../test/e2e/scenario.js";
 import { startWorker } from "../test/e2e/worker-process.js";
 import { formatPaired, measurePaired, median } from "./lib/paired.js";
+import { idleBetween, meanSteps, storyTimelines } from "./lib/story-timeline.js";
 
-const { values } = parseArgs({ options: { stories: { type: "string", default: "20" }, rounds: { type: "string", default: "1" }, "latency-jobs": { type: "string", default: "200" } } });
+const { values } = parseArgs({ options: { stories: { type: "string", default: "20" }, rounds: { type: "string", default: "1" }, "latency-jobs": { type: "string", default: "200" }, breakdown: { type: "boolean", default: false } } });
 const STORIES = Number(values.stories);
 const ROUNDS = Number(values.rounds);
 const LATENCY_JOBS = Number(values["latency-jobs"]);
@@ -60,12 +64,28 @@ async function throughput(fake: FakeGitHub, redis: RedisServer, workers: number,
       const { story } = await storyEnd(fake, name, number, 1_200_000);
       if (story.conclusion !== "success") throw new Error(`story ${number} ended ${story.conclusion}`);
     }
-    return (performance.now() - started) / 1000;
+    const took = (performance.now() - started) / 1000;
+    if (values.breakdown) describeTime(running.map((each) => each.home), took);
+    return took;
   } finally {
     for (const each of running) await each.stop();
     await app.stop();
     rmSync(root, { recursive: true, force: true });
   }
+}
+
+/** Where the stories' time went (`--breakdown`): mean story, its longest steps, each worker's busy share and idle gaps. */
+function describeTime(homes: string[], tookSeconds: number): void {
+  const perWorker = homes.map((home) => storyTimelines(home));
+  const all = perWorker.flat();
+  const { story, steps } = meanSteps(all);
+  const top = steps.slice(0, 7).map(([step, ms]) => `${step} ${(ms / 1000).toFixed(2)}`).join(", ");
+  console.log(`    mean story ${(story / 1000).toFixed(2)} s in its journal: ${top}`);
+  const busy = perWorker.map((timelines) => timelines.reduce((sum, timeline) => sum + timeline.end - timeline.start, 0) / 1000 / tookSeconds);
+  const gaps = perWorker.flatMap(idleBetween);
+  const firstStarts = perWorker.map((timelines) => timelines[0]?.start ?? Number.NaN);
+  const lastEnds = perWorker.map((timelines) => timelines.at(-1)?.end ?? Number.NaN);
+  console.log(`    stories per worker ${perWorker.map((timelines) => timelines.length).join("/")}; busy ${busy.map((share) => `${(share * 100).toFixed(0)}%`).join("/")}; gap between a worker's stories mean ${(gaps.reduce((a, b) => a + b, 0) / Math.max(1, gaps.length) / 1000).toFixed(2)} s, max ${(Math.max(0, ...gaps) / 1000).toFixed(2)} s; first start spread ${((Math.max(...firstStarts) - Math.min(...firstStarts)) / 1000).toFixed(1)} s, last end spread ${((Math.max(...lastEnds) - Math.min(...lastEnds)) / 1000).toFixed(1)} s`);
 }
 
 function latencyJob(index: number, tag: string): StoryJob {

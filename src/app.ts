@@ -3,13 +3,13 @@
  * process that runs stories, the runner to the queue's jobs. Nothing else happens here.
  */
 import type { ApplicationFunction, ApplicationFunctionOptions, Probot } from "probot";
-import { collectStatus, statusHandler } from "./status/index.js";
+import { collectLocalWork, collectStatus, statusHandler } from "./status/index.js";
 import {
-  GitHubReporter, guardWebhooks, HANDLER_BUDGET_MS, withinBudget, queueNoticeListeners, handleIssueComment, handleIssueLabeled, handleRetryAction, type NodeMiddleware, type TriggerDeps, type TriggerOutcome,
+  GitHubReporter, guardWebhooks, HANDLER_BUDGET_MS, openStoryOutbox, readAppIdentity, withinBudget, type AppOctokit, queueNoticeListeners, handleIssueComment, handleIssueLabeled, handleRetryAction, type NodeMiddleware, type TriggerDeps, type TriggerOutcome,
 } from "./github/index.js";
 import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "./pipeline/index.js";
 import { storyKey, type StoryQueue } from "./queue/index.js";
-import { createStoryRunner, openStoryOutbox, type HousekeepingSettings, type AppOctokit, type RunnerLog } from "./runner/index.js";
+import { createStoryRunner, pushStoryWork, type HousekeepingSettings, type RunnerLog } from "./runner/index.js";
 import { probeSandbox, sandboxFromEnv, UNSANDBOXED_WARNING, type Sandbox } from "./sandbox/index.js";
 
 /** The App's own settings (from the environment, see `harness serve`). */
@@ -77,7 +77,7 @@ export function harnessApp(options: HarnessAppOptions): ApplicationFunction {
       statusHandler({
         token: settings.statusToken,
         webBase: settings.webBase ?? "https://github.com",
-        collect: async () => collectStatus({ home: settings.harnessHome, jobs: await queue.snapshot(), secrets: settings.appSecrets ?? [] }),
+        collect: async () => collectStatus({ home: settings.harnessHome, jobs: await queue.snapshot(), queue, secrets: settings.appSecrets ?? [] }),
       }),
     );
     if (settings.webhookSecret !== undefined) guardProbotWebhooks(app, { secret: settings.webhookSecret, path: settings.webhookPath ?? DEFAULT_WEBHOOK_PATH });
@@ -121,11 +121,13 @@ export function startStoryWorker(args: { queue: StoryQueue; settings: HarnessApp
   const identity = args.identity ?? learnAppIdentity(app);
   const appOctokit = async (): Promise<AppOctokit> => (await app.auth()) as AppOctokit;
   const outbox = openStoryOutbox({
-    harnessHome: settings.harnessHome, appOctokit, throttle: settings.githubThrottle, log: app.log,
+    harnessHome: settings.harnessHome, appOctokit, throttle: settings.githubThrottle, log: app.log, pushWork: pushStoryWork,
     ...(settings.outboxMaxDelayMs !== undefined ? { policy: { maxDelayMs: settings.outboxMaxDelayMs } } : {}),
   });
   outbox.catch((error: unknown) => app.log.error({ err: { message: String(error) } }, "the outbox could not be opened; reports are tried once"));
   queue.listen?.(queueNoticeListeners({ outbox, log: app.log }));
+  // On Redis, this worker's outbox and quarantine are on its own disk: published for every process's status.
+  queue.shareLocalWork?.({ home: settings.harnessHome, collect: () => collectLocalWork(settings.harnessHome) });
   const sandbox = settings.sandbox ?? sandboxFromEnv();
   // Said at start-up, loudly; the runner itself refuses stories while the sandbox cannot work.
   void probeSandbox(sandbox).then((status) => {
@@ -168,10 +170,10 @@ export function learnAppIdentity(app: AppHandle): AppIdentity & { ready: Promise
   const identity: AppIdentity & { ready: Promise<void> } = { ready: Promise.resolve() };
   identity.ready = app
     .auth()
-    .then((octokit) => (octokit as AppOctokit).rest.apps.getAuthenticated())
-    .then((response) => {
-      if (response.data?.slug) identity.slug = response.data.slug;
-      if (response.data?.id) identity.id = response.data.id;
+    .then((octokit) => readAppIdentity(octokit as AppOctokit))
+    .then((found) => {
+      if (found.slug) identity.slug = found.slug;
+      if (found.id) identity.id = found.id;
     })
     .catch((error: unknown) => app.log.warn({ err: { message: String(error) } }, "could not read the App's slug"));
   return identity;

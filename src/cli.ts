@@ -13,7 +13,7 @@ Usage:
   harness clean-clone [<repo>] --command <string> [--link <dir>]... [--interpreter <path>] [--timeout-ms <n>] [--out <file>]
   harness validate <workflow.json|harness.yml> [--workflow <file>]
   harness demo                      the App against a built-in fake GitHub: what a maintainer sees
-  harness status [--json]          queued, running, quarantined and undelivered work of HARNESS_HOME
+  harness status [--json]          queued, running, quarantined and undelivered work of HARNESS_HOME (or of every worker on HARNESS_QUEUE)
   harness help
   harness <command> --help          what a command does and its options
 

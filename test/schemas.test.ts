@@ -18,6 +18,7 @@ describe("schemas/", () => {
       "queue-job",
       "queue-lock",
       "queue-story-job",
+      "queue-worker-report",
       "verdict",
       "workflow",
     ]);

@@ -65,9 +65,12 @@ export interface ExecResult {
   spawnError?: string;
 }
 
-/** True when the process ran and exited 0 within its time. */
-export function succeeded(result: ExecResult): boolean {
-  return result.exitCode === 0 && !result.timedOut;
+/**
+ * True when the process ran and exited 0 within its time: the one definition of a passing run,
+ * used for a suite gate, a baseline and the suite of a clean clone alike.
+ */
+export function succeeded(result: { exitCode?: number | null; timedOut?: boolean }): boolean {
+  return result.exitCode === 0 && result.timedOut !== true;
 }
 
 /**

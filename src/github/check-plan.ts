@@ -6,7 +6,7 @@
  * `harness / clean-clone`. A story with a plan gets one check run per task beside them.
  */
 import { INTEGRATION_CLEAN_CLONE, INTEGRATION_TASK, taskSnapshot, type DeclaredCheck, type StorySnapshot, type TaskSnapshot } from "../pipeline/index.js";
-import { cleanClonePassed, currentCleanClone, renderCleanCloneCheck } from "./render/clean-clone.js";
+import { cleanCloneEventPassed, currentCleanClone, renderCleanCloneCheck } from "./render/clean-clone.js";
 import { plannerTask, renderPlannerCheck } from "./render/planner.js";
 import { renderProvisionCheck } from "./render/provision.js";
 import { renderStoryCheck } from "./render/story.js";
@@ -87,7 +87,7 @@ function gatePhase(task: TaskSnapshot | undefined, snapshot: StorySnapshot, stag
 
 function cleanClonePhase(task: TaskSnapshot | undefined, snapshot: StorySnapshot, stage: string): Phase {
   const event = currentCleanClone(task, stage);
-  if (event) return { status: "completed", conclusion: cleanClonePassed(event) ? "success" : "failure" };
+  if (event) return { status: "completed", conclusion: cleanCloneEventPassed(event) ? "success" : "failure" };
   const gated = snapshot.checks.some((check) => (check.kind === "gate" || check.kind === "review") && check.stage === stage);
   const { verdict } = currentVerification(task, stage);
   // The check starts once the stage's own verification passed (or with the stage, when it has none).

@@ -5,7 +5,7 @@
  * headings and tables. One pass over the text by index, no backtracking regular expression;
  * stops after a fixed number of commands.
  */
-import { closesFence, forEachLine, leadingSpaces, onlySpaces, openingFence, type Fence } from "./fences.js";
+import { closesFence, forEachLine, leadingSpaces, onlySpaces, openingFence, type Fence } from "../text/index.js";
 import { CharFinder, hiddenRegionEnd, htmlFinders } from "./hidden-html.js";
 
 /** The commands the App understands, in the order the help lists them. */

@@ -3,7 +3,7 @@
  * are each limited to 65,535 bytes of UTF-8 (GitHub answers 422 past it); a comment body to
  * 65,536 characters. Truncation never splits a character and never leaves a code fence open.
  */
-import { openFenceAtEnd } from "./fences.js";
+import { openFenceAtEnd } from "../text/index.js";
 
 /** The longest suffix of a text within a byte budget, on a character boundary (shared with exec's tails). */
 export { keepLastBytes } from "../exec/index.js";

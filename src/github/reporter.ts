@@ -11,6 +11,7 @@ import { planChecks, type CheckName, type PlannedCheck } from "./check-plan.js";
 import { BLOCKED_LABEL } from "./labels.js";
 import { errorDetails, type GitHubLog } from "./log.js";
 import { Outbox, type OutboxStory, type OutboxWrite } from "./outbox/index.js";
+import { renderMovedCheck } from "./render/check-notes.js";
 import { renderStatusComment } from "./render/status-comment.js";
 import type { RenderOptions } from "./render/types.js";
 import { storyExternalId } from "./story-lookup.js";
@@ -51,13 +52,7 @@ interface PostedCheck {
 
 /** What a check run on a head the story left says. */
 function movedTo(sha: string): Pick<Extract<OutboxWrite, { kind: "check" }>, "status" | "conclusion" | "completedAt" | "output" | "actions"> {
-  return {
-    status: "completed",
-    conclusion: "neutral",
-    completedAt: new Date().toISOString(),
-    output: { title: "Moved to the pushed commit", summary: `The story pushed its work as ${sha}; this check continues on that commit.` },
-    actions: [],
-  };
+  return { status: "completed", conclusion: "neutral", completedAt: new Date().toISOString(), output: renderMovedCheck(sha), actions: [] };
 }
 
 const fingerprint = (check: PlannedCheck): string => JSON.stringify([check.status, check.conclusion, check.output, check.actions]);

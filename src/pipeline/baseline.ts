@@ -5,6 +5,7 @@
  * start there (126, 127) is the environment's (`environment`).
  */
 import { join } from "node:path";
+import { succeeded } from "../exec/index.js";
 import { git } from "../workspace/index.js";
 import type { CheckFailure } from "./checks.js";
 import type { TaskRun } from "./task.js";
@@ -26,7 +27,7 @@ const CANNOT_START = new Set([126, 127]);
 
 /** True when the baseline did not pass. */
 export function baselineRed(baseline: BaselineResult): boolean {
-  return baseline.timedOut || baseline.exitCode !== 0;
+  return !succeeded(baseline);
 }
 
 /** Whether a task runs the baseline: it has a test command and a stage that runs the suite (its gate or the clean clone). */

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { succeeded } from "../exec/index.js";
 import { schemas } from "../schema/index.js";
 import { judgeRedGate } from "./baseline.js";
 import type { CleanCloneRecord, FailureClass } from "./events.js";
@@ -40,7 +41,7 @@ export async function runSuiteGate(task: TaskRun, stage: Stage, attempt: number,
     policy: { sandboxed: result.sandboxed, network: result.network },
     ...(exitCode !== undefined ? { exitCode } : {}),
   });
-  if (result.exitCode === 0 && !result.timedOut) return undefined;
+  if (succeeded(result)) return undefined;
   // A red gate on a base that is red the same way is the base's failure, not the change's.
   const base = judgeRedGate(task.baseline, task.lastSuite);
   if (base) return { ...base, infrastructure: true };

@@ -1,4 +1,11 @@
+import { succeeded } from "../exec/index.js";
 import type { HistoryEvent, Reporter } from "./events.js";
+
+/** How a run of the suite ended, in a word or two. */
+function suiteVerdict(run: { exitCode?: number; timedOut?: boolean }): string {
+  if (succeeded(run)) return "passed";
+  return run.timedOut ? "timed out" : `failed (exit ${run.exitCode ?? "none"})`;
+}
 
 /** Milliseconds as a short human duration (`850ms`, `12.4s`, `3m05s`). */
 export function formatDuration(ms: number): string {
@@ -22,16 +29,16 @@ export function consoleLine(event: HistoryEvent): string | undefined {
     case "provision.failed":
       return `${pad("provision", 12)} failed: \`${event.cmd ?? "(none)"}\` exit ${event.exitCode ?? "none"}`;
     case "gate.finished":
-      return `${pad(event.stage, 12)} attempt ${event.attempt}  suite ${pad(formatDuration(event.durationMs), 7)} ${event.exitCode === 0 && !event.timedOut ? "passed" : event.timedOut ? "timed out" : `failed (exit ${event.exitCode ?? "none"})`}`;
+      return `${pad(event.stage, 12)} attempt ${event.attempt}  suite ${pad(formatDuration(event.durationMs), 7)} ${suiteVerdict(event)}`;
     case "baseline.finished":
-      return `${pad("baseline", 12)} suite on base ${event.commit.slice(0, 12)} ${pad(formatDuration(event.durationMs), 7)} ${event.exitCode === 0 && !event.timedOut ? "passed" : event.timedOut ? "timed out" : `failed (exit ${event.exitCode ?? "none"})`}`;
+      return `${pad("baseline", 12)} suite on base ${event.commit.slice(0, 12)} ${pad(formatDuration(event.durationMs), 7)} ${suiteVerdict(event)}`;
     case "seat.unavailable":
       return `${pad(event.stage, 12)} attempt ${event.attempt}  agent unavailable (${event.reason}): ${event.message}${event.resetAt ? ` — resets ${event.resetAt}` : ""}`;
     case "seat.parked":
       return `${pad(event.stage, 12)} attempt ${event.attempt}  parked until ${event.until}`;
     case "clean_clone.finished": {
       const result = event.result;
-      const verdict = !result.ran ? `could not run: ${result.reason ?? ""}` : result.timedOut ? "timed out" : result.exitCode === 0 ? "passed" : `failed (exit ${result.exitCode ?? "none"})`;
+      const verdict = result.ran ? suiteVerdict(result) : `could not run: ${result.reason ?? ""}`;
       return `${pad(event.stage, 12)} attempt ${event.attempt}  clean clone ${formatDuration(result.durationMs)} ${verdict}`;
     }
     case "stage.finished":

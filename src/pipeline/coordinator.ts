@@ -14,7 +14,8 @@ import { preflight, PreflightError } from "./preflight/index.js";
 import { EventSink } from "./sink.js";
 import { ensureProvisioned, type TaskRun } from "./task.js";
 import type { RunStoryArgs, StoryOutcome } from "./types.js";
-import { declaredChecks, planStages } from "./workflow.js";
+import { runStartedEvent } from "./run-started.js";
+import { planStages } from "./workflow.js";
 import { ConfigError, PlanError } from "./errors.js";
 import { PLAN_FENCE, readStoryPlan, type Plan } from "./plan.js";
 import { runPlannedStory } from "./plan-story.js";
@@ -48,18 +49,9 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
   // A workflow that starts with a planner runs as a plan even when the story brings none.
   const planning = planStages(args.workflow).length > 0;
   const single = plan === undefined && planError === undefined && !planning;
-  await sink.emit({
-    kind: "run.started",
-    storyId: args.story.id,
-    runId,
-    ...(single ? { taskId } : {}),
-    title: args.story.title,
-    stages: args.workflow.stages.map((stage) => stage.id),
-    checks: declaredChecks(args.workflow),
-    maxAttempts,
-    readmission: args.readmission ?? false,
-    ...(sandbox.settings.enabled ? {} : { unsandboxed: true as const }),
-  });
+  await sink.emit(
+    runStartedEvent({ story: args.story, runId, workflow: args.workflow, maxAttempts, readmission: args.readmission ?? false, ...(single ? { taskId } : {}), unsandboxed: !sandbox.settings.enabled }),
+  );
 
   let testCommand: string | undefined;
   try {

@@ -1,6 +1,6 @@
 /** The story's integration step after the last wave: the story-level clean-clone check on the merged branch, then the story-level stages. */
 import { mkdirSync } from "node:fs";
-import { CLEAN_CLONE_RESULT_FILE, type TaskWorktree } from "../workspace/index.js";
+import { CLEAN_CLONE_RESULT_FILE, cleanClonePassed, type TaskWorktree } from "../workspace/index.js";
 import { runAttempts } from "./attempts.js";
 import { runCleanClone } from "./checks.js";
 import { commitWorktree, storyCommitMessage } from "./commit.js";
@@ -44,7 +44,7 @@ async function storyCleanClone(run: StoryRun, task: TaskRun, command: string): P
   const record = await runCleanClone(task, { id: stage }, 1, artifact, command);
   const failure: IntegrationResult | undefined = !record.ran
     ? { passed: false, failureClass: "clean-clone-not-run", reason: `the clean-clone check of the merged branch could not run: ${record.reason ?? "no reason given"}` }
-    : record.exitCode !== 0
+    : !cleanClonePassed(record)
       ? { passed: false, failureClass: "clean-clone-failed", reason: `the tasks passed on their own but the suite ${record.timedOut ? "timed out" : `exited ${record.exitCode ?? "without a code"}`} in a fresh clone of the merged story branch` }
       : undefined;
   await run.sink.emit({

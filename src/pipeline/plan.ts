@@ -6,6 +6,7 @@
  * anything runs, naming the task ids. Pure: no git, no files.
  */
 import { schemas } from "../schema/index.js";
+import { fencedBlocks } from "../text/index.js";
 import { PlanError } from "./errors.js";
 import { patternsOverlap } from "./globs.js";
 import { INTEGRATION_TASK } from "./snapshot.js";
@@ -39,26 +40,10 @@ interface RawPlan {
  * plan blocks are refused: which one counts would be a guess.
  */
 export function extractPlanBlock(markdown: string, source: string): string | undefined {
-  const lines = markdown.split(/\r?\n/);
-  const blocks: string[] = [];
-  let open: { marker: string; plan: boolean; body: string[] } | undefined;
-  for (const line of lines) {
-    if (open) {
-      const close = line.match(/^ {0,3}(`{3,}|~{3,})\s*$/);
-      if (close?.[1] && close[1][0] === open.marker[0] && close[1].length >= open.marker.length) {
-        if (open.plan) blocks.push(open.body.join("\n"));
-        open = undefined;
-      } else {
-        open.body.push(line);
-      }
-      continue;
-    }
-    const start = line.match(/^ {0,3}(`{3,}|~{3,})\s*([^\s`]*)/);
-    if (start?.[1]) open = { marker: start[1], plan: start[2] === PLAN_FENCE, body: [] };
-  }
-  if (open?.plan) throw new PlanError(source, "$", `has a \`${PLAN_FENCE}\` block that is never closed`);
-  if (blocks.length > 1) throw new PlanError(source, "$", `has ${blocks.length} \`${PLAN_FENCE}\` blocks; give one`);
-  return blocks[0];
+  const plans = fencedBlocks(markdown).filter((block) => block.fence.info === PLAN_FENCE);
+  if (plans.some((block) => !block.closed)) throw new PlanError(source, "$", `has a \`${PLAN_FENCE}\` block that is never closed`);
+  if (plans.length > 1) throw new PlanError(source, "$", `has ${plans.length} \`${PLAN_FENCE}\` blocks; give one`);
+  return plans[0]?.body;
 }
 
 /** Reads the plan of a story's text; undefined when it carries none (a plan of one task). */

@@ -11,6 +11,8 @@ export {
   type LeaseTiming,
   type QueuedJobView,
   type QueueListeners,
+  type LocalWork,
+  type WorkerReport,
 } from "./port.js";
 export { EmbeddedQueue, type EmbeddedQueueOptions } from "./embedded.js";
 export { DeliveryLog, DEFAULT_DELIVERY_MEMORY } from "./delivery-log.js";

@@ -111,7 +111,33 @@ export interface QueueListeners {
    */
   onWriteFailure?: (job: StoryJob, error: Error) => void;
 }
+/**
+ * What a worker process holds on its own disk that no other process can read: its GitHub writes
+ * not delivered yet (or given up) and its quarantined job files. Where workers share no disk
+ * (Redis), each publishes it through the queue so an operator sees every worker's.
+ */
+export interface LocalWork {
+  quarantined: Array<{ file: string; story?: string }>;
+  undelivered: Array<{ story: string; slot: string; kind: string; state: "pending" | "undeliverable"; attempts: number; nextAt?: string; lastError?: string }>;
+}
 
+/** One worker's published report, as `harness status` reads it. */
+export interface WorkerReport extends LocalWork {
+  /** Identifies the worker: its host and a digest of its `HARNESS_HOME` (a restart there takes its report over). */
+  worker: string;
+  host: string;
+  pid: number;
+  /** Its `HARNESS_HOME`. */
+  home: string;
+  /** Job ids it runs now. */
+  running: string[];
+  /** Entries left out of each list to keep the report bounded. */
+  omitted: { quarantined: number; undelivered: number };
+  /** ISO-8601, when it published this (by the queue's clock). */
+  at: string;
+  /** False once the worker has not renewed it for a few intervals: it died, or stopped with work left. */
+  live: boolean;
+}
 
 /** The whole queue: producer side, worker side and an operator's view. */
 export interface StoryQueue extends JobIntake {
@@ -130,6 +156,14 @@ export interface StoryQueue extends JobIntake {
   snapshot(): Promise<QueuedJobView[]>;
   /** Sets who is told of jobs set aside and writes that failed (an adapter without either omits it). */
   listen?(listeners: QueueListeners): void;
+  /**
+   * Where workers share no disk (Redis): publishes this process's {@link LocalWork}, read by
+   * `collect` now and on every heartbeat until `close`, so every process sees it. An adapter
+   * whose processes share one folder omits it (and `workerReports`).
+   */
+  shareLocalWork?(source: { home: string; collect: () => Promise<LocalWork> }): void;
+  /** Every worker's report, live or left by one that stopped with work on its disk. */
+  workerReports?(): Promise<WorkerReport[]>;
 }
 
 /** Builds the story key of an issue. */

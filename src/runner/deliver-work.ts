@@ -8,12 +8,11 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { PUSH_SLOT, type Outbox, type OutboxStory } from "../github/index.js";
+import { PUSH_SLOT, renderPushFailed, renderPushRefusedDetail, type Outbox, type OutboxStory, type StoryGitHub } from "../github/index.js";
 import type { FailureClass, StoryOutcome } from "../pipeline/index.js";
 import { UNPUSHED_BUNDLE } from "./push.js";
-import { markReadyForReview, type StoryPull } from "./story-start.js";
+import type { StoryPull } from "./story-start.js";
 import { storyTip } from "./story-branch.js";
-import type { AppOctokit } from "./token.js";
 import type { StoryReporter, TrackingReporter } from "./tracking-reporter.js";
 
 /** How often the job itself tries the push (with the outbox's backoff) before it leaves it to the outbox. */
@@ -23,7 +22,7 @@ export interface DeliverArgs {
   repoDir: string;
   pull: StoryPull;
   outcome: StoryOutcome;
-  octokit: AppOctokit;
+  github: Pick<StoryGitHub, "markReadyForReview">;
   outbox: Outbox;
   story: OutboxStory;
   repositoryId: number;
@@ -37,7 +36,7 @@ export interface DeliverArgs {
 /** How the story ended once its delivery is known. */
 export interface DeliveredEnd {
   status: StoryOutcome["status"];
-  failureClass?: string;
+  failureClass?: FailureClass;
   /** The push waits in the outbox; the end is reported once it went through. */
   pushWaiting?: boolean;
 }
@@ -61,17 +60,13 @@ export async function deliverStoryWork(args: DeliverArgs): Promise<DeliveredEnd>
       await outbox.discard(story, PUSH_SLOT);
       const kept = existsSync(join(outcome.runDir, UNPUSHED_BUNDLE));
       const was = outcome.status === "completed" ? "completed" : `blocked (${outcome.failureClass ?? "unknown"})`;
-      await tracker.block({
-        failureClass: "push-refused",
-        detail: `GitHub refused the push of ${tip.slice(0, 12)} to ${pull.branch}, so the pull request does not hold this work ` +
-          `(the run had ${was}).\n\n${refusal}\n\n${kept ? `The work is kept in the run directory as ${UNPUSHED_BUNDLE}.` : "The work could not be saved as a bundle."}`,
-      });
+      await tracker.block({ failureClass: "push-refused", detail: renderPushRefusedDetail({ branch: pull.branch, sha: tip, refusal, was, bundle: { kept, name: UNPUSHED_BUNDLE } }) });
       return { status: "blocked", failureClass: "push-refused" };
     }
     if (state === "pending" && !args.durable) {
       const why = outbox.lastError(story, PUSH_SLOT) ?? "the push did not go through";
       await outbox.discard(story, PUSH_SLOT);
-      throw new PushFailedError(`Pushing ${tip.slice(0, 12)} to ${pull.branch} failed ${IN_JOB_PUSH_ATTEMPTS} times: ${why}`);
+      throw new PushFailedError(renderPushFailed(tip, pull.branch, IN_JOB_PUSH_ATTEMPTS, why));
     }
     pushWaiting = state === "pending";
     // Reports on the new head; while the push waits, the outbox holds them behind it.
@@ -80,7 +75,7 @@ export async function deliverStoryWork(args: DeliverArgs): Promise<DeliveredEnd>
   await tracker.releaseEnd();
   if (outcome.status === "completed") {
     if (reporter.markReadyForReview) await reporter.markReadyForReview(pull.pullNodeId);
-    else await markReadyForReview(args.octokit, pull.pullNodeId);
+    else await args.github.markReadyForReview(pull.pullNodeId);
   }
   return { status: outcome.status, ...(outcome.failureClass ? { failureClass: outcome.failureClass } : {}), ...(pushWaiting ? { pushWaiting } : {}) };
 }

@@ -1,11 +1,8 @@
-export { createStoryRunner, storyIdOf, type StoryRunnerDeps, type PipelinePort, type ReporterTarget, type RunnerLog } from "./runner.js";
-export { authenticateInstallation, type AppOctokit, type Installation } from "./token.js";
-export { gitAuthEnv, redactToken, tokenForms } from "./git-auth.js";
+export { createStoryRunner, type StoryRunnerDeps, type PipelinePort, type RunnerLog } from "./runner.js";
+export { storyIdOf } from "./story-end.js";
 export { syncRepoCache, repoCacheDir, type RepoCacheArgs } from "./repo-cache.js";
-export { ensureStoryPull, pushStoryBranch, markReadyForReview, pullTitle, type StoryPull } from "./story-start.js";
-export { fetchHarnessConfigText, HARNESS_CONFIG_PATH } from "./repo-config.js";
+export { ensureStoryPull, pushStoryBranch, type StoryPull } from "./story-start.js";
 export { TrackingReporter, type StoryReporter } from "./tracking-reporter.js";
-export { openStoryOutbox, outboxDir, type StoryOutboxArgs } from "./outbox.js";
-export { pushStoryResult, isRefusal, storyPusher, PushRefusedError, UNPUSHED_BUNDLE, type PushOutcome } from "./push.js";
+export { pushStoryResult, pushStoryWork, isRefusal, PushRefusedError, UNPUSHED_BUNDLE, type PushOutcome } from "./push.js";
 export { housekeepingFromEnv, pruneRuns, lowDiskReason, HousekeepingSettingsError, DEFAULT_RETENTION_DAYS, DEFAULT_MIN_FREE_MB, type HousekeepingSettings } from "./housekeeping.js";
 export { mergeDefaultBranch, BaseConflictError, baseConflictDetail, type BaseMergeResult } from "./base-merge.js";

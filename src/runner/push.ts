@@ -3,10 +3,10 @@
  * good (a file over its size limit, push protection, a pre-receive hook): the story is then
  * blocked as `push-refused`, never reported complete, and its work is kept as a bundle. A lost
  * connection or a 5xx is retried by the outbox, which records the push before it is tried and
- * carries it across restarts ({@link storyPusher} is how it pushes).
+ * carries it across restarts ({@link pushStoryWork} is how it pushes).
  */
 import { join } from "node:path";
-import type { OutboxStory, PushWrite } from "../github/index.js";
+import type { PushWork } from "../github/index.js";
 import type { FailureClass } from "../pipeline/index.js";
 import { git, GitError } from "../workspace/index.js";
 import { pushStoryBranch } from "./story-start.js";
@@ -49,18 +49,16 @@ export async function pushStoryResult(args: { repoDir: string; branch: string; s
 }
 
 /**
- * The outbox's pusher: one attempt with fresh credentials for the story's repository. A
- * refusal keeps the unpushed commits as a bundle in the run directory, then throws
- * {@link PushRefusedError}; a hiccup throws git's error, and the outbox tries again later.
+ * The git work of the outbox's push entries: one attempt with the credentials the GitHub room
+ * minted for it. A refusal keeps the unpushed commits as a bundle in the run directory, then
+ * throws {@link PushRefusedError}; a hiccup throws git's error, and the outbox tries again later.
  */
-export function storyPusher(authEnvFor: (story: OutboxStory, push: PushWrite) => Promise<Record<string, string>>): (story: OutboxStory, push: PushWrite) => Promise<void> {
-  return async (story, push) => {
-    const outcome = await pushStoryResult({ repoDir: push.repoDir, branch: push.branch, sha: push.sha, authEnv: await authEnvFor(story, push) });
-    if (outcome.pushed) return;
-    if (push.runDir) await keepUnpushedWork(push.repoDir, push.branch, push.sha, push.runDir);
-    throw new PushRefusedError(outcome.refusal);
-  };
-}
+export const pushStoryWork: PushWork = async (push, authEnv) => {
+  const outcome = await pushStoryResult({ repoDir: push.repoDir, branch: push.branch, sha: push.sha, authEnv });
+  if (outcome.pushed) return;
+  if (push.runDir) await keepUnpushedWork(push.repoDir, push.branch, push.sha, push.runDir);
+  throw new PushRefusedError(outcome.refusal);
+};
 
 /** Saves the commits the remote does not have as a git bundle in the run directory; false when that failed. */
 async function keepUnpushedWork(repoDir: string, branch: string, sha: string, runDir: string): Promise<boolean> {

@@ -1,4 +1,4 @@
-import { emptySnapshot, reduceSnapshot, type FailureClass, type HistoryEvent, type Reporter, type StorySnapshot } from "../pipeline/index.js";
+import { emptySnapshot, reduceSnapshot, type FailureClass, type HistoryEvent, type Reporter, type RunStartedEvent, type StorySnapshot } from "../pipeline/index.js";
 
 /** What the runner needs of a reporter beyond the port: moving to the new head commit after a push. */
 export interface StoryReporter extends Reporter {
@@ -70,7 +70,7 @@ export class TrackingReporter implements Reporter {
    * Reports the story blocked with `failureClass`. When the pipeline never started, a
    * `run.started` comes first so the check runs and the status comment have a story to show.
    */
-  async block(args: { failureClass: FailureClass; detail: string; start?: Extract<HistoryEvent, { kind: "run.started" }> }): Promise<void> {
+  async block(args: { failureClass: FailureClass; detail: string; start?: RunStartedEvent }): Promise<void> {
     // A held end is replaced: the story did not end the way the pipeline reported.
     this.held = undefined;
     const at = new Date().toISOString();

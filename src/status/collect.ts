@@ -4,9 +4,12 @@
  * `harness status` and by the App's JSON endpoint, so an operator needs no log to see it.
  */
 import { readFile } from "node:fs/promises";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { OutboxStore, type OutboxEntry } from "../github/index.js";
-import { JobStore, liveHolder, listQuarantine, newLockOwner, quarantineDir, retireLockOwner, salvageStory, type JobRecord } from "../queue/index.js";
+import {
+  JobStore, liveHolder, listQuarantine, newLockOwner, quarantineDir, retireLockOwner, salvageStory, type JobRecord, type LocalWork, type QueuedJobView, type StoryQueue,
+} from "../queue/index.js";
 
 export interface JobView {
   jobId: string;
@@ -17,6 +20,23 @@ export interface JobView {
   startedAt?: string;
   /** The live process running it. */
   pid?: number;
+  /** On Redis: the worker running it (its id in {@link HarnessStatus.workers}). */
+  worker?: string;
+}
+
+/** A worker on Redis, as its last report described it. */
+export interface WorkerView {
+  worker: string;
+  host: string;
+  pid: number;
+  home: string;
+  /** False when it stopped renewing its report: killed, or stopped with work left on its disk. */
+  live: boolean;
+  /** ISO-8601 of its last report. */
+  at: string;
+  running: number;
+  /** Entries its report left out (it keeps each list bounded). */
+  omitted: { quarantined: number; undelivered: number };
 }
 
 export interface HarnessStatus {
@@ -24,14 +44,69 @@ export interface HarnessStatus {
   app: { running: boolean; pid?: number };
   queued: JobView[];
   running: JobView[];
-  quarantined: Array<{ file: string; story?: string }>;
-  /** Writes waiting for GitHub (`pending`) or given up (`undeliverable`). */
-  undelivered: Array<{ story: string; slot: string; kind: string; state: OutboxEntry["state"]; attempts: number; nextAt?: string; lastError?: string }>;
+  /** On Redis, `worker` names the worker whose disk holds it. */
+  quarantined: Array<{ file: string; story?: string; worker?: string }>;
+  /** Writes waiting for GitHub (`pending`) or given up (`undeliverable`); on Redis, `worker` names whose outbox holds it. */
+  undelivered: Array<{ story: string; slot: string; kind: string; state: OutboxEntry["state"]; attempts: number; nextAt?: string; lastError?: string; worker?: string }>;
+  /** With `HARNESS_QUEUE` (Redis): every worker's last report; queued and running jobs then come from Redis. */
+  workers?: WorkerView[];
 }
 
-/** Reads the status of the data directory `harnessHome`. */
-export async function collectHarnessStatus(harnessHome: string): Promise<HarnessStatus> {
+/** What only this data directory's disk holds: its quarantined job files and its outbox's undelivered writes. */
+export async function collectLocalWork(harnessHome: string): Promise<LocalWork> {
+  const quarantined: LocalWork["quarantined"] = [];
+  for (const file of await listQuarantine(join(harnessHome, "queue"))) {
+    const story = salvageStory(await readFile(join(quarantineDir(join(harnessHome, "queue")), file), "utf8").catch(() => ""));
+    quarantined.push({ file, ...(story ? { story: `${story.owner}/${story.repo}#${story.issueNumber}` } : {}) });
+  }
+  const entries = await new OutboxStore(join(harnessHome, "outbox")).list();
+  const undelivered: LocalWork["undelivered"] = [];
+  for (const entry of entries) {
+    if (entry.state === "delivered") continue;
+    undelivered.push({
+      story: `${entry.story.owner}/${entry.story.repo}#${entry.story.issueNumber}`, slot: entry.slot, kind: entry.write.kind, state: entry.state, attempts: entry.attempts,
+      ...(entry.nextAt ? { nextAt: entry.nextAt } : {}), ...(entry.lastError ? { lastError: entry.lastError } : {}),
+    });
+  }
+  return { quarantined, undelivered };
+}
+
+/**
+ * The status of a queue whose workers share no disk (Redis): queued and running jobs from the
+ * queue, each worker's quarantined files and undelivered writes from its report, and this data
+ * directory's own when no worker reports it.
+ */
+async function collectSharedStatus(harnessHome: string, queue: StoryQueue & Required<Pick<StoryQueue, "workerReports">>, local: HarnessStatus): Promise<HarnessStatus> {
+  const [reports, views] = await Promise.all([queue.workerReports(), queue.snapshot()]);
+  const runBy = new Map<string, string>();
+  for (const report of reports) if (report.live) for (const jobId of report.running) runBy.set(jobId, report.worker);
+  const view = (job: QueuedJobView): JobView => {
+    const worker = runBy.get(job.jobId);
+    return {
+      jobId: job.jobId, story: job.job.storyKey, kind: job.job.kind, enqueuedAt: job.job.enqueuedAt, interruptions: job.interruptions,
+      ...(job.startedAt ? { startedAt: job.startedAt } : {}), ...(job.state === "running" && worker ? { worker } : {}),
+    };
+  };
+  const reported = reports.some((report) => report.home === harnessHome && report.host === hostname());
+  return {
+    app: local.app,
+    queued: views.filter((job) => job.state === "queued").map(view),
+    running: views.filter((job) => job.state === "running").map(view),
+    quarantined: [...(reported ? [] : local.quarantined), ...reports.flatMap((report) => report.quarantined.map((entry) => ({ ...entry, worker: report.worker })))],
+    undelivered: [...(reported ? [] : local.undelivered), ...reports.flatMap((report) => report.undelivered.map((entry) => ({ ...entry, worker: report.worker })))],
+    workers: reports.map((report) => ({
+      worker: report.worker, host: report.host, pid: report.pid, home: report.home, live: report.live, at: report.at, running: report.running.length, omitted: report.omitted,
+    })),
+  };
+}
+
+/**
+ * Reads the status of the data directory `harnessHome`; with a queue whose workers share no
+ * disk (Redis), the status of the whole queue and every worker.
+ */
+export async function collectHarnessStatus(harnessHome: string, queue?: StoryQueue): Promise<HarnessStatus> {
   const self = newLockOwner();
+  let local: HarnessStatus;
   try {
     const appHolder = await liveHolder(join(harnessHome, "harness.lock"), self);
     const store = new JobStore(join(harnessHome, "queue"));
@@ -45,38 +120,37 @@ export async function collectHarnessStatus(harnessHome: string): Promise<Harness
       };
       (holder ? running : queued).push(view);
     }
-    const quarantined: HarnessStatus["quarantined"] = [];
-    for (const file of await listQuarantine(join(harnessHome, "queue"))) {
-      const story = salvageStory(await readFile(join(quarantineDir(join(harnessHome, "queue")), file), "utf8").catch(() => ""));
-      quarantined.push({ file, ...(story ? { story: `${story.owner}/${story.repo}#${story.issueNumber}` } : {}) });
-    }
-    const entries = await new OutboxStore(join(harnessHome, "outbox")).list();
-    const undelivered = entries
-      .filter((entry) => entry.state !== "delivered")
-      .map((entry) => ({
-        story: `${entry.story.owner}/${entry.story.repo}#${entry.story.issueNumber}`, slot: entry.slot, kind: entry.write.kind, state: entry.state, attempts: entry.attempts,
-        ...(entry.nextAt ? { nextAt: entry.nextAt } : {}), ...(entry.lastError ? { lastError: entry.lastError } : {}),
-      }));
-    return { app: { running: appHolder !== undefined, ...(appHolder ? { pid: appHolder.pid } : {}) }, queued, running, quarantined, undelivered };
+    const work = await collectLocalWork(harnessHome);
+    local = { app: { running: appHolder !== undefined, ...(appHolder ? { pid: appHolder.pid } : {}) }, queued, running, ...work };
   } finally {
     retireLockOwner(self);
   }
+  if (!queue?.workerReports) return local;
+  return collectSharedStatus(harnessHome, queue as StoryQueue & Required<Pick<StoryQueue, "workerReports">>, local);
 }
 
 /** The status as text for a terminal. Pure. */
 export function renderStatusText(status: HarnessStatus): string {
   const lines = [status.app.running ? `App: running (pid ${status.app.pid ?? "?"})` : "App: not running"];
+  const on = (worker: string | undefined): string => (worker ? `  on ${worker}` : "");
+  if (status.workers) {
+    lines.push("", `Workers (${status.workers.length}), reporting through Redis`);
+    for (const worker of status.workers) {
+      const omitted = worker.omitted.quarantined + worker.omitted.undelivered;
+      lines.push(`  ${worker.worker}  ${worker.live ? "live" : "not live"} (report ${worker.at})  running ${worker.running}  home ${worker.home}${omitted > 0 ? `  ${omitted} entries not shown` : ""}`);
+    }
+  }
   const jobs = (title: string, list: JobView[]): void => {
     lines.push("", `${title} (${list.length})`);
-    for (const job of list) lines.push(`  ${job.story}  ${job.kind}  job ${job.jobId}${job.interruptions > 0 ? `  interrupted ${job.interruptions}×` : ""}${job.pid ? `  pid ${job.pid}` : ""}`);
+    for (const job of list) lines.push(`  ${job.story}  ${job.kind}  job ${job.jobId}${job.interruptions > 0 ? `  interrupted ${job.interruptions}×` : ""}${job.pid ? `  pid ${job.pid}` : ""}${on(job.worker)}`);
   };
   jobs("Running", status.running);
   jobs("Queued", status.queued);
-  lines.push("", `Quarantined job files (${status.quarantined.length}), in queue/quarantine/`);
-  for (const entry of status.quarantined) lines.push(`  ${entry.file}${entry.story ? `  (${entry.story})` : ""}`);
+  lines.push("", `Quarantined job files (${status.quarantined.length}), in ${status.workers ? "each worker's " : ""}queue/quarantine/`);
+  for (const entry of status.quarantined) lines.push(`  ${entry.file}${entry.story ? `  (${entry.story})` : ""}${on(entry.worker)}`);
   lines.push("", `Undelivered GitHub writes (${status.undelivered.length})`);
   for (const entry of status.undelivered) {
-    lines.push(`  ${entry.story}  ${entry.slot}  ${entry.state}  attempts ${entry.attempts}${entry.nextAt ? `  next ${entry.nextAt}` : ""}${entry.lastError ? `  last: ${entry.lastError}` : ""}`);
+    lines.push(`  ${entry.story}  ${entry.slot}  ${entry.state}  attempts ${entry.attempts}${entry.nextAt ? `  next ${entry.nextAt}` : ""}${entry.lastError ? `  last: ${entry.lastError}` : ""}${on(entry.worker)}`);
   }
   return `${lines.join("\n")}\n`;
 }

@@ -76,12 +76,34 @@ function runsSection(report: StatusReport): string {
   );
 }
 
+/** With Redis: each worker's last report (its outbox and quarantine are on its own disk). */
+function workersSection(report: StatusReport): string {
+  if (!report.workers) return "";
+  const rows = report.workers.map((worker) => [
+    `<code>${escapeHtml(worker.worker)}</code>`,
+    `<span class="${worker.live ? "completed" : "blocked"}">${worker.live ? "live" : "not live"}</span>`,
+    String(worker.running),
+    escapeHtml(worker.home),
+    escapeHtml(worker.at),
+    worker.omitted.quarantined + worker.omitted.undelivered > 0 ? escapeHtml(`${worker.omitted.quarantined + worker.omitted.undelivered} entries not shown`) : "",
+  ]);
+  return `<h2>Workers (${report.workers.length})</h2>${table(["Worker", "State", "Running", "Home", "Reported", ""], rows, "No worker has reported.")}`;
+}
+
 /** The whole page. */
 export function renderStatusPage(report: StatusReport, options: PageOptions): string {
-  const quarantined = table(["File", "Story"], report.quarantined.map((entry) => [`<code>${escapeHtml(entry.file)}</code>`, escapeHtml(entry.story ?? "")]), "No job file was set aside.");
+  const shared = report.workers !== undefined;
+  const where = (worker: string | undefined): string[] => (shared ? [`<code>${escapeHtml(worker ?? "this App")}</code>`] : []);
+  const quarantined = table(
+    ["File", "Story", ...(shared ? ["Worker"] : [])],
+    report.quarantined.map((entry) => [`<code>${escapeHtml(entry.file)}</code>`, escapeHtml(entry.story ?? ""), ...where(entry.worker)]),
+    "No job file was set aside.",
+  );
   const undelivered = table(
-    ["Story", "Write", "State", "Attempts", "Next", "Last error"],
-    report.undelivered.map((entry) => [escapeHtml(entry.story), escapeHtml(`${entry.kind} ${entry.slot}`), escapeHtml(entry.state), String(entry.attempts), escapeHtml(entry.nextAt ?? ""), escapeHtml(entry.lastError ?? "")]),
+    ["Story", "Write", "State", "Attempts", "Next", "Last error", ...(shared ? ["Worker"] : [])],
+    report.undelivered.map((entry) => [
+      escapeHtml(entry.story), escapeHtml(`${entry.kind} ${entry.slot}`), escapeHtml(entry.state), String(entry.attempts), escapeHtml(entry.nextAt ?? ""), escapeHtml(entry.lastError ?? ""), ...where(entry.worker),
+    ]),
     "Every GitHub write was delivered.",
   );
   return `<!doctype html>
@@ -89,6 +111,7 @@ export function renderStatusPage(report: StatusReport, options: PageOptions): st
 <title>story-harness status</title><style>${STYLE}</style></head>
 <body><h1>story-harness</h1><p class="empty">Generated ${escapeHtml(report.generatedAt)}; refreshes every ${REFRESH_SECONDS} s.</p>
 ${jobsSection(report, options)}
+${workersSection(report)}
 ${runsSection(report)}
 <h2>Undelivered GitHub writes (${report.undelivered.length})</h2>${undelivered}
 <h2>Quarantined job files (${report.quarantined.length})</h2>${quarantined}

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { redactSecrets } from "../github/index.js";
 import { emptySnapshot, JOURNAL_FILE, readJournal, reduceSnapshot, type StorySnapshot } from "../pipeline/index.js";
 import { stripAnsi } from "../text/index.js";
-import type { QueuedJobView } from "../queue/index.js";
+import type { QueuedJobView, StoryQueue } from "../queue/index.js";
 import { collectHarnessStatus, type HarnessStatus } from "./collect.js";
 
 /** Runs shown, newest first. */
@@ -46,11 +46,11 @@ export interface StatusReport extends HarnessStatus {
 }
 
 /** Collects the report from the queue's jobs and the run directories under `home`. */
-export async function collectStatus(args: { home: string; jobs: readonly QueuedJobView[]; secrets?: readonly string[]; now?: Date }): Promise<StatusReport> {
+export async function collectStatus(args: { home: string; jobs: readonly QueuedJobView[]; queue?: StoryQueue; secrets?: readonly string[]; now?: Date }): Promise<StatusReport> {
   const runs = latestRuns(join(args.home, "runs")).map((dir) => runStatus(dir, args.secrets ?? [])).filter((run): run is RunStatus => run !== undefined);
   runs.sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
   return {
-    ...(await collectHarnessStatus(args.home)),
+    ...(await collectHarnessStatus(args.home, args.queue)),
     generatedAt: (args.now ?? new Date()).toISOString(),
     jobs: [...args.jobs],
     runs: runs.slice(0, RECENT_RUNS),

@@ -27,6 +27,7 @@ export {
   InterpreterError,
   writeCleanCloneResult,
   cleanCloneExitCode,
+  cleanClonePassed,
   CLEAN_CLONE_RESULT_FILE,
   type CleanCloneOptions,
   type CleanCloneResult,

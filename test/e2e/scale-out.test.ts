@@ -20,6 +20,7 @@ const STORY_GUARD_MS = 600_000;
 
 const SECOND_INSTALLATION = 778;
 const SLOTS = 2;
+const STATUS_TOKEN = "scale-out-status";
 
 /** The scripted agent, whose implementer records when it ran (start and end, in ns) in `<intervals>`. */
 const TIMED_AGENT = AGENT_SCRIPT.replace(
@@ -44,6 +45,10 @@ describe("scale-out: serve and two workers on Redis", () => {
     mkdirSync(join(root, "markers"));
     redis = await startRedis();
     fake = await startFakeGitHub({ moreInstallations: [SECOND_INSTALLATION] });
+  });
+  // A test that failed leaves its processes: they must not take the next test's stories.
+  afterEach(async () => {
+    for (const running of processes.splice(0).reverse()) await running.stop();
   });
   afterAll(async () => {
     // Lets an agent orphaned by a killed worker finish.
@@ -70,7 +75,7 @@ describe("scale-out: serve and two workers on Redis", () => {
   }
 
   async function serve(name: string): Promise<RunningApp> {
-    const app = await startApp({ fake, home: join(root, `home-${name}`), workDir: root, env: env() });
+    const app = await startApp({ fake, home: join(root, `home-${name}`), workDir: root, env: env(), dotenv: { HARNESS_STATUS_TOKEN: STATUS_TOKEN } });
     processes.push(app);
     return app;
   }
@@ -124,6 +129,14 @@ describe("scale-out: serve and two workers on Redis", () => {
       expect(most).toBeLessThanOrEqual(SLOTS);
     }
     for (const [name, number] of stories) expect(storyPull(fake, name, number)?.draft).toBe(false);
+    // The status endpoint of serve shows both workers, from their reports in Redis, and nothing left anywhere.
+    const status = await eventually("both workers reporting through Redis", async () => {
+      const answer = await fetch(`http://127.0.0.1:${app.port}/harness/status.json`, { headers: { authorization: `Bearer ${STATUS_TOKEN}` } });
+      const body = (await answer.json()) as { workers?: Array<{ pid: number; live: boolean }>; queued: unknown[]; running: unknown[]; undelivered: unknown[]; quarantined: unknown[] };
+      return body.workers?.length === 2 && body.workers.every((each) => each.live) && body.undelivered.length === 0 ? body : undefined;
+    }, STORY_GUARD_MS);
+    expect(status.workers?.map((each) => [each.pid, each.live]).sort()).toEqual(workers.map((each) => [each.pid, true]).sort());
+    expect([status.queued, status.running, status.undelivered, status.quarantined]).toEqual([[], [], [], []]);
     fake.assertNoUnexpectedRequests();
     for (const running of processes.splice(0).reverse()) await running.stop();
   });

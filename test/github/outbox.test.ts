@@ -116,6 +116,40 @@ describe("Outbox", () => {
     expect(gh.takeUnexpectedRequests().every((request) => request.status === 404)).toBe(true);
   });
 
+  it("holds in memory only what a later write needs: a story's delivered writes go once its reporter is done, pending ones once delivered", async () => {
+    const { ref, headSha } = await story();
+    const outbox = await Outbox.open({ dir: tempDir(), octokitFor: async () => octokit, log: new RecordingLog(), policy: { baseDelayMs: 10, maxDelayMs: 50 }, tickMs: 20 });
+    // A comment is never written again: delivered, it is gone from memory at once.
+    await outbox.put(ref, "comment:hello", { kind: "comment", issueNumber: ref.issueNumber, body: "hello" });
+    await outbox.flush(ref);
+    expect(outbox.held()).toBe(0);
+    // A check run's id serves its next state while the reporter lives.
+    await outbox.put(ref, "check:a", check(headSha, "in_progress", "running"));
+    await outbox.flush(ref);
+    const id = outbox.result(ref, "check:a")?.checkRunId;
+    expect(id).toEqual(expect.any(Number));
+    await outbox.put(ref, "check:a", check(headSha, "completed", "done"));
+    await outbox.flush(ref);
+    expect(gh.state.checkRuns.filter((run) => run.headSha === headSha && run.externalId === "story-x")).toEqual([expect.objectContaining({ id, status: "completed" })]);
+    // GitHub refuses the status comment for a while when the reporter is done.
+    const window = gh.injectFailure({ method: "POST", path: /\/comments$/, failure: { kind: "bad-gateway" } });
+    try {
+      await outbox.put(ref, "status-comment", { kind: "status-comment", issueNumber: ref.pullNumber ?? 0, body: "final" });
+      await outbox.flush(ref);
+      expect(outbox.held()).toBe(2);
+      outbox.forget(ref);
+      expect(outbox.held()).toBe(1);
+      expect(outbox.hasPending(ref)).toBe(true);
+    } finally {
+      window.close();
+    }
+    outbox.start();
+    await waitFor("the pending comment delivered and let go", () => outbox.held() === 0);
+    await outbox.close();
+    expect(outbox.hasPending(ref)).toBe(false);
+    gh.assertNoUnexpectedRequests();
+  });
+
   it("closes, as interrupted, a check run that a dead process left in progress", async () => {
     const dir = tempDir();
     const { ref, headSha } = await story();

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "@jest/globals";
 import { CHECK_RUN_OUTPUT_MAX_BYTES, neutralise, REDACTED, renderCleanCloneCheck, utf8Bytes } from "../../src/github/index.js";
-import { openFenceAtEnd } from "../../src/github/fences.js";
+import { openFenceAtEnd } from "../../src/text/index.js";
 import type { CleanCloneRecord, HistoryEvent } from "../../src/pipeline/events.js";
 import { replay, started } from "./story-events.js";
 

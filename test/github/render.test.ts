@@ -13,7 +13,7 @@ import {
   STATUS_MARKER,
   utf8Bytes,
 } from "../../src/github/index.js";
-import { openFenceAtEnd } from "../../src/github/fences.js";
+import { openFenceAtEnd } from "../../src/text/index.js";
 import type { HistoryEvent } from "../../src/pipeline/events.js";
 import { cleanClone, completedStory, gate, provisioned, provisionBlockedStory, replay, retryingStory, stagePassed, stageStarted, started, verdict, worktree } from "./story-events.js";
 

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { FAILURE_CLASSES, failureClassOf, isFailureClass } from "../../src/pipeline/index.js";
 import { adviceFor, failureClassTable, withFailureClassTable } from "../../src/github/index.js";
@@ -38,5 +38,21 @@ describe("the one failure vocabulary", () => {
     expect(failureClassOf(undefined)).toBe("internal-error");
     expect(isFailureClass("retry-ceiling")).toBe(true);
     expect(isFailureClass("usage ")).toBe(false);
+  });
+
+  it("is where every error class and every literal class in the code comes from", () => {
+    const sources = (readdirSync(fileURLToPath(new URL("src/", root)), { recursive: true }) as string[]).filter((path) => path.endsWith(".ts"));
+    const classes = new Set<string>(FAILURE_CLASSES);
+    let errorClasses = 0;
+    for (const path of sources) {
+      const text = read(`src/${path}`);
+      // An error class's own class is checked by the compiler against the union (`satisfies`), never a bare string.
+      for (const match of text.matchAll(/readonly failureClass\b([^;\n]*)/g)) {
+        errorClasses += 1;
+        expect([path, match[1]]).toEqual([path, expect.stringMatching(/^(: FailureClass|\s*=\s*"[a-z-]+" satisfies FailureClass)/)]);
+      }
+      for (const match of text.matchAll(/failureClass(?:\s*=|:)\s*"([^"]+)"/g)) expect([path, classes.has(match[1]!)]).toEqual([path, true]);
+    }
+    expect(errorClasses).toBeGreaterThanOrEqual(15);
   });
 });

@@ -4,7 +4,7 @@
  * `<markers>/started-<jobId>` and then waiting until it is killed, so a test can kill it with
  * SIGKILL mid-job.
  */
-import { writeFileSync } from "node:fs";
+import { renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { EmbeddedQueue, openStoryQueue, type QueueConfig } from "../../src/queue/index.js";
 
@@ -13,7 +13,10 @@ if (!spec || !markers) throw new Error("usage: queue-child <queue config JSON> <
 const config = JSON.parse(spec) as QueueConfig;
 const queue = config.kind === "embedded" ? await EmbeddedQueue.open({ dir: config.dir, rescanMs: 50 }) : await openStoryQueue(config);
 queue.start(async (lease) => {
-  writeFileSync(join(markers, `started-${encodeURIComponent(lease.jobId)}`), JSON.stringify({ pid: process.pid, interruptions: lease.interruptions }));
+  // Whole or absent: the test reads the marker as soon as its name appears.
+  const name = `started-${encodeURIComponent(lease.jobId)}`;
+  writeFileSync(join(markers, `tmp-${name}`), JSON.stringify({ pid: process.pid, interruptions: lease.interruptions }));
+  renameSync(join(markers, `tmp-${name}`), join(markers, name));
   await new Promise(() => undefined);
 });
 setInterval(() => undefined, 1 << 30);

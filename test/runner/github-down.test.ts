@@ -2,14 +2,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ProbotOctokit } from "probot";
-import { GitHubReporter, type Sleep } from "../../src/github/index.js";
-import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "../../src/pipeline/index.js";
+import type { AppOctokit, Sleep } from "../../src/github/index.js";
 import { EmbeddedQueue, storyKey, type JobWorker, type StoryJob } from "../../src/queue/index.js";
-import { createStoryRunner, type AppOctokit } from "../../src/runner/index.js";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { waitFor } from "../queue/helpers.js";
 import { recordingLog } from "./recording-log.js";
+import { appOctokitOf, realRunner } from "./real-runner.js";
 
 /**
  * GitHub down when a job starts: its first calls fail with a 5xx, a refused connection or a
@@ -47,20 +45,10 @@ describe("a story started while GitHub is down", () => {
   }
 
   /** The App's octokit as `harness serve` configures it: no retries of its own, no client-side throttling. */
-  const appOctokitOf = (baseUrl: string): AppOctokit =>
-    new ProbotOctokit({ auth: { appId: fake.appId, privateKey: fake.privateKey }, baseUrl, retry: { enabled: false }, throttle: { enabled: false } }) as AppOctokit;
+  const quietOctokit = (baseUrl: string): AppOctokit => appOctokitOf(fake, { baseUrl, quiet: true });
 
-  const runner = (home: string, sleep: Sleep, appOctokit: () => Promise<AppOctokit> = async () => appOctokitOf(fake.apiUrl)): JobWorker =>
-    createStoryRunner({
-      appOctokit,
-      harnessHome: home,
-      agentEnvAllow: [],
-      githubThrottle: false,
-      pipeline: { runStory, loadWorkflow: () => loadWorkflow(), parseHarnessConfig, defaultConfig: DEFAULT_HARNESS_CONFIG },
-      createReporter: (target) => new GitHubReporter(target),
-      log,
-      githubDown: { sleep },
-    });
+  const runner = (home: string, sleep: Sleep, appOctokit: () => Promise<AppOctokit> = async () => quietOctokit(fake.apiUrl)): JobWorker =>
+    realRunner(fake, home, log, { appOctokit, githubDown: { sleep } });
 
   /**
    * A story whose repository cannot be fetched: once its first GitHub calls succeed it stops at
@@ -146,7 +134,7 @@ describe("a story started while GitHub is down", () => {
       });
     });
     let calls = 0;
-    const appOctokit = async (): Promise<AppOctokit> => appOctokitOf((calls += 1) <= 2 ? `http://127.0.0.1:${closedPort}` : fake.apiUrl);
+    const appOctokit = async (): Promise<AppOctokit> => quietOctokit((calls += 1) <= 2 ? `http://127.0.0.1:${closedPort}` : fake.apiUrl);
     const { sleep, waits, wake } = controlledSleep();
     const done = runner(join(root, "home-refused"), sleep, appOctokit)({ jobId: "job-refused", job, interruptions: 0 }, new AbortController().signal);
     await waitFor("the first wait", () => waits.length === 1);

@@ -7,16 +7,13 @@
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ProbotOctokit } from "probot";
-import { GitHubReporter, type Outbox } from "../../src/github/index.js";
-import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "../../src/pipeline/index.js";
-import { storyKey, type JobLease } from "../../src/queue/index.js";
-import { createStoryRunner, openStoryOutbox, outboxDir, type AppOctokit } from "../../src/runner/index.js";
+import { type Outbox, outboxDir } from "../../src/github/index.js";
+import type { JobLease } from "../../src/queue/index.js";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { AGENT_SCRIPT, harnessYml } from "../e2e/scenario.js";
-
 import { jest } from "@jest/globals";
 import { recordingLog } from "./recording-log.js";
+import { openTestOutbox, realRunner, storyLease } from "./real-runner.js";
 
 jest.setTimeout(180_000);
 
@@ -38,40 +35,14 @@ describe("the runner's notices through the outbox", () => {
 
   /** The App's outbox in `home`, as one App process opens it (a second call is a restarted App). */
   const openOutbox = async (home: string): Promise<Outbox> => {
-    const octokit = new ProbotOctokit({ auth: { appId: fake.appId, privateKey: fake.privateKey }, baseUrl: fake.apiUrl }) as AppOctokit;
-    const outbox = await openStoryOutbox({ harnessHome: home, appOctokit: async () => octokit, throttle: false, log, policy: { baseDelayMs: 20, maxDelayMs: 200 } });
+    const outbox = await openTestOutbox(fake, home, log);
     outboxes.push(outbox);
     return outbox;
   };
 
-  const worker = (home: string, outbox: Outbox) => {
-    const appOctokit = new ProbotOctokit({ auth: { appId: fake.appId, privateKey: fake.privateKey }, baseUrl: fake.apiUrl }) as AppOctokit;
-    return createStoryRunner({
-      appOctokit: async () => appOctokit,
-      harnessHome: home,
-      agentEnvAllow: [],
-      githubThrottle: false,
-      pipeline: { runStory, loadWorkflow: () => loadWorkflow(), parseHarnessConfig, defaultConfig: DEFAULT_HARNESS_CONFIG },
-      createReporter: (target) => new GitHubReporter({ ...target, outbox }),
-      outbox,
-      log,
-    });
-  };
+  const worker = (home: string, outbox: Outbox) => realRunner(fake, home, log, { outbox });
 
-  const lease = (name: string, number: number, repository: { id: number; cloneUrl: string }): JobLease => ({
-    jobId: `job-${name}`,
-    interruptions: 0,
-    job: {
-      storyKey: storyKey("acme", name, number),
-      kind: "start",
-      installationId: fake.installationId,
-      repository: { id: repository.id, owner: "acme", name, cloneUrl: repository.cloneUrl, defaultBranch: "main" },
-      issue: { number, title: "Notices", body: "" },
-      requestedBy: "acme",
-      deliveryId: `d-${name}`,
-      enqueuedAt: new Date().toISOString(),
-    },
-  });
+  const lease = (name: string, number: number, repository: { id: number; cloneUrl: string }): JobLease => storyLease(fake, { name, number, repository, title: "Notices" });
 
   const pending = (home: string): string[] => readdirSync(outboxDir(home)).filter((name) => name.endsWith(".json"));
   const commentsOn = (name: string, number: number): string[] => fake.state.commentsOn("acme", name, number).map((comment) => comment.body);
@@ -109,6 +80,8 @@ describe("the runner's notices through the outbox", () => {
     const story = fake.state.checkRuns.filter((run) => run.repo === "acme/announce" && run.name === "harness / story").at(-1);
     expect(story).toMatchObject({ status: "completed", conclusion: "success" });
     await waitFor("ready for review", () => (pull.draft === false ? true : undefined));
+    // The job ended before GitHub took its writes: delivered later, they leave the App's memory too.
+    await waitFor("the outbox to let go of the story", () => (outbox.held() === 0 ? true : undefined));
     fake.assertNoUnexpectedRequests();
   });
 

@@ -8,18 +8,16 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ProbotOctokit } from "probot";
-import { GitHubReporter, type Outbox } from "../../src/github/index.js";
-import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "../../src/pipeline/index.js";
-import { storyKey, type JobLease } from "../../src/queue/index.js";
-import { createStoryRunner, openStoryOutbox, outboxDir, UNPUSHED_BUNDLE, type AppOctokit } from "../../src/runner/index.js";
+import { type Outbox, outboxDir } from "../../src/github/index.js";
+import type { JobLease } from "../../src/queue/index.js";
+import { UNPUSHED_BUNDLE } from "../../src/runner/index.js";
 import { git, HARNESS_IDENTITY, storyDirName } from "../../src/workspace/index.js";
 import { fakeOctokit } from "../support/fake-github/client.js";
 import { startFakeGitHub, type FakeGitHub, type FailureWindow } from "../support/fake-github/index.js";
 import { AGENT_SCRIPT, harnessYml } from "../e2e/scenario.js";
-
 import { jest } from "@jest/globals";
 import { recordingLog } from "./recording-log.js";
+import { openTestOutbox, realRunner, storyLease } from "./real-runner.js";
 
 jest.setTimeout(240_000);
 
@@ -41,44 +39,16 @@ describe("the final push through the outbox", () => {
     rmSync(root, { recursive: true, force: true });
   });
 
-  const appOctokit = (): AppOctokit => new ProbotOctokit({ auth: { appId: fake.appId, privateKey: fake.privateKey }, baseUrl: fake.apiUrl }) as AppOctokit;
-
   /** The App's outbox in `home`, as an App process opens it at start-up (a second one is the restarted App). */
   const openOutbox = async (home: string): Promise<Outbox> => {
-    const octokit = appOctokit();
-    const outbox = await openStoryOutbox({ harnessHome: home, appOctokit: async () => octokit, throttle: false, log, policy: { baseDelayMs: 20, maxDelayMs: 200 } });
+    const outbox = await openTestOutbox(fake, home, log);
     outboxes.push(outbox);
     return outbox;
   };
 
-  const worker = (home: string, outbox: Outbox) => {
-    const octokit = appOctokit();
-    return createStoryRunner({
-      appOctokit: async () => octokit,
-      harnessHome: home,
-      agentEnvAllow: [],
-      githubThrottle: false,
-      pipeline: { runStory, loadWorkflow: () => loadWorkflow(), parseHarnessConfig, defaultConfig: DEFAULT_HARNESS_CONFIG },
-      createReporter: (target) => new GitHubReporter({ ...target, outbox }),
-      outbox,
-      log,
-    });
-  };
+  const worker = (home: string, outbox: Outbox) => realRunner(fake, home, log, { outbox });
 
-  const lease = (name: string, number: number, repository: { id: number; cloneUrl: string }): JobLease => ({
-    jobId: `job-${name}`,
-    interruptions: 0,
-    job: {
-      storyKey: storyKey("acme", name, number),
-      kind: "start",
-      installationId: fake.installationId,
-      repository: { id: repository.id, owner: "acme", name, cloneUrl: repository.cloneUrl, defaultBranch: "main" },
-      issue: { number, title: "Push it", body: "" },
-      requestedBy: "acme",
-      deliveryId: `d-${name}`,
-      enqueuedAt: new Date().toISOString(),
-    },
-  });
+  const lease = (name: string, number: number, repository: { id: number; cloneUrl: string }): JobLease => storyLease(fake, { name, number, repository, title: "Push it" });
 
   async function waitFor<T>(what: string, probe: () => T | undefined | Promise<T | undefined>): Promise<T> {
     const deadline = Date.now() + 90_000;
@@ -131,7 +101,7 @@ describe("the final push through the outbox", () => {
     // The App stops with the push undelivered; GitHub recovers; a new App starts on the same data directory.
     await first.close();
     badGateway.close();
-    await openOutbox(home);
+    const second = await openOutbox(home);
 
     const head = await waitFor("the push", async () => {
       const current = await fake.branchHead("acme", "pushy", `harness/story-${number}`);
@@ -141,6 +111,8 @@ describe("the final push through the outbox", () => {
     expect(story.conclusion).toBe("success");
     await waitFor("ready for review", () => (pullOf("pushy", number).draft === false ? true : undefined));
     await waitFor("the outbox to empty", () => (readdirSync(outboxDir(home)).filter((file) => file.endsWith(".json")).length === 0 ? true : undefined));
+    // What the dead process's reporter left is let go once delivered: memory does not grow with stories.
+    await waitFor("the outbox to let go of what it delivered", () => (second.held() === 0 ? true : undefined));
 
     // Nothing reported the end before the work arrived.
     const requests = fake.state.requests;

@@ -8,17 +8,13 @@
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ProbotOctokit } from "probot";
-import { GitHubReporter } from "../../src/github/index.js";
-import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "../../src/pipeline/index.js";
-import { storyKey, type JobLease, type StoryJob } from "../../src/queue/index.js";
-import { createStoryRunner, type AppOctokit } from "../../src/runner/index.js";
+import type { JobLease, StoryJob } from "../../src/queue/index.js";
 import { git, gitResult, HARNESS_IDENTITY } from "../../src/workspace/index.js";
 import { startFakeGitHub, type CheckRunRecord, type FakeGitHub } from "../support/fake-github/index.js";
 import { AGENT_SCRIPT, STATUS_MARKER } from "../e2e/scenario.js";
-
 import { jest } from "@jest/globals";
 import { recordingLog } from "./recording-log.js";
+import { realRunner, storyLease } from "./real-runner.js";
 
 jest.setTimeout(180_000);
 
@@ -41,33 +37,10 @@ describe("re-admission merges the default branch first", () => {
     rmSync(root, { recursive: true, force: true });
   });
 
-  const worker = (home: string) => {
-    const appOctokit = new ProbotOctokit({ auth: { appId: fake.appId, privateKey: fake.privateKey }, baseUrl: fake.apiUrl }) as AppOctokit;
-    return createStoryRunner({
-      appOctokit: async () => appOctokit,
-      harnessHome: home,
-      agentEnvAllow: [],
-      githubThrottle: false,
-      pipeline: { runStory, loadWorkflow: () => loadWorkflow(), parseHarnessConfig, defaultConfig: DEFAULT_HARNESS_CONFIG },
-      createReporter: (target) => new GitHubReporter(target),
-      log,
-    });
-  };
+  const worker = (home: string) => realRunner(fake, home, log);
 
-  const lease = (name: string, number: number, repository: { id: number; cloneUrl: string }, kind: StoryJob["kind"]): JobLease => ({
-    jobId: `job-${name}-${kind}`,
-    interruptions: 0,
-    job: {
-      storyKey: storyKey("acme", name, number),
-      kind,
-      installationId: fake.installationId,
-      repository: { id: repository.id, owner: "acme", name, cloneUrl: repository.cloneUrl, defaultBranch: "main" },
-      issue: { number, title: "Needs its dependencies", body: "" },
-      requestedBy: "acme",
-      deliveryId: `d-${name}-${kind}`,
-      enqueuedAt: new Date().toISOString(),
-    },
-  });
+  const lease = (name: string, number: number, repository: { id: number; cloneUrl: string }, kind: StoryJob["kind"]): JobLease =>
+    storyLease(fake, { name, number, repository, kind, title: "Needs its dependencies" });
 
   /** Commits `files` on `branch` of the fake's repository, as a person pushing would; returns the new head. */
   const pushFiles = async (name: string, bareDir: string, branch: string, files: Record<string, string>, message: string): Promise<string> => {

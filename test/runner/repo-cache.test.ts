@@ -2,7 +2,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { exec } from "../../src/exec/index.js";
-import { gitAuthEnv, pushStoryBranch, redactToken, repoCacheDir, syncRepoCache } from "../../src/runner/index.js";
+import { pushStoryBranch, repoCacheDir, syncRepoCache } from "../../src/runner/index.js";
 import { git, HARNESS_IDENTITY } from "../../src/workspace/index.js";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 
@@ -22,7 +22,7 @@ describe("repository cache", () => {
   it("is made once over authenticated HTTPS, then refreshed with fetch, with no credential in .git/config", async () => {
     const repo = await fake.addRepository({ owner: "acme", name: "cache", files: { "README.md": "one\n" } });
     const token = fake.mintToken();
-    const args = { harnessHome: join(root, "home"), owner: "acme", name: "cache", cloneUrl: repo.cloneUrl, authEnv: gitAuthEnv(token) };
+    const args = { harnessHome: join(root, "home"), owner: "acme", name: "cache", cloneUrl: repo.cloneUrl, authEnv: fake.gitAuthEnv(token) };
     const dir = await syncRepoCache(args);
     expect(dir).toBe(repoCacheDir(args.harnessHome, "acme", "cache"));
     const first = await git(["rev-parse", "refs/remotes/origin/main"], { cwd: dir, readOnly: true });
@@ -30,10 +30,10 @@ describe("repository cache", () => {
 
     // A new commit on the remote arrives with the next sync, in the same folder.
     const work = join(root, "work");
-    await git(["clone", "--quiet", repo.cloneUrl, work], { cwd: root, env: gitAuthEnv(token) });
+    await git(["clone", "--quiet", repo.cloneUrl, work], { cwd: root, env: fake.gitAuthEnv(token) });
     writeFileSync(join(work, "README.md"), "two\n");
     await git(["commit", "--quiet", "-am", "two"], { cwd: work, env: HARNESS_IDENTITY });
-    await git(["push", "--quiet", "origin", "HEAD:main"], { cwd: work, env: gitAuthEnv(token) });
+    await git(["push", "--quiet", "origin", "HEAD:main"], { cwd: work, env: fake.gitAuthEnv(token) });
     expect(await syncRepoCache(args)).toBe(dir);
     expect(existsSync(join(dir, "kept-between-syncs"))).toBe(true);
     const second = await git(["rev-parse", "refs/remotes/origin/main"], { cwd: dir, readOnly: true });
@@ -49,7 +49,7 @@ describe("repository cache", () => {
   it("runs no hook planted in the cache during the App's fetch and push, which carry the token in git's environment", async () => {
     const repo = await fake.addRepository({ owner: "acme", name: "hooked", files: { "README.md": "one\n" } });
     const token = fake.mintToken();
-    const args = { harnessHome: join(root, "home"), owner: "acme", name: "hooked", cloneUrl: repo.cloneUrl, authEnv: gitAuthEnv(token) };
+    const args = { harnessHome: join(root, "home"), owner: "acme", name: "hooked", cloneUrl: repo.cloneUrl, authEnv: fake.gitAuthEnv(token) };
     const dir = await syncRepoCache(args);
     const ran = join(root, "hooked-ran");
     mkdirSync(join(dir, "hooks"), { recursive: true });
@@ -59,10 +59,10 @@ describe("repository cache", () => {
     }
     // The remote moves on, so the next fetch updates refs (which is what fires reference-transaction).
     const work = join(root, "hooked-work");
-    await git(["clone", "--quiet", repo.cloneUrl, work], { cwd: root, env: gitAuthEnv(token) });
+    await git(["clone", "--quiet", repo.cloneUrl, work], { cwd: root, env: fake.gitAuthEnv(token) });
     writeFileSync(join(work, "README.md"), "two\n");
     await git(["commit", "--quiet", "-am", "two"], { cwd: work, env: HARNESS_IDENTITY });
-    await git(["push", "--quiet", "origin", "HEAD:main"], { cwd: work, env: gitAuthEnv(token) });
+    await git(["push", "--quiet", "origin", "HEAD:main"], { cwd: work, env: fake.gitAuthEnv(token) });
 
     await syncRepoCache(args);
     const tip = await git(["rev-parse", "refs/remotes/origin/main"], { cwd: dir, readOnly: true });
@@ -90,9 +90,4 @@ describe("repository cache", () => {
     expect(() => repoCacheDir("/data", "a", "b/c")).toThrow(/invalid repository name part/);
   });
 
-  it("redacts a token and its Basic-auth form", () => {
-    const basic = Buffer.from("x-access-token:ghs_secret123").toString("base64");
-    expect(redactToken(`token ghs_secret123 and ${basic}`, "ghs_secret123")).toBe("token [REDACTED] and [REDACTED]");
-    expect(gitAuthEnv("t0k")).toEqual({ GIT_CONFIG_COUNT: "1", GIT_CONFIG_KEY_0: "http.extraHeader", GIT_CONFIG_VALUE_0: `Authorization: Basic ${Buffer.from("x-access-token:t0k").toString("base64")}` });
-  });
 });

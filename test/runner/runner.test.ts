@@ -2,16 +2,14 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ProbotOctokit } from "probot";
-import { GitHubReporter } from "../../src/github/index.js";
-import { DEFAULT_HARNESS_CONFIG, JOURNAL_FILE, loadWorkflow, parseHarnessConfig, readJournal, runStory } from "../../src/pipeline/index.js";
-import { storyKey, type JobLease } from "../../src/queue/index.js";
-import { createStoryRunner, type AppOctokit } from "../../src/runner/index.js";
+import { JOURNAL_FILE, readJournal } from "../../src/pipeline/index.js";
+import type { JobLease } from "../../src/queue/index.js";
 import { git, HARNESS_IDENTITY, storyDirName } from "../../src/workspace/index.js";
 import { Sandbox, sandboxSettingsFromEnv } from "../../src/sandbox/index.js";
 import { fakeOctokit } from "../support/fake-github/client.js";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { recordingLog } from "./recording-log.js";
+import { realRunner, storyLease } from "./real-runner.js";
 
 describe("story runner", () => {
   let fake: FakeGitHub;
@@ -28,35 +26,12 @@ describe("story runner", () => {
   });
 
   /** The real runner (real pipeline, real reporter) against the fake, with its own data directory. */
-  const realWorker = (home: string, extra: { maxResumes?: number; housekeeping?: { retentionDays: number; minFreeBytes: number }; sandbox?: Sandbox; appSecrets?: string[]; taskSlots?: number } = {}) => {
-    const appOctokit = new ProbotOctokit({ auth: { appId: fake.appId, privateKey: fake.privateKey }, baseUrl: fake.apiUrl }) as AppOctokit;
-    return createStoryRunner({
-      appOctokit: async () => appOctokit,
-      harnessHome: home,
-      agentEnvAllow: [],
-      githubThrottle: false,
-      pipeline: { runStory, loadWorkflow: () => loadWorkflow(), parseHarnessConfig, defaultConfig: DEFAULT_HARNESS_CONFIG },
-      createReporter: (target) => new GitHubReporter(target),
-      log,
-      ...extra,
-    });
-  };
+  const realWorker = (home: string, extra: { maxResumes?: number; housekeeping?: { retentionDays: number; minFreeBytes: number }; sandbox?: Sandbox; appSecrets?: string[]; taskSlots?: number } = {}) =>
+    realRunner(fake, home, log, extra);
 
   /** A lease on a `start` job for issue `number` of acme/<name>. */
-  const startLease = (name: string, number: number, title: string, repository: { id: number; cloneUrl: string }, interruptions = 0, body = ""): JobLease => ({
-    jobId: `job-${name}`,
-    interruptions,
-    job: {
-      storyKey: storyKey("acme", name, number),
-      kind: "start",
-      installationId: fake.installationId,
-      repository: { id: repository.id, owner: "acme", name, cloneUrl: repository.cloneUrl, defaultBranch: "main" },
-      issue: { number, title, body },
-      requestedBy: "acme",
-      deliveryId: `d-${name}`,
-      enqueuedAt: new Date().toISOString(),
-    },
-  });
+  const startLease = (name: string, number: number, title: string, repository: { id: number; cloneUrl: string }, interruptions = 0, body = ""): JobLease =>
+    storyLease(fake, { name, number, title, repository, interruptions, body });
 
   it("comments on the issue when the story cannot start (the repository cannot be fetched)", async () => {
     const gone = await fake.addRepository({ owner: "acme", name: "gone", files: { "README.md": "x\n" } });

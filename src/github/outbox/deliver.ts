@@ -2,6 +2,7 @@
 import type { ProbotOctokit } from "probot";
 import { addLabel, removeLabel } from "../labels.js";
 import { hasStatus } from "../log.js";
+import { markReadyForReview } from "../story/pull.js";
 import { STATUS_MARKER } from "../render/status-comment.js";
 import type { OutboxEntry } from "./types.js";
 
@@ -50,7 +51,7 @@ export async function deliverEntry(octokit: Octokit, entry: OutboxEntry): Promis
       else await removeLabel(octokit, owner, repo, write.numbers, write.label);
       return {};
     case "ready-for-review":
-      await octokit.graphql(`mutation($id: ID!) { markPullRequestReadyForReview(input: { pullRequestId: $id }) { pullRequest { isDraft } } }`, { id: write.pullNodeId });
+      await markReadyForReview(octokit, write.pullNodeId);
       return {};
     case "comment":
       await octokit.rest.issues.createComment({ owner, repo, issue_number: write.issueNumber, body: write.body });

@@ -6,7 +6,8 @@
  * in `harness status`), and the story's issue is told and labelled blocked.
  */
 import { BLOCKED_LABEL } from "../labels.js";
-import { renderPushRefusedCheck, renderStoryStopped } from "../render/replies.js";
+import { renderPushRefusedCheck, renderPushRefusedDetail } from "../render/push.js";
+import { renderStoryStopped } from "../render/replies.js";
 import type { OutboxEntry, OutboxWrite, PushWrite } from "./types.js";
 
 /** The rewritten followers, and the writes that tell the story (none when nothing waited: the job still reports). */
@@ -21,7 +22,7 @@ export function afterRefusedPush(push: PushWrite, why: string, followers: readon
     return { ...entry, state: "undeliverable", lastError: `withheld: the push it reports on was refused (${why.split("\n")[0]?.slice(0, 200) ?? ""})`, updatedAt: at };
   });
   const story = followers[0]!.story;
-  const detail = `GitHub refused the push of ${push.sha.slice(0, 12)} to ${push.branch}, so the pull request does not hold this work.\n\n${why}`;
+  const detail = renderPushRefusedDetail({ branch: push.branch, sha: push.sha, refusal: why });
   const numbers = [story.issueNumber, ...(story.pullNumber ? [story.pullNumber] : [])];
   return {
     entries,

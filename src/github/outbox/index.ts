@@ -1,4 +1,5 @@
-export { Outbox, type OutboxOptions } from "./outbox.js";
+export { Outbox } from "./outbox.js";
+export type { OutboxOptions } from "./options.js";
 export { DEFAULT_RETRY_POLICY, retryVerdict, type RetryPolicy, type RetryVerdict } from "./retry.js";
 export { OutboxStore } from "./store.js";
 export { storyKeyOf, isFinal, PUSH_SLOT, type OutboxEntry, type OutboxStory, type OutboxWrite, type PushWrite } from "./types.js";

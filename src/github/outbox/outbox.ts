@@ -5,44 +5,20 @@
  * status comment, a label): a newer state replaces a pending one, so after a bad hour GitHub
  * gets the final state, not the whole history. A story's writes go out in order, one at a time.
  */
-import type { ProbotOctokit } from "probot";
-import { isRunning, selfIdentity } from "../../exec/index.js";
-import { errorDetails, type GitHubLog } from "../log.js";
+import { selfIdentity } from "../../exec/index.js";
+import { errorDetails } from "../log.js";
 import { deliverEntry } from "./deliver.js";
+import type { OutboxOptions } from "./options.js";
 import { DEFAULT_RETRY_POLICY, retryVerdict, type RetryPolicy } from "./retry.js";
 import { newEntryId, OutboxStore } from "./store.js";
+import { OutboxEntries } from "./entries.js";
 import { afterRefusedPush } from "./gate.js";
-import { isFinal, storyKeyOf, type OutboxEntry, type OutboxStory, type OutboxWrite, type PushWrite } from "./types.js";
-
-type Octokit = InstanceType<typeof ProbotOctokit>;
-
-export interface OutboxOptions {
-  /** `<harnessHome>/outbox`. Absent: kept in memory only (a reporter used outside the App). */
-  dir?: string;
-  /** An octokit authenticated as the installation, without its own retries (the outbox retries). */
-  octokitFor: (installationId: number) => Promise<Octokit>;
-  log: GitHubLog;
-  policy?: Partial<RetryPolicy>;
-  /** The tokens the outbox's octokits were given, so reporters redact them too. */
-  secretsSeen?: () => readonly string[];
-  /**
-   * Pushes a story's work (git, outside this room); throws an error with `retriable: false`
-   * when GitHub refused it for good. Without one, a push entry fails and is retried.
-   */
-  pusher?: (story: OutboxStory, push: PushWrite) => Promise<void>;
-  /** How often due retries are looked for (default 500 ms). */
-  tickMs?: number;
-  now?: () => number;
-}
-
-/** What a check run left unfinished by a dead App says once it is closed. */
-const INTERRUPTED_OUTPUT = {
-  title: "Interrupted",
-  summary: "The App stopped (a crash or a restart) while this check ran. Its story is resumed in a new run, whose check runs replace this one.",
-};
+import { recoverEntry } from "./recover.js";
+import { afterDelivery, afterFailure } from "./transitions.js";
+import { isFinal, PUSH_SLOT, storyKeyOf, type OutboxEntry, type OutboxStory, type OutboxWrite, type PushWrite } from "./types.js";
 
 export class Outbox {
-  private readonly entries = new Map<string, OutboxEntry>();
+  private readonly entries = new OutboxEntries();
   private readonly passes = new Map<string, Promise<void>>();
   private readonly store: OutboxStore | undefined;
   private readonly policy: RetryPolicy;
@@ -65,13 +41,15 @@ export class Outbox {
       await outbox.store.init();
       const loaded = await outbox.store.list((file) => options.log.warn({ file }, "outbox: unreadable entry left alone"));
       for (const entry of loaded) {
-        const recovered = outbox.recover(entry);
+        const recovered = recoverEntry(entry, outbox.writer, outbox.now());
         // A slot moved behind a push by a process that died before removing its older file: the newer one counts.
-        const older = outbox.entries.get(slotKey(recovered.story, recovered.slot));
+        const older = outbox.entries.get(recovered.story, recovered.slot);
         if (older) await outbox.store.remove(older.id);
-        outbox.entries.set(slotKey(recovered.story, recovered.slot), recovered);
+        outbox.entries.set(recovered);
         if (recovered !== entry) await outbox.store.write(recovered);
       }
+      // The reporters that wrote them died with their process: what is delivered from now on leaves memory.
+      for (const entry of outbox.entries.all()) outbox.entries.retire(entry.story);
     }
     return outbox;
   }
@@ -86,9 +64,10 @@ export class Outbox {
 
   /** Records the state a slot should show (durably, before any attempt). */
   async put(story: OutboxStory, slot: string, write: OutboxWrite): Promise<void> {
-    const key = slotKey(story, slot);
     const now = new Date(this.now()).toISOString();
-    const previous = this.entries.get(key);
+    const previous = this.entries.get(story, slot);
+    // A new run of a retired story: what GitHub answers for it is kept again.
+    this.entries.adopt(story);
     // Behind a pending push, a slot's new state goes after it: what it says waits for the work to arrive.
     const gate = this.pendingPush(story);
     const behind = previous !== undefined && gate !== undefined && gate.slot !== slot && previous.id < gate.id;
@@ -106,7 +85,7 @@ export class Outbox {
       createdAt: previous?.createdAt ?? now,
       updatedAt: now,
     };
-    this.entries.set(key, entry);
+    this.entries.set(entry);
     await this.store?.write(entry);
     if (previous && previous.id !== entry.id) await this.store?.remove(previous.id);
   }
@@ -117,10 +96,9 @@ export class Outbox {
    * tries of its push, before the outbox carries on alone).
    */
   async deliverNow(story: OutboxStory, slot: string, attempts: number, signal?: AbortSignal): Promise<OutboxEntry["state"] | undefined> {
-    const key = slotKey(story, slot);
     for (;;) {
       await this.flush(story);
-      const entry = this.entries.get(key);
+      const entry = this.entries.get(story, slot);
       if (!entry || entry.state !== "pending" || entry.attempts >= attempts || signal?.aborted || this.closed) return entry?.state;
       const waitMs = entry.nextAt ? Math.max(0, Date.parse(entry.nextAt) - this.now()) : 0;
       await new Promise((resolve) => setTimeout(resolve, Math.min(waitMs, 60_000)));
@@ -129,26 +107,25 @@ export class Outbox {
 
   /** True while the slot's latest state waits for GitHub. */
   pending(story: OutboxStory, slot: string): boolean {
-    return this.entries.get(slotKey(story, slot))?.state === "pending";
+    return this.entries.get(story, slot)?.state === "pending";
   }
 
   /** The slot's last refusal, as the outbox recorded it. */
   lastError(story: OutboxStory, slot: string): string | undefined {
-    return this.entries.get(slotKey(story, slot))?.lastError;
+    return this.entries.get(story, slot)?.lastError;
   }
 
   /** Forgets a slot's write for good (its failure was reported another way). */
   async discard(story: OutboxStory, slot: string): Promise<void> {
-    const key = slotKey(story, slot);
-    const entry = this.entries.get(key);
+    const entry = this.entries.get(story, slot);
     if (!entry) return;
-    this.entries.delete(key);
+    this.entries.delete(story, slot);
     await this.store?.remove(entry.id);
   }
 
   private pendingPush(story: OutboxStory): OutboxEntry | undefined {
-    const key = storyKeyOf(story);
-    return [...this.entries.values()].find((entry) => entry.write.kind === "push" && entry.state === "pending" && storyKeyOf(entry.story) === key);
+    const push = this.entries.get(story, PUSH_SLOT);
+    return push?.state === "pending" ? push : undefined;
   }
 
   /** One delivery pass over the story's due writes (after a pass already running). */
@@ -165,24 +142,32 @@ export class Outbox {
 
   /** What GitHub answered for a slot (the check run id, the comment id). */
   result(story: OutboxStory, slot: string): OutboxEntry["result"] {
-    return this.entries.get(slotKey(story, slot))?.result;
+    return this.entries.get(story, slot)?.result;
   }
 
   /** Entries not delivered yet, and those given up, oldest first (for `harness status`). */
   list(): OutboxEntry[] {
-    return [...this.entries.values()].filter((entry) => entry.state !== "delivered").sort((a, b) => a.id.localeCompare(b.id));
+    return this.entries.all().filter((entry) => entry.state !== "delivered").sort((a, b) => a.id.localeCompare(b.id));
   }
 
   /** True while a write of the story waits for GitHub. */
   hasPending(story?: OutboxStory): boolean {
-    const key = story ? storyKeyOf(story) : undefined;
-    return [...this.entries.values()].some((entry) => entry.state === "pending" && (key === undefined || storyKeyOf(entry.story) === key));
+    const entries = story ? this.entries.ofStory(storyKeyOf(story)) : this.entries.all();
+    return entries.some((entry) => entry.state === "pending");
   }
 
-  /** Forgets a story's delivered entries (its reporter is done); pending ones stay. */
+  /**
+   * Forgets a story's delivered entries (its reporter is done, so no later write needs what
+   * GitHub answered); pending ones stay until they are delivered, then go too. The status
+   * comment of a later run is found again by its marker.
+   */
   forget(story: OutboxStory): void {
-    const key = storyKeyOf(story);
-    for (const [slot, entry] of this.entries) if (entry.state === "delivered" && storyKeyOf(entry.story) === key) this.entries.delete(slot);
+    this.entries.retire(story);
+  }
+
+  /** How many writes the outbox holds in memory, delivered ones included (what `forget` bounds). */
+  held(): number {
+    return this.entries.size;
   }
 
   /** Stops the background deliveries and waits for passes in flight (pending writes stay on disk). */
@@ -196,21 +181,11 @@ export class Outbox {
     return (this.options.now ?? Date.now)();
   }
 
-  private recover(entry: OutboxEntry): OutboxEntry {
-    const write = entry.write;
-    if (write.kind !== "check" || write.status === "completed") return entry;
-    if (entry.writer.pid === this.writer.pid && entry.writer.startTime === this.writer.startTime) return entry;
-    if (isRunning({ pid: entry.writer.pid, startTime: entry.writer.startTime })) return entry;
-    const at = new Date(this.now()).toISOString();
-    const closed: OutboxWrite = { ...write, status: "completed", conclusion: "cancelled", completedAt: at, output: INTERRUPTED_OUTPUT, actions: [] };
-    return { ...entry, write: closed, state: "pending", attempts: 0, updatedAt: at };
-  }
-
   private tick(): void {
     if (this.closed) return;
     const now = this.now();
     const due = new Set<string>();
-    for (const entry of this.entries.values()) {
+    for (const entry of this.entries.all()) {
       if (entry.state === "pending" && (!entry.nextAt || Date.parse(entry.nextAt) <= now)) due.add(storyKeyOf(entry.story));
     }
     for (const key of due) if (!this.passes.has(key)) void this.pass(key);
@@ -221,13 +196,13 @@ export class Outbox {
     const running = this.passes.get(key);
     if (running) return running;
     const work = (async () => {
-      const ordered = [...this.entries.values()].filter((entry) => storyKeyOf(entry.story) === key).sort((a, b) => a.id.localeCompare(b.id));
+      const ordered = this.entries.ofStory(key);
       // Reports go out in order, each after the one before it; a push does not wait for the
       // reports before it, but every write after a push waits for it.
       let held = false;
       for (const entry of ordered) {
         if (this.closed) return;
-        const current = this.entries.get(slotKey(entry.story, entry.slot));
+        const current = this.entries.get(entry.story, entry.slot);
         if (!current || current.state !== "pending") continue;
         const push = current.write.kind === "push";
         if (held && !push) continue;
@@ -244,7 +219,6 @@ export class Outbox {
 
   /** Attempts one entry; false when the story's later writes must wait. */
   private async attempt(entry: OutboxEntry): Promise<boolean> {
-    const key = slotKey(entry.story, entry.slot);
     let result: OutboxEntry["result"];
     try {
       if (entry.write.kind === "push") {
@@ -256,19 +230,12 @@ export class Outbox {
         result = await deliverEntry(octokit, entry);
       }
     } catch (error) {
-      return this.failed(key, entry, error);
+      return this.failed(entry, error);
     }
-    const latest = this.entries.get(key) ?? entry;
-    const merged = { ...latest.result, ...result };
-    // A newer state arrived while this one was on its way: it stays pending, with the id it needs.
-    const delivered = latest.write === entry.write;
-    const next: OutboxEntry = { ...latest, ...(Object.keys(merged).length > 0 ? { result: merged } : {}), state: delivered ? "delivered" : "pending", updatedAt: new Date(this.now()).toISOString() };
-    if (delivered) {
-      delete next.nextAt;
-      delete next.lastError;
-      next.attempts = 0;
-    }
-    this.entries.set(key, next);
+    const next = afterDelivery(this.entries.get(entry.story, entry.slot) ?? entry, entry, result, this.now());
+    const delivered = next.state === "delivered";
+    if (delivered) this.entries.delivered(next);
+    else this.entries.set(next);
     // GitHub has it: a disk that refuses the record now must not make it be sent twice.
     const record = delivered && isFinal(next.write) ? this.store?.remove(next.id) : this.store?.write(next);
     await record?.catch((writeError: unknown) => this.options.log.warn({ err: errorDetails(writeError) }, "outbox: could not record a delivered write"));
@@ -276,16 +243,12 @@ export class Outbox {
   }
 
   /** Records a refused attempt: when to try again, or that it is undeliverable; false when the story's later writes must wait. */
-  private async failed(key: string, entry: OutboxEntry, error: unknown): Promise<boolean> {
-    const latest = this.entries.get(key) ?? entry;
+  private async failed(entry: OutboxEntry, error: unknown): Promise<boolean> {
+    const latest = this.entries.get(entry.story, entry.slot) ?? entry;
     const attempts = latest.attempts + 1;
     const verdict = retryVerdict(error, attempts, this.policy, this.now());
-    const at = new Date(this.now()).toISOString();
-    const next: OutboxEntry = verdict.retry
-      ? { ...latest, attempts, lastError: verdict.why, nextAt: new Date(this.now() + verdict.afterMs).toISOString(), updatedAt: at }
-      : { ...latest, attempts, lastError: verdict.why, state: "undeliverable", updatedAt: at };
-    if (!verdict.retry) delete next.nextAt;
-    this.entries.set(key, next);
+    const next = afterFailure(latest, verdict, attempts, this.now());
+    this.entries.set(next);
     const details = { story: storyKeyOf(entry.story), slot: entry.slot, attempts, err: errorDetails(error) };
     if (verdict.retry) this.options.log.warn({ ...details, retryInMs: verdict.afterMs }, "outbox: GitHub refused a write; it is retried");
     else this.options.log.error({ ...details, why: verdict.why }, "outbox: a write is undeliverable");
@@ -297,19 +260,19 @@ export class Outbox {
   /** A push refused for good: the reports that waited for it must not claim the work arrived. */
   private async refusedPush(push: OutboxEntry, write: PushWrite, why: string): Promise<void> {
     const key = storyKeyOf(push.story);
-    const followers = [...this.entries.values()].filter((entry) => storyKeyOf(entry.story) === key && entry.state === "pending" && entry.id > push.id);
+    const followers = this.entries.ofStory(key).filter((entry) => entry.state === "pending" && entry.id > push.id);
     const { entries, notices } = afterRefusedPush(write, why, followers, new Date(this.now()).toISOString());
     if (notices.length === 0) return;
     this.options.log.error({ story: key, branch: write.branch, sha: write.sha, why }, "outbox: a story's push was refused after its job ended; its reports say so");
     for (const entry of entries) {
-      this.entries.set(slotKey(entry.story, entry.slot), entry);
+      this.entries.set(entry);
       await this.store?.write(entry).catch((error: unknown) => this.options.log.warn({ err: errorDetails(error) }, "outbox: could not record a withheld write"));
     }
     await this.discard(push.story, push.slot);
+    const retired = this.entries.isRetired(push.story);
     for (const notice of notices) await this.put(push.story, notice.slot, notice.write).catch((error: unknown) => this.options.log.warn({ err: errorDetails(error) }, "outbox: could not record a notice"));
+    // The notices are no new run: the story stays retired.
+    if (retired) this.entries.retire(push.story);
   }
 }
 
-function slotKey(story: OutboxStory, slot: string): string {
-  return `${storyKeyOf(story)}|${slot}`;
-}

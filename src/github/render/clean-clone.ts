@@ -2,6 +2,7 @@
 import { taskSnapshot, type StorySnapshot, type TaskSnapshot } from "../../pipeline/index.js";
 import { boundCheckRunOutput, utf8Bytes } from "../limits.js";
 import { redactSecrets } from "../redact.js";
+import { cleanClonePassed } from "../../workspace/index.js";
 import { formatDuration, inlineCode, policyLine, tailBlock } from "./markdown.js";
 import { singleLine, untrustedLine } from "./text.js";
 import type { CheckRunOutput, RenderOptions } from "./types.js";
@@ -20,9 +21,9 @@ export function currentCleanClone(task: TaskSnapshot | undefined, stage: string 
   return event?.attempt === task.attempt ? event : undefined;
 }
 
-/** True when the clean-clone check ran and the suite passed in the fresh clone. */
-export function cleanClonePassed(event: CleanCloneEvent): boolean {
-  return event.result.ran && event.result.exitCode === 0 && event.result.timedOut !== true;
+/** True when the clean-clone check of `event` ran and the suite passed in the fresh clone. */
+export function cleanCloneEventPassed(event: CleanCloneEvent): boolean {
+  return cleanClonePassed(event.result);
 }
 
 /** Most linked folders, and most warnings, listed; the rest are counted. */
@@ -121,7 +122,7 @@ export function renderCleanCloneCheck(snapshot: StorySnapshot, options: RenderOp
     "#### Output tail",
     tailBlock(result.outputTail, secrets),
   ];
-  const passed = cleanClonePassed(event);
+  const passed = cleanCloneEventPassed(event);
   return {
     title: (passed ? `${attempt}: passed in a fresh clone` : `${attempt}: failed in a fresh clone (${exit === "timed out" ? exit : `exit ${exit}`})`) + warningCount(result),
     summary: boundCheckRunOutput(lines.join("\n")),

@@ -18,8 +18,10 @@ export function formatDuration(ms: number | undefined): string {
   if (ms < 1000) return `${Math.round(ms)} ms`;
   const seconds = ms / 1000;
   if (seconds < 60) return `${seconds.toFixed(1)} s`;
-  const minutes = Math.floor(seconds / 60);
-  return `${minutes} min ${Math.round(seconds - minutes * 60)} s`;
+  // Whole seconds first, so 119.6 s is "2 min 0 s", not "1 min 60 s".
+  const whole = Math.round(seconds);
+  const minutes = Math.floor(whole / 60);
+  return `${minutes} min ${whole - minutes * 60} s`;
 }
 
 const STATE_LABELS: Record<StageSnapshot["state"], string> = {

@@ -1,8 +1,9 @@
 /** Short replies to the people who label issues and run commands. */
+import type { FailureClass } from "../../pipeline/index.js";
 import { KNOWN_COMMANDS } from "../commands.js";
-import { boundComment, CHECK_RUN_OUTPUT_MAX_BYTES, truncateToBytes } from "../limits.js";
-import { adviceFor, RETRY_COMMAND } from "./advice.js";
-import { inlineCode } from "./markdown.js";
+import { boundComment } from "../limits.js";
+import { RETRY_COMMAND } from "./advice.js";
+import { codeBlock, inlineCode } from "./markdown.js";
 
 const DESCRIPTIONS: Record<(typeof KNOWN_COMMANDS)[number], string> = {
   "retry-blocked": "re-admit a blocked story in a fresh worktree (on the story's pull request or issue)",
@@ -85,18 +86,6 @@ export function renderStoryStarted(pullNumber: number, pullUrl: string): string 
 }
 
 /** Told on the issue when a story stopped outside its reporter: it never started, or its finished work could not be delivered. */
-export function renderStoryStopped(what: "could not start" | "finished, but its result could not be delivered", failureClass: string, detail: string): string {
-  return boundComment(`story-harness: this story ${what} (${failureClass}):\n\n\`\`\`\n${detail.slice(0, 4000).replace(/`{3,}/g, "``")}\n\`\`\``);
-}
-
-/** A check run whose story's push GitHub refused after its job ended: it says so instead of what it was going to say. */
-export function renderPushRefusedCheck(branch: string, sha: string, why: string): { title: string; summary: string } {
-  return {
-    title: "Blocked: push-refused",
-    summary: truncateToBytes(
-      `GitHub refused the push of \`${sha.slice(0, 12)}\` to \`${branch}\`, so the pull request does not hold this work; this check's result is withheld.\n\n` +
-        `\`\`\`text\n${why.replace(/`{3,}/g, "``")}\n\`\`\`\n\n${adviceFor("push-refused")} Comment \`${RETRY_COMMAND}\` on the pull request to run the story again.`,
-      CHECK_RUN_OUTPUT_MAX_BYTES,
-    ),
-  };
+export function renderStoryStopped(what: "could not start" | "finished, but its result could not be delivered", failureClass: FailureClass, detail: string): string {
+  return boundComment(`story-harness: this story ${what} (${failureClass}):\n\n${codeBlock(detail.slice(0, 4000))}`);
 }

@@ -1,5 +1,6 @@
 /** Output of a gate stage's check run (`harness / <stage>`): the suite gate and the seat's verdict. */
 import { taskSnapshot, type StorySnapshot, type TaskSnapshot } from "../../pipeline/index.js";
+import { succeeded } from "../../exec/index.js";
 import { boundCheckRunOutput } from "../limits.js";
 import { redactSecrets } from "../redact.js";
 import { formatDuration, inlineCode, policyLine, tailBlock } from "./markdown.js";
@@ -38,7 +39,7 @@ export function stagePassed(task: TaskSnapshot | undefined, stage: string | unde
 
 /** True when a gate run did not pass. */
 export function gateFailed(gate: Gate): boolean {
-  return gate.timedOut || gate.exitCode !== 0;
+  return !succeeded(gate);
 }
 
 /** Renders the suite command, exit code, output tail, verdict and findings of the current attempt. */
@@ -88,7 +89,7 @@ export function renderGateSection(task: TaskSnapshot | undefined, stage: string 
 function suiteResult(run: { exitCode?: number; timedOut: boolean } | undefined): string {
   if (!run) return "not run yet";
   if (run.timedOut) return "⏱ timed out";
-  return run.exitCode === 0 ? "✅ passed (exit 0)" : `❌ failed (exit ${run.exitCode ?? "none"})`;
+  return succeeded(run) ? "✅ passed (exit 0)" : `❌ failed (exit ${run.exitCode ?? "none"})`;
 }
 
 /**

@@ -4,6 +4,7 @@
  * `clean_clone`, `clean-clone`). Each returns a failed outcome, or undefined when it passed.
  */
 import { join } from "node:path";
+import { cleanClonePassed } from "../../workspace/index.js";
 import { readArtifact, runCleanClone, runSuiteGate } from "../checks.js";
 import { ensureProvisioned } from "../task.js";
 import { failed, type StageOutcome, type StageStep } from "./kind.js";
@@ -41,7 +42,7 @@ export async function cleanCloneStep(step: StageStep, artifact: string, testComm
   const { task, stage, attempt } = step;
   const record = await runCleanClone(task, stage, attempt, artifact, testCommand);
   if (!record.ran) return failed({ failureClass: "clean-clone-not-run", reason: `the clean-clone check could not run: ${record.reason ?? "no reason given"}` }, {}, true);
-  if (record.exitCode === 0) return undefined;
+  if (cleanClonePassed(record)) return undefined;
   const how = record.timedOut ? "timed out" : `exited ${record.exitCode ?? "without a code"}`;
   return failed({ failureClass: "clean-clone-failed", reason: `the suite passed in the worktree but ${how} in a fresh clone of the committed change` }, { cleanClone: record });
 }

@@ -1,11 +1,12 @@
 import { Queue, Worker, type Job } from "bullmq";
 import { Redis } from "ioredis";
-import { DEFAULT_LEASE_TIMING, type EnqueueOutcome, type JobWorker, type LeaseTiming, type QueuedJobView, type StoryJob, type StoryQueue } from "../port.js";
+import { DEFAULT_LEASE_TIMING, type EnqueueOutcome, type JobWorker, type LeaseTiming, type LocalWork, type QueuedJobView, type StoryJob, type StoryQueue, type WorkerReport } from "../port.js";
 import { parseRedisUrl } from "./connection.js";
 import { InstallationSlots } from "./installation-slots.js";
 import { adapterKeys, KEY_PREFIX, QUEUE_NAME, storyJobId } from "./keys.js";
 import { checkStoryJob, readStoryJob } from "./story-data.js";
 import { StoryProcessor } from "./processor.js";
+import { WorkerReports } from "./worker-reports.js";
 
 /** A delivery id is remembered for a week: GitHub redelivers within days, not later. */
 export const DEFAULT_DELIVERY_MEMORY_MS = 7 * 24 * 3600 * 1000;
@@ -25,6 +26,8 @@ export interface BullmqQueueOptions {
   /** Key prefix (default `harness`); tests give each queue its own. */
   prefix?: string;
   log?: { error: (message: string) => void };
+  /** How often a worker renews its report (`harness status`); the lease heartbeat unless told. */
+  reportEveryMs?: number;
   /** Test seam: awaited between an enqueue's two writes (the job, then its delivery ids), where a crash is injected. */
   crashPoint?: () => Promise<void>;
 }
@@ -59,6 +62,8 @@ export class BullmqQueue implements StoryQueue {
   readonly lease: LeaseTiming;
   private readonly keys: ReturnType<typeof adapterKeys>;
   readonly slots: InstallationSlots;
+  readonly reports: WorkerReports;
+  private sharing: { home: string; collect: () => Promise<LocalWork>; timer: NodeJS.Timeout; publishing?: Promise<void> } | undefined;
 
   private constructor(
     private readonly queue: Queue,
@@ -69,6 +74,12 @@ export class BullmqQueue implements StoryQueue {
     if (this.lease.heartbeatMs >= this.lease.lockTtlMs) throw new RangeError("the lease heartbeat must be shorter than its TTL");
     this.keys = adapterKeys(this.prefix);
     this.slots = new InstallationSlots(redis, this.keys.slots, options.installationSlots, this.lease.lockTtlMs);
+    // Shown as not live after three missed renewals.
+    this.reports = new WorkerReports(redis, { index: this.keys.workers, report: this.keys.worker }, 3 * this.reportEveryMs);
+  }
+
+  private get reportEveryMs(): number {
+    return this.options.reportEveryMs ?? this.lease.heartbeatMs;
   }
 
   /** Connects to Redis (failing with the URL, password hidden, when it cannot). */
@@ -190,8 +201,53 @@ export class BullmqQueue implements StoryQueue {
     if (options.abortRunning) this.processor?.abortAll();
     await this.worker?.close();
     await this.processor?.idle();
+    await this.lastReport();
     await this.queue.close();
     await this.redis.quit().catch(() => undefined);
+  }
+
+  /** Publishes this worker's local work now and on every `reportEveryMs` until `close`. */
+  shareLocalWork(source: { home: string; collect: () => Promise<LocalWork> }): void {
+    if (this.sharing) throw new Error("this queue already shares a worker's local work");
+    this.reports.claim(source.home);
+    const timer = setInterval(() => this.publishReport(), this.reportEveryMs);
+    timer.unref();
+    this.sharing = { ...source, timer };
+    this.publishReport();
+  }
+
+  /** One renewal; skipped while the previous one is still under way. */
+  private publishReport(): void {
+    const sharing = this.sharing;
+    if (!sharing || sharing.publishing || this.closed) return;
+    sharing.publishing = (async () => {
+      try {
+        await this.reports.publish(await sharing.collect(), this.processor?.runningJobs() ?? [], sharing.home);
+      } catch (error) {
+        this.logError("worker report", error);
+      } finally {
+        sharing.publishing = undefined;
+      }
+    })();
+  }
+
+  /** At close: the report withdrawn when nothing is left on this worker's disk, else left behind (shown as not live). */
+  private async lastReport(): Promise<void> {
+    const sharing = this.sharing;
+    if (!sharing) return;
+    clearInterval(sharing.timer);
+    await sharing.publishing;
+    try {
+      const work = await sharing.collect();
+      if (work.quarantined.length === 0 && work.undelivered.length === 0) await this.reports.withdraw();
+      else await this.reports.publish(work, [], sharing.home);
+    } catch (error) {
+      this.logError("last worker report", error);
+    }
+  }
+
+  async workerReports(): Promise<WorkerReport[]> {
+    return this.reports.list();
   }
 
   async snapshot(): Promise<QueuedJobView[]> {

@@ -18,6 +18,8 @@ export function adapterKeys(prefix = KEY_PREFIX, queue = QUEUE_NAME): {
   delivery: (deliveryId: string) => string;
   runs: string;
   slots: (installationId: number) => string;
+  workers: string;
+  worker: (id: string) => string;
 } {
   const base = `${prefix}:${queue}:harness`;
   return {
@@ -26,5 +28,8 @@ export function adapterKeys(prefix = KEY_PREFIX, queue = QUEUE_NAME): {
     runs: `${base}:runs`,
     /** Sorted set per installation: job ids holding one of its slots, scored by when the hold expires. */
     slots: (installationId) => `${base}:slots:${installationId}`,
+    /** Sorted set of worker ids, scored by when each last renewed its report; the report itself in `worker:<id>`. */
+    workers: `${base}:workers`,
+    worker: (id) => `${base}:worker:${id}`,
   };
 }

@@ -71,6 +71,11 @@ export class StoryProcessor {
     }
   }
 
+  /** The ids of the jobs running in this process. */
+  runningJobs(): string[] {
+    return [...this.running.keys()];
+  }
+
   /** Aborts every running job's signal (shutdown). */
   abortAll(): void {
     this.abort.abort();

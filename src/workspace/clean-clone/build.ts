@@ -71,12 +71,16 @@ export async function buildCleanClone(options: BuildCleanCloneOptions): Promise<
   const scratch = { indexFile: join(scratchDir, "index"), objectsDir };
 
   const { tree, commit } = await step("commit", repo, () => buildUserCommit(target, scratch, scratchDir));
-  const { refused, warnings } = await step("refuse", repo, () =>
-    refusals(target.base, tree, target.top, scratchGitEnv(scratch), options.allowExternalSymlinks === true ? { allowExternalSymlinks: true } : {}),
-  );
+  // The refusals only read the commit, so they are looked for while git checks it out; a refusal
+  // still wins over a checkout that failed, and nothing is linked into a refused clone.
+  const [refusal, checkout] = await Promise.allSettled([
+    step("refuse", repo, () => refusals(target.base, tree, target.top, scratchGitEnv(scratch), options.allowExternalSymlinks === true ? { allowExternalSymlinks: true } : {})),
+    step("clone", repo, () => checkOutCommit({ target, historyDir, commit, cloneDir, ...(options.depth !== undefined ? { depth: options.depth } : {}) })),
+  ]);
+  if (refusal.status === "rejected") throw refusal.reason;
+  const { refused, warnings } = refusal.value;
   if (refused.length > 0) throw new CleanCloneBuildError("refuse", repo, describeRefusals(refused, CLEAN_CLONE_DETAIL_BYTES), tree);
-
-  await step("clone", repo, () => checkOutCommit({ target, historyDir, commit, cloneDir, ...(options.depth !== undefined ? { depth: options.depth } : {}) }));
+  if (checkout.status === "rejected") throw checkout.reason;
   const linked = await linkDependencyRoots(target.top, cloneDir, options.links ?? DEFAULT_CLEAN_CLONE_LINKS, repo);
   const workDir = target.prefix === "" ? cloneDir : join(cloneDir, target.prefix);
   return { cloneDir, workDir, commit, tree, base: target.base, targetTop: target.top, linked, warnings };

@@ -80,10 +80,15 @@ export interface CheckOutArgs {
  */
 export async function checkOutCommit(args: CheckOutArgs): Promise<void> {
   const { target, historyDir, commit, cloneDir } = args;
-  await pointHead(historyDir, target, commit);
+  let checkout: string[];
   if (args.depth !== undefined) {
+    // The shallow clone takes the history clone's branch (or detached HEAD): it must point at the commit first.
+    await pointHead(historyDir, target, commit);
     await git([...CLONE, `--depth=${args.depth}`, "--", `file://${historyDir}`, cloneDir], read(dirname(cloneDir)));
+    checkout = target.branch !== undefined ? [target.branch] : ["--detach", commit];
+  } else {
+    // One git process: the branch is made (or moved) at the commit, HEAD put on it, and the files written.
+    checkout = target.branch !== undefined ? ["-B", target.branch, commit] : ["--detach", commit];
   }
-  const checkout = target.branch !== undefined ? [target.branch] : ["--detach", commit];
   await git([...CLONE_QUIET_CONFIG, ...PARALLEL_CHECKOUT, "checkout", "-q", "-f", ...checkout, "--"], write(cloneDir));
 }

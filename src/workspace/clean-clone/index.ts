@@ -5,4 +5,4 @@ export { CLEAN_CLONE_STEP_TIMEOUT_MS } from "./limits.js";
 export { CleanCloneBuildError, CleanCloneOptionsError, CLEAN_CLONE_DETAIL_BYTES, type CleanCloneBuildStep } from "./errors.js";
 export { DEFAULT_CLEAN_CLONE_LINKS, validateLinkName } from "./links.js";
 export { InterpreterError } from "./interpreter.js";
-export { writeCleanCloneResult, cleanCloneExitCode, CLEAN_CLONE_RESULT_FILE } from "./result.js";
+export { writeCleanCloneResult, cleanCloneExitCode, cleanClonePassed, CLEAN_CLONE_RESULT_FILE } from "./result.js";

@@ -4,6 +4,7 @@
  */
 import { mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
+import { succeeded } from "../../exec/index.js";
 import { writeFileAtomic } from "../../files/index.js";
 import { schemas } from "../../schema/index.js";
 import type { CleanCloneResult } from "./check.js";
@@ -22,8 +23,13 @@ export async function writeCleanCloneResult(path: string, result: CleanCloneResu
   await writeFileAtomic(path, `${JSON.stringify(result, null, 2)}\n`);
 }
 
+/** True when the clean-clone check ran and the suite passed in the fresh clone (exit 0 within its time). */
+export function cleanClonePassed(result: CleanCloneResult): boolean {
+  return result.ran && succeeded(result);
+}
+
 /** The CLI's exit code for a result: 0 the suite passed, 1 it failed, 2 the check did not run. */
 export function cleanCloneExitCode(result: CleanCloneResult): 0 | 1 | 2 {
   if (!result.ran) return 2;
-  return result.exitCode === 0 && result.timedOut !== true ? 0 : 1;
+  return cleanClonePassed(result) ? 0 : 1;
 }

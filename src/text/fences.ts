@@ -5,10 +5,11 @@
  * line and stays linear in the input.
  */
 
-/** An open fenced code block: its character and the length of its opening run. */
+/** An open fenced code block: its character, the length of its opening run, and the first word of its info string. */
 export interface Fence {
   char: "`" | "~";
   length: number;
+  info: string;
 }
 
 const SPACE = 0x20;
@@ -55,7 +56,7 @@ export function openingFence(text: string, start = 0, end = text.length): Fence 
   if (code === 0x60) {
     for (let i = after; i < end; i += 1) if (text.charCodeAt(i) === 0x60) return undefined;
   }
-  return { char: code === 0x60 ? "`" : "~", length };
+  return { char: code === 0x60 ? "`" : "~", length, info: text.slice(after, end).trim().split(/\s/, 1)[0] ?? "" };
 }
 
 /** True when the line `[start, end)` closes `fence`: same character, at least as long, nothing but spaces after. */
@@ -78,6 +79,38 @@ export function forEachLine(text: string, visit: (start: number, end: number) =>
     if (!visit(start, end)) return;
     start = end + 1;
   }
+}
+
+/** A fenced block of `markdown`: its fence and its lines; `closed` false for one that runs to the end of the text. */
+export interface FencedBlock {
+  fence: Fence;
+  body: string;
+  closed: boolean;
+}
+
+/** Every fenced code block of `markdown`, in order (CommonMark's rules, as {@link openingFence} and {@link closesFence} read them). */
+export function fencedBlocks(markdown: string): FencedBlock[] {
+  const blocks: FencedBlock[] = [];
+  let open: { fence: Fence; from: number; to: number } | undefined;
+  forEachLine(markdown, (start, end) => {
+    if (!open) {
+      const fence = openingFence(markdown, start, end);
+      if (fence) open = { fence, from: end + 1, to: end + 1 };
+    } else if (closesFence(markdown, open.fence, start, end)) {
+      blocks.push({ fence: open.fence, body: bodyOf(markdown, open.from, open.to), closed: true });
+      open = undefined;
+    } else {
+      open.to = end + 1;
+    }
+    return true;
+  });
+  if (open) blocks.push({ fence: open.fence, body: bodyOf(markdown, open.from, open.to), closed: false });
+  return blocks;
+}
+
+/** The lines `[from, to)` without their final line break, and without the `\r` of CRLF line ends. */
+function bodyOf(markdown: string, from: number, to: number): string {
+  return markdown.slice(from, Math.min(to, markdown.length)).replace(/\r?\n$/, "").replace(/\r\n/g, "\n");
 }
 
 /** The fence left open at the end of `markdown`, if any. */

@@ -47,6 +47,8 @@ export async function authenticateInstallation(
     repositoryIds?: readonly number[];
     /** The permissions it holds; the installation's when absent. */
     permissions?: Readonly<Record<string, string>>;
+    /** A list every token handed out is appended to as well (one live list for several installations' redaction). */
+    seen?: string[];
   } = {},
 ): Promise<Installation> {
   const now = options.now ?? Date.now;
@@ -61,6 +63,7 @@ export async function authenticateInstallation(
     });
     current = { token: response.data.token, expiresAt: Date.parse(response.data.expires_at) };
     seen.push(current.token);
+    options.seen?.push(current.token);
     return current.token;
   };
   const token = (): Promise<string> => {

@@ -1,4 +1,4 @@
-import type { AppOctokit } from "./token.js";
+import type { AppOctokit } from "./installation.js";
 
 /** Where a repository's configuration lives. */
 export const HARNESS_CONFIG_PATH = ".github/harness.yml";

@@ -1,9 +1,7 @@
 import { ProbotOctokit } from "probot";
-import { authenticateInstallation, gitAuthEnv, TrackingReporter, type AppOctokit } from "../../src/runner/index.js";
-import { GIT_TOKEN_PERMISSIONS, STORY_API_PERMISSIONS } from "../../src/runner/token.js";
+import { authenticateInstallation, gitAuthEnv, GIT_TOKEN_PERMISSIONS, STORY_API_PERMISSIONS, type AppOctokit } from "../../src/github/story/index.js";
 import { git, gitResult } from "../../src/workspace/index.js";
 import { makeTempDir, removeTempDirs } from "../support/tmp.js";
-import { emptySnapshot, type HistoryEvent, type StorySnapshot } from "../../src/pipeline/index.js";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 
 describe("installation authentication", () => {
@@ -73,32 +71,5 @@ describe("tokens scoped to the story", () => {
     const theirs = await gitResult(["ls-remote", `${fake.url}/acme/theirs.git`], { cwd: clone, env: gitAuthEnv(await gitToken.token()) });
     expect(theirs.exitCode).not.toBe(0);
     expect(fake.takeUnexpectedRequests().map((request) => request.status).sort()).toEqual([403, 403, 404, 404]);
-  });
-});
-
-describe("TrackingReporter", () => {
-  it("forwards events, remembers the end, survives a failing reporter, and blocks a story that never started", async () => {
-    const seen: string[] = [];
-    const failures: unknown[] = [];
-    const tracker = new TrackingReporter(
-      {
-        onEvent: async (event: HistoryEvent, _snapshot: StorySnapshot) => {
-          seen.push(event.kind);
-          if (event.kind === "run.started") throw new Error("GitHub is down");
-        },
-      },
-      (error) => failures.push(error),
-    );
-    const start: Extract<HistoryEvent, { kind: "run.started" }> = {
-      kind: "run.started", at: new Date().toISOString(), storyId: "7", runId: "r1", taskId: "story", title: "T", stages: ["implementer", "verifier"], maxAttempts: 3, readmission: false,
-    };
-    expect(tracker.ended).toBe(false);
-    await tracker.block({ failureClass: "config-invalid", detail: ".github/harness.yml: $.max_attempts must be integer", start });
-    expect(seen).toEqual(["run.started", "story.blocked"]);
-    expect(failures).toHaveLength(1);
-    expect(tracker.ended).toBe(true);
-    expect(tracker.snapshot).toMatchObject({ outcome: "blocked", failureClass: "config-invalid", storyId: "7" });
-    expect(tracker.snapshot.stages.map((stage) => stage.id)).toEqual(["implementer", "verifier"]);
-    expect(emptySnapshot().outcome).toBe("running");
   });
 });

@@ -1,0 +1,6 @@
+export { storyGitHub, type StoryGitHub, type StoryGitHubArgs, type ReporterTarget } from "./story-github.js";
+export { authenticateInstallation, GIT_TOKEN_PERMISSIONS, STORY_API_PERMISSIONS, type AppOctokit, type Installation } from "./installation.js";
+export { gitAuthEnv } from "./git-auth.js";
+export { openStoryOutbox, outboxDir, type PushWork, type StoryOutboxArgs } from "./outbox.js";
+export { HARNESS_CONFIG_PATH } from "./repo-config.js";
+export type { OpenStoryPull } from "./pull.js";
