@@ -38,9 +38,17 @@ export default tseslint.config(
           patterns: [{ group: ["@octokit/*"], message: "GitHub calls belong in src/github (its story adapter)." }],
         },
       ],
+    },
+  },
+  {
+    // Every GitHub call is the GitHub room's: no other room calls octokit's REST or GraphQL API.
+    files: ["src/**"],
+    ignores: ["src/github/**"],
+    rules: {
       "no-restricted-syntax": [
         "error",
-        { selector: "MemberExpression[property.name=/^(rest|graphql|request|paginate)$/]", message: "GitHub calls belong in src/github (its story adapter)." },
+        { selector: "MemberExpression[property.name=/^(rest|graphql|paginate)$/]", message: "GitHub calls belong in src/github." },
+        { selector: "MemberExpression[object.name=/octokit$/i][property.name='request']", message: "GitHub calls belong in src/github." },
       ],
     },
   },

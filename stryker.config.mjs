@@ -12,6 +12,7 @@
  * `MUTATE_TESTS=github/redact,github/redact-property` narrows the room's tests to those files
  * (paths under test/, without `.test.ts`), so a file's mutants run against its own tests: on a
  * loaded machine a room's heavier tests (probot, real git) cost seconds per mutant.
+ * `MUTATE_REPORT=<name>` names the JSON report (`reports/mutation/<name>.json`; default the room).
  */
 const ROOMS = {
   exec: { mutate: ["src/exec/**/*.ts"], tests: ["exec", "agents"] },

@@ -45,6 +45,7 @@ export { renderPlannerCheck } from "./render/planner.js";
 export { renderStatusComment, STATUS_MARKER } from "./render/status-comment.js";
 export { renderPullTitle } from "./render/pull.js";
 export { renderPushRefusedDetail } from "./render/push.js";
+export { renderLowDisk, renderPushFailed, renderPushStillWaiting, renderSandboxUnavailable, renderTooManyInterruptions } from "./render/stops.js";
 export { renderHelp, renderAlreadyCompleted, renderQuarantinedJob, renderWriteFailure, renderStoryStarted, renderStoryStopped } from "./render/replies.js";
 export { adviceFor, RETRY_COMMAND } from "./render/advice.js";
 export { failureClassTable, withFailureClassTable } from "./render/failure-table.js";

@@ -2,6 +2,7 @@ export * from "./events.js";
 export { failureClassOf, isFailureClass } from "./failure-class.js";
 export { runStartedEvent, type RunStartedEvent } from "./run-started.js";
 export { runStory } from "./coordinator.js";
+export { TaskSlots, inSlots, type SlotLease } from "./task-slots.js";
 export type { StoryInput, RunStoryArgs, StoryOutcome } from "./types.js";
 export { loadWorkflow, declaredChecks, DEFAULT_WORKFLOW_PATH, HARNESS_ROOT, type Workflow, type Stage, type ArtifactSpec } from "./workflow.js";
 export {

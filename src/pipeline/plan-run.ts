@@ -1,6 +1,6 @@
 /**
  * A story with a plan: its tasks in waves. Each task of a wave takes a slot (up to the
- * concurrency), gets its own fresh worktree branched from the story branch as the wave
+ * concurrency; beyond the story's own slot, only while the runner has one free), gets its own fresh worktree branched from the story branch as the wave
  * found it, is provisioned inside that slot, and runs the workflow's per-task stages; its
  * work must stay inside its declared files. At the end of the wave the completed tasks are
  * merged onto the story branch in plan order; a conflict fails the later task's attempt,
@@ -18,23 +18,9 @@ import type { Plan, PlanTask } from "./plan.js";
 import { archiveAttempt } from "./run-dir.js";
 import { runIntegration } from "./plan-integration.js";
 import { runPlanTask, type PlanTaskResult, type StoryRun } from "./plan-task.js";
+import { inSlots } from "./task-slots.js";
 import { INTEGRATION_CLEAN_CLONE, INTEGRATION_TASK } from "./snapshot.js";
 import type { StoryOutcome } from "./types.js";
-
-/** Runs `work` over `items` with at most `limit` at once; results in the order of `items`. */
-export async function inPool<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array<R>(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const index = next;
-      next += 1;
-      results[index] = await work(items[index] as T);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, () => worker()));
-  return results;
-}
 
 interface Pending {
   task: PlanTask;
@@ -84,7 +70,7 @@ export async function runPlan(run: StoryRun, plan: Plan): Promise<StoryOutcome> 
     let pending = ready;
     while (pending.length > 0) {
       const base = tip;
-      const results = await inPool(pending, run.concurrency, (item) => runPlanTask(run, { ...item, base, earlier: earlier.join("\n") }));
+      const results = await inSlots(pending, run.concurrency, run.slots, (item) => runPlanTask(run, { ...item, base, earlier: earlier.join("\n") }));
       const again: Pending[] = [];
       for (const [at, item] of pending.entries()) {
         const result = results[at] as PlanTaskResult;

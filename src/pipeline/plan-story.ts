@@ -5,6 +5,7 @@ import { runPlanner } from "./plan-planner.js";
 import type { Plan } from "./plan.js";
 import type { StoryRun } from "./plan-task.js";
 import { taskLayout } from "./run-dir.js";
+import { TaskSlots } from "./task-slots.js";
 import { stageKind } from "./stages/index.js";
 import type { StoryOutcome } from "./types.js";
 import { planStages } from "./workflow.js";
@@ -14,13 +15,17 @@ export const DEFAULT_PLAN_CONCURRENCY = 2;
 /** The runner's limit when it names none. */
 export const DEFAULT_TASK_SLOTS = 8;
 
-/** How many tasks run at once: the request (or the configuration, or 2), never above the runner's limit, at least 1. */
+/**
+ * How many tasks a plan asks to run at once: the request (or the configuration, or 2), never
+ * above the runner's limit, at least 1. How many do run at once also depends on the runner's
+ * free slots (`StoryRun.slots`).
+ */
 export function planConcurrency(requested: number | undefined, configured: number | undefined, slots: number | undefined): number {
   const wanted = requested ?? configured ?? DEFAULT_PLAN_CONCURRENCY;
   return Math.max(1, Math.min(wanted, slots ?? DEFAULT_TASK_SLOTS));
 }
 
-type Base = Omit<StoryRun, "concurrency" | "taskStages" | "taskRetryStage" | "storyStages" | "taskLayout">;
+type Base = Omit<StoryRun, "concurrency" | "slots" | "taskStages" | "taskRetryStage" | "storyStages" | "taskLayout">;
 
 /**
  * Runs `plan`, or (without one) the workflow's planner first and then the plan it wrote: the
@@ -34,6 +39,8 @@ export async function runPlannedStory(base: Base, plan: Plan | undefined): Promi
   const run: StoryRun = {
     ...base,
     concurrency: planConcurrency(base.args.concurrency, config.plan.concurrency, base.args.taskSlots),
+    // The runner's shared slots (its job holds one for the story); alone (`harness run`), the slots beyond the story's own.
+    slots: base.args.slots ?? new TaskSlots(Math.max(0, (base.args.taskSlots ?? DEFAULT_TASK_SLOTS) - 1)),
     taskStages,
     taskRetryStage: retryStage,
     storyStages,

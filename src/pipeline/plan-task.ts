@@ -1,4 +1,5 @@
 /** One task of a plan in its slot: a fresh worktree from the wave's base, provisioning, the per-task stages, commit and scope. */
+import type { TaskSlots } from "./task-slots.js";
 import { runAttempts } from "./attempts.js";
 import { needsBaseline, runBaseline } from "./baseline.js";
 import type { CheckFailure } from "./checks.js";
@@ -31,6 +32,8 @@ export interface StoryRun {
   sandbox: Sandbox;
   /** Tasks run side by side at most this many at once. */
   concurrency: number;
+  /** The runner's slots beyond the story's own: a wave's further tasks at once each take a free one. */
+  slots: TaskSlots;
   /** The workflow's per-task stages and where their failed attempts go back to. */
   taskStages: Stage[];
   taskRetryStage: string;

@@ -2,6 +2,7 @@ import type { Sandbox } from "../sandbox/index.js";
 import type { HarnessConfig } from "./config.js";
 import type { PipelineDeps } from "./deps.js";
 import type { FailureClass, Reporter } from "./events.js";
+import type { TaskSlots } from "./task-slots.js";
 import type { Workflow } from "./workflow.js";
 
 /** The story to run. `id` is "42" for issue #42, or a slug for `harness run`. */
@@ -36,6 +37,12 @@ export interface RunStoryArgs {
   concurrency?: number;
   /** The runner's own limit on tasks at once; a plan's concurrency never exceeds it. */
   taskSlots?: number;
+  /**
+   * The runner's task slots, shared across the stories it runs, of which the caller holds one
+   * for this story: a plan's further tasks at once each take a free one. Without it, the story
+   * has `taskSlots` to itself.
+   */
+  slots?: TaskSlots;
   /** Collaborators; the real ones when absent. */
   deps?: Partial<PipelineDeps>;
 }

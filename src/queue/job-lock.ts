@@ -62,6 +62,7 @@ async function readLock(path: string): Promise<LockContent | undefined> {
 async function createExclusive(path: string, content: string): Promise<void> {
   const temp = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
   try {
+    // Stryker disable next-line ObjectLiteral,StringLiteral: the temp name is new and random, so there is nothing at it for "wx" to refuse; it stays as a second guard
     await writeFile(temp, content, { flag: "wx" });
     await link(temp, path);
   } finally {

@@ -8,7 +8,7 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { PUSH_SLOT, renderPushRefusedDetail, type Outbox, type OutboxStory, type StoryGitHub } from "../github/index.js";
+import { PUSH_SLOT, renderPushFailed, renderPushRefusedDetail, type Outbox, type OutboxStory, type StoryGitHub } from "../github/index.js";
 import type { FailureClass, StoryOutcome } from "../pipeline/index.js";
 import { UNPUSHED_BUNDLE } from "./push.js";
 import type { StoryPull } from "./story-start.js";
@@ -66,7 +66,7 @@ export async function deliverStoryWork(args: DeliverArgs): Promise<DeliveredEnd>
     if (state === "pending" && !args.durable) {
       const why = outbox.lastError(story, PUSH_SLOT) ?? "the push did not go through";
       await outbox.discard(story, PUSH_SLOT);
-      throw new PushFailedError(`Pushing ${tip.slice(0, 12)} to ${pull.branch} failed ${IN_JOB_PUSH_ATTEMPTS} times: ${why}`);
+      throw new PushFailedError(renderPushFailed(tip, pull.branch, IN_JOB_PUSH_ATTEMPTS, why));
     }
     pushWaiting = state === "pending";
     // Reports on the new head; while the push waits, the outbox holds them behind it.

@@ -6,6 +6,7 @@
 import { readdirSync, rmSync, statfsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { FailureClass } from "../pipeline/index.js";
+import { renderLowDisk } from "../github/index.js";
 
 export const DEFAULT_RETENTION_DAYS = 14;
 export const DEFAULT_MIN_FREE_MB = 1024;
@@ -75,8 +76,7 @@ export function freeBytes(path: string): number {
 export function lowDiskReason(harnessHome: string, minFreeBytes: number): string | undefined {
   const free = freeBytes(existingAncestor(harnessHome));
   if (free >= minFreeBytes) return undefined;
-  const mib = (bytes: number): string => `${Math.floor(bytes / (1024 * 1024))} MiB`;
-  return `Only ${mib(free)} are free where the App keeps its data (HARNESS_MIN_FREE_MB asks for ${mib(minFreeBytes)}), so this story was not started. Free some space (old run directories go after HARNESS_RETENTION_DAYS), then use /harness retry-blocked or label the issue again.`;
+  return renderLowDisk(free, minFreeBytes);
 }
 
 function list(dir: string): string[] {

@@ -1,9 +1,9 @@
 import {
-  announceNotices, commentNotice, HARNESS_CONFIG_PATH, isCompletedStory, PUSH_SLOT, postNotices, renderAlreadyCompleted, storyGitHub, untilGitHubAnswers,
+  announceNotices, commentNotice, HARNESS_CONFIG_PATH, isCompletedStory, PUSH_SLOT, postNotices, renderAlreadyCompleted, renderPushStillWaiting, renderSandboxUnavailable, renderTooManyInterruptions, storyGitHub, untilGitHubAnswers,
   type AppOctokit, type GitHubDownOptions, type Outbox, type ReporterTarget, type StoryGitHub,
 } from "../github/index.js";
 import type { JobLease, JobWorker, StoryJob } from "../queue/index.js";
-import type { FailureClass, HarnessConfig, RunStoryArgs, StoryOutcome, Workflow } from "../pipeline/index.js";
+import { TaskSlots, type FailureClass, type HarnessConfig, type RunStoryArgs, type StoryOutcome, type Workflow } from "../pipeline/index.js";
 import { runInStepScope } from "../exec/index.js";
 import { processLedger, recoverAfterCrash } from "./recovery.js";
 import { syncRepoCache } from "./repo-cache.js";
@@ -54,9 +54,15 @@ export interface StoryRunnerDeps {
   outbox?: Outbox | Promise<Outbox>;
   /** How a job waits while GitHub is down at its start (tests pass a sleep they control). */
   githubDown?: Pick<GitHubDownOptions, "sleep" | "policy">;
-  /** The runner's own limit (`HARNESS_CONCURRENCY`): a plan never runs more tasks at once than this. */
+  /**
+   * The runner's task slots (`HARNESS_CONCURRENCY`), shared by the stories it runs: each story
+   * holds one while it runs, and a plan's further tasks at once take the ones still free.
+   */
   taskSlots?: number;
 }
+
+/** Task slots of a runner that names none (as many as `harness run` has). */
+const DEFAULT_RUNNER_SLOTS = 8;
 
 /** Makes the queue's worker: one call runs one job from token to final report. */
 export function createStoryRunner(deps: StoryRunnerDeps): JobWorker {
@@ -76,8 +82,9 @@ export function createStoryRunner(deps: StoryRunnerDeps): JobWorker {
     });
     return usable;
   };
+  const slots = new TaskSlots(deps.taskSlots ?? DEFAULT_RUNNER_SLOTS);
   // Every process a job starts (git, provisioning, agents, suites, clean clone) gets the stop signal and a ledger record.
-  return (lease, signal) => runInStepScope({ signal, ledger }, () => runJob({ ...deps, sandbox, housekeeping }, lease, signal, sandboxStatus));
+  return (lease, signal) => runInStepScope({ signal, ledger }, () => runJob({ ...deps, sandbox, housekeeping }, lease, signal, sandboxStatus, slots));
 }
 
 /** Why a story stopped before or outside the pipeline, with the class it is reported under. */
@@ -88,7 +95,7 @@ class StoryStop extends Error {
   }
 }
 
-async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSignal, sandboxStatus: () => Promise<SandboxStatus>): Promise<void> {
+async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSignal, sandboxStatus: () => Promise<SandboxStatus>, slots: TaskSlots): Promise<void> {
   const { job } = lease;
   const { owner, name: repo } = job.repository;
   const log = deps.log;
@@ -128,7 +135,7 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
       return;
     }
     const status = await sandboxStatus();
-    if (status.state === "unavailable") throw new StoryStop("environment", `The sandbox cannot run on this host, so this story was not started: ${status.reason}.`);
+    if (status.state === "unavailable") throw new StoryStop("environment", renderSandboxUnavailable(status.reason));
     // Old run directories go first; then a nearly full disk is this story's report, not a wedged queue.
     const keep = deps.housekeeping ?? housekeepingFromEnv();
     try {
@@ -140,7 +147,7 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
     if (lowDisk) throw new StoryStop("environment", lowDisk);
     // An earlier run's work still waiting to be pushed goes first: a new run must build on it, not beside it.
     if ((await outbox()).pending(story, PUSH_SLOT) && (await (await outbox()).deliverNow(story, PUSH_SLOT, 1, signal)) === "pending") {
-      throw new StoryStop("git-failed", "An earlier run's work of this story is still waiting to be pushed (GitHub could not take it yet), so no new run was started. It is pushed on its own; label the issue again once the pull request holds it.");
+      throw new StoryStop("git-failed", renderPushStillWaiting());
     }
     const authEnv = await github.gitAuthEnv();
     const repoDir = await syncRepoCache({ harnessHome: deps.harnessHome, owner, name: repo, cloneUrl: job.repository.cloneUrl, authEnv });
@@ -159,7 +166,7 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
     const workflow = deps.pipeline.loadWorkflow();
     const readmission = lease.interruptions > 0 || job.kind === "retry-blocked";
     if (lease.interruptions > (deps.maxResumes ?? 1)) {
-      throw new StoryStop("interrupted", `The App stopped ${lease.interruptions} times while this story ran; it was not resumed again. Use /harness retry-blocked to run it once more.`);
+      throw new StoryStop("interrupted", renderTooManyInterruptions(lease.interruptions));
     }
     const config = await readConfig(deps, github, job);
     await prepareStoryBranch({ repoDir, branch: pull.branch });
@@ -168,6 +175,8 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
       const merged = await mergeDefaultBranch({ repoDir, branch: pull.branch, defaultBranch: job.repository.defaultBranch });
       if (merged.state === "merged") log.info({ story: job.storyKey, base: merged.base, merge: merged.commit }, "story branch brought up to date with the default branch");
     }
+    // The story's own slot; its plan's further tasks take the runner's free ones (`slots`).
+    const ownSlot = await slots.acquire(signal);
     const outcome = await deps.pipeline.runStory({
       repoDir,
       story: { id: storyIdOf(job), title: job.issue.title, body: job.issue.body },
@@ -183,7 +192,8 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
       signal,
       ...(deps.sandbox ? { sandbox: deps.sandbox } : {}),
       ...(deps.taskSlots !== undefined ? { taskSlots: deps.taskSlots } : {}),
-    });
+      slots,
+    }).finally(() => ownSlot.release());
     // The work is pushed whatever the outcome: a blocked story's work so far is worth a look.
     const end = await deliverStoryWork({
       repoDir, pull, outcome, github, outbox: await outbox(), story: { ...story, pullNumber: pull.pullNumber }, repositoryId: job.repository.id, durable: deps.outbox !== undefined, reporter, tracker, signal,

@@ -119,6 +119,7 @@ export function splitNul(bytes: Buffer): string[] {
 
 /** True when `dir` is inside a git working tree. */
 export async function isWorkTree(dir: string): Promise<boolean> {
+  // Stryker disable next-line BooleanLiteral: rev-parse --is-inside-work-tree takes no optional lock either way; readOnly says what the call promises
   const result = await gitResult(["rev-parse", "--is-inside-work-tree"], { cwd: dir, readOnly: true });
   return result.exitCode === 0 && result.stdout?.toString().trim() === "true";
 }

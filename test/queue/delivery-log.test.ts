@@ -75,4 +75,33 @@ describe("DeliveryLog", () => {
     mkdirSync(join(dir, "a-folder"));
     await expect(DeliveryLog.open(join(dir, "a-folder"))).rejects.toMatchObject({ code: "EISDIR" });
   });
+  it("ignores a torn last line whatever the file starts with", async () => {
+    const path = join(makeTempDir(), "deliveries");
+    writeFileSync(path, "\nd-1\nd-2-cut");
+    const log = await DeliveryLog.open(path);
+    expect([log.has("d-1"), log.has("d-2-cut")]).toEqual([true, false]);
+    await log.close();
+    expect(readFileSync(path, "utf8")).toBe("d-1\n");
+  });
+
+  it("writes a burst of ids, added while a write is under way, one per line", async () => {
+    const path = join(makeTempDir(), "deliveries");
+    const log = await DeliveryLog.open(path);
+    await Promise.all(["d-1", "d-2", "d-3", "d-4"].map((id) => log.add(id)));
+    await log.close();
+    expect(readFileSync(path, "utf8")).toBe("d-1\nd-2\nd-3\nd-4\n");
+  });
+
+  it("appends without rewriting the file until it holds twice the bound, then keeps the newest", async () => {
+    const path = join(makeTempDir(), "deliveries");
+    const log = await DeliveryLog.open(path, 3);
+    await log.add("d-1");
+    const first = statSync(path).ino;
+    for (const id of ["d-2", "d-3", "d-4", "d-5"]) await log.add(id);
+    expect([statSync(path).ino, linesOf(path)]).toEqual([first, ["d-1", "d-2", "d-3", "d-4", "d-5"]]);
+    await log.add("d-6");
+    expect(statSync(path).ino).not.toBe(first);
+    expect(linesOf(path)).toEqual(["d-4", "d-5", "d-6"]);
+    await log.close();
+  });
 });

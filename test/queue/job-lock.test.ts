@@ -1,4 +1,4 @@
-import { open, readFile, rename, writeFile } from "node:fs/promises";
+import { mkdir, open, readdir, readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { exec } from "../../src/exec/index.js";
 import { acquireLock, liveHolder, newLockOwner, releaseLock, retireLockOwner, type LockOwner } from "../../src/queue/job-lock.js";
@@ -129,6 +129,38 @@ describe("acquireLock", () => {
       }
       const left = await exec(["ls", "-A", dir], { cwd: dir, captureStdout: true });
       expect((left.stdout?.toString() ?? "").split("\n").filter((line) => line !== "").sort()).toEqual(["cut.lock", "empty.lock", "other.lock"]);
+    } finally {
+      retireLockOwner(self);
+    }
+  });
+  it("answers no holder for a lock that is not there", async () => {
+    const self = newLockOwner();
+    try {
+      expect(await liveHolder(join(dir, "absent.lock"), self)).toBeUndefined();
+    } finally {
+      retireLockOwner(self);
+    }
+  });
+
+  it("fails on a lock it cannot read, instead of taking it as free", async () => {
+    const self = newLockOwner();
+    const path = join(dir, "folder.lock");
+    await mkdir(path);
+    try {
+      await expect(liveHolder(path, self)).rejects.toMatchObject({ code: "EISDIR" });
+      await expect(acquireLock(path, self)).rejects.toMatchObject({ code: "EISDIR" });
+      expect(await readdir(path)).toEqual([]);
+    } finally {
+      retireLockOwner(self);
+    }
+  });
+
+  it("reports the failed write itself when the lock cannot be written, and names a bad owner", async () => {
+    const self = newLockOwner();
+    try {
+      // The folder is gone: the error is the write's, not the cleanup's after it.
+      await expect(acquireLock(join(dir, "gone", "job.lock"), self)).rejects.toMatchObject({ code: "ENOENT", syscall: "open" });
+      await expect(acquireLock(join(dir, "job.lock"), { ...self, pid: -1 })).rejects.toThrow(/queue lock/);
     } finally {
       retireLockOwner(self);
     }

@@ -108,6 +108,7 @@ export function buildJob(
     // One line: the title becomes a commit subject and a pull request title, where a line break would let it add trailers.
     // The text a writer admitted, frozen with the job: an edit after this is not what the agents see.
     issue: { number: issue.number, title: singleLine(issue.title), body: issue.body ?? "", ...(issue.updatedAt ? { updatedAt: issue.updatedAt } : {}) },
+    // Stryker disable next-line ConditionalExpression: a job with `pullNumber: undefined` validates and is stored as one without it
     ...(pullNumber !== undefined ? { pullNumber } : {}),
     requestedBy,
     deliveryId: scope.deliveryId,
@@ -128,6 +129,7 @@ export async function reply(scope: TriggerScope, issueNumber: number, body: stri
 /** True when the actor is the App itself or a bot the operator did not allowlist: their events are never acted on. */
 export function isBotActor(actor: { login?: string; type?: string } | null | undefined, deps: TriggerDeps): boolean {
   if (!actor) return true;
+  // Stryker disable next-line ConditionalExpression,EqualityOperator,StringLiteral: said first, and said again below: `<slug>[bot]` is a bot login and isAllowedBot never allows the App's own
   if (deps.appSlug !== undefined && actor.login === `${deps.appSlug}[bot]`) return true;
   return isBotLogin(actor) && !isAllowedBot(actor, admissionPolicy(deps));
 }
