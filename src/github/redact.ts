@@ -43,18 +43,51 @@ function isBase64Char(code: number): boolean {
   return (code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a) || (code >= 0x30 && code <= 0x39) || code === 0x2b || code === 0x2f || code === 0x3d;
 }
 
+/**
+ * The length of the line break at `at`: a real one (`\n`, `\r\n`) or one written as escapes
+ * (`\\n`, `\\r\\n`, as a key printed inside JSON or a quoted string shows it); 0 when none.
+ */
+function breakAt(text: string, at: number): number {
+  if (text.charCodeAt(at) === 0x0a) return 1;
+  if (text.charCodeAt(at) === 0x0d && text.charCodeAt(at + 1) === 0x0a) return 2;
+  if (text.charCodeAt(at) !== 0x5c) return 0;
+  if (text.charCodeAt(at + 1) === 0x6e) return 2;
+  return text.charCodeAt(at + 1) === 0x72 && text.charCodeAt(at + 2) === 0x5c && text.charCodeAt(at + 3) === 0x6e ? 4 : 0;
+}
+
+/** The length of the line break that ends right before `at` (see {@link breakAt}); 0 when none. */
+function breakBefore(text: string, at: number): number {
+  if (text.charCodeAt(at - 1) === 0x0a) return text.charCodeAt(at - 2) === 0x0d ? 2 : 1;
+  if (text.charCodeAt(at - 1) !== 0x6e || text.charCodeAt(at - 2) !== 0x5c) return 0;
+  return text.charCodeAt(at - 3) === 0x72 && text.charCodeAt(at - 4) === 0x5c ? 4 : 2;
+}
+
+/**
+ * Where breaks are escapes, a key's first or last line starts or ends at a quote, not at a
+ * break: a base64 run this long is taken for key material there (a key line has 64).
+ */
+const ESCAPED_KEY_RUN = 16;
+
+/** A base64 character that does not end an escaped line break (the `n` of `\\n`). */
+function isBase64Before(text: string, at: number): boolean {
+  return isBase64Char(text.charCodeAt(at - 1)) && breakBefore(text, at) === 0;
+}
+
 /** Where the run of base64-only lines starting at `from` (after a line break) ends. */
 function skipBase64Lines(text: string, from: number): number {
   let at = from;
   for (;;) {
-    let i = at;
-    if (text.charCodeAt(i) === 0x0d) i += 1;
-    if (text.charCodeAt(i) !== 0x0a) return at;
-    i += 1;
+    const step = breakAt(text, at);
+    if (step === 0) return at;
+    let i = at + step;
     const lineStart = i;
     // Stryker disable next-line ConditionalExpression,EqualityOperator: past the end charCodeAt is NaN, which isBase64Char refuses; the bound says so
     while (i < text.length && isBase64Char(text.charCodeAt(i))) i += 1;
-    if (i === lineStart || (i < text.length && text.charCodeAt(i) !== 0x0a && text.charCodeAt(i) !== 0x0d)) return at;
+    if (i === lineStart) return at;
+    if (i < text.length && breakAt(text, i) === 0) {
+      // A quoted key's last line ends at the quote: with escaped breaks, a long run is still key.
+      return text.charCodeAt(at) === 0x5c && i - lineStart >= ESCAPED_KEY_RUN ? i : at;
+    }
     at = i;
   }
 }
@@ -81,12 +114,18 @@ function removeBase64LinesBefore(text: string): string {
       let lineEnd = start - 1;
       // Stryker disable next-line ConditionalExpression,EqualityOperator: `from` follows a footer ("-----" or "-----END "), never a line break, so the next check stops there too; the bound says so
       if (lineEnd < from) break;
-      if (text.charCodeAt(lineEnd) !== 0x0a) break;
-      if (text.charCodeAt(lineEnd - 1) === 0x0d) lineEnd -= 1;
+      const step = breakBefore(text, start);
+      if (step === 0) break;
+      lineEnd = start - step;
       let i = lineEnd;
       // Stryker disable next-line ConditionalExpression,EqualityOperator: the character before `from` ends a footer or is before the text (NaN): never base64, so the walk stops there anyway
-      while (i > from && isBase64Char(text.charCodeAt(i - 1))) i -= 1;
-      if (i === lineEnd || (i > from && text.charCodeAt(i - 1) !== 0x0a)) break;
+      while (i > from && isBase64Before(text, i)) i -= 1;
+      if (i === lineEnd) break;
+      if (i > from && breakBefore(text, i) === 0) {
+        // A quoted key's first line starts after the quote: with escaped breaks, a long run is still key.
+        if (text.charCodeAt(lineEnd) === 0x5c && lineEnd - i >= ESCAPED_KEY_RUN) start = i;
+        break;
+      }
       start = i;
     }
     const close = text.indexOf("-----", at + PEM_END.length);

@@ -72,3 +72,28 @@ describe("redactSecrets: the shortest secret redacted by value", () => {
     expect(redactSecrets("pin 321 accepted", ["321"])).toBe("pin 321 accepted");
   });
 });
+
+describe("redactSecrets: a PEM block written with escaped line breaks (a key inside JSON or a quoted string)", () => {
+  const LF = "\\n";
+  const CRLF = "\\r\\n";
+
+  it("removes a block cut before its header, up to the quote that follows it", () => {
+    const text = `{"key": "${KEY[0]!.slice(9)}${LF}${KEY[1]}${LF}${FOOTER}${LF}", "ok": true}`;
+    const out = redactSecrets(text);
+    expect(out).toBe(`{"key": "${REDACTED}${LF}", "ok": true}`);
+    for (const line of KEY) expect(out).not.toContain(line.slice(10, 30));
+  });
+
+  it("removes a block cut after its header, and keeps what follows the key", () => {
+    expect(redactSecrets(`PRIVATE_KEY="${HEADER}${LF}${KEY.join(LF)}" next`)).toBe(`PRIVATE_KEY="${REDACTED}" next`);
+    expect(redactSecrets(`PRIVATE_KEY="${HEADER}${CRLF}${KEY.join(CRLF)}${CRLF}two words"`)).toBe(`PRIVATE_KEY="${REDACTED}${CRLF}two words"`);
+  });
+
+  it("removes an escaped block cut before its header with CRLF escapes", () => {
+    expect(redactSecrets(`x ${KEY[1]}${CRLF}${FOOTER}" y`)).toBe(`x ${REDACTED}" y`);
+  });
+
+  it("keeps a word ending in n before an escape that is not a key", () => {
+    expect(redactSecrets(`done\\nlater ${FOOTER} fin`)).toBe(`done\\nlater ${REDACTED} fin`);
+  });
+});
