@@ -21,10 +21,11 @@ describe("the outbox's entries in memory", () => {
     expect(entries.ofStory("acme/widgets#1").map((e) => e.slot)).toEqual(["a", "b"]);
     expect(entries.get(story(2), "a")?.write.kind).toBe("comment");
     expect(entries.get(story(2), "b")).toBeUndefined();
-    expect(entries.storyKeys().sort()).toEqual(["acme/widgets#1", "acme/widgets#2"]);
+    expect(entries.ofStory("acme/widgets#2").map((e) => e.slot)).toEqual(["a"]);
     expect(entries.size).toBe(3);
     entries.delete(story(2), "a");
-    expect(entries.storyKeys()).toEqual(["acme/widgets#1"]);
+    expect(entries.ofStory("acme/widgets#2")).toEqual([]);
+    expect(entries.size).toBe(2);
   });
 
   it("keeps a delivered check run's answer while the story's reporter lives, and lets go of a write no later one needs", () => {
@@ -54,13 +55,24 @@ describe("the outbox's entries in memory", () => {
     expect(entries.get(story(1), "check:b")?.result).toEqual({ checkRunId: 9 });
   });
 
+  it("retires every story at once (what an earlier process left)", () => {
+    const entries = new OutboxEntries();
+    entries.set(entry(1, "check:a", check, "delivered"));
+    entries.set(entry(2, "check:a", check));
+    entries.retireAll();
+    expect(entries.all().map((e) => e.story.issueNumber)).toEqual([2]);
+    expect(entries.isRetired(story(2))).toBe(true);
+    entries.delivered({ ...entry(2, "check:a", check, "delivered"), result: { checkRunId: 1 } });
+    expect(entries.size).toBe(0);
+  });
+
   it("forgets a retired story that had only delivered entries at once", () => {
     const entries = new OutboxEntries();
     entries.set(entry(1, "check:a", check, "delivered"));
     entries.retire(story(1));
     expect(entries.size).toBe(0);
     expect(entries.isRetired(story(1))).toBe(false);
-    expect(entries.storyKeys()).toEqual([]);
+    expect(entries.all()).toEqual([]);
   });
 });
 

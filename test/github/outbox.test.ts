@@ -7,6 +7,7 @@ import { identityOf } from "../../src/exec/index.js";
 import { fakeOctokit } from "../support/fake-github/client.js";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { openStoryPull, NAME, OWNER, RecordingLog } from "./fake-setup.js";
+import { eventually } from "../support/poll.js";
 
 let gh: FakeGitHub;
 let octokit: ReturnType<typeof fakeOctokit>;
@@ -40,13 +41,6 @@ const check = (headSha: string, status: "in_progress" | "completed", title: stri
   ...(status === "completed" ? { conclusion: "success" as const, completedAt: new Date().toISOString() } : {}),
 });
 
-async function waitFor(what: string, condition: () => boolean): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 describe("retryVerdict", () => {
   const policy = { ...DEFAULT_RETRY_POLICY, baseDelayMs: 100, maxDelayMs: 1000, maxAttempts: 5 };
@@ -88,7 +82,7 @@ describe("Outbox", () => {
       window.close();
     }
     outbox.start();
-    await waitFor("delivery", () => !outbox.hasPending(ref));
+    await eventually("delivery", () => (!outbox.hasPending(ref) ? true : undefined));
     await outbox.close();
     const runs = gh.state.checkRuns.filter((run) => run.headSha === headSha && run.externalId === "story-x");
     expect(runs).toHaveLength(1);
@@ -144,7 +138,7 @@ describe("Outbox", () => {
       window.close();
     }
     outbox.start();
-    await waitFor("the pending comment delivered and let go", () => outbox.held() === 0);
+    await eventually("the pending comment delivered and let go", () => (outbox.held() === 0 ? true : undefined));
     await outbox.close();
     expect(outbox.hasPending(ref)).toBe(false);
     gh.assertNoUnexpectedRequests();
@@ -163,7 +157,7 @@ describe("Outbox", () => {
     writeFileSync(join(dir, `${left.id}.json`), JSON.stringify(left));
     const outbox = await Outbox.open({ dir, octokitFor: async () => octokit, log: new RecordingLog(), tickMs: 20 });
     outbox.start();
-    await waitFor("the stale check run closed", () => gh.state.checkRuns.find((run) => run.id === data.id)?.status === "completed");
+    await eventually("the stale check run closed", () => (gh.state.checkRuns.find((run) => run.id === data.id)?.status === "completed" ? true : undefined));
     await outbox.close();
     expect(gh.state.checkRuns.find((run) => run.id === data.id)).toMatchObject({ conclusion: "cancelled", output: { title: "Interrupted" } });
     gh.assertNoUnexpectedRequests();

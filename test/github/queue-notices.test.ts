@@ -12,6 +12,7 @@ import { storyKey, type StoryJob } from "../../src/queue/index.js";
 import { fakeOctokit } from "../support/fake-github/client.js";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { NAME, OWNER, RecordingLog } from "./fake-setup.js";
+import { eventually } from "../support/poll.js";
 
 let gh: FakeGitHub;
 const dirs: string[] = [];
@@ -39,15 +40,6 @@ async function openOutbox(log: RecordingLog): Promise<{ outbox: Outbox; dir: str
   return { outbox, dir };
 }
 
-async function waitFor<T>(what: string, probe: () => T | undefined): Promise<T> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 const commentsOn = (issueNumber: number): string[] => gh.state.commentsOn(OWNER, NAME, issueNumber).map((comment) => comment.body);
 
@@ -73,7 +65,7 @@ describe("queue notices through the outbox", () => {
         file: "000000000000001-000001-deadbeef.json", reason: "$.job.kind: must be equal to one of the allowed values",
         story: { installationId: gh.installationId, owner: OWNER, repo: NAME, issueNumber: issue.number },
       });
-      await waitFor("the rate limit to be met", () => (window.served > 0 ? true : undefined));
+      await eventually("the rate limit to be met", () => (window.served > 0 ? true : undefined));
       // Refused, not lost: the notice waits on disk.
       expect(commentsOn(issue.number)).toEqual([]);
       expect(readdirSync(dir).filter((name) => name.endsWith(".json"))).toHaveLength(1);
@@ -81,9 +73,9 @@ describe("queue notices through the outbox", () => {
     } finally {
       window.close();
     }
-    const told = await waitFor("the notice", () => commentsOn(issue.number).find((body) => body.includes("queue/quarantine/000000000000001-000001-deadbeef.json")));
+    const told = await eventually("the notice", () => commentsOn(issue.number).find((body) => body.includes("queue/quarantine/000000000000001-000001-deadbeef.json")));
     expect(told).toContain("$.job.kind");
-    await waitFor("the outbox to empty", () => (readdirSync(dir).filter((name) => name.endsWith(".json")).length === 0 ? true : undefined));
+    await eventually("the outbox to empty", () => (readdirSync(dir).filter((name) => name.endsWith(".json")).length === 0 ? true : undefined));
     expect(commentsOn(issue.number)).toHaveLength(1);
     expect(log.lines.some((line) => line.message === "outbox: GitHub refused a write; it is retried")).toBe(true);
     gh.assertNoUnexpectedRequests();
@@ -99,12 +91,12 @@ describe("queue notices through the outbox", () => {
     const window = gh.injectFailure({ method: "POST", path: new RegExp(`/issues/${issue.number}/comments$`), failure: { kind: "bad-gateway" } });
     try {
       queueNoticeListeners({ outbox, log }).onWriteFailure?.(job(issue.number), enospc());
-      await waitFor("the 502", () => (window.served > 0 ? true : undefined));
+      await eventually("the 502", () => (window.served > 0 ? true : undefined));
       expect(commentsOn(issue.number)).toEqual([]);
     } finally {
       window.close();
     }
-    const told = await waitFor("the notice", () => commentsOn(issue.number).find((body) => body.includes("ENOSPC")));
+    const told = await eventually("the notice", () => commentsOn(issue.number).find((body) => body.includes("ENOSPC")));
     expect(told).toContain("stays queued");
     expect(commentsOn(issue.number)).toHaveLength(1);
     expect(log.lines.some((line) => line.message === "outbox: a notice could not be recorded on disk; it is tried from memory")).toBe(true);

@@ -14,6 +14,7 @@ import { AGENT_SCRIPT, harnessYml } from "../e2e/scenario.js";
 import { jest } from "@jest/globals";
 import { recordingLog } from "./recording-log.js";
 import { openTestOutbox, realRunner, storyLease } from "./real-runner.js";
+import { eventually } from "../support/poll.js";
 
 jest.setTimeout(180_000);
 
@@ -47,15 +48,6 @@ describe("the runner's notices through the outbox", () => {
   const pending = (home: string): string[] => readdirSync(outboxDir(home)).filter((name) => name.endsWith(".json"));
   const commentsOn = (name: string, number: number): string[] => fake.state.commentsOn("acme", name, number).map((comment) => comment.body);
 
-  async function waitFor<T>(what: string, probe: () => T | undefined): Promise<T> {
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      const value = probe();
-      if (value !== undefined) return value;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-  }
 
   it("announces the story once a secondary rate limit (403 retry-after) on the issue has passed", async () => {
     const repo = await fake.addRepository({ owner: "acme", name: "announce", files: { "README.md": "# announce\n", ".github/harness.yml": harnessYml(), ".harness-test/agent.sh": AGENT_SCRIPT } });
@@ -72,16 +64,16 @@ describe("the runner's notices through the outbox", () => {
       window.close();
     }
     const pull = fake.state.pulls.find((candidate) => candidate.repo === "acme/announce" && candidate.headRef === `harness/story-${issue.number}`)!;
-    await waitFor("the announcement", () => (commentsOn("announce", issue.number).length > 0 ? true : undefined));
-    await waitFor("the outbox to empty", () => (pending(home).length === 0 ? true : undefined));
+    await eventually("the announcement", () => (commentsOn("announce", issue.number).length > 0 ? true : undefined));
+    await eventually("the outbox to empty", () => (pending(home).length === 0 ? true : undefined));
     expect(commentsOn("announce", issue.number)).toEqual([`Started this story in #${pull.number} (${fake.url}/acme/announce/pull/${pull.number}).`]);
     expect(fake.state.reactions.filter((reaction) => reaction.repo === "acme/announce" && reaction.issueNumber === issue.number).map((reaction) => reaction.content)).toEqual(["eyes"]);
     // Everything behind it arrived too: the story's end, and the pull request is ready.
     const story = fake.state.checkRuns.filter((run) => run.repo === "acme/announce" && run.name === "harness / story").at(-1);
     expect(story).toMatchObject({ status: "completed", conclusion: "success" });
-    await waitFor("ready for review", () => (pull.draft === false ? true : undefined));
+    await eventually("ready for review", () => (pull.draft === false ? true : undefined));
     // The job ended before GitHub took its writes: delivered later, they leave the App's memory too.
-    await waitFor("the outbox to let go of the story", () => (outbox.held() === 0 ? true : undefined));
+    await eventually("the outbox to let go of the story", () => (outbox.held() === 0 ? true : undefined));
     fake.assertNoUnexpectedRequests();
   });
 
@@ -103,9 +95,9 @@ describe("the runner's notices through the outbox", () => {
       window.close();
     }
     await openOutbox(home);
-    const told = await waitFor("the comment", () => commentsOn("unstartable", issue.number)[0]);
+    const told = await eventually("the comment", () => commentsOn("unstartable", issue.number)[0]);
     expect(told).toContain("could not start (git-failed)");
-    await waitFor("the outbox to empty", () => (pending(home).length === 0 ? true : undefined));
+    await eventually("the outbox to empty", () => (pending(home).length === 0 ? true : undefined));
     expect(commentsOn("unstartable", issue.number)).toHaveLength(1);
     fake.assertNoUnexpectedRequests();
   });

@@ -18,6 +18,7 @@ import { AGENT_SCRIPT, harnessYml } from "../e2e/scenario.js";
 import { jest } from "@jest/globals";
 import { recordingLog } from "./recording-log.js";
 import { openTestOutbox, realRunner, storyLease } from "./real-runner.js";
+import { eventually } from "../support/poll.js";
 
 jest.setTimeout(240_000);
 
@@ -50,15 +51,6 @@ describe("the final push through the outbox", () => {
 
   const lease = (name: string, number: number, repository: { id: number; cloneUrl: string }): JobLease => storyLease(fake, { name, number, repository, title: "Push it" });
 
-  async function waitFor<T>(what: string, probe: () => T | undefined | Promise<T | undefined>): Promise<T> {
-    const deadline = Date.now() + 90_000;
-    for (;;) {
-      const value = await probe();
-      if (value !== undefined) return value;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-  }
 
   const pushEntries = (home: string): string[] =>
     readdirSync(outboxDir(home)).filter((name) => name.endsWith(".json") && (JSON.parse(readFileSync(join(outboxDir(home), name), "utf8")) as { write: { kind: string } }).write.kind === "push");
@@ -103,16 +95,16 @@ describe("the final push through the outbox", () => {
     badGateway.close();
     const second = await openOutbox(home);
 
-    const head = await waitFor("the push", async () => {
+    const head = await eventually("the push", async () => {
       const current = await fake.branchHead("acme", "pushy", `harness/story-${number}`);
       return current && current !== startHead ? current : undefined;
     });
-    const story = await waitFor("the story's end on the pushed head", () => storyChecks("pushy").find((run) => run.headSha === head && run.status === "completed"));
+    const story = await eventually("the story's end on the pushed head", () => storyChecks("pushy").find((run) => run.headSha === head && run.status === "completed"));
     expect(story.conclusion).toBe("success");
-    await waitFor("ready for review", () => (pullOf("pushy", number).draft === false ? true : undefined));
-    await waitFor("the outbox to empty", () => (readdirSync(outboxDir(home)).filter((file) => file.endsWith(".json")).length === 0 ? true : undefined));
+    await eventually("ready for review", () => (pullOf("pushy", number).draft === false ? true : undefined));
+    await eventually("the outbox to empty", () => (readdirSync(outboxDir(home)).filter((file) => file.endsWith(".json")).length === 0 ? true : undefined));
     // What the dead process's reporter left is let go once delivered: memory does not grow with stories.
-    await waitFor("the outbox to let go of what it delivered", () => (second.held() === 0 ? true : undefined));
+    await eventually("the outbox to let go of what it delivered", () => (second.held() === 0 ? true : undefined));
 
     // Nothing reported the end before the work arrived.
     const requests = fake.state.requests;
@@ -124,7 +116,7 @@ describe("the final push through the outbox", () => {
     expect(completedComment).toBeGreaterThan(pushed);
     expect(fake.state.checkRuns.filter((run) => run.repo === "acme/pushy" && run.status !== "completed")).toEqual([]);
     // The second label's answer came after the push too.
-    const told = await waitFor("the answer to the second label", () => fake.state.commentsOn("acme", "pushy", number).find((comment) => comment.body.includes("still waiting to be pushed")));
+    const told = await eventually("the answer to the second label", () => fake.state.commentsOn("acme", "pushy", number).find((comment) => comment.body.includes("still waiting to be pushed")));
     expect(requests.indexOf(requests.find((request) => JSON.stringify(request.body ?? "").includes("still waiting to be pushed"))!)).toBeGreaterThan(pushed);
     expect(told.body).toContain("git-failed");
     fake.assertNoUnexpectedRequests();
@@ -136,15 +128,15 @@ describe("the final push through the outbox", () => {
     windows.push(refusal);
     badGateway.close();
 
-    const blocked = await waitFor("the story check to say push-refused", () => storyChecks("refused-later").find((run) => run.status === "completed" && run.output.title === "Blocked: push-refused"));
+    const blocked = await eventually("the story check to say push-refused", () => storyChecks("refused-later").find((run) => run.status === "completed" && run.output.title === "Blocked: push-refused"));
     refusal.close();
     expect(blocked.conclusion).toBe("failure");
     expect(`${blocked.output.summary}`).toContain("GH001: Large files detected");
     expect(storyChecks("refused-later").filter((run) => run.conclusion === "success")).toEqual([]);
     expect(await fake.branchHead("acme", "refused-later", `harness/story-${number}`)).toBe(startHead);
-    const told = await waitFor("the issue to be told", () => fake.state.commentsOn("acme", "refused-later", number).find((comment) => comment.body.includes("push-refused")));
+    const told = await eventually("the issue to be told", () => fake.state.commentsOn("acme", "refused-later", number).find((comment) => comment.body.includes("push-refused")));
     expect(told.body).toContain("could not be delivered");
-    await waitFor("harness:blocked", () => (fake.state.issue(fake.state.repo("acme", "refused-later")!, number)?.labels.includes("harness:blocked") ? true : undefined));
+    await eventually("harness:blocked", () => (fake.state.issue(fake.state.repo("acme", "refused-later")!, number)?.labels.includes("harness:blocked") ? true : undefined));
     expect(pullOf("refused-later", number).draft).toBe(true);
     const runsDir = join(home, "runs", storyDirName(`acme/refused-later#${number}`));
     expect(readdirSync(runsDir).some((run) => existsSync(join(runsDir, run, UNPUSHED_BUNDLE)))).toBe(true);

@@ -46,11 +46,6 @@ export class OutboxEntries {
     return [...(this.stories.get(key)?.values() ?? [])].sort((a, b) => a.id.localeCompare(b.id));
   }
 
-  /** The keys of the stories with entries. */
-  storyKeys(): string[] {
-    return [...this.stories.keys()];
-  }
-
   all(): OutboxEntry[] {
     return [...this.stories.values()].flatMap((slots) => [...slots.values()]);
   }
@@ -68,6 +63,11 @@ export class OutboxEntries {
     for (const [slot, entry] of slots) if (entry.state === "delivered") slots.delete(slot);
     if (slots.size === 0) this.stories.delete(key);
     else this.retired.add(key);
+  }
+
+  /** Every story's reporter is done (they died with an earlier process). */
+  retireAll(): void {
+    for (const slots of [...this.stories.values()]) this.retire([...slots.values()][0]!.story);
   }
 
   isRetired(story: OutboxStory): boolean {

@@ -49,7 +49,7 @@ export class Outbox {
         if (recovered !== entry) await outbox.store.write(recovered);
       }
       // The reporters that wrote them died with their process: what is delivered from now on leaves memory.
-      for (const entry of outbox.entries.all()) outbox.entries.retire(entry.story);
+      outbox.entries.retireAll();
     }
     return outbox;
   }
