@@ -4,7 +4,7 @@
  * (or detached, or shallow), and every failure a build error naming its step. Each case builds
  * one or two small clones, so the whole file is cheap enough to run once per mutant.
  */
-import { existsSync, readdirSync, rmSync, symlinkSync } from "node:fs";
+import { existsSync, readdirSync, rmSync, symlinkSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { buildCleanClone, CleanCloneBuildError, type BuiltCleanClone, type BuildCleanCloneOptions } from "../../src/workspace/index.js";
 import { resolveTarget } from "../../src/workspace/clean-clone/target.js";
@@ -137,6 +137,22 @@ describe("buildCleanClone", () => {
     expect(existsSync(join(repo, ".git", "index"))).toBe(false);
   });
 
+  it("sees a same-size edit git can tell only by content, even when the index was written just before a second's end", async () => {
+    // Racy git: an entry whose mtime is not older than the index file's is compared by content.
+    // Git compares whole seconds here, so a copy of the index dated even a microsecond later,
+    // across the second's end, would make the edited entry look clean.
+    const repo = await repoWith({ "value.txt": "old\n" });
+    await run(repo, "config", "core.trustctime", "false");
+    const second = 1_577_836_800;
+    utimesSync(join(repo, "value.txt"), second, second);
+    await run(repo, "update-index", "--refresh");
+    write(repo, { "value.txt": "new\n" });
+    utimesSync(join(repo, "value.txt"), second, second);
+    utimesSync(join(repo, ".git", "index"), second + 0.9999995, second + 0.9999995);
+    const clone = await build({ repo });
+    expect(await look(clone.cloneDir, "show", "HEAD:value.txt")).toBe("new");
+  });
+
   it("neither signs the commit nor writes a shared index into the target, whatever the target's config says", async () => {
     const repo = await repoWith({ "a.txt": "a\n" });
     await run(repo, "config", "commit.gpgsign", "true");
@@ -171,6 +187,33 @@ describe("buildCleanClone", () => {
     const allowed = await build({ repo, allowExternalSymlinks: true, links: ["node_modules"] });
     expect(allowed.warnings).toEqual([expect.stringMatching(/^the symlink hosts points to "\/etc\/hosts", an absolute path outside the repository: .* \(allowed\)$/)]);
     expect(allowed.linked).toEqual(["node_modules"]);
+  });
+
+  it("refuses a nested repository and a moved submodule pointer, and nothing a checkout carries", async () => {
+    const repo = await repoWith({ "a.txt": "a\n" });
+    symlinkSync("/etc/hosts", join(repo, "gone"));
+    await run(repo, "add", "gone");
+    await run(repo, "commit", "-q", "-m", "an external link, deleted below");
+    rmSync(join(repo, "gone"));
+    const sub = join(repo, "sub");
+    await run(repo, "init", "-q", sub);
+    await run(sub, "commit", "-q", "--allow-empty", "-m", "one");
+    await run(repo, "add", "sub");
+    await run(repo, "commit", "-q", "-m", "add submodule");
+    await run(sub, "commit", "-q", "--allow-empty", "-m", "two");
+    const nested = join(repo, "nested");
+    await run(repo, "init", "-q", nested);
+    await run(nested, "commit", "-q", "--allow-empty", "-m", "nested");
+    // Not refused: a symlink inside the repository, a deleted one, a file whose content looks like an absolute link.
+    symlinkSync("a.txt", join(repo, "inside"));
+    write(repo, { "abs.txt": "/etc/hosts" });
+    const refused = await buildError({ repo });
+    expect(refused.step).toBe("refuse");
+    expect(refused.detail).toBe(
+      "the commit cannot be checked out as it stands here: " +
+        "nested is a nested git repository that is not a submodule: git add -A records it as a bare gitlink, so a checkout of the commit has an empty folder there (commit its files in the outer repository, or make it a submodule); " +
+        "the change moves the submodule pointer sub; a clean clone has no submodule checkout to carry it",
+    );
   });
 
   it("names the step that failed: the commit (a failing clean filter) and the clone (a scratch folder already used)", async () => {

@@ -26,6 +26,13 @@ describe("parseRawDiff", () => {
     ]);
   });
 
+  it("reads no record cut before its path", () => {
+    expect(parseRawDiff(Buffer.from(`:000000 120000 ${ZERO} ${BLOB} A`, "utf8"))).toEqual([]);
+    expect(parseRawDiff(raw(`:000000 100644 ${ZERO} ${BLOB} A`, "a.txt", `:000000 120000 ${ZERO} ${BLOB} A`).subarray(0, -1))).toEqual([
+      { oldMode: "000000", newMode: "100644", newObject: BLOB, status: "A", path: "a.txt" },
+    ]);
+  });
+
   it("is empty for no output, and stops at an empty header", () => {
     expect(parseRawDiff(Buffer.alloc(0))).toEqual([]);
     expect(parseRawDiff(raw("", "never-read", `:100644 100644 ${ZERO} ${BLOB} M`, "a.txt"))).toEqual([]);
@@ -123,6 +130,15 @@ describe("link names", () => {
     [".git/hooks", "must not point into .git"],
   ])("refuse %j: %s", (name, problem) => {
     expect(() => validateLinkName(name, "links[3]")).toThrow(new CleanCloneOptionsError("links[3]", name, problem));
+    const error: unknown = (() => {
+      try {
+        return validateLinkName(name, "links[3]");
+      } catch (thrown) {
+        return thrown;
+      }
+    })();
+    expect(error).toMatchObject({ name: "CleanCloneOptionsError", failureClass: "config-invalid", field: "links[3]", value: name, problem });
+    expect((error as Error).message).toBe(`clean-clone option links[3] ${problem} (got ${JSON.stringify(name)})`);
   });
 
   it.each(["node_modules", "vendor/bundle", "node_modules/", ".venv", "a.git", "sub/.git"])("accept %j and return it", (name) => {
