@@ -130,4 +130,26 @@ describe("redactSecrets: a PEM block written with escaped line breaks (a key ins
       expect(redactSecrets(`${HEADER}${notABreak}AB`)).toBe(`${REDACTED}${notABreak}AB`);
     }
   });
+
+  it("takes a backslash for an escaped break only before n, or before r and an escaped n", () => {
+    // An escape that is not a line break, then one that is: the key line is not the header's.
+    expect(redactSecrets(`${HEADER}\\t${LF}AB`)).toBe(`${REDACTED}\\t${LF}AB`);
+    // A character other than a backslash before an n is no escape either.
+    expect(redactSecrets(`${HEADER}\nAB no`)).toBe(`${REDACTED}\nAB no`);
+  });
+
+  it("takes only an escaped n (or r and n) before a footer for an escaped break", () => {
+    expect(redactSecrets(`ab\\t${FOOTER} x`)).toBe(`ab\\t${REDACTED} x`);
+    expect(redactSecrets(`Golden${FOOTER} x`)).toBe(`Golden${REDACTED} x`);
+    expect(redactSecrets(`"${run(20)}\\t${LF}${FOOTER}" x`)).toBe(`"${run(20)}\\t${LF}${REDACTED}" x`);
+  });
 });
+
+describe("redactSecrets: a PEM block with CRLF line ends cut at its start", () => {
+  it("removes the key lines and the footer, and keeps the line before them", () => {
+    for (const line of PROSE) {
+      expect(redactSecrets(`${line}\r\n${KEY.join("\r\n")}\r\n${FOOTER}\r\nb`)).toBe(`${line}\r\n${REDACTED}\r\nb`);
+    }
+  });
+});
+
