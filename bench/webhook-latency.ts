@@ -7,7 +7,8 @@
  * every delivery), its trigger handler and the durable embedded queue; the runner is not
  * started, so only the webhook path is measured. Both log JSON lines at info: the bare app
  * through Probot's logger, the App through its own asynchronous one, as `harness serve` does
- * with LOG_FORMAT=json. The fake GitHub and the load generator live in this process.
+ * with LOG_FORMAT=json. The fake GitHub lives in this process; the load generator runs in a
+ * process of its own for each burst (bench/lib/open-loop.ts), so its CPU is not charged to either server.
  *
  * For each rate, each repetition sends one burst of `--count` deliveries to each server, in
  * the A B B A order of bench/lib/paired.ts, and takes the p99 of the answers (and p50, and the
@@ -18,13 +19,14 @@
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { Probot, Server } from "probot";
 import { harnessApp } from "../src/app.js";
 import { HarnessOctokit } from "../src/cli/serve.js";
 import { asyncJsonLog } from "../src/cli/json-log.js";
-import { exec } from "../src/exec/index.js";
+import { exec, succeeded } from "../src/exec/index.js";
 import { EmbeddedQueue } from "../src/queue/index.js";
 import { issuesLabeledPayload, signedDelivery, startFakeGitHub, type FakeGitHub } from "../test/support/fake-github/index.js";
 import { freePort } from "../test/support/net.js";
@@ -33,8 +35,6 @@ import { formatPaired, measurePaired, median } from "./lib/paired.js";
 interface ServerConfig { appId: number; privateKey: string; secret: string; baseUrl: string; port: number; home: string }
 type Kind = "bare" | "harness";
 
-/** GitHub gives up on a delivery after 10 s. */
-const GITHUB_TIMEOUT_MS = 10_000;
 
 /** Child mode: one server, configured from a JSON file (credentials never travel in the environment). */
 async function serve(kind: string, configPath: string): Promise<void> {
@@ -49,6 +49,7 @@ async function serve(kind: string, configPath: string): Promise<void> {
     await server.load((app) => app.on("issues.labeled", async () => undefined));
   } else {
     const queue = await EmbeddedQueue.open({ dir: join(config.home, "queue") });
+    if (process.env.BENCH_TRACE) traceEnqueue(queue, process.env.BENCH_TRACE);
     // The secret as `harness serve` passes it: the guard checks size, arrival and signature at the door.
     const settings = { harnessHome: config.home, concurrency: 1, agentEnvAllow: [], labelName: "story", githubThrottle: true, webhookSecret: config.secret };
     await server.load(harnessApp({ queue, settings, runJobs: false }));
@@ -59,16 +60,49 @@ async function serve(kind: string, configPath: string): Promise<void> {
   process.stdout.write("ready\n");
 }
 
+/**
+ * BENCH_TRACE=<file>: where the App's time goes. Records each enqueue's duration and the
+ * event loop's delay; written when the server stops, so a slow answer can be told apart as
+ * waiting on the queue's writes or as the loop being busy (CPU, GC).
+ */
+function traceEnqueue(queue: EmbeddedQueue, file: string): void {
+  const durations: number[] = [];
+  const enqueue = queue.enqueue.bind(queue);
+  queue.enqueue = async (job) => {
+    const started = performance.now();
+    try {
+      return await enqueue(job);
+    } finally {
+      durations.push(performance.now() - started);
+    }
+  };
+  const loop = monitorEventLoopDelay({ resolution: 5 });
+  loop.enable();
+  process.once("exit", () => {
+    const sorted = durations.sort((a, b) => a - b);
+    const ms = (ns: number): number => ns / 1e6;
+    writeFileSync(file, JSON.stringify({
+      enqueues: sorted.length,
+      enqueueMs: { p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted.at(-1) },
+      writeMs: (() => { const a = ((globalThis as unknown as { __w?: number[] }).__w ?? []).sort((x, y) => x - y); return { p50: percentile(a, 50), p99: percentile(a, 99) }; })(),
+      deliveryMs: (() => { const a = ((globalThis as unknown as { __d?: number[] }).__d ?? []).sort((x, y) => x - y); return { p50: percentile(a, 50), p99: percentile(a, 99) }; })(),
+      loopDelayMs: { p50: ms(loop.percentile(50)), p99: ms(loop.percentile(99)), max: ms(loop.max) },
+    }, null, 2));
+  });
+}
+
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 }
 
 interface Burst { p50: number; p99: number; failed: number }
 
+/** Issue numbers handed out so far: every delivery of the run labels an issue of its own. */
+let issueCounter = 0;
+
 /** One running server and the deliveries prepared for it. */
 class Target {
-  private deliveries: ReturnType<typeof signedDelivery>[] = [];
-  private next = 0;
+  private template: Record<string, unknown> | undefined;
   private readonly stop = new AbortController();
   private child: ReturnType<typeof exec> | undefined;
   readonly url: string;
@@ -77,14 +111,28 @@ class Target {
     this.url = `http://127.0.0.1:${port}/api/github/webhooks`;
   }
 
-  /** Deliveries for the next `n` sends, each labelling a new issue (made before the clock starts). */
-  private prepare(n: number): void {
-    this.deliveries = [];
-    this.next = 0;
-    for (let index = 0; index < n; index += 1) {
+  /**
+   * The next `n` deliveries, signed, in a file for the load generator (made before the clock
+   * starts). One real `issues.labeled` payload from the fake is the template; each delivery
+   * names a new issue number and id, so each is a new story (the fake's own issue list would
+   * make preparing a long run quadratic).
+   */
+  private prepare(n: number): string {
+    if (!this.template) {
       const issue = this.fake.createIssue("bench", "widgets", { title: `Story for ${this.kind}`, body: "", user: "bench" });
-      this.deliveries.push(signedDelivery("issues", issuesLabeledPayload(this.fake, { owner: "bench", name: "widgets", number: issue.number, label: "story", sender: "bench" }), this.fake.webhookSecret));
+      this.template = issuesLabeledPayload(this.fake, { owner: "bench", name: "widgets", number: issue.number, label: "story", sender: "bench" }) as Record<string, unknown>;
     }
+    const template = this.template;
+    const lines: string[] = [];
+    for (let index = 0; index < n; index += 1) {
+      const number = 100_000 + (issueCounter += 1);
+      const payload = { ...template, issue: { ...(template.issue as Record<string, unknown>), number, id: 900_000_000 + number, node_id: `I_bench${number}` } };
+      const delivery = signedDelivery("issues", payload, this.fake.webhookSecret);
+      lines.push(JSON.stringify({ url: this.url, headers: delivery.headers, body: delivery.body }));
+    }
+    const path = join(this.root, `${this.kind}-requests.jsonl`);
+    writeFileSync(path, `${lines.join("\n")}\n`);
+    return path;
   }
 
   async start(): Promise<void> {
@@ -96,7 +144,7 @@ class Target {
     // BENCH_PROF=<dir>: a CPU profile of the App's server, written when it stops.
     const profile = process.env.BENCH_PROF && this.kind === "harness" ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROF}`] : [];
     this.child = exec([process.execPath, ...profile, "--import", "tsx", resolve("bench/webhook-latency.ts"), "--serve", this.kind, "--config", configPath], {
-      cwd: process.cwd(), signal: this.stop.signal, logPath, env: { set: { LOG_FORMAT: "json", LOG_LEVEL: "info", NODE_ENV: "production" } },
+      cwd: process.cwd(), signal: this.stop.signal, logPath, env: { set: { LOG_FORMAT: "json", LOG_LEVEL: "info", NODE_ENV: "production", ...(process.env.BENCH_TRACE && this.kind === "harness" ? { BENCH_TRACE: process.env.BENCH_TRACE } : {}) } },
     });
     const deadline = Date.now() + 60_000;
     while (!(await fetch(`http://127.0.0.1:${this.port}/ping`).then((r) => r.ok, () => false))) {
@@ -110,37 +158,13 @@ class Target {
     await this.child;
   }
 
-  /** Answer time of one delivery in ms, or -1 when it failed or passed GitHub's timeout. */
-  private async send(): Promise<number> {
-    const delivery = this.deliveries[this.next++];
-    if (!delivery) throw new Error(`${this.kind}: out of prepared deliveries`);
-    const started = performance.now();
-    try {
-      const response = await fetch(this.url, { method: "POST", headers: delivery.headers, body: delivery.body, signal: AbortSignal.timeout(GITHUB_TIMEOUT_MS) });
-      await response.text();
-      return response.status === 200 ? performance.now() - started : -1;
-    } catch {
-      return -1;
-    }
-  }
-
-  async warmUp(n: number): Promise<void> {
-    this.prepare(n);
-    for (let index = 0; index < n; index += 1) await this.send();
-  }
-
-  /** `count` deliveries at `rate` per second, on a schedule (an open loop: a slow answer does not slow the sender). */
+  /** `count` deliveries at `rate` per second from the load generator's own process (bench/lib/open-loop.ts). */
   async burst(count: number, rate: number): Promise<Burst> {
-    this.prepare(count);
-    const interval = 1000 / rate;
-    const start = performance.now();
-    const pending: Promise<number>[] = [];
-    for (let index = 0; index < count; index += 1) {
-      const wait = start + index * interval - performance.now();
-      if (wait > 1) await new Promise((wake) => setTimeout(wake, wait));
-      pending.push(this.send());
-    }
-    const results = await Promise.all(pending);
+    const input = this.prepare(count);
+    const output = join(this.root, `${this.kind}-result.json`);
+    const generator = await exec([process.execPath, "--import", "tsx", resolve("bench/lib/open-loop.ts"), input, String(rate), output], { cwd: process.cwd() });
+    if (!succeeded(generator)) throw new Error(`the load generator failed (exit ${generator.exitCode}): ${generator.tail}`);
+    const results = (JSON.parse(readFileSync(output, "utf8")) as { ms: number[] }).ms;
     const ok = results.filter((value) => value >= 0).sort((a, b) => a - b);
     return { p50: percentile(ok, 50), p99: percentile(ok, 99), failed: results.length - ok.length };
   }
@@ -164,7 +188,7 @@ async function main(): Promise<void> {
       const target = new Target(kind, await freePort(), root, fake);
       targets.push(target);
       await target.start();
-      await target.warmUp(50); // installation token, validators, JIT
+      await target.burst(200, 100); // installation token, validators, JIT
     }
     const [bare, harness] = targets as [Target, Target];
     console.log(`${count} signed issues.labeled deliveries per burst, ${reps} paired repetitions per rate (A B B A …), both servers up for the whole run`);

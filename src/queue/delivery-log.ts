@@ -54,11 +54,20 @@ export class DeliveryLog {
    * tail lost in a crash only forgets deliveries whose story is already finished or refused.
    */
   async add(id: string): Promise<void> {
+    await this.record(id);
+  }
+
+  /**
+   * Remembers `id` now (a redelivery arriving next is recognised at once) and hands it to the
+   * writer; the promise tells when it is written. The webhook's enqueue does not wait for it:
+   * the job file already holds the id durably, and the append can wait behind a compaction.
+   */
+  record(id: string): Promise<void> {
     if (/[\r\n]/.test(id)) throw new TypeError("delivery id must be one line");
-    if (this.seen.has(id)) return;
+    if (this.seen.has(id)) return Promise.resolve();
     this.remember(id);
     this.pending.push(`${id}\n`);
-    await this.flush();
+    return this.flush();
   }
 
   async close(): Promise<void> {
