@@ -95,7 +95,18 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 }
 
-interface Burst { p50: number; p99: number; failed: number }
+/** CPU time (user + system) a server's process has used, in ms, from /proc (Linux). */
+function cpuMs(pid: number | undefined): number {
+  if (pid === undefined) return Number.NaN;
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return (ticks * 1000) / CLOCK_TICKS_PER_S;
+}
+/** USER_HZ: 100 on every Linux this runs on. */
+const CLOCK_TICKS_PER_S = 100;
+
+/** One burst's answers, and the server's CPU per delivery during it (robust to a loaded machine, unlike latency). */
+interface Burst { p50: number; p99: number; failed: number; cpuMsPerDelivery: number }
 
 /** Issue numbers handed out so far: every delivery of the run labels an issue of its own. */
 let issueCounter = 0;
@@ -105,6 +116,7 @@ class Target {
   private template: Record<string, unknown> | undefined;
   private readonly stop = new AbortController();
   private child: ReturnType<typeof exec> | undefined;
+  private pid: number | undefined;
   readonly url: string;
 
   constructor(readonly kind: Kind, private readonly port: number, private readonly root: string, private readonly fake: FakeGitHub) {
@@ -141,10 +153,10 @@ class Target {
     const config: ServerConfig = { appId: fake.appId, privateKey: fake.privateKey, secret: fake.webhookSecret, baseUrl: fake.apiUrl, port: this.port, home: join(this.root, this.kind) };
     writeFileSync(configPath, JSON.stringify(config));
     const logPath = join(this.root, `${this.kind}.log`);
-    // BENCH_PROF=<dir>: a CPU profile of the App's server, written when it stops.
-    const profile = process.env.BENCH_PROF && this.kind === "harness" ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROF}`] : [];
+    // BENCH_PROF=<dir>: a CPU profile of each server (<dir>/bare, <dir>/harness), written when it stops.
+    const profile = process.env.BENCH_PROF ? ["--cpu-prof", `--cpu-prof-dir=${join(process.env.BENCH_PROF, this.kind)}`] : [];
     this.child = exec([process.execPath, ...profile, "--import", "tsx", resolve("bench/webhook-latency.ts"), "--serve", this.kind, "--config", configPath], {
-      cwd: process.cwd(), signal: this.stop.signal, logPath, env: { set: { LOG_FORMAT: "json", LOG_LEVEL: "info", NODE_ENV: "production", ...(process.env.BENCH_TRACE && this.kind === "harness" ? { BENCH_TRACE: process.env.BENCH_TRACE } : {}) } },
+      cwd: process.cwd(), signal: this.stop.signal, logPath, onSpawn: (pid) => (this.pid = pid), env: { set: { LOG_FORMAT: "json", LOG_LEVEL: "info", NODE_ENV: "production", ...(process.env.BENCH_TRACE && this.kind === "harness" ? { BENCH_TRACE: process.env.BENCH_TRACE } : {}) } },
     });
     const deadline = Date.now() + 60_000;
     while (!(await fetch(`http://127.0.0.1:${this.port}/ping`).then((r) => r.ok, () => false))) {
@@ -162,11 +174,12 @@ class Target {
   async burst(count: number, rate: number): Promise<Burst> {
     const input = this.prepare(count);
     const output = join(this.root, `${this.kind}-result.json`);
+    const cpuBefore = cpuMs(this.pid);
     const generator = await exec([process.execPath, "--import", "tsx", resolve("bench/lib/open-loop.ts"), input, String(rate), output], { cwd: process.cwd() });
     if (!succeeded(generator)) throw new Error(`the load generator failed (exit ${generator.exitCode}): ${generator.tail}`);
     const results = (JSON.parse(readFileSync(output, "utf8")) as { ms: number[] }).ms;
     const ok = results.filter((value) => value >= 0).sort((a, b) => a - b);
-    return { p50: percentile(ok, 50), p99: percentile(ok, 99), failed: results.length - ok.length };
+    return { p50: percentile(ok, 50), p99: percentile(ok, 99), failed: results.length - ok.length, cpuMsPerDelivery: (cpuMs(this.pid) - cpuBefore) / count };
   }
 }
 
@@ -202,11 +215,13 @@ async function main(): Promise<void> {
       const paired = await measurePaired(run(harness), run(bare), reps);
       const failed = (kind: Kind): number => side[kind].reduce((sum, burst) => sum + burst.failed, 0);
       const p50s = (kind: Kind): number => median(side[kind].map((burst) => burst.p50));
+      const cpu = (kind: Kind): number => median(side[kind].map((burst) => burst.cpuMsPerDelivery));
       console.log(formatPaired(`${rate}/s p99 harness ÷ bare`, paired));
       console.log(
         `  ${rate}/s: harness p99 ${paired.medianSubjectMs.toFixed(1)} ms (${side.harness.map((b) => b.p99.toFixed(0)).join(", ")}), ` +
           `bare p99 ${paired.medianBaselineMs.toFixed(1)} ms (${side.bare.map((b) => b.p99.toFixed(0)).join(", ")}); ` +
-          `p50 ${p50s("harness").toFixed(1)} vs ${p50s("bare").toFixed(1)} ms; failed or over 10 s: harness ${failed("harness")}, bare ${failed("bare")} of ${reps * count}`,
+          `p50 ${p50s("harness").toFixed(1)} vs ${p50s("bare").toFixed(1)} ms; failed or over 10 s: harness ${failed("harness")}, bare ${failed("bare")} of ${reps * count}; ` +
+          `CPU per delivery ${cpu("harness").toFixed(2)} vs ${cpu("bare").toFixed(2)} ms (${(cpu("harness") / cpu("bare")).toFixed(2)}×)`,
       );
     }
   } finally {
