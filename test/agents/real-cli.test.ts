@@ -89,7 +89,7 @@ describe(`the real CLIs (Claude Code ${CLAUDE_CODE_VERSION}, Codex ${CODEX_VERSI
     const options = presetOptions(preset);
     expect(options.length).toBeGreaterThan(2);
     for (const option of options) expect({ option, listed: text.includes(option) }).toEqual({ option, listed: true });
-  }, 120_000);
+  });
 
   it("Claude Code without credentials is auth-missing, and sandboxed it does not run as root even when the App does", async () => {
     const result = await runPreset("claude-code");
