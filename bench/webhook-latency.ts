@@ -7,7 +7,7 @@
  * every delivery), its trigger handler and the durable embedded queue; the runner is not
  * started, so only the webhook path is measured. Both log JSON lines at info: the bare app
  * through Probot's logger, the App through its own asynchronous one, as `harness serve` does
- * with LOG_FORMAT=json. The fake GitHub lives in this process; the load generator runs in a
+ * with LOG_FORMAT=json, from the compiled code in dist/ as `npm start` runs it. The fake GitHub lives in this process; the load generator runs in a
  * process of its own for each burst (bench/lib/open-loop.ts), so its CPU is not charged to either server.
  *
  * For each rate, each repetition sends one burst of `--count` deliveries to each server, in
@@ -21,13 +21,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { Probot, Server } from "probot";
-import { harnessApp } from "../src/app.js";
-import { HarnessOctokit } from "../src/cli/serve.js";
-import { asyncJsonLog } from "../src/cli/json-log.js";
 import { exec, succeeded } from "../src/exec/index.js";
-import { EmbeddedQueue } from "../src/queue/index.js";
+import type { EmbeddedQueue } from "../src/queue/index.js";
 import { issuesLabeledPayload, signedDelivery, startFakeGitHub, type FakeGitHub } from "../test/support/fake-github/index.js";
 import { freePort } from "../test/support/net.js";
 import { formatPaired, measurePaired, median } from "./lib/paired.js";
@@ -36,9 +34,31 @@ interface ServerConfig { appId: number; privateKey: string; secret: string; base
 type Kind = "bare" | "harness";
 
 
+/**
+ * The App's modules as `npm start` runs them: the compiled JavaScript in dist/ (built at the
+ * start of the run), not the TypeScript sources through the bench's loader, whose transpiled
+ * output does work per call that the shipped code does not.
+ */
+async function compiledApp(): Promise<{
+  harnessApp: typeof import("../src/app.js").harnessApp;
+  HarnessOctokit: typeof import("../src/cli/serve.js").HarnessOctokit;
+  asyncJsonLog: typeof import("../src/cli/json-log.js").asyncJsonLog;
+  EmbeddedQueue: typeof import("../src/queue/index.js").EmbeddedQueue;
+}> {
+  const load = <T>(path: string): Promise<T> => import(pathToFileURL(resolve("dist", path)).href) as Promise<T>;
+  const [app, serveModule, jsonLog, queue] = await Promise.all([
+    load<typeof import("../src/app.js")>("app.js"),
+    load<typeof import("../src/cli/serve.js")>("cli/serve.js"),
+    load<typeof import("../src/cli/json-log.js")>("cli/json-log.js"),
+    load<typeof import("../src/queue/index.js")>("queue/index.js"),
+  ]);
+  return { harnessApp: app.harnessApp, HarnessOctokit: serveModule.HarnessOctokit, asyncJsonLog: jsonLog.asyncJsonLog, EmbeddedQueue: queue.EmbeddedQueue };
+}
+
 /** Child mode: one server, configured from a JSON file (credentials never travel in the environment). */
 async function serve(kind: string, configPath: string): Promise<void> {
   const config = JSON.parse(readFileSync(configPath, "utf8")) as ServerConfig;
+  const { harnessApp, HarnessOctokit, asyncJsonLog, EmbeddedQueue } = await compiledApp();
   // The App logs as `harness serve` does with LOG_FORMAT=json (asynchronous writes); the bare app as Probot does.
   const log = kind === "bare" ? undefined : asyncJsonLog(process.env);
   const ProbotWithDefaults = Probot.defaults({
@@ -192,6 +212,9 @@ async function main(): Promise<void> {
   const rates = values.rates.split(",").map(Number);
   const reps = Number(values.reps);
   if (!Number.isInteger(count) || count < 1 || rates.some((rate) => !(rate > 0)) || !Number.isInteger(reps) || reps < 1) throw new Error("--count, --reps: positive integers; --rates: positive numbers, comma-separated");
+  // The App's server runs the compiled code (see compiledApp): bring dist/ up to date with src/ first.
+  const build = await exec([process.execPath, resolve("node_modules/typescript/bin/tsc"), "-p", "tsconfig.build.json"], { cwd: process.cwd() });
+  if (!succeeded(build)) throw new Error(`building dist/ failed: ${build.tail}`);
   const root = mkdtempSync(join(tmpdir(), "harness-bench-webhook-"));
   const fake = await startFakeGitHub();
   const targets: Target[] = [];
