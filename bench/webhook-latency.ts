@@ -5,10 +5,11 @@
  * the whole run: (a) a bare Probot app whose handler does nothing, (b) story-harness's App with
  * its webhook guard on (the same WEBHOOK_SECRET as the bare app: both check the signature of
  * every delivery), its trigger handler and the durable embedded queue; the runner is not
- * started, so only the webhook path is measured. Both log JSON lines at info: the bare app
- * through Probot's logger, the App through its own asynchronous one, as `harness serve` does
- * with LOG_FORMAT=json, from the compiled code in dist/ as `npm start` runs it. The fake GitHub lives in this process; the load generator runs in a
- * process of its own for each burst (bench/lib/open-loop.ts), so its CPU is not charged to either server.
+ * started, so only the webhook path is measured. Both log JSON lines at info, as with
+ * LOG_FORMAT=json: the bare app written synchronously as Probot's logger does, the App through
+ * its own asynchronous one as `harness serve` does. The App runs the compiled code in dist/, as
+ * `npm start` does. The fake GitHub lives in this process; the load generator runs in a process
+ * of its own for each burst (bench/lib/open-loop.ts), so its CPU is charged to neither server.
  *
  * For each rate, each repetition sends one burst of `--count` deliveries to each server, in
  * the A B B A order of bench/lib/paired.ts, and takes the p99 of the answers (and p50, and the
@@ -23,6 +24,7 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
+import { pino } from "pino";
 import { Probot, Server } from "probot";
 import { exec, succeeded } from "../src/exec/index.js";
 import type { EmbeddedQueue } from "../src/queue/index.js";
@@ -59,8 +61,10 @@ async function compiledApp(): Promise<{
 async function serve(kind: string, configPath: string): Promise<void> {
   const config = JSON.parse(readFileSync(configPath, "utf8")) as ServerConfig;
   const { harnessApp, HarnessOctokit, asyncJsonLog, EmbeddedQueue } = await compiledApp();
-  // The App logs as `harness serve` does with LOG_FORMAT=json (asynchronous writes); the bare app as Probot does.
-  const log = kind === "bare" ? undefined : asyncJsonLog(process.env);
+  // The App logs as `harness serve` does with LOG_FORMAT=json (asynchronous writes); the bare app
+  // as Probot's own logger does with LOG_FORMAT=json (the same JSON lines, written synchronously).
+  // Without a logger of its own, the bare Server would pretty-print every request line.
+  const log = kind === "bare" ? pino({ level: "info", name: "probot", messageKey: "msg" }, pino.destination(1)) : asyncJsonLog(process.env);
   const ProbotWithDefaults = Probot.defaults({
     appId: config.appId, privateKey: config.privateKey, secret: config.secret, baseUrl: config.baseUrl, ...(kind === "bare" ? {} : { Octokit: HarnessOctokit }), ...(log ? { log } : {}),
   });
