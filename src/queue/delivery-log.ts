@@ -4,6 +4,9 @@ import { writeFileAtomic } from "../files/index.js";
 /** How many delivery ids are remembered; GitHub redelivers within hours, not thousands of events. */
 export const DEFAULT_DELIVERY_MEMORY = 5000;
 
+/** How long the log's writer gathers ids before it appends them. */
+export const DELIVERY_LOG_BATCH_MS = 20;
+
 /**
  * The `X-GitHub-Delivery` ids seen recently, persisted as an append-only file of one id per
  * line so that a redelivery after a restart is still recognised. Bounded: when the file holds
@@ -16,6 +19,9 @@ export class DeliveryLog {
   /** Lines recorded but not yet handed to the kernel; one writer appends them in batches. */
   private pending: string[] = [];
   private writer: Promise<void> | undefined;
+  /** Ends the writer's batching window at once (on close). */
+  private wakeWriter: (() => void) | undefined;
+  private closing = false;
 
   private constructor(private readonly path: string, private readonly bound: number, private handle: FileHandle) {}
 
@@ -71,6 +77,8 @@ export class DeliveryLog {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
+    this.wakeWriter?.();
     await this.flush().catch(() => undefined);
     await this.handle.close();
   }
@@ -84,6 +92,9 @@ export class DeliveryLog {
   private flush(): Promise<void> {
     this.writer ??= (async () => {
       try {
+        // A short window gathers the ids of a burst into one append (one thread-pool write
+        // instead of one per webhook); closing does not wait for it.
+        if (!this.closing) await new Promise<void>((wake) => (this.wakeWriter = wake, setTimeout(wake, DELIVERY_LOG_BATCH_MS).unref()));
         while (this.pending.length > 0) {
           const batch = this.pending.splice(0);
           await this.handle.writeFile(batch.join(""));
