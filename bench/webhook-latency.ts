@@ -108,8 +108,6 @@ function traceEnqueue(queue: EmbeddedQueue, file: string): void {
     writeFileSync(file, JSON.stringify({
       enqueues: sorted.length,
       enqueueMs: { p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted.at(-1) },
-      writeMs: (() => { const a = ((globalThis as unknown as { __w?: number[] }).__w ?? []).sort((x, y) => x - y); return { p50: percentile(a, 50), p99: percentile(a, 99) }; })(),
-      deliveryMs: (() => { const a = ((globalThis as unknown as { __d?: number[] }).__d ?? []).sort((x, y) => x - y); return { p50: percentile(a, 50), p99: percentile(a, 99) }; })(),
       loopDelayMs: { p50: ms(loop.percentile(50)), p99: ms(loop.percentile(99)), max: ms(loop.max) },
     }, null, 2));
   });
