@@ -139,6 +139,20 @@ export interface WorkerReport extends LocalWork {
   live: boolean;
 }
 
+/** A job set aside in the queue itself (Redis) because its data is not a story job. */
+export interface QuarantinedJobView {
+  /** Its entry in the quarantine. */
+  entry: string;
+  jobId: string;
+  /** The schema's issues, naming the field. */
+  reason: string;
+  /** The worker that found it. */
+  worker: string;
+  at: string;
+  /** `<owner>/<name>#<issue>`, when enough of the data could be read. */
+  story?: string;
+}
+
 /** The whole queue: producer side, worker side and an operator's view. */
 export interface StoryQueue extends JobIntake {
   /** Jobs run at once by this process's worker (`HARNESS_CONCURRENCY`). */
@@ -164,6 +178,8 @@ export interface StoryQueue extends JobIntake {
   shareLocalWork?(source: { home: string; collect: () => Promise<LocalWork> }): void;
   /** Every worker's report, live or left by one that stopped with work on its disk. */
   workerReports?(): Promise<WorkerReport[]>;
+  /** Where jobs are set aside in the queue itself (Redis): the newest of them and how many in all. */
+  quarantinedJobs?(): Promise<{ jobs: QuarantinedJobView[]; total: number }>;
 }
 
 /** Builds the story key of an issue. */

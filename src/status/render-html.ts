@@ -95,9 +95,11 @@ export function renderStatusPage(report: StatusReport, options: PageOptions): st
   const shared = report.workers !== undefined;
   const where = (worker: string | undefined): string[] => (shared ? [`<code>${escapeHtml(worker ?? "this App")}</code>`] : []);
   const quarantined = table(
-    ["File", "Story", ...(shared ? ["Worker"] : [])],
-    report.quarantined.map((entry) => [`<code>${escapeHtml(entry.file)}</code>`, escapeHtml(entry.story ?? ""), ...where(entry.worker)]),
-    "No job file was set aside.",
+    ["Job", "Story", ...(shared ? ["Worker", "Why"] : [])],
+    report.quarantined.map((entry) => [
+      `${entry.inRedis ? "Redis " : ""}<code>${escapeHtml(entry.file)}</code>`, escapeHtml(entry.story ?? ""), ...where(entry.worker), ...(shared ? [escapeHtml((entry.reason ?? "").slice(0, 500))] : []),
+    ]),
+    "No job was set aside.",
   );
   const undelivered = table(
     ["Story", "Write", "State", "Attempts", "Next", "Last error", ...(shared ? ["Worker"] : [])],
@@ -114,7 +116,7 @@ ${jobsSection(report, options)}
 ${workersSection(report)}
 ${runsSection(report)}
 <h2>Undelivered GitHub writes (${report.undelivered.length})</h2>${undelivered}
-<h2>Quarantined job files (${report.quarantined.length})</h2>${quarantined}
+<h2>Quarantined jobs (${report.quarantined.length}${report.quarantinedNotShown ? ` shown, ${report.quarantinedNotShown} more` : ""})</h2>${quarantined}
 </body></html>
 `;
 }
