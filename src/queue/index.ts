@@ -14,6 +14,7 @@ export {
   type LocalWork,
   type WorkerReport,
   type QuarantinedJobView,
+  type ReportedRun,
 } from "./port.js";
 export { EmbeddedQueue, type EmbeddedQueueOptions } from "./embedded.js";
 export { DeliveryLog, DEFAULT_DELIVERY_MEMORY } from "./delivery-log.js";

@@ -118,7 +118,30 @@ export interface QueueListeners {
  */
 export interface LocalWork {
   quarantined: Array<{ file: string; story?: string }>;
+  /** Its newest story runs (the status page's Running and Recent outcomes), read from its own `runs/`. */
+  runs?: ReportedRun[];
   undelivered: Array<{ story: string; slot: string; kind: string; state: "pending" | "undeliverable"; attempts: number; nextAt?: string; lastError?: string }>;
+}
+
+/** A story's latest run on one machine, as the status page shows it (read from its journal). */
+export interface ReportedRun {
+  /** The run directory's story folder (an issue number, or a local story's slug). */
+  story: string;
+  runId: string;
+  title: string;
+  outcome: "running" | "completed" | "blocked";
+  attempt: number;
+  maxAttempts: number;
+  /** The stage running now, or the last one that ran. */
+  stage?: string;
+  failureClass?: string;
+  detail?: string;
+  /** ISO-8601 of the run's first and latest event. */
+  startedAt: string;
+  updatedAt: string;
+  tasks: Array<{ id: string; title: string; wave: number; state: string; attempt: number }>;
+  /** The end of the newest log of a running run (redacted, escapes stripped). */
+  liveTail?: { file: string; text: string };
 }
 
 /** One worker's published report, as `harness status` reads it. */

@@ -8,7 +8,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { OutboxStore, type OutboxEntry } from "../github/index.js";
 import {
-  JobStore, liveHolder, listQuarantine, newLockOwner, quarantineDir, retireLockOwner, salvageStory, type JobRecord, type LocalWork, type QueuedJobView, type StoryQueue,
+  JobStore, liveHolder, listQuarantine, newLockOwner, quarantineDir, retireLockOwner, salvageStory, type JobRecord, type LocalWork, type QueuedJobView, type StoryQueue, type WorkerReport,
 } from "../queue/index.js";
 
 export interface JobView {
@@ -81,7 +81,7 @@ export async function collectLocalWork(harnessHome: string): Promise<LocalWork> 
  * queue, each worker's quarantined files and undelivered writes from its report, and this data
  * directory's own when no worker reports it.
  */
-async function collectSharedStatus(harnessHome: string, queue: StoryQueue & Required<Pick<StoryQueue, "workerReports">>, local: HarnessStatus): Promise<HarnessStatus> {
+async function collectSharedStatus(harnessHome: string, queue: StoryQueue & Required<Pick<StoryQueue, "workerReports">>, local: HarnessStatus): Promise<SharedStatus> {
   const [reports, views, inRedis] = await Promise.all([queue.workerReports(), queue.snapshot(), queue.quarantinedJobs?.() ?? { jobs: [], total: 0 }]);
   const runBy = new Map<string, string>();
   for (const report of reports) if (report.live) for (const jobId of report.running) runBy.set(jobId, report.worker);
@@ -93,7 +93,7 @@ async function collectSharedStatus(harnessHome: string, queue: StoryQueue & Requ
     };
   };
   const reported = reports.some((report) => report.home === harnessHome && report.host === hostname());
-  return {
+  const status: HarnessStatus = {
     app: local.app,
     queued: views.filter((job) => job.state === "queued").map(view),
     running: views.filter((job) => job.state === "running").map(view),
@@ -108,6 +108,15 @@ async function collectSharedStatus(harnessHome: string, queue: StoryQueue & Requ
       worker: report.worker, host: report.host, pid: report.pid, home: report.home, live: report.live, at: report.at, running: report.running.length, omitted: report.omitted,
     })),
   };
+  return { status, reports, reportedHere: reported };
+}
+
+/** The status, and on Redis the workers' reports it was made from (the status page reads their runs). */
+interface SharedStatus {
+  status: HarnessStatus;
+  reports: WorkerReport[];
+  /** True when a worker's report covers this data directory (its disk is then read through the report only). */
+  reportedHere: boolean;
 }
 
 /**
@@ -115,6 +124,11 @@ async function collectSharedStatus(harnessHome: string, queue: StoryQueue & Requ
  * disk (Redis), the status of the whole queue and every worker.
  */
 export async function collectHarnessStatus(harnessHome: string, queue?: StoryQueue): Promise<HarnessStatus> {
+  return (await collectStatusAndReports(harnessHome, queue)).status;
+}
+
+/** {@link collectHarnessStatus}, with the workers' reports (none without Redis). */
+export async function collectStatusAndReports(harnessHome: string, queue?: StoryQueue): Promise<SharedStatus> {
   const self = newLockOwner();
   let local: HarnessStatus;
   try {
@@ -135,7 +149,7 @@ export async function collectHarnessStatus(harnessHome: string, queue?: StoryQue
   } finally {
     retireLockOwner(self);
   }
-  if (!queue?.workerReports) return local;
+  if (!queue?.workerReports) return { status: local, reports: [], reportedHere: false };
   return collectSharedStatus(harnessHome, queue as StoryQueue & Required<Pick<StoryQueue, "workerReports">>, local);
 }
 
