@@ -3,7 +3,7 @@
  * process that runs stories, the runner to the queue's jobs. Nothing else happens here.
  */
 import type { ApplicationFunction, ApplicationFunctionOptions, Probot } from "probot";
-import { collectLocalWork, collectStatus, statusHandler } from "./status/index.js";
+import { collectLocalWork, collectRuns, collectStatus, statusHandler } from "./status/index.js";
 import {
   GitHubReporter, guardWebhooks, HANDLER_BUDGET_MS, openStoryOutbox, readAppIdentity, withinBudget, type AppOctokit, queueNoticeListeners, handleIssueComment, handleIssueLabeled, handleRetryAction, type NodeMiddleware, type TriggerDeps, type TriggerOutcome,
 } from "./github/index.js";
@@ -126,8 +126,11 @@ export function startStoryWorker(args: { queue: StoryQueue; settings: HarnessApp
   });
   outbox.catch((error: unknown) => app.log.error({ err: { message: String(error) } }, "the outbox could not be opened; reports are tried once"));
   queue.listen?.(queueNoticeListeners({ outbox, log: app.log }));
-  // On Redis, this worker's outbox and quarantine are on its own disk: published for every process's status.
-  queue.shareLocalWork?.({ home: settings.harnessHome, collect: () => collectLocalWork(settings.harnessHome) });
+  // On Redis, this worker's outbox, quarantine and runs are on its own disk: published for every process's status.
+  queue.shareLocalWork?.({
+    home: settings.harnessHome,
+    collect: async () => ({ ...(await collectLocalWork(settings.harnessHome)), runs: collectRuns(settings.harnessHome, settings.appSecrets ?? []) }),
+  });
   const sandbox = settings.sandbox ?? sandboxFromEnv();
   // Said at start-up, loudly; the runner itself refuses stories while the sandbox cannot work.
   void probeSandbox(sandbox).then((status) => {

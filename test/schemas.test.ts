@@ -17,6 +17,7 @@ describe("schemas/", () => {
       "provision-receipt",
       "queue-job",
       "queue-lock",
+      "queue-quarantined-job",
       "queue-story-job",
       "queue-worker-report",
       "verdict",

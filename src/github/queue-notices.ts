@@ -25,8 +25,8 @@ export function queueNoticeListeners(deps: QueueNoticeDeps): QueueListeners {
   return {
     onQuarantine: (quarantined) => {
       const story = quarantined.story;
-      deps.log.error({ file: quarantined.file, reason: quarantined.reason, story }, "queue: job file quarantined");
-      if (story) tell({ installationId: story.installationId, owner: story.owner, repo: story.repo, issueNumber: story.issueNumber }, `comment:quarantined:${quarantined.file}`, renderQuarantinedJob(quarantined.file, quarantined.reason));
+      deps.log.error({ file: quarantined.file, reason: quarantined.reason, story, ...(quarantined.kept ? { kept: quarantined.kept } : {}) }, "queue: job file quarantined");
+      if (story) tell({ installationId: story.installationId, owner: story.owner, repo: story.repo, issueNumber: story.issueNumber }, `comment:quarantined:${quarantined.file}`, renderQuarantinedJob(quarantined.file, quarantined.reason, quarantined.kept));
     },
     onWriteFailure: (job, error) => {
       deps.log.error({ story: job.storyKey, err: { message: error.message } }, "queue: a job could not be claimed; it stays queued");

@@ -13,11 +13,13 @@ export {
   type QueueListeners,
   type LocalWork,
   type WorkerReport,
+  type QuarantinedJobView,
+  type ReportedRun,
 } from "./port.js";
 export { EmbeddedQueue, type EmbeddedQueueOptions } from "./embedded.js";
 export { DeliveryLog, DEFAULT_DELIVERY_MEMORY } from "./delivery-log.js";
 export { JobStore, type JobRecord } from "./job-store.js";
-export { listQuarantine, quarantineDir, salvageStory, type QuarantinedJob, type QuarantinedStory } from "./quarantine.js";
+export { listQuarantine, quarantineDir, salvageJobStory, salvageStory, type QuarantinedJob, type QuarantinedStory } from "./quarantine.js";
 export { acquireLock, releaseLock, liveHolder, newLockOwner, retireLockOwner, type LockOwner } from "./job-lock.js";
 export { claimHarnessHome, HarnessHomeInUseError, type HomeClaim } from "./home-lock.js";
 export { openStoryQueue, type QueueConfig } from "./open.js";

@@ -118,7 +118,30 @@ export interface QueueListeners {
  */
 export interface LocalWork {
   quarantined: Array<{ file: string; story?: string }>;
+  /** Its newest story runs (the status page's Running and Recent outcomes), read from its own `runs/`. */
+  runs?: ReportedRun[];
   undelivered: Array<{ story: string; slot: string; kind: string; state: "pending" | "undeliverable"; attempts: number; nextAt?: string; lastError?: string }>;
+}
+
+/** A story's latest run on one machine, as the status page shows it (read from its journal). */
+export interface ReportedRun {
+  /** The run directory's story folder (an issue number, or a local story's slug). */
+  story: string;
+  runId: string;
+  title: string;
+  outcome: "running" | "completed" | "blocked";
+  attempt: number;
+  maxAttempts: number;
+  /** The stage running now, or the last one that ran. */
+  stage?: string;
+  failureClass?: string;
+  detail?: string;
+  /** ISO-8601 of the run's first and latest event. */
+  startedAt: string;
+  updatedAt: string;
+  tasks: Array<{ id: string; title: string; wave: number; state: string; attempt: number }>;
+  /** The end of the newest log of a running run (redacted, escapes stripped). */
+  liveTail?: { file: string; text: string };
 }
 
 /** One worker's published report, as `harness status` reads it. */
@@ -137,6 +160,20 @@ export interface WorkerReport extends LocalWork {
   at: string;
   /** False once the worker has not renewed it for a few intervals: it died, or stopped with work left. */
   live: boolean;
+}
+
+/** A job set aside in the queue itself (Redis) because its data is not a story job. */
+export interface QuarantinedJobView {
+  /** Its entry in the quarantine. */
+  entry: string;
+  jobId: string;
+  /** The schema's issues, naming the field. */
+  reason: string;
+  /** The worker that found it. */
+  worker: string;
+  at: string;
+  /** `<owner>/<name>#<issue>`, when enough of the data could be read. */
+  story?: string;
 }
 
 /** The whole queue: producer side, worker side and an operator's view. */
@@ -164,6 +201,8 @@ export interface StoryQueue extends JobIntake {
   shareLocalWork?(source: { home: string; collect: () => Promise<LocalWork> }): void;
   /** Every worker's report, live or left by one that stopped with work on its disk. */
   workerReports?(): Promise<WorkerReport[]>;
+  /** Where jobs are set aside in the queue itself (Redis): the newest of them and how many in all. */
+  quarantinedJobs?(): Promise<{ jobs: QuarantinedJobView[]; total: number }>;
 }
 
 /** Builds the story key of an issue. */

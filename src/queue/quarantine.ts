@@ -15,13 +15,15 @@ export interface QuarantinedStory {
   issueNumber: number;
 }
 
-/** One quarantined job file. */
+/** One quarantined job: a file (embedded queue) or an entry in Redis. */
 export interface QuarantinedJob {
   /** The file's name in the quarantine folder. */
   file: string;
   /** Why it was quarantined (the parse or schema error). */
   reason: string;
   story?: QuarantinedStory;
+  /** Where it is kept, when not in the App's `queue/quarantine/` (Redis: the hash and its field). */
+  kept?: string;
 }
 
 /** Reads what it can of a job file's story: installation, repository and issue number. */
@@ -32,7 +34,12 @@ export function salvageStory(text: string): QuarantinedStory | undefined {
   } catch {
     return undefined;
   }
-  const job = (value as { job?: unknown } | null)?.job as
+  return salvageJobStory((value as { job?: unknown } | null)?.job);
+}
+
+/** Reads what it can of a story job's data (however damaged): installation, repository and issue number. */
+export function salvageJobStory(value: unknown): QuarantinedStory | undefined {
+  const job = value as
     | { installationId?: unknown; repository?: { owner?: unknown; name?: unknown }; issue?: { number?: unknown } }
     | undefined;
   const installationId = job?.installationId;

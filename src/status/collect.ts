@@ -8,7 +8,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { OutboxStore, type OutboxEntry } from "../github/index.js";
 import {
-  JobStore, liveHolder, listQuarantine, newLockOwner, quarantineDir, retireLockOwner, salvageStory, type JobRecord, type LocalWork, type QueuedJobView, type StoryQueue,
+  JobStore, liveHolder, listQuarantine, newLockOwner, quarantineDir, retireLockOwner, salvageStory, type JobRecord, type LocalWork, type QueuedJobView, type StoryQueue, type WorkerReport,
 } from "../queue/index.js";
 
 export interface JobView {
@@ -44,8 +44,13 @@ export interface HarnessStatus {
   app: { running: boolean; pid?: number };
   queued: JobView[];
   running: JobView[];
-  /** On Redis, `worker` names the worker whose disk holds it. */
-  quarantined: Array<{ file: string; story?: string; worker?: string }>;
+  /**
+   * Job files set aside (on Redis, `worker` names the worker whose disk holds it), and on Redis
+   * the jobs set aside in Redis itself (`reason` names the field that is wrong, `worker` the one that found it).
+   */
+  quarantined: Array<{ file: string; story?: string; worker?: string; reason?: string; inRedis?: true }>;
+  /** On Redis: quarantined jobs in Redis beyond those listed. */
+  quarantinedNotShown?: number;
   /** Writes waiting for GitHub (`pending`) or given up (`undeliverable`); on Redis, `worker` names whose outbox holds it. */
   undelivered: Array<{ story: string; slot: string; kind: string; state: OutboxEntry["state"]; attempts: number; nextAt?: string; lastError?: string; worker?: string }>;
   /** With `HARNESS_QUEUE` (Redis): every worker's last report; queued and running jobs then come from Redis. */
@@ -76,8 +81,8 @@ export async function collectLocalWork(harnessHome: string): Promise<LocalWork> 
  * queue, each worker's quarantined files and undelivered writes from its report, and this data
  * directory's own when no worker reports it.
  */
-async function collectSharedStatus(harnessHome: string, queue: StoryQueue & Required<Pick<StoryQueue, "workerReports">>, local: HarnessStatus): Promise<HarnessStatus> {
-  const [reports, views] = await Promise.all([queue.workerReports(), queue.snapshot()]);
+async function collectSharedStatus(harnessHome: string, queue: StoryQueue & Required<Pick<StoryQueue, "workerReports">>, local: HarnessStatus): Promise<SharedStatus> {
+  const [reports, views, inRedis] = await Promise.all([queue.workerReports(), queue.snapshot(), queue.quarantinedJobs?.() ?? { jobs: [], total: 0 }]);
   const runBy = new Map<string, string>();
   for (const report of reports) if (report.live) for (const jobId of report.running) runBy.set(jobId, report.worker);
   const view = (job: QueuedJobView): JobView => {
@@ -88,16 +93,30 @@ async function collectSharedStatus(harnessHome: string, queue: StoryQueue & Requ
     };
   };
   const reported = reports.some((report) => report.home === harnessHome && report.host === hostname());
-  return {
+  const status: HarnessStatus = {
     app: local.app,
     queued: views.filter((job) => job.state === "queued").map(view),
     running: views.filter((job) => job.state === "running").map(view),
-    quarantined: [...(reported ? [] : local.quarantined), ...reports.flatMap((report) => report.quarantined.map((entry) => ({ ...entry, worker: report.worker })))],
+    quarantined: [
+      ...inRedis.jobs.map((job) => ({ file: job.entry, ...(job.story ? { story: job.story } : {}), worker: job.worker, reason: job.reason, inRedis: true as const })),
+      ...(reported ? [] : local.quarantined),
+      ...reports.flatMap((report) => report.quarantined.map((entry) => ({ ...entry, worker: report.worker }))),
+    ],
+    ...(inRedis.total > inRedis.jobs.length ? { quarantinedNotShown: inRedis.total - inRedis.jobs.length } : {}),
     undelivered: [...(reported ? [] : local.undelivered), ...reports.flatMap((report) => report.undelivered.map((entry) => ({ ...entry, worker: report.worker })))],
     workers: reports.map((report) => ({
       worker: report.worker, host: report.host, pid: report.pid, home: report.home, live: report.live, at: report.at, running: report.running.length, omitted: report.omitted,
     })),
   };
+  return { status, reports, reportedHere: reported };
+}
+
+/** The status, and on Redis the workers' reports it was made from (the status page reads their runs). */
+interface SharedStatus {
+  status: HarnessStatus;
+  reports: WorkerReport[];
+  /** True when a worker's report covers this data directory (its disk is then read through the report only). */
+  reportedHere: boolean;
 }
 
 /**
@@ -105,6 +124,11 @@ async function collectSharedStatus(harnessHome: string, queue: StoryQueue & Requ
  * disk (Redis), the status of the whole queue and every worker.
  */
 export async function collectHarnessStatus(harnessHome: string, queue?: StoryQueue): Promise<HarnessStatus> {
+  return (await collectStatusAndReports(harnessHome, queue)).status;
+}
+
+/** {@link collectHarnessStatus}, with the workers' reports (none without Redis). */
+export async function collectStatusAndReports(harnessHome: string, queue?: StoryQueue): Promise<SharedStatus> {
   const self = newLockOwner();
   let local: HarnessStatus;
   try {
@@ -125,7 +149,7 @@ export async function collectHarnessStatus(harnessHome: string, queue?: StoryQue
   } finally {
     retireLockOwner(self);
   }
-  if (!queue?.workerReports) return local;
+  if (!queue?.workerReports) return { status: local, reports: [], reportedHere: false };
   return collectSharedStatus(harnessHome, queue as StoryQueue & Required<Pick<StoryQueue, "workerReports">>, local);
 }
 
@@ -146,8 +170,11 @@ export function renderStatusText(status: HarnessStatus): string {
   };
   jobs("Running", status.running);
   jobs("Queued", status.queued);
-  lines.push("", `Quarantined job files (${status.quarantined.length}), in ${status.workers ? "each worker's " : ""}queue/quarantine/`);
-  for (const entry of status.quarantined) lines.push(`  ${entry.file}${entry.story ? `  (${entry.story})` : ""}${on(entry.worker)}`);
+  const where = status.workers ? "in Redis or each worker's queue/quarantine/" : "in queue/quarantine/";
+  lines.push("", `Quarantined jobs (${status.quarantined.length}${status.quarantinedNotShown ? ` shown, ${status.quarantinedNotShown} more` : ""}), ${where}`);
+  for (const entry of status.quarantined) {
+    lines.push(`  ${entry.inRedis ? "redis " : ""}${entry.file}${entry.story ? `  (${entry.story})` : ""}${on(entry.worker)}${entry.reason ? `  why: ${entry.reason}` : ""}`);
+  }
   lines.push("", `Undelivered GitHub writes (${status.undelivered.length})`);
   for (const entry of status.undelivered) {
     lines.push(`  ${entry.story}  ${entry.slot}  ${entry.state}  attempts ${entry.attempts}${entry.nextAt ? `  next ${entry.nextAt}` : ""}${entry.lastError ? `  last: ${entry.lastError}` : ""}${on(entry.worker)}`);

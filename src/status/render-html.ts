@@ -54,25 +54,29 @@ function jobsSection(report: StatusReport, options: PageOptions): string {
   return `<h2>Queue (${report.jobs.length})</h2>${table(["State", "Story", "Title", "Kind", "Since", ""], rows, "Nothing queued or running.")}`;
 }
 
-function runRow(run: RunStatus): string[] {
+function runRow(run: RunStatus, shared: boolean): string[] {
   const where = run.outcome === "running" ? `${run.stage ?? "starting"} · attempt ${run.attempt}/${run.maxAttempts}` : `attempt ${run.attempt}/${run.maxAttempts}`;
   const why = run.failureClass ? `<code>${escapeHtml(run.failureClass)}</code>${run.detail ? ` ${escapeHtml(run.detail.slice(0, 300))}` : ""}` : "";
   const tasks = run.tasks.length > 0 ? `<br>${run.tasks.map((task) => `${escapeHtml(task.id)} (wave ${task.wave}): <span class="${escapeHtml(task.state)}">${escapeHtml(task.state)}</span>`).join(", ")}` : "";
-  return [`<span class="${run.outcome}">${escapeHtml(run.outcome)}</span>`, escapeHtml(run.story), `${escapeHtml(run.title)}${tasks}`, escapeHtml(where), why, escapeHtml(run.updatedAt)];
+  const worker = shared ? [`<code>${escapeHtml(run.worker ?? "this App")}</code>`] : [];
+  return [`<span class="${run.outcome}">${escapeHtml(run.outcome)}</span>`, escapeHtml(run.story), `${escapeHtml(run.title)}${tasks}`, escapeHtml(where), why, escapeHtml(run.updatedAt), ...worker];
 }
 
 function runsSection(report: StatusReport): string {
   const running = report.runs.filter((run) => run.outcome === "running");
   const ended = report.runs.filter((run) => run.outcome !== "running");
-  const headers = ["State", "Story", "Title", "Stage", "Why", "Updated"];
+  // On Redis each worker's runs come from its report: the table says whose they are.
+  const shared = report.workers !== undefined;
+  const headers = ["State", "Story", "Title", "Stage", "Why", "Updated", ...(shared ? ["Worker"] : [])];
+  const row = (run: RunStatus): string[] => runRow(run, shared);
   const tails = running
     .filter((run) => run.liveTail)
-    .map((run) => `<h3>${escapeHtml(run.story)}: ${escapeHtml(run.title)} — <code>${escapeHtml(run.liveTail?.file ?? "")}</code></h3><pre>${escapeHtml(run.liveTail?.text ?? "")}</pre>`)
+    .map((run) => `<h3>${escapeHtml(run.story)}: ${escapeHtml(run.title)}${run.worker ? ` on <code>${escapeHtml(run.worker)}</code>` : ""} — <code>${escapeHtml(run.liveTail?.file ?? "")}</code></h3><pre>${escapeHtml(run.liveTail?.text ?? "")}</pre>`)
     .join("");
   return (
-    `<h2>Running (${running.length})</h2>${table(headers, running.map(runRow), "No story is running.")}` +
+    `<h2>Running (${running.length})</h2>${table(headers, running.map(row), "No story is running.")}` +
     (tails ? `<h2>Live log</h2>${tails}` : "") +
-    `<h2>Recent outcomes (${ended.length})</h2>${table(headers, ended.map(runRow), "No story has ended yet.")}`
+    `<h2>Recent outcomes (${ended.length})</h2>${table(headers, ended.map(row), "No story has ended yet.")}`
   );
 }
 
@@ -95,9 +99,11 @@ export function renderStatusPage(report: StatusReport, options: PageOptions): st
   const shared = report.workers !== undefined;
   const where = (worker: string | undefined): string[] => (shared ? [`<code>${escapeHtml(worker ?? "this App")}</code>`] : []);
   const quarantined = table(
-    ["File", "Story", ...(shared ? ["Worker"] : [])],
-    report.quarantined.map((entry) => [`<code>${escapeHtml(entry.file)}</code>`, escapeHtml(entry.story ?? ""), ...where(entry.worker)]),
-    "No job file was set aside.",
+    ["Job", "Story", ...(shared ? ["Worker", "Why"] : [])],
+    report.quarantined.map((entry) => [
+      `${entry.inRedis ? "Redis " : ""}<code>${escapeHtml(entry.file)}</code>`, escapeHtml(entry.story ?? ""), ...where(entry.worker), ...(shared ? [escapeHtml((entry.reason ?? "").slice(0, 500))] : []),
+    ]),
+    "No job was set aside.",
   );
   const undelivered = table(
     ["Story", "Write", "State", "Attempts", "Next", "Last error", ...(shared ? ["Worker"] : [])],
@@ -114,7 +120,7 @@ ${jobsSection(report, options)}
 ${workersSection(report)}
 ${runsSection(report)}
 <h2>Undelivered GitHub writes (${report.undelivered.length})</h2>${undelivered}
-<h2>Quarantined job files (${report.quarantined.length})</h2>${quarantined}
+<h2>Quarantined jobs (${report.quarantined.length}${report.quarantinedNotShown ? ` shown, ${report.quarantinedNotShown} more` : ""})</h2>${quarantined}
 </body></html>
 `;
 }

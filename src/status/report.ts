@@ -7,34 +7,19 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { redactSecrets } from "../github/index.js";
-import { emptySnapshot, JOURNAL_FILE, readJournal, reduceSnapshot, type StorySnapshot } from "../pipeline/index.js";
+import { emptySnapshot, JOURNAL_FILE, readJournal, reduceSnapshot } from "../pipeline/index.js";
 import { stripAnsi } from "../text/index.js";
-import type { QueuedJobView, StoryQueue } from "../queue/index.js";
-import { collectHarnessStatus, type HarnessStatus } from "./collect.js";
+import type { QueuedJobView, ReportedRun, StoryQueue } from "../queue/index.js";
+import { collectStatusAndReports, type HarnessStatus } from "./collect.js";
 
 /** Runs shown, newest first. */
 export const RECENT_RUNS = 25;
 /** Bytes of a running step's log shown. */
 export const LIVE_TAIL_BYTES = 4096;
 
-export interface RunStatus {
-  /** The run directory's story folder (an issue number, or a local story's slug). */
-  story: string;
-  runId: string;
-  title: string;
-  outcome: StorySnapshot["outcome"];
-  attempt: number;
-  maxAttempts: number;
-  /** The stage running now, or the last one that ran. */
-  stage?: string;
-  failureClass?: string;
-  detail?: string;
-  /** ISO-8601 of the run's first and latest event. */
-  startedAt: string;
-  updatedAt: string;
-  tasks: { id: string; title: string; wave: number; state: string; attempt: number }[];
-  /** The end of the newest log of a running run (redacted, escapes stripped). */
-  liveTail?: { file: string; text: string };
+/** A story's latest run; on Redis, `worker` names the worker whose journal it is. */
+export interface RunStatus extends ReportedRun {
+  worker?: string;
 }
 
 /** The data directory's state (`harness status`: the App, queued, running, quarantined, undelivered) and the runs. */
@@ -45,16 +30,30 @@ export interface StatusReport extends HarnessStatus {
   runs: RunStatus[];
 }
 
-/** Collects the report from the queue's jobs and the run directories under `home`. */
+/**
+ * Collects the report from the queue's jobs and the run directories under `home`; on Redis,
+ * from every worker's report too (their runs are on their own disks), newest first.
+ */
 export async function collectStatus(args: { home: string; jobs: readonly QueuedJobView[]; queue?: StoryQueue; secrets?: readonly string[]; now?: Date }): Promise<StatusReport> {
-  const runs = latestRuns(join(args.home, "runs")).map((dir) => runStatus(dir, args.secrets ?? [])).filter((run): run is RunStatus => run !== undefined);
+  const { status, reports, reportedHere } = await collectStatusAndReports(args.home, args.queue);
+  const runs: RunStatus[] = [
+    ...(reportedHere ? [] : collectRuns(args.home, args.secrets ?? [])),
+    ...reports.flatMap((report) => (report.runs ?? []).map((run) => ({ ...run, worker: report.worker }))),
+  ];
   runs.sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
   return {
-    ...(await collectHarnessStatus(args.home, args.queue)),
+    ...status,
     generatedAt: (args.now ?? new Date()).toISOString(),
     jobs: [...args.jobs],
     runs: runs.slice(0, RECENT_RUNS),
   };
+}
+
+/** The newest {@link RECENT_RUNS} story runs under `<home>/runs`, newest first (what a worker publishes). */
+export function collectRuns(home: string, secrets: readonly string[]): ReportedRun[] {
+  const runs = latestRuns(join(home, "runs")).map((dir) => runStatus(dir, secrets)).filter((run): run is ReportedRun => run !== undefined);
+  runs.sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
+  return runs.slice(0, RECENT_RUNS);
 }
 
 /** The newest run directory of every story. */
@@ -68,7 +67,7 @@ function latestRuns(runsDir: string): { story: string; dir: string }[] {
   return found;
 }
 
-function runStatus(run: { story: string; dir: string }, secrets: readonly string[]): RunStatus | undefined {
+function runStatus(run: { story: string; dir: string }, secrets: readonly string[]): ReportedRun | undefined {
   let events;
   try {
     events = readJournal(join(run.dir, JOURNAL_FILE));
@@ -80,7 +79,7 @@ function runStatus(run: { story: string; dir: string }, secrets: readonly string
   if (!first || !last) return undefined;
   const snapshot = events.reduce(reduceSnapshot, emptySnapshot());
   const stage = snapshot.stages.find((candidate) => candidate.state === "running") ?? [...snapshot.stages].reverse().find((candidate) => candidate.state !== "pending");
-  const status: RunStatus = {
+  const status: ReportedRun = {
     story: run.story,
     runId: snapshot.runId,
     title: snapshot.title,

@@ -9,7 +9,8 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { main } from "../../src/cli.js";
 import { BullmqQueue } from "../../src/queue/bullmq/index.js";
-import { collectLocalWork, collectStatus, renderStatusPage, type HarnessStatus } from "../../src/status/index.js";
+import { Journal, JOURNAL_FILE, loadWorkflow, runStartedEvent } from "../../src/pipeline/index.js";
+import { collectLocalWork, collectRuns, collectStatus, renderStatusPage, type HarnessStatus, type StatusReport } from "../../src/status/index.js";
 import { startRedis, type RedisServer } from "../support/redis.js";
 import { makeTempDir, removeTempDirs } from "../support/tmp.js";
 import { deferred, makeJob, waitFor } from "../queue/helpers.js";
@@ -60,6 +61,18 @@ async function statusCommand(home: string, extra: Record<string, string> = {}): 
     stdout: (text) => (out += text), stderr: (text) => (out += text), cwd: process.cwd(), env: { HARNESS_HOME: home, HARNESS_QUEUE: redis.url },
   });
   return { code, out };
+}
+
+/** A story run in `home`'s runs/: `running` in its implementer (with a log line), or completed. */
+function writeRun(home: string, issue: number, title: string, state: "running" | "completed"): void {
+  const dir = join(home, "runs", String(issue), `2026-12-01T00-00-0${issue}Z`);
+  const journal = new Journal(join(dir, JOURNAL_FILE));
+  const at = (second: number): string => new Date(Date.now() - 60_000 + second * 1000).toISOString();
+  journal.append({ ...runStartedEvent({ story: { id: `acme/widgets#${issue}`, title }, runId: `run-${issue}`, workflow: loadWorkflow(), readmission: false }), at: at(issue) });
+  journal.append({ kind: "stage.started", taskId: "task-1", stage: "implementer", attempt: 1, at: at(issue + 1) });
+  mkdirSync(join(dir, "logs"), { recursive: true });
+  writeFileSync(join(dir, "logs", "implementer.log"), `writing the feature of #${issue}\n`);
+  if (state === "completed") journal.append({ kind: "story.completed", branch: `harness/story-${issue}`, commit: "a".repeat(40), at: at(issue + 2) });
 }
 
 describe("status over Redis", () => {
@@ -138,6 +151,43 @@ describe("status over Redis", () => {
       const reports = await reader.workerReports();
       return reports.length === 1 && reports[0]?.live === true;
     });
+  });
+
+  it("shows the workers' running and ended story runs on the App's page, each naming its worker, none of them on the App's own disk", async () => {
+    const prefix = "runs";
+    const homes = [makeTempDir("harness-shared-runs-a-"), makeTempDir("harness-shared-runs-b-")];
+    writeRun(homes[0] ?? "", 21, "Greet the user", "running");
+    writeRun(homes[1] ?? "", 22, "Say goodbye", "completed");
+    const workers: BullmqQueue[] = [];
+    for (const home of homes) {
+      const queue = await BullmqQueue.open({ url: redis.url, prefix, ...TIMING });
+      opened.push(queue);
+      queue.shareLocalWork({ home, collect: async () => ({ ...(await collectLocalWork(home)), runs: collectRuns(home, []) }) });
+      workers.push(queue);
+    }
+    const serve = await BullmqQueue.open({ url: redis.url, prefix, ...TIMING });
+    opened.push(serve);
+    const serveHome = makeTempDir("harness-shared-runs-serve-");
+    let report: StatusReport | undefined;
+    await waitFor("both workers' runs in their reports", async () => {
+      report = await collectStatus({ home: serveHome, jobs: await serve.snapshot(), queue: serve });
+      return report.runs.length === 2;
+    });
+    if (!report) throw new Error("no report");
+    const ids = workers.map((worker) => worker.reports.self);
+    expect(report.runs.map((run) => [run.story, run.title, run.outcome, run.stage, run.worker])).toEqual([
+      ["22", "Say goodbye", "completed", "implementer", ids[1]],
+      ["21", "Greet the user", "running", "implementer", ids[0]],
+    ]);
+    expect(report.runs[1]?.liveTail).toEqual({ file: "logs/implementer.log", text: "writing the feature of #21\n" });
+    const page = renderStatusPage(report, { webBase: "https://github.com" });
+    const section = (title: string): string => page.slice(page.indexOf(`<h2>${title}`), page.indexOf("<h2>", page.indexOf(`<h2>${title}`) + 4));
+    expect(section("Running (1)")).toContain("Greet the user");
+    expect(section("Running (1)")).toContain(`<code>${ids[0] ?? ""}</code>`);
+    expect(section("Recent outcomes (1)")).toContain("Say goodbye");
+    expect(section("Recent outcomes (1)")).toContain(`<code>${ids[1] ?? ""}</code>`);
+    expect(section("Live log")).toContain(`on <code>${ids[0] ?? ""}</code>`);
+    expect(section("Live log")).toContain("writing the feature of #21");
   });
 
   it("says where Redis is when harness status cannot reach it", async () => {

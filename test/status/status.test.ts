@@ -41,7 +41,7 @@ describe("harness status", () => {
     const text = await run(["status"], env);
     expect(text.out).toContain("Queued (1)");
     expect(text.out).toContain("acme/widgets#4");
-    expect(text.out).toContain("Quarantined job files (1)");
+    expect(text.out).toContain("Quarantined jobs (1), in queue/quarantine/");
     expect(text.out).toContain("Undelivered GitHub writes (1)");
     expect((await run(["status", "--help"], env)).out).toContain("GET /harness/status.json");
   });

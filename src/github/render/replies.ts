@@ -66,10 +66,11 @@ export function renderReadmitted(issueNumber: number): string {
 }
 
 /** Told on a story whose queued job file could not be read and was set aside. */
-export function renderQuarantinedJob(file: string, reason: string): string {
+export function renderQuarantinedJob(file: string, reason: string, kept?: string): string {
+  const where = kept ? `it was set aside in ${inlineCode(kept.slice(0, 1500))}` : `the file was moved to ${inlineCode(`queue/quarantine/${file}`)} on the App's machine`;
   return boundComment(
-    `story-harness could not read the queued job of this story; the file was moved to ${inlineCode(`queue/quarantine/${file}`)} ` +
-      `on the App's machine and the job will not run.\n\nWhy: ${inlineCode(reason.slice(0, 2000))}\n\n` +
+    `story-harness could not read the queued job of this story; ${where} ` +
+      `and the job will not run.\n\nWhy: ${inlineCode(reason.slice(0, 2000))}\n\n` +
       "Label the issue again (or run `/harness retry-blocked` on its pull request) to queue it afresh.",
   );
 }

@@ -1,6 +1,9 @@
 import { Queue, Worker, type Job } from "bullmq";
 import { Redis } from "ioredis";
-import { DEFAULT_LEASE_TIMING, type EnqueueOutcome, type JobWorker, type LeaseTiming, type LocalWork, type QueuedJobView, type StoryJob, type StoryQueue, type WorkerReport } from "../port.js";
+import {
+  DEFAULT_LEASE_TIMING, type EnqueueOutcome, type JobWorker, type LeaseTiming, type LocalWork, type QuarantinedJobView, type QueuedJobView, type QueueListeners, type StoryJob, type StoryQueue, type WorkerReport,
+} from "../port.js";
+import { RedisQuarantine } from "./redis-quarantine.js";
 import { parseRedisUrl } from "./connection.js";
 import { InstallationSlots } from "./installation-slots.js";
 import { adapterKeys, KEY_PREFIX, QUEUE_NAME, storyJobId } from "./keys.js";
@@ -74,6 +77,8 @@ export class BullmqQueue implements StoryQueue {
   private readonly keys: ReturnType<typeof adapterKeys>;
   readonly slots: InstallationSlots;
   readonly reports: WorkerReports;
+  readonly quarantine: RedisQuarantine;
+  private listeners: QueueListeners = {};
   private sharing: { home: string; collect: () => Promise<LocalWork>; timer: NodeJS.Timeout; publishing?: Promise<void> } | undefined;
 
   private constructor(
@@ -89,6 +94,7 @@ export class BullmqQueue implements StoryQueue {
     this.slots = new InstallationSlots(redis, this.keys.slots, options.installationSlots, this.lease.lockTtlMs);
     // Shown as not live after three missed renewals.
     this.reports = new WorkerReports(redis, { index: this.keys.workers, report: this.keys.worker }, 3 * this.reportEveryMs);
+    this.quarantine = new RedisQuarantine(redis, this.keys.quarantine);
   }
 
   private get reportEveryMs(): number {
@@ -190,6 +196,9 @@ export class BullmqQueue implements StoryQueue {
       heartbeatMs: this.lease.heartbeatMs,
       slotRetryMs: this.options.slotRetryMs ?? Math.min(1000, this.lease.heartbeatMs),
       logError: (where, error) => this.logError(where, error),
+      quarantine: this.quarantine,
+      workerId: () => this.reports.self,
+      onQuarantine: (quarantined) => this.listeners.onQuarantine?.(quarantined),
     });
     this.processor = processor;
     this.worker = new Worker(QUEUE_NAME, (job, token) => processor.process(job, token), {
@@ -203,6 +212,23 @@ export class BullmqQueue implements StoryQueue {
       maxStalledCount: 1000,
     });
     this.worker.on("error", (error) => this.logError("worker", error));
+  }
+
+  /** Who is told of jobs set aside (the App comments on their story). A write failure is not this adapter's to tell. */
+  listen(listeners: QueueListeners): void {
+    this.listeners = listeners;
+  }
+
+  /** The jobs set aside because their data is not a story job, newest first, and how many in all. */
+  async quarantinedJobs(): Promise<{ jobs: QuarantinedJobView[]; total: number }> {
+    const { records, total } = await this.quarantine.list();
+    return {
+      jobs: records.map((record) => ({
+        entry: record.entry, jobId: record.jobId, reason: record.reason, worker: record.worker, at: record.at,
+        ...(record.story ? { story: `${record.story.owner}/${record.story.repo}#${record.story.issueNumber}` } : {}),
+      })),
+      total,
+    };
   }
 
   async idle(): Promise<void> {

@@ -20,6 +20,7 @@ export function adapterKeys(prefix = KEY_PREFIX, queue = QUEUE_NAME): {
   slots: (installationId: number) => string;
   workers: string;
   worker: (id: string) => string;
+  quarantine: string;
 } {
   const base = `${prefix}:${queue}:harness`;
   return {
@@ -31,5 +32,7 @@ export function adapterKeys(prefix = KEY_PREFIX, queue = QUEUE_NAME): {
     /** Sorted set of worker ids, scored by when each last renewed its report; the report itself in `worker:<id>`. */
     workers: `${base}:workers`,
     worker: (id) => `${base}:worker:${id}`,
+    /** Hash: job id → its quarantine record (data that is not a story job, kept for an operator). */
+    quarantine: `${base}:quarantine`,
   };
 }

@@ -2,6 +2,8 @@ import { DelayedError, WaitingError, type Job } from "bullmq";
 import type { Redis } from "ioredis";
 import type { JobLease, JobWorker } from "../port.js";
 import type { InstallationSlots } from "./installation-slots.js";
+import type { QuarantinedJob } from "../quarantine.js";
+import { storyJobIssues, type RedisQuarantine } from "./redis-quarantine.js";
 import { readStoryJob } from "./story-data.js";
 
 export interface StoryProcessorArgs {
@@ -13,10 +15,16 @@ export interface StoryProcessorArgs {
   heartbeatMs: number;
   slotRetryMs: number;
   logError: (where: string, error: unknown) => void;
+  /** Where jobs whose data is not a story job are kept. */
+  quarantine: RedisQuarantine;
+  /** This process's id in the worker reports (it may be renamed after the data directory). */
+  workerId: () => string;
+  /** Told of every job set aside (the App tells its story); read when a job is set aside. */
+  onQuarantine?: (quarantined: QuarantinedJob) => void;
 }
 
 /**
- * What a BullMQ worker does with one job: take a slot of the job's installation (or set the
+ * What a BullMQ worker does with one job: set it aside when its data is not a story job, take a slot of the job's installation (or set the
  * job aside for a moment when its installation has none free), count the start, run the story
  * with the slot renewed on every heartbeat, and finish. A job stopped by `abortAll` goes back
  * to the waiting list at once, for whichever worker is free.
@@ -31,11 +39,7 @@ export class StoryProcessor {
     const jobId = job.id;
     if (jobId === undefined) return;
     const story = readStoryJob(job.data);
-    if (!story) {
-      // Not a job this harness wrote (or damaged): dropped with a log line naming it.
-      this.args.logError(`job ${jobId}`, new Error("its data is not a story job; it was removed"));
-      return;
-    }
+    if (!story) return this.setAside(job, jobId, token);
     const { slots, redis } = this.args;
     if (!(await slots.acquire(story.installationId, jobId))) {
       await job.moveToDelayed(Date.now() + this.args.slotRetryMs, token);
@@ -67,6 +71,25 @@ export class StoryProcessor {
       throw new WaitingError();
     }
     await redis.hdel(this.args.runsKey, jobId);
+  }
+
+  /**
+   * A job whose data is not a story job (another version wrote it, or it was damaged) is kept in
+   * the quarantine, then finished; when Redis will not take it, it waits and is tried again.
+   */
+  private async setAside(job: Job, jobId: string, token: string | undefined): Promise<void> {
+    const reason = storyJobIssues(job.data);
+    let quarantined: QuarantinedJob;
+    try {
+      quarantined = await this.args.quarantine.put({ jobId, data: job.data, reason, worker: this.args.workerId() });
+    } catch (error) {
+      this.args.logError(`job ${jobId}`, new Error(`its data is not a story job (${reason}) and could not be set aside (${error instanceof Error ? error.message : String(error)}); tried again`));
+      await job.moveToDelayed(Date.now() + this.args.slotRetryMs, token);
+      throw new DelayedError();
+    }
+    const story = quarantined.story ? ` (story ${quarantined.story.owner}/${quarantined.story.repo}#${quarantined.story.issueNumber})` : "";
+    this.args.logError("quarantine", new Error(`job ${jobId}${story} set aside in ${quarantined.kept ?? "the quarantine"}: ${reason}`));
+    this.args.onQuarantine?.(quarantined);
   }
 
   private async runWorker(lease: JobLease): Promise<void> {

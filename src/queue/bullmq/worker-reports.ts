@@ -1,6 +1,6 @@
 /**
  * Each worker's report in Redis: the work only its own disk holds (undelivered GitHub writes,
- * quarantined job files) and the jobs it runs, renewed on its heartbeat, so `harness status` on
+ * quarantined job files, its newest story runs) and the jobs it runs, renewed on its heartbeat, so `harness status` on
  * any machine shows every worker's. A report lives in its own key with a long TTL and is indexed
  * in a sorted set scored by when it was last renewed (Redis's clock): a worker that stops renewing
  * (killed, or stopped with work left on its disk) still shows, marked not live, until it comes
@@ -10,7 +10,7 @@ import { createHash } from "node:crypto";
 import { hostname } from "node:os";
 import type { Redis } from "ioredis";
 import { schemas } from "../../schema/index.js";
-import type { LocalWork, WorkerReport } from "../port.js";
+import type { LocalWork, ReportedRun, WorkerReport } from "../port.js";
 
 /** Entries of each list a report carries; the rest are counted in `omitted`. */
 export const REPORT_ENTRIES = 100;
@@ -18,6 +18,24 @@ export const REPORT_ENTRIES = 100;
 const ERROR_CHARS = 300;
 /** A report not renewed for a day is forgotten: its worker is gone for good, or was renamed. */
 export const DEFAULT_REPORT_MEMORY_MS = 24 * 3600 * 1000;
+
+/** Story runs a report carries (the status page shows that many). */
+export const REPORT_RUNS = 25;
+/** Characters of a run's title and detail, tasks of a run, and characters of its live log tail a report keeps. */
+const RUN_TEXT_CHARS = 300;
+const RUN_TASKS = 50;
+const RUN_TAIL_CHARS = 4096;
+
+/** A run cut to what a report carries. */
+function boundRun(run: ReportedRun): ReportedRun {
+  return {
+    ...run,
+    title: run.title.slice(0, RUN_TEXT_CHARS),
+    ...(run.detail !== undefined ? { detail: run.detail.slice(0, RUN_TEXT_CHARS) } : {}),
+    tasks: run.tasks.slice(0, RUN_TASKS).map((task) => ({ ...task, title: task.title.slice(0, RUN_TEXT_CHARS) })),
+    ...(run.liveTail ? { liveTail: { file: run.liveTail.file.slice(0, 1000), text: run.liveTail.text.slice(-RUN_TAIL_CHARS) } } : {}),
+  };
+}
 
 const PUBLISH = `
 local t = redis.call('TIME')
@@ -66,6 +84,7 @@ export class WorkerReports {
       running: running.slice(0, 1000),
       quarantined: work.quarantined.slice(0, REPORT_ENTRIES),
       undelivered: work.undelivered.slice(0, REPORT_ENTRIES).map((entry) => (entry.lastError ? { ...entry, lastError: entry.lastError.slice(0, ERROR_CHARS) } : entry)),
+      ...(work.runs ? { runs: work.runs.slice(0, REPORT_RUNS).map(boundRun) } : {}),
       omitted: { quarantined: Math.max(0, work.quarantined.length - REPORT_ENTRIES), undelivered: Math.max(0, work.undelivered.length - REPORT_ENTRIES) },
       at: new Date().toISOString(),
     };
