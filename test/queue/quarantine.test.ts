@@ -72,4 +72,27 @@ describe("quarantineFile", () => {
       await remove();
     }
   });
+
+  it("moves an entry it cannot read as a file all the same: only a vanished one is let go", async () => {
+    const { dir, remove } = await tempDir("harness-quarantine-");
+    try {
+      const jobs = join(dir, "jobs");
+      mkdirSync(join(jobs, "odd.json"), { recursive: true });
+      expect(await quarantineFile(dir, jobs, "odd.json", "not a file")).toEqual({ file: "odd.json", reason: "not a file" });
+      expect(readdirSync(jobs)).toEqual([]);
+    } finally {
+      await remove();
+    }
+  });
+
+  it("fails to list a quarantine that is not a folder, rather than report it empty", async () => {
+    const { dir, remove } = await tempDir("harness-quarantine-");
+    try {
+      writeFileSync(quarantineDir(dir), "");
+      await expect(listQuarantine(dir)).rejects.toMatchObject({ code: "ENOTDIR" });
+    } finally {
+      await remove();
+    }
+  });
 });
+
