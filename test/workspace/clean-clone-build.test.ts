@@ -36,6 +36,10 @@ describe("resolveTarget", () => {
   it("says why a folder is no target: not a directory, outside git, or without a commit", async () => {
     const repo = await repoWith({ "a.txt": "a\n" });
     await expect(resolveTarget(join(repo, "a.txt"))).rejects.toThrow(new CleanCloneBuildError("resolve", join(repo, "a.txt"), "is not a directory"));
+    await expect(resolveTarget(join(repo, "missing"))).rejects.toThrow(new CleanCloneBuildError("resolve", join(repo, "missing"), "is not a directory"));
+    // Through the build, a step's own error comes out as it was, not wrapped in another.
+    const built = await buildError({ repo: join(repo, "missing") });
+    expect(built.message).toBe(`clean clone of ${join(repo, "missing")} could not be built (resolve): is not a directory`);
     const plain = temp("cc-plain-");
     const outside = await resolveTarget(plain).catch((error: unknown) => error);
     expect(outside).toMatchObject({ step: "resolve", repo: plain });
@@ -115,12 +119,14 @@ describe("buildCleanClone", () => {
     expect(await look(detached.cloneDir, "rev-parse", "--symbolic-full-name", "HEAD")).toBe("HEAD");
     expect(await look(detached.cloneDir, "rev-parse", "HEAD")).toBe(detached.commit);
     expect(await look(detached.cloneDir, "rev-list", "--count", "HEAD")).toBe("1");
+    // No branch is made for a detached target, in the history clone or the shallow one.
+    expect(await look(detached.cloneDir, "for-each-ref", "--format=%(refname)", "refs/heads")).toBe("");
   });
 
   it("leaves a scratch folder inside the target's working tree out of the commit", async () => {
     const repo = await repoWith({ "a.txt": "a\n" });
-    const scratchDir = join(repo, "scratch space");
-    write(repo, { "scratch space/.keep": "", "b.txt": "b\n" });
+    const scratchDir = join(repo, "tmp", "scratch space");
+    write(repo, { "tmp/scratch space/.keep": "", "b.txt": "b\n" });
     rmSync(join(scratchDir, ".keep"));
     const clone = await buildCleanClone({ repo, scratchDir, links: [] });
     expect(await look(clone.cloneDir, "ls-tree", "-r", "--name-only", "HEAD")).toBe("a.txt\nb.txt");
@@ -151,6 +157,15 @@ describe("buildCleanClone", () => {
     utimesSync(join(repo, ".git", "index"), second + 0.9999995, second + 0.9999995);
     const clone = await build({ repo });
     expect(await look(clone.cloneDir, "show", "HEAD:value.txt")).toBe("new");
+  });
+
+  it("keeps what the target's index says of an entry git is told not to look at (assume-unchanged)", async () => {
+    const repo = await repoWith({ "a.txt": "committed\n", "b.txt": "b\n" });
+    await run(repo, "update-index", "--assume-unchanged", "a.txt");
+    write(repo, { "a.txt": "edited but assumed unchanged\n", "b.txt": "edited\n" });
+    const clone = await build({ repo });
+    expect(await look(clone.cloneDir, "show", "HEAD:a.txt")).toBe("committed");
+    expect(await look(clone.cloneDir, "show", "HEAD:b.txt")).toBe("edited");
   });
 
   it("neither signs the commit nor writes a shared index into the target, whatever the target's config says", async () => {

@@ -28,10 +28,14 @@ describe("runCleanCloneCheck's result", () => {
     const repo = await repoWith({ ".gitignore": "deps/\n", "a.txt": "a\n" });
     write(repo, { "deps/d.txt": "d\n" });
     const scratchRoot = temp("cc-check-root-");
-    const result = await runCleanCloneCheck({ repo, command: 'case "$PWD" in "$ROOT"/harness-clean-clone-*/clone) echo under-root;; esac', links: ["deps"], depth: 1, scratchRoot, env: { set: { ROOT: scratchRoot } } });
+    const before = performance.now();
+    const result = await runCleanCloneCheck({ repo, command: 'case "$PWD" in "$ROOT"/harness-clean-clone-*/clone) echo under-root;; esac; git rev-parse --is-shallow-repository', links: ["deps"], depth: 1, scratchRoot, env: { set: { ROOT: scratchRoot } } });
+    const wall = performance.now() - before;
     expect(Object.keys(result)).toEqual(["ran", "command", "exitCode", "outputTail", "durationMs", "commit", "depth", "linked"]);
-    expect(result).toMatchObject({ ran: true, exitCode: 0, outputTail: "under-root", depth: 1, linked: ["deps"] });
+    expect(result).toMatchObject({ ran: true, exitCode: 0, outputTail: "under-root\ntrue", depth: 1, linked: ["deps"] });
+    // The check's own time: more than nothing, and no more than the call took.
     expect(result.durationMs).toBeGreaterThan(0);
+    expect(result.durationMs).toBeLessThanOrEqual(Math.ceil(wall));
     expect(readdirSync(scratchRoot)).toEqual([]);
   });
 
@@ -50,7 +54,7 @@ describe("runCleanCloneCheck's result", () => {
     expect(missing).toEqual({ ran: false, command: "true", interpreter: "python-nowhere", durationMs: expect.any(Number), reason: "interpreter python-nowhere was not found on PATH" });
     const bin = temp("cc-check-bin-");
     write(bin, { mute: { content: "#!/bin/sh\nexit 9\n", mode: 0o755 } });
-    const mute = await check({ repo, command: "true", interpreter: join(bin, "mute") });
+    const mute = await check({ repo, command: "true", interpreter: join(bin, "mute"), env: { allow: ["HOME"] } });
     expect(mute).toEqual({ ran: false, command: "true", interpreter: join(bin, "mute"), durationMs: expect.any(Number), reason: `interpreter ${join(bin, "mute")} could not report its version (--version exited 9)` });
   });
 
@@ -84,10 +88,14 @@ describe("runCleanCloneCheck with provisioning", () => {
       command: "cat node_modules/marker",
       links: ["node_modules"],
       logPath,
-      provision: { config: { command: "mkdir -p node_modules && echo installed-here | tee node_modules/marker" }, harnessHome },
+      provision: { config: { command: 'mkdir -p node_modules && echo "$YARN_CACHE_FOLDER" > node_modules/marker && echo installed-here' }, harnessHome },
     });
-    expect(result).toMatchObject({ ran: true, exitCode: 0, outputTail: "installed-here", linked: [], provisioned: true });
+    expect(result).toMatchObject({ ran: true, exitCode: 0, linked: [], provisioned: true });
+    // Installed with the caller's harness home (its package caches), the install's words in the caller's log.
+    expect(result.outputTail?.startsWith(harnessHome)).toBe(true);
     expect(readFileSync(logPath, "utf8")).toContain("installed-here");
+    // Without a log named, the install logs in the scratch folder.
+    expect(await check({ repo, command: "true", provision: { config: { command: "true" }, harnessHome } })).toMatchObject({ ran: true, provisioned: true });
   });
 
   it("did not run when provisioning fails, and calls a configuration the ladder refuses an internal error", async () => {
@@ -99,5 +107,8 @@ describe("runCleanCloneCheck with provisioning", () => {
     expect(failing.provisioned).toBeUndefined();
     const invalid = await check({ repo, command: "true", provision: { config: { command: 42 } as never, harnessHome } });
     expect(invalid.reason).toMatch(new RegExp(`^clean clone of ${repo} could not be built \\(provision\\): internal error: `));
+    // The install runs in the caller's sandbox too.
+    const boxed = await check({ repo, command: "true", sandbox: broken(new Error("the sandbox fell over")), provision: { config: { command: "true" }, harnessHome } });
+    expect(boxed.reason).toBe(`clean clone of ${repo} could not be built (provision): internal error: the sandbox fell over`);
   });
 });

@@ -4,7 +4,7 @@
  * what a command invokes, resolving and asking an interpreter, and the scratch folder's life.
  */
 import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, symlinkSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { selfIdentity } from "../../src/exec/index.js";
 import { CleanCloneBuildError, InterpreterError } from "../../src/workspace/index.js";
 import { linkDependencyRoots } from "../../src/workspace/clean-clone/links.js";
@@ -24,7 +24,7 @@ describe("linkDependencyRoots", () => {
     const clone = temp("cc-clone-");
     write(top, { "node_modules/dep/i.js": "1\n", "vendor/bundle/gem.rb": "g\n", "vendor/other.txt": "o\n", "tracked/x": "t\n" });
     write(clone, { "tracked/x": "t\n", ".git/info/exclude": "# kept\n" });
-    const linked = await linkDependencyRoots(top, clone, ["node_modules/", "vendor/bundle", "vendor", "absent", "tracked"], "/the/repo");
+    const linked = await linkDependencyRoots(top, clone, ["node_modules//", "vendor/bundle", "vendor", "absent", "tracked"], "/the/repo");
     expect(linked).toEqual(["node_modules", "vendor/bundle"]);
     expect(readlinkSync(join(clone, "node_modules"))).toBe(join(top, "node_modules"));
     expect(readlinkSync(join(clone, "vendor", "bundle"))).toBe(join(top, "vendor", "bundle"));
@@ -86,6 +86,7 @@ describe("pointsBackIntoTarget", () => {
     symlinkSync(outside, join(nm, "outside"));
     mkdirSync(join(nm, "@scope"));
     symlinkSync("../../src", join(nm, "@scope", "pkg"));
+    mkdirSync(join(nm, "@scope", "plain-dir"));
     symlinkSync("../../src", join(nm, "plain", "not-scanned"));
     const problems = await pointsBackIntoTarget(top, "node_modules");
     expect(problems.sort()).toEqual(
@@ -117,6 +118,7 @@ describe("pointsBackIntoTarget", () => {
       ".venv/lib/python3.12/site-packages/not-a-record.txt": `${top}/src/z\n`,
       ".venv/lib/python3.12/site-packages/__editable__.notes.txt": `${top}/src/z\n`,
       ".venv/lib/python3.12/site-packages/e-1.dist-info/RECORD": `${top}/src/z\n`,
+      ".venv/lib/python3.12/site-packages/notes/direct_url.json": JSON.stringify({ url: `file://${top}/src/z` }),
     });
     mkdirSync(join(top, ".venv/lib/python3.12/site-packages/dir.pth"));
     const problems = await pointsBackIntoTarget(top, ".venv");
@@ -147,6 +149,10 @@ describe("invokedInterpreter", () => {
     write(bin, { python3: script("exit 0"), tool: script("exit 0"), "python-config": script("exit 0"), "not-exec-python": "x\n" });
     write(cwd, {
       ".venv/bin/python3.12": script("exit 0"),
+      "run-spaced": { content: "#!  /usr/bin/env   python3\n", mode: 0o755 },
+      "run-bare": { content: `#!${join(bin, "python3")}\n`, mode: 0o755 },
+      "run-script-arg": { content: `#!${join(bin, "python3")} ./tool\n`, mode: 0o755 },
+      "run-not-shebang": { content: "::/usr/bin/env python3\n", mode: 0o755 },
       "run-env": { content: "#!/usr/bin/env python3\nprint(1)\n", mode: 0o755 },
       "run-abs": { content: `#!${join(bin, "python3")} -u\n`, mode: 0o755 },
       "run-flag": { content: "#!/usr/bin/env -S python3\n", mode: 0o755 },
@@ -166,15 +172,24 @@ describe("invokedInterpreter", () => {
     write(cwd, { "relative/dir/python3": script("exit 0") });
     expect(await invokedInterpreter("python3", cwd, `relative/dir:${bin}`)).toEqual({ path: join(bin, "python3"), byPath: false });
     expect(await invokedInterpreter("python3", cwd, "relative/dir")).toBeUndefined();
+    // A relative entry is skipped even where it would resolve from the process's own folder.
+    const fromHere = relative(process.cwd(), join(cwd, "relative/dir"));
+    expect(await invokedInterpreter("python3", cwd, `${fromHere}:${bin}`)).toEqual({ path: join(bin, "python3"), byPath: false });
+    // The first folder that has it executable wins; a folder without it is passed over.
+    expect(await invokedInterpreter("python3", cwd, `${temp("cc-empty-bin-")}:${bin}`)).toEqual({ path: join(bin, "python3"), byPath: false });
   });
 
   it("follows a script's #! line, by env on PATH or by absolute path", async () => {
     const { cwd, bin } = fixture();
     expect(await invokedInterpreter("./run-env arg", cwd, bin)).toEqual({ path: join(bin, "python3"), byPath: true });
     expect(await invokedInterpreter("./run-abs", cwd, "")).toEqual({ path: join(bin, "python3"), byPath: true });
+    expect(await invokedInterpreter("./run-bare", cwd, "")).toEqual({ path: join(bin, "python3"), byPath: true });
+    // A first argument to a program that is not env is the program's own (here a script it runs).
+    expect(await invokedInterpreter("./run-script-arg", cwd, bin)).toEqual({ path: join(bin, "python3"), byPath: true });
+    expect(await invokedInterpreter("./run-spaced", cwd, bin)).toEqual({ path: join(bin, "python3"), byPath: true });
   });
 
-  it.each(["./run-flag", "./run-rel", "./run-sh", "./run-plain", "./not-exec", "./missing", "tool", "python-config", "not-exec-python", "if true; then python3; fi"])(
+  it.each(["./run-flag", "./run-rel", "./run-sh", "./run-plain", "./run-not-shebang", "./not-exec", "./missing", "tool", "python-config", "not-exec-python", "if true; then python3; fi", "$PY -m pytest"])(
     "knows no interpreter for %j",
     async (command) => {
       const { cwd, bin } = fixture();
@@ -212,17 +227,25 @@ describe("the targeted interpreter", () => {
     write(second, { "python3.99": script("exit 0") });
     write(cwd, { "rel/python3.99": script("exit 0"), "local/py": script("exit 0") });
     expect(await resolveInterpreter("python3.99", cwd, `rel:${first}:${second}`)).toBe(join(second, "python3.99"));
+    const fromHere = relative(process.cwd(), join(cwd, "rel"));
+    expect(await resolveInterpreter("python3.99", cwd, `${fromHere}:${second}`)).toBe(join(second, "python3.99"));
+    // Without a search path given, the process's PATH is searched.
+    expect(await resolveInterpreter("sh", cwd)).toMatch(/^\/.*\/sh$/);
     await expect(resolveInterpreter("python3.99", cwd, "rel")).rejects.toThrow(new InterpreterError("python3.99", "was not found on PATH"));
     expect(await resolveInterpreter("local/py", cwd, "")).toBe(join(cwd, "local/py"));
     const missing = await resolveInterpreter("./nope", cwd, second).catch((error: unknown) => error);
     expect(missing).toBeInstanceOf(InterpreterError);
-    expect(missing).toMatchObject({ interpreter: join(cwd, "nope"), detail: "is not an executable file", message: `interpreter ${join(cwd, "nope")} is not an executable file` });
+    expect(missing).toMatchObject({ name: "InterpreterError", failureClass: "clean-clone-interpreter", interpreter: join(cwd, "nope"), detail: "is not an executable file", message: `interpreter ${join(cwd, "nope")} is not an executable file` });
   });
 
   it("reports its version's last line, on stdout or stderr", async () => {
     const dir = temp("cc-ver-");
-    write(dir, { out: script('echo "banner"; echo "  Python 3.99.2  "'), err: script('echo "Python 2.7.18" >&2'), fails: script("exit 3"), killed: script("kill -9 $$") });
+    const asked = (body: string) => script(`[ "$1" = --version ] || exit 2\n${body}`);
+    write(dir, { out: asked('echo "banner"; echo "  Python 3.99.2  "'), err: asked('echo "Python 2.7.18" >&2'), blank: asked('echo "Python 3.99.3"; echo "   "'), where: asked('echo "$PWD"'), fails: script("exit 3"), killed: script("kill -9 $$") });
     expect(await interpreterVersion(join(dir, "out"), dir)).toBe("Python 3.99.2");
+    expect(await interpreterVersion(join(dir, "blank"), dir)).toBe("Python 3.99.3");
+    const elsewhere = temp("cc-ver-cwd-");
+    expect(await interpreterVersion(join(dir, "where"), elsewhere)).toBe(elsewhere);
     expect(await interpreterVersion(join(dir, "err"), dir)).toBe("Python 2.7.18");
     await expect(interpreterVersion(join(dir, "fails"), dir)).rejects.toThrow(new InterpreterError(join(dir, "fails"), "could not report its version (--version exited 3)"));
     await expect(interpreterVersion(join(dir, "killed"), dir)).rejects.toThrow(new InterpreterError(join(dir, "killed"), "could not report its version (--version exited SIGKILL)"));
@@ -247,6 +270,11 @@ describe("the scratch folder", () => {
     symlinkSync(root, join(dir, "clone", "link-out"));
     await removeScratch(dir);
     expect(readdirSync(root)).toEqual([]);
+    // Removing is idempotent, and a scratch whose owner record was never written is removed too.
+    await removeScratch(dir);
+    mkdirSync(join(root, "harness-clean-clone-unowned"));
+    await removeScratch(join(root, "harness-clean-clone-unowned"));
+    expect(readdirSync(root)).toEqual([]);
   });
 
   it("is reaped when its owner is dead or unreadable, kept while its owner runs, and other names are left alone", async () => {
@@ -256,6 +284,7 @@ describe("the scratch folder", () => {
     const owners: Record<string, string> = {
       dead: JSON.stringify({ pid: 1, startTime: "not-pid-1s-start" }),
       torn: "{",
+      null: "null",
       nopid: JSON.stringify({ startTime: me.startTime }),
       stringpid: JSON.stringify({ pid: String(me.pid), startTime: me.startTime }),
       nostart: JSON.stringify({ pid: me.pid }),

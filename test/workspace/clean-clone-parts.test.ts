@@ -10,7 +10,12 @@ import { checkOptions } from "../../src/workspace/clean-clone/options.js";
 import { ordered } from "../../src/workspace/clean-clone/record.js";
 import { programWord } from "../../src/workspace/clean-clone/invoked.js";
 import { commandWithInterpreter, pathWithInterpreter } from "../../src/workspace/clean-clone/interpreter.js";
-import { CLEAN_CLONE_DETAIL_BYTES, CleanCloneBuildError, CleanCloneOptionsError, cleanCloneExitCode, cleanClonePassed, type CleanCloneResult } from "../../src/workspace/index.js";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { CLEAN_CLONE_DETAIL_BYTES, CleanCloneBuildError, CleanCloneOptionsError, cleanCloneExitCode, cleanClonePassed, writeCleanCloneResult, type CleanCloneResult } from "../../src/workspace/index.js";
+import { removeTemps, temp } from "./clean-clone-fixtures.js";
+
+afterAll(removeTemps);
 
 const LEAD = "the commit cannot be checked out as it stands here: ";
 const raw = (...fields: string[]): Buffer => Buffer.from(fields.map((field) => `${field}\0`).join(""), "utf8");
@@ -128,6 +133,8 @@ describe("link names", () => {
     ["a/..", "must not contain empty, '.' or '..' segments"],
     [".git", "must not point into .git"],
     [".git/hooks", "must not point into .git"],
+    [".git/", "must not point into .git"],
+    ["../", "must not contain empty, '.' or '..' segments"],
   ])("refuse %j: %s", (name, problem) => {
     expect(() => validateLinkName(name, "links[3]")).toThrow(new CleanCloneOptionsError("links[3]", name, problem));
     const error: unknown = (() => {
@@ -141,7 +148,7 @@ describe("link names", () => {
     expect((error as Error).message).toBe(`clean-clone option links[3] ${problem} (got ${JSON.stringify(name)})`);
   });
 
-  it.each(["node_modules", "vendor/bundle", "node_modules/", ".venv", "a.git", "sub/.git"])("accept %j and return it", (name) => {
+  it.each(["node_modules", "vendor/bundle", "node_modules/", "node_modules//", ".venv", "a.git", "sub/.git"])("accept %j and return it", (name) => {
     expect(validateLinkName(name, "links[0]")).toBe(name);
   });
 
@@ -169,6 +176,7 @@ describe("checkOptions", () => {
   it("accepts well-formed options", () => {
     expect(problem(base)).toBeUndefined();
     expect(problem({ ...base, timeoutMs: 1, depth: 1, interpreter: "python3", env: { allow: ["_A1", "b"] }, links: ["node_modules"] })).toBeUndefined();
+    expect(problem({ ...base, env: { set: { ONLY_SET: "1" } } })).toBeUndefined();
   });
 
   it.each([
@@ -204,6 +212,14 @@ describe("the result", () => {
     expect(all.ran).toBe(false);
   });
 
+  it("is written as indented JSON with a final newline, its folders made, once its schema allows it", async () => {
+    const path = join(temp("cc-result-"), "run", "deep", "clean-clone-result.json");
+    const result: CleanCloneResult = { ran: false, command: "t", durationMs: 1, reason: "r" };
+    await writeCleanCloneResult(path, result);
+    expect(readFileSync(path, "utf8")).toBe('{\n  "ran": false,\n  "command": "t",\n  "durationMs": 1,\n  "reason": "r"\n}\n');
+    await expect(writeCleanCloneResult(path, { ran: false, command: "t", durationMs: 1 } as CleanCloneResult)).rejects.toThrow(/clean-clone-result\.json/);
+  });
+
   it("maps to the CLI's exit code: 0 passed, 1 failed or timed out, 2 did not run", () => {
     const ran = (extra: Partial<CleanCloneResult>): CleanCloneResult => ({ ran: true, command: "t", durationMs: 1, ...extra });
     expect(cleanCloneExitCode(ran({ exitCode: 0 }))).toBe(0);
@@ -221,6 +237,7 @@ describe("programWord", () => {
     ["pytest -q", "pytest"],
     ["  .venv/bin/python -m pytest", ".venv/bin/python"],
     ["CI=1 FOO= node test.js", "node"],
+    ["CI=1  \t node  test.js", "node"],
     ["exec python3 -m unittest", "python3"],
     ["A=1 exec ./run-tests", "./run-tests"],
     ["node@20:x,y+z%", "node@20:x,y+z%"],

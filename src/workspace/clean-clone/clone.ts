@@ -15,6 +15,7 @@ import type { CleanCloneTarget } from "./target.js";
 /** Settings written into the clone (and used by the calls that make it): no automatic gc or maintenance. */
 export const CLONE_QUIET_CONFIG: readonly string[] = ["-c", "gc.auto=0", "-c", "maintenance.auto=false"];
 
+// Stryker disable next-line ObjectLiteral,BooleanLiteral: the clones name absolute paths and take no optional lock; the folder and the bound only matter if git hangs
 const read = (cwd: string) => ({ cwd, readOnly: true, timeoutMs: CLEAN_CLONE_STEP_TIMEOUT_MS });
 const write = (cwd: string) => ({ cwd, timeoutMs: CLEAN_CLONE_STEP_TIMEOUT_MS });
 const CLONE = [...CLONE_QUIET_CONFIG, "clone", ...CLONE_QUIET_CONFIG, "-q", "--no-checkout"];
@@ -85,7 +86,8 @@ export async function checkOutCommit(args: CheckOutArgs): Promise<void> {
     // The shallow clone takes the history clone's branch (or detached HEAD): it must point at the commit first.
     await pointHead(historyDir, target, commit);
     await git([...CLONE, `--depth=${args.depth}`, "--", `file://${historyDir}`, cloneDir], read(dirname(cloneDir)));
-    checkout = target.branch !== undefined ? [target.branch] : ["--detach", commit];
+    // It is on the branch, or detached at the commit, already: only the files are written.
+    checkout = [];
   } else {
     // One git process: the branch is made (or moved) at the commit, HEAD put on it, and the files written.
     checkout = target.branch !== undefined ? ["-B", target.branch, commit] : ["--detach", commit];

@@ -30,6 +30,7 @@ function interpreterPrefix(interpreter: string): string {
 /** Runs `argv` in the clean clone (the suite is `["/bin/sh", "-c", command]`) as a sandboxed `clean-clone` step. */
 export function launchInClone(argv: readonly string[], options: ExecOptions, step: CloneStep): Promise<SandboxedResult> {
   return (step.sandbox ?? sandboxFromEnv()).run(argv, options, {
+    // Stryker disable next-line StringLiteral: the purpose is a type-level label the sandbox never reads
     purpose: "clean-clone",
     network: step.network === true,
     writable: [step.cloneDir],
