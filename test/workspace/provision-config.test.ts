@@ -37,6 +37,7 @@ describe("validateProvisionConfig", () => {
   it("takes nothing, or an empty object, as the defaults", () => {
     expect(validate(undefined)).toEqual({ timeoutMs: 600_000, env: {} });
     expect(validate({})).toEqual({ timeoutMs: 600_000, env: {} });
+    expect(validate(null)).toEqual({ timeoutMs: 600_000, env: {} });
   });
 
   it("refuses settings that are not an object", () => {
