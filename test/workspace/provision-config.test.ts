@@ -22,6 +22,7 @@ describe("ProvisionConfigError", () => {
     });
     expect(failure({ command: "  " }).message).toBe('provision.command must not be empty, got "  "');
     expect(failure({ command: 42 }).message).toBe("provision.command must be a string, got 42");
+    expect(failure({ env: "PATH" }).message).toBe('provision.env must be an object, got "PATH"');
     expect(new ProvisionConfigError("command", undefined, "is required").message).toBe("provision.command is required, got nothing");
   });
 
