@@ -14,8 +14,12 @@ export class TailBuffer {
   private position = 0;
   private filled = 0;
   private total = 0;
+  private readonly maxBytes: number;
 
-  constructor(private readonly maxBytes: number = DEFAULT_TAIL_BYTES) {}
+  /** A bound below 0 keeps nothing, as 0 does. */
+  constructor(maxBytes: number = DEFAULT_TAIL_BYTES) {
+    this.maxBytes = Math.max(0, maxBytes);
+  }
 
   /** Bytes seen in all. */
   get bytesSeen(): number {
@@ -24,8 +28,8 @@ export class TailBuffer {
 
   push(chunk: Buffer): void {
     this.total += chunk.length;
-    if (this.maxBytes <= 0 || chunk.length === 0) return;
     const ring = (this.ring ??= Buffer.allocUnsafe(this.maxBytes));
+    // Stryker disable next-line EqualityOperator: a chunk of exactly the ring's size lands the same either way.
     if (chunk.length >= this.maxBytes) {
       chunk.copy(ring, 0, chunk.length - this.maxBytes);
       this.position = 0;
@@ -34,7 +38,7 @@ export class TailBuffer {
     }
     const first = Math.min(chunk.length, this.maxBytes - this.position);
     chunk.copy(ring, this.position, 0, first);
-    if (first < chunk.length) chunk.copy(ring, 0, first);
+    chunk.copy(ring, 0, first); // what did not fit before the end of the ring, if anything
     this.position = (this.position + chunk.length) % this.maxBytes;
     this.filled = Math.min(this.maxBytes, this.filled + chunk.length);
   }
@@ -62,11 +66,13 @@ export class TailBuffer {
  * inside a multibyte character. A trailing newline does not count as an empty last line.
  */
 export function tailText(bytes: Buffer, maxLines: number, maxBytes: number): string {
-  if (maxLines <= 0 || maxBytes <= 0) return "";
+  // A byte bound of 0 or less leaves an empty view below; a line bound of 0 must stop here.
+  if (maxLines <= 0) return "";
+  // Stryker disable next-line EqualityOperator: a view of all the bytes is the same view either way.
   let view = bytes.length > maxBytes ? bytes.subarray(bytes.length - maxBytes) : bytes;
   view = view.subarray(utf8Start(view), utf8End(view));
   let end = view.length;
-  if (end > 0 && view[end - 1] === 0x0a) end -= 1;
+  if (view[end - 1] === 0x0a) end -= 1;
   let start = end;
   let lines = 0;
   while (start > 0) {
@@ -82,8 +88,8 @@ export function tailText(bytes: Buffer, maxLines: number, maxBytes: number): str
 /** Index of the first byte in `bytes` that does not continue a multibyte character. */
 function utf8Start(bytes: Buffer): number {
   let i = 0;
-  // A UTF-8 character is at most 4 bytes, so at most 3 continuation bytes can lead.
-  while (i < bytes.length && i < 3 && ((bytes[i] ?? 0) & 0xc0) === 0x80) i += 1;
+  // A UTF-8 character is at most 4 bytes, so at most 3 continuation bytes can lead (past the end, `?? 0` stops).
+  while (i < 3 && ((bytes[i] ?? 0) & 0xc0) === 0x80) i += 1;
   return i;
 }
 
@@ -92,10 +98,11 @@ function utf8Start(bytes: Buffer): number {
  * for example because the process was killed while writing it).
  */
 function utf8End(bytes: Buffer): number {
-  // Walk back over at most 3 continuation bytes to the lead byte of the last character.
+  // Walk back over the continuation bytes to the lead byte of the last character. More than 3
+  // of them are no character's, and a lead byte further back than 3 needs no more bytes than it
+  // has, so the length stands; before the first byte, `?? 0` stops the walk and counts as ASCII.
   let lead = bytes.length - 1;
-  while (lead >= 0 && bytes.length - lead <= 3 && ((bytes[lead] ?? 0) & 0xc0) === 0x80) lead -= 1;
-  if (lead < 0) return bytes.length;
+  while (((bytes[lead] ?? 0) & 0xc0) === 0x80) lead -= 1;
   const byte = bytes[lead] ?? 0;
   const needed = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
   return bytes.length - lead < needed ? lead : bytes.length;
@@ -103,7 +110,8 @@ function utf8End(bytes: Buffer): number {
 
 /** Truncates a string to at most `maxBytes` bytes of UTF-8 keeping its end, on a character boundary. */
 export function keepLastBytes(text: string, maxBytes: number): string {
-  const bytes = Buffer.from(text, "utf8");
+  const bytes = Buffer.from(text);
+  // Stryker disable next-line EqualityOperator: a text of exactly maxBytes is kept whole either way.
   if (bytes.length <= maxBytes) return text;
   const view = bytes.subarray(bytes.length - maxBytes);
   return view.subarray(utf8Start(view)).toString("utf8");

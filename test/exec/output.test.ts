@@ -51,6 +51,14 @@ describe("a capped log (logCapBytes)", () => {
     expect(missing.spawnError).toContain("ENOENT");
     expect(readFileSync(join(dir, "missing.log"), "utf8")).toContain("exec: could not start no-such-program-harness");
   });
+
+  it("makes the reader wait for a capped log whose head takes more than a stream buffers", async () => {
+    const dir = makeTempDir();
+    const logPath = join(dir, "big-head.log");
+    const result = await exec(["sh", "-c", "yes 0123456789 | head -c 3000000"], { cwd: dir, logPath, logCapBytes: 8_000_000 });
+    expect(result.exitCode).toBe(0);
+    expect(readFileSync(logPath, "utf8")).toBe("0123456789\n".repeat(300_000).slice(0, 3_000_000));
+  });
 });
 
 describe("captured stdout", () => {

@@ -13,6 +13,8 @@ describe("tailText", () => {
     for (let maxBytes = 1; maxBytes <= 12; maxBytes += 1) {
       const tail = tailText(Buffer.from(text), 20, maxBytes);
       expect(Buffer.byteLength(tail)).toBeLessThanOrEqual(maxBytes);
+      // Only the bytes of a character cut by the bound are lost: at most 3.
+      expect(Buffer.byteLength(tail)).toBeGreaterThan(maxBytes - 4);
       expect(tail).not.toContain("\uFFFD");
       expect(text.endsWith(tail)).toBe(true);
     }
@@ -54,5 +56,79 @@ describe("keepLastBytes", () => {
     const cut = keepLastBytes("aé€", 4);
     expect(cut).toBe("€");
     expect(keepLastBytes("short", 100)).toBe("short");
+  });
+});
+
+describe("TailBuffer's ring", () => {
+  it("holds exactly what was pushed until it is full, then the last maxBytes in order", () => {
+    const tail = new TailBuffer(8);
+    expect(tail.bytes()).toEqual(Buffer.alloc(0));
+    expect(tail.text()).toBe("");
+    tail.push(Buffer.from("ab"));
+    tail.push(Buffer.alloc(0));
+    tail.push(Buffer.from("cde"));
+    expect(tail.bytes().toString()).toBe("abcde");
+    tail.push(Buffer.from("fghij"));
+    expect(tail.bytes().toString()).toBe("cdefghij");
+    expect(tail.bytesSeen).toBe(10);
+  });
+
+  it("keeps the last maxBytes of a chunk larger than the ring, and goes on after it", () => {
+    const tail = new TailBuffer(8);
+    tail.push(Buffer.from("xy"));
+    tail.push(Buffer.from("0123456789abcdef"));
+    expect(tail.bytes().toString()).toBe("89abcdef");
+    tail.push(Buffer.from("XY"));
+    expect(tail.bytes().toString()).toBe("abcdefXY");
+    const exact = new TailBuffer(4);
+    exact.push(Buffer.from("abcd"));
+    exact.push(Buffer.from("e"));
+    expect(exact.bytes().toString()).toBe("bcde");
+  });
+
+  it("keeps nothing with a bound of 0 or less, and still counts what passed", () => {
+    for (const bound of [0, -5]) {
+      const tail = new TailBuffer(bound);
+      tail.push(Buffer.from("some output\n"));
+      expect(tail.bytes()).toEqual(Buffer.alloc(0));
+      expect(tail.text()).toBe("");
+      expect(tail.bytesSeen).toBe(12);
+    }
+  });
+});
+
+describe("tailText bounds", () => {
+  it("gives nothing for a byte bound of 0 or less, and a zero line bound shows no line", () => {
+    expect(tailText(Buffer.from("a\nb\n"), 20, 0)).toBe("");
+    expect(tailText(Buffer.from("a\nb\n"), 20, -1)).toBe("");
+    expect(tailText(Buffer.from("a\nb\n"), -1, 100)).toBe("");
+    expect(tailText(Buffer.from("a\nb\n"), 1, 100)).toBe("b");
+    // A bound between the length and twice the length keeps all of it.
+    expect(tailText(Buffer.from("line one\nline two\n"), 20, 20)).toBe("line one\nline two");
+  });
+});
+describe("UTF-8 edges", () => {
+  it("drops a last character cut off at any byte, of every width, and keeps a whole one", () => {
+    // 2, 3 and 4 bytes, with lead bytes at the edges of their ranges (0xc3, 0xe0, 0xe2, 0xf0).
+    for (const char of ["é", "ก", "€", "😀"]) {
+      const bytes = Buffer.from(char);
+      for (let cut = 1; cut < bytes.length; cut += 1) {
+        expect(tailText(Buffer.concat([Buffer.from("ok "), bytes.subarray(0, cut)]), 20, 1024)).toBe("ok ");
+      }
+      expect(tailText(Buffer.from(`ok ${char}`), 20, 1024)).toBe(`ok ${char}`);
+    }
+  });
+
+  it("drops a cut-off lead byte even of an overlong form, and skips at most 3 leading continuation bytes", () => {
+    expect(tailText(Buffer.from([0x41, 0xc0]), 20, 1024)).toBe("A");
+    expect(tailText(Buffer.from([0x80, 0x80, 0x80, 0x80, 0x41]), 20, 1024)).toBe("\uFFFDA");
+    expect(tailText(Buffer.from([0x80, 0x80, 0x41]), 20, 1024)).toBe("A");
+    expect(tailText(Buffer.from([0x80, 0x80]), 20, 1024)).toBe("");
+  });
+
+  it("keepLastBytes keeps a text within the bound whole", () => {
+    expect(keepLastBytes("short", 7)).toBe("short");
+    expect(keepLastBytes("short", 5)).toBe("short");
+    expect(keepLastBytes("€€", 4)).toBe("€");
   });
 });

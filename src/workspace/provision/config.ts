@@ -49,8 +49,9 @@ function describe(value: unknown): string {
  * positive integer. Throws {@link ProvisionConfigError}.
  */
 export function validateProvisionConfig(config: ProvisionConfig | undefined): ProvisionSettings {
+  // Nothing (undefined or YAML's null) means the defaults.
   const raw: Record<string, unknown> = (config ?? {}) as Record<string, unknown>;
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new ProvisionConfigError("", raw, "must be an object");
+  if (typeof raw !== "object" || Array.isArray(raw)) throw new ProvisionConfigError("", raw, "must be an object");
   const settings: ProvisionSettings = { timeoutMs: DEFAULT_PROVISION_TIMEOUT_MS, env: {} };
 
   if (raw.command !== undefined) {
@@ -60,10 +61,11 @@ export function validateProvisionConfig(config: ProvisionConfig | undefined): Pr
   }
   if (raw.timeoutMs !== undefined) {
     const timeout = raw.timeoutMs;
-    if (typeof timeout !== "number" || !Number.isSafeInteger(timeout) || timeout <= 0) {
+    // Only a number is a safe integer, so this refuses every other type too.
+    if (!Number.isSafeInteger(timeout) || Number(timeout) <= 0) {
       throw new ProvisionConfigError("timeoutMs", timeout, "must be a positive integer of milliseconds");
     }
-    settings.timeoutMs = timeout;
+    settings.timeoutMs = Number(timeout);
   }
   if (raw.env !== undefined) settings.env = validateEnv(raw.env);
   return settings;
