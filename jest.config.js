@@ -9,6 +9,8 @@ export default {
     "^.+\\.ts$": ["ts-jest", { useESM: true, diagnostics: false }],
   },
   globalSetup: "<rootDir>/test/global-setup.mjs",
-  testTimeout: 60000,
+  // A guard against a hang, not a budget: on a loaded 2-core machine a story test with real git
+  // and agent processes can take minutes; a test that waits on a condition has its own deadline.
+  testTimeout: 240000,
   maxWorkers: 2,
 };

@@ -5,9 +5,11 @@
  * the whole run: (a) a bare Probot app whose handler does nothing, (b) story-harness's App with
  * its webhook guard on (the same WEBHOOK_SECRET as the bare app: both check the signature of
  * every delivery), its trigger handler and the durable embedded queue; the runner is not
- * started, so only the webhook path is measured. Both log JSON lines at info: the bare app
- * through Probot's logger, the App through its own asynchronous one, as `harness serve` does
- * with LOG_FORMAT=json. The fake GitHub and the load generator live in this process.
+ * started, so only the webhook path is measured. Both log JSON lines at info, as with
+ * LOG_FORMAT=json: the bare app written synchronously as Probot's logger does, the App through
+ * its own asynchronous one as `harness serve` does. The App runs the compiled code in dist/, as
+ * `npm start` does. The fake GitHub lives in this process; the load generator runs in a process
+ * of its own for each burst (bench/lib/open-loop.ts), so its CPU is charged to neither server.
  *
  * For each rate, each repetition sends one burst of `--count` deliveries to each server, in
  * the A B B A order of bench/lib/paired.ts, and takes the p99 of the answers (and p50, and the
@@ -18,14 +20,14 @@
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
+import { pino } from "pino";
 import { Probot, Server } from "probot";
-import { harnessApp } from "../src/app.js";
-import { HarnessOctokit } from "../src/cli/serve.js";
-import { asyncJsonLog } from "../src/cli/json-log.js";
-import { exec } from "../src/exec/index.js";
-import { EmbeddedQueue } from "../src/queue/index.js";
+import { exec, succeeded } from "../src/exec/index.js";
+import type { EmbeddedQueue } from "../src/queue/index.js";
 import { issuesLabeledPayload, signedDelivery, startFakeGitHub, type FakeGitHub } from "../test/support/fake-github/index.js";
 import { freePort } from "../test/support/net.js";
 import { formatPaired, measurePaired, median } from "./lib/paired.js";
@@ -33,14 +35,36 @@ import { formatPaired, measurePaired, median } from "./lib/paired.js";
 interface ServerConfig { appId: number; privateKey: string; secret: string; baseUrl: string; port: number; home: string }
 type Kind = "bare" | "harness";
 
-/** GitHub gives up on a delivery after 10 s. */
-const GITHUB_TIMEOUT_MS = 10_000;
+
+/**
+ * The App's modules as `npm start` runs them: the compiled JavaScript in dist/ (built at the
+ * start of the run), not the TypeScript sources through the bench's loader, whose transpiled
+ * output does work per call that the shipped code does not.
+ */
+async function compiledApp(): Promise<{
+  harnessApp: typeof import("../src/app.js").harnessApp;
+  HarnessOctokit: typeof import("../src/cli/serve.js").HarnessOctokit;
+  asyncJsonLog: typeof import("../src/cli/json-log.js").asyncJsonLog;
+  EmbeddedQueue: typeof import("../src/queue/index.js").EmbeddedQueue;
+}> {
+  const load = <T>(path: string): Promise<T> => import(pathToFileURL(resolve("dist", path)).href) as Promise<T>;
+  const [app, serveModule, jsonLog, queue] = await Promise.all([
+    load<typeof import("../src/app.js")>("app.js"),
+    load<typeof import("../src/cli/serve.js")>("cli/serve.js"),
+    load<typeof import("../src/cli/json-log.js")>("cli/json-log.js"),
+    load<typeof import("../src/queue/index.js")>("queue/index.js"),
+  ]);
+  return { harnessApp: app.harnessApp, HarnessOctokit: serveModule.HarnessOctokit, asyncJsonLog: jsonLog.asyncJsonLog, EmbeddedQueue: queue.EmbeddedQueue };
+}
 
 /** Child mode: one server, configured from a JSON file (credentials never travel in the environment). */
 async function serve(kind: string, configPath: string): Promise<void> {
   const config = JSON.parse(readFileSync(configPath, "utf8")) as ServerConfig;
-  // The App logs as `harness serve` does with LOG_FORMAT=json (asynchronous writes); the bare app as Probot does.
-  const log = kind === "bare" ? undefined : asyncJsonLog(process.env);
+  const { harnessApp, HarnessOctokit, asyncJsonLog, EmbeddedQueue } = await compiledApp();
+  // The App logs as `harness serve` does with LOG_FORMAT=json (asynchronous writes); the bare app
+  // as Probot's own logger does with LOG_FORMAT=json (the same JSON lines, written synchronously).
+  // Without a logger of its own, the bare Server would pretty-print every request line.
+  const log = kind === "bare" ? pino({ level: "info", name: "probot", messageKey: "msg" }, pino.destination(1)) : asyncJsonLog(process.env);
   const ProbotWithDefaults = Probot.defaults({
     appId: config.appId, privateKey: config.privateKey, secret: config.secret, baseUrl: config.baseUrl, ...(kind === "bare" ? {} : { Octokit: HarnessOctokit }), ...(log ? { log } : {}),
   });
@@ -49,6 +73,7 @@ async function serve(kind: string, configPath: string): Promise<void> {
     await server.load((app) => app.on("issues.labeled", async () => undefined));
   } else {
     const queue = await EmbeddedQueue.open({ dir: join(config.home, "queue") });
+    if (process.env.BENCH_TRACE) traceEnqueue(queue, process.env.BENCH_TRACE);
     // The secret as `harness serve` passes it: the guard checks size, arrival and signature at the door.
     const settings = { harnessHome: config.home, concurrency: 1, agentEnvAllow: [], labelName: "story", githubThrottle: true, webhookSecret: config.secret };
     await server.load(harnessApp({ queue, settings, runJobs: false }));
@@ -59,32 +84,89 @@ async function serve(kind: string, configPath: string): Promise<void> {
   process.stdout.write("ready\n");
 }
 
+/**
+ * BENCH_TRACE=<file>: where the App's time goes. Records each enqueue's duration and the
+ * event loop's delay; written when the server stops, so a slow answer can be told apart as
+ * waiting on the queue's writes or as the loop being busy (CPU, GC).
+ */
+function traceEnqueue(queue: EmbeddedQueue, file: string): void {
+  const durations: number[] = [];
+  const enqueue = queue.enqueue.bind(queue);
+  queue.enqueue = async (job) => {
+    const started = performance.now();
+    try {
+      return await enqueue(job);
+    } finally {
+      durations.push(performance.now() - started);
+    }
+  };
+  const loop = monitorEventLoopDelay({ resolution: 5 });
+  loop.enable();
+  process.once("exit", () => {
+    const sorted = durations.sort((a, b) => a - b);
+    const ms = (ns: number): number => ns / 1e6;
+    writeFileSync(file, JSON.stringify({
+      enqueues: sorted.length,
+      enqueueMs: { p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted.at(-1) },
+      loopDelayMs: { p50: ms(loop.percentile(50)), p99: ms(loop.percentile(99)), max: ms(loop.max) },
+    }, null, 2));
+  });
+}
+
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 }
 
-interface Burst { p50: number; p99: number; failed: number }
+/** CPU time (user + system) a server's process has used, in ms, from /proc (Linux). */
+function cpuMs(pid: number | undefined): number {
+  if (pid === undefined) return Number.NaN;
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return (ticks * 1000) / CLOCK_TICKS_PER_S;
+}
+/** USER_HZ: 100 on every Linux this runs on. */
+const CLOCK_TICKS_PER_S = 100;
+
+/** One burst's answers, and the server's CPU per delivery during it (robust to a loaded machine, unlike latency). */
+interface Burst { p50: number; p99: number; failed: number; cpuMsPerDelivery: number }
+
+/** Issue numbers handed out so far: every delivery of the run labels an issue of its own. */
+let issueCounter = 0;
 
 /** One running server and the deliveries prepared for it. */
 class Target {
-  private deliveries: ReturnType<typeof signedDelivery>[] = [];
-  private next = 0;
+  private template: Record<string, unknown> | undefined;
   private readonly stop = new AbortController();
   private child: ReturnType<typeof exec> | undefined;
+  private pid: number | undefined;
   readonly url: string;
 
   constructor(readonly kind: Kind, private readonly port: number, private readonly root: string, private readonly fake: FakeGitHub) {
     this.url = `http://127.0.0.1:${port}/api/github/webhooks`;
   }
 
-  /** Deliveries for the next `n` sends, each labelling a new issue (made before the clock starts). */
-  private prepare(n: number): void {
-    this.deliveries = [];
-    this.next = 0;
-    for (let index = 0; index < n; index += 1) {
+  /**
+   * The next `n` deliveries, signed, in a file for the load generator (made before the clock
+   * starts). One real `issues.labeled` payload from the fake is the template; each delivery
+   * names a new issue number and id, so each is a new story (the fake's own issue list would
+   * make preparing a long run quadratic).
+   */
+  private prepare(n: number): string {
+    if (!this.template) {
       const issue = this.fake.createIssue("bench", "widgets", { title: `Story for ${this.kind}`, body: "", user: "bench" });
-      this.deliveries.push(signedDelivery("issues", issuesLabeledPayload(this.fake, { owner: "bench", name: "widgets", number: issue.number, label: "story", sender: "bench" }), this.fake.webhookSecret));
+      this.template = issuesLabeledPayload(this.fake, { owner: "bench", name: "widgets", number: issue.number, label: "story", sender: "bench" }) as Record<string, unknown>;
     }
+    const template = this.template;
+    const lines: string[] = [];
+    for (let index = 0; index < n; index += 1) {
+      const number = 100_000 + (issueCounter += 1);
+      const payload = { ...template, issue: { ...(template.issue as Record<string, unknown>), number, id: 900_000_000 + number, node_id: `I_bench${number}` } };
+      const delivery = signedDelivery("issues", payload, this.fake.webhookSecret);
+      lines.push(JSON.stringify({ url: this.url, headers: delivery.headers, body: delivery.body }));
+    }
+    const path = join(this.root, `${this.kind}-requests.jsonl`);
+    writeFileSync(path, `${lines.join("\n")}\n`);
+    return path;
   }
 
   async start(): Promise<void> {
@@ -93,10 +175,10 @@ class Target {
     const config: ServerConfig = { appId: fake.appId, privateKey: fake.privateKey, secret: fake.webhookSecret, baseUrl: fake.apiUrl, port: this.port, home: join(this.root, this.kind) };
     writeFileSync(configPath, JSON.stringify(config));
     const logPath = join(this.root, `${this.kind}.log`);
-    // BENCH_PROF=<dir>: a CPU profile of the App's server, written when it stops.
-    const profile = process.env.BENCH_PROF && this.kind === "harness" ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROF}`] : [];
+    // BENCH_PROF=<dir>: a CPU profile of each server (<dir>/bare, <dir>/harness), written when it stops.
+    const profile = process.env.BENCH_PROF ? ["--cpu-prof", `--cpu-prof-dir=${join(process.env.BENCH_PROF, this.kind)}`] : [];
     this.child = exec([process.execPath, ...profile, "--import", "tsx", resolve("bench/webhook-latency.ts"), "--serve", this.kind, "--config", configPath], {
-      cwd: process.cwd(), signal: this.stop.signal, logPath, env: { set: { LOG_FORMAT: "json", LOG_LEVEL: "info", NODE_ENV: "production" } },
+      cwd: process.cwd(), signal: this.stop.signal, logPath, onSpawn: (pid) => (this.pid = pid), env: { set: { LOG_FORMAT: "json", LOG_LEVEL: "info", NODE_ENV: "production", ...(process.env.BENCH_TRACE && this.kind === "harness" ? { BENCH_TRACE: process.env.BENCH_TRACE } : {}) } },
     });
     const deadline = Date.now() + 60_000;
     while (!(await fetch(`http://127.0.0.1:${this.port}/ping`).then((r) => r.ok, () => false))) {
@@ -110,39 +192,16 @@ class Target {
     await this.child;
   }
 
-  /** Answer time of one delivery in ms, or -1 when it failed or passed GitHub's timeout. */
-  private async send(): Promise<number> {
-    const delivery = this.deliveries[this.next++];
-    if (!delivery) throw new Error(`${this.kind}: out of prepared deliveries`);
-    const started = performance.now();
-    try {
-      const response = await fetch(this.url, { method: "POST", headers: delivery.headers, body: delivery.body, signal: AbortSignal.timeout(GITHUB_TIMEOUT_MS) });
-      await response.text();
-      return response.status === 200 ? performance.now() - started : -1;
-    } catch {
-      return -1;
-    }
-  }
-
-  async warmUp(n: number): Promise<void> {
-    this.prepare(n);
-    for (let index = 0; index < n; index += 1) await this.send();
-  }
-
-  /** `count` deliveries at `rate` per second, on a schedule (an open loop: a slow answer does not slow the sender). */
+  /** `count` deliveries at `rate` per second from the load generator's own process (bench/lib/open-loop.ts). */
   async burst(count: number, rate: number): Promise<Burst> {
-    this.prepare(count);
-    const interval = 1000 / rate;
-    const start = performance.now();
-    const pending: Promise<number>[] = [];
-    for (let index = 0; index < count; index += 1) {
-      const wait = start + index * interval - performance.now();
-      if (wait > 1) await new Promise((wake) => setTimeout(wake, wait));
-      pending.push(this.send());
-    }
-    const results = await Promise.all(pending);
+    const input = this.prepare(count);
+    const output = join(this.root, `${this.kind}-result.json`);
+    const cpuBefore = cpuMs(this.pid);
+    const generator = await exec([process.execPath, "--import", "tsx", resolve("bench/lib/open-loop.ts"), input, String(rate), output], { cwd: process.cwd() });
+    if (!succeeded(generator)) throw new Error(`the load generator failed (exit ${generator.exitCode}): ${generator.tail}`);
+    const results = (JSON.parse(readFileSync(output, "utf8")) as { ms: number[] }).ms;
     const ok = results.filter((value) => value >= 0).sort((a, b) => a - b);
-    return { p50: percentile(ok, 50), p99: percentile(ok, 99), failed: results.length - ok.length };
+    return { p50: percentile(ok, 50), p99: percentile(ok, 99), failed: results.length - ok.length, cpuMsPerDelivery: (cpuMs(this.pid) - cpuBefore) / count };
   }
 }
 
@@ -155,6 +214,9 @@ async function main(): Promise<void> {
   const rates = values.rates.split(",").map(Number);
   const reps = Number(values.reps);
   if (!Number.isInteger(count) || count < 1 || rates.some((rate) => !(rate > 0)) || !Number.isInteger(reps) || reps < 1) throw new Error("--count, --reps: positive integers; --rates: positive numbers, comma-separated");
+  // The App's server runs the compiled code (see compiledApp): bring dist/ up to date with src/ first.
+  const build = await exec([process.execPath, resolve("node_modules/typescript/bin/tsc"), "-p", "tsconfig.build.json"], { cwd: process.cwd() });
+  if (!succeeded(build)) throw new Error(`building dist/ failed: ${build.tail}`);
   const root = mkdtempSync(join(tmpdir(), "harness-bench-webhook-"));
   const fake = await startFakeGitHub();
   const targets: Target[] = [];
@@ -164,7 +226,7 @@ async function main(): Promise<void> {
       const target = new Target(kind, await freePort(), root, fake);
       targets.push(target);
       await target.start();
-      await target.warmUp(50); // installation token, validators, JIT
+      await target.burst(200, 100); // installation token, validators, JIT
     }
     const [bare, harness] = targets as [Target, Target];
     console.log(`${count} signed issues.labeled deliveries per burst, ${reps} paired repetitions per rate (A B B A …), both servers up for the whole run`);
@@ -178,11 +240,13 @@ async function main(): Promise<void> {
       const paired = await measurePaired(run(harness), run(bare), reps);
       const failed = (kind: Kind): number => side[kind].reduce((sum, burst) => sum + burst.failed, 0);
       const p50s = (kind: Kind): number => median(side[kind].map((burst) => burst.p50));
+      const cpu = (kind: Kind): number => median(side[kind].map((burst) => burst.cpuMsPerDelivery));
       console.log(formatPaired(`${rate}/s p99 harness ÷ bare`, paired));
       console.log(
         `  ${rate}/s: harness p99 ${paired.medianSubjectMs.toFixed(1)} ms (${side.harness.map((b) => b.p99.toFixed(0)).join(", ")}), ` +
           `bare p99 ${paired.medianBaselineMs.toFixed(1)} ms (${side.bare.map((b) => b.p99.toFixed(0)).join(", ")}); ` +
-          `p50 ${p50s("harness").toFixed(1)} vs ${p50s("bare").toFixed(1)} ms; failed or over 10 s: harness ${failed("harness")}, bare ${failed("bare")} of ${reps * count}`,
+          `p50 ${p50s("harness").toFixed(1)} vs ${p50s("bare").toFixed(1)} ms; failed or over 10 s: harness ${failed("harness")}, bare ${failed("bare")} of ${reps * count}; ` +
+          `CPU per delivery ${cpu("harness").toFixed(2)} vs ${cpu("bare").toFixed(2)} ms (${(cpu("harness") / cpu("bare")).toFixed(2)}×)`,
       );
     }
   } finally {

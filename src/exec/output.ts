@@ -15,8 +15,8 @@ import { TailBuffer, tailText } from "./tail.js";
 export interface OutputSummary {
   tail: string;
   logError?: string;
-  stdout?: Buffer;
-  stdoutTruncated?: boolean;
+  /** The captured stdout (its first `captureBytes` bytes), when it was asked for. */
+  captured?: { stdout: Buffer; truncated: boolean };
 }
 
 export interface OutputOptions {
@@ -53,7 +53,6 @@ export function openOutput(options: OutputOptions): ChildOutput {
 
 class DirectFileOutput implements ChildOutput {
   readonly stdio: StdioOptions;
-  private closed = false;
 
   private constructor(private readonly fd: number, private readonly start: number, private readonly tailBytes: number) {
     this.stdio = ["pipe", fd, fd];
@@ -86,19 +85,15 @@ class DirectFileOutput implements ChildOutput {
     writeSync(this.fd, text);
   }
 
+  /** Called once: the file descriptor is closed here. */
   async finish(tailLines: number): Promise<OutputSummary> {
-    if (this.closed) return { tail: "" };
-    this.closed = true;
     try {
       const end = fstatSync(this.fd).size;
       const from = Math.max(this.start, end - this.tailBytes);
+      // Stryker disable next-line ArithmeticOperator: a larger buffer is cut to the bytes read below.
       const bytes = Buffer.alloc(Math.max(0, end - from));
-      let read = 0;
-      while (read < bytes.length) {
-        const n = readSync(this.fd, bytes, read, bytes.length - read, from + read);
-        if (n === 0) break;
-        read += n;
-      }
+      // One read: a regular file gives all the bytes asked for that it has.
+      const read = readSync(this.fd, bytes, 0, bytes.length, from);
       return { tail: tailText(bytes.subarray(0, read), tailLines, this.tailBytes) };
     } finally {
       closeSync(this.fd);
@@ -107,7 +102,7 @@ class DirectFileOutput implements ChildOutput {
 }
 
 class PipedOutput implements ChildOutput {
-  readonly stdio: StdioOptions = ["pipe", "pipe", "pipe"];
+  readonly stdio: StdioOptions = "pipe";
   private readonly tail: TailBuffer;
   private readonly log: LogSink | CappedLog | undefined;
   private readonly captured: Buffer[] = [];
@@ -121,8 +116,10 @@ class PipedOutput implements ChildOutput {
   }
 
   attach(child: ChildProcess): Promise<void> {
-    const streams = [child.stdout, child.stderr].filter((stream): stream is Readable => stream !== null);
-    return Promise.all(streams.map((stream) => this.read(stream, stream === child.stdout))).then(() => undefined);
+    const { stdout, stderr } = child;
+    // Stryker disable next-line ConditionalExpression,LogicalOperator,EqualityOperator: with stdio "pipe" node always gives both streams; the check only narrows the types.
+    if (stdout === null || stderr === null) return Promise.resolve();
+    return Promise.all([this.read(stdout, true), this.read(stderr, false)]).then(() => undefined);
   }
 
   private read(stream: Readable, isStdout: boolean): Promise<void> {
@@ -139,11 +136,14 @@ class PipedOutput implements ChildOutput {
     return new Promise((resolve) => stream.once("close", () => resolve()));
   }
 
+  /** Keeps the first `captureBytes` bytes of stdout, and whether more came. */
   private capture(chunk: Buffer): void {
-    if (this.capturedBytes + chunk.length <= this.options.captureBytes) {
-      this.captured.push(chunk);
-      this.capturedBytes += chunk.length;
-    } else this.truncated = true;
+    // Stryker disable next-line ConditionalExpression: without it every chunk past the cap adds an empty buffer: the same bytes, only more garbage.
+    if (this.truncated) return;
+    const kept = chunk.subarray(0, this.options.captureBytes - this.capturedBytes);
+    this.truncated = kept.length < chunk.length;
+    this.captured.push(kept);
+    this.capturedBytes += kept.length;
   }
 
   abandon(child: ChildProcess): void {
@@ -161,10 +161,7 @@ class PipedOutput implements ChildOutput {
     const summary: OutputSummary = { tail: this.tail.text(tailLines) };
     const logError = this.log ? await this.log.close() : undefined;
     if (logError !== undefined) summary.logError = logError;
-    if (this.options.captureStdout) {
-      summary.stdout = Buffer.concat(this.captured, this.capturedBytes);
-      summary.stdoutTruncated = this.truncated;
-    }
+    if (this.options.captureStdout) summary.captured = { stdout: Buffer.concat(this.captured, this.capturedBytes), truncated: this.truncated };
     return summary;
   }
 }

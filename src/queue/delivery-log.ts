@@ -4,6 +4,9 @@ import { writeFileAtomic } from "../files/index.js";
 /** How many delivery ids are remembered; GitHub redelivers within hours, not thousands of events. */
 export const DEFAULT_DELIVERY_MEMORY = 5000;
 
+/** How long the log's writer gathers ids before it appends them. */
+export const DELIVERY_LOG_BATCH_MS = 20;
+
 /**
  * The `X-GitHub-Delivery` ids seen recently, persisted as an append-only file of one id per
  * line so that a redelivery after a restart is still recognised. Bounded: when the file holds
@@ -16,6 +19,9 @@ export class DeliveryLog {
   /** Lines recorded but not yet handed to the kernel; one writer appends them in batches. */
   private pending: string[] = [];
   private writer: Promise<void> | undefined;
+  /** Ends the writer's batching window at once (on close). */
+  private wakeWriter: (() => void) | undefined;
+  private closing = false;
 
   private constructor(private readonly path: string, private readonly bound: number, private handle: FileHandle) {}
 
@@ -54,14 +60,25 @@ export class DeliveryLog {
    * tail lost in a crash only forgets deliveries whose story is already finished or refused.
    */
   async add(id: string): Promise<void> {
+    await this.record(id);
+  }
+
+  /**
+   * Remembers `id` now (a redelivery arriving next is recognised at once) and hands it to the
+   * writer; the promise tells when it is written. The webhook's enqueue does not wait for it:
+   * the job file already holds the id durably, and the append can wait behind a compaction.
+   */
+  record(id: string): Promise<void> {
     if (/[\r\n]/.test(id)) throw new TypeError("delivery id must be one line");
-    if (this.seen.has(id)) return;
+    if (this.seen.has(id)) return Promise.resolve();
     this.remember(id);
     this.pending.push(`${id}\n`);
-    await this.flush();
+    return this.flush();
   }
 
   async close(): Promise<void> {
+    this.closing = true;
+    this.wakeWriter?.();
     await this.flush().catch(() => undefined);
     await this.handle.close();
   }
@@ -75,6 +92,9 @@ export class DeliveryLog {
   private flush(): Promise<void> {
     this.writer ??= (async () => {
       try {
+        // A short window gathers the ids of a burst into one append (one thread-pool write
+        // instead of one per webhook); closing does not wait for it.
+        if (!this.closing) await new Promise<void>((wake) => (this.wakeWriter = wake, setTimeout(wake, DELIVERY_LOG_BATCH_MS).unref()));
         while (this.pending.length > 0) {
           const batch = this.pending.splice(0);
           await this.handle.writeFile(batch.join(""));

@@ -84,7 +84,7 @@ export class EmbeddedQueue implements StoryQueue {
     const keys = dedupeKeys(job);
     if (keys.some((key) => this.deliveries.has(key))) return { accepted: false, reason: "duplicate-delivery" };
     if (this.activeStories.has(job.storyKey)) {
-      await Promise.all(keys.map((key) => this.deliveries.add(key)));
+      this.recordDeliveries(keys);
       return { accepted: false, reason: "already-active" };
     }
     const record: JobRecord = { id: newJobId(), job, state: "queued", interruptions: 0 };
@@ -105,7 +105,7 @@ export class EmbeddedQueue implements StoryQueue {
     }
     // After the job file: a crash in between leaves the story active, so a redelivery starts nothing.
     await this.options.crashPoint?.();
-    await Promise.all(keys.map((key) => this.deliveries.add(key)));
+    this.recordDeliveries(keys);
     this.schedulePump();
     return { accepted: true, jobId: record.id };
   }
@@ -320,6 +320,16 @@ export class EmbeddedQueue implements StoryQueue {
   /** The live process holding a job, if any (for diagnostics and tests). */
   async holder(jobId: string): Promise<LockOwner | undefined> {
     return liveHolder(this.store.lockPath(jobId), this.self);
+  }
+
+  /**
+   * Remembers a delivery's ids at once and appends them to the log without waiting: the
+   * answer to GitHub does not wait on a thread-pool write (or a compaction of the log). What
+   * a crash can lose is safe to lose: an accepted job's file holds its ids (noted at open),
+   * and an id of a story already active only spares that story a second "already active" reply.
+   */
+  private recordDeliveries(keys: readonly string[]): void {
+    for (const key of keys) this.deliveries.record(key).catch((error: unknown) => this.logError(`recording delivery ${key}`, error));
   }
 
   private logError(where: string, error: unknown): void {

@@ -4,8 +4,9 @@
  * rename is done — the kernel holds the file, so the App dying (kill -9) cannot lose it — and
  * then flushes what it wrote to stable storage (fsync of each file and of the folder) in
  * batches, while it keeps taking writes. A burst of webhooks costs the event loop one message
- * per job instead of four thread-pool round trips, and an open() that waits on the folder
- * behind a running fsync waits in the worker, not in the App.
+ * per turn of its loop (the jobs enqueued in that turn, together) instead of four thread-pool
+ * round trips per job, and an open() that waits on the folder behind a running fsync waits in
+ * the worker, not in the App.
  *
  * The same thread reads job files in bulk for a (re)scan: thousands of small files read one
  * after the other with plain system calls in the worker, handed back in one message per
@@ -83,14 +84,17 @@ parentPort.on("message", (message) => {
     else flushWaiters.push(message.id);
     return;
   }
-  try {
-    writeAtomic(message.path, message.data);
-  } catch (error) {
-    parentPort.postMessage({ id: message.id, error: { message: String(error && error.message), code: error && error.code } });
-    return;
-  }
-  parentPort.postMessage({ id: message.id });
-  pending.add(message.path);
+  // A batch of writes (every enqueue of one turn of the App's event loop): one answer for all.
+  const errors = message.writes.map(({ path, data }) => {
+    try {
+      writeAtomic(path, data);
+    } catch (error) {
+      return { message: String(error && error.message), code: error && error.code };
+    }
+    pending.add(path);
+    return null;
+  });
+  parentPort.postMessage({ id: message.id, errors });
   scheduleFlush();
 });
 `;
@@ -98,11 +102,16 @@ parentPort.on("message", (message) => {
 /** One file as read by the worker: its text, or why it could not be read. */
 export type ReadResult = { text: string } | { code: string; message: string };
 
+interface WriteError { message: string; code?: string }
+
 interface Reply {
   id: number;
-  error?: { message: string; code?: string };
+  /** Per write of a batch, in order: null when it was written. */
+  errors?: (WriteError | null)[];
   files?: ReadResult[];
 }
+
+interface Write { path: string; data: string; resolve: () => void; reject: (error: Error) => void }
 
 /** The longest a written file waits before its flush to stable storage starts. */
 export const JOB_FLUSH_DELAY_MS = 25;
@@ -110,6 +119,8 @@ export const JOB_FLUSH_DELAY_MS = 25;
 /** A worker thread that writes job files atomically and reads them in bulk; see the file's comment for when a write is durable. */
 export class JobFileWorker {
   private readonly waiting = new Map<number, { resolve: (reply: Reply) => void; reject: (error: Error) => void }>();
+  /** Writes asked in this turn of the event loop, sent together at its end. */
+  private batch: Write[] = [];
   private nextId = 0;
   private failure: Error | undefined;
 
@@ -118,10 +129,7 @@ export class JobFileWorker {
       const waiter = this.waiting.get(reply.id);
       if (!waiter) return;
       this.waiting.delete(reply.id);
-      if (!reply.error) return waiter.resolve(reply);
-      const error = new Error(reply.error.message) as NodeJS.ErrnoException;
-      if (reply.error.code) error.code = reply.error.code;
-      waiter.reject(error);
+      waiter.resolve(reply);
     });
     worker.on("error", (error) => this.fail(error));
     worker.on("exit", (code) => this.fail(new Error(`the job writer thread exited (code ${code})`)));
@@ -134,9 +142,32 @@ export class JobFileWorker {
     return new JobFileWorker(new Worker(WORKER_SOURCE, { eval: true, workerData: { flushDelayMs: options.flushDelayMs ?? JOB_FLUSH_DELAY_MS } }));
   }
 
-  /** Writes `data` to `path` atomically; resolves when it is visible and safe from this process dying. */
-  async write(path: string, data: string): Promise<void> {
-    await this.ask({ kind: "write", path, data });
+  /**
+   * Writes `data` to `path` atomically; resolves when it is visible and safe from this process
+   * dying. Writes asked in one turn of the event loop go to the thread in one message: under a
+   * burst of webhooks the hand-off between threads is paid once per turn, not once per job.
+   */
+  write(path: string, data: string): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure);
+    return new Promise<void>((resolve, reject) => {
+      if (this.batch.length === 0) setImmediate(() => this.sendBatch());
+      this.batch.push({ path, data, resolve, reject });
+    });
+  }
+
+  private sendBatch(): void {
+    const writes = this.batch.splice(0);
+    if (writes.length === 0) return;
+    this.ask({ kind: "write", writes: writes.map(({ path, data }) => ({ path, data })) }).then(
+      (reply) => writes.forEach((write, index) => {
+        const failed = reply.errors?.[index];
+        if (!failed) return write.resolve();
+        const error = new Error(failed.message) as NodeJS.ErrnoException;
+        if (failed.code) error.code = failed.code;
+        write.reject(error);
+      }),
+      (error: Error) => writes.forEach((write) => write.reject(error)),
+    );
   }
 
   /** Reads files, in order; a file that cannot be read gives its error code (ENOENT: gone). */
@@ -146,6 +177,8 @@ export class JobFileWorker {
 
   /** Resolves when everything written so far is on stable storage. */
   async flush(): Promise<void> {
+    // The writes of this turn go first: messages to the thread arrive in order.
+    this.sendBatch();
     await this.ask({ kind: "flush" });
   }
 
@@ -157,7 +190,7 @@ export class JobFileWorker {
     await this.worker.terminate();
   }
 
-  private ask(message: { kind: "write"; path: string; data: string } | { kind: "read"; paths: readonly string[] } | { kind: "flush" }): Promise<Reply> {
+  private ask(message: { kind: "write"; writes: { path: string; data: string }[] } | { kind: "read"; paths: readonly string[] } | { kind: "flush" }): Promise<Reply> {
     if (this.failure) return Promise.reject(this.failure);
     const id = (this.nextId += 1);
     return new Promise<Reply>((resolve, reject) => {

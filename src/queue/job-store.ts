@@ -19,6 +19,12 @@ export interface JobRecord {
 }
 
 let counter = 0;
+/**
+ * This process's part of every job id, drawn once: with the time and the counter it keeps ids
+ * unique across processes, without asking the system's random source once per webhook (a
+ * synchronous call that cost the webhook path more than the rest of the id).
+ */
+const processPart = randomBytes(4).toString("hex");
 
 /** Job files read per message to the worker: a webhook's write waits behind one chunk at most. */
 const READ_CHUNK = 500;
@@ -28,7 +34,7 @@ const READS_IN_FLIGHT = 3;
 /** A job id that sorts in enqueue order and is unique across processes. */
 export function newJobId(now = Date.now()): string {
   counter = (counter + 1) % 1_000_000;
-  return `${String(now).padStart(15, "0")}-${String(counter).padStart(6, "0")}-${randomBytes(4).toString("hex")}`;
+  return `${String(now).padStart(15, "0")}-${String(counter).padStart(6, "0")}-${processPart}`;
 }
 
 /** The job files of one queue folder. */

@@ -89,7 +89,7 @@ describe(`the real CLIs (Claude Code ${CLAUDE_CODE_VERSION}, Codex ${CODEX_VERSI
     const options = presetOptions(preset);
     expect(options.length).toBeGreaterThan(2);
     for (const option of options) expect({ option, listed: text.includes(option) }).toEqual({ option, listed: true });
-  }, 120_000);
+  });
 
   it("Claude Code without credentials is auth-missing, and sandboxed it does not run as root even when the App does", async () => {
     const result = await runPreset("claude-code");
@@ -129,9 +129,12 @@ describe(`the real CLIs (Claude Code ${CLAUDE_CODE_VERSION}, Codex ${CODEX_VERSI
     // uid 0 in a user namespace is root to the CLI, whoever runs the test.
     const home = makeTempDir();
     const argv = ["bwrap", "--unshare-user", "--uid", "0", "--gid", "0", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--bind", home, home, "--", "claude", ...presetOptions("claude-code")];
-    const result = await exec(argv, { cwd: home, env: { set: { HOME: home } }, input: "Say hello.\n", timeoutMs: 120_000, logPath: join(home, "log") });
-    expect(classifySeatEnd(result, NOW)).toMatchObject({ reason: "root-refused" });
-  }, 180_000);
+    // The root file system is read-only in here: the CLI's temp folder must be writable, or it
+    // stops on EROFS (mkdir /tmp/claude-0) before it looks at the uid, on a machine where no
+    // earlier run left that folder behind.
+    const result = await exec(argv, { cwd: home, env: { set: { HOME: home, TMPDIR: home } }, input: "Say hello.\n", timeoutMs: 200_000, logPath: join(home, "log") });
+    expect({ timedOut: result.timedOut, end: classifySeatEnd(result, NOW) }).toMatchObject({ timedOut: false, end: { reason: "root-refused" } });
+  });
 
   it("Codex without a network waits in a loop; the seat stops it and it is provider-unreachable", async () => {
     const result = await runPreset("codex", { OPENAI_API_KEY: "sk-test-not-a-key" });

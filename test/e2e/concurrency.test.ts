@@ -39,12 +39,12 @@ describe("two stories at once", () => {
     await eventually("the second story to complete while the first waits", async () => {
       const head = await fake.branchHead(OWNER, "pair", `harness/story-${second.number}`);
       return head && checksOn(fake, "pair", head).get("harness / story")?.conclusion === "success" ? true : undefined;
-    }, 90_000);
+    }, 180_000);
     writeFileSync(join(markers, "release"), "");
     await eventually("the first story to complete", async () => {
       const head = await fake.branchHead(OWNER, "pair", `harness/story-${first.number}`);
       return head && checksOn(fake, "pair", head).get("harness / story")?.conclusion === "success" ? true : undefined;
-    }, 90_000);
+    }, 180_000);
     await queueDrained(home);
     expect(storyPull(fake, "pair", first.number)?.draft).toBe(false);
     expect(storyPull(fake, "pair", second.number)?.draft).toBe(false);

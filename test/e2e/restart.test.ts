@@ -55,7 +55,7 @@ describe("the App killed with SIGKILL mid-story", () => {
       const head = await fake.branchHead(OWNER, "crash", `harness/story-${number}`);
       const run = head ? checksOn(fake, "crash", head).get("harness / story") : undefined;
       return run?.status === "completed" && run.conclusion !== "cancelled" ? run : undefined;
-    }, 120_000);
+    });
     expect(story.conclusion).toBe("success");
     await queueDrained(home);
     // The check runs the killed App left in progress were closed as interrupted, none stays in progress.

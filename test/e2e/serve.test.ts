@@ -29,7 +29,7 @@ describe("harness serve", () => {
       const page = await eventually("the setup page", async () => {
         const response = await fetch(`http://127.0.0.1:${port}/probot`).catch(() => undefined);
         return response?.ok ? response.text() : undefined;
-      }, 30_000);
+      });
       expect(page).toContain("Register GitHub App");
       const root302 = await fetch(`http://127.0.0.1:${port}/`, { redirect: "manual" });
       expect(root302.status).toBe(302);

@@ -159,7 +159,7 @@ describe("the App end to end", () => {
       const head = await fake.branchHead(OWNER, "provision", `harness/story-${number}`);
       const story = head ? checksOn(fake, "provision", head).get("harness / story") : undefined;
       return story?.conclusion === "success" ? story : undefined;
-    }, 90_000);
+    });
     expect(done.status).toBe("completed");
     await queueDrained(home);
     expect(labels()).not.toContain("harness:blocked");
@@ -182,7 +182,7 @@ describe("the App end to end", () => {
     await eventually("the re-admitted story to complete", async () => {
       const head = await fake.branchHead(OWNER, "button", `harness/story-${number}`);
       return head && checksOn(fake, "button", head).get("harness / story")?.conclusion === "success" ? true : undefined;
-    }, 90_000);
+    });
     await queueDrained(home);
     expect(storyPull(fake, "button", number)?.draft).toBe(false);
   });

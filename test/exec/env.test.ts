@@ -14,6 +14,18 @@ describe("buildChildEnv", () => {
     expect(buildChildEnv({ allow: ["EXTRA", "NOT_IN_SOURCE"] }, source)).toStrictEqual({ PATH: "/bin", HOME: "/home/x", EXTRA: "1" });
   });
 
+  it("copies every name of the base allowlist the source has, and only when it has it", () => {
+    // Spelled out, not read from BASE_ENV_ALLOWLIST: a name dropped from that list must fail here.
+    const base = ["PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ", "TERM", "TMPDIR"];
+    const full = Object.fromEntries(base.map((name) => [name, `value-of-${name}`]));
+    expect(buildChildEnv({}, { ...full, NOT_LISTED: "x" })).toStrictEqual(full);
+    expect(buildChildEnv(undefined, { USER: "u" })).toStrictEqual({ USER: "u" });
+  });
+
+  it("lets an explicit value win over a copied one", () => {
+    expect(buildChildEnv({ allow: ["EXTRA"], set: { EXTRA: "set", PATH: "/set/bin" } }, source)).toStrictEqual({ PATH: "/set/bin", HOME: "/home/x", EXTRA: "set" });
+  });
+
   // Spelled out here, not read from the source's list: a name dropped from that list must fail this test.
   const CREDENTIALS = ["PRIVATE_KEY", "PRIVATE_KEY_PATH", "WEBHOOK_SECRET", "GITHUB_CLIENT_SECRET", "GITHUB_CLIENT_ID", "GITHUB_TOKEN", "GH_TOKEN", "GITHUB_PAT", "APP_ID", "WEBHOOK_PROXY_URL", "REDIS_URL", "HARNESS_STATUS_TOKEN"];
   const spellings = (name: string): string[] => [name, name.toLowerCase(), name.charAt(0) + name.slice(1).toLowerCase()];

@@ -16,7 +16,7 @@ describe("step scope and process ledger", () => {
     let pid = 0;
     const running = runInStepScope({ signal: stop.signal, ledger }, () =>
       exec(["sleep", "300"], { cwd: dir, onSpawn: (child) => (pid = child), timeoutMs: 120_000 }));
-    expect(await waitFor(() => pid !== 0 && existsSync(join(dir, "ledger", `${pid}.json`)), 10_000)).toBe(true);
+    expect(await waitFor(() => pid !== 0 && existsSync(join(dir, "ledger", `${pid}.json`)), 60_000)).toBe(true);
     stop.abort();
     const result = await running;
     expect(result).toMatchObject({ aborted: true, signal: "SIGTERM" });
@@ -36,7 +36,7 @@ describe("step scope and process ledger", () => {
     // A live owner's records are left alone (this process has none); the dead one's orphan is ended.
     const reaped = reapOrphans(join(dir, "ledger"));
     expect(reaped).toEqual([{ pid: expect.any(Number), program: "sleep" }]);
-    expect(await waitFor(() => !processWithTag(`sleep\0${tag}`), 10_000)).toBe(true);
+    expect(await waitFor(() => !processWithTag(`sleep\0${tag}`), 60_000)).toBe(true);
     expect(readdirSync(join(dir, "ledger"))).toEqual([]);
   });
 

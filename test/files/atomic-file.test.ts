@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { flushPendingWrites, writeFileAtomic, writeFileAtomicSync } from "../../src/files/index.js";
@@ -63,4 +63,47 @@ describe("writeFileAtomic", () => {
     expect(appearedOnlyByRename(events, "in-place.json")).toBe(false);
     expect(writtenNames(events)).toEqual(["in-place.json"]);
   });
+
+  /** This process's open file descriptors that point into `dir` (the folder or a file in it). */
+  function openIn(dir: string): string[] {
+    const targets: string[] = [];
+    for (const fd of readdirSync("/proc/self/fd")) {
+      try {
+        const target = readlinkSync(`/proc/self/fd/${fd}`);
+        if (target === dir || target.startsWith(`${dir}/`)) targets.push(target);
+      } catch {
+        // The descriptor readdir itself used, closed meanwhile.
+      }
+    }
+    return targets;
+  }
+
+  it.each([
+    ["durable", (path: string, data: string) => writeFileAtomic(path, data)],
+    ["background", (path: string, data: string) => writeFileAtomic(path, data, { flush: "background" }).then(flushPendingWrites)],
+    ["synchronous", (path: string, data: string) => writeFileAtomicSync(path, data)],
+  ])("a %s write leaves no file or folder of it open", async (_mode, write) => {
+    for (const version of [1, 2, 3]) await write(join(dir, `record-${version}.json`), `{"v":${version}}\n`);
+    expect(openIn(dir)).toEqual([]);
+  });
+
+  it("fails with the write's own error when the folder is gone", async () => {
+    const error = await writeFileAtomic(join(dir, "missing", "x.json"), "x").then(() => undefined, (caught: unknown) => caught as NodeJS.ErrnoException);
+    expect(error?.code).toBe("ENOENT");
+    expect(error?.syscall).toBe("open");
+  });
+
+  it.each([
+    ["durable", (path: string, data: string) => writeFileAtomic(path, data)],
+    ["background", (path: string, data: string) => writeFileAtomic(path, data, { flush: "background" })],
+    ["synchronous", (path: string, data: string) => Promise.resolve().then(() => writeFileAtomicSync(path, data))],
+  ])("a %s write whose rename fails throws its error and removes its temp file", async (_mode, write) => {
+    // A folder where the file should go: the rename onto it fails after the temp file was written.
+    mkdirSync(join(dir, "taken.json", "inside"), { recursive: true });
+    const error = await write(join(dir, "taken.json"), "x").then(() => undefined, (caught: unknown) => caught as NodeJS.ErrnoException);
+    expect(error?.syscall).toBe("rename");
+    expect(readdirSync(dir)).toEqual(["taken.json"]);
+    expect(openIn(dir)).toEqual([]);
+  });
 });
+

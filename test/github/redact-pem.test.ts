@@ -96,4 +96,60 @@ describe("redactSecrets: a PEM block written with escaped line breaks (a key ins
   it("keeps a word ending in n before an escape that is not a key", () => {
     expect(redactSecrets(`done\\nlater ${FOOTER} fin`)).toBe(`done\\nlater ${REDACTED} fin`);
   });
+
+  // A key line has 64 characters; a run of at least 16 next to a quote is taken for key material.
+  const run = (length: number): string => "A".repeat(length);
+
+  it("takes a run of 16 base64 characters ending at a quote for the key's last line, and keeps one of 15", () => {
+    expect(redactSecrets(`"${HEADER}${LF}${run(16)}" x`)).toBe(`"${REDACTED}" x`);
+    expect(redactSecrets(`"${HEADER}${LF}${run(15)}" x`)).toBe(`"${REDACTED}${LF}${run(15)}" x`);
+  });
+
+  it("takes a run of 16 base64 characters starting after a quote for the key's first line, and keeps one of 15", () => {
+    expect(redactSecrets(`"${run(16)}${LF}${FOOTER}" x`)).toBe(`"${REDACTED}" x`);
+    expect(redactSecrets(`"${run(15)}${LF}${FOOTER}" x`)).toBe(`"${run(15)}${LF}${REDACTED}" x`);
+    // The escaped break is CRLF, or LF after a line that ends in r (a base64 letter).
+    expect(redactSecrets(`"${run(20)}${CRLF}${FOOTER}" x`)).toBe(`"${REDACTED}" x`);
+    expect(redactSecrets(`"${run(20)}r${LF}${FOOTER}" x`)).toBe(`"${REDACTED}" x`);
+  });
+
+  it("does not take a run next to a quote for key material where the breaks are real", () => {
+    expect(redactSecrets(`"${HEADER}\n${run(20)}" x`)).toBe(`"${REDACTED}\n${run(20)}" x`);
+    expect(redactSecrets(`"${run(20)}\n${FOOTER}" x`)).toBe(`"${run(20)}\n${REDACTED}" x`);
+  });
+
+  it("removes a short key line cut by the tail's end or start, whatever the breaks", () => {
+    for (const lineBreak of [LF, CRLF, "\n", "\r\n"]) {
+      expect(redactSecrets(`${HEADER}${lineBreak}AB`)).toBe(REDACTED);
+      expect(redactSecrets(`AB${lineBreak}${FOOTER} x`)).toBe(`${REDACTED} x`);
+    }
+  });
+
+  it("takes only a line feed, CRLF, or their escapes for a line break after a header", () => {
+    for (const notABreak of ["\r", "\\t", "\\r", "\\r\\t", "\\rxn", "x\n"]) {
+      expect(redactSecrets(`${HEADER}${notABreak}AB`)).toBe(`${REDACTED}${notABreak}AB`);
+    }
+  });
+
+  it("takes a backslash for an escaped break only before n, or before r and an escaped n", () => {
+    // An escape that is not a line break, then one that is: the key line is not the header's.
+    expect(redactSecrets(`${HEADER}\\t${LF}AB`)).toBe(`${REDACTED}\\t${LF}AB`);
+    // A character other than a backslash before an n is no escape either.
+    expect(redactSecrets(`${HEADER}\nAB no`)).toBe(`${REDACTED}\nAB no`);
+  });
+
+  it("takes only an escaped n (or r and n) before a footer for an escaped break", () => {
+    expect(redactSecrets(`ab\\t${FOOTER} x`)).toBe(`ab\\t${REDACTED} x`);
+    expect(redactSecrets(`Golden${FOOTER} x`)).toBe(`Golden${REDACTED} x`);
+    expect(redactSecrets(`"${run(20)}\\t${LF}${FOOTER}" x`)).toBe(`"${run(20)}\\t${LF}${REDACTED}" x`);
+  });
 });
+
+describe("redactSecrets: a PEM block with CRLF line ends cut at its start", () => {
+  it("removes the key lines and the footer, and keeps the line before them", () => {
+    for (const line of PROSE) {
+      expect(redactSecrets(`${line}\r\n${KEY.join("\r\n")}\r\n${FOOTER}\r\nb`)).toBe(`${line}\r\n${REDACTED}\r\nb`);
+    }
+  });
+});
+

@@ -32,6 +32,27 @@ describe("JobFileWorker", () => {
     expect(readdirSync(dir)).toEqual([]);
   });
 
+  it("answers each write of one turn on its own: a failed write rejects only itself", async () => {
+    const results = await Promise.allSettled([
+      worker.write(join(dir, "a.json"), "{}\n"),
+      worker.write(join(dir, "missing", "b.json"), "{}\n"),
+      worker.write(join(dir, "c.json"), "{}\n"),
+    ]);
+    expect(results.map((result) => result.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect(results[1]).toMatchObject({ reason: { code: "ENOENT" } });
+    expect(readdirSync(dir).sort()).toEqual(["a.json", "c.json"]);
+  });
+
+  it("flushes the writes asked in the same turn, not only the ones sent before it", async () => {
+    let written = false;
+    const write = worker.write(join(dir, "same-turn.json"), "{}\n").then(() => {
+      written = true;
+    });
+    await worker.flush();
+    expect(written).toBe(true);
+    await write;
+  });
+
   it("refuses writes once closed", async () => {
     await worker.close();
     await expect(worker.write(join(dir, "late.json"), "{}\n")).rejects.toThrow(/closed/);

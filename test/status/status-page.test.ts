@@ -45,7 +45,7 @@ describe("GET /harness", () => {
     const dom = await eventually("the page to show the running stage", async () => {
       const html = await dumpDom(page);
       return html.includes("implementer · attempt 1/") ? html : undefined;
-    }, 60_000);
+    }, 180_000);
     expect(dom).toContain("<h2>Queue (1)</h2>");
     expect(dom).toMatch(/<span class="running">running<\/span>/);
     expect(dom).toContain(`acme/shown#${story.number}`);
@@ -59,7 +59,7 @@ describe("GET /harness", () => {
     const after = await eventually("the outcome on the page", async () => {
       const html = await dumpDom(page);
       return html.includes("<h2>Recent outcomes (1)</h2>") && html.includes("<h2>Queue (0)</h2>") ? html : undefined;
-    }, 60_000);
+    }, 180_000);
     expect(after).toMatch(/<span class="completed">completed<\/span>/);
   });
 

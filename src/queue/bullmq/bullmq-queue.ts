@@ -28,6 +28,8 @@ export interface BullmqQueueOptions {
   log?: { error: (message: string) => void };
   /** How often a worker renews its report (`harness status`); the lease heartbeat unless told. */
   reportEveryMs?: number;
+  /** How long `close` waits for Redis before it gives up on it ({@link DEFAULT_CLOSE_GRACE_MS}). */
+  closeGraceMs?: number;
   /** Test seam: awaited between an enqueue's two writes (the job, then its delivery ids), where a crash is injected. */
   crashPoint?: () => Promise<void>;
 }
@@ -42,6 +44,14 @@ for _, key in ipairs(KEYS) do
 end
 return 1
 `;
+
+/** How long `close` waits for Redis (handing back jobs, the last report) before it gives up on it. */
+export const DEFAULT_CLOSE_GRACE_MS = 5000;
+
+/** Reconnect policy of every connection: back off up to 2 s; once the queue is closing, end (pending commands then fail). */
+function reconnectDelay(shutdown: { closing: boolean }, times: number): number | null {
+  return shutdown.closing ? null : Math.min(times * 200, 2000);
+}
 
 const PRIORITY = { "retry-blocked": 1, start: 2 } as const;
 
@@ -59,6 +69,7 @@ export class BullmqQueue implements StoryQueue {
   private worker: Worker | undefined;
   private processor: StoryProcessor | undefined;
   private closed = false;
+  private closing: Promise<void> | undefined;
   readonly lease: LeaseTiming;
   private readonly keys: ReturnType<typeof adapterKeys>;
   readonly slots: InstallationSlots;
@@ -69,6 +80,8 @@ export class BullmqQueue implements StoryQueue {
     private readonly queue: Queue,
     private readonly redis: Redis,
     private readonly options: BullmqQueueOptions,
+    /** Read by every connection's reconnect policy: once closing, a lost connection ends instead of retrying. */
+    private readonly shutdown: { closing: boolean },
   ) {
     this.lease = { ...DEFAULT_LEASE_TIMING, ...options.lease };
     if (this.lease.heartbeatMs >= this.lease.lockTtlMs) throw new RangeError("the lease heartbeat must be shorter than its TTL");
@@ -88,7 +101,8 @@ export class BullmqQueue implements StoryQueue {
     let connected = false;
     let lastError: Error | undefined;
     // No retries before the first connection: a Redis that is not there is said at once.
-    const redis = new Redis(target.url, { lazyConnect: true, maxRetriesPerRequest: 2, disconnectTimeout: 200, retryStrategy: (times) => (connected ? Math.min(times * 200, 2000) : null) });
+    const shutdown = { closing: false };
+    const redis = new Redis(target.url, { lazyConnect: true, maxRetriesPerRequest: 2, disconnectTimeout: 200, retryStrategy: (times) => (connected ? reconnectDelay(shutdown, times) : null) });
     redis.on("error", (error: Error) => {
       lastError = error;
     });
@@ -101,11 +115,11 @@ export class BullmqQueue implements StoryQueue {
       throw new Error(`HARNESS_QUEUE: cannot reach Redis at ${target.display}: ${why instanceof Error ? why.message : String(why)}`);
     }
     const queue = new Queue(QUEUE_NAME, {
-      connection: { url: target.url },
+      connection: { url: target.url, retryStrategy: (times: number) => reconnectDelay(shutdown, times) },
       prefix: options.prefix ?? KEY_PREFIX,
       defaultJobOptions: { removeOnComplete: true, removeOnFail: true, attempts: 1 },
     });
-    const opened = new BullmqQueue(queue, redis, options);
+    const opened = new BullmqQueue(queue, redis, options, shutdown);
     queue.on("error", (error) => opened.logError("queue", error));
     redis.removeAllListeners("error");
     redis.on("error", (error) => opened.logError("redis", error));
@@ -179,7 +193,7 @@ export class BullmqQueue implements StoryQueue {
     });
     this.processor = processor;
     this.worker = new Worker(QUEUE_NAME, (job, token) => processor.process(job, token), {
-      connection: { url: parseRedisUrl(this.options.url).url, maxRetriesPerRequest: null },
+      connection: { url: parseRedisUrl(this.options.url).url, maxRetriesPerRequest: null, retryStrategy: (times: number) => reconnectDelay(this.shutdown, times) },
       prefix: this.prefix,
       concurrency: this.concurrency,
       lockDuration: this.lease.lockTtlMs,
@@ -195,15 +209,63 @@ export class BullmqQueue implements StoryQueue {
     await this.processor?.idle();
   }
 
+  /**
+   * Stops taking jobs, hands the running ones back (with `abortRunning`) and withdraws or leaves
+   * this worker's report. Bounded when Redis is gone: once closing, a connection that is lost
+   * ends instead of reconnecting, so every step still waiting on Redis fails, and a close whose
+   * Redis steps have not ended within `closeGraceMs` gives up on them. Either way it says so:
+   * the jobs it could not hand back are taken by another worker once their lease expires.
+   */
   async close(options: { abortRunning?: boolean } = {}): Promise<void> {
-    if (this.closed) return;
+    this.closing ??= this.shutDown(options);
+    return this.closing;
+  }
+
+  private async shutDown(options: { abortRunning?: boolean }): Promise<void> {
     this.closed = true;
+    if (this.sharing) clearInterval(this.sharing.timer);
     if (options.abortRunning) this.processor?.abortAll();
-    await this.worker?.close();
+    // Takes no more jobs from here on (without a word to Redis).
+    await this.worker?.pause(true);
+    // The stories are this process's own work: they end once aborted (or done), Redis or not.
     await this.processor?.idle();
-    await this.lastReport();
-    await this.queue.close();
-    await this.redis.quit().catch(() => undefined);
+    this.shutdown.closing = true;
+    const failures: string[] = [];
+    const step = async (what: string, work: () => Promise<unknown>): Promise<void> => {
+      try {
+        await work();
+      } catch (error) {
+        failures.push(`${what}: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    };
+    const steps = (async () => {
+      // Unreachable now (a lost connection ends from here on): BullMQ's worker is closed without waiting on Redis.
+      const reachable = await this.redis.ping().then(() => true, (error: unknown) => {
+        failures.push(`Redis unreachable: ${error instanceof Error ? error.message : String(error)}`);
+        return false;
+      });
+      await step("worker", async () => this.worker?.close(!reachable));
+      if (reachable) await this.lastReport((error) => failures.push(`report: ${error instanceof Error ? error.message : String(error)}`));
+      await step("queue", () => this.queue.close());
+      if (reachable) await step("redis", () => this.redis.quit());
+      else this.redis.disconnect();
+    })();
+    let timer: NodeJS.Timeout | undefined;
+    const graceMs = this.options.closeGraceMs ?? DEFAULT_CLOSE_GRACE_MS;
+    const gaveUp = await Promise.race([
+      steps.then(() => false),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(true), graceMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (gaveUp) {
+      failures.push(`Redis did not answer within ${graceMs} ms`);
+      this.redis.disconnect();
+    }
+    if (failures.length > 0) {
+      this.logError("close", new Error(`${failures.join("; ")}; jobs not handed back are taken by another worker once their lease (${this.lease.lockTtlMs} ms) expires`));
+    }
   }
 
   /** Publishes this worker's local work now and on every `reportEveryMs` until `close`. */
@@ -232,17 +294,16 @@ export class BullmqQueue implements StoryQueue {
   }
 
   /** At close: the report withdrawn when nothing is left on this worker's disk, else left behind (shown as not live). */
-  private async lastReport(): Promise<void> {
+  private async lastReport(failed: (error: unknown) => void): Promise<void> {
     const sharing = this.sharing;
     if (!sharing) return;
-    clearInterval(sharing.timer);
     await sharing.publishing;
     try {
       const work = await sharing.collect();
       if (work.quarantined.length === 0 && work.undelivered.length === 0) await this.reports.withdraw();
       else await this.reports.publish(work, [], sharing.home);
     } catch (error) {
-      this.logError("last worker report", error);
+      failed(error);
     }
   }
 

@@ -57,7 +57,13 @@ export class StoryProcessor {
     await slots.release(story.installationId, jobId).catch((error: unknown) => this.args.logError(`slot of ${jobId}`, error));
     if (this.abort.signal.aborted) {
       // Stopped by shutdown: back to the waiting list now, not after the lock expires.
-      await job.moveToWait(token);
+      try {
+        await job.moveToWait(token);
+      } catch (error) {
+        // Redis is gone: the job stays active there, and its lock, no longer renewed, expires.
+        this.args.logError(`job ${jobId}`, new Error(`could not be handed back (${error instanceof Error ? error.message : String(error)}); another worker takes it once its lease expires`));
+      }
+      // Either way BullMQ must not finish the job (it would retry that for as long as Redis is away).
       throw new WaitingError();
     }
     await redis.hdel(this.args.runsKey, jobId);

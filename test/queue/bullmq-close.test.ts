@@ -1,0 +1,64 @@
+/**
+ * Closing the BullMQ adapter when Redis has gone away: `close` still returns (its own Redis
+ * steps are bounded) and says what it could not do, so a worker stopped with SIGTERM ends.
+ * Against a real redis-server that the test stops; the only deadline is a generous hang guard.
+ */
+import { jest } from "@jest/globals";
+import { BullmqQueue } from "../../src/queue/bullmq/index.js";
+import { startRedis, type RedisServer } from "../support/redis.js";
+import { deferred, makeJob, waitFor } from "./helpers.js";
+
+jest.setTimeout(300_000);
+
+/** Fails naming `what` when `work` has not settled within a generous guard. */
+async function withinGuard<T>(what: string, work: Promise<T>, guardMs = 120_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const guard = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not return within ${guardMs / 1000} s`)), guardMs);
+  });
+  try {
+    return await Promise.race([work, guard]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+describe("BullMQ adapter: close with Redis down", () => {
+  let redis: RedisServer | undefined;
+  afterEach(async () => {
+    await redis?.stop();
+    redis = undefined;
+  });
+
+  it("returns from close({ abortRunning }) with a story running, its worker aborted, and logs what it could not do", async () => {
+    redis = await startRedis();
+    const errors: string[] = [];
+    const queue = await BullmqQueue.open({ url: redis.url, prefix: "close-down", lease: { lockTtlMs: 5000, heartbeatMs: 500 }, reportEveryMs: 200, log: { error: (message) => errors.push(message) } });
+    const started = deferred();
+    let aborted = false;
+    queue.shareLocalWork({ home: "/nonexistent-home", collect: async () => ({ quarantined: [], undelivered: [] }) });
+    queue.start(async (_lease, signal) => {
+      started.resolve();
+      await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
+      aborted = true;
+    });
+    await queue.enqueue(makeJob(1));
+    await withinGuard("the job's start", started.promise);
+    await redis.stop();
+    redis = undefined;
+    await withinGuard("close with Redis down", queue.close({ abortRunning: true }));
+    expect(aborted).toBe(true);
+    expect(errors.join("\n")).toMatch(/queue \(redis\): close: /);
+  });
+
+  it("returns from close with no job running and from a second close at once", async () => {
+    redis = await startRedis();
+    const queue = await BullmqQueue.open({ url: redis.url, prefix: "close-idle", lease: { lockTtlMs: 5000, heartbeatMs: 500 }, log: { error: () => undefined } });
+    queue.start(async () => undefined);
+    await waitFor("the worker's connection", async () => (await queue.snapshot()).length === 0);
+    await redis.stop();
+    redis = undefined;
+    await withinGuard("close with Redis down", queue.close());
+    await withinGuard("a second close", queue.close());
+  });
+});
