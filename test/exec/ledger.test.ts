@@ -1,3 +1,4 @@
+import { randomInt } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { exec, ProcessLedger, reapOrphans, runInStepScope, type ExecResult } from "../../src/exec/index.js";
@@ -25,7 +26,9 @@ describe("step scope and process ledger", () => {
 
   it("after the owner is killed with SIGKILL, finds its orphan from the record made at start and ends it", async () => {
     const dir = makeTempDir();
-    const tag = "3131";
+    // A sleep of its own (seconds with a fraction unique to this run): the process is looked for
+    // on the whole host, where another run's leftover must not pass or fail this test.
+    const tag = `3131.${randomInt(1_000_000_000)}`;
     let childPid = 0;
     const child: Promise<ExecResult> = exec([process.execPath, "--import", "tsx", CHILD, dir, tag], { cwd: process.cwd(), timeoutMs: 120_000, onSpawn: (pid) => (childPid = pid) });
     expect(await waitFor(() => existsSync(join(dir, "spawned")), 60_000)).toBe(true);
