@@ -20,7 +20,7 @@ export class DeliveryLog {
   private pending: string[] = [];
   private writer: Promise<void> | undefined;
   /** Ends the writer's batching window at once (on close). */
-  private wakeWriter: (() => void) | undefined;
+  private endWindow: (() => void) | undefined;
   private closing = false;
 
   private constructor(private readonly path: string, private readonly bound: number, private handle: FileHandle) {}
@@ -78,7 +78,7 @@ export class DeliveryLog {
 
   async close(): Promise<void> {
     this.closing = true;
-    this.wakeWriter?.();
+    this.endWindow?.();
     await this.flush().catch(() => undefined);
     await this.handle.close();
   }
@@ -94,7 +94,14 @@ export class DeliveryLog {
       try {
         // A short window gathers the ids of a burst into one append (one thread-pool write
         // instead of one per webhook); closing does not wait for it.
-        if (!this.closing) await new Promise<void>((wake) => (this.wakeWriter = wake, setTimeout(wake, DELIVERY_LOG_BATCH_MS).unref()));
+        // The timer keeps the process up until the ids are appended, as the write itself did.
+        if (!this.closing) {
+          await new Promise<void>((end) => {
+            const timer = setTimeout(end, DELIVERY_LOG_BATCH_MS);
+            this.endWindow = () => (clearTimeout(timer), end());
+          });
+          this.endWindow = undefined;
+        }
         while (this.pending.length > 0) {
           const batch = this.pending.splice(0);
           await this.handle.writeFile(batch.join(""));
