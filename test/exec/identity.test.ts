@@ -6,7 +6,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { exec, identityOf, isRunning, ProcessLedger, reapOrphans, selfIdentity, UNKNOWN_START, type ExecResult } from "../../src/exec/index.js";
 import { eventually } from "../support/poll.js";
-import { makeTempDir, removeTempDirs } from "../support/tmp.js";
+import { makeTempDir, readPid, removeTempDirs } from "../support/tmp.js";
 
 afterAll(removeTempDirs);
 
@@ -130,5 +130,32 @@ describe("reapOrphans", () => {
       expect(readdirSync(dir).sort()).toEqual([`${kept.pid}.json`, "notes.txt"].sort());
       expect(identityOf(kept.pid)).toBeDefined();
     });
+  });
+
+  it("ends the orphan's whole group, not only its leader", async () => {
+    const dir = makeTempDir();
+    // A group of its own, outside exec's (setsid), so that nothing but reapOrphans ends it: the
+    // leader and a member that runs until it is ended or this test process is gone.
+    const member = `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done`;
+    const script = `setsid sh -c '${member} & echo $! > member.tmp; mv member.tmp member; echo $$ > leader.tmp; mv leader.tmp leader; wait' >/dev/null 2>&1 &`;
+    const pids: number[] = [];
+    try {
+      await exec(["sh", "-c", script], { cwd: dir });
+      await eventually("the group to start", () => (existsSync(join(dir, "leader")) ? true : undefined), 60_000);
+      const [leader, inGroup] = [readPid(join(dir, "leader")), readPid(join(dir, "member"))];
+      pids.push(leader, inGroup);
+      writeFileSync(join(dir, `${leader}.json`), JSON.stringify({ child: identityOf(leader), owner: { pid: await deadPid(), startTime: "0:0" }, program: "sh" }));
+      expect(reapOrphans(dir)).toEqual([{ pid: leader, program: "sh" }]);
+      await eventually("the group's member to end", () => (identityOf(inGroup) ? undefined : true), 60_000);
+      expect(identityOf(leader)).toBeUndefined();
+    } finally {
+      for (const pid of pids) {
+        try {
+          process.kill(pid, "SIGKILL");
+        } catch {
+          // Gone, as it should be.
+        }
+      }
+    }
   });
 });
