@@ -21,19 +21,26 @@ export interface RepoCacheArgs {
   cloneUrl: string;
   /** From {@link gitAuthEnv}: the token reaches git through its environment only. */
   authEnv: Record<string, string>;
+  /**
+   * The remote's branches to bring up to date (a story's: the default branch, exactly, and every
+   * branch whose name begins with its own, which need not exist yet); every branch when absent.
+   * One story's fetch then neither lists nor downloads the other stories' branches, however
+   * many the repository has.
+   */
+  branches?: { exact: string; prefix?: string };
 }
 
 /**
- * Brings the repository's cache up to date and returns its folder: created once (bare, every
- * branch under `refs/remotes/origin/`), then refreshed with `git fetch --prune`, so the second
- * story of a repository starts without a full clone. The remote URL in `.git/config` carries no
+ * Brings the repository's cache up to date and returns its folder: created once (bare, the
+ * remote's branches under `refs/remotes/origin/`), then refreshed with `git fetch --prune` (of
+ * `branches` when given), so the second story of a repository starts without a full clone. The remote URL in `.git/config` carries no
  * credentials.
  */
 export async function syncRepoCache(args: RepoCacheArgs): Promise<string> {
   const dir = repoCacheDir(args.harnessHome, args.owner, args.name);
   // Serialised with every other change to this repository in the process (worktrees, fetches).
   return repositoryLocks.with(dir, async () => {
-    const fetch = (): Promise<string> => git(["fetch", "--quiet", "--prune", "origin"], { cwd: dir, env: args.authEnv, timeoutMs: NETWORK_TIMEOUT_MS });
+    const fetch = (): Promise<string> => git(["fetch", "--quiet", "--prune", "origin", ...refspecs(args.branches)], { cwd: dir, env: args.authEnv, timeoutMs: NETWORK_TIMEOUT_MS });
     // The URL this process set and then fetched from is set already: one git process less per story.
     if (originUrls.get(dir) === args.cloneUrl && existsSync(join(dir, "HEAD"))) {
       originUrls.delete(dir);
@@ -55,6 +62,17 @@ export async function syncRepoCache(args: RepoCacheArgs): Promise<string> {
     originUrls.set(dir, args.cloneUrl);
     return dir;
   });
+}
+
+/**
+ * What a fetch asks for: the configured refspec (every branch) unless told which. The exact
+ * branch must exist; the prefix is a pattern, so a story branch not pushed yet is no error (and
+ * one removed on the remote is pruned here, as with every branch).
+ */
+function refspecs(branches: RepoCacheArgs["branches"]): string[] {
+  if (!branches) return [];
+  const map = (ref: string): string => `+refs/heads/${ref}:refs/remotes/origin/${ref}`;
+  return [map(branches.exact), ...(branches.prefix !== undefined ? [map(`${branches.prefix}*`)] : [])];
 }
 
 /** The clone URL each cache's `origin` was set to by this process, as long as its last fetch worked. */

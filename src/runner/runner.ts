@@ -1,5 +1,5 @@
 import {
-  announceNotices, commentNotice, HARNESS_CONFIG_PATH, isCompletedStory, PUSH_SLOT, postNotices, renderAlreadyCompleted, renderPushStillWaiting, renderSandboxUnavailable, renderTooManyInterruptions, storyGitHub, untilGitHubAnswers,
+  announceNotices, commentNotice, storyBranch, HARNESS_CONFIG_PATH, isCompletedStory, PUSH_SLOT, postNotices, renderAlreadyCompleted, renderPushStillWaiting, renderSandboxUnavailable, renderTooManyInterruptions, storyGitHub, untilGitHubAnswers,
   type AppOctokit, type GitHubDownOptions, type Outbox, type ReporterTarget, type StoryGitHub,
 } from "../github/index.js";
 import type { JobLease, JobWorker } from "../queue/index.js";
@@ -153,7 +153,9 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
     const configText = github.harnessConfigText(job.repository.defaultBranch);
     configText.catch(() => undefined); // its failure is the story's where it is read, not an unhandled rejection
     const authEnv = await github.gitAuthEnv();
-    const repoDir = await syncRepoCache({ harnessHome: deps.harnessHome, owner, name: repo, cloneUrl: job.repository.cloneUrl, authEnv });
+    // The default branch and the story's own (its plan's task branches under it): not every story's.
+    const branches = { exact: job.repository.defaultBranch, prefix: storyBranch(job.issue.number) };
+    const repoDir = await syncRepoCache({ harnessHome: deps.harnessHome, owner, name: repo, cloneUrl: job.repository.cloneUrl, authEnv, branches });
     pull = await ensureStoryPull({ github, repoDir, defaultBranch: job.repository.defaultBranch, issue: job.issue, authEnv });
     const reporter = deps.createReporter(github.reporterTarget({ pullNumber: pull.pullNumber, issueNumber: job.issue.number, headSha: pull.headSha, log }));
     // The end is held until the work is pushed (deliverStoryWork): a conclusion never claims what was not delivered.

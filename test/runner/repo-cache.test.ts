@@ -107,6 +107,30 @@ describe("repository cache", () => {
     expect(await git(["rev-parse", "refs/remotes/origin/main"], { cwd: dir, readOnly: true })).toBe(await fake.branchHead("acme", "damaged", "main"));
   });
 
+  it("fetches only the branches it is told of: the default branch, and the story's when it was pushed", async () => {
+    const repo = await fake.addRepository({ owner: "acme", name: "many", files: { "README.md": "one\n" } });
+    const token = fake.mintToken();
+    const args = { harnessHome: join(root, "home"), owner: "acme", name: "many", cloneUrl: repo.cloneUrl, authEnv: fake.gitAuthEnv(token) };
+    const work = join(root, "many-work");
+    await git(["clone", "--quiet", repo.cloneUrl, work], { cwd: root, env: fake.gitAuthEnv(token) });
+    for (const branch of ["other", "harness/story-5", "harness/story-6"]) await git(["push", "--quiet", "origin", `HEAD:refs/heads/${branch}`], { cwd: work, env: fake.gitAuthEnv(token) });
+    const refs = async (dir: string): Promise<string[]> => (await git(["for-each-ref", "--format=%(refname)", "refs/remotes/origin"], { cwd: dir, readOnly: true })).split("\n").filter(Boolean).sort();
+
+    // A story whose branch the remote does not have yet: the default branch only, and no error.
+    const dir = await syncRepoCache({ ...args, branches: { exact: "main", prefix: "harness/story-7" } });
+    expect(await refs(dir)).toEqual(["refs/remotes/origin/main"]);
+    // A story whose branch is there: it, but not the other story's or the other branch.
+    await syncRepoCache({ ...args, branches: { exact: "main", prefix: "harness/story-5" } });
+    expect(await refs(dir)).toEqual(["refs/remotes/origin/harness/story-5", "refs/remotes/origin/main"]);
+    // Removed on the remote: pruned from the cache.
+    await git(["push", "--quiet", "origin", ":refs/heads/harness/story-5"], { cwd: work, env: fake.gitAuthEnv(token) });
+    await syncRepoCache({ ...args, branches: { exact: "main", prefix: "harness/story-5" } });
+    expect(await refs(dir)).toEqual(["refs/remotes/origin/main"]);
+    // Told nothing: every branch, as before.
+    await syncRepoCache(args);
+    expect(await refs(dir)).toContain("refs/remotes/origin/other");
+  });
+
   it("is refused without a token: the fake's git endpoint requires one", async () => {
     const repo = await fake.addRepository({ owner: "acme", name: "locked", files: { "README.md": "x\n" } });
     await expect(syncRepoCache({ harnessHome: join(root, "home"), owner: "acme", name: "locked", cloneUrl: repo.cloneUrl, authEnv: {} })).rejects.toMatchObject({ kind: "auth" });
