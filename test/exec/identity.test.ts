@@ -137,7 +137,9 @@ describe("reapOrphans", () => {
     // A group of its own, outside exec's (setsid), so that nothing but reapOrphans ends it: the
     // leader and a member that runs until it is ended or this test process is gone.
     const member = `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done`;
-    const script = `setsid sh -c '${member} & echo $! > member.tmp; mv member.tmp member; echo $$ > leader.tmp; mv leader.tmp leader; wait' >/dev/null 2>&1 &`;
+    // The starting shell waits for the leader's file: until setsid has run, the new group's
+    // processes are still in exec's group, which exec ends when the shell exits.
+    const script = `setsid sh -c '${member} & echo $! > member.tmp; mv member.tmp member; echo $$ > leader.tmp; mv leader.tmp leader; wait' >/dev/null 2>&1 & while [ ! -e leader ]; do sleep 0.05; done`;
     const pids: number[] = [];
     try {
       await exec(["sh", "-c", script], { cwd: dir });
