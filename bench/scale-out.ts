@@ -7,14 +7,18 @@
  * worker (targets: >= 1.8 with two, >= 3.2 with four). Then the enqueue-to-start latency of
  * each adapter (an idle worker, one job at a time): p50/p99 of BullMQ against the embedded queue.
  *
- *   node --import tsx bench/scale-out.ts [--stories 20] [--rounds 1] [--latency-jobs 200] [--breakdown]
+ *   node --import tsx bench/scale-out.ts [--stories 20] [--rounds 1] [--latency-jobs 200] [--breakdown] [--workers N]
  *
  * `--breakdown` also prints, per configuration, where the stories' time went (their journals):
- * the mean story's longest steps, each worker's busy share and the gaps between its stories.
+ * the mean story's longest steps, each worker's busy share and the gaps between its stories,
+ * and what fills those gaps (each worker traces its child processes, HTTP requests, Redis
+ * commands and CPU: bench/lib/trace-preload.mjs, bench/lib/gap-trace.ts). `--workers N` runs
+ * only N workers, `--rounds` times: the per-step figures without the pairs and the latency part.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { Redis } from "ioredis";
 import { EmbeddedQueue, openStoryQueue, storyKey, type StoryJob, type StoryQueue } from "../src/queue/index.js";
@@ -25,11 +29,18 @@ import { AGENT_SCRIPT, harnessYml, OWNER, storyEnd } from "../test/e2e/scenario.
 import { startWorker } from "../test/e2e/worker-process.js";
 import { formatPaired, measurePaired, median } from "./lib/paired.js";
 import { idleBetween, meanSteps, storyTimelines } from "./lib/story-timeline.js";
+import { cpuSince, processCpu, type ProcessCpu } from "./lib/proc-cpu.js";
+import { breakDownGaps, breakDownSteps, formatBreakdown, formatSteps, mergeBreakdowns, readTrace } from "./lib/gap-trace.js";
 
-const { values } = parseArgs({ options: { stories: { type: "string", default: "20" }, rounds: { type: "string", default: "1" }, "latency-jobs": { type: "string", default: "200" }, breakdown: { type: "boolean", default: false } } });
+const { values } = parseArgs({ options: { stories: { type: "string", default: "20" }, rounds: { type: "string", default: "1" }, "latency-jobs": { type: "string", default: "200" }, breakdown: { type: "boolean", default: false }, workers: { type: "string" } } });
 const STORIES = Number(values.stories);
 const ROUNDS = Number(values.rounds);
 const LATENCY_JOBS = Number(values["latency-jobs"]);
+/** `--workers N`: only that configuration, `--rounds` times (per-step figures, no ratios, no latency). */
+const ONLY = values.workers === undefined ? undefined : Number(values.workers);
+const TRACER = fileURLToPath(new URL("./lib/trace-preload.mjs", import.meta.url));
+/** Beside the worker's data directory, not in it: the worker's housekeeping never sees it. */
+const traceFile = (home: string): string => `${home}.trace.ndjson`;
 const SLEEPY_AGENT = AGENT_SCRIPT.replace("    echo hello > feature.txt ;;", "    sleep 2; echo hello > feature.txt ;;");
 
 function percentile(samples: number[], p: number): number {
@@ -49,10 +60,16 @@ async function throughput(fake: FakeGitHub, redis: RedisServer, workers: number,
   const app = await startApp({ fake, home: join(root, "serve"), workDir: root, env });
   const running = [];
   for (let index = 0; index < workers; index += 1) {
-    running.push(await startWorker({ fake, name: `w${index}`, home: join(root, `w${index}`), workDir: root, env: { ...env, HARNESS_CONCURRENCY: "1" } }));
+    const home = join(root, `w${index}`);
+    // With --breakdown each worker traces its processes, requests and Redis commands (bench/lib/trace-preload.mjs).
+    const trace: { nodeArgs: string[]; traceEnv: Record<string, string> } = values.breakdown ? { nodeArgs: ["--import", TRACER], traceEnv: { HARNESS_TRACE_FILE: traceFile(home) } } : { nodeArgs: [], traceEnv: {} };
+    running.push(await startWorker({ fake, name: `w${index}`, home, workDir: root, env: { ...env, HARNESS_CONCURRENCY: "1", ...trace.traceEnv }, nodeArgs: trace.nodeArgs }));
   }
   try {
     const numbers: number[] = [];
+    // CPU by process over the stories (--breakdown): the bench with the fake GitHub, serve, Redis, each worker.
+    const pids = { bench: "self" as const, serve: app.pid, redis: redis.pid, ...Object.fromEntries(running.map((each) => [each.name, each.pid])) };
+    const cpuBefore = Object.fromEntries(Object.entries(pids).map(([who, pid]) => [who, processCpu(pid)]));
     const started = performance.now();
     for (let index = 0; index < STORIES; index += 1) {
       const issue = fake.createIssue(OWNER, name, { title: `Story ${index}`, body: "Write feature.txt.", user: OWNER });
@@ -65,7 +82,14 @@ async function throughput(fake: FakeGitHub, redis: RedisServer, workers: number,
       if (story.conclusion !== "success") throw new Error(`story ${number} ended ${story.conclusion}`);
     }
     const took = (performance.now() - started) / 1000;
-    if (values.breakdown) describeTime(running.map((each) => each.home), took);
+    const cpu = Object.entries(pids).map(([who, pid]) => [who, cpuSince(cpuBefore[who] as ProcessCpu, processCpu(pid))] as const);
+    const homes = running.map((each) => each.home);
+    for (const each of running) await each.stop();
+    // The traces are complete once the workers have exited (each writes its last records then).
+    if (values.breakdown) {
+      describeTime(homes, took);
+      describeCpu(cpu);
+    }
     return took;
   } finally {
     for (const each of running) await each.stop();
@@ -85,7 +109,21 @@ function describeTime(homes: string[], tookSeconds: number): void {
   const gaps = perWorker.flatMap(idleBetween);
   const firstStarts = perWorker.map((timelines) => timelines[0]?.start ?? Number.NaN);
   const lastEnds = perWorker.map((timelines) => timelines.at(-1)?.end ?? Number.NaN);
+  const traces = homes.map((home) => readTrace(traceFile(home)));
+  for (const line of formatBreakdown(mergeBreakdowns(perWorker.map((timelines, index) => breakDownGaps(timelines, traces[index] ?? []))))) console.log(`    ${line}`);
+  // The journal's own longest non-agent steps, by what they ran (first worker: its stories are enough for the per-step picture).
+  for (const line of formatSteps(breakDownSteps(perWorker[0] ?? [], traces[0] ?? [], ["worktree", "clean_clone", "provision", "story", "gate verifier", "stage tester"]))) console.log(`    ${line}`);
   console.log(`    stories per worker ${perWorker.map((timelines) => timelines.length).join("/")}; busy ${busy.map((share) => `${(share * 100).toFixed(0)}%`).join("/")}; gap between a worker's stories mean ${(gaps.reduce((a, b) => a + b, 0) / Math.max(1, gaps.length) / 1000).toFixed(2)} s, max ${(Math.max(0, ...gaps) / 1000).toFixed(2)} s; first start spread ${((Math.max(...firstStarts) - Math.min(...firstStarts)) / 1000).toFixed(1)} s, last end spread ${((Math.max(...lastEnds) - Math.min(...lastEnds)) / 1000).toFixed(1)} s`);
+}
+
+/** CPU seconds per story by process (`--breakdown`): own + waited-for children (git, agents, git's backend in the fake). */
+function describeCpu(cpu: ReadonlyArray<readonly [string, ProcessCpu]>): void {
+  const per = (ms: number): string => (ms / 1000 / STORIES).toFixed(2);
+  const total = cpu.reduce((sum, [, used]) => sum + used.self + used.children, 0);
+  const workers = cpu.filter(([who]) => /^w\d+$/.test(who));
+  const sum = (list: typeof workers, key: keyof ProcessCpu): number => list.reduce((acc, [, used]) => acc + used[key], 0);
+  const others = cpu.filter(([who]) => !/^w\d+$/.test(who)).map(([who, used]) => `${who} ${per(used.self)}+${per(used.children)}`);
+  console.log(`    CPU per story ${per(total)} s (own+children): workers ${per(sum(workers, "self"))}+${per(sum(workers, "children"))}, ${others.join(", ")}`);
 }
 
 function latencyJob(index: number, tag: string): StoryJob {
@@ -131,6 +169,10 @@ async function main(): Promise<void> {
       console.log(`  ${workers} worker(s): ${STORIES} stories in ${took.toFixed(1)} s (${((STORIES / took) * 60).toFixed(1)} per minute)`);
       return took * 1000;
     };
+    if (ONLY !== undefined) {
+      for (let index = 0; index < ROUNDS; index += 1) await timed(ONLY)();
+      return;
+    }
     for (const workers of [2, 4]) {
       const result = await measurePaired(timed(workers), timed(1), ROUNDS, { warmup: false });
       console.log(formatPaired(`time for ${STORIES} stories, ${workers} workers ÷ 1 worker`, result));

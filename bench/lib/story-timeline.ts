@@ -15,6 +15,8 @@ export interface StoryTimeline {
   end: number;
   /** Step → ms. */
   steps: Map<string, number>;
+  /** Each step's span: [step, from, to] in ms since the epoch, in the journal's order. */
+  spans: Array<[string, number, number]>;
 }
 
 function stepOf(event: { kind: string; stage?: string }): string {
@@ -37,12 +39,15 @@ export function storyTimelines(home: string): StoryTimeline[] {
       const last = events.at(-1);
       if (!first || !last) continue;
       const steps = new Map<string, number>();
+      const spans: Array<[string, number, number]> = [];
       for (let index = 1; index < events.length; index += 1) {
         const event = events[index] as { kind: string; at: string; stage?: string };
-        const gap = Date.parse(event.at) - Date.parse((events[index - 1] as { at: string }).at);
+        const from = Date.parse((events[index - 1] as { at: string }).at);
+        const gap = Date.parse(event.at) - from;
         steps.set(stepOf(event), (steps.get(stepOf(event)) ?? 0) + gap);
+        spans.push([stepOf(event), from, Date.parse(event.at)]);
       }
-      found.push({ start: Date.parse(first.at), end: Date.parse(last.at), steps });
+      found.push({ start: Date.parse(first.at), end: Date.parse(last.at), steps, spans });
     }
   }
   return found.sort((a, b) => a.start - b.start);

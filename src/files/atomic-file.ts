@@ -4,9 +4,8 @@
  * (or a restart after kill -9) sees the old content or the new one, never a torn file.
  */
 import { randomBytes } from "node:crypto";
-import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
-import { open, rename, rm } from "node:fs/promises";
 import { dirname } from "node:path";
+import { nodeFileSystem, type AtomicFileSystem } from "./file-system.js";
 
 export interface AtomicWriteOptions {
   /**
@@ -16,6 +15,18 @@ export interface AtomicWriteOptions {
    * that window can leave the file empty or absent, never torn; readers must skip such a file.
    */
   flush?: "now" | "background";
+}
+
+let fs: AtomicFileSystem = nodeFileSystem;
+
+/**
+ * For tests only: makes every later call of this module go through `next` (a recording wrapper
+ * around {@link nodeFileSystem}, say) and returns the file system used until now, to restore.
+ */
+export function useFileSystem(next: AtomicFileSystem): AtomicFileSystem {
+  const previous = fs;
+  fs = next;
+  return previous;
 }
 
 /** The temp file a write of `path` goes through: `<path>.<pid>.<random>.tmp`, in the same folder. */
@@ -28,21 +39,22 @@ function tempPathFor(path: string): string {
  * and the rename are on stable storage when it returns.
  */
 export function writeFileAtomicSync(path: string, data: string, options: { fsync?: boolean } = {}): void {
-  const durable = options.fsync ?? true;
+  const durable = options.fsync !== false;
   const temp = tempPathFor(path);
-  const fd = openSync(temp, "wx", 0o644);
+  const fd = fs.openSync(temp, "wx", 0o644);
   try {
-    writeSync(fd, data);
-    if (durable) fsyncSync(fd);
-    closeSync(fd);
-    renameSync(temp, path);
-  } catch (error) {
+    // Closed exactly once, before the rename: a second close after a failed rename could close
+    // a descriptor another thread of the process has opened under the same number meanwhile.
     try {
-      closeSync(fd);
-    } catch {
-      // Already closed.
+      fs.writeSync(fd, data);
+      if (durable) fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
     }
-    rmSync(temp, { force: true });
+    fs.renameSync(temp, path);
+  } catch (error) {
+    // `force`: the folder may have gone with the temp file in it; the write's own error is the one to report.
+    fs.rmSync(temp, { force: true });
     throw error;
   }
   if (durable) syncDirQuietly(dirname(path));
@@ -55,23 +67,28 @@ export async function writeFileAtomic(path: string, data: string, options: Atomi
   try {
     // Every call goes to the thread pool: on the webhook's path a synchronous open() waits
     // behind the background flush's fsync for the same folder, and the whole App waits with it.
-    const handle = await open(temp, "wx", 0o644);
+    const handle = await fs.open(temp, "wx", 0o644);
     try {
       await handle.writeFile(data);
       if (!background) await handle.sync();
     } finally {
       await handle.close();
     }
-    await rename(temp, path);
+    await fs.rename(temp, path);
   } catch (error) {
-    await rm(temp, { force: true });
+    await fs.rm(temp, { force: true });
     throw error;
   }
   if (background) scheduleFlush(path);
   else await syncDirCoalesced(dirname(path));
 }
 
-const dirSyncs = new Map<string, { running: Promise<void>; next?: Promise<void> }>();
+/** A folder's flush under way, and the one callers arriving meanwhile share. */
+interface DirSync {
+  running: Promise<void>;
+  next?: Promise<void>;
+}
+const dirSyncs = new Map<string, DirSync>();
 
 /**
  * Flushes a folder, sharing the work between concurrent callers: a caller that arrives while a
@@ -81,24 +98,25 @@ const dirSyncs = new Map<string, { running: Promise<void>; next?: Promise<void> 
  */
 export function syncDirCoalesced(dir: string): Promise<void> {
   const current = dirSyncs.get(dir);
-  if (!current) {
-    const running = syncDir(dir).finally(() => {
-      const state = dirSyncs.get(dir);
-      if (state?.running === running && !state.next) dirSyncs.delete(dir);
+  if (current) {
+    current.next ??= current.running.catch(ignore).then(() => {
+      dirSyncs.delete(dir);
+      return syncDirCoalesced(dir);
     });
-    dirSyncs.set(dir, { running });
-    return running;
+    return current.next;
   }
-  current.next ??= current.running.catch(() => undefined).then(() => {
-    dirSyncs.delete(dir);
-    return syncDirCoalesced(dir);
-  });
-  return current.next;
+  const state: DirSync = {
+    running: syncDir(dir).finally(() => {
+      if (!state.next) dirSyncs.delete(dir);
+    }),
+  };
+  dirSyncs.set(dir, state);
+  return state.running;
 }
 
 /** Flushes a folder's entries (a rename or an unlink) to disk. */
 export async function syncDir(dir: string): Promise<void> {
-  const handle = await open(dir, "r");
+  const handle = await fs.open(dir, "r");
   try {
     await handle.sync();
   } finally {
@@ -109,11 +127,11 @@ export async function syncDir(dir: string): Promise<void> {
 /** Makes a rename durable where the file system allows fsync of a folder; atomicity does not depend on it. */
 function syncDirQuietly(dir: string): void {
   try {
-    const fd = openSync(dir, "r");
+    const fd = fs.openSync(dir, "r");
     try {
-      fsyncSync(fd);
+      fs.fsyncSync(fd);
     } finally {
-      closeSync(fd);
+      fs.closeSync(fd);
     }
   } catch {
     // Some file systems refuse to fsync a folder; harmless.
@@ -122,31 +140,44 @@ function syncDirQuietly(dir: string): void {
 
 /** The longest a background write waits before its flush starts. */
 export const BACKGROUND_FLUSH_DELAY_MS = 25;
-const pendingFlush = new Set<string>();
-let flushing: Promise<void> | undefined;
+/** The files of the batch whose flush has not started yet. */
+let collecting: Set<string> | undefined;
+/** Every batch not yet on stable storage, waiting or flushing. */
+const batches = new Set<Promise<void>>();
 
 /** Flushes files written with `flush: "background"`, their folders once each, in one batch. */
 function scheduleFlush(path: string): void {
-  pendingFlush.add(path);
   // One batch every few milliseconds: under a burst of webhooks many files share a flush,
   // so the disk sees tens of fsyncs a second instead of hundreds.
-  flushing ??= new Promise<void>((resolve) => setTimeout(resolve, BACKGROUND_FLUSH_DELAY_MS)).then(async () => {
-    const paths = [...pendingFlush];
-    pendingFlush.clear();
-    flushing = undefined;
-    for (const file of paths) await syncFile(file);
-    for (const dir of new Set(paths.map((file) => dirname(file)))) await syncDirCoalesced(dir).catch(() => undefined);
-  });
+  if (collecting) {
+    collecting.add(path);
+    return;
+  }
+  const paths = new Set([path]);
+  collecting = paths;
+  const batch = new Promise<void>((resolve) => setTimeout(resolve, BACKGROUND_FLUSH_DELAY_MS))
+    .then(() => {
+      collecting = undefined;
+      return flushBatch(paths);
+    })
+    .finally(() => batches.delete(batch));
+  batches.add(batch);
+}
+
+async function flushBatch(paths: Set<string>): Promise<void> {
+  for (const file of paths) await syncFile(file);
+  for (const dir of new Set([...paths].map((file) => dirname(file)))) await syncDirCoalesced(dir).catch(ignore);
 }
 
 /** Waits until every background write so far is on stable storage (for a clean shutdown and tests). */
 export async function flushPendingWrites(): Promise<void> {
-  while (flushing) await flushing;
+  // A batch already flushing counts too: a shutdown must not return between its fsyncs.
+  while (batches.size > 0) await Promise.all(batches);
 }
 
 async function syncFile(path: string): Promise<void> {
   try {
-    const handle = await open(path, "r");
+    const handle = await fs.open(path, "r");
     try {
       await handle.sync();
     } finally {
@@ -156,4 +187,9 @@ async function syncFile(path: string): Promise<void> {
     // Gone already (a finished job is removed) or unreadable: nothing left to flush. A disk
     // that fails fsync fails the next write loudly.
   }
+}
+
+/** A failed flush of a folder is not the caller's failure (see {@link syncDirQuietly}). */
+function ignore(): void {
+  // Nothing to do.
 }

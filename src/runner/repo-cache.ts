@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { git, repositoryLocks } from "../workspace/index.js";
+import { git, GitError, repositoryLocks } from "../workspace/index.js";
 
 /** Fetch and clone may take a while on a large repository; a hung server must not hang the runner. */
 const NETWORK_TIMEOUT_MS = 15 * 60_000;
@@ -33,15 +33,32 @@ export async function syncRepoCache(args: RepoCacheArgs): Promise<string> {
   const dir = repoCacheDir(args.harnessHome, args.owner, args.name);
   // Serialised with every other change to this repository in the process (worktrees, fetches).
   return repositoryLocks.with(dir, async () => {
-    const env = args.authEnv;
+    const fetch = (): Promise<string> => git(["fetch", "--quiet", "--prune", "origin"], { cwd: dir, env: args.authEnv, timeoutMs: NETWORK_TIMEOUT_MS });
+    // The URL this process set and then fetched from is set already: one git process less per story.
+    if (originUrls.get(dir) === args.cloneUrl && existsSync(join(dir, "HEAD"))) {
+      originUrls.delete(dir);
+      try {
+        await fetch();
+        originUrls.set(dir, args.cloneUrl);
+        return dir;
+      } catch (error) {
+        // GitHub refused or did not answer: the cache is not at fault. Otherwise it is checked as below.
+        if (error instanceof GitError && (error.kind === "auth" || error.kind === "timeout")) throw error;
+      }
+    }
+    originUrls.delete(dir);
     const usable = existsSync(join(dir, "HEAD")) &&
       (await git(["remote", "set-url", "origin", args.cloneUrl], { cwd: dir }).then(() => true, () => false));
     // A cache left half-made by a crash is made again rather than trusted.
     if (!usable) await createCache(dir, args.cloneUrl);
-    await git(["fetch", "--quiet", "--prune", "origin"], { cwd: dir, env, timeoutMs: NETWORK_TIMEOUT_MS });
+    await fetch();
+    originUrls.set(dir, args.cloneUrl);
     return dir;
   });
 }
+
+/** The clone URL each cache's `origin` was set to by this process, as long as its last fetch worked. */
+const originUrls = new Map<string, string>();
 
 /** Runs `work` while no other git work of this process changes the cache folder. */
 export function withRepoCache<T>(dir: string, work: () => Promise<T>): Promise<T> {

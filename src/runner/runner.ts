@@ -169,7 +169,7 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
       throw new StoryStop("interrupted", renderTooManyInterruptions(lease.interruptions));
     }
     const config = await readConfig(deps, github, job);
-    await prepareStoryBranch({ repoDir, branch: pull.branch });
+    await prepareStoryBranch({ repoDir, branch: pull.branch, remoteTip: pull.headSha });
     // A re-admitted story runs on the default branch as it is now (a conflict blocks it as base-conflict).
     if (job.kind === "retry-blocked") {
       const merged = await mergeDefaultBranch({ repoDir, branch: pull.branch, defaultBranch: job.repository.defaultBranch });

@@ -38,8 +38,8 @@ export async function ensureStoryPull(args: StartStoryArgs): Promise<StoryPull> 
       cwd: args.repoDir,
       env: HARNESS_IDENTITY,
     });
+    // The push moves `refs/remotes/origin/<branch>` too (the cache's fetch refspec maps it): no update-ref of our own.
     await git(["push", "--quiet", "origin", `${headSha}:refs/heads/${branch}`], { cwd: args.repoDir, env: args.authEnv, timeoutMs: 600_000 });
-    await git(["update-ref", remoteRef, headSha], { cwd: args.repoDir });
   }
   const pull = await args.github.ensureDraftPull({ branch, defaultBranch: args.defaultBranch, issue: args.issue });
   return { branch, headSha, ...pull };
@@ -51,8 +51,11 @@ export async function resolveRef(repoDir: string, ref: string): Promise<string |
   return result.exitCode === 0 ? result.stdout?.toString().trim() : undefined;
 }
 
-/** Pushes the story branch's new tip (a fast-forward of what the remote has). */
+/**
+ * Pushes the story branch's new tip (a fast-forward of what the remote has). Git itself then
+ * moves `refs/remotes/origin/<branch>` to it: the cache's `remote.origin.fetch` maps the
+ * remote's branches there, and a push updates the tracking ref of every ref it pushed.
+ */
 export async function pushStoryBranch(args: { repoDir: string; branch: string; sha: string; authEnv: Record<string, string> }): Promise<void> {
   await git(["push", "--quiet", "origin", `${args.sha}:refs/heads/${args.branch}`], { cwd: args.repoDir, env: args.authEnv, timeoutMs: 600_000 });
-  await git(["update-ref", `refs/remotes/origin/${args.branch}`, args.sha], { cwd: args.repoDir });
 }

@@ -95,7 +95,9 @@ export async function createTaskWorktree(args: CreateTaskWorktreeArgs): Promise<
 export async function removeTaskWorktree(repoDir: string, path: string): Promise<void> {
   await repositoryLocks.with(repoDir, async () => {
     const removed = await gitResult(["worktree", "remove", "--force", "--force", path], { cwd: repoDir });
-    if (removed.exitCode !== 0 || existsSync(path)) await rm(path, { recursive: true, force: true });
+    // A removal that worked took its administrative entry with it; only a folder removed by hand leaves one to prune.
+    if (removed.exitCode === 0 && !existsSync(path)) return;
+    await rm(path, { recursive: true, force: true });
     await git(["worktree", "prune"], { cwd: repoDir });
   });
 }

@@ -95,9 +95,17 @@ export function checksOn(fake: FakeGitHub, name: string, sha: string): Map<strin
   return runs;
 }
 
-/** Waits until the story's `harness / story` check run on the branch head is completed; returns it with the head. */
+/**
+ * Waits until the story's `harness / story` check run on the branch head is completed; returns it with the head.
+ * The branch head is asked of git (a process) only once the fake holds a completed story check
+ * run of this issue: polled every 20 ms, a process each time would load the machine whose
+ * throughput the tests and the scale-out bench measure.
+ */
 export async function storyEnd(fake: FakeGitHub, name: string, issue: number, timeoutMs = 90_000): Promise<{ head: string; story: CheckRunRecord }> {
+  const ended = (run: CheckRunRecord): boolean =>
+    run.repo === `${OWNER}/${name}` && run.name === "harness / story" && run.status === "completed" && (run.externalId === null || run.externalId === `story-${issue}`);
   return eventually(`story ${name}#${issue} to end`, async () => {
+    if (!fake.state.checkRuns.some(ended)) return undefined;
     const head = await fake.branchHead(OWNER, name, `harness/story-${issue}`);
     if (!head) return undefined;
     const story = checksOn(fake, name, head).get("harness / story");

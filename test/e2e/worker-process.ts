@@ -22,12 +22,13 @@ export interface RunningWorker {
   kill9(): Promise<ExecResult>;
 }
 
-export async function startWorker(args: { fake: FakeGitHub; name: string; home: string; workDir: string; env: Record<string, string> }): Promise<RunningWorker> {
+/** `nodeArgs` go before the program (the scale-out bench preloads its tracer with them). */
+export async function startWorker(args: { fake: FakeGitHub; name: string; home: string; workDir: string; env: Record<string, string>; nodeArgs?: string[] }): Promise<RunningWorker> {
   const logPath = join(args.workDir, `worker-${args.name}.log`);
   const abort = new AbortController();
   let pid = 0;
   let exited: ExecResult | undefined;
-  const done = exec([process.execPath, BIN, "worker"], {
+  const done = exec([process.execPath, ...(args.nodeArgs ?? []), BIN, "worker"], {
     cwd: args.workDir,
     env: {
       set: {

@@ -51,6 +51,20 @@ describe("exec before and around the start", () => {
     expect(result.stdout?.toString()).toBe("end\n");
   });
 
+  it("goes on when the child exits without reading a large input (the broken pipe is not an error of the call)", async () => {
+    const result = await exec(["true"], { cwd: makeTempDir(), input: Buffer.alloc(8 * 1024 * 1024, 0x61) });
+    expect(result.exitCode).toBe(0);
+    expect(result.spawnError).toBeUndefined();
+  });
+
+  it("takes no longer, by its own measure, than the call took", async () => {
+    const before = performance.now();
+    const result = await exec(["sh", "-c", "sleep 0.1"], { cwd: makeTempDir() });
+    const took = performance.now() - before;
+    expect(result.durationMs).toBeGreaterThanOrEqual(100);
+    expect(result.durationMs).toBeLessThanOrEqual(Math.ceil(took));
+  });
+
   it("refuses an empty program name itself, and passes node's refusal of a NUL byte on", async () => {
     const dir = makeTempDir();
     await expect(exec([""], { cwd: dir })).rejects.toThrow("exec: argv must name a program");

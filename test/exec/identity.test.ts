@@ -6,7 +6,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { exec, identityOf, isRunning, ProcessLedger, reapOrphans, selfIdentity, UNKNOWN_START, type ExecResult } from "../../src/exec/index.js";
 import { eventually } from "../support/poll.js";
-import { makeTempDir, removeTempDirs } from "../support/tmp.js";
+import { makeTempDir, readPid, removeTempDirs } from "../support/tmp.js";
 
 afterAll(removeTempDirs);
 
@@ -17,13 +17,42 @@ async function deadPid(): Promise<number> {
   return pid;
 }
 
-/** Starts `sleep 600` in its own group; `stop()` ends it and resolves with its result. */
-async function sleeper(): Promise<{ pid: number; stop: () => Promise<ExecResult>; result: Promise<ExecResult> }> {
+interface Sleeper {
+  pid: number;
+  result: Promise<ExecResult>;
+  /** Ends it (its group) and resolves with its result. */
+  stop: () => Promise<ExecResult>;
+}
+
+/**
+ * Starts a shell in its own group that prints a line each second until it is stopped. Once
+ * nobody reads its output (this test process ended, for example by a mutation run's timeout,
+ * before a `finally` could stop it), its next line fails and ends it: no sleeper outlives its
+ * test process by more than a second.
+ */
+async function sleeper(): Promise<Sleeper> {
   const controller = new AbortController();
   let pid = 0;
-  const result = exec(["sleep", "600"], { cwd: makeTempDir(), signal: controller.signal, killGraceMs: 300, onSpawn: (child) => (pid = child) });
-  await eventually("the sleeper to start", () => (pid !== 0 && identityOf(pid) ? true : undefined), 60_000);
-  return { pid, result, stop: () => (controller.abort(), result) };
+  const result = exec(["sh", "-c", "while echo; do sleep 1; done"], { cwd: makeTempDir(), signal: controller.signal, killGraceMs: 300, onSpawn: (child) => (pid = child) });
+  const stop = (): Promise<ExecResult> => (controller.abort(), result);
+  try {
+    await eventually("the sleeper to start", () => (pid !== 0 ? true : undefined), 60_000);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { pid, result, stop };
+}
+
+/** Runs `use` with `count` sleepers, and stops every one that started, whatever happens. */
+async function withSleepers(count: number, use: (sleepers: Sleeper[]) => Promise<void>): Promise<void> {
+  const started: Sleeper[] = [];
+  try {
+    for (let i = 0; i < count; i += 1) started.push(await sleeper());
+    await use(started);
+  } finally {
+    for (const each of started) await each.stop();
+  }
 }
 
 describe("identityOf and isRunning", () => {
@@ -58,19 +87,15 @@ describe("ProcessLedger", () => {
   it("records each running child with its owner and program, and forgets it", async () => {
     const dir = join(makeTempDir(), "ledger");
     const ledger = new ProcessLedger(dir);
-    const first = await sleeper();
-    const second = await sleeper();
-    try {
-      ledger.started(first.pid, "sleep");
-      ledger.started(second.pid, "sleep");
+    await withSleepers(2, async ([first, second]) => {
+      if (!first || !second) throw new Error("two sleepers");
+      ledger.started(first.pid, "sh");
+      ledger.started(second.pid, "sh");
       expect(readdirSync(dir).sort()).toEqual([`${first.pid}.json`, `${second.pid}.json`].sort());
-      expect(JSON.parse(readFileSync(join(dir, `${first.pid}.json`), "utf8"))).toEqual({ child: identityOf(first.pid), owner: selfIdentity(), program: "sleep" });
+      expect(JSON.parse(readFileSync(join(dir, `${first.pid}.json`), "utf8"))).toEqual({ child: identityOf(first.pid), owner: selfIdentity(), program: "sh" });
       ledger.ended(first.pid);
       expect(readdirSync(dir)).toEqual([`${second.pid}.json`]);
-    } finally {
-      await first.stop();
-      await second.stop();
-    }
+    });
   });
 
   it("records nothing for a child that is already gone, and forgetting one never recorded is fine", async () => {
@@ -90,24 +115,47 @@ describe("reapOrphans", () => {
 
   it("ends a running child of a dead owner, keeps a live owner's record, and drops torn and stale ones", async () => {
     const dir = makeTempDir();
-    const orphan = await sleeper();
-    const kept = await sleeper();
-    try {
+    await withSleepers(2, async ([orphan, kept]) => {
+      if (!orphan || !kept) throw new Error("two sleepers");
       const deadOwner = { pid: await deadPid(), startTime: "0:0" };
       const write = (name: string, text: string): void => writeFileSync(join(dir, name), text);
-      write(`${orphan.pid}.json`, JSON.stringify({ child: identityOf(orphan.pid), owner: deadOwner, program: "sleep" }));
-      write(`${kept.pid}.json`, JSON.stringify({ child: identityOf(kept.pid), owner: selfIdentity(), program: "sleep" }));
+      write(`${orphan.pid}.json`, JSON.stringify({ child: identityOf(orphan.pid), owner: deadOwner, program: "sh" }));
+      write(`${kept.pid}.json`, JSON.stringify({ child: identityOf(kept.pid), owner: selfIdentity(), program: "sh" }));
       write("torn.json", '{"child":{"pid":');
       // A child that is no longer the recorded process (the pid lives on, started at another time).
-      write("stale.json", JSON.stringify({ child: { pid: kept.pid, startTime: "0:0" }, owner: deadOwner, program: "sleep" }));
+      write("stale.json", JSON.stringify({ child: { pid: kept.pid, startTime: "0:0" }, owner: deadOwner, program: "sh" }));
       write("notes.txt", "not a record");
-      expect(reapOrphans(dir)).toEqual([{ pid: orphan.pid, program: "sleep" }]);
+      expect(reapOrphans(dir)).toEqual([{ pid: orphan.pid, program: "sh" }]);
       expect((await orphan.result).signal).toBe("SIGKILL");
       expect(readdirSync(dir).sort()).toEqual([`${kept.pid}.json`, "notes.txt"].sort());
       expect(identityOf(kept.pid)).toBeDefined();
+    });
+  });
+
+  it("ends the orphan's whole group, not only its leader", async () => {
+    const dir = makeTempDir();
+    // A group of its own, outside exec's (setsid), so that nothing but reapOrphans ends it: the
+    // leader and a member that runs until it is ended or this test process is gone.
+    const member = `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done`;
+    const script = `setsid sh -c '${member} & echo $! > member.tmp; mv member.tmp member; echo $$ > leader.tmp; mv leader.tmp leader; wait' >/dev/null 2>&1 &`;
+    const pids: number[] = [];
+    try {
+      await exec(["sh", "-c", script], { cwd: dir });
+      await eventually("the group to start", () => (existsSync(join(dir, "leader")) ? true : undefined), 60_000);
+      const [leader, inGroup] = [readPid(join(dir, "leader")), readPid(join(dir, "member"))];
+      pids.push(leader, inGroup);
+      writeFileSync(join(dir, `${leader}.json`), JSON.stringify({ child: identityOf(leader), owner: { pid: await deadPid(), startTime: "0:0" }, program: "sh" }));
+      expect(reapOrphans(dir)).toEqual([{ pid: leader, program: "sh" }]);
+      await eventually("the group's member to end", () => (identityOf(inGroup) ? undefined : true), 60_000);
+      expect(identityOf(leader)).toBeUndefined();
     } finally {
-      await orphan.stop();
-      await kept.stop();
+      for (const pid of pids) {
+        try {
+          process.kill(pid, "SIGKILL");
+        } catch {
+          // Gone, as it should be.
+        }
+      }
     }
   });
 });

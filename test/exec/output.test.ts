@@ -117,15 +117,16 @@ describe("a log that fails while the child runs", () => {
 });
 
 describe("the log file once the run is over", () => {
-  /** Whether this process still holds a descriptor of `path`. */
-  const holds = (path: string): boolean =>
-    readdirSync("/proc/self/fd").some((fd) => {
+  /** How many descriptors of `path` this process holds. */
+  const descriptors = (path: string): number =>
+    readdirSync("/proc/self/fd").filter((fd) => {
       try {
         return readlinkSync(`/proc/self/fd/${fd}`) === path;
       } catch {
         return false; // closed while we looked
       }
-    });
+    }).length;
+  const holds = (path: string): boolean => descriptors(path) > 0;
 
   it("is closed, whether the child wrote it directly, through pipes, or capped", async () => {
     const dir = makeTempDir();
@@ -134,6 +135,36 @@ describe("the log file once the run is over", () => {
       await exec(["sh", "-c", "echo some output that is longer than the cap"], { cwd: dir, logPath, ...extra });
       expect(holds(logPath)).toBe(false);
     }
+  });
+
+  it("is closed when it is not a regular file (/dev/null), which the child cannot write directly", async () => {
+    const before = descriptors("/dev/null");
+    const result = await exec(["sh", "-c", "echo kept"], { cwd: makeTempDir(), logPath: "/dev/null" });
+    expect(result.tail).toBe("kept");
+    expect(descriptors("/dev/null")).toBe(before);
+  });
+});
+
+describe("a log in a folder that does not exist yet", () => {
+  it("gets its folder made, whether the child writes it or the harness's pipes do", async () => {
+    const dir = makeTempDir();
+    for (const [name, extra] of [["direct", {}], ["piped", { captureStdout: true }]] as const) {
+      const logPath = join(dir, name, "deeper", "run.log");
+      await exec(["echo", name], { cwd: dir, logPath, ...extra });
+      expect(readFileSync(logPath, "utf8")).toBe(`${name}\n`);
+    }
+  });
+
+  it("is named before anything runs when the folder cannot be made, also when the child would write it", async () => {
+    const dir = makeTempDir();
+    writeFileSync(join(dir, "file"), "");
+    const touched = join(dir, "ran");
+    const logPath = join(dir, "file", "x.log");
+    const failure = await exec(["touch", touched], { cwd: dir, logPath }).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(ExecLogError);
+    expect(failure).toMatchObject({ logPath, failureClass: "internal-error" });
+    expect((failure as Error).message).toMatch(/^cannot open log file .*x\.log: E[A-Z]+: /);
+    expect(() => readFileSync(touched)).toThrow();
   });
 });
 

@@ -1,4 +1,4 @@
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createTaskWorktree, git, removeTaskWorktree, storyDirName, taskWorktreePath, WorktreeError } from "../../src/workspace/index.js";
 import { commitAll, initRepo, makeTempDir, removeTempDirs } from "../support/tmp.js";
@@ -33,6 +33,16 @@ describe("task worktrees", () => {
     expect(made.map((worktree) => existsSync(worktree.path))).toEqual(ids.map(() => true));
     await Promise.all(made.map((worktree) => removeTaskWorktree(repo, worktree.path)));
     expect((await git(["worktree", "list", "--porcelain"], { cwd: repo })).split("\n").filter((line) => line.startsWith("worktree "))).toHaveLength(1);
+  });
+
+  it("removes the entry of a worktree whose folder was removed by hand, and the branch can be checked out again", async () => {
+    const { repo, home } = await repoWithHome();
+    const gone = await createTaskWorktree({ repoDir: repo, harnessHome: home, storyId: "9", taskId: "task-1", branch: "harness/story-9", baseRef: "HEAD" });
+    rmSync(gone.path, { recursive: true, force: true });
+    await removeTaskWorktree(repo, gone.path);
+    expect(await git(["worktree", "list", "--porcelain"], { cwd: repo })).not.toContain("task-1");
+    const again = await createTaskWorktree({ repoDir: repo, harnessHome: home, storyId: "9", taskId: "task-2", branch: "harness/story-9", baseRef: "HEAD" });
+    expect(await git(["symbolic-ref", "--short", "HEAD"], { cwd: again.path })).toBe("harness/story-9");
   });
 
   it("continues an existing branch from its tip, in a different folder for a different task", async () => {

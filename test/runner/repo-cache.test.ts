@@ -69,6 +69,8 @@ describe("repository cache", () => {
     expect(tip).toBe(await fake.branchHead("acme", "hooked", "main"));
     await pushStoryBranch({ repoDir: dir, branch: "harness/story-1", sha: tip, authEnv: args.authEnv });
     expect(await fake.branchHead("acme", "hooked", "harness/story-1")).toBe(tip);
+    // Git moved the cache's tracking ref of the pushed branch itself (the cache's fetch refspec maps it).
+    expect(await git(["rev-parse", "refs/remotes/origin/harness/story-1"], { cwd: dir, readOnly: true })).toBe(tip);
     expect(existsSync(ran)).toBe(false);
 
     // The fixture is live: the same push by git without the harness's flags runs the hooks, token and all.
@@ -78,6 +80,31 @@ describe("repository cache", () => {
     expect(leaked).toContain("pre-push");
     expect(leaked).toContain("reference-transaction");
     expect(leaked).toContain(Buffer.from(`x-access-token:${token}`).toString("base64"));
+  });
+
+  it("sets the remote URL again when the repository's clone URL changed, and after a fetch that failed", async () => {
+    const repo = await fake.addRepository({ owner: "acme", name: "moved", files: { "README.md": "one\n" } });
+    const args = { harnessHome: join(root, "home"), owner: "acme", name: "moved", cloneUrl: repo.cloneUrl, authEnv: fake.gitAuthEnv(fake.mintToken()) };
+    const dir = await syncRepoCache(args);
+    const gone = "http://127.0.0.1:1/acme/moved.git";
+    await expect(syncRepoCache({ ...args, cloneUrl: gone })).rejects.toThrow();
+    expect(readFileSync(join(dir, "config"), "utf8")).toContain(gone);
+    // The URL that fetched last is not trusted after that failure: it is set again, and the fetch works.
+    expect(await syncRepoCache(args)).toBe(dir);
+    expect(readFileSync(join(dir, "config"), "utf8")).toContain(repo.cloneUrl);
+    expect(readFileSync(join(dir, "config"), "utf8")).not.toContain(gone);
+    expect(await git(["rev-parse", "refs/remotes/origin/main"], { cwd: dir, readOnly: true })).toBe(await fake.branchHead("acme", "moved", "main"));
+  });
+
+  it("makes a cache whose configuration was lost again, though this process had set its URL and fetched", async () => {
+    const repo = await fake.addRepository({ owner: "acme", name: "damaged", files: { "README.md": "one\n" } });
+    const args = { harnessHome: join(root, "home"), owner: "acme", name: "damaged", cloneUrl: repo.cloneUrl, authEnv: fake.gitAuthEnv(fake.mintToken()) };
+    const dir = await syncRepoCache(args);
+    writeFileSync(join(dir, "config"), "[core]\n\tbare = true\n");
+    // The fetch of the URL this process set fails, not for GitHub's reasons: the cache is checked and made again.
+    expect(await syncRepoCache(args)).toBe(dir);
+    expect(readFileSync(join(dir, "config"), "utf8")).toContain(repo.cloneUrl);
+    expect(await git(["rev-parse", "refs/remotes/origin/main"], { cwd: dir, readOnly: true })).toBe(await fake.branchHead("acme", "damaged", "main"));
   });
 
   it("is refused without a token: the fake's git endpoint requires one", async () => {
