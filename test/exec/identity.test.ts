@@ -135,9 +135,10 @@ describe("reapOrphans", () => {
   it("ends the orphan's whole group, not only its leader", async () => {
     const dir = makeTempDir();
     // A group of its own, outside exec's (setsid), so that nothing but reapOrphans ends it: the
-    // leader and a member that runs until it is ended or this test process is gone.
+    // leader and a member that runs until it is ended or this test process is gone. The script
+    // waits for the leader, or exec would end setsid with its group before it left it.
     const member = `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done`;
-    const script = `setsid sh -c '${member} & echo $! > member.tmp; mv member.tmp member; echo $$ > leader.tmp; mv leader.tmp leader; wait' >/dev/null 2>&1 &`;
+    const script = `setsid sh -c '${member} & echo $! > member.tmp; mv member.tmp member; echo $$ > leader.tmp; mv leader.tmp leader; wait' >/dev/null 2>&1 & while [ ! -f leader ]; do sleep 0.02; done`;
     const pids: number[] = [];
     try {
       await exec(["sh", "-c", script], { cwd: dir });
