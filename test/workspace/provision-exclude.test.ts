@@ -45,6 +45,13 @@ describe("excludeReceipt", () => {
     expect(openOn(excludePath)).toEqual([]);
   });
 
+  it("with an info folder but no exclude file creates the file", async () => {
+    const { repo, excludePath } = await repoWithExclude(undefined);
+    mkdirSync(join(repo, ".git", "info"));
+    await excludeReceipt(repo);
+    expect(readFileSync(excludePath, "utf8")).toBe(LINES);
+  });
+
   it("appends only the line that is missing; a present line with trailing blanks (which git ignores) counts", async () => {
     const { repo, excludePath } = await repoWithExclude(`/${PROVISION_RECEIPT}   \n`);
     await excludeReceipt(repo);
