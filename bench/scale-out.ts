@@ -14,6 +14,7 @@
  * and what fills those gaps (each worker traces its child processes, HTTP requests, Redis
  * commands and CPU: bench/lib/trace-preload.mjs, bench/lib/gap-trace.ts). `--workers N` runs
  * only N workers, `--rounds` times: the per-step figures without the pairs and the latency part.
+ * With `--breakdown`, `BENCH_CPU_PROF=<dir>` also has each worker write a V8 CPU profile there.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -62,7 +63,7 @@ async function throughput(fake: FakeGitHub, redis: RedisServer, workers: number,
   for (let index = 0; index < workers; index += 1) {
     const home = join(root, `w${index}`);
     // With --breakdown each worker traces its processes, requests and Redis commands (bench/lib/trace-preload.mjs).
-    const trace: { nodeArgs: string[]; traceEnv: Record<string, string> } = values.breakdown ? { nodeArgs: ["--import", TRACER], traceEnv: { HARNESS_TRACE_FILE: traceFile(home) } } : { nodeArgs: [], traceEnv: {} };
+    const trace: { nodeArgs: string[]; traceEnv: Record<string, string> } = values.breakdown ? { nodeArgs: ["--import", TRACER, ...(process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [])], traceEnv: { HARNESS_TRACE_FILE: traceFile(home) } } : { nodeArgs: [], traceEnv: {} };
     running.push(await startWorker({ fake, name: `w${index}`, home, workDir: root, env: { ...env, HARNESS_CONCURRENCY: "1", ...trace.traceEnv }, nodeArgs: trace.nodeArgs }));
   }
   try {

@@ -195,6 +195,6 @@ function guardProbotWebhooks(app: Probot, options: { secret: string; path: strin
   const original = app.getNodeMiddleware.bind(app);
   app.getNodeMiddleware = async (middlewareOptions) => {
     const inner = (await original(middlewareOptions)) as NodeMiddleware;
-    return guardWebhooks(inner, { ...options, log: app.log }) as Awaited<ReturnType<Probot["getNodeMiddleware"]>>;
+    return guardWebhooks(inner, { ...options, log: app.log, receive: (event) => app.receive(event as Parameters<Probot["receive"]>[0]) }) as Awaited<ReturnType<Probot["getNodeMiddleware"]>>;
   };
 }

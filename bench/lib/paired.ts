@@ -4,6 +4,10 @@
  * ratio, and the figure is the median of those ratios with their range. When the baseline
  * itself moved more than the effect being claimed, the result says "inconclusive" instead
  * of a number someone might quote.
+ *
+ * How far the baseline "moved" is its interquartile range over its median, not its full
+ * range: the range of n samples only widens as n grows, so with the range more repetitions
+ * (the cure for a noisy machine) made every verdict inconclusive, one stray sample sufficing.
  */
 import { loadavg } from "node:os";
 
@@ -21,7 +25,7 @@ export interface PairedResult {
   maxRatio: number;
   medianSubjectMs: number;
   medianBaselineMs: number;
-  /** The baseline's own spread: (max − min) ÷ median of its samples. */
+  /** The baseline's own spread: its interquartile range ÷ its median (see the file's comment). */
   baselineSpread: number;
   /** True when the baseline moved more than the effect (|median ratio − 1|). */
   inconclusive: boolean;
@@ -37,6 +41,17 @@ export function median(samples: readonly number[]): number {
   return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
+/** The `q` quantile of `samples` (0 ≤ q ≤ 1), interpolated between the two nearest ranks. */
+export function quantile(samples: readonly number[], q: number): number {
+  if (samples.length === 0) return Number.NaN;
+  const sorted = [...samples].sort((a, b) => a - b);
+  const position = (sorted.length - 1) * q;
+  const below = Math.floor(position);
+  const lower = sorted[below] as number;
+  const upper = sorted[Math.min(below + 1, sorted.length - 1)] as number;
+  return lower + (upper - lower) * (position - below);
+}
+
 /** True when repetition `rep` runs the subject first: the ABBA pattern (A B, B A, A B, …). */
 export function subjectFirst(rep: number): boolean {
   return rep % 2 === 0;
@@ -48,7 +63,7 @@ export function summarisePairs(subjectMs: readonly number[], baselineMs: readonl
   const ratios = subjectMs.map((value, index) => value / (baselineMs[index] as number));
   const medianRatio = median(ratios);
   const medianBaselineMs = median(baselineMs);
-  const baselineSpread = (Math.max(...baselineMs) - Math.min(...baselineMs)) / medianBaselineMs;
+  const baselineSpread = (quantile(baselineMs, 0.75) - quantile(baselineMs, 0.25)) / medianBaselineMs;
   return {
     reps: ratios.length,
     subjectMs: [...subjectMs],

@@ -2,7 +2,7 @@ import {
   announceNotices, commentNotice, HARNESS_CONFIG_PATH, isCompletedStory, PUSH_SLOT, postNotices, renderAlreadyCompleted, renderPushStillWaiting, renderSandboxUnavailable, renderTooManyInterruptions, storyGitHub, untilGitHubAnswers,
   type AppOctokit, type GitHubDownOptions, type Outbox, type ReporterTarget, type StoryGitHub,
 } from "../github/index.js";
-import type { JobLease, JobWorker, StoryJob } from "../queue/index.js";
+import type { JobLease, JobWorker } from "../queue/index.js";
 import { TaskSlots, type FailureClass, type HarnessConfig, type RunStoryArgs, type StoryOutcome, type Workflow } from "../pipeline/index.js";
 import { runInStepScope } from "../exec/index.js";
 import { processLedger, recoverAfterCrash } from "./recovery.js";
@@ -149,6 +149,9 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
     if ((await outbox()).pending(story, PUSH_SLOT) && (await (await outbox()).deliverNow(story, PUSH_SLOT, 1, signal)) === "pending") {
       throw new StoryStop("git-failed", renderPushStillWaiting());
     }
+    // Asked now, read after the pull request is there: GitHub answers while git fetches and pushes.
+    const configText = github.harnessConfigText(job.repository.defaultBranch);
+    configText.catch(() => undefined); // its failure is the story's where it is read, not an unhandled rejection
     const authEnv = await github.gitAuthEnv();
     const repoDir = await syncRepoCache({ harnessHome: deps.harnessHome, owner, name: repo, cloneUrl: job.repository.cloneUrl, authEnv });
     pull = await ensureStoryPull({ github, repoDir, defaultBranch: job.repository.defaultBranch, issue: job.issue, authEnv });
@@ -168,7 +171,7 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
     if (lease.interruptions > (deps.maxResumes ?? 1)) {
       throw new StoryStop("interrupted", renderTooManyInterruptions(lease.interruptions));
     }
-    const config = await readConfig(deps, github, job);
+    const config = readConfig(deps, await configText);
     await prepareStoryBranch({ repoDir, branch: pull.branch, remoteTip: pull.headSha });
     // A re-admitted story runs on the default branch as it is now (a conflict blocks it as base-conflict).
     if (job.kind === "retry-blocked") {
@@ -211,9 +214,8 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
   }
 }
 
-/** Reads and validates `.github/harness.yml`; an invalid one stops the story as `config-invalid`. */
-async function readConfig(deps: StoryRunnerDeps, github: StoryGitHub, job: StoryJob): Promise<HarnessConfig> {
-  const text = await github.harnessConfigText(job.repository.defaultBranch);
+/** Validates `.github/harness.yml` (its text, undefined when there is none); an invalid one stops the story as `config-invalid`. */
+function readConfig(deps: StoryRunnerDeps, text: string | undefined): HarnessConfig {
   if (text === undefined) return deps.pipeline.defaultConfig;
   try {
     return deps.pipeline.parseHarnessConfig(text, HARNESS_CONFIG_PATH);

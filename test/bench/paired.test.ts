@@ -1,5 +1,5 @@
 /** The verdict logic of paired benchmarks (pure: no timing is measured here). */
-import { formatPaired, measurePaired, median, medianDifference, subjectFirst, summarisePairs } from "../../bench/lib/paired.js";
+import { formatPaired, measurePaired, median, medianDifference, quantile, subjectFirst, summarisePairs } from "../../bench/lib/paired.js";
 
 const load = { before: 1, after: 1 };
 
@@ -13,11 +13,22 @@ describe("paired benchmark summaries", () => {
   });
 
   it("is inconclusive when the baseline moved more than the effect", () => {
-    const result = summarisePairs([105, 210, 106], [100, 200, 100], load);
-    expect(result.medianRatio).toBeCloseTo(1.05);
-    expect(result.baselineSpread).toBe(1);
+    const result = summarisePairs([105, 210, 106, 212], [100, 200, 100, 200], load);
+    expect(result.medianRatio).toBeCloseTo(1.055);
+    // Quartiles 100 and 200 around a median of 150.
+    expect(result.baselineSpread).toBeCloseTo(100 / 150);
     expect(result.inconclusive).toBe(true);
     expect(formatPaired("x", result, { max: 1.3 })).toContain("INCONCLUSIVE");
+  });
+
+  it("measures the baseline's movement by its interquartile range, so one stray sample does not void a run", () => {
+    const steady = [100, 101, 99, 100, 102, 98, 100, 400, 100];
+    const result = summarisePairs(steady.map((value) => value * 0.8), steady, load);
+    // Sorted: 98 99 [100] 100 100 100 [101] 102 400: quartiles 100 and 101.
+    expect(result.baselineSpread).toBeCloseTo(1 / 100);
+    expect(result.inconclusive).toBe(false);
+    expect(quantile([1, 2, 3, 4], 0.25)).toBe(1.75);
+    expect(quantile([5], 0.75)).toBe(5);
   });
 
   it("says whether a target was met", () => {

@@ -101,3 +101,91 @@ describe("guardWebhooks", () => {
     expect(reached).toContain(body);
   });
 });
+
+describe("guardWebhooks answering deliveries itself (given Probot's receive)", () => {
+  let own: Server;
+  let ownPort: number;
+  const received: { id: string; name: string; payload: unknown }[] = [];
+  const innerReached: string[] = [];
+  const ownLog = new RecordingLog();
+  let behaviour: "ok" | "fail" | "slow" = "ok";
+  let releaseSlow: () => void = () => undefined;
+
+  beforeAll(async () => {
+    const guard = guardWebhooks(
+      async (request, response) => {
+        innerReached.push(request.url ?? "");
+        response.writeHead(404).end();
+        return true;
+      },
+      {
+        path: PATH, secret: SECRET, log: ownLog, maxBytes: MAX, bodyDeadlineMs: 30_000, answerWithinMs: 200,
+        receive: async (event) => {
+          received.push(event);
+          if (behaviour === "fail") throw Object.assign(new AggregateError([Object.assign(new Error("no such installation"), { status: 404 })]), {});
+          if (behaviour === "slow") await new Promise<void>((resolve) => (releaseSlow = resolve));
+        },
+      },
+    );
+    own = createServer((request, response) => void guard(request, response));
+    await new Promise<void>((resolve) => own.listen(0, "127.0.0.1", resolve));
+    ownPort = (own.address() as AddressInfo).port;
+  });
+
+  afterAll(async () => {
+    releaseSlow();
+    own.closeAllConnections();
+    await new Promise((resolve) => own.close(resolve));
+  });
+
+  const post = async (body: string, headers: Record<string, string> = {}, path = PATH): Promise<{ status: number; text: string }> => {
+    const response = await fetch(`http://127.0.0.1:${ownPort}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-github-event": "issues", "x-github-delivery": "d-own", "x-hub-signature-256": sign(body), ...headers },
+      body,
+    });
+    return { status: response.status, text: await response.text() };
+  };
+
+  it("hands a verified delivery to receive, parsed once, and answers 200 when the handlers are done", async () => {
+    behaviour = "ok";
+    const answer = await post(JSON.stringify({ action: "labeled", marker: 1 }), {}, `${PATH}/`);
+    expect(answer).toEqual({ status: 200, text: "ok\n" });
+    expect(received.at(-1)).toEqual({ id: "d-own", name: "issues", payload: { action: "labeled", marker: 1 } });
+    expect(innerReached).toEqual([]);
+  });
+
+  it("still sends other paths and methods to the inner middleware", async () => {
+    await post("{}", {}, "/elsewhere");
+    await fetch(`http://127.0.0.1:${ownPort}${PATH}`);
+    expect(innerReached).toEqual(["/elsewhere", PATH]);
+  });
+
+  it("refuses what Probot's middleware refuses, before any handler runs: wrong content type, missing headers, a body that is not JSON", async () => {
+    const before = received.length;
+    expect((await post("{}", { "content-type": "text/plain" })).status).toBe(415);
+    const noEvent = await fetch(`http://127.0.0.1:${ownPort}${PATH}`, { method: "POST", headers: { "content-type": "application/json; charset=utf-8", "x-github-delivery": "d-x", "x-hub-signature-256": sign("{}") }, body: "{}" });
+    expect(noEvent.status).toBe(400);
+    expect(await noEvent.text()).toContain("x-github-event");
+    const notJson = await post("{not json");
+    expect(notJson.status).toBe(400);
+    expect(notJson.text).toContain("not JSON");
+    expect(received.length).toBe(before);
+  });
+
+  it("answers a handler's failure with its status and message, logged without the payload", async () => {
+    behaviour = "fail";
+    const answer = await post(JSON.stringify({ secret_marker: "payload-never-logged" }));
+    expect(answer.status).toBe(404);
+    expect(answer.text).toContain("no such installation");
+    expect(ownLog.lines.some((entry) => entry.message === "webhook handler failed")).toBe(true);
+    expect(JSON.stringify(ownLog.lines)).not.toContain("payload-never-logged");
+  });
+
+  it("answers 202 when the handlers are still running past the answer's deadline", async () => {
+    behaviour = "slow";
+    const answer = await post(JSON.stringify({ slow: true }));
+    expect(answer).toEqual({ status: 202, text: "still processing\n" });
+    releaseSlow();
+  });
+});

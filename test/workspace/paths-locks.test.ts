@@ -62,6 +62,48 @@ describe("RepoLocks", () => {
     expect(events).toEqual(["a start", "other", "a end", "b", "c"]);
   });
 
+  it("a holder asking while a later one runs waits for that one, not only for the first", async () => {
+    const repo = makeTempDir();
+    const locks = new RepoLocks();
+    const events: string[] = [];
+    const first = gate();
+    const second = gate();
+    const secondStarted = gate();
+    const a = locks.with(repo, async () => {
+      await first.wait;
+      events.push("a");
+    });
+    const b = locks.with(repo, async () => {
+      events.push("b start");
+      secondStarted.open();
+      await second.wait;
+      events.push("b end");
+    });
+    first.open();
+    await secondStarted.wait;
+    // The first holder is gone; its release must not have dropped the second one's place.
+    const c = locks.with(repo, async () => events.push("c"));
+    await new Promise((resolve) => setImmediate(resolve));
+    second.open();
+    await Promise.all([a, b, c]);
+    expect(events).toEqual(["a", "b start", "b end", "c"]);
+  });
+
+  it("keeps folders that do not exist apart: each is its own lock", async () => {
+    const dir = makeTempDir();
+    const locks = new RepoLocks();
+    const held = gate();
+    const events: string[] = [];
+    const a = locks.with(join(dir, "missing-a"), async () => {
+      await held.wait;
+      events.push("a");
+    });
+    await locks.with(join(dir, "missing-b"), async () => events.push("b"));
+    held.open();
+    await a;
+    expect(events).toEqual(["b", "a"]);
+  });
+
   it("releases the lock when the work fails, and keeps no entry once the queue is empty", async () => {
     const locks = new RepoLocks();
     const repo = makeTempDir();

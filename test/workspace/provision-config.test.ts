@@ -23,6 +23,7 @@ describe("ProvisionConfigError", () => {
     expect(failure({ command: "  " }).message).toBe('provision.command must not be empty, got "  "');
     expect(failure({ command: 42 }).message).toBe("provision.command must be a string, got 42");
     expect(failure({ env: "PATH" }).message).toBe('provision.env must be an object, got "PATH"');
+    expect(failure({ env: { set: { A: 1 } } }).message).toBe('provision.env.set must map names to string values, got {"A":1}');
     expect(new ProvisionConfigError("command", undefined, "is required").message).toBe("provision.command is required, got nothing");
   });
 

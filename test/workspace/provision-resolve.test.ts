@@ -64,6 +64,11 @@ describe("resolveProvisionCommand ladder", () => {
   it("a lockfile name that is a folder does not count", () => {
     expect(resolveProvisionCommand({ worktree: worktreeWith({ "package-lock.json/x": "" }) }).source).toBe("none");
   });
+
+  it("a hook name that is a folder (searchable, so executable to access()) does not count", () => {
+    const worktree = worktreeWith({ ".harness/provision.sh/x": "", "yarn.lock": "" });
+    expect(resolveProvisionCommand({ worktree }).source).toBe("yarn");
+  });
 });
 
 describe("validateProvisionConfig", () => {

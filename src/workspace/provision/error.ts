@@ -38,8 +38,9 @@ export class WorkspaceProvisionError extends Error {
     // Bounded here too, so no caller can put an unbounded tail into a journal or a comment;
     // the lines that carry the error are kept even when they are far from the end.
     this.logTail = failure.logTail === "" ? "" : provisionLogTail(failure.logPath, failure.logTail);
-    if (failure.taskId !== undefined) this.taskId = failure.taskId;
-    if (failure.phase !== undefined) this.phase = failure.phase;
+    // Declared fields exist on every instance (undefined when not given), so no check is needed.
+    this.taskId = failure.taskId;
+    this.phase = failure.phase;
     this.timedOut = failure.timedOut ?? false;
     this.attempts = failure.attempts ?? 0;
   }

@@ -44,20 +44,15 @@ export function resolveProvisionCommand(args: { worktree: string; config?: Provi
 }
 
 function isFile(path: string): boolean {
-  try {
-    return statSync(path).isFile();
-  } catch {
-    return false;
-  }
+  // On one line so the mark reaches the catch (the try's own block is pinned by the ladder's tests).
+  // Stryker disable next-line BlockStatement: an empty catch answers undefined, which every caller reads as false
+  try { return statSync(path).isFile(); } catch { return false; }
 }
 
 /** A hook without the executable bit is ignored on purpose: the repository did not opt in. */
 function isExecutableFile(path: string): boolean {
   if (!isFile(path)) return false;
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
+  // On one line so the mark reaches the catch (the try's own block is pinned by the hook tests).
+  // Stryker disable next-line BlockStatement: an empty catch answers undefined, which every caller reads as false
+  try { accessSync(path, constants.X_OK); return true; } catch { return false; }
 }

@@ -1,4 +1,4 @@
-import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { git, gitBytes, gitResult, HARNESS_IDENTITY } from "../../../src/workspace/index.js";
@@ -51,9 +51,50 @@ export async function resolveCommit(bareDir: string, ref: string): Promise<strin
   return result.exitCode === 0 ? (result.stdout?.toString("utf8").trim() ?? null) : null;
 }
 
-/** The head of a branch, or null when the branch does not exist. */
-export function branchHead(bareDir: string, branch: string): Promise<string | null> {
-  return resolveCommit(bareDir, `refs/heads/${branch}`);
+/** Full commit ids found in each repository: a commit git has stays there (the fake never collects unreachable objects this young). */
+const foundCommits = new Map<string, Set<string>>();
+
+/**
+ * The commit a full object id names, or null: like {@link resolveCommit}, with one git process
+ * per id and repository rather than one per question (a story's reports name the same few
+ * commits dozens of times, and the fake's processes load the machine the benchmarks measure).
+ */
+export async function knownCommit(bareDir: string, sha: string): Promise<string | null> {
+  const id = sha.toLowerCase();
+  if (!/^[0-9a-f]{40}$/.test(id)) return resolveCommit(bareDir, sha);
+  if (foundCommits.get(bareDir)?.has(id)) return id;
+  const commit = await resolveCommit(bareDir, id);
+  if (commit === id) {
+    const found = foundCommits.get(bareDir) ?? new Set<string>();
+    found.add(id);
+    foundCommits.set(bareDir, found);
+  }
+  return commit;
+}
+
+/** A branch name whose ref file can be read directly: nothing that could leave `refs/heads/` or that git would refuse. */
+const PLAIN_BRANCH = /^(?!.*(?:\.\.|\/\/|\.lock(?:\/|$)|\/\.|^\.|\/$))[A-Za-z0-9._/-]+$/;
+
+/**
+ * The head of a branch, or null when the branch does not exist. Read from the ref's file, or
+ * from `packed-refs`, as git stores a branch (a branch names a commit: git refuses anything
+ * else there), instead of a git process per question: the fake answers it for every pull
+ * request it shows and every poll of a test, and its processes load the machine the
+ * benchmarks measure. A name that is not plain is asked of git.
+ */
+export async function branchHead(bareDir: string, branch: string): Promise<string | null> {
+  const ref = `refs/heads/${branch}`;
+  if (!PLAIN_BRANCH.test(branch)) return resolveCommit(bareDir, ref);
+  const loose = await readFile(join(bareDir, ref), "utf8").catch(() => undefined);
+  if (loose !== undefined) {
+    const sha = loose.trim();
+    return /^[0-9a-f]{40}$/.test(sha) ? sha : resolveCommit(bareDir, ref);
+  }
+  const packed = await readFile(join(bareDir, "packed-refs"), "utf8").catch(() => "");
+  for (const line of packed.split("\n")) {
+    if (line.endsWith(` ${ref}`) && /^[0-9a-f]{40} /.test(line)) return line.slice(0, 40);
+  }
+  return null;
 }
 
 /** How many commits `head` has that `base` does not. */

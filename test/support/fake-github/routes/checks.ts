@@ -1,5 +1,5 @@
 import { bodyObject, HttpError, intParam, paginate, requireRepo, type RouteRequest } from "../http.js";
-import { resolveCommit } from "../repos.js";
+import { knownCommit, resolveCommit } from "../repos.js";
 import { checkRunJson } from "../shapes.js";
 import { nodeId, timestamp, type CheckRunRecord, type RepoRecord } from "../state.js";
 import type { Route } from "./types.js";
@@ -71,7 +71,7 @@ export const checkRoutes: Route[] = [
       const repo = requireRepo(request);
       const body = bodyObject(request);
       const headSha = String(body.head_sha);
-      const commit = /^[0-9a-f]{40}$/i.test(headSha) ? await resolveCommit(repo.bareDir, headSha) : null;
+      const commit = /^[0-9a-f]{40}$/i.test(headSha) ? await knownCommit(repo.bareDir, headSha) : null;
       if (!commit) throw new HttpError(422, `No commit found for SHA: ${headSha}`, undefined, true);
       const id = ctx.state.nextId();
       const run: CheckRunRecord = {
