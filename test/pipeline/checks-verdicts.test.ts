@@ -72,7 +72,7 @@ describe("runSuiteGate", () => {
   it("names the signal that ended a suite, and records no exit code for it", async () => {
     // Unsandboxed, the suite's shell is exec's own child, so its signal is what exec reports.
     const command = "kill -KILL $$";
-    const { task, journal } = await makeTask({ yaml: yaml(command), sandbox: sandboxOf(false) });
+    const { task, journal, reported } = await makeTask({ yaml: yaml(command), sandbox: sandboxOf(false) });
     expect(await runSuiteGate(task, gateStage, 1, command)).toEqual({ failureClass: "suite-failed", reason: "test suite `kill -KILL $$` exited on SIGKILL" });
     expect(task.lastSuite).toEqual({ command, timedOut: false, outputTail: expect.any(String) });
     // Absent, not present as undefined.
@@ -80,6 +80,8 @@ describe("runSuiteGate", () => {
     const event = journal()[0];
     expect(event).toMatchObject({ kind: "gate.finished", policy: { sandboxed: false, network: true } });
     expect(event).not.toHaveProperty("exitCode");
+    // The reporter is handed the event itself, not the journal's JSON of it: no key there either.
+    expect(Object.keys(reported[0] ?? {})).not.toContain("exitCode");
   });
 
   it("says why a suite could not start", async () => {

@@ -87,7 +87,7 @@ describe("runStory's decisions", () => {
     const s = await makeScenario();
     const body = "Two parts.\n\n```harness-plan\n{ not json\n```\n";
     const { outcome, journal } = await run(s, { config: config({}), workflow: gateOnly(s), story: { id: "demo", title: "Plan", body } });
-    expect(outcome).toMatchObject({ status: "blocked", failureClass: "config-invalid", detail: expect.stringContaining("harness-plan") });
+    expect(outcome).toMatchObject({ status: "blocked", failureClass: "config-invalid", detail: expect.stringMatching(/^the story's harness-plan block: /) });
     expect(kinds(journal)).toEqual(["run.started", "story.blocked"]);
     for (const event of journal) expect(event).not.toHaveProperty("taskId");
     expect(await git(["branch", "--list", "harness/*"], { cwd: s.repo })).toBe("");
@@ -241,6 +241,8 @@ describe("runStory's decisions", () => {
     expect(outcome).toMatchObject({ status: "blocked", failureClass: "internal-error", detail: "'harness/bad..name' is not a valid branch name" });
     expect(outcome).not.toHaveProperty("commit");
     expect(ofKind(journal, "story.blocked")[0]).not.toHaveProperty("commit");
+    // No task, so neither a commit nor a removal was tried (either would have logged its failure).
+    expect(coordinatorLog(outcome)).toBe("");
   });
 
   it("runs a story that brings a plan as a plan, not as one task", async () => {
