@@ -5,14 +5,14 @@
  * story finished by the other; a restart of `serve` loses no queued story.
  */
 import { jest } from "@jest/globals";
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { deliverWebhook, issuesLabeledPayload, signedDelivery, startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { startRedis, type RedisServer } from "../support/redis.js";
 import { eventually, startApp, type RunningApp } from "./app-process.js";
 import { AGENT_SCRIPT, harnessYml, OWNER, storyEnd, storyPull, storyRunsDir } from "./scenario.js";
-import { startWorker, type RunningWorker } from "./worker-process.js";
+import { startWorker, tearDown, type RunningWorker } from "./worker-process.js";
 
 // Hang guards, generous for a loaded machine; every wait polls for its condition.
 jest.setTimeout(900_000);
@@ -50,14 +50,7 @@ describe("scale-out: serve and two workers on Redis", () => {
   afterEach(async () => {
     for (const running of processes.splice(0).reverse()) await running.stop();
   });
-  afterAll(async () => {
-    // Lets an agent orphaned by a killed worker finish.
-    if (root && existsSync(join(root, "markers"))) writeFileSync(join(root, "markers", "release"), "");
-    for (const running of processes.splice(0).reverse()) await running.stop();
-    await fake?.close();
-    await redis?.stop();
-    rmSync(root, { recursive: true, force: true });
-  });
+  afterAll(() => tearDown({ root, processes, fake, redis }));
 
   async function addRepo(name: string, agentArgs: string[]): Promise<void> {
     const yml = harnessYml().replace("sh .harness-test/agent.sh", `sh .harness-test/agent.sh ${agentArgs.map((arg) => `'${arg}'`).join(" ")}`);

@@ -3,6 +3,7 @@
  * (credentials in `.env` of the working folder, which `startApp` writes), each with its own
  * HARNESS_HOME; resolves once the worker says it is taking stories.
  */
+import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { exec, type ExecResult } from "../../src/exec/index.js";
@@ -84,4 +85,17 @@ export async function startWorker(args: { fake: FakeGitHub; name: string; home: 
       return done;
     },
   };
+}
+
+/**
+ * Tears a scale-out scenario down: releases any agent still waiting on its marker (one orphaned
+ * by a killed worker included), stops the processes newest first, then the fake GitHub and Redis,
+ * and removes the scenario's folder.
+ */
+export async function tearDown(scenario: { root: string | undefined; processes: Array<{ stop: () => Promise<unknown> }>; fake: { close: () => Promise<unknown> } | undefined; redis: { stop: () => Promise<unknown> } | undefined }): Promise<void> {
+  if (scenario.root && existsSync(join(scenario.root, "markers"))) writeFileSync(join(scenario.root, "markers", "release"), "");
+  for (const running of scenario.processes.splice(0).reverse()) await running.stop();
+  await scenario.fake?.close();
+  await scenario.redis?.stop();
+  if (scenario.root) rmSync(scenario.root, { recursive: true, force: true });
 }

@@ -5,7 +5,7 @@
  * only deadline is a generous hang guard.
  */
 import { jest } from "@jest/globals";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ExecResult } from "../../src/exec/index.js";
@@ -13,7 +13,7 @@ import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.j
 import { startRedis, type RedisServer } from "../support/redis.js";
 import { eventually, startApp } from "./app-process.js";
 import { addStoryRepo, harnessYml, labelNewIssue, sandboxGrant } from "./scenario.js";
-import { startWorker } from "./worker-process.js";
+import { startWorker, tearDown } from "./worker-process.js";
 
 jest.setTimeout(600_000);
 const GUARD_MS = 180_000;
@@ -29,13 +29,7 @@ describe("harness worker with Redis gone", () => {
     redis = await startRedis();
     fake = await startFakeGitHub();
   });
-  afterAll(async () => {
-    if (root && existsSync(join(root, "markers"))) writeFileSync(join(root, "markers", "release"), "");
-    for (const running of processes.splice(0).reverse()) await running.stop();
-    await fake?.close();
-    await redis?.stop();
-    rmSync(root, { recursive: true, force: true });
-  });
+  afterAll(() => tearDown({ root, processes, fake, redis }));
 
   it("ends its running story and exits 0 on SIGTERM, saying the job is left to its lease", async () => {
     const markers = join(root, "markers");

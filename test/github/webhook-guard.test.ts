@@ -122,7 +122,7 @@ describe("guardWebhooks answering deliveries itself (given Probot's receive)", (
         path: PATH, secret: SECRET, log: ownLog, maxBytes: MAX, bodyDeadlineMs: 30_000, answerWithinMs: 200,
         receive: async (event) => {
           received.push(event);
-          if (behaviour === "fail") throw Object.assign(new AggregateError([Object.assign(new Error("no such installation"), { status: 404 })]), {});
+          if (behaviour === "fail") throw new AggregateError([Object.assign(new Error("no such installation"), { status: 404 })]);
           if (behaviour === "slow") await new Promise<void>((resolve) => (releaseSlow = resolve));
         },
       },
