@@ -45,9 +45,11 @@ export const ANSWER_WITHIN_MS = 9_000;
 
 type Refusal = { status: number; reason: string };
 
+/** A request header's (first) value; an empty one counts as absent, as it does for Probot's middleware. */
 function header(request: IncomingMessage, name: string): string | undefined {
   const value = request.headers[name];
-  return Array.isArray(value) ? value[0] : value;
+  const first = Array.isArray(value) ? value[0] : value;
+  return first === "" ? undefined : first;
 }
 
 /** How long the rest of a refused body is drained (discarded as it arrives) before the connection is cut. */
