@@ -49,5 +49,7 @@ export default {
   reporters: ["clear-text", "progress-append-only", "json"],
   jsonReporter: { fileName: `reports/mutation/${process.env.MUTATE_REPORT ?? room ?? "all"}.json` },
   tempDirName: ".stryker-tmp",
+  // Runs side by side name their own sandboxes (--tempDirName); none copies another's, nor the reports.
+  ignorePatterns: [".stryker-tmp*", "reports"],
   cleanTempDir: "always",
 };
