@@ -19,10 +19,10 @@ export const UNKNOWN_START = "unknown";
 function readProc(path: string): string | undefined {
   try {
     return readFileSync(`/proc/${path}`, "latin1");
-    // Stryker disable next-line BlockStatement: an empty catch answers undefined as well.
   } catch {
-    return undefined;
+    // Gone, or no /proc: undefined, below.
   }
+  return undefined;
 }
 
 function readStat(pid: number): { state: string; startTicks: string } | undefined {
@@ -42,12 +42,6 @@ function currentBootId(): string {
   // Stryker disable next-line StringLiteral,OptionalChaining: the fallback is reached only without /proc (not Linux, which the sandbox needs).
   bootId ??= readProc("sys/kernel/random/boot_id")?.trim() ?? "";
   return bootId;
-}
-
-/** True where /proc shows processes (Linux); elsewhere identities carry only the pid. */
-// Stryker disable next-line all: it decides only the fallback without /proc (see identityOf).
-export function procAvailable(): boolean {
-  return readStat(process.pid) !== undefined;
 }
 
 /** The identity of a running process, or undefined when it is not running. */
@@ -77,11 +71,18 @@ export function selfIdentity(): ProcessIdentity {
 export function isRunning(identity: ProcessIdentity): boolean {
   const now = identityOf(identity.pid);
   if (!now) return false;
-  if (identity.startTime === UNKNOWN_START || now.startTime === UNKNOWN_START) return true;
+  if (identity.startTime === UNKNOWN_START) return true;
+  // Stryker disable next-line ConditionalExpression: the running process's start time is unknown only without /proc (not Linux, which the sandbox needs).
+  if (now.startTime === UNKNOWN_START) return true;
   return now.startTime === identity.startTime;
 }
 
 // Stryker disable all: reached only without /proc (not Linux, which the sandbox needs); no test machine has that.
+/** True where /proc shows processes (Linux); elsewhere identities carry only the pid. */
+function procAvailable(): boolean {
+  return readStat(process.pid) !== undefined;
+}
+
 function signalReaches(pid: number): boolean {
   try {
     process.kill(pid, 0);

@@ -65,7 +65,7 @@ export function reapOrphans(dir: string): ReapedProcess[] {
     try {
       record = JSON.parse(readFileSync(path, "utf8")) as LedgerRecord;
     } catch {
-      record = undefined;
+      // Not JSON (torn, or not a record): record stays undefined and the file goes below.
     }
     const valid =
       record &&
