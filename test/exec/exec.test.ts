@@ -46,7 +46,9 @@ describe("exec", () => {
 
   it("rejects an empty argv and a log path that cannot be opened", async () => {
     const dir = makeTempDir();
-    await expect(exec([], { cwd: dir })).rejects.toThrow(TypeError);
+    const empty: unknown = await exec([], { cwd: dir }).catch((error: unknown) => error);
+    expect(empty).toBeInstanceOf(TypeError);
+    expect((empty as TypeError).message).toBe("exec: argv must name a program");
     writeFileSync(join(dir, "file"), "");
     await expect(exec(["true"], { cwd: dir, logPath: join(dir, "file", "x.log") })).rejects.toBeInstanceOf(ExecLogError);
   });
