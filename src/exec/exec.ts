@@ -93,8 +93,8 @@ export async function exec(argv: readonly string[], options: ExecOptions): Promi
   const stop = effectiveSignal(options.signal, scope);
   const grace = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
   const output = openOutput({
-    ...(options.logPath !== undefined ? { logPath: options.logPath } : {}),
-    ...(options.logCapBytes !== undefined ? { logCapBytes: options.logCapBytes } : {}),
+    logPath: options.logPath,
+    logCapBytes: options.logCapBytes,
     tailBytes: options.tailBytes ?? DEFAULT_TAIL_BYTES,
     captureStdout: options.captureStdout ?? false,
     captureBytes: options.captureBytes ?? DEFAULT_CAPTURE_BYTES,
@@ -158,16 +158,19 @@ export async function exec(argv: readonly string[], options: ExecOptions): Promi
     void endTree();
   };
   if (stop?.aborted) onAbort();
-  else stop?.addEventListener("abort", onAbort, { once: true });
+  else stop?.addEventListener("abort", onAbort); // removed below, once the call is done
 
   try {
     await exited;
-    if (timer) clearTimeout(timer);
+    // The timeout is the child's own: it no longer counts while its leftovers are ended.
+    clearTimeout(timer);
     // Whatever the child left running in its group goes with it, before the call returns.
     await endTree();
-    if (!(await settlesWithin(outputClosed, STREAM_DRAIN_MS))) output.abandon(child);
+    // Pipes still open now are held by a process that left the group: stop reading them.
+    await settlesWithin(outputClosed, STREAM_DRAIN_MS);
+    output.abandon(child);
   } finally {
-    if (timer) clearTimeout(timer);
+    clearTimeout(timer);
     stop?.removeEventListener("abort", onAbort);
     if (child.pid !== undefined) scope?.ledger?.ended(child.pid);
   }
@@ -205,12 +208,13 @@ function describeSpawnError(error: NodeJS.ErrnoException, file: string, cwd: str
   return `${error.code ?? "error"}: ${error.message}`;
 }
 
-function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+/** Resolves once `promise` settles or `ms` have passed, whichever comes first. */
+function settlesWithin(promise: Promise<unknown>, ms: number): Promise<void> {
   return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(false), ms);
+    const timer = setTimeout(resolve, ms);
     void promise.then(() => {
       clearTimeout(timer);
-      resolve(true);
+      resolve();
     });
   });
 }
