@@ -159,6 +159,21 @@ describe("exec", () => {
     expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
   });
 
+  it("gives a child that handles SIGTERM its grace to finish before anything is killed", async () => {
+    const dir = makeTempDir();
+    const controller = new AbortController();
+    // The handler takes a moment (its own sleep, in the group) and then exits 3: a SIGKILL sent
+    // before the grace is over would end it with the signal instead.
+    const script = "trap 'sleep 0.5; exit 3' TERM; sleep 600 & touch ready; wait";
+    const running = exec(["sh", "-c", script], { cwd: dir, signal: controller.signal, killGraceMs: 600_000 });
+    try {
+      expect(await waitFor(() => existsSync(join(dir, "ready")), 60_000)).toBe(true);
+    } finally {
+      controller.abort();
+    }
+    expect(await running).toMatchObject({ aborted: true, exitCode: 3, signal: null });
+  });
+
   it("removes its abort listener after a normal finish", async () => {
     const controller = new AbortController();
     const result = await exec(["true"], { cwd: makeTempDir(), signal: controller.signal });
