@@ -120,12 +120,15 @@ export async function exec(argv: readonly string[], options: ExecOptions): Promi
 
   let ending: Promise<void> | undefined;
   const endTree = (): Promise<void> => {
+    // Stryker disable next-line ConditionalExpression: a child that never started has no group, and terminateGroup finds none for it either (node refuses to signal NaN).
     ending ??= child.pid === undefined ? Promise.resolve() : terminateGroup(child.pid, grace);
     return ending;
   };
 
   const outputClosed = output.attach(child);
+  // Stryker disable next-line OptionalChaining: stdin is always a pipe (openOutput's stdio), so it exists; the chaining only narrows the type.
   child.stdin?.on("error", () => undefined); // a child that never reads stdin closes it early
+  // Stryker disable next-line OptionalChaining: as above.
   child.stdin?.end(options.input ?? "");
 
   const exited = new Promise<void>((resolve) => {
@@ -136,6 +139,7 @@ export async function exec(argv: readonly string[], options: ExecOptions): Promi
     });
     child.once("error", (error: NodeJS.ErrnoException) => {
       // Only a start failure leaves no pid; any other error is followed by the exit event.
+      // Stryker disable next-line ConditionalExpression: node emits error on a started child only when kill() or send() fails, and exec calls neither.
       if (child.pid !== undefined) return;
       spawnError = describeSpawnError(error, file, options.cwd);
       output.note(`exec: could not start ${file}: ${spawnError}\n`);
@@ -144,6 +148,7 @@ export async function exec(argv: readonly string[], options: ExecOptions): Promi
     });
   });
   child.once("spawn", () => {
+    // Stryker disable next-line ConditionalExpression: node emits spawn only once the child has a pid; the check only narrows the type.
     if (child.pid === undefined) return;
     scope?.ledger?.started(child.pid, file);
     options.onSpawn?.(child.pid);
@@ -172,6 +177,7 @@ export async function exec(argv: readonly string[], options: ExecOptions): Promi
   } finally {
     clearTimeout(timer);
     stop?.removeEventListener("abort", onAbort);
+    // Stryker disable next-line ConditionalExpression: a child that never started was never recorded; forgetting pid undefined removes nothing.
     if (child.pid !== undefined) scope?.ledger?.ended(child.pid);
   }
   const summary = await output.finish(options.tailLines ?? DEFAULT_TAIL_LINES);
@@ -202,8 +208,7 @@ export function execShell(command: string, options: ExecOptions): Promise<ExecRe
 
 function describeSpawnError(error: NodeJS.ErrnoException, file: string, cwd: string): string {
   // Node reports a missing working directory as the program being missing; say which it is.
-  if (error.code === "ENOENT" && !existsSync(cwd)) return `ENOENT: working directory ${cwd} does not exist`;
-  if (error.code === "ENOENT") return `ENOENT: program ${file} not found`;
+  if (error.code === "ENOENT") return existsSync(cwd) ? `ENOENT: program ${file} not found` : `ENOENT: working directory ${cwd} does not exist`;
   // Stryker disable next-line StringLiteral: node gives every spawn error a code; the fallback only keeps the type honest.
   return `${error.code ?? "error"}: ${error.message}`;
 }
