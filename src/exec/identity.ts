@@ -83,7 +83,7 @@ export function isRunning(identity: ProcessIdentity): boolean {
   const now = identityOf(identity.pid);
   if (!now) return false;
   if (identity.startTime === UNKNOWN_START) return true;
-  // Stryker disable next-line ConditionalExpression: the running process's start time is unknown only without /proc (not Linux, which the sandbox needs).
+  // Stryker disable next-line ConditionalExpression,BooleanLiteral: the running process's start time is unknown only without /proc (not Linux, which the sandbox needs).
   if (now.startTime === UNKNOWN_START) return true;
   return now.startTime === identity.startTime;
 }
