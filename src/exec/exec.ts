@@ -93,8 +93,8 @@ export async function exec(argv: readonly string[], options: ExecOptions): Promi
   const stop = effectiveSignal(options.signal, scope);
   const grace = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
   const output = openOutput({
-    ...(options.logPath !== undefined ? { logPath: options.logPath } : {}),
-    ...(options.logCapBytes !== undefined ? { logCapBytes: options.logCapBytes } : {}),
+    logPath: options.logPath,
+    logCapBytes: options.logCapBytes,
     tailBytes: options.tailBytes ?? DEFAULT_TAIL_BYTES,
     captureStdout: options.captureStdout ?? false,
     captureBytes: options.captureBytes ?? DEFAULT_CAPTURE_BYTES,
@@ -120,12 +120,15 @@ export async function exec(argv: readonly string[], options: ExecOptions): Promi
 
   let ending: Promise<void> | undefined;
   const endTree = (): Promise<void> => {
+    // Stryker disable next-line ConditionalExpression: a child that never started has no group, and terminateGroup finds none for it either (node refuses to signal NaN).
     ending ??= child.pid === undefined ? Promise.resolve() : terminateGroup(child.pid, grace);
     return ending;
   };
 
   const outputClosed = output.attach(child);
+  // Stryker disable next-line OptionalChaining: stdin is always a pipe (openOutput's stdio), so it exists; the chaining only narrows the type.
   child.stdin?.on("error", () => undefined); // a child that never reads stdin closes it early
+  // Stryker disable next-line OptionalChaining: as above.
   child.stdin?.end(options.input ?? "");
 
   const exited = new Promise<void>((resolve) => {
@@ -136,6 +139,7 @@ export async function exec(argv: readonly string[], options: ExecOptions): Promi
     });
     child.once("error", (error: NodeJS.ErrnoException) => {
       // Only a start failure leaves no pid; any other error is followed by the exit event.
+      // Stryker disable next-line ConditionalExpression: node emits error on a started child only when kill() or send() fails, and exec calls neither.
       if (child.pid !== undefined) return;
       spawnError = describeSpawnError(error, file, options.cwd);
       output.note(`exec: could not start ${file}: ${spawnError}\n`);
@@ -144,6 +148,7 @@ export async function exec(argv: readonly string[], options: ExecOptions): Promi
     });
   });
   child.once("spawn", () => {
+    // Stryker disable next-line ConditionalExpression: node emits spawn only once the child has a pid; the check only narrows the type.
     if (child.pid === undefined) return;
     scope?.ledger?.started(child.pid, file);
     options.onSpawn?.(child.pid);
@@ -158,17 +163,21 @@ export async function exec(argv: readonly string[], options: ExecOptions): Promi
     void endTree();
   };
   if (stop?.aborted) onAbort();
-  else stop?.addEventListener("abort", onAbort, { once: true });
+  else stop?.addEventListener("abort", onAbort); // removed below, once the call is done
 
   try {
     await exited;
-    if (timer) clearTimeout(timer);
+    // The timeout is the child's own: it no longer counts while its leftovers are ended.
+    clearTimeout(timer);
     // Whatever the child left running in its group goes with it, before the call returns.
     await endTree();
-    if (!(await settlesWithin(outputClosed, STREAM_DRAIN_MS))) output.abandon(child);
+    // Pipes still open now are held by a process that left the group: stop reading them.
+    await settlesWithin(outputClosed, STREAM_DRAIN_MS);
+    output.abandon(child);
   } finally {
-    if (timer) clearTimeout(timer);
+    clearTimeout(timer);
     stop?.removeEventListener("abort", onAbort);
+    // Stryker disable next-line ConditionalExpression: a child that never started was never recorded; forgetting pid undefined removes nothing.
     if (child.pid !== undefined) scope?.ledger?.ended(child.pid);
   }
   const summary = await output.finish(options.tailLines ?? DEFAULT_TAIL_LINES);
@@ -199,18 +208,18 @@ export function execShell(command: string, options: ExecOptions): Promise<ExecRe
 
 function describeSpawnError(error: NodeJS.ErrnoException, file: string, cwd: string): string {
   // Node reports a missing working directory as the program being missing; say which it is.
-  if (error.code === "ENOENT" && !existsSync(cwd)) return `ENOENT: working directory ${cwd} does not exist`;
-  if (error.code === "ENOENT") return `ENOENT: program ${file} not found`;
+  if (error.code === "ENOENT") return existsSync(cwd) ? `ENOENT: program ${file} not found` : `ENOENT: working directory ${cwd} does not exist`;
   // Stryker disable next-line StringLiteral: node gives every spawn error a code; the fallback only keeps the type honest.
   return `${error.code ?? "error"}: ${error.message}`;
 }
 
-function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+/** Resolves once `promise` settles or `ms` have passed, whichever comes first. */
+function settlesWithin(promise: Promise<unknown>, ms: number): Promise<void> {
   return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(false), ms);
+    const timer = setTimeout(resolve, ms);
     void promise.then(() => {
       clearTimeout(timer);
-      resolve(true);
+      resolve();
     });
   });
 }

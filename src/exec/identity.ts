@@ -19,22 +19,37 @@ export const UNKNOWN_START = "unknown";
 function readProc(path: string): string | undefined {
   try {
     return readFileSync(`/proc/${path}`, "latin1");
-    // Stryker disable next-line BlockStatement: an empty catch answers undefined as well.
   } catch {
-    return undefined;
+    // Gone, or no /proc: undefined, below.
   }
+  return undefined;
 }
 
-function readStat(pid: number): { state: string; startTicks: string } | undefined {
+/** What /proc tells of a running process: its process group and start time (clock ticks since boot). */
+export interface LiveStat {
+  pgid: number;
+  startTicks: string;
+}
+
+/**
+ * `/proc/<pid>/stat` of a process that still runs; undefined when it cannot be read (no such
+ * process, a `pid` that is not one, no /proc) or the process is dead (a zombie).
+ */
+export function liveStat(pid: number): LiveStat | undefined {
   const stat = readProc(`${pid}/stat`);
   if (stat === undefined) return undefined;
   // The command name is in parentheses and may itself contain spaces or parentheses.
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  // fields[0] is field 3 (state); field 22 (starttime) is fields[19].
+  // fields[0] is field 3 (state), fields[2] field 5 (process group); field 22 (starttime) is fields[19].
   const state = fields[0];
+  const gone =
+    state === "Z" ||
+    // Stryker disable next-line StringLiteral,ConditionalExpression: state X (dead) is never seen in /proc: a process in it is already gone.
+    state === "X";
+  if (gone) return undefined;
   const startTicks = fields[19];
-  // Stryker disable next-line ConditionalExpression,LogicalOperator: a stat line always has both fields; the check only narrows the types.
-  return state !== undefined && startTicks !== undefined ? { state, startTicks } : undefined;
+  // Stryker disable next-line ConditionalExpression: a stat line always has field 22; the check only narrows the type.
+  return startTicks === undefined ? undefined : { pgid: Number(fields[2]), startTicks };
 }
 
 let bootId: string | undefined;
@@ -44,23 +59,13 @@ function currentBootId(): string {
   return bootId;
 }
 
-/** True where /proc shows processes (Linux); elsewhere identities carry only the pid. */
-// Stryker disable next-line all: it decides only the fallback without /proc (see identityOf).
-export function procAvailable(): boolean {
-  return readStat(process.pid) !== undefined;
-}
-
 /** The identity of a running process, or undefined when it is not running. */
 export function identityOf(pid: number): ProcessIdentity | undefined {
   // Where /proc exists, a number that is not a pid (0, -1, 1.5, NaN) names no file there.
-  const stat = readStat(pid);
+  const stat = liveStat(pid);
   // Stryker disable next-line all: reached only without /proc (not Linux, which the sandbox needs); no test machine has that.
   if (!stat) return procAvailable() || !Number.isInteger(pid) || pid < 1 || !signalReaches(pid) ? undefined : { pid, startTime: UNKNOWN_START };
-  const gone =
-    stat.state === "Z" ||
-    // Stryker disable next-line StringLiteral,ConditionalExpression: state X (dead) is never seen in /proc: a process in it is already gone.
-    stat.state === "X";
-  return gone ? undefined : { pid, startTime: `${currentBootId()}:${stat.startTicks}` };
+  return { pid, startTime: `${currentBootId()}:${stat.startTicks}` };
 }
 
 /** The identity of this process. */
@@ -77,11 +82,18 @@ export function selfIdentity(): ProcessIdentity {
 export function isRunning(identity: ProcessIdentity): boolean {
   const now = identityOf(identity.pid);
   if (!now) return false;
-  if (identity.startTime === UNKNOWN_START || now.startTime === UNKNOWN_START) return true;
+  if (identity.startTime === UNKNOWN_START) return true;
+  // Stryker disable next-line ConditionalExpression,BooleanLiteral: the running process's start time is unknown only without /proc (not Linux, which the sandbox needs).
+  if (now.startTime === UNKNOWN_START) return true;
   return now.startTime === identity.startTime;
 }
 
 // Stryker disable all: reached only without /proc (not Linux, which the sandbox needs); no test machine has that.
+/** True where /proc shows processes (Linux); elsewhere identities carry only the pid. */
+function procAvailable(): boolean {
+  return readProc(`${process.pid}/stat`) !== undefined;
+}
+
 function signalReaches(pid: number): boolean {
   try {
     process.kill(pid, 0);

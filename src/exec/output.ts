@@ -20,9 +20,9 @@ export interface OutputSummary {
 }
 
 export interface OutputOptions {
-  logPath?: string;
+  logPath?: string | undefined;
   /** Cap of the log's size (head and tail kept); see {@link CappedLog}. */
-  logCapBytes?: number;
+  logCapBytes?: number | undefined;
   tailBytes: number;
   captureStdout: boolean;
   captureBytes: number;
@@ -34,7 +34,7 @@ export interface ChildOutput {
   readonly stdio: StdioOptions;
   /** Starts reading; resolves once the child's output pipes are closed (at once without pipes). */
   attach(child: ChildProcess): Promise<void>;
-  /** Stops reading pipes that a process outside the child's group still holds open. */
+  /** Stops reading pipes that a process outside the child's group still holds open (closed ones stay as they are). */
   abandon(child: ChildProcess): void;
   /** Records a line of the harness's own (for example why the program could not start). */
   note(text: string): void;

@@ -28,7 +28,7 @@ export function currentStepScope(): StepScope | undefined {
 
 /** The call's own signal joined with its scope's: either aborts the process. */
 export function effectiveSignal(own: AbortSignal | undefined, scope: StepScope | undefined): AbortSignal | undefined {
-  const signals = [own, scope?.signal].filter((signal): signal is AbortSignal => signal !== undefined);
-  if (signals.length <= 1) return signals[0];
-  return AbortSignal.any(signals);
+  if (own === undefined) return scope?.signal;
+  if (scope?.signal === undefined) return own;
+  return AbortSignal.any([own, scope.signal]);
 }

@@ -103,12 +103,18 @@ describe("exec and the child's group", () => {
     const before = pipes();
     stragglers.push(pidFile);
     // setsid: the straggler leaves the group (so exec cannot end it) but keeps stdout and stderr.
-    const script = `setsid sh -c 'echo $$ > straggler.tmp; mv straggler.tmp straggler; exec sleep 600' & while [ ! -f straggler ]; do sleep 0.02; done; echo started`;
+    // Once told to, it writes to stdout once more, and notes whether anyone still read it.
+    const late = "while [ ! -f write ]; do sleep 0.02; done; if echo late; then touch wrote; else touch refused; fi";
+    const script = `setsid sh -c 'trap "" PIPE; echo $$ > straggler.tmp; mv straggler.tmp straggler; ${late}; exec sleep 600' & while [ ! -f straggler ]; do sleep 0.02; done; echo started`;
     const result = await exec(["sh", "-c", script], { cwd: dir, killGraceMs: 300 });
     expect(result.exitCode).toBe(0);
     expect(result.tail).toBe("started");
     expect(isRunning(readPid(pidFile))).toBe(true);
-    // The pipes the straggler holds are let go of, not read for as long as it lives.
+    // The pipes the straggler holds are let go of, not read for as long as it lives: its
+    // later write finds no reader.
+    writeFileSync(join(dir, "write"), "");
+    const outcome = await eventually("the straggler's late write", () => ["refused", "wrote"].find((name) => existsSync(join(dir, name))), 30_000);
+    expect(outcome).toBe("refused");
     await eventually("exec to let go of the straggler's pipes", () => (pipes() <= before ? true : undefined), 30_000);
   });
 

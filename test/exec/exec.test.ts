@@ -46,7 +46,9 @@ describe("exec", () => {
 
   it("rejects an empty argv and a log path that cannot be opened", async () => {
     const dir = makeTempDir();
-    await expect(exec([], { cwd: dir })).rejects.toThrow(TypeError);
+    const empty: unknown = await exec([], { cwd: dir }).catch((error: unknown) => error);
+    expect(empty).toBeInstanceOf(TypeError);
+    expect((empty as TypeError).message).toBe("exec: argv must name a program");
     writeFileSync(join(dir, "file"), "");
     await expect(exec(["true"], { cwd: dir, logPath: join(dir, "file", "x.log") })).rejects.toBeInstanceOf(ExecLogError);
   });
@@ -155,6 +157,21 @@ describe("exec", () => {
     expect(result.timedOut).toBe(false);
     expect(isRunning(readPid(join(dir, "pid")))).toBe(false);
     expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
+  });
+
+  it("gives a child that handles SIGTERM its grace to finish before anything is killed", async () => {
+    const dir = makeTempDir();
+    const controller = new AbortController();
+    // The handler takes a moment (its own sleep, in the group) and then exits 3: a SIGKILL sent
+    // before the grace is over would end it with the signal instead.
+    const script = "trap 'sleep 0.5; exit 3' TERM; sleep 600 & touch ready; wait";
+    const running = exec(["sh", "-c", script], { cwd: dir, signal: controller.signal, killGraceMs: 600_000 });
+    try {
+      expect(await waitFor(() => existsSync(join(dir, "ready")), 60_000)).toBe(true);
+    } finally {
+      controller.abort();
+    }
+    expect(await running).toMatchObject({ aborted: true, exitCode: 3, signal: null });
   });
 
   it("removes its abort listener after a normal finish", async () => {

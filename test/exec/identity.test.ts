@@ -142,6 +142,9 @@ describe("reapOrphans", () => {
       "owner-without-pid.json": { child: dead, owner: {}, program: "sh" },
       "pid-as-text.json": { child: { pid: String(dead.pid), startTime: "0:0" }, owner: dead, program: "sh" },
       "start-as-number.json": { child: { pid: dead.pid, startTime: 0 }, owner: dead, program: "sh" },
+      // A live owner's records are kept, but only records: these are dropped all the same.
+      "live-owner-pid-as-text.json": { child: { pid: String(dead.pid), startTime: "0:0" }, owner: selfIdentity(), program: "sh" },
+      "live-owner-start-as-number.json": { child: { pid: dead.pid, startTime: 0 }, owner: selfIdentity(), program: "sh" },
     };
     for (const [name, record] of Object.entries(junk)) writeFileSync(join(dir, name), JSON.stringify(record));
     expect(reapOrphans(dir)).toEqual([]);
