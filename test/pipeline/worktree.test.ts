@@ -129,6 +129,15 @@ describe("task worktrees: edges", () => {
     expect(await git(["worktree", "list", "--porcelain"], { cwd: repo })).not.toContain(worktree.path);
   });
 
+  it("removes a locked worktree, folder and entry (prune alone keeps a locked entry)", async () => {
+    const { repo, home } = await repoWithHome();
+    const worktree = await createTaskWorktree({ repoDir: repo, harnessHome: home, storyId: "4", taskId: "t", branch: "harness/story-4", baseRef: "HEAD" });
+    await git(["worktree", "lock", "--reason", "held", worktree.path], { cwd: repo });
+    await removeTaskWorktree(repo, worktree.path);
+    expect(existsSync(worktree.path)).toBe(false);
+    expect(await git(["worktree", "list", "--porcelain"], { cwd: repo })).not.toContain(worktree.path);
+  });
+
   it("makes each task id one safe path component", () => {
     const home = "/h";
     const folder = (taskId: string): string => taskWorktreePath(home, "s", taskId);
