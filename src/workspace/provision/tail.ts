@@ -13,7 +13,7 @@ import { DEFAULT_TAIL_BYTES, DEFAULT_TAIL_LINES, tailText } from "../../exec/ind
  * and cargo's `error`, git's `fatal:`, a shell's "not found".
  */
 const ERROR_LINE =
-  /(npm (ERR!|error) (code|errno|[A-Za-z][\w-]*:)|ERR_PNPM_|^\s*error(\[E?\d+\])?:|^\s*error\s|^\s*ERROR:|^\s*(yarn(pkg)? )?error |fatal:|: (command )?not found|\b(can only install|Cannot find module|ERESOLVE|E404|ENOENT|EACCES|ENOTFOUND|ETIMEDOUT|ECONNREFUSED)\b)/;
+  /(npm (ERR!|error) (code|errno|[A-Za-z][\w-]*:)|ERR_PNPM_|^\s*error(\[E?\d+\])?:|^\s*error\s|^\s*ERROR:|^\s*yarn(pkg)? error |fatal:|: (command )?not found|\b(can only install|Cannot find module|ERESOLVE|E404|ENOENT|EACCES|ENOTFOUND|ETIMEDOUT|ECONNREFUSED)\b)/;
 /** Most error lines kept, and most characters of each. */
 const MAX_ERROR_LINES = 8;
 const MAX_LINE_CHARS = 1000;
