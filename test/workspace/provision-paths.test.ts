@@ -1,7 +1,8 @@
 /**
- * provisionWorktree's own decisions, each on a real worktree with a fake npm (it records its run
- * and leaves a node_modules tree, installing nothing): linking a snapshot or installing, why no
- * snapshot is used (said in the log), how each failure is described, and the exact errors.
+ * provisionWorktree's own decisions, each on a real worktree with a fake npm (provision-project.ts:
+ * it records its run and leaves a node_modules tree, installing nothing): linking a snapshot or
+ * installing, why no snapshot is used (said in the log), how each failure is described, and the
+ * exact errors.
  */
 import { existsSync, mkdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -13,67 +14,15 @@ import {
   readReceipt,
   snapshotsDir,
   WorkspaceProvisionError,
-  type ProvisionArgs,
 } from "../../src/workspace/index.js";
 import { Sandbox, sandboxSettingsFromEnv } from "../../src/sandbox/index.js";
-import { addWorktree, initRepo, makeTempDir, removeTempDirs, writeFiles } from "../support/tmp.js";
+import { makeTempDir, removeTempDirs, writeFiles } from "../support/tmp.js";
 import { fakePath } from "./provision-fakes.js";
+import { project, withPathFirst } from "./provision-project.js";
 import { jest } from "@jest/globals";
 
 jest.setTimeout(60_000);
 afterAll(removeTempDirs);
-
-/** A fake npm: counts its runs and leaves `node_modules/left/index.js`, as `npm ci` would. */
-const FAKE_NPM = `#!/bin/sh
-echo run >> "$RECORD_DIR/npm.count"
-mkdir -p node_modules/left && echo "module.exports = 1;" > node_modules/left/index.js
-echo "npm installed"
-`;
-
-/** A cp that refuses every copy, put first on the App's PATH to make linking a snapshot fail. */
-const FAILING_CP = '#!/bin/sh\necho "cp refused $1" >&2\nexit 1\n';
-
-/** A repository with an npm lockfile, the fake npm, and worktrees made on demand. */
-async function project() {
-  const root = makeTempDir("harness-prov-paths-");
-  const repo = join(root, "repo");
-  const bin = join(root, "bin");
-  const records = join(root, "records");
-  writeFiles(bin, { npm: { content: FAKE_NPM, mode: 0o755 }, "fail/cp": { content: FAILING_CP, mode: 0o755 } });
-  mkdirSync(records);
-  await initRepo(repo, { "package.json": JSON.stringify({ name: "app", version: "1.0.0" }), "package-lock.json": "{}", ".gitignore": "node_modules\n" });
-  const sandbox = new Sandbox({ ...sandboxSettingsFromEnv({}), readPaths: [bin], writePaths: [records] });
-  const home = join(root, "home");
-  let made = 0;
-  const worktree = async (): Promise<string> => addWorktree(repo, join(root, `wt${(made += 1)}`));
-  const provision = async (wt: string, more: Partial<ProvisionArgs> = {}) => {
-    const logPath = join(root, "logs", "deep", `${wt.split("/").pop() ?? ""}.log`);
-    const before = performance.now();
-    const outcome = await provisionWorktree({
-      worktree: wt,
-      taskId: "t",
-      logPath,
-      harnessHome: home,
-      sandbox,
-      config: { env: { set: { PATH: fakePath(bin), RECORD_DIR: records } } },
-      ...more,
-    });
-    return { outcome, logPath, took: performance.now() - before };
-  };
-  const npmRuns = (): number => (existsSync(join(records, "npm.count")) ? readFileSync(join(records, "npm.count"), "utf8").split("\n").length - 1 : 0);
-  return { root, repo, bin, records, home, worktree, provision, npmRuns };
-}
-
-/** Runs `body` with `dir` first on the App's own PATH (exec passes PATH through its allowlist). */
-async function withPathFirst<T>(dir: string, body: () => Promise<T>): Promise<T> {
-  const saved = process.env.PATH;
-  process.env.PATH = `${dir}:${saved ?? ""}`;
-  try {
-    return await body();
-  } finally {
-    process.env.PATH = saved;
-  }
-}
 
 const at = new Date("2026-03-04T05:06:07.000Z");
 
@@ -105,7 +54,7 @@ describe("provisionWorktree and dependency snapshots", () => {
     expect(second.outcome.receipt.durationMs).toBeLessThanOrEqual(Math.ceil(second.took));
     expect(readReceipt(wt2)).toEqual(second.outcome.receipt);
     expect(readFileSync(join(wt2, "node_modules", "left", "index.js"), "utf8")).toBe("module.exports = 1;\n");
-    expect(p.npmRuns()).toBe(1);
+    expect(p.runs()).toBe(1);
     expect(existsSync(second.logPath)).toBe(false);
   });
 
@@ -117,7 +66,7 @@ describe("provisionWorktree and dependency snapshots", () => {
     const second = await withPathFirst(join(p.bin, "fail"), () => p.provision(wt2));
     // Saving the new tree needs cp too, so no snapshot is claimed either.
     expect(second.outcome).toEqual({ receiptPath: join(wt2, PROVISION_RECEIPT), receipt: expect.objectContaining({ cmd: "npm ci" }), attempts: 1, skipped: false });
-    expect(p.npmRuns()).toBe(2);
+    expect(p.runs()).toBe(2);
     const log = readFileSync(second.logPath, "utf8").split("\n");
     expect(log[0]).toBe(`# harness provision: snapshot ${key} could not be linked, installing instead: linking the dependency snapshot failed: cp refused -al`);
     expect(log[1]).toBe(`# harness provision: attempt 1/2 in ${wt2}: npm ci`);
@@ -209,7 +158,7 @@ describe("provisionWorktree failures, exactly", () => {
     expect(error).toBeInstanceOf(WorkspaceProvisionError);
     expect(error.message).toMatch(new RegExp(`^cannot create the package-manager caches under ${home}: ENOTDIR`));
     expect({ ...error }).toMatchObject({ cmd: "npm ci", exitCode: null, logPath: join(p.root, "logs", "deep", "wt1.log"), logTail: "", taskId: "t" });
-    expect(p.npmRuns()).toBe(0);
+    expect(p.runs()).toBe(0);
   });
 
   it("reports a log that cannot be written with the command, and nothing runs", async () => {
@@ -221,7 +170,7 @@ describe("provisionWorktree failures, exactly", () => {
     const error = (await provisionWorktree({ worktree: wt, taskId: "t9", logPath, harnessHome: p.home, snapshots: false, config }).catch((e: unknown) => e)) as WorkspaceProvisionError;
     expect(error.message).toMatch(new RegExp(`^cannot write the provisioning log ${logPath}: EEXIST`));
     expect({ ...error }).toMatchObject({ cmd: "npm ci", exitCode: null, logPath, logTail: "", taskId: "t9" });
-    expect(p.npmRuns()).toBe(0);
+    expect(p.runs()).toBe(0);
   });
 
   it.each([
