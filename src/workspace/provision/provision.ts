@@ -128,7 +128,7 @@ export async function provisionWorktree(args: ProvisionArgs): Promise<ProvisionO
  * Whether this install may use or leave a snapshot. Never without a sandbox when the App is
  * root: unsandboxed repository code would run as root and could write the shared read-only files.
  */
-async function snapshotPlan(args: ProvisionArgs, resolved: ResolvedProvision, home: string, sandbox: Sandbox): Promise<SnapshotPlan> {
+async function snapshotPlan(args: ProvisionArgs, resolved: Extract<ResolvedProvision, { argv: string[] }>, home: string, sandbox: Sandbox): Promise<SnapshotPlan> {
   if (args.snapshots === false) return { eligible: false, reason: "snapshots are off" };
   if (!sandbox.settings.enabled && process.getuid?.() === 0) return { eligible: false, reason: "unsandboxed as root" };
   try {
