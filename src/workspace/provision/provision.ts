@@ -130,6 +130,7 @@ export async function provisionWorktree(args: ProvisionArgs): Promise<ProvisionO
  */
 async function snapshotPlan(args: ProvisionArgs, resolved: Extract<ResolvedProvision, { argv: string[] }>, home: string, sandbox: Sandbox): Promise<SnapshotPlan> {
   if (args.snapshots === false) return { eligible: false, reason: "snapshots are off" };
+  // Stryker disable next-line OptionalChaining: getuid exists on every POSIX platform, and the sandbox needs Linux
   if (!sandbox.settings.enabled && process.getuid?.() === 0) return { eligible: false, reason: "unsandboxed as root" };
   try {
     return await planSnapshot(args.worktree, resolved, home);
