@@ -20,8 +20,13 @@ if [ -f "$RECORD_DIR/extra.sh" ]; then . "$RECORD_DIR/extra.sh"; fi
 echo "$name installed"
 `;
 
-/** A cp that refuses every copy after making its target folder, first on the App's PATH when linking must fail. */
+/**
+ * Two cps that refuse every copy, one after making its target folder (`fail/`), one before and
+ * with blanks around its message (`fail-early/`): put first on the App's PATH when linking and
+ * saving must fail.
+ */
 const FAILING_CP = '#!/bin/sh\nmkdir -p "$4/partial"\necho "cp refused $1" >&2\nexit 1\n';
+const FAILING_EARLY_CP = '#!/bin/sh\necho "  cp refused early" >&2\necho >&2\nexit 1\n';
 
 export const DEFAULT_FILES: Record<string, FileSpec> = {
   "package.json": JSON.stringify({ name: "app", version: "1.0.0" }),
@@ -35,7 +40,7 @@ export async function project(files: Record<string, FileSpec> = DEFAULT_FILES) {
   const repo = join(root, "repo");
   const bin = join(root, "bin");
   const records = join(root, "records");
-  writeFiles(bin, { npm: { content: FAKE_INSTALLER, mode: 0o755 }, yarn: { content: FAKE_INSTALLER, mode: 0o755 }, "fail/cp": { content: FAILING_CP, mode: 0o755 } });
+  writeFiles(bin, { npm: { content: FAKE_INSTALLER, mode: 0o755 }, yarn: { content: FAKE_INSTALLER, mode: 0o755 }, "fail/cp": { content: FAILING_CP, mode: 0o755 }, "fail-early/cp": { content: FAILING_EARLY_CP, mode: 0o755 } });
   mkdirSync(records);
   await initRepo(repo, files);
   const sandbox = new Sandbox({ ...sandboxSettingsFromEnv({}), readPaths: [bin], writePaths: [records] });

@@ -162,11 +162,22 @@ describe("when linking or saving fails", () => {
     const wt = await p.worktree();
     const second = await withPathFirst(join(p.bin, "fail"), () => p.provision(wt));
     expect(second.log()[0]).toBe(`# harness provision: snapshot ${first.snapshot?.key} could not be linked, installing instead: linking the dependency snapshot failed: cp refused -al`);
+    expect(second.log()[1]).toBe(`# harness provision: attempt 1/2 in ${wt}: npm ci`);
     expect(existsSync(join(p.records, "npm.found"))).toBe(false);
     expect(existsSync(join(wt, "node_modules", "partial"))).toBe(false);
     // The failed save (the same cp) kept nothing and left no half-built folder.
     expect(second.outcome.snapshot).toBeUndefined();
     expect(snapshotEntries(p.home).names).toEqual([first.snapshot?.key]);
+  });
+
+  it("a link that fails before copying anything is reported as the link's failure, its message trimmed", async () => {
+    const p = await project();
+    const { outcome: first } = await p.provision(await p.worktree());
+    const wt = await p.worktree();
+    const second = await withPathFirst(join(p.bin, "fail-early"), () => p.provision(wt));
+    expect(second.log()[0]).toBe(`# harness provision: snapshot ${first.snapshot?.key} could not be linked, installing instead: linking the dependency snapshot failed: cp refused early`);
+    expect(second.log()[1]).toBe(`# harness provision: attempt 1/2 in ${wt}: npm ci`);
+    expect(second.outcome).toMatchObject({ attempts: 1 });
   });
 
   it("a snapshot another worktree saved first is kept, and this one's copy is dropped", async () => {
