@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { git, gitResult } from "./git.js";
+import { git, gitResult, type GitOptions } from "./git.js";
 import { repositoryLocks } from "./repo-lock.js";
 import type { FailureClass } from "../pipeline/index.js";
 
@@ -70,33 +70,28 @@ export async function createTaskWorktree(args: CreateTaskWorktreeArgs): Promise<
   const { repoDir, branch } = args;
   const path = taskWorktreePath(args.harnessHome, args.storyId, args.taskId);
   if (existsSync(path)) throw new WorktreeError(path, branch, `task worktree ${path} already exists`);
-  const format = await gitResult(["check-ref-format", "--branch", branch], { cwd: repoDir, readOnly: true });
+  // Stryker disable next-line BooleanLiteral: check-ref-format and rev-parse take no optional lock either way; readOnly says what the calls promise
+  const reading: GitOptions = { cwd: repoDir, readOnly: true };
+  const format = await gitResult(["check-ref-format", "--branch", branch], reading);
   if (format.exitCode !== 0) throw new WorktreeError(path, branch, `'${branch}' is not a valid branch name`);
-  const existing = await gitResult(["rev-parse", "--verify", "--quiet", `refs/heads/${branch}^{commit}`], { cwd: repoDir, readOnly: true });
+  // A plan's task starts detached at the base; a story's task continues its branch when it exists.
+  const continues = !args.detach && (await gitResult(["rev-parse", "--verify", "--quiet", `refs/heads/${branch}^{commit}`], reading)).exitCode === 0;
+  const base = await git(["rev-parse", "--verify", `${continues ? `refs/heads/${branch}` : args.baseRef}^{commit}`], reading);
+  const checkout = args.detach ? ["--detach", path, base] : continues ? [path, branch] : ["--no-track", "-b", branch, path, base];
   await mkdir(dirname(path), { recursive: true });
-  let base: string;
-  if (args.detach) {
-    base = await git(["rev-parse", "--verify", `${args.baseRef}^{commit}`], { cwd: repoDir, readOnly: true });
-    await repositoryLocks.with(repoDir, () => git(["worktree", "add", "--quiet", "--detach", path, base], { cwd: repoDir }));
-  } else if (existing.exitCode === 0) {
-    base = (existing.stdout?.toString() ?? "").trim();
-    await repositoryLocks.with(repoDir, () => git(["worktree", "add", "--quiet", path, branch], { cwd: repoDir }));
-  } else {
-    base = await git(["rev-parse", "--verify", `${args.baseRef}^{commit}`], { cwd: repoDir, readOnly: true });
-    await repositoryLocks.with(repoDir, () => git(["worktree", "add", "--quiet", "--no-track", "-b", branch, path, base], { cwd: repoDir }));
-  }
+  await repositoryLocks.with(repoDir, () => git(["worktree", "add", "--quiet", ...checkout], { cwd: repoDir }));
   return { taskId: args.taskId, path, branch, base };
 }
 
 /**
  * Removes a task worktree and its administrative entry, whatever it contains (installed
- * dependencies, a receipt, uncommitted files). The branch and its commits stay.
+ * dependencies, a receipt, uncommitted files) and even when locked. The branch and its commits stay.
  */
 export async function removeTaskWorktree(repoDir: string, path: string): Promise<void> {
   await repositoryLocks.with(repoDir, async () => {
-    const removed = await gitResult(["worktree", "remove", "--force", "--force", path], { cwd: repoDir });
-    // A removal that worked took its administrative entry with it; only a folder removed by hand leaves one to prune.
-    if (removed.exitCode === 0 && !existsSync(path)) return;
+    // Twice forced, so a locked worktree goes too. Git refuses a folder that is no longer its
+    // worktree (removed by hand, or its .git file gone): the folder goes, and prune drops the entry.
+    await gitResult(["worktree", "remove", "--force", "--force", path], { cwd: repoDir });
     await rm(path, { recursive: true, force: true });
     await git(["worktree", "prune"], { cwd: repoDir });
   });

@@ -1,6 +1,7 @@
+import { createHash } from "node:crypto";
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createTaskWorktree, git, removeTaskWorktree, storyDirName, taskWorktreePath, WorktreeError } from "../../src/workspace/index.js";
+import { createTaskWorktree, git, gitResult, pathComponent, removeTaskWorktree, storyDirName, taskWorktreePath, WorktreeError } from "../../src/workspace/index.js";
 import { commitAll, initRepo, makeTempDir, removeTempDirs } from "../support/tmp.js";
 
 afterAll(removeTempDirs);
@@ -74,5 +75,88 @@ describe("task worktrees", () => {
     for (const name of names) expect(name).toMatch(/^[A-Za-z0-9_][A-Za-z0-9._-]*-[0-9a-f]{8}$/);
     expect(storyDirName("octo/repo#42")).toMatch(/^octo-repo-42-/);
     expect(storyDirName(`${"x/".repeat(100)}#1`).length).toBeLessThanOrEqual(80);
+  });
+});
+
+describe("task worktrees: edges", () => {
+  it("checks out a plan task's worktree detached at the base ref, making no branch", async () => {
+    const { repo, home, base } = await repoWithHome();
+    writeFileSync(join(repo, "b.txt"), "b\n");
+    await commitAll(repo, "second");
+    const worktree = await createTaskWorktree({ repoDir: repo, harnessHome: home, storyId: "5", taskId: "t-a", branch: "harness/story-5", baseRef: "main~1", detach: true });
+    expect(worktree).toEqual({ taskId: "t-a", path: taskWorktreePath(home, "5", "t-a"), branch: "harness/story-5", base });
+    expect(await git(["rev-parse", "HEAD"], { cwd: worktree.path })).toBe(base);
+    expect((await gitResult(["symbolic-ref", "-q", "HEAD"], { cwd: worktree.path })).exitCode).not.toBe(0);
+    expect((await gitResult(["rev-parse", "--verify", "--quiet", "refs/heads/harness/story-5"], { cwd: repo })).exitCode).not.toBe(0);
+    expect(existsSync(join(worktree.path, "b.txt"))).toBe(false);
+  });
+
+  it("starts a new branch from the base ref, not from HEAD", async () => {
+    const { repo, home, base } = await repoWithHome();
+    writeFileSync(join(repo, "b.txt"), "b\n");
+    await commitAll(repo, "second");
+    const worktree = await createTaskWorktree({ repoDir: repo, harnessHome: home, storyId: "6", taskId: "t", branch: "harness/story-6", baseRef: "main~1" });
+    expect(worktree.base).toBe(base);
+    expect(await git(["rev-parse", "harness/story-6"], { cwd: repo })).toBe(base);
+    expect(await git(["symbolic-ref", "--short", "HEAD"], { cwd: worktree.path })).toBe("harness/story-6");
+  });
+
+  it("names the worktree and the branch in its errors", async () => {
+    const { repo, home } = await repoWithHome();
+    const args = { repoDir: repo, harnessHome: home, storyId: "8", taskId: "t", baseRef: "HEAD" };
+    const path = taskWorktreePath(home, "8", "t");
+    const invalid = (await createTaskWorktree({ ...args, branch: "bad..name" }).catch((e: unknown) => e)) as WorktreeError;
+    expect(invalid).toBeInstanceOf(WorktreeError);
+    expect({ name: invalid.name, failureClass: invalid.failureClass, path: invalid.path, branch: invalid.branch, message: invalid.message }).toEqual({
+      name: "WorktreeError",
+      failureClass: "internal-error",
+      path,
+      branch: "bad..name",
+      message: "'bad..name' is not a valid branch name",
+    });
+    expect(existsSync(path)).toBe(false);
+    await createTaskWorktree({ ...args, branch: "harness/story-8" });
+    await expect(createTaskWorktree({ ...args, branch: "harness/story-8" })).rejects.toMatchObject({ path, branch: "harness/story-8", message: `task worktree ${path} already exists` });
+  });
+
+  it("removes a worktree git no longer recognises (its .git file gone), folder and entry", async () => {
+    const { repo, home } = await repoWithHome();
+    const worktree = await createTaskWorktree({ repoDir: repo, harnessHome: home, storyId: "3", taskId: "t", branch: "harness/story-3", baseRef: "HEAD" });
+    rmSync(join(worktree.path, ".git"));
+    writeFileSync(join(worktree.path, "left.txt"), "x");
+    await removeTaskWorktree(repo, worktree.path);
+    expect(existsSync(worktree.path)).toBe(false);
+    expect(await git(["worktree", "list", "--porcelain"], { cwd: repo })).not.toContain(worktree.path);
+  });
+
+  it("removes a locked worktree, folder and entry (prune alone keeps a locked entry)", async () => {
+    const { repo, home } = await repoWithHome();
+    const worktree = await createTaskWorktree({ repoDir: repo, harnessHome: home, storyId: "4", taskId: "t", branch: "harness/story-4", baseRef: "HEAD" });
+    await git(["worktree", "lock", "--reason", "held", worktree.path], { cwd: repo });
+    await removeTaskWorktree(repo, worktree.path);
+    expect(existsSync(worktree.path)).toBe(false);
+    expect(await git(["worktree", "list", "--porcelain"], { cwd: repo })).not.toContain(worktree.path);
+  });
+
+  it("makes each task id one safe path component", () => {
+    const home = "/h";
+    const folder = (taskId: string): string => taskWorktreePath(home, "s", taskId);
+    expect(folder("task-1.a_B")).toBe("/h/worktrees/s/task-1.a_B");
+    expect(folder("a b//c")).toBe("/h/worktrees/s/a-b-c");
+    expect(folder("..-.hidden")).toBe("/h/worktrees/s/hidden");
+    expect(folder("a..b")).toBe("/h/worktrees/s/a..b");
+    expect(folder("")).toBe("/h/worktrees/s/_");
+    expect(folder("/../")).toBe("/h/worktrees/s/_");
+    expect(folder("x".repeat(100))).toBe(`/h/worktrees/s/${"x".repeat(80)}`);
+    expect(pathComponent("a/b")).toBe("a-b");
+  });
+
+  it("names a story's folder by its safe name and the first 8 hex digits of the exact id's SHA-256", () => {
+    const id = "octo/repo#42";
+    expect(storyDirName(id)).toBe(`octo-repo-42-${createHash("sha256").update(id).digest("hex").slice(0, 8)}`);
+    const long = `${"ab/".repeat(40)}#1`;
+    const name = storyDirName(long);
+    expect(name).toBe(`${pathComponent(long).slice(0, 71)}-${createHash("sha256").update(long).digest("hex").slice(0, 8)}`);
+    expect(name).toHaveLength(80);
   });
 });

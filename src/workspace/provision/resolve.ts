@@ -7,17 +7,15 @@ import { validateProvisionConfig, type ProvisionConfig } from "./config.js";
 export type ProvisionSource = "config" | "hook" | "pnpm" | "npm" | "yarn" | "cargo" | "none";
 
 /** The command a worktree provisions with; `cmd` and `argv` are null for the no-op rungs. */
-export interface ResolvedProvision {
-  source: ProvisionSource;
-  cmd: string | null;
-  argv: string[] | null;
-}
+export type ResolvedProvision =
+  | { source: Exclude<ProvisionSource, "cargo" | "none">; cmd: string; argv: string[] }
+  | { source: "cargo" | "none"; cmd: null; argv: null };
 
 /** The repository hook, relative to the worktree root. */
 export const PROVISION_HOOK = ".harness/provision.sh";
 
 /** Lockfile rungs in order, with the exact argv each one runs. */
-const LOCKFILE_RUNGS: ReadonlyArray<{ file: string; source: ProvisionSource; argv: string[] }> = [
+const LOCKFILE_RUNGS: ReadonlyArray<{ file: string; source: "pnpm" | "npm" | "yarn"; argv: string[] }> = [
   { file: "pnpm-lock.yaml", source: "pnpm", argv: ["pnpm", "install", "--frozen-lockfile", "--prefer-offline"] },
   { file: "package-lock.json", source: "npm", argv: ["npm", "ci"] },
   { file: "yarn.lock", source: "yarn", argv: ["yarn", "install", "--frozen-lockfile"] },

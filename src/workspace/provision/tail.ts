@@ -13,7 +13,7 @@ import { DEFAULT_TAIL_BYTES, DEFAULT_TAIL_LINES, tailText } from "../../exec/ind
  * and cargo's `error`, git's `fatal:`, a shell's "not found".
  */
 const ERROR_LINE =
-  /(npm (ERR!|error) (code|errno|[A-Za-z][\w-]*:)|ERR_PNPM_|^\s*error(\[E?\d+\])?:|^\s*error\s|^\s*ERROR:|^\s*(yarn(pkg)? )?error |fatal:|: (command )?not found|\b(can only install|Cannot find module|ERESOLVE|E404|ENOENT|EACCES|ENOTFOUND|ETIMEDOUT|ECONNREFUSED)\b)/;
+  /(npm (ERR!|error) (code|errno|[A-Za-z][\w-]*:)|ERR_PNPM_|^\s*error(\[E?\d+\])?:|^\s*error\s|^\s*ERROR:|^\s*yarn(pkg)? error |fatal:|: (command )?not found|\b(can only install|Cannot find module|ERESOLVE|E404|ENOENT|EACCES|ENOTFOUND|ETIMEDOUT|ECONNREFUSED)\b)/;
 /** Most error lines kept, and most characters of each. */
 const MAX_ERROR_LINES = 8;
 const MAX_LINE_CHARS = 1000;
@@ -26,7 +26,7 @@ const MAX_LOG_BYTES = 16 * 1024 * 1024;
  * error lines (or a readable log) it is the last lines as they were.
  */
 export function provisionLogTail(logPath: string, lastLines: string): string {
-  const bounded = tailText(Buffer.from(lastLines, "utf8"), DEFAULT_TAIL_LINES, DEFAULT_TAIL_BYTES);
+  const bounded = tailText(Buffer.from(lastLines), DEFAULT_TAIL_LINES, DEFAULT_TAIL_BYTES);
   const log = readSmallLog(logPath);
   if (log === undefined) return bounded;
   const shown = new Set(bounded.split("\n").map((line) => line.trim()));
@@ -41,16 +41,16 @@ export function provisionLogTail(logPath: string, lastLines: string): string {
   const room = DEFAULT_TAIL_LINES - errors.length - 1;
   const last = bounded.split("\n").slice(-room);
   const combined = [...errors, "[… the error lines above come from earlier in the log; its last lines follow …]", ...last].join("\n");
-  return Buffer.byteLength(combined, "utf8") <= DEFAULT_TAIL_BYTES ? combined : bounded;
+  return Buffer.byteLength(combined) <= DEFAULT_TAIL_BYTES ? combined : bounded;
 }
 
 function readSmallLog(path: string): string | undefined {
   try {
-    if (statSync(path).size > MAX_LOG_BYTES) return undefined;
-    return readFileSync(path, "utf8");
+    if (statSync(path).size <= MAX_LOG_BYTES) return readFileSync(path, "utf8");
   } catch {
-    return undefined;
+    // No log, or one that cannot be read: the last lines stand alone.
   }
+  return undefined;
 }
 
 function stripEscapes(text: string): string {
