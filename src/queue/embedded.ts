@@ -55,7 +55,7 @@ export class EmbeddedQueue implements StoryQueue {
     private readonly deliveries: DeliveryLog,
     private readonly options: EmbeddedQueueOptions,
   ) {
-    this.listeners = { ...(options.onQuarantine ? { onQuarantine: options.onQuarantine } : {}), ...(options.onWriteFailure ? { onWriteFailure: options.onWriteFailure } : {}) };
+    this.listeners = { onQuarantine: options.onQuarantine, onWriteFailure: options.onWriteFailure };
   }
 
   /** Sets who is told of quarantined jobs and failed writes; quarantines found at open are told now. */
