@@ -140,7 +140,9 @@ export class JobStore {
 
   /** The ids of every job on disk, oldest first. Temp files of interrupted writes are skipped. */
   async ids(): Promise<string[]> {
-    const names = (await readdir(this.jobsDir)).filter((name) => name.endsWith(".json") && !name.startsWith(".")).sort();
+    const names = (await readdir(this.jobsDir)).filter((name) => name.endsWith(".json") && !name.startsWith("."));
+    // Stryker disable next-line MethodExpression: node's readdir (libuv's scandir) lists names in strcmp order already, which is this order; the sort keeps the promise should that change
+    names.sort();
     return names.map((name) => name.slice(0, -".json".length));
   }
 
