@@ -46,9 +46,10 @@ export function salvageJobStory(value: unknown): QuarantinedStory | undefined {
   const owner = job?.repository?.owner;
   const repo = job?.repository?.name;
   const issueNumber = job?.issue?.number;
-  if (typeof installationId !== "number" || typeof owner !== "string" || typeof repo !== "string" || typeof issueNumber !== "number") return undefined;
-  if (!/^[A-Za-z0-9_.-]+$/.test(owner) || !/^[A-Za-z0-9_.-]+$/.test(repo) || !Number.isInteger(issueNumber) || issueNumber < 1) return undefined;
-  return { installationId, owner, repo, issueNumber };
+  if (typeof installationId !== "number" || typeof owner !== "string" || typeof repo !== "string") return undefined;
+  // Number.isInteger is false for anything that is not a number.
+  if (!/^[A-Za-z0-9_.-]+$/.test(owner) || !/^[A-Za-z0-9_.-]+$/.test(repo) || !Number.isInteger(issueNumber) || (issueNumber as number) < 1) return undefined;
+  return { installationId, owner, repo, issueNumber: issueNumber as number };
 }
 
 /** The quarantine folder of a queue. */

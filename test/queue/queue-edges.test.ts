@@ -1,6 +1,6 @@
 /** Small edges of the queue's files: a file that vanishes while it is quarantined, ids noted from job files, the home lock's refusal without a holder. */
 import { readdirSync, readFileSync } from "node:fs";
-import { mkdir, open, rm } from "node:fs/promises";
+import { mkdir, open, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { exec } from "../../src/exec/index.js";
 import { DeliveryLog, HarnessHomeInUseError, salvageStory } from "../../src/queue/index.js";
@@ -29,10 +29,23 @@ describe("queue edges", () => {
     expect(readdirSync(join(dir, "quarantine"))).toEqual([]);
   });
 
+  it("fails a move that fails otherwise than the file being gone (a numbered name too long)", async () => {
+    const jobs = join(dir, "jobs");
+    await mkdir(jobs);
+    await mkdir(join(dir, "quarantine"));
+    // 255 bytes, the longest name: taken in the quarantine, its numbered form is too long.
+    const name = `${"a".repeat(250)}.json`;
+    await writeFile(join(jobs, name), "{");
+    await writeFile(join(dir, "quarantine", name), "{");
+    await expect(quarantineFile(dir, jobs, name, "torn")).rejects.toMatchObject({ code: "ENAMETOOLONG", syscall: "rename" });
+    expect(readdirSync(jobs)).toEqual([name]);
+  });
+
   it("salvages no story whose issue number is not a whole number", () => {
     const job = (number: unknown): string => JSON.stringify({ job: { installationId: 1, repository: { owner: "acme", name: "widgets" }, issue: { number } } });
     expect(salvageStory(job(3))).toEqual({ installationId: 1, owner: "acme", repo: "widgets", issueNumber: 3 });
     expect(salvageStory(job(1.5))).toBeUndefined();
+    expect(salvageStory(job("3"))).toBeUndefined();
   });
 
   it("remembers a noted id without writing it", async () => {
