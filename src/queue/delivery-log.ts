@@ -98,9 +98,9 @@ export class DeliveryLog {
         if (!this.closing) {
           await new Promise<void>((end) => {
             const timer = setTimeout(end, DELIVERY_LOG_BATCH_MS);
+            // Left in place once the window is over: ending a window that ended already does nothing.
             this.endWindow = () => (clearTimeout(timer), end());
           });
-          this.endWindow = undefined;
         }
         while (this.pending.length > 0) {
           const batch = this.pending.splice(0);

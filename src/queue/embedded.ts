@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { flushPendingWrites } from "../files/index.js";
-import { DeliveryLog, DEFAULT_DELIVERY_MEMORY } from "./delivery-log.js";
+import { DeliveryLog } from "./delivery-log.js";
 import { acquireLock, liveHolder, newLockOwner, releaseLock, retireLockOwner, type LockOwner } from "./job-lock.js";
 import { JobStore, newJobId, UnreadableJobError, type JobRecord } from "./job-store.js";
 import type { EnqueueOutcome, JobLease, JobWorker, QueueListeners, QueuedJobView, StoryJob, StoryQueue } from "./port.js";
@@ -55,7 +55,7 @@ export class EmbeddedQueue implements StoryQueue {
     private readonly deliveries: DeliveryLog,
     private readonly options: EmbeddedQueueOptions,
   ) {
-    this.listeners = { ...(options.onQuarantine ? { onQuarantine: options.onQuarantine } : {}), ...(options.onWriteFailure ? { onWriteFailure: options.onWriteFailure } : {}) };
+    this.listeners = { onQuarantine: options.onQuarantine, onWriteFailure: options.onWriteFailure };
   }
 
   /** Sets who is told of quarantined jobs and failed writes; quarantines found at open are told now. */
@@ -68,7 +68,8 @@ export class EmbeddedQueue implements StoryQueue {
   static async open(options: EmbeddedQueueOptions): Promise<EmbeddedQueue> {
     const store = new JobStore(options.dir);
     await store.init();
-    const deliveries = await DeliveryLog.open(join(options.dir, "deliveries.log"), options.deliveryMemory ?? DEFAULT_DELIVERY_MEMORY);
+    // Unset, the log's own default bound applies.
+    const deliveries = await DeliveryLog.open(join(options.dir, "deliveries.log"), options.deliveryMemory);
     const queue = new EmbeddedQueue(store, deliveries, options);
     await queue.rescan();
     for (const record of queue.records.values()) for (const key of dedupeKeys(record.job)) deliveries.note(key);

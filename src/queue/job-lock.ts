@@ -30,9 +30,12 @@ export function retireLockOwner(owner: LockOwner): void {
   openInstances.delete(owner.instance);
 }
 
-/** True when the owner of a lock is still running. */
+/**
+ * True when the owner of a lock is still running. An owner of this very process is alive while
+ * it is open (the judge itself included: a retired owner's locks count as a dead holder's).
+ */
 export function ownerAlive(owner: LockOwner, self: LockOwner): boolean {
-  if (owner.pid === self.pid && owner.startTime === self.startTime) return owner.instance === self.instance || openInstances.has(owner.instance);
+  if (owner.pid === self.pid && owner.startTime === self.startTime) return openInstances.has(owner.instance);
   return isRunning(owner);
 }
 

@@ -71,7 +71,7 @@ export class JobStore {
    * Writes a job file; `background` (the webhook's enqueue) answers once it is kill -9 safe,
    * written by the queue's writer thread, which flushes it to stable storage right after.
    */
-  async write(record: JobRecord, flush: AtomicWriteOptions["flush"] = "now"): Promise<void> {
+  async write(record: JobRecord, flush?: AtomicWriteOptions["flush"]): Promise<void> {
     schemas().validate<JobRecord>("queue-job", record, `queue/jobs/${record.id}.json`);
     const path = join(this.jobsDir, `${record.id}.json`);
     const text = `${JSON.stringify(record)}\n`;
@@ -104,7 +104,8 @@ export class JobStore {
   async readMany(ids: readonly string[]): Promise<Map<string, JobRecord | UnreadableJobError | undefined>> {
     const results = new Map<string, JobRecord | UnreadableJobError | undefined>();
     const chunks: string[][] = [];
-    for (let from = 0; from < ids.length; from += READ_CHUNK) chunks.push(ids.slice(from, from + READ_CHUNK));
+    const rest = [...ids];
+    while (rest.length > 0) chunks.push(rest.splice(0, READ_CHUNK));
     const readChunk = (chunk: string[]): Promise<ReadResult[]> =>
       this.writer
         ? this.writer.read(chunk.map((id) => join(this.jobsDir, `${id}.json`)))
@@ -116,15 +117,14 @@ export class JobStore {
       const next = chunks[number + READS_IN_FLIGHT];
       if (next) inFlight.push(readChunk(next));
       for (const [index, id] of chunk.entries()) {
-        const file = files[index];
-        if (!file || !("text" in file)) {
-          if (file?.code === "ENOENT") {
+        // One answer per path, in order (the worker maps the paths; so does the fallback).
+        const file = files[index] as ReadResult;
+        if ("code" in file) {
+          if (file.code === "ENOENT") {
             results.set(id, undefined);
             continue;
           }
-          const error = new Error(`reading queue/jobs/${id}.json: ${file?.message ?? "no answer"}`) as NodeJS.ErrnoException;
-          if (file?.code) error.code = file.code;
-          throw error;
+          throw Object.assign(new Error(`reading queue/jobs/${id}.json: ${file.message}`), { code: file.code });
         }
         const parsed = parseJob(id, file.text);
         results.set(id, "unreadable" in parsed ? parsed.unreadable : parsed.record);
@@ -140,7 +140,9 @@ export class JobStore {
 
   /** The ids of every job on disk, oldest first. Temp files of interrupted writes are skipped. */
   async ids(): Promise<string[]> {
-    const names = (await readdir(this.jobsDir)).filter((name) => name.endsWith(".json") && !name.startsWith(".")).sort();
+    const names = (await readdir(this.jobsDir)).filter((name) => name.endsWith(".json") && !name.startsWith("."));
+    // Stryker disable next-line MethodExpression: node's readdir (libuv's scandir) lists names in strcmp order already, which is this order; the sort keeps the promise should that change
+    names.sort();
     return names.map((name) => name.slice(0, -".json".length));
   }
 
@@ -173,7 +175,8 @@ function parseJob(id: string, text: string): { record: JobRecord } | { unreadabl
   try {
     value = JSON.parse(text);
   } catch (error) {
-    return unreadable(`not JSON (${error instanceof Error ? error.message : String(error)})`);
+    // JSON.parse of a string throws only a SyntaxError.
+    return unreadable(`not JSON (${(error as SyntaxError).message})`);
   }
   const issues = schemas().issues("queue-job", value);
   return issues.length === 0 ? { record: value as JobRecord } : unreadable(issues.map((issue) => `${issue.path}: ${issue.message}`).join("; "));

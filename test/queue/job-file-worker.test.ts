@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
+import { exec } from "../../src/exec/index.js";
 import { JobFileWorker } from "../../src/queue/job-file-worker.js";
 import { appearedOnlyByRename, folderEvents, writtenNames } from "../support/fs-events.js";
 import { tempDir } from "./helpers.js";
@@ -58,4 +59,19 @@ describe("JobFileWorker", () => {
     await expect(worker.write(join(dir, "late.json"), "{}\n")).rejects.toThrow(/closed/);
     expect(readdirSync(dir)).toEqual([]);
   });
+});
+
+describe("JobFileWorker in a process of its own", () => {
+  it("keeps the process up while a write waits for its answer, and lets it end once idle", async () => {
+    const { dir, remove } = await tempDir("harness-job-worker-life-");
+    try {
+      const path = join(dir, "job.json");
+      // A hang guard, not a budget: the child ends by itself in well under a second on an idle machine.
+      const result = await exec([process.execPath, "--import", "tsx", resolve("test/queue/writer-child.ts"), path], { cwd: process.cwd(), timeoutMs: 120_000, captureStdout: true });
+      expect([result.exitCode, result.stdout?.toString()]).toEqual([0, "written\n"]);
+      expect(readFileSync(path, "utf8")).toBe("{}\n");
+    } finally {
+      await remove();
+    }
+  }, 180_000);
 });

@@ -1,0 +1,337 @@
+/**
+ * The embedded queue's decisions one by one, each staged in one process on a real folder: the
+ * rescan timer is set to an hour, so the folder is re-read only when a test says so (or a job is
+ * enqueued, taken or finished), and every race is a state the test puts the folder in first.
+ */
+import { jest } from "@jest/globals";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { open, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { exec } from "../../src/exec/index.js";
+import { useFileSystem } from "../../src/files/atomic-file.js";
+import { EmbeddedQueue, newLockOwner, retireLockOwner, type EmbeddedQueueOptions, type JobLease, type QuarantinedJob, type StoryJob } from "../../src/queue/index.js";
+import { recordingFileSystem } from "../support/recording-fs.js";
+import { deferred, makeJob, tempDir, waitFor } from "./helpers.js";
+
+const HOUR = 3_600_000;
+const idFor = (n: number): string => `${String(1_700_000_000_000 + n).padStart(15, "0")}-${String(n).padStart(6, "0")}-0000000${n}`;
+const jobFile = (id: string, job: StoryJob, extra: Record<string, unknown> = {}): string => `${JSON.stringify({ id, job, state: "queued", interruptions: 0, ...extra })}\n`;
+
+describe("EmbeddedQueue, path by path", () => {
+  let dir: string;
+  let remove: () => Promise<void>;
+  const opened: EmbeddedQueue[] = [];
+  const errors: string[] = [];
+  beforeEach(async () => {
+    ({ dir, remove } = await tempDir("harness-queue-paths-"));
+    errors.length = 0;
+  });
+  afterEach(async () => {
+    jest.restoreAllMocks();
+    for (const queue of opened.splice(0)) await queue.close({ abortRunning: true });
+    await remove();
+  });
+  async function openQueue(options: Partial<EmbeddedQueueOptions> = {}): Promise<EmbeddedQueue> {
+    const queue = await EmbeddedQueue.open({ dir, rescanMs: HOUR, log: { error: (message) => errors.push(message) }, ...options });
+    opened.push(queue);
+    return queue;
+  }
+  const jobsDir = (): string => join(dir, "jobs");
+  const locks = (): string[] => readdirSync(join(dir, "locks"));
+  const jobNames = (): string[] => readdirSync(jobsDir()).filter((name) => name.endsWith(".json"));
+  const accepted = async (queue: EmbeddedQueue, job: StoryJob): Promise<string> => {
+    const outcome = await queue.enqueue(job);
+    if (!outcome.accepted) throw new Error(`not accepted: ${outcome.reason}`);
+    return outcome.jobId;
+  };
+
+  it("runs one job at a time unless told more, whatever number below one it is given", async () => {
+    for (const [concurrency, expected] of [[undefined, 1], [0, 1], [-2, 1], [3, 3]] as const) {
+      const queue = await openQueue(concurrency === undefined ? {} : { concurrency });
+      expect(queue.concurrency).toBe(expected);
+    }
+    const queue = await openQueue();
+    const gates = [deferred(), deferred()];
+    const started: number[] = [];
+    queue.start(async (lease) => {
+      started.push(lease.job.issue.number);
+      await gates[lease.job.issue.number - 1]?.promise;
+    });
+    try {
+      await queue.enqueue(makeJob(1));
+      await queue.enqueue(makeJob(2));
+      await waitFor("the first job running", () => started.length === 1);
+      // The second waits for the first: the pump ran after both enqueues and took only one.
+      expect(started).toEqual([1]);
+      gates[0]?.resolve();
+      await waitFor("the second job running", () => started.length === 2);
+    } finally {
+      for (const gate of gates) gate.resolve();
+    }
+    await queue.idle();
+  });
+
+  it("tells the quarantines found at open to its first listener that takes them, once", async () => {
+    await (await openQueue()).close();
+    opened.splice(0);
+    writeFileSync(join(jobsDir(), `${idFor(1)}.json`), jobFile(idFor(1), makeJob(1)).slice(0, 40));
+    const queue = await openQueue();
+    expect(errors).toEqual([expect.stringContaining(`queue: quarantine: moved queue/jobs/${idFor(1)}.json: not JSON`)]);
+    const told: QuarantinedJob[] = [];
+    queue.listen({ onWriteFailure: () => undefined });
+    queue.listen({ onQuarantine: (quarantined) => told.push(quarantined) });
+    expect(told).toEqual([expect.objectContaining({ file: `${idFor(1)}.json`, reason: expect.stringContaining("not JSON") })]);
+    queue.listen({ onQuarantine: (quarantined) => told.push(quarantined) });
+    expect(told).toHaveLength(1);
+  });
+
+  it("tells a listener given at open, naming the story in the log", async () => {
+    await (await openQueue()).close();
+    opened.splice(0);
+    writeFileSync(join(jobsDir(), `${idFor(1)}.json`), jobFile(idFor(1), makeJob(4), { state: "done" }));
+    const told: string[] = [];
+    await openQueue({ onQuarantine: (quarantined) => told.push(quarantined.file) });
+    expect(told).toEqual([`${idFor(1)}.json`]);
+    expect(errors).toEqual([`queue: quarantine: moved queue/jobs/${idFor(1)}.json: $.state: must be one of "queued", "running" to queue/quarantine/${idFor(1)}.json (story acme/widgets#4)`]);
+  });
+
+  it("refuses jobs once closed", async () => {
+    const queue = await openQueue();
+    await queue.close();
+    await expect(queue.enqueue(makeJob(1))).rejects.toThrow("queue is closed");
+    expect(jobNames()).toEqual([]);
+  });
+
+  it("lets go of a story whose job file could not be written, and takes it when it can", async () => {
+    const queue = await openQueue();
+    rmSync(jobsDir(), { recursive: true });
+    await expect(queue.enqueue(makeJob(1, "d-1"))).rejects.toMatchObject({ code: "ENOENT" });
+    expect(await queue.isActive("acme/widgets#1")).toBe(false);
+    expect(queue.jobs()).toEqual([]);
+    mkdirSync(jobsDir());
+    // The failed delivery was not remembered: GitHub's redelivery is taken.
+    expect((await queue.enqueue(makeJob(1, "d-1"))).accepted).toBe(true);
+  });
+
+  it("remembers the delivery of a job refused as already active, and the event of an accepted one", async () => {
+    const queue = await openQueue();
+    const job = { ...makeJob(1, "d-1"), eventKey: "issues.labeled:acme/widgets#1:story:1" };
+    await accepted(queue, job);
+    expect(await queue.enqueue(makeJob(1, "d-2"))).toEqual({ accepted: false, reason: "already-active" });
+    await waitFor("d-2 written to the log", () => readFileSync(join(dir, "deliveries.log"), "utf8").includes("d-2\n"));
+    expect(await queue.enqueue(makeJob(1, "d-2"))).toEqual({ accepted: false, reason: "duplicate-delivery" });
+    expect(await queue.enqueue({ ...job, deliveryId: "d-3" })).toEqual({ accepted: false, reason: "duplicate-delivery" });
+    // Only the event's key: a replay of another event of the story's is a new delivery.
+    expect(await queue.enqueue({ ...makeJob(2, "d-3"), eventKey: "issues.labeled:acme/widgets#2:story:1" })).toMatchObject({ accepted: true });
+  });
+
+  it("lists its jobs oldest first, also one it learnt of later from the folder", async () => {
+    const queue = await openQueue();
+    const other = await openQueue();
+    const older = await accepted(other, makeJob(1));
+    const newer = await accepted(queue, makeJob(2));
+    await queue.rescan();
+    expect(queue.jobs().map((record) => record.id)).toEqual([older, newer]);
+    expect(await queue.isActive("acme/widgets#1")).toBe(true);
+    expect((await queue.snapshot()).map((view) => [view.jobId, view.state, "startedAt" in view])).toEqual([[older, "queued", false], [newer, "queued", false]]);
+  });
+
+  it("forgets a queued job another process finished, but not one it runs itself", async () => {
+    const queue = await openQueue();
+    const other = await openQueue();
+    const release = deferred();
+    const running = deferred();
+    queue.start(async () => {
+      running.resolve();
+      await release.promise;
+    });
+    try {
+      const mine = await accepted(queue, makeJob(1));
+      await running.promise;
+      const theirs = await accepted(other, makeJob(2));
+      await queue.rescan();
+      expect(queue.jobs().map((record) => record.id)).toEqual([mine, theirs]);
+      // Both files gone (the other process finished its job; an operator removed this one's).
+      rmSync(join(jobsDir(), `${theirs}.json`));
+      rmSync(join(jobsDir(), `${mine}.json`));
+      await queue.rescan();
+      expect(queue.jobs().map((record) => record.id)).toEqual([mine]);
+      expect(await queue.isActive("acme/widgets#1")).toBe(true);
+      expect(await queue.isActive("acme/widgets#2")).toBe(false);
+      expect(await queue.enqueue(makeJob(1, "d-again"))).toEqual({ accepted: false, reason: "already-active" });
+    } finally {
+      release.resolve();
+    }
+    await queue.idle();
+  });
+
+  /**
+   * A job whose file is still being written, held there deterministically: the queue's file
+   * thread is kept inside a read of a FIFO (a rescan's), so the enqueue's write waits behind it.
+   */
+  it("neither drops nor takes a job whose file is still being written", async () => {
+    const queue = await openQueue();
+    const fifo = join(jobsDir(), `${idFor(9)}.json`);
+    expect((await exec(["mkfifo", fifo], { cwd: dir })).exitCode).toBe(0);
+    const scanning = queue.rescan();
+    // Opening the FIFO to write waits for its reader: the file thread is in its read now.
+    const writer = await open(fifo, "w");
+    const leases: JobLease[] = [];
+    let enqueuing: ReturnType<EmbeddedQueue["enqueue"]>;
+    try {
+      await rm(fifo);
+      enqueuing = queue.enqueue(makeJob(1));
+      // The folder holds no file of it yet: a rescan must not take the job as finished elsewhere...
+      await queue.rescan();
+      expect(jobNames()).toEqual([]);
+      expect(queue.jobs().map((record) => record.job.storyKey)).toEqual(["acme/widgets#1"]);
+      expect(await queue.isActive("acme/widgets#1")).toBe(true);
+      // ...and a worker starting now must not claim it (its file would read as gone).
+      queue.start(async (lease) => {
+        leases.push(lease);
+      });
+      await queue.idle();
+      expect(leases).toEqual([]);
+    } finally {
+      await writer.writeFile("");
+      await writer.close();
+    }
+    await scanning;
+    expect((await enqueuing).accepted).toBe(true);
+    await queue.idle();
+    expect(leases.map((lease) => lease.job.storyKey)).toEqual(["acme/widgets#1"]);
+  });
+
+  it("leaves a job whose lock a live holder has, and takes it on the rescan after the holder is gone", async () => {
+    const queue = await openQueue();
+    const holder = newLockOwner();
+    try {
+      const id = await accepted(queue, makeJob(1));
+      writeFileSync(join(dir, "locks", `${id}.lock`), JSON.stringify({ ...holder, at: new Date().toISOString() }));
+      expect(await queue.holder(id)).toEqual(holder);
+      const leases: JobLease[] = [];
+      queue.start(async (lease) => {
+        leases.push(lease);
+      });
+      await queue.idle();
+      expect(leases).toEqual([]);
+      retireLockOwner(holder);
+      expect(await queue.holder(id)).toBeUndefined();
+      // Still set aside until the folder is read again.
+      await queue.enqueue(makeJob(2));
+      await queue.idle();
+      expect(leases.map((lease) => lease.job.issue.number)).toEqual([2]);
+      await queue.rescan();
+      await queue.enqueue(makeJob(3));
+      await waitFor("the freed job and the third ran", () => leases.length === 3);
+      expect(leases.map((lease) => lease.job.issue.number)).toEqual([2, 1, 3]);
+    } finally {
+      retireLockOwner(holder);
+    }
+  });
+
+  it("lets go of a job whose file is gone when it comes to take it, and quarantines one it cannot read then", async () => {
+    const told: QuarantinedJob[] = [];
+    const queue = await openQueue({ onQuarantine: (quarantined) => told.push(quarantined) });
+    const gone = await accepted(queue, makeJob(1));
+    const torn = await accepted(queue, makeJob(2));
+    rmSync(join(jobsDir(), `${gone}.json`));
+    writeFileSync(join(jobsDir(), `${torn}.json`), "");
+    const leases: JobLease[] = [];
+    queue.start(async (lease) => {
+      leases.push(lease);
+    });
+    await queue.idle();
+    expect(leases).toEqual([]);
+    expect(queue.jobs()).toEqual([]);
+    expect(locks()).toEqual([]);
+    expect([await queue.isActive("acme/widgets#1"), await queue.isActive("acme/widgets#2")]).toEqual([false, false]);
+    expect(told).toEqual([{ file: `${torn}.json`, reason: `queue/jobs/${torn}.json: empty` }]);
+    expect(errors).toEqual([`queue: quarantine: moved queue/jobs/${torn}.json: empty to queue/quarantine/${torn}.json`]);
+  });
+
+  it("gives back the lock of a job whose claim could not be written, tells its story once, and takes it later", async () => {
+    const failures: Array<[string, string | undefined]> = [];
+    const queue = await openQueue({ onWriteFailure: (job, error) => failures.push([job.storyKey, (error as NodeJS.ErrnoException).code]) });
+    const id = await accepted(queue, makeJob(1));
+    const full = recordingFileSystem(jobsDir(), {
+      open: (name) => {
+        if (name === `${id}.json.tmp`) throw Object.assign(new Error("no space left (staged)"), { code: "ENOSPC" });
+      },
+    });
+    const previous = useFileSystem(full.fs);
+    const leases: JobLease[] = [];
+    try {
+      queue.start(async (lease) => {
+        leases.push(lease);
+      });
+      await queue.idle();
+      await queue.rescan();
+      await queue.enqueue(makeJob(2));
+      await queue.idle();
+    } finally {
+      useFileSystem(previous);
+    }
+    // The second job, enqueued meanwhile, was taken past the first.
+    expect(leases.map((lease) => lease.job.issue.number)).toEqual([2]);
+    expect(failures).toEqual([["acme/widgets#1", "ENOSPC"]]);
+    expect(errors.filter((line) => line.startsWith(`queue: claiming job ${id} of acme/widgets#1 (it stays queued and is tried again): no space left`))).toHaveLength(2);
+    expect(locks()).toEqual([]);
+    await queue.rescan();
+    await queue.enqueue(makeJob(3));
+    await waitFor("all three ran", () => leases.length === 3);
+    expect(leases.map((lease) => [lease.job.issue.number, lease.interruptions])).toEqual([[2, 0], [1, 0], [3, 0]]);
+  });
+
+  it("takes re-admissions first, then jobs oldest first", async () => {
+    const queue = await openQueue();
+    for (const [issue, kind] of [[1, "start"], [2, "retry-blocked"], [3, "start"], [4, "retry-blocked"]] as const) await queue.enqueue(makeJob(issue, `d-${issue}`, { kind }));
+    const started: number[] = [];
+    queue.start(async (lease) => {
+      started.push(lease.job.issue.number);
+    });
+    await waitFor("all four ran", () => started.length === 4);
+    expect(started).toEqual([2, 4, 1, 3]);
+  });
+
+  it("finishes a job whose worker failed, logging the failure, and keeps a job stopped by close on disk", async () => {
+    const queue = await openQueue();
+    const id = await accepted(queue, makeJob(1));
+    queue.start(async () => {
+      throw "not an Error";
+    });
+    await waitFor("the job finished", async () => !(await queue.isActive("acme/widgets#1")));
+    await queue.idle();
+    expect(errors).toEqual([`queue: job ${id}: not an Error`]);
+    expect([jobNames(), locks()]).toEqual([[], []]);
+
+    const second = await openQueue();
+    const entered = deferred();
+    second.start(async (_lease, signal) => {
+      entered.resolve();
+      await new Promise<void>((done) => signal.addEventListener("abort", () => done()));
+    });
+    const kept = await accepted(second, makeJob(2));
+    await entered.promise;
+    expect((await second.snapshot()).map((view) => [view.state, typeof view.startedAt])).toEqual([["running", "string"]]);
+    await second.close({ abortRunning: true });
+    expect([jobNames(), locks()]).toEqual([[`${kept}.json`], []]);
+  });
+
+  it("writes its errors to stderr when it is given no log", async () => {
+    const written: string[] = [];
+    jest.spyOn(process.stderr, "write").mockImplementation((chunk: string | Uint8Array) => {
+      written.push(String(chunk));
+      return true;
+    });
+    const queue = await EmbeddedQueue.open({ dir, rescanMs: HOUR });
+    opened.push(queue);
+    const id = await accepted(queue, makeJob(1));
+    queue.start(async () => {
+      throw new Error("worker failed");
+    });
+    await waitFor("the job finished", async () => !(await queue.isActive("acme/widgets#1")));
+    await queue.idle();
+    expect(written.filter((chunk) => chunk.startsWith("queue:"))).toEqual([`queue: job ${id}: worker failed\n`]);
+  });
+});
