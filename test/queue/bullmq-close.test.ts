@@ -48,7 +48,9 @@ describe("BullMQ adapter: close with Redis down", () => {
     redis = undefined;
     await withinGuard("close with Redis down", queue.close({ abortRunning: true }));
     expect(aborted).toBe(true);
-    expect(errors.join("\n")).toMatch(/queue \(redis\): close: /);
+    expect(errors.join("\n")).toMatch(/queue \(redis\): close: Redis unreachable: .*; jobs not handed back are taken by another worker once their lease \(5000 ms\) expires/);
+    // The job could not go back to the waiting list: said, naming the job, once its hand-back fails.
+    await waitFor("the failed hand-back logged", () => errors.some((line) => /^queue \(redis\): job story-acme%2Fwidgets%231: could not be handed back \(.+\); another worker takes it once its lease expires$/.test(line)));
   });
 
   it("returns from close with no job running and from a second close at once", async () => {
