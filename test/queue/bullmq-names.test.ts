@@ -73,6 +73,8 @@ describe("BullMQ adapter: HARNESS_QUEUE", () => {
     expect(redactUrl("redis://cache:6379/0")).toBe("redis://cache:6379/0");
     expect(redactUrl("redis://cache:6379/a:b@c")).toBe("redis://cache:6379/a:b@c");
     expect(redactUrl("x redis://a:b@c")).toBe("x redis://a:***@c");
+    // What follows the host's '/' is a path, not a password.
+    expect(redactUrl("redis://a/b:c@d")).toBe("redis://a/b:c@d");
   });
 });
 
