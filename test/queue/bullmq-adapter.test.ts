@@ -136,6 +136,52 @@ describe("BullMQ adapter: what it queues", () => {
   });
 });
 
+describe("BullMQ adapter: its worker", () => {
+  it("sets a job aside for the heartbeat (at most a second) while its installation's slots are taken", async () => {
+    const { queue } = await open("w-retry", { installationSlots: 1, concurrency: 2 });
+    const raw = new Queue("stories", { connection: { url: server.url }, prefix: "w-retry" });
+    closers.push(() => raw.close());
+    const release = deferred();
+    const ran: number[] = [];
+    queue.start(async (lease, signal) => {
+      ran.push(lease.job.issue.number);
+      await Promise.race([release.promise, new Promise((done) => signal.addEventListener("abort", done, { once: true }))]);
+    });
+    await queue.enqueue(makeJob(1));
+    await waitFor("the first job running", () => ran.length === 1);
+    await queue.enqueue(makeJob(2));
+    const second = storyJobId("acme/widgets#2");
+    await waitFor("the second job set aside", async () => (await raw.getJobState(second)) === "delayed" && ((await raw.getJob(second))?.delay ?? 0) > 0);
+    expect((await raw.getJob(second))?.delay).toBeLessThanOrEqual(LEASE.heartbeatMs);
+    release.resolve();
+    await waitFor("the second job run", () => ran.length === 2);
+  });
+
+  it("lets a running job finish, not aborted, when closed without abortRunning", async () => {
+    const { queue, errors } = await open("w-finish");
+    const release = deferred();
+    const started = deferred();
+    let aborted: boolean | undefined;
+    queue.start(async (_lease, signal) => {
+      started.resolve();
+      await release.promise;
+      aborted = signal.aborted;
+    });
+    await queue.enqueue(makeJob(1));
+    await started.promise;
+    const closed = queue.close();
+    release.resolve();
+    await closed;
+    expect(aborted).toBe(false);
+    expect(errors).toEqual([]);
+    // Closed: sharing work now publishes nothing.
+    const { queue: reader } = await open("w-finish");
+    queue.shareLocalWork({ home: "/srv/late", collect: async () => NOTHING });
+    expect(await reader.workerReports()).toEqual([]);
+    expect(errors).toEqual([]);
+  });
+});
+
 describe("BullMQ adapter: the worker's report and close", () => {
   it("shares its work under the claimed home, with the jobs it runs, and withdraws it on a clean close", async () => {
     const { queue, errors } = await open("r-share", { reportEveryMs: 100 });
@@ -180,6 +226,14 @@ describe("BullMQ adapter: the worker's report and close", () => {
     await queue.close();
     expect(errors.filter((line) => line.includes("close"))).toEqual([]);
     expect((await reader.workerReports()).map((one) => [one.home, one.running, one.quarantined])).toEqual([["/srv/left", [], [{ file: "q.json" }]]]);
+
+    // Undelivered writes alone keep the report too.
+    const { queue: writer } = await open("r-undelivered", { reportEveryMs: 100 });
+    const undelivered = [{ story: "acme/widgets#1", slot: "status-comment", kind: "status-comment", state: "pending" as const, attempts: 1 }];
+    writer.shareLocalWork({ home: "/srv/writes", collect: async () => ({ quarantined: [], undelivered }) });
+    await writer.close();
+    const { queue: writesReader } = await open("r-undelivered");
+    expect((await writesReader.workerReports()).map((one) => one.undelivered)).toEqual([undelivered]);
 
     const { queue: failing, errors: failed } = await open("r-fail", { reportEveryMs: 100 });
     failing.shareLocalWork({ home: "/srv/fail", collect: async () => {
