@@ -137,7 +137,7 @@ describe("BullMQ adapter: the quarantine in Redis", () => {
     for (const one of [second, first, third]) await redis.hset("q4", one.entry, JSON.stringify(one));
     await redis.hset("q4", "torn", "{\"entry\":");
     await redis.hset("q4", "foreign", JSON.stringify({ entry: "x" }));
-    expect(await quarantine.list()).toEqual({ records: [third, second, first], total: 5 });
+    expect(await quarantine.list()).toStrictEqual({ records: [third, second, first], total: 5 });
 
     const many = new RedisQuarantine(redis, "q5");
     const all = Array.from({ length: QUARANTINE_LISTED + 1 }, (_, index) => record(index, new Date(Date.UTC(2026, 0, 1, 0, 0, index)).toISOString()));
