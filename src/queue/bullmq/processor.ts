@@ -37,6 +37,7 @@ export class StoryProcessor {
 
   async process(job: Job, token: string | undefined): Promise<void> {
     const jobId = job.id;
+    // Stryker disable next-line ConditionalExpression: BullMQ hands a worker only jobs it holds by id, so an id is never missing here
     if (jobId === undefined) return;
     const story = readStoryJob(job.data);
     if (!story) return this.setAside(job, jobId, token);
