@@ -46,9 +46,16 @@ describe("BullMQ adapter: close with Redis down", () => {
     await withinGuard("the job's start", started.promise);
     await redis.stop();
     redis = undefined;
+    // Until close, every connection tries again, and each one's failures are logged, named.
+    for (const where of ["redis", "queue", "worker"]) await waitFor(`a ${where} error logged`, () => errors.some((line) => line.startsWith(`queue (redis): ${where}: `)));
     await withinGuard("close with Redis down", queue.close({ abortRunning: true }));
     expect(aborted).toBe(true);
-    expect(errors.join("\n")).toMatch(/queue \(redis\): close: /);
+    const closing = errors.find((line) => line.startsWith("queue (redis): close: ")) ?? "";
+    expect(closing).toMatch(/^queue \(redis\): close: Redis unreachable: .*; jobs not handed back are taken by another worker once their lease \(5000 ms\) expires$/);
+    // Redis known to be gone: no last report is tried, and the connection is dropped, not asked to quit.
+    expect(closing).not.toMatch(/[:;] (report|redis): /);
+    // The job could not go back to the waiting list: said, naming the job, once its hand-back fails.
+    await waitFor("the failed hand-back logged", () => errors.some((line) => /^queue \(redis\): job story-acme%2Fwidgets%231: could not be handed back \(.+\); another worker takes it once its lease expires$/.test(line)));
   });
 
   it("returns from close with no job running and from a second close at once", async () => {

@@ -73,7 +73,6 @@ export class BullmqQueue implements StoryQueue {
   private processor: StoryProcessor | undefined;
   private closed = false;
   private closing: Promise<void> | undefined;
-  readonly lease: LeaseTiming;
   private readonly keys: ReturnType<typeof adapterKeys>;
   readonly slots: InstallationSlots;
   readonly reports: WorkerReports;
@@ -87,9 +86,8 @@ export class BullmqQueue implements StoryQueue {
     private readonly options: BullmqQueueOptions,
     /** Read by every connection's reconnect policy: once closing, a lost connection ends instead of retrying. */
     private readonly shutdown: { closing: boolean },
+    readonly lease: LeaseTiming,
   ) {
-    this.lease = { ...DEFAULT_LEASE_TIMING, ...options.lease };
-    if (this.lease.heartbeatMs >= this.lease.lockTtlMs) throw new RangeError("the lease heartbeat must be shorter than its TTL");
     this.keys = adapterKeys(this.prefix);
     this.slots = new InstallationSlots(redis, this.keys.slots, options.installationSlots, this.lease.lockTtlMs);
     // Shown as not live after three missed renewals.
@@ -104,6 +102,9 @@ export class BullmqQueue implements StoryQueue {
   /** Connects to Redis (failing with the URL, password hidden, when it cannot). */
   static async open(options: BullmqQueueOptions): Promise<BullmqQueue> {
     const target = parseRedisUrl(options.url);
+    // Refused before anything connects, so a refusal leaves no connection open.
+    const lease = { ...DEFAULT_LEASE_TIMING, ...options.lease };
+    if (lease.heartbeatMs >= lease.lockTtlMs) throw new RangeError("the lease heartbeat must be shorter than its TTL");
     let connected = false;
     let lastError: Error | undefined;
     // No retries before the first connection: a Redis that is not there is said at once.
@@ -125,7 +126,7 @@ export class BullmqQueue implements StoryQueue {
       prefix: options.prefix ?? KEY_PREFIX,
       defaultJobOptions: { removeOnComplete: true, removeOnFail: true, attempts: 1 },
     });
-    const opened = new BullmqQueue(queue, redis, options, shutdown);
+    const opened = new BullmqQueue(queue, redis, options, shutdown, lease);
     queue.on("error", (error) => opened.logError("queue", error));
     redis.removeAllListeners("error");
     redis.on("error", (error) => opened.logError("redis", error));

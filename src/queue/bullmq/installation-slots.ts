@@ -48,14 +48,13 @@ export class InstallationSlots {
     return taken === 1;
   }
 
-  /** Extends a held slot; part of the running job's heartbeat. */
+  /** Extends a held slot; part of the running job's heartbeat. Without a limit no slot was taken, and `XX` adds none. */
   async renew(installationId: number, jobId: string): Promise<void> {
-    if (this.limit === undefined) return;
     await this.redis.eval(RENEW, 1, this.key(installationId), jobId, String(this.holdMs));
   }
 
+  /** Frees a slot (without a limit there is none, and removing nothing changes nothing). */
   async release(installationId: number, jobId: string): Promise<void> {
-    if (this.limit === undefined) return;
     await this.redis.zrem(this.key(installationId), jobId);
   }
 

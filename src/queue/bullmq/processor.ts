@@ -20,7 +20,7 @@ export interface StoryProcessorArgs {
   /** This process's id in the worker reports (it may be renamed after the data directory). */
   workerId: () => string;
   /** Told of every job set aside (the App tells its story); read when a job is set aside. */
-  onQuarantine?: (quarantined: QuarantinedJob) => void;
+  onQuarantine: (quarantined: QuarantinedJob) => void;
 }
 
 /**
@@ -37,6 +37,7 @@ export class StoryProcessor {
 
   async process(job: Job, token: string | undefined): Promise<void> {
     const jobId = job.id;
+    // Stryker disable next-line ConditionalExpression: BullMQ hands a worker only jobs it holds by id, so an id is never missing here
     if (jobId === undefined) return;
     const story = readStoryJob(job.data);
     if (!story) return this.setAside(job, jobId, token);
@@ -79,7 +80,7 @@ export class StoryProcessor {
    */
   private async setAside(job: Job, jobId: string, token: string | undefined): Promise<void> {
     const reason = storyJobIssues(job.data);
-    let quarantined: QuarantinedJob;
+    let quarantined: Awaited<ReturnType<RedisQuarantine["put"]>>;
     try {
       quarantined = await this.args.quarantine.put({ jobId, data: job.data, reason, worker: this.args.workerId() });
     } catch (error) {
@@ -88,8 +89,8 @@ export class StoryProcessor {
       throw new DelayedError();
     }
     const story = quarantined.story ? ` (story ${quarantined.story.owner}/${quarantined.story.repo}#${quarantined.story.issueNumber})` : "";
-    this.args.logError("quarantine", new Error(`job ${jobId}${story} set aside in ${quarantined.kept ?? "the quarantine"}: ${reason}`));
-    this.args.onQuarantine?.(quarantined);
+    this.args.logError("quarantine", new Error(`job ${jobId}${story} set aside in ${quarantined.kept}: ${reason}`));
+    this.args.onQuarantine(quarantined);
   }
 
   private async runWorker(lease: JobLease): Promise<void> {

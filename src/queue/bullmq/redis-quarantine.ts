@@ -42,7 +42,7 @@ export class RedisQuarantine {
   ) {}
 
   /** Sets a job's data aside; resolves once Redis holds it (the job may then be removed). */
-  async put(args: { jobId: string; data: unknown; reason: string; worker: string }): Promise<QuarantinedJob> {
+  async put(args: { jobId: string; data: unknown; reason: string; worker: string }): Promise<QuarantinedJob & { kept: string }> {
     const at = new Date();
     const story = salvageJobStory(args.data);
     const record: QuarantineRecord = {
