@@ -18,7 +18,12 @@ export const CLONE_QUIET_CONFIG: readonly string[] = ["-c", "gc.auto=0", "-c", "
 // Stryker disable next-line ObjectLiteral,BooleanLiteral: the clones name absolute paths and take no optional lock; the folder and the bound only matter if git hangs
 const read = (cwd: string) => ({ cwd, readOnly: true, timeoutMs: CLEAN_CLONE_STEP_TIMEOUT_MS });
 const write = (cwd: string) => ({ cwd, timeoutMs: CLEAN_CLONE_STEP_TIMEOUT_MS });
-const CLONE = [...CLONE_QUIET_CONFIG, "clone", ...CLONE_QUIET_CONFIG, "-q", "--no-checkout"];
+/**
+ * No template (`--template=`): the sample hooks, `description` and `info/exclude` it would copy
+ * are a dozen files nothing reads (hooks never run from a harness call), each one more file to
+ * create before the clone is ready.
+ */
+const CLONE = [...CLONE_QUIET_CONFIG, "clone", ...CLONE_QUIET_CONFIG, "-q", "--no-checkout", "--template="];
 
 /**
  * Clones the target by its file-system path (never the network) without a checkout: the whole
