@@ -37,7 +37,7 @@ const CLONE = [...CLONE_QUIET_CONFIG, "clone", ...CLONE_QUIET_CONFIG, "-q", "--n
  * once more through the pack protocol (`--no-local`), which reads objects by the refs it
  * listed and never sees a scratch file, so it cannot meet the same race.
  */
-export async function cloneTarget(target: CleanCloneTarget, dir: string): Promise<{ objectsDir: string }> {
+export async function cloneTarget(target: Pick<CleanCloneTarget, "top">, dir: string): Promise<{ objectsDir: string }> {
   try {
     await git([...CLONE, "--no-hardlinks", "--", target.top, dir], read(dirname(dir)));
   } catch (error) {
