@@ -84,8 +84,16 @@ describe("a clean clone built with it", () => {
   it.each(["sha1", "sha256"] as const)("passes git fsck --strict and holds the user's change on HEAD (%s)", async (format) => {
     const repo = await repoOf(format);
     write(repo, { "a.txt": "changed\n", "new.txt": "new\n" });
+    const before = Math.floor(Date.now() / 1000);
     const clone = await buildCleanClone({ repo, scratchDir: temp("cc-build-"), links: [] });
+    const after = Math.floor(Date.now() / 1000);
     expect(clone.commit).toHaveLength(format === "sha1" ? 40 : 64);
+    // Made now, in whole seconds, in UTC.
+    const [authored = "", committed = "", zone = ""] = (await look(clone.cloneDir, "log", "-1", "--format=%at%n%ct%n%ad", "--date=format:%z")).split("\n");
+    expect(authored).toBe(committed);
+    expect(Number(authored)).toBeGreaterThanOrEqual(before);
+    expect(Number(authored)).toBeLessThanOrEqual(after);
+    expect(zone).toBe("+0000");
     expect(await look(clone.cloneDir, "rev-parse", "--show-object-format")).toBe(format);
     expect(await look(clone.cloneDir, "fsck", "--strict", "--no-dangling")).toBe("");
     expect(await look(clone.cloneDir, "rev-parse", "HEAD", "HEAD^{tree}", "HEAD^")).toBe(`${clone.commit}\n${clone.tree}\n${clone.base}`);

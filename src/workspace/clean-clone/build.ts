@@ -81,7 +81,7 @@ export async function buildCleanClone(options: BuildCleanCloneOptions): Promise<
   // Stryker disable next-line ConditionalExpression: cloning again when `repo` is the top gives the same clone, only later
   if (target.top !== resolve(repo)) {
     // A subfolder, or another spelling of the top (a symlink): an early clone that worked is of that spelling, so it goes.
-    if (early.status === "fulfilled") await rm(historyDir, { recursive: true, force: true });
+    if (early.status === "fulfilled") await rm(historyDir, { recursive: true });
     cloned = () => cloneTarget(target, historyDir);
   }
   const { objectsDir } = await step("clone", repo, cloned);
