@@ -6,7 +6,7 @@
  * (`gc.auto=0`, `maintenance.auto=false`): nothing may still be writing when the scratch
  * folder is removed.
  */
-import { readFile, rm } from "node:fs/promises";
+import { rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { git, GitError } from "../git.js";
 import { CLEAN_CLONE_STEP_TIMEOUT_MS } from "./limits.js";
@@ -55,9 +55,8 @@ async function pointHead(dir: string, target: CleanCloneTarget, commit: string):
     return;
   }
   await git(["update-ref", `refs/heads/${target.branch}`, commit], write(dir));
-  // A clone usually starts on the target's branch already; a linked worktree's may not.
-  const head = await readFile(join(dir, ".git", "HEAD"), "utf8").catch(() => "");
-  if (head.trim() !== `ref: refs/heads/${target.branch}`) await git(["symbolic-ref", "HEAD", `refs/heads/${target.branch}`], write(dir));
+  // A clone starts on the branch its source's HEAD names; a linked worktree's branch may be another.
+  await git(["symbolic-ref", "HEAD", `refs/heads/${target.branch}`], write(dir));
 }
 
 /**
