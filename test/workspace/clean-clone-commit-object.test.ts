@@ -3,7 +3,7 @@
  * git's own for the same fields, in SHA-1 and SHA-256 repositories, and a clone built with it
  * passes `git fsck --strict`.
  */
-import { readdirSync, readFileSync, statSync, symlinkSync } from "node:fs";
+import { readdirSync, readFileSync, statSync, symlinkSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { inflateSync } from "node:zlib";
 import { buildCleanClone, git, HARNESS_IDENTITY } from "../../src/workspace/index.js";
@@ -47,9 +47,12 @@ describe("the commit object", () => {
       const stored = inflateSync(readFileSync(join(objects, ours.slice(0, 2), ours.slice(2)))).toString("utf8");
       expect(stored).toBe(`commit ${Buffer.byteLength(commitBody(fields))}\0${commitBody(fields)}`);
       expect(await look(repo, "cat-file", "commit", theirs)).toBe(commitBody(fields).replace(/\n$/, ""));
-      // Written again (an object already there): the same id, nothing thrown.
+      // Written again (an object already there): the same id, nothing thrown, the file left as it was.
+      const file = join(objects, ours.slice(0, 2), ours.slice(2));
+      utimesSync(file, 1_000_000, 1_000_000);
       expect(await writeCommitObject(objects, fields)).toBe(ours);
       expect(readdirSync(join(objects, ours.slice(0, 2)))).toEqual([ours.slice(2)]);
+      expect(statSync(file).mtimeMs).toBe(1_000_000_000);
     }
   });
 
@@ -60,7 +63,7 @@ describe("the commit object", () => {
   });
 
   it("refuses an id that is no full SHA-1 or SHA-256", () => {
-    for (const id of ["", "a".repeat(39), "a".repeat(41), "A".repeat(40), "g".repeat(64), ` ${"a".repeat(40)}`, `${"a".repeat(64)}\n`]) {
+    for (const id of ["", "a".repeat(39), "a".repeat(41), "A".repeat(40), "g".repeat(64), ` ${"a".repeat(40)}`, ` ${"a".repeat(64)}`, `${"a".repeat(64)}\n`]) {
       expect(() => objectHash(id)).toThrow(`not a full object id: ${JSON.stringify(id)}`);
     }
     expect(objectHash("0".repeat(40))).toBe("sha1");

@@ -47,7 +47,7 @@ export function commitBody(fields: CommitFields): string {
 
 /** The object's bytes before compression and its id: the hash of `commit <size>\0<body>`. */
 export function commitObject(fields: CommitFields): { id: string; bytes: Buffer } {
-  const body = Buffer.from(commitBody(fields), "utf8");
+  const body = Buffer.from(commitBody(fields));
   const bytes = Buffer.concat([Buffer.from(`commit ${body.length}\0`), body]);
   return { id: createHash(objectHash(fields.tree)).update(bytes).digest("hex"), bytes };
 }
