@@ -142,8 +142,10 @@ const ratio = (result: PairedResult): string =>
 async function main(): Promise<void> {
   const root = mkdtempSync(join(tmpdir(), "bench-clean-clone-"));
   try {
-    console.log("| files | change | harness | floor | harness / floor | worktree add | harness / worktree | n | load |");
-    console.log("|---:|---|---:|---:|---:|---:|---:|---:|---|");
+    // "floor spread" is the floor's interquartile range over its median: the verdict is
+    // inconclusive when it is more than the effect, |1 − harness / floor|.
+    console.log("| files | change | harness | floor | harness / floor | floor spread | worktree add | harness / worktree | n | load |");
+    console.log("|---:|---|---:|---:|---:|---:|---:|---:|---:|---|");
     for (const files of SIZES) {
       const repo = await generate(root, files);
       const reps = files >= 80_000 ? LARGE_REPS : REPS;
@@ -154,7 +156,7 @@ async function main(): Promise<void> {
         await revertChange(repo);
         const target = cell.floor.medianRatio <= 1 ? "" : " ✗";
         console.log(
-          `| ${files.toLocaleString("en")} | ${change.label} | ${ms(cell.floor.medianSubjectMs)} | ${ms(cell.floor.medianBaselineMs)} | ${ratio(cell.floor)}${target} | ` +
+          `| ${files.toLocaleString("en")} | ${change.label} | ${ms(cell.floor.medianSubjectMs)} | ${ms(cell.floor.medianBaselineMs)} | ${ratio(cell.floor)}${target} | ${(cell.floor.baselineSpread * 100).toFixed(0)} % | ` +
             `${ms(cell.worktree.medianBaselineMs)} | ${ratio(cell.worktree)} | ${cell.floor.reps} | ${cell.floor.load.before.toFixed(1)}→${cell.floor.load.after.toFixed(1)} |`,
         );
       }

@@ -123,6 +123,23 @@ describe("buildCleanClone", () => {
     expect(await look(detached.cloneDir, "for-each-ref", "--format=%(refname)", "refs/heads")).toBe("");
   });
 
+  it("clones the target's top whatever spelling of it or folder inside it is given, with or without a depth", async () => {
+    const repo = await repoWith({ "a.txt": "a\n", "sub/b.txt": "b\n" });
+    write(repo, { "a.txt": "changed\n" });
+    const spelling = join(temp("cc-link-"), "via-link");
+    symlinkSync(repo, spelling);
+    for (const given of [spelling, join(spelling, "sub"), join(repo, "sub"), `${repo}/`]) {
+      for (const depth of [undefined, 1]) {
+        const clone = await build({ repo: given, ...(depth ? { depth } : {}) });
+        expect(clone.targetTop).toBe(repo);
+        expect(await look(clone.cloneDir, "show", "HEAD:a.txt")).toBe("changed");
+        // Cloned from the top itself, not from the spelling given (an early clone of it is not kept).
+        const history = depth ? join(clone.cloneDir, "..", "history") : clone.cloneDir;
+        expect(await look(history, "config", "remote.origin.url")).toBe(repo);
+      }
+    }
+  });
+
   it("leaves a scratch folder inside the target's working tree out of the commit", async () => {
     const repo = await repoWith({ "a.txt": "a\n" });
     const scratchDir = join(repo, "tmp", "scratch space");
@@ -246,5 +263,11 @@ describe("buildCleanClone", () => {
     const clone = await buildError({ repo: plain, scratchDir });
     expect(clone.step).toBe("clone");
     expect(clone.detail).toMatch(/already exists and is not an empty directory/);
+    // From a subfolder too: the folder the caller left in the scratch is not taken for an early clone's.
+    write(plain, { "sub/b.txt": "b\n" });
+    const fromSub = await buildError({ repo: join(plain, "sub"), scratchDir });
+    expect(fromSub.step).toBe("clone");
+    expect(fromSub.detail).toMatch(/already exists and is not an empty directory/);
+    expect(readdirSync(join(scratchDir, "clone"))).toEqual(["occupied.txt"]);
   });
 });

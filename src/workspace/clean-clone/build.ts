@@ -1,11 +1,13 @@
 /**
- * Construction of a clean clone: a fresh clone of the target without a checkout (clone.ts),
- * the commit the user's `git add -A && git commit` would make, built into that clone's objects
- * (commit.ts), checked for what cannot survive a checkout elsewhere (refuse.ts), then checked
- * out by git with the target's history behind it, dependency folders linked in (links.ts). The target is only read; every git call
+ * Construction of a clean clone: a fresh clone of the target without a checkout (clone.ts; it
+ * starts while the target is located, target.ts), the commit the user's `git add -A && git
+ * commit` would make, built into that clone's objects (commit.ts), checked for what cannot
+ * survive a checkout elsewhere (refuse.ts) while git checks it out with the target's history
+ * behind it, then dependency folders linked in (links.ts). The target is only read; every git call
  * is hardened (see git.ts) and every failure becomes a {@link CleanCloneBuildError} naming its step.
  */
-import { join } from "node:path";
+import { rm } from "node:fs/promises";
+import { join, resolve } from "node:path";
 import { checkOutCommit, cloneTarget } from "./clone.js";
 import { buildUserCommit, scratchGitEnv } from "./commit.js";
 import { CLEAN_CLONE_DETAIL_BYTES, CleanCloneBuildError, type CleanCloneBuildStep } from "./errors.js";
@@ -63,12 +65,26 @@ async function step<T>(name: CleanCloneBuildStep, repo: string, work: () => Prom
  */
 export async function buildCleanClone(options: BuildCleanCloneOptions): Promise<BuiltCleanClone> {
   const { repo, scratchDir } = options;
-  // Stryker disable next-line StringLiteral: resolveTarget throws only build errors, which name their own step
-  const target = await step("resolve", repo, () => resolveTarget(repo));
   const cloneDir = join(scratchDir, "clone");
   // With a depth, the full clone only supplies objects and history to the shallow one.
   const historyDir = options.depth !== undefined ? join(scratchDir, "history") : cloneDir;
-  const { objectsDir } = await step("clone", repo, () => cloneTarget(target, historyDir));
+  // The clone needs only the repository's top, which `repo` usually is: it starts beside the
+  // resolve instead of after it, and is kept only when the resolve says `repo` is the top.
+  const [located, early] = await Promise.allSettled([
+    // Stryker disable next-line StringLiteral: resolveTarget throws only build errors, which name their own step
+    step("resolve", repo, () => resolveTarget(repo)),
+    cloneTarget({ top: resolve(repo) }, historyDir),
+  ]);
+  if (located.status === "rejected") throw located.reason;
+  const target = located.value;
+  let cloned: () => Promise<{ objectsDir: string }> = () => (early.status === "fulfilled" ? Promise.resolve(early.value) : Promise.reject(early.reason as Error));
+  // Stryker disable next-line ConditionalExpression: cloning again when `repo` is the top gives the same clone, only later
+  if (target.top !== resolve(repo)) {
+    // A subfolder, or another spelling of the top (a symlink): an early clone that worked is of that spelling, so it goes.
+    if (early.status === "fulfilled") await rm(historyDir, { recursive: true });
+    cloned = () => cloneTarget(target, historyDir);
+  }
+  const { objectsDir } = await step("clone", repo, cloned);
   const scratch = { indexFile: join(scratchDir, "index"), objectsDir };
 
   const { tree, commit } = await step("commit", repo, () => buildUserCommit(target, scratch, scratchDir));

@@ -6,7 +6,7 @@
  * (`gc.auto=0`, `maintenance.auto=false`): nothing may still be writing when the scratch
  * folder is removed.
  */
-import { readFile, rm } from "node:fs/promises";
+import { rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { git, GitError } from "../git.js";
 import { CLEAN_CLONE_STEP_TIMEOUT_MS } from "./limits.js";
@@ -18,7 +18,12 @@ export const CLONE_QUIET_CONFIG: readonly string[] = ["-c", "gc.auto=0", "-c", "
 // Stryker disable next-line ObjectLiteral,BooleanLiteral: the clones name absolute paths and take no optional lock; the folder and the bound only matter if git hangs
 const read = (cwd: string) => ({ cwd, readOnly: true, timeoutMs: CLEAN_CLONE_STEP_TIMEOUT_MS });
 const write = (cwd: string) => ({ cwd, timeoutMs: CLEAN_CLONE_STEP_TIMEOUT_MS });
-const CLONE = [...CLONE_QUIET_CONFIG, "clone", ...CLONE_QUIET_CONFIG, "-q", "--no-checkout"];
+/**
+ * No template (`--template=`): the sample hooks, `description` and `info/exclude` it would copy
+ * are a dozen files nothing reads (hooks never run from a harness call), each one more file to
+ * create before the clone is ready.
+ */
+const CLONE = [...CLONE_QUIET_CONFIG, "clone", ...CLONE_QUIET_CONFIG, "-q", "--no-checkout", "--template="];
 
 /**
  * Clones the target by its file-system path (never the network) without a checkout: the whole
@@ -32,7 +37,7 @@ const CLONE = [...CLONE_QUIET_CONFIG, "clone", ...CLONE_QUIET_CONFIG, "-q", "--n
  * once more through the pack protocol (`--no-local`), which reads objects by the refs it
  * listed and never sees a scratch file, so it cannot meet the same race.
  */
-export async function cloneTarget(target: CleanCloneTarget, dir: string): Promise<{ objectsDir: string }> {
+export async function cloneTarget(target: Pick<CleanCloneTarget, "top">, dir: string): Promise<{ objectsDir: string }> {
   try {
     await git([...CLONE, "--no-hardlinks", "--", target.top, dir], read(dirname(dir)));
   } catch (error) {
@@ -50,9 +55,8 @@ async function pointHead(dir: string, target: CleanCloneTarget, commit: string):
     return;
   }
   await git(["update-ref", `refs/heads/${target.branch}`, commit], write(dir));
-  // A clone usually starts on the target's branch already; a linked worktree's may not.
-  const head = await readFile(join(dir, ".git", "HEAD"), "utf8").catch(() => "");
-  if (head.trim() !== `ref: refs/heads/${target.branch}`) await git(["symbolic-ref", "HEAD", `refs/heads/${target.branch}`], write(dir));
+  // A clone starts on the branch its source's HEAD names; a linked worktree's branch may be another.
+  await git(["symbolic-ref", "HEAD", `refs/heads/${target.branch}`], write(dir));
 }
 
 /**

@@ -4,13 +4,15 @@
  * `.gitattributes`, every ignore source, assume-unchanged, skip-worktree and intent-to-add
  * entries count exactly as they would for the user), but on a copy of its index, and with the
  * object directory of the scratch clone (a full copy of the target's objects) as its only
- * object store. Then `write-tree` and `commit-tree` with HEAD as parent. The target's index,
+ * object store. Then `write-tree`, and the commit object with HEAD as parent, written by the
+ * harness itself into that same store (commit-object.ts). The target's index,
  * refs, config and objects are never written: not even an object's mtime, which git refreshes
  * when it "writes" an object it already has, and would refresh in an alternate too.
  */
 import { copyFile, stat, utimes } from "node:fs/promises";
 import { relative, sep } from "node:path";
 import { git, HARNESS_IDENTITY } from "../git.js";
+import { writeCommitObject } from "./commit-object.js";
 import { CLEAN_CLONE_STEP_TIMEOUT_MS } from "./limits.js";
 import type { CleanCloneTarget } from "./target.js";
 
@@ -95,7 +97,14 @@ export async function buildUserCommit(target: CleanCloneTarget, scratch: Scratch
   if (!seeded) await git(["read-tree", target.base], options);
   await git([...SCRATCH_INDEX_CONFIG, ...PACK_NEW_BLOBS, "add", "-A", ...scratchExclusion(target, scratchDir)], options);
   const tree = await git([...SCRATCH_INDEX_CONFIG, "write-tree"], options);
-  const message = `clean-clone check: the target's working tree on ${target.base}`;
-  const commit = await git(["-c", "commit.gpgsign=false", "commit-tree", tree, "-p", target.base, "-m", message], { ...options, env: { ...env, ...HARNESS_IDENTITY } });
+  const harness = { name: HARNESS_IDENTITY.GIT_AUTHOR_NAME, email: HARNESS_IDENTITY.GIT_AUTHOR_EMAIL };
+  const commit = await writeCommitObject(scratch.objectsDir, {
+    tree,
+    parent: target.base,
+    author: harness,
+    committer: harness,
+    time: Math.floor(Date.now() / 1000),
+    message: `clean-clone check: the target's working tree on ${target.base}`,
+  });
   return { tree, commit };
 }
