@@ -52,7 +52,7 @@ return 1
 export const DEFAULT_CLOSE_GRACE_MS = 5000;
 
 /** Reconnect policy of every connection: back off up to 2 s; once the queue is closing, end (pending commands then fail). */
-export function reconnectDelay(shutdown: { closing: boolean }, times: number): number | null {
+export function reconnectDelay(shutdown: { closing?: boolean }, times: number): number | null {
   return shutdown.closing ? null : Math.min(times * 200, 2000);
 }
 
@@ -85,7 +85,7 @@ export class BullmqQueue implements StoryQueue {
     private readonly redis: Redis,
     private readonly options: BullmqQueueOptions,
     /** Read by every connection's reconnect policy: once closing, a lost connection ends instead of retrying. */
-    private readonly shutdown: { closing: boolean },
+    private readonly shutdown: { closing?: boolean },
     readonly lease: LeaseTiming,
   ) {
     this.keys = adapterKeys(this.prefix);
@@ -106,7 +106,8 @@ export class BullmqQueue implements StoryQueue {
     const lease = { ...DEFAULT_LEASE_TIMING, ...options.lease };
     if (lease.heartbeatMs >= lease.lockTtlMs) throw new RangeError("the lease heartbeat must be shorter than its TTL");
     let lastError: Error | undefined;
-    const shutdown = { closing: false };
+    // `closing` is set once the queue closes.
+    const shutdown: { closing?: boolean } = {};
     const redis = new Redis(target.url, { lazyConnect: true, maxRetriesPerRequest: 2, disconnectTimeout: 200, retryStrategy: (times) => reconnectDelay(shutdown, times) });
     // Kept for the connection's life (it only notes the error); once open, errors are logged too.
     redis.on("error", (error: Error) => {
