@@ -52,7 +52,7 @@ return 1
 export const DEFAULT_CLOSE_GRACE_MS = 5000;
 
 /** Reconnect policy of every connection: back off up to 2 s; once the queue is closing, end (pending commands then fail). */
-function reconnectDelay(shutdown: { closing: boolean }, times: number): number | null {
+export function reconnectDelay(shutdown: { closing?: boolean }, times: number): number | null {
   return shutdown.closing ? null : Math.min(times * 200, 2000);
 }
 
@@ -85,7 +85,7 @@ export class BullmqQueue implements StoryQueue {
     private readonly redis: Redis,
     private readonly options: BullmqQueueOptions,
     /** Read by every connection's reconnect policy: once closing, a lost connection ends instead of retrying. */
-    private readonly shutdown: { closing: boolean },
+    private readonly shutdown: { closing?: boolean },
     readonly lease: LeaseTiming,
   ) {
     this.keys = adapterKeys(this.prefix);
@@ -105,18 +105,19 @@ export class BullmqQueue implements StoryQueue {
     // Refused before anything connects, so a refusal leaves no connection open.
     const lease = { ...DEFAULT_LEASE_TIMING, ...options.lease };
     if (lease.heartbeatMs >= lease.lockTtlMs) throw new RangeError("the lease heartbeat must be shorter than its TTL");
-    let connected = false;
     let lastError: Error | undefined;
-    // No retries before the first connection: a Redis that is not there is said at once.
-    const shutdown = { closing: false };
-    const redis = new Redis(target.url, { lazyConnect: true, maxRetriesPerRequest: 2, disconnectTimeout: 200, retryStrategy: (times) => (connected ? reconnectDelay(shutdown, times) : null) });
+    // `closing` is set once the queue closes.
+    const shutdown: { closing?: boolean } = {};
+    const redis = new Redis(target.url, { lazyConnect: true, maxRetriesPerRequest: 2, disconnectTimeout: 200, retryStrategy: (times) => reconnectDelay(shutdown, times) });
+    // Kept for the connection's life (it only notes the error); once open, errors are logged too.
     redis.on("error", (error: Error) => {
       lastError = error;
     });
     try {
       await redis.connect();
-      connected = true;
     } catch (error) {
+      // No retries before the first connection: `connect` fails at the first refusal, and this
+      // ends the connection and the retry it had planned, so a Redis that is not there is said at once.
       redis.disconnect();
       const why = lastError ?? error;
       throw new Error(`HARNESS_QUEUE: cannot reach Redis at ${target.display}: ${why instanceof Error ? why.message : String(why)}`);
@@ -128,7 +129,6 @@ export class BullmqQueue implements StoryQueue {
     });
     const opened = new BullmqQueue(queue, redis, options, shutdown, lease);
     queue.on("error", (error) => opened.logError("queue", error));
-    redis.removeAllListeners("error");
     redis.on("error", (error) => opened.logError("redis", error));
     await queue.waitUntilReady();
     return opened;
