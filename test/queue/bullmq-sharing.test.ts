@@ -61,6 +61,7 @@ describe("BullMQ adapter: the worker report", () => {
       if (holding) await held.promise;
       return NOTHING;
     } });
+    expect(() => queue.shareLocalWork({ home: "/srv/again", collect: async () => NOTHING })).toThrow(new Error("this queue already shares a worker's local work"));
     await until("three renewals", () => calls >= 3);
     expect((await reader.workerReports()).map((report) => [report.home, report.running])).toEqual([["/srv/renew", []]]);
     holding = true;
@@ -197,6 +198,8 @@ describe("BullMQ adapter: what it shows", () => {
     const queued = [{ ...makeJob(2), enqueuedAt: at(3) }, { ...makeJob(3), enqueuedAt: at(-2) }, { ...makeJob(4), enqueuedAt: at(-1) }];
     for (const job of queued) await queue.enqueue(job);
     await client.hset("v-snap:stories:harness:runs", storyJobId("acme/widgets#3"), "2");
+    // A job handed back keeps the time it last started: queued, it shows none.
+    await client.hset(`v-snap:stories:${storyJobId("acme/widgets#2")}`, "processedOn", String(base));
     const runningId = storyJobId("acme/widgets#1");
     const view = (job: typeof running, extra: object = {}): object => ({ jobId: storyJobId(job.storyKey), job, state: "queued", interruptions: 0, ...extra });
     const processedOn = (await raw.getJob(runningId))?.processedOn ?? 0;

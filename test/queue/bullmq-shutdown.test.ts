@@ -99,6 +99,8 @@ describe("BullMQ adapter: close", () => {
     queue.start(story.worker);
     await queue.enqueue(makeJob(1));
     await within("the story's start", story.started);
+    // Writes held for a moment: the job's hand-back is still under way when close reaches the worker, which waits for it.
+    await client.call("CLIENT", "PAUSE", "500", "WRITE");
     await within("close({ abortRunning })", queue.close({ abortRunning: true }));
     expect(story.ended()).toBe("aborted");
     expect(errors).toEqual([]);
@@ -163,6 +165,26 @@ describe("BullMQ adapter: close", () => {
       process.kill(redis.pid, "SIGCONT");
     }
     expect(errors.filter((line) => line.startsWith("queue (redis): close: "))).toEqual([`queue (redis): close: Redis did not answer within 300 ms${LEASE_NOTE}`]);
+  });
+
+  it("says every step it could not do, in order, in one line", async () => {
+    const { redis } = await server();
+    const { queue, errors } = await open(redis.url, "c-both", { closeGraceMs: 300 });
+    let closing = false;
+    queue.shareLocalWork({ home: "/srv/both", collect: async () => {
+      if (!closing) return { quarantined: [], undelivered: [] };
+      // The last report fails, and Redis freezes before the queue's connection quits.
+      process.kill(redis.pid, "SIGSTOP");
+      throw new Error("the disk is gone");
+    } });
+    await until("the first report", async () => (await queue.workerReports()).length === 1);
+    closing = true;
+    try {
+      await within("close", queue.close());
+    } finally {
+      process.kill(redis.pid, "SIGCONT");
+    }
+    expect(errors.filter((line) => line.startsWith("queue (redis): close: "))).toEqual([`queue (redis): close: report: the disk is gone; Redis did not answer within 300 ms${LEASE_NOTE}`]);
   });
 
   it("waits its default grace for a report under way, and then says nothing", async () => {

@@ -199,6 +199,7 @@ export class BullmqQueue implements StoryQueue {
       logError: (where, error) => this.logError(where, error),
       quarantine: this.quarantine,
       workerId: () => this.reports.self,
+      // Stryker disable next-line OptionalChaining: without a listener the call throws after the job is kept and logged; the job then fails instead of completing, and BullMQ removes both alike (removeOnFail), telling no one
       onQuarantine: (quarantined) => this.listeners.onQuarantine?.(quarantined),
     });
     this.processor = processor;
@@ -275,10 +276,14 @@ export class BullmqQueue implements StoryQueue {
     })();
     let timer: NodeJS.Timeout | undefined;
     const graceMs = this.options.closeGraceMs ?? DEFAULT_CLOSE_GRACE_MS;
-    const gaveUp = await Promise.race([
-      steps.then(() => false),
-      new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(true), graceMs);
+    let gaveUp = false;
+    await Promise.race([
+      steps,
+      new Promise<void>((resolve) => {
+        timer = setTimeout(() => {
+          gaveUp = true;
+          resolve();
+        }, graceMs);
       }),
     ]);
     clearTimeout(timer);
