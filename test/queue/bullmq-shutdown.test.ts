@@ -99,7 +99,7 @@ describe("BullMQ adapter: close", () => {
     queue.start(story.worker);
     await queue.enqueue(makeJob(1));
     await within("the story's start", story.started);
-    // Writes held for a moment: the job's hand-back is still under way when close reaches the worker, which waits for it.
+    // Writes held for a moment as close begins: the job's hand-back still ends before close returns.
     await client.call("CLIENT", "PAUSE", "500", "WRITE");
     await within("close({ abortRunning })", queue.close({ abortRunning: true }));
     expect(story.ended()).toBe("aborted");
