@@ -34,6 +34,8 @@ export class JobFileWorker {
   private readonly waiting = new Map<number, { resolve: (reply: Reply) => void; reject: (error: Error) => void }>();
   /** Writes asked in this turn of the event loop, sent together at its end. */
   private batch: Write[] = [];
+  /** The end of this turn, when the batch goes, once a write asked for it. */
+  private sending: NodeJS.Immediate | undefined;
   private nextId = 0;
   private failure: Error | undefined;
 
@@ -60,15 +62,15 @@ export class JobFileWorker {
    * burst of webhooks the hand-off between threads is paid once per turn, not once per job.
    */
   write(path: string, data: string): Promise<void> {
-    if (this.failure) return Promise.reject(this.failure);
+    // Once the thread failed or was closed, the batch's message is refused (see ask): so is the write.
     return new Promise<void>((resolve, reject) => {
-      // Stryker disable next-line ConditionalExpression: scheduling a send per write is the same: the first sends the whole batch, the others find it empty
-      if (this.batch.length === 0) setImmediate(() => this.sendBatch());
       this.batch.push({ path, data, resolve, reject });
+      this.sending ??= setImmediate(() => this.sendBatch());
     });
   }
 
   private sendBatch(): void {
+    this.sending = undefined;
     const writes = this.batch.splice(0);
     if (writes.length === 0) return;
     this.ask<WriteReply>({ kind: "write", writes: writes.map(({ path, data }) => ({ path, data })) }).then(
@@ -106,6 +108,7 @@ export class JobFileWorker {
   /** Sends one message; the thread keeps the process up until its answer (or its failure) came. */
   private ask<T extends Reply>(message: { kind: "write"; writes: { path: string; data: string }[] } | { kind: "read"; paths: readonly string[] } | { kind: "flush" }): Promise<T> {
     if (this.failure) return Promise.reject(this.failure);
+    // Stryker disable next-line AssignmentOperator: ids only need to differ from each other; counting down does too
     const id = (this.nextId += 1);
     this.worker.ref();
     return new Promise<T>((resolve, reject) => {

@@ -57,6 +57,9 @@ describe("JobFileWorker", () => {
     expect(results.map((result) => result.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
     expect(results[1]).toMatchObject({ reason: { code: "ENOENT" } });
     expect(readdirSync(dir).sort()).toEqual(["a.json", "c.json"]);
+    // A later turn's write goes in a batch of its own, without a flush to send it.
+    await worker.write(join(dir, "d.json"), "{}\n");
+    expect(readdirSync(dir).sort()).toEqual(["a.json", "c.json", "d.json"]);
   });
 
   it("flushes the writes asked in the same turn, not only the ones sent before it", async () => {
