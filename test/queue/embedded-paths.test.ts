@@ -318,6 +318,109 @@ describe("EmbeddedQueue, path by path", () => {
     expect([jobNames(), locks()]).toEqual([[`${kept}.json`], []]);
   });
 
+  it("writes an enqueued job through its file thread, not the caller's own writes", async () => {
+    const queue = await openQueue();
+    const seen = recordingFileSystem(jobsDir());
+    const previous = useFileSystem(seen.fs);
+    let id: string;
+    try {
+      id = await accepted(queue, makeJob(1));
+    } finally {
+      useFileSystem(previous);
+    }
+    // A write of the caller's own (src/files, through its seam) would be listed: open, write, fsync, close, rename.
+    expect(seen.events).toEqual([]);
+    expect(jobNames()).toEqual([`${id}.json`]);
+  });
+
+  it("reads the folder again on its timer, every 2 s unless told, taking the jobs it finds, and logs a failed read", async () => {
+    const intervals = jest.spyOn(globalThis, "setInterval");
+    const queue = await openQueue();
+    const other = await openQueue();
+    const leases: JobLease[] = [];
+    queue.start(async (lease) => {
+      leases.push(lease);
+    });
+    expect(intervals.mock.calls.map((call) => call[1])).toEqual([HOUR]);
+    const tick = intervals.mock.calls[0]?.[0] as () => void;
+    await accepted(other, makeJob(1));
+    await queue.idle();
+    expect(leases).toEqual([]);
+    // The timer's work, run now rather than in an hour: the rescan finds the other process's job and the pump takes it.
+    tick();
+    await waitFor("the job found by the timer's rescan ran", () => leases.length === 1);
+    await queue.idle();
+    expect(errors).toEqual([]);
+    rmSync(jobsDir(), { recursive: true });
+    tick();
+    await waitFor("the failed rescan logged", () => errors.length > 0);
+    expect(errors).toEqual([expect.stringMatching(/^queue: rescan: ENOENT/)]);
+    (await openQueue({ rescanMs: undefined })).start(async () => undefined);
+    expect(intervals.mock.calls.map((call) => call[1])).toEqual([HOUR, 2000]);
+  });
+
+  it("counts an interruption for a job it finds running under no live lock, and none for a queued one", async () => {
+    await (await openQueue()).close();
+    opened.splice(0);
+    writeFileSync(join(jobsDir(), `${idFor(1)}.json`), jobFile(idFor(1), makeJob(1), { state: "running", interruptions: 1, startedAt: "2026-01-01T00:00:00.000Z" }));
+    writeFileSync(join(jobsDir(), `${idFor(2)}.json`), jobFile(idFor(2), makeJob(2), { interruptions: 1 }));
+    const queue = await openQueue({ concurrency: 2 });
+    const release = deferred();
+    const leases: JobLease[] = [];
+    queue.start(async (lease) => {
+      leases.push(lease);
+      await release.promise;
+    });
+    try {
+      await waitFor("both jobs running", () => leases.length === 2);
+      expect(leases.map((lease) => [lease.job.issue.number, lease.interruptions])).toEqual([[1, 2], [2, 1]]);
+      // What this process knows is what it wrote: both running, with their counts.
+      expect(queue.jobs().map((record) => [record.state, record.interruptions, record.startedAt !== "2026-01-01T00:00:00.000Z"])).toEqual([["running", 2, true], ["running", 1, true]]);
+    } finally {
+      release.resolve();
+    }
+    await queue.idle();
+  });
+
+  it("logs a claim that could not be written, and a lock it could not give back, when nobody listens for failed writes", async () => {
+    const queue = await openQueue();
+    const id = await accepted(queue, makeJob(1));
+    const full = recordingFileSystem(jobsDir(), {
+      open: (name) => {
+        if (name !== `${id}.json.tmp`) return;
+        // The lock, taken, turns into a folder: giving it back cannot read it.
+        rmSync(join(dir, "locks", `${id}.lock`));
+        mkdirSync(join(dir, "locks", `${id}.lock`));
+        throw Object.assign(new Error("no space left (staged)"), { code: "ENOSPC" });
+      },
+    });
+    const previous = useFileSystem(full.fs);
+    try {
+      queue.start(async () => undefined);
+      await queue.idle();
+    } finally {
+      useFileSystem(previous);
+    }
+    expect(errors).toEqual([
+      expect.stringMatching(new RegExp(`^queue: releasing ${id}: EISDIR`)),
+      `queue: claiming job ${id} of acme/widgets#1 (it stays queued and is tried again): no space left (staged)`,
+    ]);
+  });
+
+  it("logs what a worker threw that is not an Error by its text", async () => {
+    const queue = await openQueue();
+    const thrown: unknown[] = [null, { reason: "an object" }, "a string"];
+    const ids: string[] = [];
+    for (const issue of [1, 2, 3]) ids.push(await accepted(queue, makeJob(issue)));
+    queue.start(async (lease) => {
+      throw thrown[lease.job.issue.number - 1];
+    });
+    await waitFor("the three jobs finished", () => queue.jobs().length === 0);
+    await queue.idle();
+    expect(errors).toEqual([`queue: job ${ids[0]}: null`, `queue: job ${ids[1]}: [object Object]`, `queue: job ${ids[2]}: a string`]);
+    expect([jobNames(), locks()]).toEqual([[], []]);
+  });
+
   it("writes its errors to stderr when it is given no log", async () => {
     const written: string[] = [];
     jest.spyOn(process.stderr, "write").mockImplementation((chunk: string | Uint8Array) => {
