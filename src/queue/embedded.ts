@@ -157,7 +157,7 @@ export class EmbeddedQueue implements StoryQueue {
    */
   async close(options: { abortRunning?: boolean } = {}): Promise<void> {
     this.closed = true;
-    if (this.timer) clearInterval(this.timer);
+    clearInterval(this.timer);
     if (options.abortRunning) this.abort.abort();
     await this.idle();
     retireLockOwner(this.self);
@@ -237,7 +237,7 @@ export class EmbeddedQueue implements StoryQueue {
       if (!current) {
         // Finished by another process meanwhile, or quarantined.
         await releaseLock(lockPath, this.self);
-        this.forget(record);
+        this.forget(record.id, record.job.storyKey);
         return undefined;
       }
       const interruptions = current.interruptions + (current.state === "running" ? 1 : 0);
@@ -293,8 +293,7 @@ export class EmbeddedQueue implements StoryQueue {
       if (!this.abort.signal.aborted) {
         this.finished.add(lease.jobId);
         await this.store.remove(lease.jobId);
-        const record = this.records.get(lease.jobId);
-        if (record) this.forget(record);
+        this.forget(lease.jobId, lease.job.storyKey);
       }
       await releaseLock(this.store.lockPath(lease.jobId), this.self);
     } catch (error) {
@@ -310,13 +309,14 @@ export class EmbeddedQueue implements StoryQueue {
     const limit = this.options.installationSlots;
     if (limit === undefined) return true;
     let held = 0;
-    for (const id of this.running.keys()) if (this.records.get(id)?.job.installationId === installationId) held += 1;
+    for (const record of this.records.values()) if (this.running.has(record.id) && record.job.installationId === installationId) held += 1;
     return held < limit;
   }
 
-  private forget(record: JobRecord): void {
-    this.records.delete(record.id);
-    if (this.activeStories.get(record.job.storyKey) === record.id) this.activeStories.delete(record.job.storyKey);
+  /** Drops a job; its story stays active when another job of it is known (enqueued by another process). */
+  private forget(id: string, storyKey: string): void {
+    this.records.delete(id);
+    if (this.activeStories.get(storyKey) === id) this.activeStories.delete(storyKey);
   }
 
   /** The live process holding a job, if any (for diagnostics and tests). */

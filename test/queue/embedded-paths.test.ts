@@ -4,7 +4,7 @@
  * enqueued, taken or finished), and every race is a state the test puts the folder in first.
  */
 import { jest } from "@jest/globals";
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { open, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { exec } from "../../src/exec/index.js";
@@ -38,6 +38,7 @@ describe("EmbeddedQueue, path by path", () => {
   }
   const jobsDir = (): string => join(dir, "jobs");
   const locks = (): string[] => readdirSync(join(dir, "locks"));
+  const quarantined = (): string[] => (existsSync(join(dir, "quarantine")) ? readdirSync(join(dir, "quarantine")) : []);
   const jobNames = (): string[] => readdirSync(jobsDir()).filter((name) => name.endsWith(".json"));
   const accepted = async (queue: EmbeddedQueue, job: StoryJob): Promise<string> => {
     const outcome = await queue.enqueue(job);
@@ -419,6 +420,107 @@ describe("EmbeddedQueue, path by path", () => {
     await queue.idle();
     expect(errors).toEqual([`queue: job ${ids[0]}: null`, `queue: job ${ids[1]}: [object Object]`, `queue: job ${ids[2]}: a string`]);
     expect([jobNames(), locks()]).toEqual([[], []]);
+  });
+
+  it("leaves a job whose file it cannot read for a reason other than its content queued, saying why", async () => {
+    const failures: string[] = [];
+    const queue = await openQueue({ onWriteFailure: (job) => failures.push(job.storyKey) });
+    const id = await accepted(queue, makeJob(1));
+    rmSync(join(jobsDir(), `${id}.json`));
+    mkdirSync(join(jobsDir(), `${id}.json`));
+    queue.start(async () => undefined);
+    await queue.idle();
+    expect(errors).toEqual([expect.stringMatching(new RegExp(`^queue: claiming job ${id} of acme/widgets#1 \\(it stays queued and is tried again\\): EISDIR`))]);
+    expect(failures).toEqual(["acme/widgets#1"]);
+    expect(queue.jobs().map((record) => record.id)).toEqual([id]);
+    expect(quarantined()).toEqual([]);
+  });
+
+  /** A FIFO at the job's name holds the claim's read until the test has removed it: the file is torn, then gone before its quarantine. */
+  it("lets go quietly of a job whose unreadable file is gone before it is quarantined", async () => {
+    const told: QuarantinedJob[] = [];
+    const queue = await openQueue({ onQuarantine: (quarantined) => told.push(quarantined) });
+    const id = await accepted(queue, makeJob(1));
+    const fifo = join(jobsDir(), `${id}.json`);
+    rmSync(fifo);
+    expect((await exec(["mkfifo", fifo], { cwd: dir })).exitCode).toBe(0);
+    queue.start(async () => undefined);
+    // Opening the FIFO to write waits for its reader: the claim's read.
+    const writer = await open(fifo, "w");
+    await rm(fifo);
+    await writer.writeFile("{");
+    await writer.close();
+    await queue.idle();
+    expect([errors, told, queue.jobs(), locks()]).toEqual([[], [], [], []]);
+    expect(quarantined()).toEqual([]);
+    expect(await queue.isActive("acme/widgets#1")).toBe(false);
+  });
+
+  it("logs a lock it could not give back when a job finished, and takes the next job", async () => {
+    const queue = await openQueue();
+    const first = await accepted(queue, makeJob(1));
+    const leases: JobLease[] = [];
+    queue.start(async (lease) => {
+      leases.push(lease);
+      if (lease.jobId !== first) return;
+      // The lock turns into a folder while the job runs: releasing it cannot read it.
+      rmSync(join(dir, "locks", `${first}.lock`));
+      mkdirSync(join(dir, "locks", `${first}.lock`));
+    });
+    await queue.idle();
+    expect(errors).toEqual([expect.stringMatching(new RegExp(`^queue: finishing job ${first}: EISDIR`))]);
+    expect([jobNames(), await queue.isActive("acme/widgets#1")]).toEqual([[], false]);
+    await accepted(queue, makeJob(2));
+    await queue.idle();
+    expect(leases.map((lease) => lease.job.issue.number)).toEqual([1, 2]);
+  });
+
+  it("keeps a story active when one job of it finishes while another process's job of it is queued", async () => {
+    const queue = await openQueue();
+    const other = await openQueue();
+    const release = deferred();
+    const hold = deferred();
+    const leases: JobLease[] = [];
+    queue.start(async (lease) => {
+      leases.push(lease);
+      await (leases.length === 1 ? release.promise : hold.promise);
+    });
+    try {
+      const mine = await accepted(queue, makeJob(1, "d-1"));
+      await waitFor("the first job running", () => leases.length === 1);
+      // The other process did not know of it: it takes the story too.
+      const theirs = await accepted(other, makeJob(1, "d-2"));
+      await queue.rescan();
+      expect(queue.jobs().map((record) => record.id)).toEqual([mine, theirs]);
+      release.resolve();
+      await waitFor("the other process's job running here", () => leases.length === 2);
+      expect(leases.map((lease) => lease.jobId)).toEqual([mine, theirs]);
+      expect(await queue.isActive("acme/widgets#1")).toBe(true);
+    } finally {
+      release.resolve();
+      hold.resolve();
+    }
+    await queue.idle();
+    expect(await queue.isActive("acme/widgets#1")).toBe(false);
+  });
+
+  it("logs a delivery id it could not append to the log", async () => {
+    const queue = await openQueue({ deliveryMemory: 1 });
+    // Two ids in a log that keeps one: the second append compacts the log, and the compaction's write fails.
+    const full = recordingFileSystem(dir, {
+      open: (name) => {
+        if (name === "deliveries.log.tmp") throw Object.assign(new Error("no space left (staged)"), { code: "ENOSPC" });
+      },
+    });
+    const previous = useFileSystem(full.fs);
+    try {
+      await accepted(queue, makeJob(1, "d-1"));
+      await accepted(queue, makeJob(2, "d-2"));
+      await waitFor("the failed append logged", () => errors.length > 0);
+    } finally {
+      useFileSystem(previous);
+    }
+    expect(errors[0]).toMatch(/^queue: recording delivery d-[12]: no space left \(staged\)$/);
   });
 
   it("writes its errors to stderr when it is given no log", async () => {
