@@ -46,7 +46,8 @@ export class EmbeddedQueue implements StoryQueue {
   private readonly abort = new AbortController();
   private worker: JobWorker | undefined;
   private timer: NodeJS.Timeout | undefined;
-  private pumping = false;
+  /** The pump's pass under way, if any. */
+  private pumping: Promise<void> | undefined;
   // Stryker disable next-line BooleanLiteral: a pump asked for before the first one only makes one more pass, which claims nothing the first left (a job it could not claim is set aside until a rescan)
   private pumpAgain = false;
   private closed = false;
@@ -145,10 +146,8 @@ export class EmbeddedQueue implements StoryQueue {
 
   /** Resolves when no job is running in this process and none is queued that it could take. */
   async idle(): Promise<void> {
-    while (this.running.size > 0 || this.pumping) {
-      await Promise.allSettled([...this.running.values()]);
-      await new Promise((resolve) => setImmediate(resolve));
-    }
+    // A pass adds the jobs it starts to `running` before it ends; a job ends by starting a pass.
+    while (this.running.size > 0 || this.pumping) await Promise.allSettled([...this.running.values(), this.pumping]);
   }
 
   /**
@@ -196,11 +195,11 @@ export class EmbeddedQueue implements StoryQueue {
       this.pumpAgain = true;
       return;
     }
-    this.pumping = true;
-    void this.pump()
+    this.pumping = this.pump()
+      // Stryker disable next-line ArrowFunction,StringLiteral: a guard against an unhandled rejection; a pass does not fail (a claim catches its errors, a lease runs unawaited)
       .catch((error: unknown) => this.logError("pump", error))
       .finally(() => {
-        this.pumping = false;
+        this.pumping = undefined;
         if (this.pumpAgain) {
           this.pumpAgain = false;
           this.schedulePump();

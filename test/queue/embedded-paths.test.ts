@@ -523,6 +523,24 @@ describe("EmbeddedQueue, path by path", () => {
     expect(errors[0]).toMatch(/^queue: recording delivery d-[12]: no space left \(staged\)$/);
   });
 
+  it("lets a running job finish when closed without aborting it, and starts none after", async () => {
+    const queue = await openQueue({ concurrency: 2 });
+    const first = await accepted(queue, makeJob(1));
+    const second = await accepted(queue, makeJob(2));
+    const leases: JobLease[] = [];
+    const aborted: boolean[] = [];
+    queue.start(async (lease, signal) => {
+      leases.push(lease);
+      await new Promise((resolve) => setImmediate(resolve));
+      aborted.push(signal.aborted);
+    });
+    // The pass that start() began is inside the first job's claim: it takes that one and stops.
+    await queue.close();
+    expect(leases.map((lease) => lease.jobId)).toEqual([first]);
+    expect(aborted).toEqual([false]);
+    expect([jobNames(), locks()]).toEqual([[`${second}.json`], []]);
+  });
+
   it("writes its errors to stderr when it is given no log", async () => {
     const written: string[] = [];
     jest.spyOn(process.stderr, "write").mockImplementation((chunk: string | Uint8Array) => {
