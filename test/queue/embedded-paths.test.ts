@@ -203,6 +203,31 @@ describe("EmbeddedQueue, path by path", () => {
     expect(leases.map((lease) => lease.job.storyKey)).toEqual(["acme/widgets#1"]);
   });
 
+  /**
+   * The same FIFO, read twice: by the rescan's bulk read and by its quarantine. Between the two
+   * the enqueue's write, waiting behind the first read, lands; the rescan, whose listing came
+   * before the job existed, must not take the job for one finished elsewhere.
+   */
+  it("keeps a job enqueued and written while a rescan that listed the folder before it is still running", async () => {
+    const queue = await openQueue();
+    const fifo = join(jobsDir(), `${idFor(9)}.json`);
+    expect((await exec(["mkfifo", fifo], { cwd: dir })).exitCode).toBe(0);
+    const scanning = queue.rescan();
+    const bulkRead = await open(fifo, "w");
+    const enqueuing = queue.enqueue(makeJob(1));
+    await bulkRead.writeFile("");
+    await bulkRead.close();
+    const outcome = await enqueuing;
+    expect(outcome.accepted).toBe(true);
+    // The rescan is inside its quarantine's read of the FIFO now: let it finish.
+    const quarantineRead = await open(fifo, "w");
+    await quarantineRead.close();
+    await scanning;
+    expect(queue.jobs().map((record) => record.id)).toEqual([outcome.accepted ? outcome.jobId : ""]);
+    expect(await queue.isActive("acme/widgets#1")).toBe(true);
+    expect(quarantined()).toEqual([`${idFor(9)}.json`]);
+  });
+
   it("leaves a job whose lock a live holder has, and takes it on the rescan after the holder is gone", async () => {
     const queue = await openQueue();
     const holder = newLockOwner();
