@@ -228,6 +228,27 @@ describe("EmbeddedQueue, path by path", () => {
     expect(quarantined()).toEqual([`${idFor(9)}.json`]);
   });
 
+  it("does not read again the file of a job it knows: a rescan leaves a running job's torn file alone", async () => {
+    const queue = await openQueue();
+    const release = deferred();
+    const running = deferred();
+    queue.start(async () => {
+      running.resolve();
+      await release.promise;
+    });
+    try {
+      const id = await accepted(queue, makeJob(1));
+      await running.promise;
+      writeFileSync(join(jobsDir(), `${id}.json`), "");
+      await queue.rescan();
+      expect([errors, quarantined(), jobNames()]).toEqual([[], [], [`${id}.json`]]);
+    } finally {
+      release.resolve();
+    }
+    await queue.idle();
+    expect(jobNames()).toEqual([]);
+  });
+
   it("leaves a job whose lock a live holder has, and takes it on the rescan after the holder is gone", async () => {
     const queue = await openQueue();
     const holder = newLockOwner();
