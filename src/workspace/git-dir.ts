@@ -5,7 +5,7 @@
  * one git writes by default (a reftable, a symbolic ref chain, index version 4, a split index),
  * and the caller then asks git as before.
  */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 
 const OBJECT_ID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
@@ -70,4 +70,29 @@ export function indexMayHold(worktree: string, path: string): boolean {
   // A split index keeps entries in a shared file too (its "link" extension).
   if (index.includes("link", 12, "latin1")) return true;
   return index.includes(Buffer.from(path, "utf8"), 12);
+}
+
+/**
+ * The folders of the linked worktrees of the bare repository at `gitDir` (a repository cache)
+ * that have `branch` checked out, read from its `worktrees/<id>/HEAD` and `gitdir` files as
+ * `git worktree list` reads them (a worktree whose folder is gone is listed too). Undefined
+ * when `gitDir` is no git folder or an entry is not laid out that way, and git has to say.
+ */
+export function linkedWorktreesOn(gitDir: string, branch: string): string[] | undefined {
+  if (read(join(gitDir, "HEAD")) === undefined) return undefined;
+  const admin = join(gitDir, "worktrees");
+  let ids: string[];
+  try {
+    ids = readdirSync(admin);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ENOENT" ? [] : undefined;
+  }
+  const found: string[] = [];
+  for (const id of ids.sort()) {
+    const head = read(join(admin, id, "HEAD"));
+    const dotGit = read(join(admin, id, "gitdir"))?.trim();
+    if (head === undefined || dotGit === undefined || !dotGit.endsWith("/.git")) return undefined;
+    if (head.trim() === `ref: refs/heads/${branch}`) found.push(dotGit.slice(0, -"/.git".length));
+  }
+  return found;
 }

@@ -1,6 +1,6 @@
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { git, indexMayHold, readHeadCommit, worktreeGitDir } from "../../src/workspace/index.js";
+import { git, indexMayHold, linkedWorktreesOn, readHeadCommit, worktreeGitDir } from "../../src/workspace/index.js";
 import { addWorktree, commitAll, initRepo, makeTempDir, removeTempDirs } from "../support/tmp.js";
 
 afterAll(removeTempDirs);
@@ -92,5 +92,61 @@ describe("indexMayHold", () => {
     const unborn = join(makeTempDir(), "unborn");
     await initRepo(unborn);
     expect(indexMayHold(unborn, ".receipt")).toBe(false);
+  });
+});
+
+describe("linkedWorktreesOn", () => {
+  /** What `git worktree list` says about `branch`. */
+  async function listedOn(gitDir: string, branch: string): Promise<string[]> {
+    const paths: string[] = [];
+    let path = "";
+    for (const line of (await git(["worktree", "list", "--porcelain"], { cwd: gitDir })).split("\n")) {
+      if (line.startsWith("worktree ")) path = line.slice("worktree ".length);
+      if (line === `branch refs/heads/${branch}`) paths.push(path);
+    }
+    return paths.sort();
+  }
+
+  it("finds what git worktree list finds in a bare cache: live, locked and gone worktrees on the branch", async () => {
+    const source = await repo();
+    const cache = join(makeTempDir(), "cache.git");
+    await git(["clone", "-q", "--bare", source, cache], { cwd: makeTempDir() });
+    expect(linkedWorktreesOn(cache, "story")).toEqual([]);
+    const place = makeTempDir();
+    await git(["branch", "story", "main"], { cwd: cache });
+    await git(["worktree", "add", "-q", join(place, "a"), "story"], { cwd: cache });
+    await git(["worktree", "add", "-q", "-f", join(place, "b"), "story"], { cwd: cache });
+    await git(["worktree", "add", "-q", "-f", join(place, "gone"), "story"], { cwd: cache });
+    await git(["worktree", "add", "-q", "--detach", join(place, "detached"), "story"], { cwd: cache });
+    await git(["worktree", "add", "-q", "-b", "other", join(place, "other"), "main"], { cwd: cache });
+    await git(["worktree", "lock", join(place, "b")], { cwd: cache });
+    rmSync(join(place, "gone"), { recursive: true, force: true });
+    const found = linkedWorktreesOn(cache, "story");
+    expect(found?.sort()).toEqual(await listedOn(cache, "story"));
+    expect(found?.sort()).toEqual([join(place, "a"), join(place, "b"), join(place, "gone")]);
+    expect(linkedWorktreesOn(cache, "other")).toEqual(await listedOn(cache, "other"));
+    expect(linkedWorktreesOn(cache, "stor")).toEqual([]);
+  });
+
+  it("leaves it to git when an entry is not laid out as git writes it, or the folder is no git folder", async () => {
+    const source = await repo();
+    const cache = join(makeTempDir(), "cache.git");
+    await git(["clone", "-q", "--bare", source, cache], { cwd: makeTempDir() });
+    const place = makeTempDir();
+    await git(["worktree", "add", "-q", "-b", "story", join(place, "a"), "main"], { cwd: cache });
+    const [id] = readdirSync(join(cache, "worktrees"));
+    writeFileSync(join(cache, "worktrees", id as string, "gitdir"), join(place, "a"));
+    expect(linkedWorktreesOn(cache, "story")).toBeUndefined();
+    rmSync(join(cache, "worktrees", id as string, "gitdir"));
+    expect(linkedWorktreesOn(cache, "story")).toBeUndefined();
+    writeFileSync(join(cache, "worktrees", id as string, "gitdir"), `${join(place, "a", ".git")}\n`);
+    rmSync(join(cache, "worktrees", id as string, "HEAD"));
+    expect(linkedWorktreesOn(cache, "story")).toBeUndefined();
+    expect(linkedWorktreesOn(makeTempDir(), "story")).toBeUndefined();
+    const notAFolder = join(makeTempDir(), "bare");
+    mkdirSync(notAFolder);
+    writeFileSync(join(notAFolder, "HEAD"), "ref: refs/heads/main\n");
+    writeFileSync(join(notAFolder, "worktrees"), "");
+    expect(linkedWorktreesOn(notAFolder, "story")).toBeUndefined();
   });
 });
