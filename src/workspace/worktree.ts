@@ -87,16 +87,19 @@ export async function createTaskWorktree(args: CreateTaskWorktreeArgs): Promise<
 /**
  * The commit each of `refs` names (`<ref>^{commit}`), undefined for one that names none, from one
  * git process (`cat-file --batch-check`) instead of a `rev-parse` each. A ref with a line break
- * would be two requests; it names no commit.
+ * would be two requests: it is not asked, and names no commit. Git answers each request with a
+ * line: the commit's id, or the request and why it has none (`<request> missing`), which holds a
+ * space an id never does.
  */
 export async function resolveCommits(repoDir: string, refs: readonly string[]): Promise<Array<string | undefined>> {
-  const asked = refs.map((ref) => (/[\r\n]/.test(ref) ? "" : `${ref}^{commit}`));
+  const asked = refs.filter((ref) => !ref.includes("\n"));
   // Stryker disable next-line BooleanLiteral: cat-file takes no optional lock either way; readOnly says what the call promises
-  const output = await git(["cat-file", "--batch-check=%(objectname)"], { cwd: repoDir, readOnly: true, input: asked.map((line) => `${line}\n`).join("") });
+  const output = await git(["cat-file", "--batch-check=%(objectname)"], { cwd: repoDir, readOnly: true, input: asked.map((ref) => `${ref}^{commit}\n`).join("") });
   const lines = output.split("\n");
-  return asked.map((_, index) => {
-    const line = lines[index] ?? "";
-    return /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(line) ? line : undefined;
+  const answers = new Map(asked.map((ref, index) => [ref, lines[index]]));
+  return refs.map((ref) => {
+    const line = answers.get(ref);
+    return line === undefined || line.includes(" ") ? undefined : line;
   });
 }
 

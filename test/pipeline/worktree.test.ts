@@ -165,9 +165,9 @@ describe("task worktrees: edges", () => {
   it("resolves several refs with one process, each to its commit or to nothing", async () => {
     const { repo, base } = await repoWithHome();
     const tree = await git(["rev-parse", "HEAD^{tree}"], { cwd: repo });
-    const { result, programs } = await countProcesses(() => resolveCommits(repo, ["main", "refs/heads/none", tree, "HEAD", "a\nb", base]));
+    const { result, programs } = await countProcesses(() => resolveCommits(repo, ["main", "refs/heads/none", tree, "HEAD", "a\nb", base, "main\r", "0".repeat(40), "main"]));
     expect(programs).toEqual(["git"]);
-    expect(result).toEqual([base, undefined, undefined, base, undefined, base]);
+    expect(result).toEqual([base, undefined, undefined, base, undefined, base, undefined, undefined, base]);
   });
 
   it("makes each task id one safe path component", () => {
