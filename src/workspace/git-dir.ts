@@ -11,11 +11,13 @@ import { isAbsolute, join, resolve } from "node:path";
 const OBJECT_ID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
 
 function read(path: string): string | undefined {
+  let text: string | undefined;
   try {
-    return readFileSync(path, "utf8");
+    text = readFileSync(path, "utf8");
   } catch {
-    return undefined;
+    // Absent, a folder or unreadable: undefined.
   }
+  return text;
 }
 
 /** The git folder of a worktree: `.git` itself, or where a linked worktree's `.git` file points. */
@@ -38,14 +40,14 @@ export function readHeadCommit(worktree: string): string | undefined {
   const gitDir = worktreeGitDir(worktree);
   if (gitDir === undefined) return undefined;
   const head = read(join(gitDir, "HEAD"))?.trim();
+  // Stryker disable next-line ConditionalExpression: equivalent, the regular expressions below match neither an undefined HEAD nor the "undefined" it would be read as
   if (head === undefined) return undefined;
   if (OBJECT_ID.test(head)) return head;
   const ref = /^ref: (refs\/heads\/[^\s]+)$/.exec(head)?.[1];
   if (ref === undefined || ref.split("/").includes("..")) return undefined;
   const common = read(join(gitDir, "commondir"))?.trim();
   const commonDir = common === undefined ? gitDir : resolve(gitDir, common);
-  const id = read(join(commonDir, ref))?.trim();
-  return id !== undefined && OBJECT_ID.test(id) ? id : undefined;
+  return read(join(commonDir, ref))?.trim().match(OBJECT_ID)?.[0];
 }
 
 /**
@@ -56,6 +58,7 @@ export function readHeadCommit(worktree: string): string | undefined {
  */
 export function indexMayHold(worktree: string, path: string): boolean {
   const gitDir = worktreeGitDir(worktree);
+  // Stryker disable next-line ConditionalExpression: equivalent, join() would throw on an undefined folder and the catch below answers true to that too
   if (gitDir === undefined) return true;
   let index: Buffer;
   try {
@@ -69,7 +72,7 @@ export function indexMayHold(worktree: string, path: string): boolean {
   if (version !== 2 && version !== 3) return true;
   // A split index keeps entries in a shared file too (its "link" extension).
   if (index.includes("link", 12, "latin1")) return true;
-  return index.includes(Buffer.from(path, "utf8"), 12);
+  return index.includes(Buffer.from(path), 12);
 }
 
 /**
@@ -88,7 +91,7 @@ export function linkedWorktreesOn(gitDir: string, branch: string): string[] | un
     return (error as NodeJS.ErrnoException).code === "ENOENT" ? [] : undefined;
   }
   const found: string[] = [];
-  for (const id of ids.sort()) {
+  for (const id of ids) {
     const head = read(join(admin, id, "HEAD"));
     const dotGit = read(join(admin, id, "gitdir"))?.trim();
     if (head === undefined || dotGit === undefined || !dotGit.endsWith("/.git")) return undefined;

@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { git, indexMayHold, linkedWorktreesOn, readHeadCommit, worktreeGitDir } from "../../src/workspace/index.js";
 import { addWorktree, commitAll, initRepo, makeTempDir, removeTempDirs } from "../support/tmp.js";
@@ -48,10 +48,38 @@ describe("readHeadCommit", () => {
     expect(worktreeGitDir(linked)).toBeUndefined();
     expect(readHeadCommit(linked)).toBeUndefined();
     expect(indexMayHold(linked, "a.txt")).toBe(true);
+    writeFileSync(join(linked, ".git"), `not gitdir: ${join(main, ".git", "worktrees", "wt")}\n`);
+    expect(worktreeGitDir(linked)).toBeUndefined();
+    writeFileSync(join(linked, ".git"), `gitdir: ${join(main, ".git", "worktrees", "wt")}`);
+    expect(worktreeGitDir(linked)).toBe(join(main, ".git", "worktrees", "wt"));
+  });
+
+  it("does not know a HEAD or a branch ref that is not laid out as git writes it", async () => {
+    const main = await repo();
+    const tip = await git(["rev-parse", "HEAD"], { cwd: main });
+    const head = join(main, ".git", "HEAD");
+    expect(readHeadCommit(main)).toBe(tip);
+    // A HEAD outside refs/heads, written by hand where git's check would refuse it.
+    writeFileSync(join(main, ".git", "OUTSIDE"), `${tip}\n`);
+    for (const text of ["not a head\n", "xref: refs/heads/main\n", "ref: refs/heads/main extra\n", "ref: refs/heads/../../OUTSIDE\n"]) {
+      writeFileSync(head, text);
+      expect(readHeadCommit(main)).toBeUndefined();
+    }
+    writeFileSync(head, "ref: refs/heads/main\n");
+    writeFileSync(join(main, ".git", "refs", "heads", "main"), "not an id\n");
+    expect(readHeadCommit(main)).toBeUndefined();
   });
 });
 
 describe("indexMayHold", () => {
+  /** An index's 12-byte header alone: signature, version, no entries. */
+  function header(signature: string, version: number): Buffer {
+    const bytes = Buffer.alloc(12);
+    bytes.write(signature, 0, "latin1");
+    bytes.writeUInt32BE(version, 4);
+    return bytes;
+  }
+
   it("is false only when a version 2 or 3 index certainly lacks the path", async () => {
     const main = await repo();
     expect(indexMayHold(main, ".receipt")).toBe(false);
@@ -66,6 +94,10 @@ describe("indexMayHold", () => {
   it("reads an index of version 3 as one of version 2", async () => {
     const v3 = await repo();
     await git(["update-index", "--index-version", "3"], { cwd: v3 });
+    // Git writes version 3 only when an entry has extended flags (an intent to add has).
+    writeFileSync(join(v3, "later.txt"), "later\n");
+    await git(["add", "--intent-to-add", "later.txt"], { cwd: v3 });
+    expect(readFileSync(join(v3, ".git", "index")).readUInt32BE(4)).toBe(3);
     expect(indexMayHold(v3, ".receipt")).toBe(false);
     expect(indexMayHold(v3, "a.txt")).toBe(true);
   });
@@ -81,6 +113,10 @@ describe("indexMayHold", () => {
     writeFileSync(join(garbage, ".git", "index"), "not an index at all");
     expect(indexMayHold(garbage, ".receipt")).toBe(true);
     writeFileSync(join(garbage, ".git", "index"), "DIRC");
+    expect(indexMayHold(garbage, ".receipt")).toBe(true);
+    writeFileSync(join(garbage, ".git", "index"), header("DIRC", 2));
+    expect(indexMayHold(garbage, ".receipt")).toBe(false);
+    writeFileSync(join(garbage, ".git", "index"), header("CRID", 2));
     expect(indexMayHold(garbage, ".receipt")).toBe(true);
     const folder = await repo();
     rmSync(join(folder, ".git", "index"));
