@@ -54,6 +54,23 @@ describe("readHeadCommit", () => {
     expect(worktreeGitDir(linked)).toBe(join(main, ".git", "worktrees", "wt"));
   });
 
+  it("reads a SHA-256 repository's ids, and no id with anything around it", async () => {
+    const dir = join(makeTempDir(), "sha256");
+    mkdirSync(dir);
+    await git(["init", "-q", "--object-format=sha256"], { cwd: dir });
+    writeFileSync(join(dir, "a.txt"), "a\n");
+    const tip = await commitAll(dir, "initial");
+    expect(tip).toMatch(/^[0-9a-f]{64}$/);
+    expect(readHeadCommit(dir)).toBe(tip);
+    const head = join(dir, ".git", "HEAD");
+    writeFileSync(head, `${tip}\n`);
+    expect(readHeadCommit(dir)).toBe(tip);
+    for (const text of [`x${tip}\n`, `${tip}x\n`]) {
+      writeFileSync(head, text);
+      expect(readHeadCommit(dir)).toBeUndefined();
+    }
+  });
+
   it("does not know a HEAD or a branch ref that is not laid out as git writes it", async () => {
     const main = await repo();
     const tip = await git(["rev-parse", "HEAD"], { cwd: main });
