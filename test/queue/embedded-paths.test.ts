@@ -17,6 +17,17 @@ const HOUR = 3_600_000;
 const idFor = (n: number): string => `${String(1_700_000_000_000 + n).padStart(15, "0")}-${String(n).padStart(6, "0")}-0000000${n}`;
 const jobFile = (id: string, job: StoryJob, extra: Record<string, unknown> = {}): string => `${JSON.stringify({ id, job, state: "queued", interruptions: 0, ...extra })}\n`;
 
+/** Starts `queue` with a worker that holds each job it runs until `release` resolves; `running` resolves when one starts. */
+function startHolding(queue: EmbeddedQueue): { release: ReturnType<typeof deferred>; running: ReturnType<typeof deferred> } {
+  const release = deferred();
+  const running = deferred();
+  queue.start(async () => {
+    running.resolve();
+    await release.promise;
+  });
+  return { release, running };
+}
+
 describe("EmbeddedQueue, path by path", () => {
   let dir: string;
   let remove: () => Promise<void>;
@@ -140,12 +151,7 @@ describe("EmbeddedQueue, path by path", () => {
   it("forgets a queued job another process finished, but not one it runs itself", async () => {
     const queue = await openQueue();
     const other = await openQueue();
-    const release = deferred();
-    const running = deferred();
-    queue.start(async () => {
-      running.resolve();
-      await release.promise;
-    });
+    const { release, running } = startHolding(queue);
     try {
       const mine = await accepted(queue, makeJob(1));
       await running.promise;
@@ -230,12 +236,7 @@ describe("EmbeddedQueue, path by path", () => {
 
   it("does not read again the file of a job it knows: a rescan leaves a running job's torn file alone", async () => {
     const queue = await openQueue();
-    const release = deferred();
-    const running = deferred();
-    queue.start(async () => {
-      running.resolve();
-      await release.promise;
-    });
+    const { release, running } = startHolding(queue);
     try {
       const id = await accepted(queue, makeJob(1));
       await running.promise;
