@@ -287,6 +287,9 @@ export class BullmqQueue implements StoryQueue {
       }),
     ]);
     clearTimeout(timer);
+    // A story stopped by the shutdown is handed back after it ends: its attempt settles (or fails, said in the log)
+    // before close returns, within the same grace, so a process that exits next does not cut it short.
+    if (!gaveUp) await Promise.race([this.processor?.settled(), new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref())]);
     if (gaveUp) {
       failures.push(`Redis did not answer within ${graceMs} ms`);
       this.redis.disconnect();
