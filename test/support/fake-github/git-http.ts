@@ -35,9 +35,25 @@ export function parseCgiResponse(output: Buffer): { status: number; headers: [st
   return { status, headers, body: output.subarray(end + separator) };
 }
 
+/** Where git keeps its own programs (`git --exec-path`), asked once per process. */
+let gitExecPath: Promise<string> | undefined;
+
+/** `git-http-backend` itself: `git http-backend` is not built in, so `git` would only start it (one more process per request). */
+async function httpBackend(cwd: string): Promise<string> {
+  gitExecPath ??= exec(["git", "--exec-path"], { cwd, captureStdout: true, timeoutMs: 30_000 }).then((result) => {
+    const path = result.stdout?.toString("utf8").trim() ?? "";
+    if (result.exitCode !== 0 || path === "") throw new Error(`git --exec-path failed: ${result.tail}`);
+    return path;
+  });
+  return join(await gitExecPath, "git-http-backend");
+}
+
 /**
- * Serves one smart-HTTP request by running `git http-backend` as a CGI program through the
- * project's exec wrapper. Both fetch and push need Basic authentication with a valid
+ * Serves one smart-HTTP request by running `git-http-backend` as a CGI program through the
+ * project's exec wrapper. Its configuration comes through `GIT_CONFIG_*`, which it and the
+ * `receive-pack`/`upload-pack` it starts read: the hooks folder, and no automatic gc after a
+ * push (`receive.autogc`; GitHub's maintenance is not receive-pack's, and in the fake it only
+ * cost every push a `git gc --auto` on the machine the benchmarks measure). Both fetch and push need Basic authentication with a valid
  * installation token, as on GitHub. Returns the status sent.
  */
 export async function serveGit(ctx: FakeContext, request: IncomingMessage, response: ServerResponse, url: URL, body: Buffer, refusal?: string): Promise<number> {
@@ -73,13 +89,18 @@ export async function serveGit(ctx: FakeContext, request: IncomingMessage, respo
   const gitProtocol = request.headers["git-protocol"];
   // A refused push is refused the way GitHub does it: by a pre-receive hook, whose words git shows as `remote:` lines.
   const hooks = refusal !== undefined ? await refusalHooks(ctx.reposRoot) : "/dev/null";
-  const result = await exec(["git", "-c", `core.hooksPath=${hooks}`, "http-backend"], {
+  const result = await exec([await httpBackend(ctx.reposRoot)], {
     cwd: ctx.reposRoot,
     input: body,
     captureStdout: true,
     timeoutMs: 120_000,
     env: {
       set: {
+        GIT_CONFIG_COUNT: "2",
+        GIT_CONFIG_KEY_0: "core.hooksPath",
+        GIT_CONFIG_VALUE_0: hooks,
+        GIT_CONFIG_KEY_1: "receive.autogc",
+        GIT_CONFIG_VALUE_1: "false",
         GIT_PROJECT_ROOT: ctx.reposRoot,
         GIT_HTTP_EXPORT_ALL: "1",
         PATH_INFO: `/${repo.owner}/${repo.name}.git${match?.[3] ?? ""}`,
@@ -94,7 +115,7 @@ export async function serveGit(ctx: FakeContext, request: IncomingMessage, respo
       },
     },
   });
-  if (!result.stdout || result.stdout.length === 0) return send(500, `git http-backend failed: ${result.tail}\n`);
+  if (!result.stdout || result.stdout.length === 0) return send(500, `git-http-backend failed: ${result.tail}\n`);
   const cgi = parseCgiResponse(result.stdout);
   response.statusCode = cgi.status;
   for (const [header, value] of cgi.headers) response.setHeader(header, value);

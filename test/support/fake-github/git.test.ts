@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { git, GitError, HARNESS_IDENTITY } from "../../../src/workspace/index.js";
@@ -89,6 +89,28 @@ describe("fake GitHub: git smart HTTP", () => {
     const response = await fetch(`${repo.cloneUrl}/info/refs?service=git-upload-pack`);
     expect(response.status).toBe(401);
     expect(response.headers.get("www-authenticate")).toMatch(/^Basic/);
+  });
+
+  it("runs no automatic gc after a push, even where the repository's own config asks for one", async () => {
+    const token = gh.mintToken();
+    const clone = join(work, "clone");
+    await git(["config", "gc.auto", "1"], { cwd: repo.bareDir });
+    await git(["config", "gc.autoDetach", "false"], { cwd: repo.bareDir });
+    try {
+      const packsBefore = (await readdir(join(repo.bareDir, "objects", "pack"))).filter((name) => name.endsWith(".pack"));
+      await writeFile(join(clone, "gc.txt"), "no gc\n");
+      await git(["add", "gc.txt"], { cwd: clone });
+      await git(["commit", "--quiet", "-m", "A few loose objects"], { cwd: clone, env: HARNESS_IDENTITY });
+      await git(["push", "--quiet", "origin", "HEAD:refs/heads/no-gc"], { cwd: clone, env: gh.gitAuthEnv(token) });
+      const head = await gh.branchHead("octo-org", "tool", "no-gc");
+      expect(head).toBe(await git(["rev-parse", "HEAD"], { cwd: clone }));
+      // receive-pack unpacked the few objects it got; its `gc --auto` (gc.auto=1) would have packed them.
+      await expect(stat(join(repo.bareDir, "objects", (head ?? "").slice(0, 2), (head ?? "").slice(2)))).resolves.toBeDefined();
+      expect((await readdir(join(repo.bareDir, "objects", "pack"))).filter((name) => name.endsWith(".pack"))).toEqual(packsBefore);
+    } finally {
+      await git(["config", "--unset", "gc.auto"], { cwd: repo.bareDir });
+      await git(["config", "--unset", "gc.autoDetach"], { cwd: repo.bareDir });
+    }
   });
 
   it("answers 404 for a repository it does not have", async () => {

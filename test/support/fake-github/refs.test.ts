@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { git, HARNESS_IDENTITY } from "../../../src/workspace/index.js";
-import { branchHead, createBareRepository, knownCommit, resolveCommit } from "./repos.js";
+import { branchHead, createBareRepository, knownCommit, parseCatFileBatch, readPath, readRefPath, resolveCommit } from "./repos.js";
 
 describe("fake GitHub: branch heads and commits without a git process per question", () => {
   let root: string;
@@ -45,5 +45,32 @@ describe("fake GitHub: branch heads and commits without a git process per questi
     expect(await knownCommit(bare, "0".repeat(40))).toBeNull();
     const tree = await git(["rev-parse", `${main}^{tree}`], { cwd: bare, readOnly: true });
     expect(await knownCommit(bare, tree)).toBeNull();
+  });
+
+  it("reads a path at a ref with one git process, answering as resolveCommit then readPath do", async () => {
+    const nested = await createBareRepository(root, { owner: "o", name: "nested", files: { "a.txt": "a\n", "d/e.txt": "e\nf\n", "d/g/h.txt": "" } });
+    const head = (await resolveCommit(nested, "main")) ?? "";
+    const tree = await git(["rev-parse", `${head}^{tree}`], { cwd: nested, readOnly: true });
+    await git(["tag", "v1", head], { cwd: nested });
+    const refs = ["main", "refs/heads/main", "v1", head, head.slice(0, 12), tree, "missing", "-main", "main:a.txt", "main\nmain"];
+    const paths = ["a.txt", "/d/e.txt/", "d", "", "/", "d/g/h.txt", "d/missing", "a.txt/b", "d/e.txt\n"];
+    for (const ref of refs) {
+      const commit = await resolveCommit(nested, ref);
+      for (const path of paths) {
+        const expected = { commit, entry: commit ? await readPath(nested, commit, path) : { kind: "missing" } };
+        expect({ ref, path, ...(await readRefPath(nested, ref, path)) }).toEqual({ ref, path, ...expected });
+      }
+    }
+    expect((await readRefPath(nested, "main", "d/e.txt")).entry).toMatchObject({ kind: "file", content: Buffer.from("e\nf\n") });
+    expect((await readRefPath(nested, "main", "d")).entry).toMatchObject({ kind: "dir", entries: [{ name: "e.txt", type: "file" }, { name: "g", type: "dir" }] });
+  });
+
+  it("splits cat-file --batch output into its answers, an empty object and a missing one included", () => {
+    const a = "a".repeat(40);
+    const b = "b".repeat(64);
+    const output = Buffer.from(`${a} blob 3\nx\ny\nwhat missing\n${b} blob 0\n\nref ambiguous\n`);
+    expect(parseCatFileBatch(output)).toEqual([{ sha: a, type: "blob", content: Buffer.from("x\ny") }, undefined, { sha: b, type: "blob", content: Buffer.alloc(0) }, undefined]);
+    expect(parseCatFileBatch(Buffer.alloc(0))).toEqual([]);
+    expect(() => parseCatFileBatch(Buffer.from(`${a} blob 3`))).toThrow("ended inside a header");
   });
 });

@@ -1,5 +1,5 @@
 import { HttpError, requireRepo } from "../http.js";
-import { readPath, resolveCommit } from "../repos.js";
+import { readRefPath } from "../repos.js";
 import { repoJson, userJson } from "../shapes.js";
 import type { RepoRole } from "../state.js";
 import type { Route } from "./types.js";
@@ -50,10 +50,9 @@ export const repoRoutes: Route[] = [
       const { ctx } = request;
       const repo = requireRepo(request);
       const ref = request.query.get("ref") ?? repo.defaultBranch;
-      const commit = await resolveCommit(repo.bareDir, ref);
-      if (!commit) throw new HttpError(404, `No commit found for the ref ${ref}`);
       const path = request.params.path ?? "";
-      const entry = await readPath(repo.bareDir, commit, path);
+      const { commit, entry } = await readRefPath(repo.bareDir, ref, path);
+      if (!commit) throw new HttpError(404, `No commit found for the ref ${ref}`);
       if (entry.kind === "missing") throw new HttpError(404, "Not Found");
       const api = `${ctx.urls.api}/repos/${repo.fullName}`;
       const describe = (entryPath: string, type: "file" | "dir", sha: string, size: number): Record<string, unknown> => ({
