@@ -23,7 +23,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { Redis } from "ioredis";
 import { EmbeddedQueue, openStoryQueue, storyKey, type StoryJob, type StoryQueue } from "../src/queue/index.js";
-import { deliverWebhook, issuesLabeledPayload, signedDelivery, startFakeGitHub, type FakeGitHub } from "../test/support/fake-github/index.js";
+import { compileRequestValidators, deliverWebhook, issuesLabeledPayload, REST_ROUTES, signedDelivery, startFakeGitHub, type FakeGitHub } from "../test/support/fake-github/index.js";
 import { startRedis, type RedisServer } from "../test/support/redis.js";
 import { startApp } from "../test/e2e/app-process.js";
 import { AGENT_SCRIPT, harnessYml, OWNER, storyEnd } from "../test/e2e/scenario.js";
@@ -164,6 +164,8 @@ async function latency(producer: StoryQueue, consumer: StoryQueue, tag: string):
 async function main(): Promise<void> {
   const redis = await startRedis();
   const fake = await startFakeGitHub();
+  // The fake's request validation loaded and compiled now, not by the first configuration's stories (its CPU, not theirs).
+  compileRequestValidators(REST_ROUTES);
   try {
     // Each worker count paired with one worker, A B B A (bench/lib/paired.ts): time to the last story's end.
     let run = 0;

@@ -1,9 +1,9 @@
 import { createPrivateKey, createSign } from "node:crypto";
 import { appKeyForProcess, basicCredentials, credentialOf, FakeAuthError, TokenStore, verifyAppJwt } from "./auth.js";
 import { parseCgiResponse } from "./git-http.js";
-import { requestBodyProblems } from "./openapi-validate.js";
+import { compileRequestValidators, requestBodyProblems } from "./openapi-validate.js";
 import { Router } from "./router.js";
-import type { Route } from "./routes/index.js";
+import { REST_ROUTES, type Route } from "./routes/index.js";
 
 const APP_ID = 99;
 
@@ -90,5 +90,12 @@ describe("fake GitHub units: routing, CGI, OpenAPI", () => {
     expect(requestBodyProblems("PATCH", template, { state_reason: "bored" }).join(" ")).toMatch(/state_reason/);
     expect(requestBodyProblems("POST", "/repos/{owner}/{repo}/issues/{issue_number}/labels", { labels: ["a", { name: "b" }] })).toEqual([]);
     expect(() => requestBodyProblems("GET", "/no/such/operation", undefined)).toThrow(/not an operation/);
+  });
+
+  it("compiles the request validators of operations ahead of use: those with a JSON body count, every route is an operation", () => {
+    expect(compileRequestValidators([{ method: "POST", template: "/repos/{owner}/{repo}/check-runs" }, { method: "GET", template: "/repos/{owner}/{repo}" }])).toBe(1);
+    expect(() => compileRequestValidators([{ method: "GET", template: "/no/such/operation" }])).toThrow(/not an operation/);
+    const withBody = REST_ROUTES.filter((route) => ["POST", "PATCH", "PUT"].includes(route.method) && !route.template.endsWith("/access_tokens")).length;
+    expect(compileRequestValidators(REST_ROUTES)).toBeGreaterThanOrEqual(withBody);
   });
 });
