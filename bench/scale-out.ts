@@ -80,7 +80,7 @@ async function throughput(fake: FakeGitHub, redis: RedisServer, workers: number,
     }
     for (const number of numbers) {
       const { story } = await storyEnd(fake, name, number, 1_200_000);
-      if (story.conclusion !== "success") throw new Error(`story ${number} ended ${story.conclusion}`);
+      if (story.conclusion !== "success") throw new Error(`story ${number} ended ${story.conclusion}: ${story.output.title ?? ""}\n${story.output.summary ?? ""}`);
     }
     const took = (performance.now() - started) / 1000;
     const cpu = Object.entries(pids).map(([who, pid]) => [who, cpuSince(cpuBefore[who] as ProcessCpu, processCpu(pid))] as const);
