@@ -53,8 +53,9 @@ async function httpBackend(cwd: string): Promise<string> {
  * project's exec wrapper. Its configuration comes through `GIT_CONFIG_*`, which it and the
  * `receive-pack`/`upload-pack` it starts read: the hooks folder, and no automatic gc after a
  * push (`receive.autogc`; GitHub's maintenance is not receive-pack's, and in the fake it only
- * cost every push a `git gc --auto` on the machine the benchmarks measure). Both fetch and push need Basic authentication with a valid
- * installation token, as on GitHub. Returns the status sent.
+ * cost every push a `git gc --auto` on the machine the benchmarks measure). Both fetch and
+ * push need Basic authentication with a valid installation token, as on GitHub. Returns the
+ * status sent.
  */
 export async function serveGit(ctx: FakeContext, request: IncomingMessage, response: ServerResponse, url: URL, body: Buffer, refusal?: string): Promise<number> {
   const match = GIT_PATH.exec(url.pathname);
