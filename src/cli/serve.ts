@@ -16,7 +16,7 @@ import { asyncJsonLog } from "./json-log.js";
 import { webBaseFromEnv } from "../status/index.js";
 import { QUEUE_VARIABLES, readQueueSettings } from "./queue-settings.js";
 
-const USAGE = `harness serve   (configured by the environment: APP_ID, PRIVATE_KEY or PRIVATE_KEY_PATH, WEBHOOK_SECRET, GHE_HOST, GHE_PROTOCOL, PORT, HARNESS_HOME, HARNESS_CONCURRENCY, HARNESS_AGENT_ENV, HARNESS_STORY_LABEL, HARNESS_GITHUB_THROTTLE, HARNESS_SANDBOX, HARNESS_SANDBOX_READ, HARNESS_SANDBOX_WRITE, HARNESS_SANDBOX_MAX_PROCESSES, HARNESS_SANDBOX_MEMORY_MB, HARNESS_LOG_CAP_MB, HARNESS_RETENTION_DAYS, HARNESS_MIN_FREE_MB, HARNESS_ALLOWED_BOTS, HARNESS_OUTBOX_MAX_DELAY_MS, HARNESS_STATUS_TOKEN, HARNESS_LISTEN_BACKLOG, ${QUEUE_VARIABLES})`;
+const USAGE = `harness serve   (configured by the environment: APP_ID, PRIVATE_KEY or PRIVATE_KEY_PATH, WEBHOOK_SECRET, GHE_HOST, GHE_PROTOCOL, PORT, HARNESS_HOME, HARNESS_CONCURRENCY, HARNESS_AGENT_ENV, HARNESS_STORY_LABEL, HARNESS_GITHUB_THROTTLE, HARNESS_SANDBOX, HARNESS_SANDBOX_READ, HARNESS_SANDBOX_WRITE, HARNESS_SANDBOX_MAX_PROCESSES, HARNESS_SANDBOX_MEMORY_MB, HARNESS_LOG_CAP_MB, HARNESS_RETENTION_DAYS, HARNESS_MIN_FREE_MB, HARNESS_ALLOWED_BOTS, HARNESS_OUTBOX_MAX_DELAY_MS, HARNESS_STATUS_TOKEN, HARNESS_LISTEN_BACKLOG, HARNESS_MAX_INFLIGHT, ${QUEUE_VARIABLES})`;
 
 interface PluginOptions {
   retry?: { enabled?: boolean };
@@ -62,10 +62,12 @@ export function readAppSettings(env: NodeJS.ProcessEnv): HarnessAppSettings {
   }
   const appSecrets = appSecretValues({ webhookSecret: env.WEBHOOK_SECRET, privateKey: env.PRIVATE_KEY ?? readPrivateKeyFile(env.PRIVATE_KEY_PATH) });
   const outboxMaxDelayMs = positiveInteger("HARNESS_OUTBOX_MAX_DELAY_MS", env.HARNESS_OUTBOX_MAX_DELAY_MS?.trim() || undefined);
+  const maxInflight = positiveInteger("HARNESS_MAX_INFLIGHT", env.HARNESS_MAX_INFLIGHT?.trim() || undefined);
   return {
     harnessHome: harnessHome(env), concurrency, agentEnvAllow, labelName, githubThrottle: throttle === "on", sandbox, housekeeping, appSecrets, allowedBots,
     webBase: webBaseFromEnv(env),
     ...(outboxMaxDelayMs !== undefined ? { outboxMaxDelayMs } : {}),
+    ...(maxInflight !== undefined ? { maxInflight } : {}),
     ...(env.HARNESS_STATUS_TOKEN?.trim() ? { statusToken: env.HARNESS_STATUS_TOKEN.trim() } : {}),
     // Probot's own fallbacks, so the door checks what Probot would.
     webhookSecret: env.WEBHOOK_SECRET || "development",
