@@ -5,7 +5,7 @@
 import type { ApplicationFunction, ApplicationFunctionOptions, Probot } from "probot";
 import { collectLocalWork, collectRuns, collectStatus, statusHandler } from "./status/index.js";
 import {
-  DEFAULT_MAX_INFLIGHT, GitHubReporter, guardWebhooks, ShedLedger, HANDLER_BUDGET_MS, openStoryOutbox, readAppIdentity, withinBudget, type AppOctokit, queueNoticeListeners, handleIssueComment, handleIssueLabeled, handleRetryAction, type NodeMiddleware, type TriggerDeps, type TriggerOutcome,
+  DEFAULT_MAX_INFLIGHT, GitHubReporter, guardWebhooks, RedeliverySweeper, ShedLedger, HANDLER_BUDGET_MS, openStoryOutbox, readAppIdentity, withinBudget, type AppOctokit, queueNoticeListeners, handleIssueComment, handleIssueLabeled, handleRetryAction, type NodeMiddleware, type TriggerDeps, type TriggerOutcome,
 } from "./github/index.js";
 import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "./pipeline/index.js";
 import { storyKey, type StoryQueue } from "./queue/index.js";
@@ -39,6 +39,11 @@ export interface HarnessAppSettings {
   webhookPath?: string;
   /** `HARNESS_MAX_INFLIGHT`: webhook requests in flight before the door answers 503 (default {@link DEFAULT_MAX_INFLIGHT}). */
   maxInflight?: number;
+  /**
+   * Ask GitHub to redeliver failed deliveries (default on): at start-up and once shedding has
+   * stopped. Only where the door is on (a webhook secret).
+   */
+  redeliver?: boolean;
   /** How long a webhook handler may keep GitHub waiting (default {@link HANDLER_BUDGET_MS}). */
   handlerBudgetMs?: number;
   /** Where repository code runs (`HARNESS_SANDBOX`…); the environment's sandbox when absent. */
@@ -82,7 +87,12 @@ export function harnessApp(options: HarnessAppOptions): ApplicationFunction {
         collect: async () => collectStatus({ home: settings.harnessHome, jobs: await queue.snapshot(), queue, secrets: settings.appSecrets ?? [] }),
       }),
     );
-    const ledger = new ShedLedger({ log: app.log });
+    const sweeper = settings.webhookSecret !== undefined && settings.redeliver !== false
+      ? new RedeliverySweeper({ appOctokit: async () => (await app.auth()) as AppOctokit, log: app.log })
+      : undefined;
+    const ledger = new ShedLedger({ log: app.log, ...(sweeper ? { onQuiet: () => void sweeper.sweep() } : {}) });
+    // Deliveries that failed while the App was down (or shed before a restart) are asked for again.
+    if (sweeper) setImmediate(() => void sweeper.sweep());
     if (settings.webhookSecret !== undefined) {
       guardProbotWebhooks(app, {
         secret: settings.webhookSecret, path: settings.webhookPath ?? DEFAULT_WEBHOOK_PATH, shed: { maxInflight: settings.maxInflight ?? DEFAULT_MAX_INFLIGHT, ledger },

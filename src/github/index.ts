@@ -52,3 +52,4 @@ export { adviceFor, RETRY_COMMAND } from "./render/advice.js";
 export { failureClassTable, withFailureClassTable } from "./render/failure-table.js";
 export type { CheckRunOutput, RenderOptions } from "./render/types.js";
 export type { GitHubLog } from "./log.js";
+export { RedeliverySweeper, toRedeliver, nextCursor, REDELIVER_WITHIN_MS, SWEEP_MAX_PAGES, ASKED_KEPT, type HookDelivery, type RedeliveryOptions, type SweepResult } from "./redelivery.js";
