@@ -44,6 +44,8 @@ export interface HarnessAppSettings {
    * stopped. Only where the door is on (a webhook secret).
    */
   redeliver?: boolean;
+  /** How long the door waits for the handlers before it answers 202 (the guard's default, 9 s). */
+  answerWithinMs?: number;
   /** How long a webhook handler may keep GitHub waiting (default {@link HANDLER_BUDGET_MS}). */
   handlerBudgetMs?: number;
   /** Where repository code runs (`HARNESS_SANDBOX`…); the environment's sandbox when absent. */
@@ -96,6 +98,7 @@ export function harnessApp(options: HarnessAppOptions): ApplicationFunction {
     if (settings.webhookSecret !== undefined) {
       guardProbotWebhooks(app, {
         secret: settings.webhookSecret, path: settings.webhookPath ?? DEFAULT_WEBHOOK_PATH, shed: { maxInflight: settings.maxInflight ?? DEFAULT_MAX_INFLIGHT, ledger },
+        ...(settings.answerWithinMs !== undefined ? { answerWithinMs: settings.answerWithinMs } : {}),
       });
     }
     // Replies go out after GitHub has its answer: a handler's only wait is the enqueue (and, for
@@ -208,7 +211,7 @@ const DEFAULT_WEBHOOK_PATH = "/api/github/webhooks";
  * instance hands out the guarded one; nothing reaches Probot's body reading, or its logging of
  * a delivery whose signature failed, without passing the guard first.
  */
-function guardProbotWebhooks(app: Probot, options: { secret: string; path: string; shed: { maxInflight: number; ledger: ShedLedger } }): void {
+function guardProbotWebhooks(app: Probot, options: { secret: string; path: string; shed: { maxInflight: number; ledger: ShedLedger }; answerWithinMs?: number }): void {
   const original = app.getNodeMiddleware.bind(app);
   app.getNodeMiddleware = async (middlewareOptions) => {
     const inner = (await original(middlewareOptions)) as NodeMiddleware;
