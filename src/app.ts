@@ -5,7 +5,7 @@
 import type { ApplicationFunction, ApplicationFunctionOptions, Probot } from "probot";
 import { collectLocalWork, collectRuns, collectStatus, statusHandler } from "./status/index.js";
 import {
-  GitHubReporter, guardWebhooks, HANDLER_BUDGET_MS, openStoryOutbox, readAppIdentity, withinBudget, type AppOctokit, queueNoticeListeners, handleIssueComment, handleIssueLabeled, handleRetryAction, type NodeMiddleware, type TriggerDeps, type TriggerOutcome,
+  DEFAULT_MAX_INFLIGHT, GitHubReporter, guardWebhooks, RedeliverySweeper, ShedLedger, HANDLER_BUDGET_MS, openStoryOutbox, readAppIdentity, withinBudget, type AppOctokit, queueNoticeListeners, handleIssueComment, handleIssueLabeled, handleRetryAction, type NodeMiddleware, type TriggerDeps, type TriggerOutcome,
 } from "./github/index.js";
 import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "./pipeline/index.js";
 import { storyKey, type StoryQueue } from "./queue/index.js";
@@ -37,6 +37,15 @@ export interface HarnessAppSettings {
   webhookSecret?: string;
   /** WEBHOOK_PATH, Probot's webhook path. */
   webhookPath?: string;
+  /** `HARNESS_MAX_INFLIGHT`: webhook requests in flight before the door answers 503 (default {@link DEFAULT_MAX_INFLIGHT}). */
+  maxInflight?: number;
+  /**
+   * Ask GitHub to redeliver failed deliveries (default on): at start-up and once shedding has
+   * stopped. Only where the door is on (a webhook secret).
+   */
+  redeliver?: boolean;
+  /** How long the door waits for the handlers before it answers 202 (the guard's default, 9 s). */
+  answerWithinMs?: number;
   /** How long a webhook handler may keep GitHub waiting (default {@link HANDLER_BUDGET_MS}). */
   handlerBudgetMs?: number;
   /** Where repository code runs (`HARNESS_SANDBOX`…); the environment's sandbox when absent. */
@@ -80,7 +89,18 @@ export function harnessApp(options: HarnessAppOptions): ApplicationFunction {
         collect: async () => collectStatus({ home: settings.harnessHome, jobs: await queue.snapshot(), queue, secrets: settings.appSecrets ?? [] }),
       }),
     );
-    if (settings.webhookSecret !== undefined) guardProbotWebhooks(app, { secret: settings.webhookSecret, path: settings.webhookPath ?? DEFAULT_WEBHOOK_PATH });
+    const sweeper = settings.webhookSecret !== undefined && settings.redeliver !== false
+      ? new RedeliverySweeper({ appOctokit: async () => (await app.auth()) as AppOctokit, log: app.log })
+      : undefined;
+    const ledger = new ShedLedger({ log: app.log, ...(sweeper ? { onQuiet: () => void sweeper.sweep() } : {}) });
+    // Deliveries that failed while the App was down (or shed before a restart) are asked for again.
+    if (sweeper) setImmediate(() => void sweeper.sweep());
+    if (settings.webhookSecret !== undefined) {
+      guardProbotWebhooks(app, {
+        secret: settings.webhookSecret, path: settings.webhookPath ?? DEFAULT_WEBHOOK_PATH, shed: { maxInflight: settings.maxInflight ?? DEFAULT_MAX_INFLIGHT, ledger },
+        ...(settings.answerWithinMs !== undefined ? { answerWithinMs: settings.answerWithinMs } : {}),
+      });
+    }
     // Replies go out after GitHub has its answer: a handler's only wait is the enqueue (and, for
     // a command, the permission check that must precede it).
     const defer = (work: () => Promise<void>): void => {
@@ -191,7 +211,7 @@ const DEFAULT_WEBHOOK_PATH = "/api/github/webhooks";
  * instance hands out the guarded one; nothing reaches Probot's body reading, or its logging of
  * a delivery whose signature failed, without passing the guard first.
  */
-function guardProbotWebhooks(app: Probot, options: { secret: string; path: string }): void {
+function guardProbotWebhooks(app: Probot, options: { secret: string; path: string; shed: { maxInflight: number; ledger: ShedLedger }; answerWithinMs?: number }): void {
   const original = app.getNodeMiddleware.bind(app);
   app.getNodeMiddleware = async (middlewareOptions) => {
     const inner = (await original(middlewareOptions)) as NodeMiddleware;

@@ -11,11 +11,12 @@ import { harnessHome } from "../workspace/index.js";
 import { harnessApp, type HarnessAppSettings } from "../app.js";
 import { positiveInteger, UsageError, type CliIO } from "./usage.js";
 import { webhookNotice } from "./webhook-url.js";
+import { backlogNotice, kernelSomaxconn, listeningWithBacklog, readListenBacklog } from "./listen-backlog.js";
 import { asyncJsonLog } from "./json-log.js";
 import { webBaseFromEnv } from "../status/index.js";
 import { QUEUE_VARIABLES, readQueueSettings } from "./queue-settings.js";
 
-const USAGE = `harness serve   (configured by the environment: APP_ID, PRIVATE_KEY or PRIVATE_KEY_PATH, WEBHOOK_SECRET, GHE_HOST, GHE_PROTOCOL, PORT, HARNESS_HOME, HARNESS_CONCURRENCY, HARNESS_AGENT_ENV, HARNESS_STORY_LABEL, HARNESS_GITHUB_THROTTLE, HARNESS_SANDBOX, HARNESS_SANDBOX_READ, HARNESS_SANDBOX_WRITE, HARNESS_SANDBOX_MAX_PROCESSES, HARNESS_SANDBOX_MEMORY_MB, HARNESS_LOG_CAP_MB, HARNESS_RETENTION_DAYS, HARNESS_MIN_FREE_MB, HARNESS_ALLOWED_BOTS, HARNESS_OUTBOX_MAX_DELAY_MS, HARNESS_STATUS_TOKEN, ${QUEUE_VARIABLES})`;
+const USAGE = `harness serve   (configured by the environment: APP_ID, PRIVATE_KEY or PRIVATE_KEY_PATH, WEBHOOK_SECRET, GHE_HOST, GHE_PROTOCOL, PORT, HARNESS_HOME, HARNESS_CONCURRENCY, HARNESS_AGENT_ENV, HARNESS_STORY_LABEL, HARNESS_GITHUB_THROTTLE, HARNESS_SANDBOX, HARNESS_SANDBOX_READ, HARNESS_SANDBOX_WRITE, HARNESS_SANDBOX_MAX_PROCESSES, HARNESS_SANDBOX_MEMORY_MB, HARNESS_LOG_CAP_MB, HARNESS_RETENTION_DAYS, HARNESS_MIN_FREE_MB, HARNESS_ALLOWED_BOTS, HARNESS_OUTBOX_MAX_DELAY_MS, HARNESS_STATUS_TOKEN, HARNESS_LISTEN_BACKLOG, HARNESS_MAX_INFLIGHT, ${QUEUE_VARIABLES})`;
 
 interface PluginOptions {
   retry?: { enabled?: boolean };
@@ -61,10 +62,12 @@ export function readAppSettings(env: NodeJS.ProcessEnv): HarnessAppSettings {
   }
   const appSecrets = appSecretValues({ webhookSecret: env.WEBHOOK_SECRET, privateKey: env.PRIVATE_KEY ?? readPrivateKeyFile(env.PRIVATE_KEY_PATH) });
   const outboxMaxDelayMs = positiveInteger("HARNESS_OUTBOX_MAX_DELAY_MS", env.HARNESS_OUTBOX_MAX_DELAY_MS?.trim() || undefined);
+  const maxInflight = positiveInteger("HARNESS_MAX_INFLIGHT", env.HARNESS_MAX_INFLIGHT?.trim() || undefined);
   return {
     harnessHome: harnessHome(env), concurrency, agentEnvAllow, labelName, githubThrottle: throttle === "on", sandbox, housekeeping, appSecrets, allowedBots,
     webBase: webBaseFromEnv(env),
     ...(outboxMaxDelayMs !== undefined ? { outboxMaxDelayMs } : {}),
+    ...(maxInflight !== undefined ? { maxInflight } : {}),
     ...(env.HARNESS_STATUS_TOKEN?.trim() ? { statusToken: env.HARNESS_STATUS_TOKEN.trim() } : {}),
     // Probot's own fallbacks, so the door checks what Probot would.
     webhookSecret: env.WEBHOOK_SECRET || "development",
@@ -94,6 +97,7 @@ export async function serveCommand(args: string[], io: CliIO): Promise<number> {
   loadDotEnv(io);
   const settings = readAppSettings(io.env);
   const queueSettings = readQueueSettings(io.env, { harnessHome: settings.harnessHome, concurrency: settings.concurrency, usage: USAGE });
+  const listen = readListenBacklog(io.env, kernelSomaxconn());
   const needsSetup = !io.env.APP_ID || !(io.env.PRIVATE_KEY || io.env.PRIVATE_KEY_PATH);
   // The queue is opened only for a configured App; the setup page needs none.
   let claim: HomeClaim | undefined;
@@ -112,7 +116,13 @@ export async function serveCommand(args: string[], io: CliIO): Promise<number> {
     return 2;
   }
   const log = asyncJsonLog(io.env);
-  const server = await run(queue ? harnessApp({ queue, settings, runJobs: queueSettings.serveRunsJobs }) : () => undefined, { env: io.env, Octokit: HarnessOctokit, ...(log ? { log } : {}) });
+  // Probot's server takes no backlog: it is given at its listen (see listen-backlog.ts).
+  const { value: server, applied } = await listeningWithBacklog(listen.backlog, () =>
+    run(queue ? harnessApp({ queue, settings, runJobs: queueSettings.serveRunsJobs }) : () => undefined, { env: io.env, Octokit: HarnessOctokit, ...(log ? { log } : {}) }),
+  );
+  const capped = backlogNotice(listen);
+  if (capped) io.stderr(capped);
+  if (applied === 0) io.stderr(`harness serve: the listen backlog ${listen.backlog} could not be set (this node publishes no net.server.listen channel); node's default applies\n`);
   if (!needsSetup) io.stderr(webhookNotice(io.env));
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once("SIGTERM", () => resolve("SIGTERM"));

@@ -22,7 +22,8 @@ export { appSecretValues } from "./app-secrets.js";
 export { withinBudget, HANDLER_BUDGET_MS } from "./answer-budget.js";
 export { untilGitHubAnswers, githubDownDelay, GITHUB_DOWN_POLICY, type GitHubDownOptions, type Sleep } from "./github-down.js";
 export { admitActor, confirmAdmission, isAllowedBot, isBotLogin, type Admission, type AdmissionPolicy } from "./admission.js";
-export { guardWebhooks, signatureMatches, MAX_WEBHOOK_BYTES, type NodeMiddleware, type WebhookGuardOptions } from "./webhook-guard.js";
+export { guardWebhooks, signatureMatches, MAX_WEBHOOK_BYTES, SHED_RETRY_AFTER_SECONDS, type NodeMiddleware, type WebhookGuardOptions } from "./webhook-guard.js";
+export { ShedLedger, DEFAULT_MAX_INFLIGHT, SHED_LOG_EVERY_MS, SHED_IDS_KEPT, SHED_IDS_LOGGED, type ShedClock, type ShedLedgerOptions } from "./door-shed.js";
 export { singleLine, neutralise, untrustedLine } from "./render/text.js";
 export {
   boundMarkdown,
@@ -51,3 +52,4 @@ export { adviceFor, RETRY_COMMAND } from "./render/advice.js";
 export { failureClassTable, withFailureClassTable } from "./render/failure-table.js";
 export type { CheckRunOutput, RenderOptions } from "./render/types.js";
 export type { GitHubLog } from "./log.js";
+export { RedeliverySweeper, toRedeliver, nextCursor, REDELIVER_WITHIN_MS, SWEEP_MAX_PAGES, ASKED_KEPT, type HookDelivery, type RedeliveryOptions, type SweepResult } from "./redelivery.js";

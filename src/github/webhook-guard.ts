@@ -12,6 +12,7 @@
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { ShedLedger } from "./door-shed.js";
 import type { GitHubLog } from "./log.js";
 
 /** GitHub caps webhook deliveries at 25 MB. */
@@ -40,7 +41,15 @@ export interface WebhookGuardOptions {
   answerWithinMs?: number;
   /** How long the rest of a refused body may keep arriving before the connection is cut ({@link DRAIN_MS}). */
   drainMs?: number;
+  /**
+   * Shedding: with `maxInflight` webhook requests in flight, the next is answered 503 with
+   * `Retry-After` at once, before its body is read or verified, and recorded in `ledger`.
+   */
+  shed?: { maxInflight: number; ledger: ShedLedger; retryAfterSeconds?: number };
 }
+
+/** The `Retry-After` of a shed delivery. */
+export const SHED_RETRY_AFTER_SECONDS = 5;
 
 /** How long a delivery's answer waits for the handlers before it says 202, as Probot's middleware does. */
 export const ANSWER_WITHIN_MS = 9_000;
@@ -56,10 +65,10 @@ function header(request: IncomingMessage, name: string): string {
 /** How long the rest of a refused body is drained (discarded as it arrives) before the connection is cut. */
 export const DRAIN_MS = 10_000;
 
-function answer(response: ServerResponse, refusal: Refusal): void {
+function answer(response: ServerResponse, refusal: Refusal, headers: Record<string, string> = {}): void {
   // Stryker disable next-line ConditionalExpression: a second answer (a handler failing after the 202) would throw inside the handlers' promise, which the answer's race holds: nothing else would tell
   if (response.headersSent) return;
-  response.writeHead(refusal.status, { "content-type": "application/json" });
+  response.writeHead(refusal.status, { ...headers, "content-type": "application/json" });
   response.end(`${JSON.stringify({ error: refusal.reason })}\n`);
 }
 
@@ -151,9 +160,27 @@ export function guardWebhooks(inner: NodeMiddleware, options: WebhookGuardOption
   const deadlineMs = options.bodyDeadlineMs ?? BODY_DEADLINE_MS;
   const ownPath = options.path.replace(/\/+$/, "");
   const drainMs = options.drainMs ?? DRAIN_MS;
+  let inflight = 0;
   return async (request, response, next) => {
     if (request.method !== "POST" || pathOf(request.url, options.path) !== ownPath) return inner(request, response, next);
     const delivery = { deliveryId: header(request, "x-github-delivery") || "(none)", event: header(request, "x-github-event") || "(none)" };
+    const { shed } = options;
+    if (shed && inflight >= shed.maxInflight) {
+      const retryAfter = shed.retryAfterSeconds ?? SHED_RETRY_AFTER_SECONDS;
+      answer(response, { status: 503, reason: "too many deliveries in flight" }, { "retry-after": String(retryAfter) });
+      drain(request, drainMs);
+      shed.ledger.record(delivery.deliveryId);
+      return true;
+    }
+    inflight += 1;
+    try {
+      return await guarded(request, response, next, delivery);
+    } finally {
+      inflight -= 1;
+    }
+  };
+
+  async function guarded(request: IncomingMessage, response: ServerResponse, next: (() => void) | undefined, delivery: { deliveryId: string; event: string }): Promise<boolean | void> {
     const refuse = (refusal: Refusal, bytes: number): boolean => {
       options.log.warn({ ...delivery, bytes, status: refusal.status, reason: refusal.reason }, "webhook delivery refused");
       answer(response, refusal);
@@ -172,7 +199,7 @@ export function guardWebhooks(inner: NodeMiddleware, options: WebhookGuardOption
     if (options.receive) return receiveVerified(options.receive, options.answerWithinMs ?? ANSWER_WITHIN_MS, read.body, delivery, refuse, response, options.log);
     (request as IncomingMessage & { body?: string }).body = read.body.toString("utf8");
     return inner(request, response, next);
-  };
+  }
 }
 
 /** Hands a verified delivery to the handlers and answers it: 200, 202 past `withinMs`, or the handlers' error (logged without the payload). */

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { exec } from "../../src/exec/index.js";
 import { eventually, freePort } from "./app-process.js";
+import { listenBacklogOf } from "../support/net.js";
 
 const BIN = resolve("bin/harness.js");
 
@@ -21,7 +22,7 @@ describe("harness serve", () => {
     const abort = new AbortController();
     const done = exec([process.execPath, BIN, "serve"], {
       cwd: root,
-      env: { set: { PORT: String(port), HOST: "127.0.0.1", HARNESS_HOME: join(root, "home") } },
+      env: { set: { PORT: String(port), HOST: "127.0.0.1", HARNESS_HOME: join(root, "home"), HARNESS_LISTEN_BACKLOG: "7" } },
       signal: abort.signal,
       logPath: join(root, "setup.log"),
     });
@@ -34,6 +35,8 @@ describe("harness serve", () => {
       const root302 = await fetch(`http://127.0.0.1:${port}/`, { redirect: "manual" });
       expect(root302.status).toBe(302);
       expect(root302.headers.get("location")).toBe("/probot");
+      // HARNESS_LISTEN_BACKLOG reaches Probot's own listen, setup page included.
+      expect(await listenBacklogOf(port)).toBe(7);
     } finally {
       abort.abort();
       await done;
@@ -44,6 +47,8 @@ describe("harness serve", () => {
     ["HARNESS_CONCURRENCY", "many", /HARNESS_CONCURRENCY must be a positive integer/],
     ["HARNESS_AGENT_ENV", "ANTHROPIC_API_KEY,PRIVATE_KEY", /HARNESS_AGENT_ENV: 'PRIVATE_KEY' is one of the App's own credentials/],
     ["HARNESS_GITHUB_THROTTLE", "sometimes", /HARNESS_GITHUB_THROTTLE must be 'on' or 'off'/],
+    ["HARNESS_LISTEN_BACKLOG", "lots", /HARNESS_LISTEN_BACKLOG must be a positive integer, got 'lots'/],
+    ["HARNESS_MAX_INFLIGHT", "0", /HARNESS_MAX_INFLIGHT must be a positive integer, got '0'/],
   ])("exits 2 naming %s when it is invalid", async (name, value, message) => {
     const result = await exec([process.execPath, BIN, "serve"], { cwd: root, env: { set: { [name]: value, HARNESS_HOME: join(root, "home") } }, timeoutMs: 30_000 });
     expect(result.exitCode).toBe(2);

@@ -13,3 +13,15 @@ export async function freePort(): Promise<number> {
     });
   });
 }
+
+/**
+ * The backlog a loopback port listens with, as the kernel reports it (`ss`: the Send-Q of a
+ * listening socket is its accept queue's length); undefined when nothing listens there.
+ */
+export async function listenBacklogOf(port: number): Promise<number | undefined> {
+  const { exec } = await import("../../src/exec/index.js");
+  const result = await exec(["ss", "-ltnH", `sport = :${port}`], { cwd: process.cwd(), captureStdout: true, timeoutMs: 30_000 });
+  const line = (result.stdout?.toString("utf8") ?? "").split("\n").find((row) => row.trim() !== "");
+  const sendQ = line?.trim().split(/\s+/)[2];
+  return sendQ === undefined ? undefined : Number(sendQ);
+}

@@ -11,6 +11,7 @@ import type { FakeContext } from "./http.js";
 import { branchHead, createBareRepository, type RepositorySpec } from "./repos.js";
 import { addComment, INSTALLATION_PERMISSIONS } from "./routes/index.js";
 import { handle } from "./server.js";
+import { HookDeliveries, type HookDeliveryRecord } from "./hook.js";
 import { repoJson, userJson } from "./shapes.js";
 import { FakeState, nodeId, timestamp, type CommentRecord, type IssueRecord, type RepoRecord, type RepoRole, type UnexpectedRequest } from "./state.js";
 
@@ -89,6 +90,7 @@ export class FakeGitHub {
     const reposRoot = await mkdtemp(join(tmpdir(), "fake-github-"));
     const { privateKeyPem, publicKey } = options.freshKey ? generateAppKey() : appKeyForProcess();
     const appSlug = options.appSlug ?? "story-harness";
+    const webhookSecret = options.webhookSecret ?? randomBytes(20).toString("hex");
     const ctx: FakeContext = {
       state: new FakeState(),
       urls: { web: "", api: "", bots: new Set([`${appSlug}[bot]`]) },
@@ -103,6 +105,7 @@ export class FakeGitHub {
       reposRoot,
       validateResponses: options.validateResponses ?? false,
       failures: new FailureWindows(),
+      hook: new HookDeliveries(webhookSecret),
       appJson: () => ({
         id: ctx.appId, slug: appSlug, node_id: nodeId("A", ctx.appId), client_id: `Iv1.${ctx.appId}`, name: appSlug,
         owner: userJson(ctx.urls, ctx.installationAccount), description: "", external_url: ctx.urls.web,
@@ -120,7 +123,7 @@ export class FakeGitHub {
     const { port } = server.address() as AddressInfo;
     ctx.urls.web = `http://127.0.0.1:${port}`;
     ctx.urls.api = `${ctx.urls.web}/api/v3`;
-    return new FakeGitHub(server, ctx, privateKeyPem, options.webhookSecret ?? randomBytes(20).toString("hex"));
+    return new FakeGitHub(server, ctx, privateKeyPem, webhookSecret);
   }
 
   /** Creates a bare repository served over smart HTTP, its files in one commit on the default branch. */
@@ -192,6 +195,29 @@ export class FakeGitHub {
   /** The next installation token the fake issues will be `value` (say, one no redaction pattern knows). */
   issueNextTokenAs(value: string): void {
     this.ctx.tokens.issueNextAs(value);
+  }
+
+  /** Sets the App's webhook URL: where {@link sendWebhook} and redeliveries POST. */
+  setWebhookUrl(url: string): void {
+    this.ctx.hook.url = url;
+  }
+
+  /**
+   * Sends a webhook delivery to the App as GitHub does (signed, recorded with the status the
+   * App answered); resolves once the App answered. GitHub does not retry one that failed.
+   */
+  sendWebhook(event: string, payload: Record<string, unknown>): Promise<HookDeliveryRecord> {
+    return this.ctx.hook.send(event, payload);
+  }
+
+  /** Every webhook delivery sent, oldest first (redeliveries included). */
+  hookDeliveries(): HookDeliveryRecord[] {
+    return [...this.ctx.hook.records];
+  }
+
+  /** Resolves once no webhook delivery (or redelivery) is on its way. */
+  webhooksIdle(): Promise<void> {
+    return this.ctx.hook.idle();
   }
 
   /** Makes `login` a bot account (another App's bot user): the fake reports it with type `Bot`. */

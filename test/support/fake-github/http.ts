@@ -1,3 +1,4 @@
+import type { HookDeliveries } from "./hook.js";
 import type { FailureWindows } from "./failures.js";
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import type { KeyObject } from "node:crypto";
@@ -62,6 +63,8 @@ export interface FakeContext {
   appJson(): Record<string, unknown>;
   /** Windows of injected failures the test opened. */
   failures: FailureWindows;
+  /** The App's webhook: where deliveries go, and each one sent. */
+  hook: HookDeliveries;
 }
 
 /** What a route handler receives. */

@@ -6,6 +6,7 @@ export { FakeGitHub, startFakeGitHub, UnexpectedRequestsError, type AddedReposit
 export type { RepositorySpec } from "./repos.js";
 export { fakeOctokit } from "./client.js";
 export type { IssuedToken } from "./auth.js";
+export type { HookDeliveryRecord } from "./hook.js";
 export { GIT_TOKEN_USER } from "./git-http.js";
 export { DEFAULT_PUSH_REFUSAL, type FailureWindow, type FailureWindowSpec, type InjectedFailure } from "./failures.js";
 export { CHECK_RUN_TEXT_LIMIT_BYTES, REST_ROUTES } from "./routes/index.js";

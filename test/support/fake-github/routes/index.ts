@@ -1,4 +1,5 @@
 import { appRoutes } from "./app.js";
+import { hookRoutes } from "./hook.js";
 import { checkRoutes } from "./checks.js";
 import { issueRoutes } from "./issues.js";
 import { labelRoutes } from "./labels.js";
@@ -16,4 +17,4 @@ export type { Route, RouteAuth } from "./types.js";
  * Every REST route the fake serves, under `/api/v3`. To serve one more: add it to the file of
  * its area (its template exactly as in GitHub's OpenAPI description, so its body is validated).
  */
-export const REST_ROUTES: readonly Route[] = [...appRoutes, ...repoRoutes, ...issueRoutes, ...labelRoutes, ...pullRoutes, ...checkRoutes];
+export const REST_ROUTES: readonly Route[] = [...appRoutes, ...hookRoutes, ...repoRoutes, ...issueRoutes, ...labelRoutes, ...pullRoutes, ...checkRoutes];

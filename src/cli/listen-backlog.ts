@@ -1,0 +1,69 @@
+/**
+ * The listen backlog of the App's server (`HARNESS_LISTEN_BACKLOG`). Probot's server listens
+ * with node's default (511) and takes no option, so `harness serve` sets it at the one place
+ * node lets it be set from outside: the `net.server.listen` tracing channel, whose start
+ * message carries the options object `listen` reads its backlog from. Only a listen started
+ * while {@link listeningWithBacklog} runs, and only one that names no backlog of its own, gets it.
+ */
+import { subscribe, unsubscribe } from "node:diagnostics_channel";
+import { readFileSync } from "node:fs";
+import { positiveInteger } from "./usage.js";
+
+/** The backlog asked for when `HARNESS_LISTEN_BACKLOG` is unset. */
+export const DEFAULT_LISTEN_BACKLOG = 4096;
+/** Where Linux says how long an accept queue may be; a longer backlog is cut to it. */
+export const SOMAXCONN_FILE = "/proc/sys/net/core/somaxconn";
+/** node's tracing channel published at the start of every `server.listen`. */
+export const LISTEN_CHANNEL = "tracing:net.server.listen:asyncStart";
+
+export interface ListenBacklog {
+  /** The backlog the server listens with. */
+  backlog: number;
+  /** What the setting (or the default) asked for. */
+  requested: number;
+  /** The kernel's `net.core.somaxconn`, when it is lower than what was asked. */
+  cappedBy?: number;
+}
+
+/** The kernel's `net.core.somaxconn`; undefined where it cannot be read (not Linux). */
+export function kernelSomaxconn(file: string = SOMAXCONN_FILE): number | undefined {
+  try {
+    const value = Number(readFileSync(file, "utf8").trim());
+    return Number.isSafeInteger(value) && value > 0 ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Reads `HARNESS_LISTEN_BACKLOG` (a positive integer; {@link DEFAULT_LISTEN_BACKLOG} unset), cut to `somaxconn`. */
+export function readListenBacklog(env: Readonly<Record<string, string | undefined>>, somaxconn: number | undefined): ListenBacklog {
+  const requested = positiveInteger("HARNESS_LISTEN_BACKLOG", env.HARNESS_LISTEN_BACKLOG?.trim() || undefined) ?? DEFAULT_LISTEN_BACKLOG;
+  if (somaxconn !== undefined && somaxconn < requested) return { backlog: somaxconn, requested, cappedBy: somaxconn };
+  return { backlog: requested, requested };
+}
+
+/** The start-up line that says the kernel cut the backlog; undefined when it did not. */
+export function backlogNotice(setting: ListenBacklog): string | undefined {
+  if (setting.cappedBy === undefined) return undefined;
+  return `harness serve: listen backlog ${setting.backlog}, not ${setting.requested}: the kernel's net.core.somaxconn is ${setting.cappedBy}\n`;
+}
+
+/**
+ * Runs `start` (which makes a server listen) with `backlog` given to every listen it starts
+ * that names none; resolves with its value and how many listens took the backlog.
+ */
+export async function listeningWithBacklog<T>(backlog: number, start: () => Promise<T>): Promise<{ value: T; applied: number }> {
+  let applied = 0;
+  const onListen = (message: unknown): void => {
+    const options = (message as { options?: { backlog?: unknown } } | undefined)?.options;
+    if (typeof options !== "object" || options === null || options.backlog !== undefined) return;
+    options.backlog = backlog;
+    applied += 1;
+  };
+  subscribe(LISTEN_CHANNEL, onListen);
+  try {
+    return { value: await start(), applied };
+  } finally {
+    unsubscribe(LISTEN_CHANNEL, onListen);
+  }
+}

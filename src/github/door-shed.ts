@@ -1,0 +1,105 @@
+/**
+ * What the webhook door shed: a count, the newest delivery ids (as the `X-GitHub-Delivery`
+ * header gave them: an unverified hint, kept bounded), one log line per window at most, and a
+ * call when shedding has stopped (a window passed without a shed), for the redelivery sweep.
+ */
+import type { GitHubLog } from "./log.js";
+
+/**
+ * Webhook requests in flight before the door sheds (`HARNESS_MAX_INFLIGHT`). By Little's law,
+ * at the ~800 deliveries/s the App answered on this 2-core machine (docs/benchmarks.md), 256 in
+ * flight is about 0.3 s of queue: far inside GitHub's 10 s, with room for a burst.
+ */
+export const DEFAULT_MAX_INFLIGHT = 256;
+
+/** At most one log line about shed deliveries per this long; a window without a shed ends the episode. */
+export const SHED_LOG_EVERY_MS = 1_000;
+/** Delivery ids kept (the newest). */
+export const SHED_IDS_KEPT = 1_000;
+/** Delivery ids named in one log line. */
+export const SHED_IDS_LOGGED = 20;
+
+/** A timer the ledger can set and clear; tests bring a hand-driven one. */
+export interface ShedClock {
+  setTimer(run: () => void, ms: number): { clear(): void };
+}
+
+export const REAL_CLOCK: ShedClock = {
+  setTimer(run, ms) {
+    const timer = setTimeout(run, ms);
+    timer.unref();
+    return { clear: () => clearTimeout(timer) };
+  },
+};
+
+export interface ShedLedgerOptions {
+  log: GitHubLog;
+  /** Called once shedding has stopped: a window passed with no delivery shed. */
+  onQuiet?: () => void;
+  everyMs?: number;
+  keepIds?: number;
+  clock?: ShedClock;
+}
+
+/** Counts what the door shed and says so, at most once a window. */
+export class ShedLedger {
+  /** Deliveries shed since start. */
+  total = 0;
+  private readonly ids: string[] = [];
+  /** Shed since the last log line, and their ids (up to {@link SHED_IDS_LOGGED}). */
+  private pending = 0;
+  private pendingIds: string[] = [];
+  private window: { clear(): void } | undefined;
+  private readonly everyMs: number;
+  private readonly keepIds: number;
+  private readonly clock: ShedClock;
+
+  constructor(private readonly options: ShedLedgerOptions) {
+    this.everyMs = options.everyMs ?? SHED_LOG_EVERY_MS;
+    this.keepIds = options.keepIds ?? SHED_IDS_KEPT;
+    this.clock = options.clock ?? REAL_CLOCK;
+  }
+
+  /** True while a window is open: something was shed in the last one. */
+  get shedding(): boolean {
+    return this.window !== undefined;
+  }
+
+  /** The newest delivery ids shed, oldest first. */
+  recentIds(): string[] {
+    return [...this.ids];
+  }
+
+  /** Records one shed delivery; the first of an episode is logged at once, the rest once a window. */
+  record(deliveryId: string): void {
+    this.total += 1;
+    this.pending += 1;
+    this.ids.push(deliveryId);
+    if (this.ids.length > this.keepIds) this.ids.splice(0, this.ids.length - this.keepIds);
+    if (this.pendingIds.length < SHED_IDS_LOGGED) this.pendingIds.push(deliveryId);
+    if (!this.window) this.say();
+  }
+
+  /** Logs what is pending and opens the next window; a window that closes with nothing pending ends the episode. */
+  private say(): void {
+    this.options.log.warn({ shed: this.pending, shedTotal: this.total, deliveryIds: this.pendingIds }, "webhook deliveries shed: too many in flight");
+    this.pending = 0;
+    this.pendingIds = [];
+    this.window = this.clock.setTimer(() => this.windowClosed(), this.everyMs);
+  }
+
+  private windowClosed(): void {
+    this.window = undefined;
+    if (this.pending > 0) {
+      this.say();
+      return;
+    }
+    this.options.onQuiet?.();
+  }
+
+  /** Stops the window timer (the server is stopping). */
+  close(): void {
+    this.window?.clear();
+    this.window = undefined;
+  }
+}
