@@ -47,6 +47,12 @@ export interface RedeliveryOptions {
 }
 
 const ok = (status: number): boolean => status >= 200 && status < 300;
+/**
+ * Failures worth a second delivery: no answer at all (0: timed out or unreachable), 408, 429
+ * and 5xx (the door's 503 when it sheds, a handler's failure). Another answer (400 for a bad
+ * signature, 413, 415) is the App's deliberate refusal of that body, and would be given again.
+ */
+const retryable = (status: number): boolean => status === 0 || status === 408 || status === 429 || status >= 500;
 
 /** The `cursor` of a `Link` header's `rel="next"`; undefined on the last page. */
 export function nextCursor(link: string | undefined): string | undefined {
@@ -57,7 +63,8 @@ export function nextCursor(link: string | undefined): string | undefined {
 
 /**
  * The failed deliveries to redeliver, newest first: for each GUID without a 2xx delivery, its
- * newest failed delivery, unless it was asked for already. Pure.
+ * newest failed delivery when that failure is {@link retryable}, unless it was asked for
+ * already. Pure.
  */
 export function toRedeliver(deliveries: readonly HookDelivery[], asked: ReadonlySet<number>): HookDelivery[] {
   const settled = new Set(deliveries.filter((delivery) => ok(delivery.status_code)).map((delivery) => delivery.guid));
@@ -67,7 +74,7 @@ export function toRedeliver(deliveries: readonly HookDelivery[], asked: Readonly
     const seen = newest.get(delivery.guid);
     if (!seen || Date.parse(delivery.delivered_at) > Date.parse(seen.delivered_at) || (delivery.delivered_at === seen.delivered_at && delivery.id > seen.id)) newest.set(delivery.guid, delivery);
   }
-  return [...newest.values()].filter((delivery) => !asked.has(delivery.id));
+  return [...newest.values()].filter((delivery) => retryable(delivery.status_code) && !asked.has(delivery.id));
 }
 
 /** Asks GitHub to redeliver what failed; one sweep at a time, a sweep asked for meanwhile runs after it. */

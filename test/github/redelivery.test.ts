@@ -19,12 +19,21 @@ describe("toRedeliver", () => {
       delivery(9, "settled", 299), delivery(8, "settled", 503),
       delivery(7, "twice", 500), delivery(6, "twice", 0),
       delivery(5, "asked", 503),
-      delivery(4, "once", 404),
+      delivery(4, "unanswered", 0),
       delivery(3, "ok", 200),
-      delivery(2, "low", 199),
-      delivery(1, "high", 300),
+      delivery(2, "timeout", 408),
+      delivery(1, "limited", 429),
     ];
     expect(toRedeliver(list, new Set([5])).map((found) => found.id)).toEqual([7, 4, 2, 1]);
+  });
+
+  it("leaves a delivery the App refused on purpose (4xx other than 408 and 429, 1xx, 3xx): its body would be refused again", () => {
+    const refused = [400, 401, 404, 413, 415, 422, 199, 300, 499].map((status, index) => delivery(index + 1, `g${index}`, status));
+    expect(toRedeliver(refused, new Set())).toEqual([]);
+    // The newest answer decides: a 503 before a 400 of the same event is not asked for again.
+    expect(toRedeliver([delivery(2, "g", 400, 2), delivery(1, "g", 503, 1)], new Set())).toEqual([]);
+    expect(toRedeliver([delivery(2, "g", 502, 2), delivery(1, "g", 400, 1)], new Set()).map((found) => found.id)).toEqual([2]);
+    expect(toRedeliver([delivery(1, "g", 500, 1), delivery(2, "h", 599, 2)], new Set()).map((found) => found.id)).toEqual([1, 2]);
   });
 
   it("takes the later delivery of a GUID whatever the order given, and the higher id within the same second", () => {
