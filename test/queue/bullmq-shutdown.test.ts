@@ -136,7 +136,8 @@ describe("BullMQ adapter: close", () => {
 
   it("returns with Redis stopped, aborting the story, and says in one line what it could not do", async () => {
     const { redis } = await server();
-    const { queue, errors } = await open(redis.url, "c-down", { closeGraceMs: 2000, reportEveryMs: 100 });
+    // A grace far beyond what closing takes (each connection ends at its next reconnect), within the hang guard.
+    const { queue, errors } = await open(redis.url, "c-down", { closeGraceMs: GUARD_MS / 2, reportEveryMs: 100 });
     queue.shareLocalWork({ home: "/srv/down", collect: async () => ({ quarantined: [], undelivered: [] }) });
     const story = heldStory();
     queue.start(story.worker);
@@ -164,6 +165,23 @@ describe("BullMQ adapter: close", () => {
     } finally {
       process.kill(redis.pid, "SIGCONT");
     }
+    expect(errors.filter((line) => line.startsWith("queue (redis): close: "))).toEqual([`queue (redis): close: Redis did not answer within 300 ms${LEASE_NOTE}`]);
+  });
+
+  it("gives up on a frozen Redis with a story stopped, after one closeGraceMs over its steps and the hand-back, and says so once", async () => {
+    const { redis } = await server();
+    const { queue, errors } = await open(redis.url, "c-frozen-story", { closeGraceMs: 300 });
+    const story = heldStory();
+    queue.start(story.worker);
+    await queue.enqueue(makeJob(1));
+    await within("the story's start", story.started);
+    process.kill(redis.pid, "SIGSTOP");
+    try {
+      await within("close({ abortRunning }) with Redis frozen", queue.close({ abortRunning: true }));
+    } finally {
+      process.kill(redis.pid, "SIGCONT");
+    }
+    expect(story.ended()).toBe("aborted");
     expect(errors.filter((line) => line.startsWith("queue (redis): close: "))).toEqual([`queue (redis): close: Redis did not answer within 300 ms${LEASE_NOTE}`]);
   });
 

@@ -31,7 +31,7 @@ export interface BullmqQueueOptions {
   log?: { error: (message: string) => void };
   /** How often a worker renews its report (`harness status`); the lease heartbeat unless told. */
   reportEveryMs?: number;
-  /** How long `close` waits for Redis before it gives up on it ({@link DEFAULT_CLOSE_GRACE_MS}). */
+  /** How long `close` waits for Redis, its steps and the hand-backs together, before it gives up on it ({@link DEFAULT_CLOSE_GRACE_MS}). */
   closeGraceMs?: number;
   /** Test seam: awaited between an enqueue's two writes (the job, then its delivery ids), where a crash is injected. */
   crashPoint?: () => Promise<void>;
@@ -241,7 +241,7 @@ export class BullmqQueue implements StoryQueue {
    * Stops taking jobs, hands the running ones back (with `abortRunning`) and withdraws or leaves
    * this worker's report. Bounded when Redis is gone: once closing, a connection that is lost
    * ends instead of reconnecting, so every step still waiting on Redis fails, and a close whose
-   * Redis steps have not ended within `closeGraceMs` gives up on them. Either way it says so:
+   * Redis steps and hand-backs have not all ended within one `closeGraceMs` gives up on them. Either way it says so:
    * the jobs it could not hand back are taken by another worker once their lease expires.
    */
   async close(options: { abortRunning?: boolean } = {}): Promise<void> {
@@ -269,11 +269,15 @@ export class BullmqQueue implements StoryQueue {
         return false;
       });
       await this.worker?.close(!reachable).catch(note("worker"));
+      // A story stopped by the shutdown is handed back after it ends (a forced worker close does not wait for that): its
+      // attempt settles, or fails and says so, before close returns, so a process that exits next does not cut it short.
+      await this.processor?.settled();
       if (reachable) await this.lastReport(note("report"));
       await this.queue.close().catch(note("queue"));
       // Every step that used this connection has ended: dropped, not asked to quit (nothing is left to answer).
       this.redis.disconnect();
     })();
+    // One grace over every step above, the hand-backs included.
     let timer: NodeJS.Timeout | undefined;
     const graceMs = this.options.closeGraceMs ?? DEFAULT_CLOSE_GRACE_MS;
     let gaveUp = false;
@@ -287,9 +291,6 @@ export class BullmqQueue implements StoryQueue {
       }),
     ]);
     clearTimeout(timer);
-    // A story stopped by the shutdown is handed back after it ends: its attempt settles (or fails, said in the log)
-    // before close returns, within the same grace, so a process that exits next does not cut it short.
-    if (!gaveUp) await Promise.race([this.processor?.settled(), new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref())]);
     if (gaveUp) {
       failures.push(`Redis did not answer within ${graceMs} ms`);
       this.redis.disconnect();
