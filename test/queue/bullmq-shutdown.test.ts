@@ -12,45 +12,28 @@ import { Redis } from "ioredis";
 import { BullmqQueue, storyJobId } from "../../src/queue/bullmq/index.js";
 import type { QuarantinedJob } from "../../src/queue/index.js";
 import { startRedis, type RedisServer } from "../support/redis.js";
-import { deferred, makeJob, waitFor } from "./helpers.js";
+import { cleanupAfterEach, deferred, GUARD_MS, makeJob, waitFor, within } from "./helpers.js";
 
 jest.setTimeout(120_000);
 
-/** A hang guard: generous for a loaded machine, short enough that a close that never ends fails the test. */
-const GUARD_MS = 20_000;
 const LEASE = { lockTtlMs: 5000, heartbeatMs: 500 };
-
-async function within<T>(what: string, work: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const guard = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not settle within ${GUARD_MS / 1000} s`)), GUARD_MS);
-  });
-  try {
-    return await Promise.race([work, guard]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 const until = (what: string, condition: () => boolean | Promise<boolean>): Promise<void> => waitFor(what, condition, GUARD_MS);
 
-/** Runs every cleanup, each bounded, so a test that failed halfway leaves no worker, connection or server. */
-const cleanups: Array<() => unknown> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await within("a cleanup", Promise.resolve(cleanup())).catch(() => undefined);
-});
+/** Each test starts its own redis-server (`server()`): many stop it, freeze it or count its clients. */
+const cleanup = cleanupAfterEach();
 
 async function server(): Promise<{ redis: RedisServer; client: Redis }> {
   const redis = await startRedis();
   const client = new Redis(redis.url);
-  cleanups.push(() => redis.stop(), () => client.disconnect());
+  cleanup(() => redis.stop(), () => client.disconnect());
   return { redis, client };
 }
 
 async function open(url: string, prefix: string, options: Partial<Parameters<typeof BullmqQueue.open>[0]> = {}): Promise<{ queue: BullmqQueue; errors: string[] }> {
   const errors: string[] = [];
   const queue = await BullmqQueue.open({ url, prefix, lease: LEASE, log: { error: (message) => errors.push(message) }, ...options });
-  cleanups.push(() => queue.close({ abortRunning: true }));
+  cleanup(() => queue.close({ abortRunning: true }));
   return { queue, errors };
 }
 
@@ -59,7 +42,7 @@ function heldStory(): { worker: Parameters<BullmqQueue["start"]>[0]; started: Pr
   const started = deferred();
   const released = deferred();
   let ended: "released" | "aborted" | undefined;
-  cleanups.push(() => released.resolve());
+  cleanup(() => released.resolve());
   return {
     worker: async (_lease, signal) => {
       started.resolve();
@@ -105,7 +88,7 @@ describe("BullMQ adapter: close", () => {
     expect(story.ended()).toBe("aborted");
     expect(errors).toEqual([]);
     const raw = new Queue("stories", { connection: { url: redis.url }, prefix: "c-abort" });
-    cleanups.push(() => raw.close());
+    cleanup(() => raw.close());
     // Back in the list it waits in (by its priority), not left active until its lock expires.
     expect(await raw.getJobState(storyJobId("acme/widgets#1"))).toBe("prioritized");
     await raw.close();
@@ -210,7 +193,7 @@ describe("BullMQ adapter: close", () => {
     const { queue, errors } = await open(redis.url, "c-grace");
     const collecting = deferred();
     const held = deferred();
-    cleanups.push(() => held.resolve());
+    cleanup(() => held.resolve());
     let calls = 0;
     queue.shareLocalWork({ home: "/srv/grace", collect: async () => {
       calls += 1;
@@ -237,7 +220,7 @@ describe("BullMQ adapter: start", () => {
     for (const [prefix, slotRetryMs] of [["s-told", 60_000], ["s-heartbeat", undefined]] as const) {
       const { queue, errors } = await open(redis.url, prefix, { installationSlots: 1, concurrency: 2, slotRetryMs });
       const raw = new Queue("stories", { connection: { url: redis.url }, prefix });
-      cleanups.push(() => raw.close());
+      cleanup(() => raw.close());
       const story = heldStory();
       queue.start(story.worker);
       expect(() => queue.start(story.worker)).toThrow(new Error("the queue's worker is already started"));
@@ -264,7 +247,7 @@ describe("BullMQ adapter: start", () => {
       if (prefix === "s-heard") queue.listen({ onQuarantine: (quarantined) => heard.push(quarantined) });
       queue.start(async () => undefined);
       const raw = new Queue("stories", { connection: { url: redis.url }, prefix });
-      cleanups.push(() => raw.close());
+      cleanup(() => raw.close());
       await raw.add("story", { not: "a story" }, { jobId: "foreign" });
       await until("the job set aside", async () => (await queue.quarantinedJobs()).total === 1);
       const { jobs } = await queue.quarantinedJobs();
