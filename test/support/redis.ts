@@ -29,7 +29,9 @@ export function redisServerPath(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 async function answersPing(url: string): Promise<boolean> {
-  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  // A probe refused before the server listens keeps a closed socket: ending it would hold a timer of
+  // `disconnectTimeout` (2 s by default) that keeps a short test file's process from exiting.
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, disconnectTimeout: 0 });
   client.on("error", () => undefined);
   try {
     await client.connect();

@@ -1,9 +1,10 @@
-import { Queue, Worker, type Job } from "bullmq";
+import { Queue, type Job, type Worker } from "bullmq";
 import { Redis } from "ioredis";
 import {
   DEFAULT_LEASE_TIMING, type EnqueueOutcome, type JobWorker, type LeaseTiming, type LocalWork, type QuarantinedJobView, type QueuedJobView, type QueueListeners, type StoryJob, type StoryQueue, type WorkerReport,
 } from "../port.js";
 import { RedisQuarantine } from "./redis-quarantine.js";
+import { ClosingWorker } from "./closing-worker.js";
 import { parseRedisUrl } from "./connection.js";
 import { InstallationSlots } from "./installation-slots.js";
 import { adapterKeys, KEY_PREFIX, QUEUE_NAME, storyJobId } from "./keys.js";
@@ -55,6 +56,13 @@ export const DEFAULT_CLOSE_GRACE_MS = 5000;
 export function reconnectDelay(shutdown: { closing?: boolean }, times: number): number | null {
   return shutdown.closing ? null : Math.min(times * 200, 2000);
 }
+
+/**
+ * How long a connection that is told to end waits for its socket to close before it destroys it. Its
+ * timer holds the process; a socket Redis already dropped never closes again, so with ioredis's
+ * default (2 s) a process closing with Redis down lingered that long after `close`.
+ */
+const DISCONNECT_TIMEOUT_MS = 200;
 
 const PRIORITY = { "retry-blocked": 1, start: 2 } as const;
 
@@ -108,7 +116,7 @@ export class BullmqQueue implements StoryQueue {
     let lastError: Error | undefined;
     // `closing` is set once the queue closes.
     const shutdown: { closing?: boolean } = {};
-    const redis = new Redis(target.url, { lazyConnect: true, maxRetriesPerRequest: 2, disconnectTimeout: 200, retryStrategy: (times) => reconnectDelay(shutdown, times) });
+    const redis = new Redis(target.url, { lazyConnect: true, maxRetriesPerRequest: 2, disconnectTimeout: DISCONNECT_TIMEOUT_MS, retryStrategy: (times) => reconnectDelay(shutdown, times) });
     // Kept for the connection's life (it only notes the error); once open, errors are logged too.
     redis.on("error", (error: Error) => {
       lastError = error;
@@ -123,7 +131,7 @@ export class BullmqQueue implements StoryQueue {
       throw new Error(`HARNESS_QUEUE: cannot reach Redis at ${target.display}: ${why instanceof Error ? why.message : String(why)}`);
     }
     const queue = new Queue(QUEUE_NAME, {
-      connection: { url: target.url, retryStrategy: (times: number) => reconnectDelay(shutdown, times) },
+      connection: { url: target.url, disconnectTimeout: DISCONNECT_TIMEOUT_MS, retryStrategy: (times: number) => reconnectDelay(shutdown, times) },
       prefix: options.prefix ?? KEY_PREFIX,
       defaultJobOptions: { removeOnComplete: true, removeOnFail: true, attempts: 1 },
     });
@@ -203,8 +211,8 @@ export class BullmqQueue implements StoryQueue {
       onQuarantine: (quarantined) => this.listeners.onQuarantine?.(quarantined),
     });
     this.processor = processor;
-    this.worker = new Worker(QUEUE_NAME, (job, token) => processor.process(job, token), {
-      connection: { url: parseRedisUrl(this.options.url).url, maxRetriesPerRequest: null, retryStrategy: (times: number) => reconnectDelay(this.shutdown, times) },
+    this.worker = new ClosingWorker(QUEUE_NAME, (job, token) => processor.process(job, token), {
+      connection: { url: parseRedisUrl(this.options.url).url, maxRetriesPerRequest: null, disconnectTimeout: DISCONNECT_TIMEOUT_MS, retryStrategy: (times: number) => reconnectDelay(this.shutdown, times) },
       prefix: this.prefix,
       concurrency: this.concurrency,
       lockDuration: this.lease.lockTtlMs,
