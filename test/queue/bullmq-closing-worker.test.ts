@@ -24,7 +24,13 @@ function worker(prefix: string): ClosingWorker {
 describe("BullMQ adapter: its worker's waits", () => {
   it("ends a wait under way when it closes, and waits no more after", async () => {
     const closing = worker("w-close");
-    const waiting = closing.delay(LONG_MS);
+    let ended = false;
+    const waiting = closing.delay(LONG_MS).then(() => {
+      ended = true;
+    });
+    // A round trip to Redis: a wait that did not wait has ended by then.
+    await server.client.ping();
+    expect(ended).toBe(false);
     await within("close", closing.close());
     await within("the wait under way", waiting);
     await within("a wait after close", closing.delay(LONG_MS));
@@ -33,7 +39,12 @@ describe("BullMQ adapter: its worker's waits", () => {
   it("still ends a wait by its own controller, before close or already ended", async () => {
     const open = worker("w-own");
     const own = new AbortController();
-    const waiting = open.delay(LONG_MS, own as unknown as Parameters<ClosingWorker["delay"]>[1]);
+    let ended = false;
+    const waiting = open.delay(LONG_MS, own as unknown as Parameters<ClosingWorker["delay"]>[1]).then(() => {
+      ended = true;
+    });
+    await server.client.ping();
+    expect(ended).toBe(false);
     own.abort();
     await within("the wait its controller ended", waiting);
     await within("a wait whose controller had ended", open.delay(LONG_MS, own as unknown as Parameters<ClosingWorker["delay"]>[1]));
