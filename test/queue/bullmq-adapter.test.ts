@@ -9,34 +9,21 @@ import { jest } from "@jest/globals";
 import { createHash } from "node:crypto";
 import { hostname } from "node:os";
 import { Queue } from "bullmq";
-import { Redis } from "ioredis";
 import { BullmqQueue, DEFAULT_DELIVERY_MEMORY_MS, storyJobId } from "../../src/queue/bullmq/index.js";
 import { DEFAULT_LEASE_TIMING, type LocalWork } from "../../src/queue/index.js";
-import { startRedis, type RedisServer } from "../support/redis.js";
-import { deferred, makeJob, waitFor } from "./helpers.js";
+import { redisForFile, startRedis } from "../support/redis.js";
+import { cleanupAfterEach, deferred, makeJob, waitFor } from "./helpers.js";
 
 jest.setTimeout(300_000);
 
 const LEASE = { lockTtlMs: 10_000, heartbeatMs: 500 };
-let server: RedisServer;
-let redis: Redis;
-const closers: Array<() => Promise<unknown>> = [];
-beforeAll(async () => {
-  server = await startRedis();
-  redis = new Redis(server.url);
-});
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close();
-});
-afterAll(async () => {
-  redis?.disconnect();
-  await server?.stop();
-});
+const server = redisForFile();
+const cleanup = cleanupAfterEach();
 
 async function open(prefix: string, options: Partial<Parameters<typeof BullmqQueue.open>[0]> = {}): Promise<{ queue: BullmqQueue; errors: string[] }> {
   const errors: string[] = [];
   const queue = await BullmqQueue.open({ url: server.url, prefix, lease: LEASE, log: { error: (message) => errors.push(message) }, ...options });
-  closers.push(() => queue.close({ abortRunning: true }));
+  cleanup(() => queue.close({ abortRunning: true }));
   return { queue, errors };
 }
 
@@ -76,7 +63,7 @@ describe("BullMQ adapter: what it queues", () => {
     // Refused as active, and remembered: the same delivery again is a repeat.
     expect(await queue.enqueue(makeJob(1, "d-5"))).toEqual({ accepted: false, reason: "duplicate-delivery" });
     for (const key of ["d-1", "d-5", "event:issues.labeled:3"]) {
-      const ttl = await redis.pttl(`e-order:stories:harness:delivery:${key}`);
+      const ttl = await server.client.pttl(`e-order:stories:harness:delivery:${key}`);
       expect(ttl).toBeGreaterThan(0);
       expect(ttl).toBeLessThanOrEqual(120_000);
     }
@@ -92,13 +79,13 @@ describe("BullMQ adapter: what it queues", () => {
 
     const { queue: week } = await open("e-week");
     await week.enqueue(makeJob(1, "d-1"));
-    expect(await redis.pttl("e-week:stories:harness:delivery:d-1")).toBeGreaterThan(DEFAULT_DELIVERY_MEMORY_MS - 3_600_000);
+    expect(await server.client.pttl("e-week:stories:harness:delivery:d-1")).toBeGreaterThan(DEFAULT_DELIVERY_MEMORY_MS - 3_600_000);
   });
 
   it("shows running and queued jobs in enqueue order with their interruptions, and skips data that is not a story job", async () => {
     const { queue } = await open("e-snap");
     const raw = new Queue("stories", { connection: { url: server.url }, prefix: "e-snap" });
-    closers.push(() => raw.close());
+    cleanup(() => raw.close());
     const release = deferred();
     const started = deferred();
     queue.start(async (_lease, signal) => {
@@ -111,7 +98,7 @@ describe("BullMQ adapter: what it queues", () => {
     await raw.add("story", { not: "a story" }, { jobId: "foreign", priority: 2 });
     const earlier = { ...makeJob(2), enqueuedAt: new Date(Date.parse(first.enqueuedAt) - 60_000).toISOString() };
     await queue.enqueue(earlier);
-    await redis.hset("e-snap:stories:harness:runs", storyJobId("acme/widgets#2"), "2");
+    await server.client.hset("e-snap:stories:harness:runs", storyJobId("acme/widgets#2"), "2");
     const views = await queue.snapshot();
     expect(views).toEqual([
       { jobId: storyJobId("acme/widgets#2"), job: earlier, state: "queued", interruptions: 2 },
@@ -140,7 +127,7 @@ describe("BullMQ adapter: its worker", () => {
   it("sets a job aside for the heartbeat (at most a second) while its installation's slots are taken", async () => {
     const { queue } = await open("w-retry", { installationSlots: 1, concurrency: 2 });
     const raw = new Queue("stories", { connection: { url: server.url }, prefix: "w-retry" });
-    closers.push(() => raw.close());
+    cleanup(() => raw.close());
     const release = deferred();
     const ran: number[] = [];
     queue.start(async (lease, signal) => {
@@ -198,11 +185,10 @@ describe("BullMQ adapter: the worker's report and close", () => {
     await waitFor("the running job reported", async () => (await reader.workerReports()).some((report) => report.live && report.running.includes(jobId) && report.home === "/srv/a"));
     // A report renewed four renewals ago (three are allowed) is not live; two ago is.
     const [{ live: _live, ...report } = { live: true }] = await reader.workerReports();
-    const [seconds, micros] = await redis.time();
-    const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
-    await redis.set("r-share:stories:harness:worker:late", JSON.stringify({ ...report, worker: "late" }));
-    await redis.set("r-share:stories:harness:worker:recent", JSON.stringify({ ...report, worker: "recent" }));
-    await redis.zadd("r-share:stories:harness:workers", now - 400, "late", now - 200, "recent");
+    const now = await server.now();
+    await server.client.set("r-share:stories:harness:worker:late", JSON.stringify({ ...report, worker: "late" }));
+    await server.client.set("r-share:stories:harness:worker:recent", JSON.stringify({ ...report, worker: "recent" }));
+    await server.client.zadd("r-share:stories:harness:workers", now - 400, "late", now - 200, "recent");
     const live = Object.fromEntries((await reader.workerReports()).map((one) => [one.worker, one.live]));
     expect(live).toMatchObject({ late: false, recent: true });
     release.resolve();

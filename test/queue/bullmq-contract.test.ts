@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { openStoryQueue, type QueueConfig } from "../../src/queue/index.js";
 import { BullmqQueue } from "../../src/queue/bullmq/index.js";
-import { startRedis, type RedisServer } from "../support/redis.js";
+import { redisForFile } from "../support/redis.js";
 import { describeQueueContract } from "./contract.js";
 
 /**
@@ -10,22 +10,14 @@ import { describeQueueContract } from "./contract.js";
  */
 const LEASE = { lockTtlMs: 10_000, heartbeatMs: 1000 };
 
-let redis: RedisServer | undefined;
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(async () => {
-  await redis?.stop();
-});
+const redis = redisForFile();
 
 describeQueueContract("bullmq", async () => {
-  const server = redis;
-  if (!server) throw new Error("redis-server did not start");
   // A key prefix per test: each test has its own queue on the one server.
   const prefix = `t${randomBytes(4).toString("hex")}`;
   const config = (options?: { concurrency?: number; installationSlots?: number }): QueueConfig => ({
     kind: "redis",
-    url: server.url,
+    url: redis.url,
     concurrency: options?.concurrency ?? 1,
     lease: LEASE,
     prefix,

@@ -13,46 +13,20 @@ import { Redis } from "ioredis";
 import { BullmqQueue, DEFAULT_DELIVERY_MEMORY_MS, storyJobId, type BullmqQueueOptions } from "../../src/queue/bullmq/index.js";
 import { reconnectDelay } from "../../src/queue/bullmq/bullmq-queue.js";
 import { DEFAULT_LEASE_TIMING, type StoryJob } from "../../src/queue/index.js";
-import { startRedis, type RedisServer } from "../support/redis.js";
-import { makeJob, waitFor } from "./helpers.js";
+import { redisForFile } from "../support/redis.js";
+import { cleanupAfterEach, GUARD_MS, makeJob, waitFor, within } from "./helpers.js";
 
 jest.setTimeout(60_000);
 
 const LEASE = { lockTtlMs: 4000, heartbeatMs: 200 };
-const GUARD_MS = 15_000;
-let server: RedisServer;
-let redis: Redis;
-const closers: Array<() => Promise<unknown>> = [];
-beforeAll(async () => {
-  server = await startRedis();
-  redis = new Redis(server.url);
-});
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await within("a close", close());
-});
-afterAll(async () => {
-  redis?.disconnect();
-  await server?.stop();
-});
-
-/** Fails naming `what` when `work` has not settled within the guard. */
-async function within<T>(what: string, work: Promise<T>, guardMs = GUARD_MS): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const guard = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not settle within ${guardMs / 1000} s`)), guardMs);
-  });
-  try {
-    return await Promise.race([work, guard]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+const server = redisForFile();
+const cleanup = cleanupAfterEach();
 
 async function open(prefix: string | undefined, options: Partial<BullmqQueueOptions> = {}): Promise<{ queue: BullmqQueue; errors: string[]; raw: Queue }> {
   const errors: string[] = [];
   const queue = await within("open", BullmqQueue.open({ url: server.url, ...(prefix ? { prefix } : {}), lease: LEASE, closeGraceMs: 1000, log: { error: (message) => errors.push(message) }, ...options }));
   const raw = new Queue("stories", { connection: { url: server.url }, prefix: prefix ?? "harness" });
-  closers.push(() => queue.close({ abortRunning: true }), () => raw.close());
+  cleanup(() => queue.close({ abortRunning: true }), () => raw.close());
   return { queue, errors, raw };
 }
 
@@ -92,18 +66,17 @@ describe("BullMQ adapter: opening", () => {
   it("keeps its jobs and keys under the harness prefix unless told", async () => {
     const { queue } = await open(undefined);
     expect(await queue.enqueue(makeJob(1, "d-1"))).toEqual({ accepted: true, jobId: ID_1 });
-    expect(await redis.exists(`harness:stories:${ID_1}`, "harness:stories:harness:delivery:d-1")).toBe(2);
+    expect(await server.client.exists(`harness:stories:${ID_1}`, "harness:stories:harness:delivery:d-1")).toBe(2);
     expect(await queue.isActive("acme/widgets#1")).toBe(true);
   });
 
   it("shows a worker's report as live for three renewals (reportEveryMs, else the heartbeat)", async () => {
     const { queue: slow } = await open("o-report", { lease: { lockTtlMs: 10_000, heartbeatMs: 200 }, reportEveryMs: 2000 });
     const { queue: plain } = await open("o-report-plain", { lease: { lockTtlMs: 10_000, heartbeatMs: 1000 } });
-    const [seconds, micros] = await redis.time();
-    const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    const now = await server.now();
     const liveAt = async (queue: BullmqQueue, prefix: string, renewedAt: number): Promise<boolean | undefined> => {
       await queue.reports.publish({ quarantined: [], undelivered: [] }, [], "/srv/report");
-      await redis.zadd(`${prefix}:stories:harness:workers`, renewedAt, queue.reports.self);
+      await server.client.zadd(`${prefix}:stories:harness:workers`, renewedAt, queue.reports.self);
       return (await queue.workerReports())[0]?.live;
     };
     // Two renewals ago (of 2 s each) is live; the heartbeat's three renewals (600 ms) would not be.
@@ -126,13 +99,13 @@ describe("BullMQ adapter: its connections", () => {
       expect(await within("isActive after the drop", queue.isActive("acme/widgets#1"))).toBe(true);
       // Redis now refuses every new client: each connection's failed reconnections are logged, named.
       await watcher.config("SET", "maxclients", "1");
-      await redis.quit();
+      // The file's client too (made again at its next use).
+      await server.client.quit();
       await watcher.call("CLIENT", "KILL", "TYPE", "normal");
       await waitFor("the redis and queue connections' errors logged", () => ["redis", "queue"].every((where) => errors.some((line) => line.startsWith(`queue (redis): ${where}: `))), GUARD_MS);
     } finally {
       await watcher.config("SET", "maxclients", "10000");
       watcher.disconnect();
-      redis = new Redis(server.url);
     }
     expect(await within("an enqueue once Redis takes clients again", queue.enqueue(makeJob(2, "d-2")))).toEqual({ accepted: true, jobId: storyJobId("acme/widgets#2") });
   });
@@ -150,13 +123,13 @@ describe("BullMQ adapter: enqueue", () => {
     expect([second?.name, second?.opts.priority]).toEqual(["story", 1]);
     expect(await queue.isActive("acme/widgets#1")).toBe(true);
     for (const key of ["d-1", "d-2", "event:issues.labeled:2"]) {
-      const ttl = await redis.pttl(`e-write:stories:harness:delivery:${key}`);
+      const ttl = await server.client.pttl(`e-write:stories:harness:delivery:${key}`);
       expect(ttl).toBeGreaterThan(60_000);
       expect(ttl).toBeLessThanOrEqual(120_000);
     }
-    expect(await redis.get("e-write:stories:harness:delivery:d-1")).toBe("acme/widgets#1");
+    expect(await server.client.get("e-write:stories:harness:delivery:d-1")).toBe("acme/widgets#1");
     // No event key: only the delivery is remembered, so another story's delivery is not a repeat.
-    expect(await redis.keys("e-write:stories:harness:delivery:*")).toHaveLength(3);
+    expect(await server.client.keys("e-write:stories:harness:delivery:*")).toHaveLength(3);
     expect(await queue.enqueue(makeJob(3, "d-3"))).toEqual({ accepted: true, jobId: storyJobId("acme/widgets#3") });
     // The same event under a new delivery id is a repeat; so is the same delivery.
     expect(await queue.enqueue({ ...makeJob(2, "d-9"), eventKey: "issues.labeled:2" })).toEqual({ accepted: false, reason: "duplicate-delivery" });
@@ -168,7 +141,7 @@ describe("BullMQ adapter: enqueue", () => {
 
     const { queue: week } = await open("e-week");
     await week.enqueue(makeJob(1, "d-1"));
-    expect(await redis.pttl("e-week:stories:harness:delivery:d-1")).toBeGreaterThan(DEFAULT_DELIVERY_MEMORY_MS - 3_600_000);
+    expect(await server.client.pttl("e-week:stories:harness:delivery:d-1")).toBeGreaterThan(DEFAULT_DELIVERY_MEMORY_MS - 3_600_000);
     await queue.close();
     await expect(queue.enqueue(makeJob(9))).rejects.toThrow(new Error("queue is closed"));
   });
@@ -185,11 +158,11 @@ describe("BullMQ adapter: enqueue", () => {
     expect(await queue.enqueue(makeJob(1, "d-1"))).toEqual({ accepted: false, reason: "duplicate-delivery" });
     expect(await raw.getJob(ID_1)).toBeUndefined();
     // Its start count is a string now: the worker's count fails, and BullMQ fails the job.
-    await redis.set("e-done:stories:harness:runs", "not a hash");
+    await server.client.set("e-done:stories:harness:runs", "not a hash");
     expect(await queue.enqueue(makeJob(1, "d-2"))).toEqual({ accepted: true, jobId: ID_1 });
     await waitFor("the job failed and gone", async () => (await raw.getJob(ID_1)) === undefined, GUARD_MS);
     expect(await raw.getJobCounts("failed", "completed")).toEqual({ failed: 0, completed: 0 });
-    await redis.del("e-done:stories:harness:runs");
+    await server.client.del("e-done:stories:harness:runs");
     expect(await queue.enqueue(makeJob(1, "d-3"))).toEqual({ accepted: true, jobId: ID_1 });
     await waitFor("the story run again", () => ran.length === 2, GUARD_MS);
     expect(ran).toEqual(["d-1", "d-3"]);
@@ -221,7 +194,7 @@ describe("BullMQ adapter: enqueue", () => {
     }
 
     it("says duplicate-delivery when the other process remembered the delivery first", async () => {
-      const { outcome, raw } = await racing("r-seen", () => redis.set("r-seen:stories:harness:delivery:d-1", "acme/widgets#1"));
+      const { outcome, raw } = await racing("r-seen", () => server.client.set("r-seen:stories:harness:delivery:d-1", "acme/widgets#1"));
       expect(outcome).toEqual({ accepted: false, reason: "duplicate-delivery" });
       expect((await raw.getJob(ID_1))?.data.deliveryId).toBe("d-1");
     });

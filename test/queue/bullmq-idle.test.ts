@@ -4,29 +4,19 @@
  * redis-server; the only deadlines are hang guards.
  */
 import { jest } from "@jest/globals";
-import { Redis } from "ioredis";
 import { BullmqQueue } from "../../src/queue/bullmq/index.js";
-import { startRedis, type RedisServer } from "../support/redis.js";
-import { deferred, makeJob, waitFor } from "./helpers.js";
+import { redisForFile } from "../support/redis.js";
+import { cleanupAfterEach, deferred, makeJob, waitFor } from "./helpers.js";
 
 jest.setTimeout(120_000);
 
-let server: RedisServer;
-let redis: Redis;
-let queue: BullmqQueue | undefined;
-beforeAll(async () => {
-  server = await startRedis();
-  redis = new Redis(server.url);
-});
-afterAll(async () => {
-  await queue?.close({ abortRunning: true });
-  redis?.disconnect();
-  await server?.stop();
-});
+const server = redisForFile();
+const cleanup = cleanupAfterEach();
 
 describe("BullMQ adapter: idle", () => {
   it("resolves at once with no story running, and only after the running stories returned", async () => {
-    queue = await BullmqQueue.open({ url: server.url, prefix: "idle", lease: { lockTtlMs: 10_000, heartbeatMs: 500 }, concurrency: 2, log: { error: () => undefined } });
+    const queue = await BullmqQueue.open({ url: server.url, prefix: "idle", lease: { lockTtlMs: 10_000, heartbeatMs: 500 }, concurrency: 2, log: { error: () => undefined } });
+    cleanup(() => queue.close({ abortRunning: true }));
     await queue.idle();
     const releases = [deferred(), deferred()];
     const returned: number[] = [];
@@ -46,11 +36,11 @@ describe("BullMQ adapter: idle", () => {
       return [...returned];
     });
     // A round trip to Redis: a promise that did not wait for the stories has settled by then.
-    await redis.ping();
+    await server.client.ping();
     expect(idled).toBe(false);
     releases[0]?.resolve();
     await waitFor("the first story returned", () => returned.length === 1);
-    await redis.ping();
+    await server.client.ping();
     expect(idled).toBe(false);
     releases[1]?.resolve();
     expect(await idle).toEqual([1, 2]);

@@ -76,6 +76,34 @@ describe("BullMQ adapter: HARNESS_QUEUE", () => {
     // What follows the host's '/' is a path, not a password.
     expect(redactUrl("redis://a/b:c@d")).toBe("redis://a/b:c@d");
   });
+
+  it("ends the credentials at the last '@' before the host, so an unencoded '@' hides nothing", () => {
+    const forms: Array<[string, string, string, string]> = [
+      // [url, redacted, user name and password as a URL parser reads them]
+      ["redis://a@b:c@d", "redis://a@b:***@d", "a%40b", "c"],
+      ["redis://u:p@ss@h:6379/0", "redis://u:***@h:6379/0", "u", "p%40ss"],
+      ["rediss://a@b:p@q@h/1", "rediss://a@b:***@h/1", "a%40b", "p%40q"],
+      ["redis://a@b@c:p@h:1/0", "redis://a@b@c:***@h:1/0", "a%40b%40c", "p"],
+      ["redis://a:b:c@d@e/0", "redis://a:***@e/0", "a", "b%3Ac%40d"],
+      ["redis://:@p@h", "redis://:***@h", "", "%40p"],
+      ["redis://u@:p@h", "redis://u@:***@h", "u%40", "p"],
+      ["redis://u:p q@h", "redis://u:***@h", "u", "p%20q"],
+    ];
+    for (const [url, redacted, username, password] of forms) {
+      const parsed = new URL(url);
+      expect([parsed.username, parsed.password]).toEqual([username, password]);
+      expect(redactUrl(url)).toBe(redacted);
+      expect(new URL(redacted).username).toBe(username);
+      expect(new URL(redacted).host).toBe(parsed.host);
+      expect(parseRedisUrl(url).display).toBe(redacted);
+    }
+    // A user name with an '@' and no password is not a password.
+    expect(redactUrl("redis://a@b@cache:6379/0")).toBe("redis://a@b@cache:6379/0");
+    expect(redactUrl("redis://a@cache:6379")).toBe("redis://a@cache:6379");
+    // In a message: the URL's password goes, the path and what follows the URL stay.
+    expect(redactUrl("got 'redis://a@b:c@d/0', want x@y/z")).toBe("got 'redis://a@b:***@d/0', want x@y/z");
+    expect(redactUrl("redis://a@b:c@d/e:f@g")).toBe("redis://a@b:***@d/e:f@g");
+  });
 });
 
 describe("BullMQ adapter: story jobs on write and on read", () => {

@@ -8,36 +8,23 @@
  */
 import { jest } from "@jest/globals";
 import { Queue } from "bullmq";
-import { Redis } from "ioredis";
 import { BullmqQueue, storyJobId } from "../../src/queue/bullmq/index.js";
 import type { JobLease } from "../../src/queue/index.js";
 import { storyJobIssues } from "../../src/queue/bullmq/redis-quarantine.js";
-import { startRedis, type RedisServer } from "../support/redis.js";
-import { deferred, makeJob, waitFor } from "./helpers.js";
+import { redisForFile } from "../support/redis.js";
+import { cleanupAfterEach, deferred, makeJob, waitFor } from "./helpers.js";
 
 jest.setTimeout(300_000);
 
 const LEASE = { lockTtlMs: 10_000, heartbeatMs: 500 };
-let server: RedisServer;
-let redis: Redis;
-const closers: Array<() => Promise<unknown>> = [];
-beforeAll(async () => {
-  server = await startRedis();
-  redis = new Redis(server.url);
-});
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close();
-});
-afterAll(async () => {
-  redis?.disconnect();
-  await server?.stop();
-});
+const server = redisForFile();
+const cleanup = cleanupAfterEach();
 
 async function open(prefix: string, options: { installationSlots?: number; slotRetryMs?: number; concurrency?: number } = {}): Promise<{ queue: BullmqQueue; errors: string[]; raw: Queue }> {
   const errors: string[] = [];
   const queue = await BullmqQueue.open({ url: server.url, prefix, lease: LEASE, ...options, log: { error: (message) => errors.push(message) } });
   const raw = new Queue("stories", { connection: { url: server.url }, prefix });
-  closers.push(() => queue.close({ abortRunning: true }), () => raw.close());
+  cleanup(() => queue.close({ abortRunning: true }), () => raw.close());
   return { queue, errors, raw };
 }
 
@@ -75,10 +62,10 @@ describe("BullMQ adapter: one job on a worker", () => {
     await queue.enqueue(makeJob(1));
     await waitFor("the job running", () => leases.length === 1);
     const slotKey = "p-renew:stories:harness:slots:1";
-    const first = Number(await redis.zscore(slotKey, ID_1));
-    await waitFor("the slot renewed", async () => Number(await redis.zscore(slotKey, ID_1)) > first);
+    const first = Number(await server.client.zscore(slotKey, ID_1));
+    await waitFor("the slot renewed", async () => Number(await server.client.zscore(slotKey, ID_1)) > first);
     // A slot key Redis refuses to update: the heartbeat's renewal and the release fail.
-    await redis.set(slotKey, "not a sorted set");
+    await server.client.set(slotKey, "not a sorted set");
     await waitFor("the failed renewal logged", () => errors.some((line) => line.startsWith(`queue (redis): heartbeat of ${ID_1}: WRONGTYPE`)));
     release.resolve();
     await waitFor("the failed release logged", () => errors.some((line) => line.startsWith(`queue (redis): slot of ${ID_1}: WRONGTYPE`)));
@@ -95,7 +82,7 @@ describe("BullMQ adapter: one job on a worker", () => {
     await queue.enqueue(makeJob(1, "d-1"));
     await waitFor("the story run", async () => leases.length === 1 && !(await queue.isActive("acme/widgets#1")));
     expect(errors).toContain(`queue (redis): job ${ID_1}: the story broke`);
-    expect(await redis.hexists("p-throws:stories:harness:runs", ID_1)).toBe(0);
+    expect(await server.client.hexists("p-throws:stories:harness:runs", ID_1)).toBe(0);
     expect((await queue.enqueue(makeJob(1, "d-2"))).accepted).toBe(true);
     await waitFor("the story run again", () => leases.length === 2);
     expect(leases.map((lease) => lease.interruptions)).toEqual([0, 0]);
@@ -110,7 +97,7 @@ describe("BullMQ adapter: one job on a worker", () => {
     });
     await queue.enqueue(makeJob(1));
     await entered.promise;
-    expect(await redis.hget("p-back:stories:harness:runs", ID_1)).toBe("1");
+    expect(await server.client.hget("p-back:stories:harness:runs", ID_1)).toBe("1");
     await queue.close({ abortRunning: true });
     const { queue: other, raw } = await open("p-back");
     // Waiting by its priority (a start), not active under this worker's lock until it expires.
@@ -124,13 +111,13 @@ describe("BullMQ adapter: one job on a worker", () => {
     queue.listen({ onQuarantine: (quarantined) => told.push(quarantined.file) });
     queue.start(async () => undefined);
     const quarantineKey = "p-aside:stories:harness:quarantine";
-    await redis.set(quarantineKey, "not a hash");
+    await server.client.set(quarantineKey, "not a hash");
     await raw.add("story", { ...makeJob(5), kind: "rebuild" }, { jobId: "story-5" });
     await waitFor("the failed set-aside logged", () => errors.some((line) => line.startsWith("queue (redis): job story-5: its data is not a story job ($.kind must be one of")));
     expect(errors.find((line) => line.startsWith("queue (redis): job story-5:"))).toMatch(/\) and could not be set aside \(WRONGTYPE .*\); tried again$/);
     expect((await raw.getJob("story-5"))?.delay).toBeGreaterThan(0);
     expect(told).toEqual([]);
-    await redis.del(quarantineKey);
+    await server.client.del(quarantineKey);
     await waitFor("the job set aside", () => told.length === 1);
     expect(errors).toContain(`queue (redis): quarantine: job story-5 (story acme/widgets#5) set aside in the Redis hash ${quarantineKey}, field ${told[0] ?? ""}: $.kind must be one of "start", "retry-blocked"`);
     await raw.add("story", { note: "not a story" }, { jobId: "foreign" });

@@ -11,18 +11,14 @@ import { renderQuarantinedJob } from "../../src/github/index.js";
 import { BullmqQueue } from "../../src/queue/bullmq/index.js";
 import type { QuarantinedJob } from "../../src/queue/index.js";
 import type { HarnessStatus } from "../../src/status/index.js";
-import { startRedis, type RedisServer } from "../support/redis.js";
+import { redisForFile } from "../support/redis.js";
 import { makeTempDir, removeTempDirs } from "../support/tmp.js";
 import { makeJob, waitFor } from "./helpers.js";
 
 jest.setTimeout(300_000);
 
-let redis: RedisServer;
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(async () => {
-  await redis?.stop();
+const redis = redisForFile();
+afterAll(() => {
   removeTempDirs();
 });
 

@@ -8,33 +8,19 @@
 import { jest } from "@jest/globals";
 import { createHash } from "node:crypto";
 import { hostname } from "node:os";
-import { Redis } from "ioredis";
 import { DEFAULT_REPORT_MEMORY_MS, REPORT_ENTRIES, REPORT_RUNS, WorkerReports } from "../../src/queue/bullmq/worker-reports.js";
 import type { LocalWork, ReportedRun } from "../../src/queue/index.js";
-import { startRedis, type RedisServer } from "../support/redis.js";
+import { redisForFile } from "../support/redis.js";
 
 jest.setTimeout(300_000);
 
 const STALE_MS = 60_000;
-let server: RedisServer | undefined;
-let redis: Redis;
-beforeAll(async () => {
-  server = await startRedis();
-  redis = new Redis(server.url);
-});
-afterAll(async () => {
-  redis?.disconnect();
-  await server?.stop();
-});
+const server = redisForFile();
 
 function reports(prefix: string, memoryMs?: number): WorkerReports {
-  return new WorkerReports(redis, { index: `${prefix}:workers`, report: (worker) => `${prefix}:worker:${worker}` }, STALE_MS, memoryMs);
+  return new WorkerReports(server.client, { index: `${prefix}:workers`, report: (worker) => `${prefix}:worker:${worker}` }, STALE_MS, memoryMs);
 }
 
-async function redisNow(): Promise<number> {
-  const [seconds, micros] = await redis.time();
-  return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
-}
 
 function run(index: number, extra: Partial<ReportedRun> = {}): ReportedRun {
   return { story: String(index), runId: `run-${index}`, title: `t${index}`, outcome: "running", attempt: 1, maxAttempts: 3, startedAt: "2026-12-01T00:00:00.000Z", updatedAt: "2026-12-01T00:00:01.000Z", tasks: [], ...extra };
@@ -83,21 +69,21 @@ describe("BullMQ adapter: worker reports", () => {
     expect(report.runs?.[1]).not.toHaveProperty("detail");
     expect(report.runs?.[1]).not.toHaveProperty("liveTail");
     expect(Math.abs(Date.parse(report.at) - Date.now())).toBeLessThan(3_600_000);
-    expect(JSON.parse((await redis.get(`bounds:worker:${own.self}`)) ?? "null")).toEqual(report);
-    const ttl = await redis.pttl(`bounds:worker:${own.self}`);
+    expect(JSON.parse((await server.client.get(`bounds:worker:${own.self}`)) ?? "null")).toEqual(report);
+    const ttl = await server.client.pttl(`bounds:worker:${own.self}`);
     expect(ttl).toBeGreaterThan(DEFAULT_REPORT_MEMORY_MS - 3_600_000);
     expect(ttl).toBeLessThanOrEqual(DEFAULT_REPORT_MEMORY_MS);
 
     const small = await reports("small", 120_000).publish(NOTHING, [], "/home");
     expect(small).not.toHaveProperty("runs");
     expect(small.omitted).toEqual({ quarantined: 0, undelivered: 0 });
-    expect(await redis.pttl(`small:worker:${small.worker}`)).toBeLessThanOrEqual(120_000);
+    expect(await server.client.pttl(`small:worker:${small.worker}`)).toBeLessThanOrEqual(120_000);
   });
 
   it("refuses to publish a report that breaks its schema, naming the worker", async () => {
     const own = reports("refused");
     await expect(own.publish({ quarantined: [{ file: "" }], undelivered: [] }, [], "/home")).rejects.toThrow(new RegExp(`^worker report of ${own.self}: \\$\\.quarantined\\[0\\]\\.file `));
-    expect(await redis.exists("refused:workers")).toBe(0);
+    expect(await server.client.exists("refused:workers")).toBe(0);
   });
 
   it("lists every report oldest first, live by Redis's clock, and leaves out expired and damaged ones", async () => {
@@ -112,12 +98,12 @@ describe("BullMQ adapter: worker reports", () => {
     const staleReport = await stale.publish(NOTHING, ["story-3"], "/stale");
     const firstReport = await first.publish(NOTHING, ["story-1"], "/first");
     const secondReport = await second.publish({ quarantined: [{ file: "q.json" }], undelivered: [] }, [], "/second");
-    const now = await redisNow();
+    const now = await server.now();
     // Renewed just over STALE_MS ago, and earlier than the others.
-    await redis.zadd("list:workers", now - STALE_MS - 1, stale.self);
-    await redis.zadd("list:workers", now - 5, first.self, now, second.self);
-    await redis.zadd("list:workers", now - 3, "gone-worker", now - 2, "torn-worker");
-    await redis.set("list:worker:torn-worker", "{\"worker\":");
+    await server.client.zadd("list:workers", now - STALE_MS - 1, stale.self);
+    await server.client.zadd("list:workers", now - 5, first.self, now, second.self);
+    await server.client.zadd("list:workers", now - 3, "gone-worker", now - 2, "torn-worker");
+    await server.client.set("list:worker:torn-worker", "{\"worker\":");
     const listed = await list.list();
     expect(listed).toEqual([
       { ...staleReport, at: new Date(now - STALE_MS - 1).toISOString(), live: false },
@@ -125,16 +111,16 @@ describe("BullMQ adapter: worker reports", () => {
       { ...secondReport, at: new Date(now).toISOString(), live: true },
     ]);
     await first.withdraw();
-    expect(await redis.zscore("list:workers", first.self)).toBeNull();
-    expect(await redis.exists(`list:worker:${first.self}`)).toBe(0);
+    expect(await server.client.zscore("list:workers", first.self)).toBeNull();
+    expect(await server.client.exists(`list:worker:${first.self}`)).toBe(0);
     expect((await list.list()).map((report) => report.worker)).toEqual([stale.self, second.self]);
   });
 
   it("forgets in the index a worker not renewed for the report's memory, on the next publish", async () => {
     const own = reports("memory", 600_000);
-    const now = await redisNow();
-    await redis.zadd("memory:workers", now - 600_001, "long-gone", now - 1000, "recent");
+    const now = await server.now();
+    await server.client.zadd("memory:workers", now - 600_001, "long-gone", now - 1000, "recent");
     await own.publish(NOTHING, [], "/home");
-    expect((await redis.zrange("memory:workers", 0, "-1")).sort()).toEqual([own.self, "recent"].sort());
+    expect((await server.client.zrange("memory:workers", 0, "-1")).sort()).toEqual([own.self, "recent"].sort());
   });
 });

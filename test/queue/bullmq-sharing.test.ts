@@ -7,34 +7,20 @@
  */
 import { jest } from "@jest/globals";
 import { Queue, Worker } from "bullmq";
-import { Redis } from "ioredis";
 import { BullmqQueue, storyJobId } from "../../src/queue/bullmq/index.js";
 import type { LocalWork } from "../../src/queue/index.js";
-import { startRedis, type RedisServer } from "../support/redis.js";
-import { deferred, makeJob, waitFor } from "./helpers.js";
+import { redisForFile } from "../support/redis.js";
+import { cleanupAfterEach, deferred, GUARD_MS, makeJob, waitFor } from "./helpers.js";
 
 jest.setTimeout(120_000);
 
-const GUARD_MS = 20_000;
 const LEASE = { lockTtlMs: 5000, heartbeatMs: 500 };
 const EVERY_MS = 50;
 const NOTHING: LocalWork = { quarantined: [], undelivered: [] };
 const LEASE_NOTE = `; jobs not handed back are taken by another worker once their lease (${LEASE.lockTtlMs} ms) expires`;
 
-let server: RedisServer;
-let client: Redis;
-const cleanups: Array<() => unknown> = [];
-beforeAll(async () => {
-  server = await startRedis();
-  client = new Redis(server.url);
-});
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await Promise.race([cleanup(), new Promise((resolve) => setTimeout(resolve, GUARD_MS).unref())]);
-});
-afterAll(async () => {
-  client?.disconnect();
-  await server?.stop();
-});
+const server = redisForFile();
+const cleanup = cleanupAfterEach();
 
 const until = (what: string, condition: () => boolean | Promise<boolean>): Promise<void> => waitFor(what, condition, GUARD_MS);
 
@@ -44,7 +30,7 @@ const tenRenewals = (): Promise<void> => new Promise((resolve) => setTimeout(res
 async function open(prefix: string, options: Partial<Parameters<typeof BullmqQueue.open>[0]> = {}): Promise<{ queue: BullmqQueue; errors: string[] }> {
   const errors: string[] = [];
   const queue = await BullmqQueue.open({ url: server.url, prefix, lease: LEASE, reportEveryMs: EVERY_MS, log: { error: (message) => errors.push(message) }, ...options });
-  cleanups.push(() => queue.close({ abortRunning: true }));
+  cleanup(() => queue.close({ abortRunning: true }));
   return { queue, errors };
 }
 
@@ -55,7 +41,7 @@ describe("BullMQ adapter: the worker report", () => {
     let calls = 0;
     const held = deferred();
     let holding = false;
-    cleanups.push(() => held.resolve());
+    cleanup(() => held.resolve());
     queue.shareLocalWork({ home: "/srv/renew", collect: async () => {
       calls += 1;
       if (holding) await held.promise;
@@ -99,7 +85,7 @@ describe("BullMQ adapter: the worker report", () => {
     const { queue } = await open("r-running");
     const { queue: reader } = await open("r-running");
     const release = deferred();
-    cleanups.push(() => release.resolve());
+    cleanup(() => release.resolve());
     queue.start(async (_lease, signal) => {
       await Promise.race([release.promise, new Promise((done) => signal.addEventListener("abort", done, { once: true }))]);
     });
@@ -117,7 +103,7 @@ describe("BullMQ adapter: the worker report", () => {
       const { queue, errors } = await open(prefix);
       const { queue: reader } = await open(prefix);
       const release = deferred();
-      cleanups.push(() => release.resolve());
+      cleanup(() => release.resolve());
       queue.start(async (_lease, signal) => {
         await Promise.race([release.promise, new Promise((done) => signal.addEventListener("abort", done, { once: true }))]);
       });
@@ -147,7 +133,7 @@ describe("BullMQ adapter: the worker report", () => {
   it("writes its errors to stderr when it has no logger", async () => {
     const errors: string[] = [];
     const queue = await BullmqQueue.open({ url: server.url, prefix: "r-stderr", lease: LEASE, reportEveryMs: EVERY_MS });
-    cleanups.push(() => queue.close());
+    cleanup(() => queue.close());
     const write = process.stderr.write;
     // Only this test's lines are kept; anything else still reaches stderr.
     process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => {
@@ -175,16 +161,16 @@ describe("BullMQ adapter: what it shows", () => {
   it("shows live jobs in enqueue order, running or queued with their interruptions, and nothing else", async () => {
     const { queue } = await open("v-snap");
     const raw = new Queue("stories", { connection: { url: server.url }, prefix: "v-snap" });
-    cleanups.push(() => raw.close());
+    cleanup(() => raw.close());
     // A finished story job BullMQ kept (another writer's options): not live, not shown.
     await raw.add("story", makeJob(9), { jobId: "kept", removeOnComplete: false });
     const finisher = new Worker("stories", async () => undefined, { connection: { url: server.url }, prefix: "v-snap" });
-    cleanups.push(() => finisher.close());
+    cleanup(() => finisher.close());
     await until("the kept job finished", async () => (await raw.getJobState("kept")) === "completed");
     await finisher.close();
     const release = deferred();
     const started = deferred();
-    cleanups.push(() => release.resolve());
+    cleanup(() => release.resolve());
     queue.start(async (_lease, signal) => {
       started.resolve();
       await Promise.race([release.promise, new Promise((done) => signal.addEventListener("abort", done, { once: true }))]);
@@ -197,9 +183,9 @@ describe("BullMQ adapter: what it shows", () => {
     await raw.add("story", { not: "a story" }, { jobId: "foreign", priority: 2 });
     const queued = [{ ...makeJob(2), enqueuedAt: at(3) }, { ...makeJob(3), enqueuedAt: at(-2) }, { ...makeJob(4), enqueuedAt: at(-1) }];
     for (const job of queued) await queue.enqueue(job);
-    await client.hset("v-snap:stories:harness:runs", storyJobId("acme/widgets#3"), "2");
+    await server.client.hset("v-snap:stories:harness:runs", storyJobId("acme/widgets#3"), "2");
     // A job handed back keeps the time it last started: queued, it shows none.
-    await client.hset(`v-snap:stories:${storyJobId("acme/widgets#2")}`, "processedOn", String(base));
+    await server.client.hset(`v-snap:stories:${storyJobId("acme/widgets#2")}`, "processedOn", String(base));
     const runningId = storyJobId("acme/widgets#1");
     const view = (job: typeof running, extra: object = {}): object => ({ jobId: storyJobId(job.storyKey), job, state: "queued", interruptions: 0, ...extra });
     const processedOn = (await raw.getJob(runningId))?.processedOn ?? 0;
@@ -210,8 +196,8 @@ describe("BullMQ adapter: what it shows", () => {
       view(queued[0] ?? running),
     ]);
     // A running job whose start count is gone counts no interruption; one not yet stamped has no start time.
-    await client.hdel("v-snap:stories:harness:runs", runningId);
-    await client.hdel(`v-snap:stories:${runningId}`, "processedOn");
+    await server.client.hdel("v-snap:stories:harness:runs", runningId);
+    await server.client.hdel(`v-snap:stories:${runningId}`, "processedOn");
     expect((await queue.snapshot())[2]).toStrictEqual(view(running, { state: "running" }));
     release.resolve();
   });

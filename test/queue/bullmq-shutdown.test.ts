@@ -12,45 +12,28 @@ import { Redis } from "ioredis";
 import { BullmqQueue, storyJobId } from "../../src/queue/bullmq/index.js";
 import type { QuarantinedJob } from "../../src/queue/index.js";
 import { startRedis, type RedisServer } from "../support/redis.js";
-import { deferred, makeJob, waitFor } from "./helpers.js";
+import { cleanupAfterEach, deferred, GUARD_MS, makeJob, waitFor, within } from "./helpers.js";
 
 jest.setTimeout(120_000);
 
-/** A hang guard: generous for a loaded machine, short enough that a close that never ends fails the test. */
-const GUARD_MS = 20_000;
 const LEASE = { lockTtlMs: 5000, heartbeatMs: 500 };
-
-async function within<T>(what: string, work: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const guard = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not settle within ${GUARD_MS / 1000} s`)), GUARD_MS);
-  });
-  try {
-    return await Promise.race([work, guard]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 const until = (what: string, condition: () => boolean | Promise<boolean>): Promise<void> => waitFor(what, condition, GUARD_MS);
 
-/** Runs every cleanup, each bounded, so a test that failed halfway leaves no worker, connection or server. */
-const cleanups: Array<() => unknown> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await within("a cleanup", Promise.resolve(cleanup())).catch(() => undefined);
-});
+/** Each test starts its own redis-server (`server()`): many stop it, freeze it or count its clients. */
+const cleanup = cleanupAfterEach();
 
 async function server(): Promise<{ redis: RedisServer; client: Redis }> {
   const redis = await startRedis();
   const client = new Redis(redis.url);
-  cleanups.push(() => redis.stop(), () => client.disconnect());
+  cleanup(() => redis.stop(), () => client.disconnect());
   return { redis, client };
 }
 
 async function open(url: string, prefix: string, options: Partial<Parameters<typeof BullmqQueue.open>[0]> = {}): Promise<{ queue: BullmqQueue; errors: string[] }> {
   const errors: string[] = [];
   const queue = await BullmqQueue.open({ url, prefix, lease: LEASE, log: { error: (message) => errors.push(message) }, ...options });
-  cleanups.push(() => queue.close({ abortRunning: true }));
+  cleanup(() => queue.close({ abortRunning: true }));
   return { queue, errors };
 }
 
@@ -59,7 +42,7 @@ function heldStory(): { worker: Parameters<BullmqQueue["start"]>[0]; started: Pr
   const started = deferred();
   const released = deferred();
   let ended: "released" | "aborted" | undefined;
-  cleanups.push(() => released.resolve());
+  cleanup(() => released.resolve());
   return {
     worker: async (_lease, signal) => {
       started.resolve();
@@ -105,7 +88,7 @@ describe("BullMQ adapter: close", () => {
     expect(story.ended()).toBe("aborted");
     expect(errors).toEqual([]);
     const raw = new Queue("stories", { connection: { url: redis.url }, prefix: "c-abort" });
-    cleanups.push(() => raw.close());
+    cleanup(() => raw.close());
     // Back in the list it waits in (by its priority), not left active until its lock expires.
     expect(await raw.getJobState(storyJobId("acme/widgets#1"))).toBe("prioritized");
     await raw.close();
@@ -136,7 +119,8 @@ describe("BullMQ adapter: close", () => {
 
   it("returns with Redis stopped, aborting the story, and says in one line what it could not do", async () => {
     const { redis } = await server();
-    const { queue, errors } = await open(redis.url, "c-down", { closeGraceMs: 2000, reportEveryMs: 100 });
+    // A grace far beyond what closing takes (each connection ends at its next reconnect), within the hang guard.
+    const { queue, errors } = await open(redis.url, "c-down", { closeGraceMs: GUARD_MS / 2, reportEveryMs: 100 });
     queue.shareLocalWork({ home: "/srv/down", collect: async () => ({ quarantined: [], undelivered: [] }) });
     const story = heldStory();
     queue.start(story.worker);
@@ -167,6 +151,23 @@ describe("BullMQ adapter: close", () => {
     expect(errors.filter((line) => line.startsWith("queue (redis): close: "))).toEqual([`queue (redis): close: Redis did not answer within 300 ms${LEASE_NOTE}`]);
   });
 
+  it("gives up on a frozen Redis with a story stopped, after one closeGraceMs over its steps and the hand-back, and says so once", async () => {
+    const { redis } = await server();
+    const { queue, errors } = await open(redis.url, "c-frozen-story", { closeGraceMs: 300 });
+    const story = heldStory();
+    queue.start(story.worker);
+    await queue.enqueue(makeJob(1));
+    await within("the story's start", story.started);
+    process.kill(redis.pid, "SIGSTOP");
+    try {
+      await within("close({ abortRunning }) with Redis frozen", queue.close({ abortRunning: true }));
+    } finally {
+      process.kill(redis.pid, "SIGCONT");
+    }
+    expect(story.ended()).toBe("aborted");
+    expect(errors.filter((line) => line.startsWith("queue (redis): close: "))).toEqual([`queue (redis): close: Redis did not answer within 300 ms${LEASE_NOTE}`]);
+  });
+
   it("says every step it could not do, in order, in one line", async () => {
     const { redis } = await server();
     const { queue, errors } = await open(redis.url, "c-both", { closeGraceMs: 300 });
@@ -192,7 +193,7 @@ describe("BullMQ adapter: close", () => {
     const { queue, errors } = await open(redis.url, "c-grace");
     const collecting = deferred();
     const held = deferred();
-    cleanups.push(() => held.resolve());
+    cleanup(() => held.resolve());
     let calls = 0;
     queue.shareLocalWork({ home: "/srv/grace", collect: async () => {
       calls += 1;
@@ -219,7 +220,7 @@ describe("BullMQ adapter: start", () => {
     for (const [prefix, slotRetryMs] of [["s-told", 60_000], ["s-heartbeat", undefined]] as const) {
       const { queue, errors } = await open(redis.url, prefix, { installationSlots: 1, concurrency: 2, slotRetryMs });
       const raw = new Queue("stories", { connection: { url: redis.url }, prefix });
-      cleanups.push(() => raw.close());
+      cleanup(() => raw.close());
       const story = heldStory();
       queue.start(story.worker);
       expect(() => queue.start(story.worker)).toThrow(new Error("the queue's worker is already started"));
@@ -246,7 +247,7 @@ describe("BullMQ adapter: start", () => {
       if (prefix === "s-heard") queue.listen({ onQuarantine: (quarantined) => heard.push(quarantined) });
       queue.start(async () => undefined);
       const raw = new Queue("stories", { connection: { url: redis.url }, prefix });
-      cleanups.push(() => raw.close());
+      cleanup(() => raw.close());
       await raw.add("story", { not: "a story" }, { jobId: "foreign" });
       await until("the job set aside", async () => (await queue.quarantinedJobs()).total === 1);
       const { jobs } = await queue.quarantinedJobs();

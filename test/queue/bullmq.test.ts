@@ -4,19 +4,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openStoryQueue, type StoryQueue } from "../../src/queue/index.js";
 import { parseRedisUrl } from "../../src/queue/bullmq/index.js";
-import { redisServerPath, startRedis, type RedisServer } from "../support/redis.js";
-import { makeJob } from "./helpers.js";
+import { redisForFile, redisServerPath } from "../support/redis.js";
+import { cleanupAfterEach, makeJob } from "./helpers.js";
 
 describe("BullMQ adapter", () => {
-  let redis: RedisServer | undefined;
-  let queue: StoryQueue | undefined;
-  beforeAll(async () => {
-    redis = await startRedis();
-  });
-  afterAll(async () => {
-    await queue?.close();
-    await redis?.stop();
-  });
+  const redis = redisForFile();
+  const cleanup = cleanupAfterEach();
 
   it("reads HARNESS_QUEUE as a Redis URL, naming the variable and hiding the password", () => {
     expect(parseRedisUrl("redis://localhost:6379/0").display).toBe("redis://localhost:6379/0");
@@ -32,14 +25,15 @@ describe("BullMQ adapter", () => {
   });
 
   it("refuses to write a job that is not a story job, naming the field", async () => {
-    queue = await openStoryQueue({ kind: "redis", url: redis?.url ?? "", concurrency: 1, prefix: "validation" });
+    const queue = await openStoryQueue({ kind: "redis", url: redis.url, concurrency: 1, prefix: "validation" });
+    cleanup(() => queue.close());
     const bad = { ...makeJob(1), installationId: "one" } as unknown as ReturnType<typeof makeJob>;
     await expect(queue.enqueue(bad)).rejects.toThrow(/\$\.installationId/);
     expect(await queue.snapshot()).toEqual([]);
   });
 
   it("queues a delivery given to two processes at once, or a story given two deliveries at once, as one job accepted at most once", async () => {
-    const opened = await Promise.all([1, 2].map(() => openStoryQueue({ kind: "redis", url: redis?.url ?? "", concurrency: 1, prefix: "together" })));
+    const opened = await Promise.all([1, 2].map(() => openStoryQueue({ kind: "redis", url: redis.url, concurrency: 1, prefix: "together" })));
     try {
       const [first, second] = opened as [StoryQueue, StoryQueue];
       // One of the two may see the other's job before either remembered the delivery: then it says the story is active.

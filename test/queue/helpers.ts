@@ -45,3 +45,38 @@ export function deferred(): { promise: Promise<void>; resolve: () => void } {
   });
   return { promise, resolve };
 }
+
+/** How long a BullMQ test waits for one step before it fails it: a hang guard, generous for a loaded machine. */
+export const GUARD_MS = 20_000;
+
+/** `work`, or a failure naming `what` when it has not settled within `guardMs` (a hang guard, never a budget). */
+export async function within<T>(what: string, work: Promise<T>, guardMs = GUARD_MS): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const guard = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not settle within ${guardMs / 1000} s`)), guardMs);
+  });
+  try {
+    return await Promise.race([work, guard]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Cleanups run after each test of the file, the last added first, each within the hang guard, so a
+ * test that failed halfway leaves no worker, connection or server. All of them run; the first
+ * failure is then the hook's.
+ */
+export function cleanupAfterEach(): (...cleanups: Array<() => unknown>) => void {
+  const cleanups: Array<() => unknown> = [];
+  afterEach(async () => {
+    const failures: unknown[] = [];
+    for (const cleanup of cleanups.splice(0).reverse()) {
+      await within("a cleanup", Promise.resolve().then(cleanup)).catch((error: unknown) => failures.push(error));
+    }
+    if (failures.length > 0) throw failures[0];
+  });
+  return (...added) => {
+    cleanups.push(...added);
+  };
+}

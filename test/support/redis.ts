@@ -29,7 +29,9 @@ export function redisServerPath(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 async function answersPing(url: string): Promise<boolean> {
-  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  // A probe refused before the server listens keeps a closed socket: ending it would hold a timer of
+  // `disconnectTimeout` (2 s by default) that keeps a short test file's process from exiting.
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, disconnectTimeout: 0 });
   client.on("error", () => undefined);
   try {
     await client.connect();
@@ -75,4 +77,61 @@ export async function startRedis(): Promise<RedisServer> {
     await stop();
     if (attempt >= 2) throw new Error(`redis-server ${why}`);
   }
+}
+
+/** The redis-server a test file shares, and a plain client on it. */
+export interface FileRedis {
+  /** The server: started before the file's first test. */
+  readonly server: RedisServer;
+  /** Its URL. */
+  readonly url: string;
+  /**
+   * A client on it, made at the first use (made again after one that was quit) and ended after the
+   * file. It notes connection errors without printing them (a test that drops every client).
+   */
+  readonly client: Redis;
+  /** Redis's clock in ms, as the adapter reads it. */
+  now(): Promise<number>;
+}
+
+/**
+ * One redis-server for every test of a file, started in `beforeAll` and ended, with the client,
+ * in `afterAll` (Jest's globals: the benchmarks import this file outside Jest). A test that stops
+ * or freezes Redis starts its own with {@link startRedis}.
+ */
+export function redisForFile(): FileRedis {
+  let server: RedisServer | undefined;
+  let client: Redis | undefined;
+  beforeAll(async () => {
+    server = await startRedis();
+  });
+  afterAll(async () => {
+    client?.disconnect();
+    client = undefined;
+    await server?.stop();
+    server = undefined;
+  });
+  const started = (): RedisServer => {
+    if (!server) throw new Error("redisForFile: the file's redis-server is not running (used outside its tests?)");
+    return server;
+  };
+  return {
+    get server() {
+      return started();
+    },
+    get url() {
+      return started().url;
+    },
+    get client() {
+      if (!client || client.status === "end") {
+        client = new Redis(started().url);
+        client.on("error", () => undefined);
+      }
+      return client;
+    },
+    async now() {
+      const [seconds, micros] = await this.client.time();
+      return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    },
+  };
 }

@@ -1,9 +1,10 @@
-import { Queue, Worker, type Job } from "bullmq";
+import { Queue, type Job, type Worker } from "bullmq";
 import { Redis } from "ioredis";
 import {
   DEFAULT_LEASE_TIMING, type EnqueueOutcome, type JobWorker, type LeaseTiming, type LocalWork, type QuarantinedJobView, type QueuedJobView, type QueueListeners, type StoryJob, type StoryQueue, type WorkerReport,
 } from "../port.js";
 import { RedisQuarantine } from "./redis-quarantine.js";
+import { ClosingWorker } from "./closing-worker.js";
 import { parseRedisUrl } from "./connection.js";
 import { InstallationSlots } from "./installation-slots.js";
 import { adapterKeys, KEY_PREFIX, QUEUE_NAME, storyJobId } from "./keys.js";
@@ -31,7 +32,7 @@ export interface BullmqQueueOptions {
   log?: { error: (message: string) => void };
   /** How often a worker renews its report (`harness status`); the lease heartbeat unless told. */
   reportEveryMs?: number;
-  /** How long `close` waits for Redis before it gives up on it ({@link DEFAULT_CLOSE_GRACE_MS}). */
+  /** How long `close` waits for Redis, its steps and the hand-backs together, before it gives up on it ({@link DEFAULT_CLOSE_GRACE_MS}). */
   closeGraceMs?: number;
   /** Test seam: awaited between an enqueue's two writes (the job, then its delivery ids), where a crash is injected. */
   crashPoint?: () => Promise<void>;
@@ -55,6 +56,13 @@ export const DEFAULT_CLOSE_GRACE_MS = 5000;
 export function reconnectDelay(shutdown: { closing?: boolean }, times: number): number | null {
   return shutdown.closing ? null : Math.min(times * 200, 2000);
 }
+
+/**
+ * How long a connection that is told to end waits for its socket to close before it destroys it. Its
+ * timer holds the process; a socket Redis already dropped never closes again, so with ioredis's
+ * default (2 s) a process closing with Redis down lingered that long after `close`.
+ */
+const DISCONNECT_TIMEOUT_MS = 200;
 
 const PRIORITY = { "retry-blocked": 1, start: 2 } as const;
 
@@ -108,7 +116,7 @@ export class BullmqQueue implements StoryQueue {
     let lastError: Error | undefined;
     // `closing` is set once the queue closes.
     const shutdown: { closing?: boolean } = {};
-    const redis = new Redis(target.url, { lazyConnect: true, maxRetriesPerRequest: 2, disconnectTimeout: 200, retryStrategy: (times) => reconnectDelay(shutdown, times) });
+    const redis = new Redis(target.url, { lazyConnect: true, maxRetriesPerRequest: 2, disconnectTimeout: DISCONNECT_TIMEOUT_MS, retryStrategy: (times) => reconnectDelay(shutdown, times) });
     // Kept for the connection's life (it only notes the error); once open, errors are logged too.
     redis.on("error", (error: Error) => {
       lastError = error;
@@ -123,7 +131,7 @@ export class BullmqQueue implements StoryQueue {
       throw new Error(`HARNESS_QUEUE: cannot reach Redis at ${target.display}: ${why instanceof Error ? why.message : String(why)}`);
     }
     const queue = new Queue(QUEUE_NAME, {
-      connection: { url: target.url, retryStrategy: (times: number) => reconnectDelay(shutdown, times) },
+      connection: { url: target.url, disconnectTimeout: DISCONNECT_TIMEOUT_MS, retryStrategy: (times: number) => reconnectDelay(shutdown, times) },
       prefix: options.prefix ?? KEY_PREFIX,
       defaultJobOptions: { removeOnComplete: true, removeOnFail: true, attempts: 1 },
     });
@@ -203,8 +211,8 @@ export class BullmqQueue implements StoryQueue {
       onQuarantine: (quarantined) => this.listeners.onQuarantine?.(quarantined),
     });
     this.processor = processor;
-    this.worker = new Worker(QUEUE_NAME, (job, token) => processor.process(job, token), {
-      connection: { url: parseRedisUrl(this.options.url).url, maxRetriesPerRequest: null, retryStrategy: (times: number) => reconnectDelay(this.shutdown, times) },
+    this.worker = new ClosingWorker(QUEUE_NAME, (job, token) => processor.process(job, token), {
+      connection: { url: parseRedisUrl(this.options.url).url, maxRetriesPerRequest: null, disconnectTimeout: DISCONNECT_TIMEOUT_MS, retryStrategy: (times: number) => reconnectDelay(this.shutdown, times) },
       prefix: this.prefix,
       concurrency: this.concurrency,
       lockDuration: this.lease.lockTtlMs,
@@ -241,7 +249,7 @@ export class BullmqQueue implements StoryQueue {
    * Stops taking jobs, hands the running ones back (with `abortRunning`) and withdraws or leaves
    * this worker's report. Bounded when Redis is gone: once closing, a connection that is lost
    * ends instead of reconnecting, so every step still waiting on Redis fails, and a close whose
-   * Redis steps have not ended within `closeGraceMs` gives up on them. Either way it says so:
+   * Redis steps and hand-backs have not all ended within one `closeGraceMs` gives up on them. Either way it says so:
    * the jobs it could not hand back are taken by another worker once their lease expires.
    */
   async close(options: { abortRunning?: boolean } = {}): Promise<void> {
@@ -269,11 +277,15 @@ export class BullmqQueue implements StoryQueue {
         return false;
       });
       await this.worker?.close(!reachable).catch(note("worker"));
+      // A story stopped by the shutdown is handed back after it ends (a forced worker close does not wait for that): its
+      // attempt settles, or fails and says so, before close returns, so a process that exits next does not cut it short.
+      await this.processor?.settled();
       if (reachable) await this.lastReport(note("report"));
       await this.queue.close().catch(note("queue"));
       // Every step that used this connection has ended: dropped, not asked to quit (nothing is left to answer).
       this.redis.disconnect();
     })();
+    // One grace over every step above, the hand-backs included.
     let timer: NodeJS.Timeout | undefined;
     const graceMs = this.options.closeGraceMs ?? DEFAULT_CLOSE_GRACE_MS;
     let gaveUp = false;
@@ -287,9 +299,6 @@ export class BullmqQueue implements StoryQueue {
       }),
     ]);
     clearTimeout(timer);
-    // A story stopped by the shutdown is handed back after it ends: its attempt settles (or fails, said in the log)
-    // before close returns, within the same grace, so a process that exits next does not cut it short.
-    if (!gaveUp) await Promise.race([this.processor?.settled(), new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref())]);
     if (gaveUp) {
       failures.push(`Redis did not answer within ${graceMs} ms`);
       this.redis.disconnect();

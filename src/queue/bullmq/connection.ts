@@ -34,7 +34,11 @@ export function parseRedisUrl(value: string, variable = "HARNESS_QUEUE"): RedisT
   return { url: value, display: redactUrl(value) };
 }
 
-/** The URL without its password. */
+/**
+ * The URL without its password. As in a URL parser, the credentials end at the last '@' before
+ * the host (a user name or password may hold an unencoded '@'), the first ':' in them ends the user
+ * name, and the first '/' ends the authority.
+ */
 export function redactUrl(value: string): string {
-  return value.replace(/\/\/([^/@:]*):[^/@]*@/, "//$1:***@");
+  return value.replace(/\/\/([^/:]*):[^/]*@/, "//$1:***@");
 }
