@@ -30,6 +30,8 @@ export async function openStoryQueue(config: QueueConfig, log?: { error: (messag
     return EmbeddedQueue.open({
       dir: config.dir,
       concurrency: config.concurrency,
+      // The App's enqueue: one appended record (see src/queue/wal).
+      writeAheadLog: true,
       ...(config.installationSlots ? { installationSlots: config.installationSlots } : {}),
       ...(log ? { log } : {}),
     });
