@@ -217,7 +217,7 @@ export class EmbeddedQueue implements StoryQueue {
     for (const record of order) {
       if (this.closed || this.running.size >= this.concurrency) return;
       // A job whose file is still being written is not claimable yet: its enqueue pumps again once it is on disk.
-      if (this.running.has(record.id) || this.heldElsewhere.has(record.id) || this.writing.has(record.id) || !this.store.claimable(record.id)) continue;
+      if (this.running.has(record.id) || this.heldElsewhere.has(record.id) || this.writing.has(record.id)) continue;
       if (!this.hasInstallationSlot(record.job.installationId)) continue;
       const lease = await this.claim(record);
       if (!lease) {

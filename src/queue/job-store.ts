@@ -1,6 +1,7 @@
 import { access, mkdir, readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
 import { syncDir, writeFileAtomic, type AtomicWriteOptions } from "../files/index.js";
 import { schemas } from "../schema/index.js";
 import type { StoryJob } from "./port.js";
@@ -63,9 +64,12 @@ export class JobStore {
     // Compiled at start-up, so the first webhook's enqueue does not pay for it.
     schemas().precompile("queue-job", "queue-lock");
     this.writer ??= JobFileWorker.start();
-    if (this.options.writeAheadLog && !this.wal) {
+    const walDir = join(this.queueDir, "wal");
+    // A folder with logs is read with them, whoever opens it: their jobs are this folder's jobs too.
+    if ((this.options.writeAheadLog || existsSync(walDir)) && !this.wal) {
       this.wal = await WriteAheadLog.open({
-        dir: join(this.queueDir, "wal"),
+        dir: walDir,
+        locksDir: this.locksDir,
         ...(this.options.walSegmentBytes ? { segmentBytes: this.options.walSegmentBytes } : {}),
         hasFile: (id) => access(this.jobPath(id)).then(() => true, () => false),
         materialise: (jobs) => this.materialise(jobs),
@@ -82,11 +86,6 @@ export class JobStore {
     const writer = this.writer;
     this.writer = undefined;
     await writer?.close();
-  }
-
-  /** False for a job only another live process's log holds: that process runs it (or writes its file first). */
-  claimable(id: string): boolean {
-    return !this.wal?.foreign(id);
   }
 
   private jobPath(id: string): string {
@@ -131,8 +130,10 @@ export class JobStore {
     try {
       text = await readFile(join(this.jobsDir, `${id}.json`), "utf8");
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return this.logged(id);
-      throw error;
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+      // Only logged: another process may have run it from its file meanwhile (its tombstone tells).
+      await this.wal?.catchUp();
+      return this.logged(id);
     }
     const parsed = parseJob(id, text);
     if ("unreadable" in parsed) throw parsed.unreadable;

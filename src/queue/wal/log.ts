@@ -9,7 +9,10 @@
  * - a job's file, once it exists, is the job: a record whose file exists is not replayed;
  * - a tombstone is durable before the job's file is removed (or quarantined);
  * - a segment is removed only when each of its jobs is tombstoned or has its file, after its
- *   tombstones still needed (their job's record lives in another segment) are appended again.
+ *   tombstones still needed (their job's record lives in another segment) are appended again;
+ * - any process may claim a logged job (under its lock, as a job file): a claim that finds no
+ *   file reads the other logs first, and a takeover writes a job's file only under its lock,
+ *   after reading them again, so a job finished elsewhere meanwhile is seen tombstoned.
  */
 import { mkdir, open, readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
@@ -30,6 +33,8 @@ export interface LoggedJob {
 export interface WriteAheadLogOptions {
   /** `<queueDir>/wal`. */
   dir: string;
+  /** `<queueDir>/locks`: a job's file is written by a takeover only under the job's lock. */
+  locksDir: string;
   segmentBytes?: number;
   /** True when the job's own file exists. */
   hasFile: (id: string) => Promise<boolean>;
@@ -61,6 +66,8 @@ export class WriteAheadLog {
   private readonly tombs = new Map<string, Set<string>>();
   private readonly appender: Appender;
   private chain: Promise<void> = Promise.resolve();
+  /** Logs of dead owners taken over and not yet removed (a job of theirs was locked by a live process). */
+  private readonly adopted = new Set<string>();
   private closed = false;
 
   private constructor(private readonly options: WriteAheadLogOptions) {
@@ -103,10 +110,11 @@ export class WriteAheadLog {
     return this.settled(id) ? undefined : this.jobs.get(id)?.value;
   }
 
-  /** True for a job only another live process's log holds: that process claims it (or writes its file). */
-  foreign(id: string): boolean {
-    const job = this.jobs.get(id);
-    return job !== undefined && !this.settled(id) && this.segments.get(job.segment)?.mine === false;
+  /** Reads what the other logs appended since the last look (a claim of a job no file holds). */
+  catchUp(): Promise<void> {
+    return this.serial(async () => {
+      await this.readOthers();
+    });
   }
 
   /**
@@ -114,7 +122,11 @@ export class WriteAheadLog {
    * owners, and removes this log's sealed segments that hold nothing needed.
    */
   refresh(): Promise<void> {
-    const run = this.chain.then(() => this.refreshNow());
+    return this.serial(() => this.refreshNow());
+  }
+
+  private serial(work: () => Promise<void>): Promise<void> {
+    const run = this.chain.then(work);
     this.chain = run.catch(() => undefined);
     return run;
   }
@@ -132,6 +144,16 @@ export class WriteAheadLog {
   }
 
   private async refreshNow(): Promise<void> {
+    const logs = await this.readOthers();
+    for (const log of logs) {
+      if (this.closed) return;
+      if (this.adopted.has(log) || (await acquireLock(this.lockPath(log), this.owner))) await this.takeOver(log);
+    }
+    await this.compact();
+  }
+
+  /** Reads the other logs' new lines; returns the names of the other logs in the folder. */
+  private async readOthers(): Promise<Set<string>> {
     const names = await readdir(this.options.dir);
     const present = new Set(names);
     for (const [file, segment] of this.segments) if (!segment.mine && !present.has(file)) this.drop(file);
@@ -144,11 +166,7 @@ export class WriteAheadLog {
       logs.add(log);
       if (segment) await this.readSegment(file, log, Number(segment[2]));
     }
-    for (const log of logs) {
-      if (this.closed) return;
-      if (await acquireLock(this.lockPath(log), this.owner)) await this.takeOver(log);
-    }
-    await this.compact();
+    return logs;
   }
 
   /** Reads the lines appended to another log's segment since the last look. */
@@ -182,8 +200,10 @@ export class WriteAheadLog {
 
   /** A dead owner's log, now locked by this one: its queued jobs become job files, then it goes. */
   private async takeOver(log: string): Promise<void> {
+    this.adopted.add(log);
     const files = [...this.segments.entries()].filter(([, segment]) => segment.log === log).map(([file]) => file);
-    await this.retire(new Set(files), true);
+    if (!(await this.retire(new Set(files), true))) return;
+    this.adopted.delete(log);
     await releaseLock(this.lockPath(log), this.owner);
   }
 
@@ -192,14 +212,37 @@ export class WriteAheadLog {
    * jobs that have none, then the tombstones still needed appended again (`carry`; at close
    * there is no log left to carry them to, and those segments stay).
    */
-  private async retire(files: Set<string>, carry: boolean): Promise<void> {
+  private async retire(files: Set<string>, carry: boolean): Promise<boolean> {
     const unwritten: LoggedJob[] = [];
     for (const file of files) for (const id of this.segments.get(file)?.jobs ?? []) {
       const job = this.jobs.get(id);
       if (job?.segment === file && !this.settled(id) && !(await this.options.hasFile(id))) unwritten.push({ id, value: job.value });
     }
-    if (unwritten.length > 0) await this.options.materialise(unwritten);
-    await this.removeSegments(files, carry);
+    const locked: string[] = [];
+    let whole = true;
+    try {
+      const writable: LoggedJob[] = [];
+      for (const job of unwritten) {
+        if (await acquireLock(this.jobLock(job.id), this.owner)) {
+          locked.push(job.id);
+          writable.push(job);
+        } else {
+          // A live process is claiming it (and writes its file): this segment waits for the next look.
+          files.delete(this.jobs.get(job.id)?.segment ?? "");
+          whole = false;
+        }
+      }
+      if (writable.length > 0) {
+        // Under the jobs' locks, the other logs read again: a job finished elsewhere is tombstoned by now.
+        await this.readOthers();
+        const still: LoggedJob[] = [];
+        for (const job of writable) if (!this.settled(job.id) && !(await this.options.hasFile(job.id))) still.push(job);
+        if (still.length > 0) await this.options.materialise(still);
+      }
+    } finally {
+      for (const id of locked) await releaseLock(this.jobLock(id), this.owner);
+    }
+    return (await this.removeSegments(files, carry)) && whole;
   }
 
   /** This log's sealed segments whose every job is tombstoned or has its file: removed. */
@@ -214,15 +257,18 @@ export class WriteAheadLog {
     }
   }
 
-  private async removeSegments(files: Set<string>, carry: boolean): Promise<void> {
+  /** Removes `files`; false when some stayed (a tombstone still needed, at close). */
+  private async removeSegments(files: Set<string>, carry: boolean): Promise<boolean> {
     const needed = new Set<string>();
     for (const file of files) for (const id of this.segments.get(file)?.tombs ?? []) {
       const job = this.jobs.get(id);
       const elsewhere = [...(this.tombs.get(id) ?? [])].some((tomb) => !files.has(tomb));
       if (job && !files.has(job.segment) && !elsewhere) needed.add(id);
     }
+    let whole = true;
     if (needed.size > 0 && !carry) {
       // Only at close: the segments holding a needed tombstone stay, for whoever takes this log over.
+      whole = false;
       for (const file of files) if ([...(this.segments.get(file)?.tombs ?? [])].some((id) => needed.has(id))) files.delete(file);
     } else {
       await Promise.all([...needed].map((id) => this.tombstone(id)));
@@ -232,6 +278,7 @@ export class WriteAheadLog {
       this.drop(file);
     }
     if (files.size > 0) await syncDir(this.options.dir);
+    return whole;
   }
 
   private apply(entry: WalEntry, file: string): void {
@@ -263,6 +310,10 @@ export class WriteAheadLog {
 
   private settled(id: string): boolean {
     return this.tombs.has(id);
+  }
+
+  private jobLock(id: string): string {
+    return join(this.options.locksDir, `${id}.lock`);
   }
 
   private lockPath(log: string): string {
