@@ -1,5 +1,5 @@
 import { jest } from "@jest/globals";
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { exec, type ExecResult } from "../../src/exec/index.js";
 import { EmbeddedQueue, type JobLease } from "../../src/queue/index.js";
@@ -217,6 +217,24 @@ describe("embedded queue with a write-ahead log", () => {
     // The next rescans compact: only the newest segment of this log is left.
     await waitFor("sealed segments removed", () => segments().length === 1);
     expect(ran).toEqual([1, 2, 3, 4, 5, 6, 7, 8].map((issue) => `d-${issue}`));
+  });
+
+  it("refuses an enqueue whose append fails, holding nothing, and appends the next one to a new segment", async () => {
+    // Every batch fills its segment: each enqueue opens the next one.
+    const queue = await openQueue({ walSegmentBytes: 1 });
+    expect((await queue.enqueue(makeJob(1, "d-1"))).accepted).toBe(true);
+    const [first] = segments();
+    const blocker = join(dir, "wal", (first ?? "").replace(".000001.log", ".000002.log"));
+    mkdirSync(blocker);
+    await expect(queue.enqueue(makeJob(2, "d-2"))).rejects.toMatchObject({ code: "EEXIST" });
+    expect(await queue.isActive("acme/widgets#2")).toBe(false);
+    rmdirSync(blocker);
+    expect((await queue.enqueue(makeJob(2, "d-2"))).accepted).toBe(true);
+    expect(segments().map((name) => name.slice(-10))).toEqual(["000001.log", "000003.log"]);
+    await queue.close();
+    open.splice(0);
+    expect(jobFiles()).toHaveLength(2);
+    expect(walFiles()).toEqual([]);
   });
 
   it("loses no answered enqueue when its process is killed with SIGKILL mid-write", async () => {

@@ -58,8 +58,6 @@ const LOCK = /^([A-Za-z0-9]+-[A-Za-z0-9]+)\.lock$/;
 export class WriteAheadLog {
   /** This log's name: `<pid>-<instance>`. */
   readonly name: string;
-  /** Damaged lines skipped in other logs (a torn tail's newline-ended garbage, a bad sector). */
-  damaged = 0;
   private readonly owner: LockOwner = newLockOwner();
   private readonly segments = new Map<string, Segment>();
   private readonly jobs = new Map<string, { segment: string; value: unknown }>();
@@ -191,7 +189,6 @@ export class WriteAheadLog {
       const { bytesRead } = await handle.read(chunk, 0, chunk.length, segment.offset);
       const decoded = decodeChunk(chunk.subarray(0, bytesRead));
       segment.offset += decoded.consumed;
-      this.damaged += decoded.damaged;
       for (const entry of decoded.entries) this.apply(entry, file);
     } finally {
       await handle.close();
@@ -251,10 +248,14 @@ export class WriteAheadLog {
     const sealed = [...this.segments.entries()].filter(([file, segment]) => segment.mine && file < latest).map(([file]) => file).sort();
     for (const file of sealed) {
       if (this.closed) return;
-      let done = true;
-      for (const id of this.segments.get(file)?.jobs ?? []) if (!this.settled(id) && !(await this.options.hasFile(id))) done = false;
-      if (done) await this.removeSegments(new Set([file]), true);
+      if (await this.allWritten(file)) await this.removeSegments(new Set([file]), true);
     }
+  }
+
+  /** True when each job of the segment is tombstoned or has its file; stops at the first that is neither (a backlog costs one look per segment). */
+  private async allWritten(file: string): Promise<boolean> {
+    for (const id of this.segments.get(file)?.jobs ?? []) if (!this.settled(id) && !(await this.options.hasFile(id))) return false;
+    return true;
   }
 
   /** Removes `files`; false when some stayed (a tombstone still needed, at close). */
