@@ -1,4 +1,5 @@
 import { jest } from "@jest/globals";
+import { crc32 } from "node:zlib";
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { exec, type ExecResult } from "../../src/exec/index.js";
@@ -35,12 +36,12 @@ describe("write-ahead log records", () => {
     expect(decodeChunk(chunk)).toEqual({ entries: [{ t: "done", id: "a-1" }], consumed: Buffer.byteLength(good + changed), damaged: 1 });
   });
 
-  it("refuses lines that are not entries", () => {
-    const line = (json: string): string => encodeEntry({ t: "done", id: "x" }).slice(0, 0) + json;
-    for (const json of ['{"t":"job","id":"x"}', '{"t":"other","id":"x"}', '{"t":"done","id":"../x"}', '{"t":"done"}', "null", "[1", "7"]) {
-      const checked = encodeEntry({ t: "done", id: "x" }).replace(/ .*\n$/, "");
-      expect(decodeLine(`${checked} ${line(json)}`)).toBeUndefined();
+  it("refuses lines that are not entries, even with a matching checksum", () => {
+    const withSum = (json: string): string => encodeJobLine("x", "0").replace(/ .*\n$/, "").slice(0, 0) + `${crc32(json).toString(16).padStart(8, "0")} ${json}`;
+    for (const json of ['{"t":"job","id":"x"}', '{"t":"other","id":"x"}', '{"t":"done","id":"../x"}', '{"t":"done","id":"x/.."}', '{"t":"done","id":7}', '{"t":"done"}', "null", "[1", "7"]) {
+      expect(decodeLine(withSum(json))).toBeUndefined();
     }
+    expect(decodeLine(withSum('{"t":"job","id":"x","r":null}'))).toEqual({ t: "job", id: "x", r: null });
     const valid = encodeEntry({ t: "done", id: "x" }).slice(0, -1);
     expect(decodeLine(valid)).toEqual({ t: "done", id: "x" });
     expect(decodeLine(valid.replace(" ", "-"))).toBeUndefined();
