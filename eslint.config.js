@@ -2,7 +2,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/", "dist/", "coverage/", "reports/", ".stryker-tmp/", "test/fixtures/**/*.js"] },
+  { ignores: ["node_modules/", "dist/", "coverage/", "reports/", ".stryker-tmp*/", "test/fixtures/**/*.js"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -14,13 +14,13 @@
  * Clean-up happens outside the timings. Each ratio is the median of the per-repetition ratios,
  * with their range.
  *
- * Run: npm run bench -- clean-clone [--sizes 1000,20000,80000] [--changes 1,1000,10000,untracked] [--reps 3] [--large-reps 2] [--skip-warmup]
+ * Run: npm run bench -- clean-clone [--sizes 1000,20000,80000] [--changes 1,1000,10000,untracked] [--reps 3] [--large-reps 2] [--skip-warmup] [--samples] [--settle]
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { execShell } from "../src/exec/index.js";
+import { exec, execShell } from "../src/exec/index.js";
 import { buildCleanClone, git, HARNESS_IDENTITY } from "../src/workspace/index.js";
 import { summarisePairs, type PairedResult } from "./lib/paired.js";
 
@@ -32,6 +32,10 @@ const { values } = parseArgs({
     "large-reps": { type: "string", default: "2" },
     // The generated target is in the page cache already; skipping the warm-up leaves a large cell's time to measured pairs.
     "skip-warmup": { type: "boolean", default: false },
+    // Prints each cell's raw samples (seconds, in repetition order) after its row, for a look at the spread.
+    samples: { type: "boolean", default: false },
+    // Flushes dirty pages (sync) after each side's clean-up, so no side pays for the previous one's writeback.
+    settle: { type: "boolean", default: false },
   },
 });
 const SIZES = (values.sizes ?? "").split(",").map(Number);
@@ -115,6 +119,8 @@ async function timeSide(side: Side, repo: string, root: string): Promise<number>
     return elapsed;
   } finally {
     rmSync(scratch, { recursive: true, force: true });
+    // Outside the timing: the writes and the removal of this side are flushed here, not during the next side's timing.
+    if (values.settle === true) await exec(["sync"], { cwd: root });
   }
 }
 
@@ -142,8 +148,8 @@ const ratio = (result: PairedResult): string =>
 async function main(): Promise<void> {
   const root = mkdtempSync(join(tmpdir(), "bench-clean-clone-"));
   try {
-    // "floor spread" is the floor's interquartile range over its median: the verdict is
-    // inconclusive when it is more than the effect, |1 − harness / floor|.
+    // "floor spread" is how far the floor moved between neighbouring repetitions, over its median
+    // (bench/lib/paired.ts): the verdict is inconclusive when it is more than the effect, |1 − harness / floor|.
     console.log("| files | change | harness | floor | harness / floor | floor spread | worktree add | harness / worktree | n | load |");
     console.log("|---:|---|---:|---:|---:|---:|---:|---:|---:|---|");
     for (const files of SIZES) {
@@ -159,6 +165,10 @@ async function main(): Promise<void> {
           `| ${files.toLocaleString("en")} | ${change.label} | ${ms(cell.floor.medianSubjectMs)} | ${ms(cell.floor.medianBaselineMs)} | ${ratio(cell.floor)}${target} | ${(cell.floor.baselineSpread * 100).toFixed(0)} % | ` +
             `${ms(cell.worktree.medianBaselineMs)} | ${ratio(cell.worktree)} | ${cell.floor.reps} | ${cell.floor.load.before.toFixed(1)}→${cell.floor.load.after.toFixed(1)} |`,
         );
+        if (values.samples === true) {
+          const list = (samples: readonly number[]): string => samples.map((value) => (value / 1000).toFixed(2)).join(" ");
+          console.log(`<!-- harness: ${list(cell.floor.subjectMs)} | floor: ${list(cell.floor.baselineMs)} | worktree: ${list(cell.worktree.baselineMs)} -->`);
+        }
       }
       rmSync(repo, { recursive: true, force: true });
     }

@@ -31,7 +31,7 @@ import { startWorker } from "../test/e2e/worker-process.js";
 import { formatPaired, measurePaired, median } from "./lib/paired.js";
 import { idleBetween, meanSteps, storyTimelines } from "./lib/story-timeline.js";
 import { cpuSince, processCpu, type ProcessCpu } from "./lib/proc-cpu.js";
-import { breakDownGaps, breakDownSteps, formatBreakdown, formatSteps, mergeBreakdowns, readTrace } from "./lib/gap-trace.js";
+import { breakDownGaps, breakDownSteps, formatBreakdown, formatSteps, mergeBreakdowns, processesPerStory, readTrace } from "./lib/gap-trace.js";
 
 const { values } = parseArgs({ options: { stories: { type: "string", default: "20" }, rounds: { type: "string", default: "1" }, "latency-jobs": { type: "string", default: "200" }, breakdown: { type: "boolean", default: false }, workers: { type: "string" } } });
 const STORIES = Number(values.stories);
@@ -111,6 +111,8 @@ function describeTime(homes: string[], tookSeconds: number): void {
   const firstStarts = perWorker.map((timelines) => timelines[0]?.start ?? Number.NaN);
   const lastEnds = perWorker.map((timelines) => timelines.at(-1)?.end ?? Number.NaN);
   const traces = homes.map((home) => readTrace(traceFile(home)));
+  const processes = processesPerStory(traces, all.length);
+  console.log(`    processes per story ${processes.total.toFixed(1)} (workers' children): ${processes.kinds.map(([kind, count]) => `${kind} ${count.toFixed(2)}`).join(", ")}`);
   for (const line of formatBreakdown(mergeBreakdowns(perWorker.map((timelines, index) => breakDownGaps(timelines, traces[index] ?? []))))) console.log(`    ${line}`);
   // The journal's own longest non-agent steps, by what they ran (first worker: its stories are enough for the per-step picture).
   for (const line of formatSteps(breakDownSteps(perWorker[0] ?? [], traces[0] ?? [], ["worktree", "clean_clone", "provision", "story", "gate verifier", "stage tester"]))) console.log(`    ${line}`);

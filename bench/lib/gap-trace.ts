@@ -182,3 +182,12 @@ export function formatSteps(found: Map<string, { stories: number; ops: Map<strin
   }
   return lines;
 }
+
+/** Child processes the workers started (their traces), per story by kind (`git fetch`, `sh -c`, …), most first. */
+export function processesPerStory(traces: TraceRecord[][], stories: number): { total: number; kinds: Array<[string, number]> } {
+  const kinds = new Map<string, number>();
+  for (const record of traces.flat()) if (record.k === "proc") kinds.set(record.w, (kinds.get(record.w) ?? 0) + 1);
+  const n = Math.max(1, stories);
+  const total = [...kinds.values()].reduce((sum, count) => sum + count, 0) / n;
+  return { total, kinds: [...kinds].map(([kind, count]) => [kind, count / n] as [string, number]).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])) };
+}

@@ -5,9 +5,13 @@
  * itself moved more than the effect being claimed, the result says "inconclusive" instead
  * of a number someone might quote.
  *
- * How far the baseline "moved" is its interquartile range over its median, not its full
- * range: the range of n samples only widens as n grows, so with the range more repetitions
- * (the cure for a noisy machine) made every verdict inconclusive, one stray sample sufficing.
+ * How far the baseline "moved" is the median step between neighbouring repetitions, over its
+ * median, times √2: the movement that pairing cannot cancel. (For steady noise the median step
+ * is 1/√2 of the interquartile range, so without drift the two measures agree.) A slow drift (load rising through a run)
+ * moves both sides of every pair alike and leaves the ratios where they were, yet widens the
+ * spread of the whole run, so a spread over the run (the interquartile range, fifth session)
+ * made a run inconclusive whenever the load climbed. The full range was worse still: it only
+ * widens as repetitions are added, one stray sample sufficing.
  */
 import { loadavg } from "node:os";
 
@@ -25,7 +29,7 @@ export interface PairedResult {
   maxRatio: number;
   medianSubjectMs: number;
   medianBaselineMs: number;
-  /** The baseline's own spread: its interquartile range ÷ its median (see the file's comment). */
+  /** How far the baseline moved: √2 × the median of |b[i+1] − b[i]| ÷ its median (see the file's comment); 0 for one sample. */
   baselineSpread: number;
   /** True when the baseline moved more than the effect (|median ratio − 1|). */
   inconclusive: boolean;
@@ -63,7 +67,8 @@ export function summarisePairs(subjectMs: readonly number[], baselineMs: readonl
   const ratios = subjectMs.map((value, index) => value / (baselineMs[index] as number));
   const medianRatio = median(ratios);
   const medianBaselineMs = median(baselineMs);
-  const baselineSpread = (quantile(baselineMs, 0.75) - quantile(baselineMs, 0.25)) / medianBaselineMs;
+  const steps = baselineMs.slice(1).map((value, index) => Math.abs(value - (baselineMs[index] as number)));
+  const baselineSpread = steps.length === 0 ? 0 : (Math.SQRT2 * median(steps)) / medianBaselineMs;
   return {
     reps: ratios.length,
     subjectMs: [...subjectMs],

@@ -6,7 +6,7 @@
  */
 import { join } from "node:path";
 import { succeeded } from "../exec/index.js";
-import { git } from "../workspace/index.js";
+import { git, readHeadCommit } from "../workspace/index.js";
 import type { CheckFailure } from "./checks.js";
 import type { TaskRun } from "./task.js";
 import type { Stage } from "./workflow.js";
@@ -41,7 +41,8 @@ export function needsBaseline(stages: readonly Stage[], testCommand: string | un
  * failure: it only matters once the change's gate is red too.
  */
 export async function runBaseline(task: TaskRun, command: string): Promise<CheckFailure | undefined> {
-  const commit = await git(["rev-parse", "HEAD"], { cwd: task.worktree.path, readOnly: true });
+  // Read from the worktree's files when they are laid out plainly: one git process less.
+  const commit = readHeadCommit(task.worktree.path) ?? (await git(["rev-parse", "HEAD"], { cwd: task.worktree.path, readOnly: true }));
   // The same policy as the suite gate: sandboxed, writing only the worktree, network only when the repository opts in.
   const result = await task.sandbox.shell(command, {
     cwd: task.worktree.path,

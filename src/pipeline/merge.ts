@@ -3,7 +3,7 @@
  * resolving a conflict silently), the tasks an earlier run merged, and a task's changed files.
  * Every call goes through the workspace's hardened git.
  */
-import { git, gitResult, HARNESS_IDENTITY, repositoryLocks, splitNul } from "../workspace/index.js";
+import { git, gitResult, HARNESS_IDENTITY, isValidBranchName, repositoryLocks, splitNul } from "../workspace/index.js";
 
 /** The trailer of a task's merge commit; an earlier run's merges keep their tasks' work. */
 export const TASK_TRAILER = "Harness-Task";
@@ -13,8 +13,7 @@ export async function ensureStoryBranch(repoDir: string, branch: string, baseRef
   const ref = `refs/heads/${branch}`;
   const existing = await gitResult(["rev-parse", "--verify", "--quiet", `${ref}^{commit}`], { cwd: repoDir, readOnly: true });
   if (existing.exitCode === 0) return (existing.stdout?.toString() ?? "").trim();
-  const format = await gitResult(["check-ref-format", "--branch", branch], { cwd: repoDir, readOnly: true });
-  if (format.exitCode !== 0) throw new Error(`'${branch}' is not a valid branch name`);
+  if (!isValidBranchName(branch)) throw new Error(`'${branch}' is not a valid branch name`);
   const base = await git(["rev-parse", "--verify", `${baseRef}^{commit}`], { cwd: repoDir, readOnly: true });
   await repositoryLocks.with(repoDir, () => git(["update-ref", ref, base, ""], { cwd: repoDir }));
   return base;

@@ -50,7 +50,9 @@ export class EmbeddedQueue implements StoryQueue {
   private readonly abort = new AbortController();
   private worker: JobWorker | undefined;
   private timer: NodeJS.Timeout | undefined;
-  private pumping = false;
+  /** The pump's pass under way, if any. */
+  private pumping: Promise<void> | undefined;
+  // Stryker disable next-line BooleanLiteral: a pump asked for before the first one only makes one more pass, which claims nothing the first left (a job it could not claim is set aside until a rescan)
   private pumpAgain = false;
   private closed = false;
 
@@ -148,10 +150,8 @@ export class EmbeddedQueue implements StoryQueue {
 
   /** Resolves when no job is running in this process and none is queued that it could take. */
   async idle(): Promise<void> {
-    while (this.running.size > 0 || this.pumping) {
-      await Promise.allSettled([...this.running.values()]);
-      await new Promise((resolve) => setImmediate(resolve));
-    }
+    // A pass adds the jobs it starts to `running` before it ends; a job ends by starting a pass.
+    while (this.running.size > 0 || this.pumping) await Promise.allSettled([...this.running.values(), this.pumping]);
   }
 
   /**
@@ -160,7 +160,7 @@ export class EmbeddedQueue implements StoryQueue {
    */
   async close(options: { abortRunning?: boolean } = {}): Promise<void> {
     this.closed = true;
-    if (this.timer) clearInterval(this.timer);
+    clearInterval(this.timer);
     if (options.abortRunning) this.abort.abort();
     await this.idle();
     retireLockOwner(this.self);
@@ -199,11 +199,11 @@ export class EmbeddedQueue implements StoryQueue {
       this.pumpAgain = true;
       return;
     }
-    this.pumping = true;
-    void this.pump()
+    this.pumping = this.pump()
+      // Stryker disable next-line ArrowFunction,StringLiteral: a guard against an unhandled rejection; a pass does not fail (a claim catches its errors, a lease runs unawaited)
       .catch((error: unknown) => this.logError("pump", error))
       .finally(() => {
-        this.pumping = false;
+        this.pumping = undefined;
         if (this.pumpAgain) {
           this.pumpAgain = false;
           this.schedulePump();
@@ -234,15 +234,13 @@ export class EmbeddedQueue implements StoryQueue {
    */
   private async claim(record: JobRecord): Promise<JobLease | undefined> {
     const lockPath = this.store.lockPath(record.id);
-    let locked = false;
     try {
       if (!(await acquireLock(lockPath, this.self))) return undefined;
-      locked = true;
       const current = await this.readOrQuarantine(record.id);
       if (!current) {
         // Finished by another process meanwhile, or quarantined.
         await releaseLock(lockPath, this.self);
-        this.forget(record);
+        this.forget(record.id, record.job.storyKey);
         return undefined;
       }
       const interruptions = current.interruptions + (current.state === "running" ? 1 : 0);
@@ -252,7 +250,8 @@ export class EmbeddedQueue implements StoryQueue {
       this.writeFailed.delete(record.id);
       return { jobId: claimed.id, job: claimed.job, interruptions };
     } catch (error) {
-      if (locked) await releaseLock(lockPath, this.self).catch((releaseError: unknown) => this.logError(`releasing ${record.id}`, releaseError));
+      // Gives back the lock if this claim took it (a failed acquire leaves none; another's lock is left alone).
+      await releaseLock(lockPath, this.self).catch((releaseError: unknown) => this.logError(`releasing ${record.id}`, releaseError));
       this.logError(`claiming job ${record.id} of ${record.job.storyKey} (it stays queued and is tried again)`, error);
       if (!this.writeFailed.has(record.id)) {
         this.writeFailed.add(record.id);
@@ -287,6 +286,7 @@ export class EmbeddedQueue implements StoryQueue {
   private async runLease(lease: JobLease): Promise<void> {
     const worker = this.worker;
     try {
+      // Stryker disable next-line ConditionalExpression: a lease is run only by a pump, which runs only once a worker is set
       if (worker) await worker(lease, this.abort.signal);
     } catch (error) {
       this.logError(`job ${lease.jobId}`, error);
@@ -296,8 +296,7 @@ export class EmbeddedQueue implements StoryQueue {
       if (!this.abort.signal.aborted) {
         this.finished.add(lease.jobId);
         await this.store.remove(lease.jobId);
-        const record = this.records.get(lease.jobId);
-        if (record) this.forget(record);
+        this.forget(lease.jobId, lease.job.storyKey);
       }
       await releaseLock(this.store.lockPath(lease.jobId), this.self);
     } catch (error) {
@@ -313,13 +312,14 @@ export class EmbeddedQueue implements StoryQueue {
     const limit = this.options.installationSlots;
     if (limit === undefined) return true;
     let held = 0;
-    for (const id of this.running.keys()) if (this.records.get(id)?.job.installationId === installationId) held += 1;
+    for (const record of this.records.values()) if (this.running.has(record.id) && record.job.installationId === installationId) held += 1;
     return held < limit;
   }
 
-  private forget(record: JobRecord): void {
-    this.records.delete(record.id);
-    if (this.activeStories.get(record.job.storyKey) === record.id) this.activeStories.delete(record.job.storyKey);
+  /** Drops a job; its story stays active when another job of it is known (enqueued by another process). */
+  private forget(id: string, storyKey: string): void {
+    this.records.delete(id);
+    if (this.activeStories.get(storyKey) === id) this.activeStories.delete(storyKey);
   }
 
   /** The live process holding a job, if any (for diagnostics and tests). */

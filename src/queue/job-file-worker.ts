@@ -14,132 +14,46 @@
  */
 import { Worker } from "node:worker_threads";
 
-/** The worker's code: plain JavaScript, so the same thread runs under tsx, jest and the compiled App. */
-const WORKER_SOURCE = String.raw`
-const { parentPort } = require("node:worker_threads");
-const fs = require("node:fs");
-const fsp = require("node:fs/promises");
-const { randomBytes } = require("node:crypto");
-const { dirname } = require("node:path");
-
-const DELAY_MS = Number(require("node:worker_threads").workerData.flushDelayMs);
-let pending = new Set();
-let flushing = null;
-const flushWaiters = [];
-
-function writeAtomic(path, data) {
-  const temp = path + "." + process.pid + "." + randomBytes(4).toString("hex") + ".tmp";
-  let fd;
-  try {
-    fd = fs.openSync(temp, "wx", 0o644);
-    fs.writeSync(fd, data);
-    fs.closeSync(fd);
-    fd = undefined;
-    fs.renameSync(temp, path);
-  } catch (error) {
-    if (fd !== undefined) try { fs.closeSync(fd); } catch {}
-    fs.rmSync(temp, { force: true });
-    throw error;
-  }
-}
-
-async function syncPath(path) {
-  try {
-    const handle = await fsp.open(path, "r");
-    try { await handle.sync(); } finally { await handle.close(); }
-  } catch {
-    // Gone already (a finished job is removed), or a folder that refuses fsync: nothing left to flush.
-  }
-}
-
-function scheduleFlush() {
-  if (flushing) return;
-  flushing = new Promise((resolve) => setTimeout(resolve, DELAY_MS)).then(async () => {
-    while (pending.size > 0) {
-      const paths = [...pending];
-      pending = new Set();
-      for (const path of paths) await syncPath(path);
-      for (const dir of new Set(paths.map((path) => dirname(path)))) await syncPath(dir);
-    }
-    flushing = null;
-    for (const id of flushWaiters.splice(0)) parentPort.postMessage({ id });
-  });
-}
-
-function readText(path) {
-  try {
-    return { text: fs.readFileSync(path, "utf8") };
-  } catch (error) {
-    return { code: String(error && error.code), message: String(error && error.message) };
-  }
-}
-
-parentPort.on("message", (message) => {
-  if (message.kind === "read") {
-    parentPort.postMessage({ id: message.id, files: message.paths.map(readText) });
-    return;
-  }
-  if (message.kind === "flush") {
-    if (!flushing && pending.size === 0) parentPort.postMessage({ id: message.id });
-    else flushWaiters.push(message.id);
-    return;
-  }
-  // A batch of writes (every enqueue of one turn of the App's event loop): one answer for all.
-  const errors = message.writes.map(({ path, data }) => {
-    try {
-      writeAtomic(path, data);
-    } catch (error) {
-      return { message: String(error && error.message), code: error && error.code };
-    }
-    pending.add(path);
-    return null;
-  });
-  parentPort.postMessage({ id: message.id, errors });
-  scheduleFlush();
-});
-`;
+/** The thread's code: a module of its own, plain JavaScript that runs as it is everywhere (see its comment). */
+const THREAD = new URL("./job-file-thread.js", import.meta.url);
 
 /** One file as read by the worker: its text, or why it could not be read. */
 export type ReadResult = { text: string } | { code: string; message: string };
 
 interface WriteError { message: string; code?: string }
 
-interface Reply {
-  id: number;
-  /** Per write of a batch, in order: null when it was written. */
-  errors?: (WriteError | null)[];
-  files?: ReadResult[];
-}
+/** The thread's answers, by the kind of message asked (see job-file-thread.js). */
+interface WriteReply { id: number; /** Per write of a batch, in order: null when it was written. */ errors: (WriteError | null)[] }
+interface ReadReply { id: number; files: ReadResult[] }
+type Reply = { id: number } | WriteReply | ReadReply;
 
 interface Write { path: string; data: string; resolve: () => void; reject: (error: Error) => void }
-
-/** The longest a written file waits before its flush to stable storage starts. */
-export const JOB_FLUSH_DELAY_MS = 25;
 
 /** A worker thread that writes job files atomically and reads them in bulk; see the file's comment for when a write is durable. */
 export class JobFileWorker {
   private readonly waiting = new Map<number, { resolve: (reply: Reply) => void; reject: (error: Error) => void }>();
   /** Writes asked in this turn of the event loop, sent together at its end. */
   private batch: Write[] = [];
+  /** The end of this turn, when the batch goes, once a write asked for it. */
+  private sending: NodeJS.Immediate | undefined;
   private nextId = 0;
   private failure: Error | undefined;
 
   private constructor(private readonly worker: Worker) {
-    worker.on("message", (reply: Reply) => {
-      const waiter = this.waiting.get(reply.id);
-      if (!waiter) return;
-      this.waiting.delete(reply.id);
-      waiter.resolve(reply);
-    });
+    // A reply nobody waits for (its asker was already told the thread failed) is let go.
+    worker.on("message", (reply: Reply) => this.waiting.get(reply.id)?.resolve(reply));
     worker.on("error", (error) => this.fail(error));
     worker.on("exit", (code) => this.fail(new Error(`the job writer thread exited (code ${code})`)));
-    // Idle, it must not keep the App alive; while a write waits, the message port does.
+    // Idle, it must not keep the App alive; while an answer is awaited, it does (see ask).
     worker.unref();
   }
 
-  /** Starts the writer thread. */
-  static start(options: { flushDelayMs?: number } = {}): JobFileWorker {
-    return new JobFileWorker(new Worker(WORKER_SOURCE, { eval: true, workerData: { flushDelayMs: options.flushDelayMs ?? JOB_FLUSH_DELAY_MS } }));
+  /**
+   * Starts the thread. `thread` is the module it runs: job-file-thread.js; tests give a stand-in
+   * that fails on request, the only way to see the thread exit or throw.
+   */
+  static start(options: { thread?: URL } = {}): JobFileWorker {
+    return new JobFileWorker(new Worker(options.thread ?? THREAD));
   }
 
   /**
@@ -148,19 +62,20 @@ export class JobFileWorker {
    * burst of webhooks the hand-off between threads is paid once per turn, not once per job.
    */
   write(path: string, data: string): Promise<void> {
-    if (this.failure) return Promise.reject(this.failure);
+    // Once the thread failed or was closed, the batch's message is refused (see ask): so is the write.
     return new Promise<void>((resolve, reject) => {
-      if (this.batch.length === 0) setImmediate(() => this.sendBatch());
       this.batch.push({ path, data, resolve, reject });
+      this.sending ??= setImmediate(() => this.sendBatch());
     });
   }
 
   private sendBatch(): void {
+    this.sending = undefined;
     const writes = this.batch.splice(0);
     if (writes.length === 0) return;
-    this.ask({ kind: "write", writes: writes.map(({ path, data }) => ({ path, data })) }).then(
+    this.ask<WriteReply>({ kind: "write", writes: writes.map(({ path, data }) => ({ path, data })) }).then(
       (reply) => writes.forEach((write, index) => {
-        const failed = reply.errors?.[index];
+        const failed = reply.errors[index];
         if (!failed) return write.resolve();
         const error = new Error(failed.message) as NodeJS.ErrnoException;
         if (failed.code) error.code = failed.code;
@@ -172,7 +87,7 @@ export class JobFileWorker {
 
   /** Reads files, in order; a file that cannot be read gives its error code (ENOENT: gone). */
   async read(paths: readonly string[]): Promise<ReadResult[]> {
-    return (await this.ask({ kind: "read", paths })).files ?? [];
+    return (await this.ask<ReadReply>({ kind: "read", paths })).files;
   }
 
   /** Resolves when everything written so far is on stable storage. */
@@ -190,27 +105,23 @@ export class JobFileWorker {
     await this.worker.terminate();
   }
 
-  private ask(message: { kind: "write"; writes: { path: string; data: string }[] } | { kind: "read"; paths: readonly string[] } | { kind: "flush" }): Promise<Reply> {
+  /** Sends one message; the thread keeps the process up until its answer (or its failure) came. */
+  private ask<T extends Reply>(message: { kind: "write"; writes: { path: string; data: string }[] } | { kind: "read"; paths: readonly string[] } | { kind: "flush" }): Promise<T> {
     if (this.failure) return Promise.reject(this.failure);
+    // Stryker disable next-line AssignmentOperator: ids only need to differ from each other; counting down does too
     const id = (this.nextId += 1);
-    return new Promise<Reply>((resolve, reject) => {
-      if (this.waiting.size === 0) this.worker.ref();
-      this.waiting.set(id, {
-        resolve: (reply) => this.settled(() => resolve(reply)),
-        reject: (error) => this.settled(() => reject(error)),
-      });
+    this.worker.ref();
+    return new Promise<T>((resolve, reject) => {
+      this.waiting.set(id, { resolve: resolve as (reply: Reply) => void, reject });
       this.worker.postMessage({ ...message, id });
+    }).finally(() => {
+      this.waiting.delete(id);
+      if (this.waiting.size === 0) this.worker.unref();
     });
-  }
-
-  private settled(then: () => void): void {
-    if (this.waiting.size === 0) this.worker.unref();
-    then();
   }
 
   private fail(error: Error): void {
     this.failure ??= error;
     for (const waiter of this.waiting.values()) waiter.reject(this.failure);
-    this.waiting.clear();
   }
 }

@@ -26,23 +26,24 @@ export type QueueConfig =
  * used, so a process on the embedded queue never pays for its imports.
  */
 export async function openStoryQueue(config: QueueConfig, log?: { error: (message: string) => void }): Promise<StoryQueue> {
+  // Settings left unset pass as undefined: each adapter reads undefined as "its default".
   if (config.kind === "embedded") {
     return EmbeddedQueue.open({
       dir: config.dir,
       concurrency: config.concurrency,
+      installationSlots: config.installationSlots,
+      log,
       // The App's enqueue: one appended record (see src/queue/wal).
       writeAheadLog: true,
-      ...(config.installationSlots ? { installationSlots: config.installationSlots } : {}),
-      ...(log ? { log } : {}),
     });
   }
   const { BullmqQueue } = await import("./bullmq/index.js");
   return BullmqQueue.open({
     url: config.url,
     concurrency: config.concurrency,
-    ...(config.installationSlots ? { installationSlots: config.installationSlots } : {}),
-    ...(config.lease ? { lease: config.lease } : {}),
-    ...(config.prefix ? { prefix: config.prefix } : {}),
-    ...(log ? { log } : {}),
+    installationSlots: config.installationSlots,
+    lease: config.lease,
+    prefix: config.prefix,
+    log,
   });
 }

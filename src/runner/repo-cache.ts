@@ -1,7 +1,8 @@
 import { existsSync } from "node:fs";
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { git, GitError, repositoryLocks } from "../workspace/index.js";
+import { git, GitError, NO_AUTO_MAINTENANCE, repositoryLocks } from "../workspace/index.js";
+import { maintainRepoCache } from "./cache-maintenance.js";
 
 /** Fetch and clone may take a while on a large repository; a hung server must not hang the runner. */
 const NETWORK_TIMEOUT_MS = 15 * 60_000;
@@ -34,13 +35,20 @@ export interface RepoCacheArgs {
  * Brings the repository's cache up to date and returns its folder: created once (bare, the
  * remote's branches under `refs/remotes/origin/`), then refreshed with `git fetch --prune` (of
  * `branches` when given), so the second story of a repository starts without a full clone. The remote URL in `.git/config` carries no
- * credentials.
+ * credentials. Git's own automatic maintenance is off in the cache; after a fetch its gc runs
+ * when git's limits say it is due (cache-maintenance.ts).
  */
 export async function syncRepoCache(args: RepoCacheArgs): Promise<string> {
   const dir = repoCacheDir(args.harnessHome, args.owner, args.name);
   // Serialised with every other change to this repository in the process (worktrees, fetches).
   return repositoryLocks.with(dir, async () => {
-    const fetch = (): Promise<string> => git(["fetch", "--quiet", "--prune", "origin", ...refspecs(args.branches)], { cwd: dir, env: args.authEnv, timeoutMs: NETWORK_TIMEOUT_MS });
+    // No automatic gc or maintenance after the fetch: the cache's gc runs below, and only when due.
+    const fetch = async (): Promise<string> => {
+      const output = await git([...NO_AUTO_MAINTENANCE, "fetch", "--quiet", "--prune", "origin", ...refspecs(args.branches)], { cwd: dir, env: args.authEnv, timeoutMs: NETWORK_TIMEOUT_MS });
+      // A gc that fails leaves the cache as it was: the story goes on, as after git's own auto gc.
+      await maintainRepoCache(dir).catch(() => false);
+      return output;
+    };
     // The URL this process set and then fetched from is set already: one git process less per story.
     if (originUrls.get(dir) === args.cloneUrl && existsSync(join(dir, "HEAD"))) {
       originUrls.delete(dir);

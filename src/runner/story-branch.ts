@@ -1,4 +1,4 @@
-import { git, gitResult, removeTaskWorktree, splitNul } from "../workspace/index.js";
+import { git, gitResult, linkedWorktreesOn, removeTaskWorktree, splitNul } from "../workspace/index.js";
 import { withRepoCache } from "./repo-cache.js";
 import { resolveRef } from "./story-start.js";
 
@@ -9,16 +9,23 @@ import { resolveRef } from "./story-start.js";
  */
 export async function prepareStoryBranch(args: { repoDir: string; branch: string; remoteTip: string }): Promise<void> {
   // A worktree whose folder is gone is listed too (as prunable), so no `worktree prune` goes first.
-  const list = await withRepoCache(args.repoDir, () => gitResult(["worktree", "list", "--porcelain", "-z"], { cwd: args.repoDir, readOnly: true }));
-  const stale: string[] = [];
-  let path: string | undefined;
-  for (const entry of splitNul(list.stdout ?? Buffer.alloc(0))) {
-    if (entry.startsWith("worktree ")) path = entry.slice("worktree ".length);
-    if (entry === `branch refs/heads/${args.branch}` && path) stale.push(path);
-  }
+  // Read from the cache's worktree entries in this process; git lists them when they look unusual.
+  const stale = await withRepoCache(args.repoDir, async () => linkedWorktreesOn(args.repoDir, args.branch) ?? listWorktreesOn(args.repoDir, args.branch));
   // Outside the lock: removing a worktree takes the repository's lock itself.
   for (const stalePath of stale) await removeTaskWorktree(args.repoDir, stalePath);
   await git(["update-ref", `refs/heads/${args.branch}`, args.remoteTip], { cwd: args.repoDir });
+}
+
+/** What `git worktree list` says: the worktrees on `branch`. */
+async function listWorktreesOn(repoDir: string, branch: string): Promise<string[]> {
+  const list = await gitResult(["worktree", "list", "--porcelain", "-z"], { cwd: repoDir, readOnly: true });
+  const found: string[] = [];
+  let path: string | undefined;
+  for (const entry of splitNul(list.stdout ?? Buffer.alloc(0))) {
+    if (entry.startsWith("worktree ")) path = entry.slice("worktree ".length);
+    if (entry === `branch refs/heads/${branch}` && path) found.push(path);
+  }
+  return found;
 }
 
 /** The local tip of the story branch after a run. */

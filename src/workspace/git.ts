@@ -15,6 +15,14 @@ export const GIT_HARDENING: readonly string[] = [
   "-c", "core.attributesFile=/dev/null",
 ];
 
+/**
+ * For git calls in repositories the App owns (its repository caches and their worktrees): no
+ * automatic gc or maintenance after a commit or a fetch, which would start two more git
+ * processes each time (`git maintenance run --auto`, then `git gc --auto`). The runner keeps
+ * each cache in shape itself (runner/cache-maintenance.ts).
+ */
+export const NO_AUTO_MAINTENANCE: readonly string[] = ["-c", "gc.auto=0", "-c", "maintenance.auto=false"];
+
 /** Flags for any diff git prints: no external drivers, no text conversion, no colour. */
 export const DIFF_HARDENING: readonly string[] = ["--no-ext-diff", "--no-textconv", "--no-color"];
 

@@ -8,6 +8,7 @@ export {
   GIT_HARDENING,
   GIT_ENV,
   DIFF_HARDENING,
+  NO_AUTO_MAINTENANCE,
   HARNESS_IDENTITY,
   type GitOptions,
   type GitFailureKind,
@@ -65,6 +66,7 @@ export {
 } from "./provision/index.js";
 export {
   createTaskWorktree,
+  resolveCommits,
   removeTaskWorktree,
   taskWorktreePath,
   pathComponent,
@@ -74,4 +76,6 @@ export {
   type CreateTaskWorktreeArgs,
 } from "./worktree.js";
 export { repositoryLocks, RepoLocks } from "./repo-lock.js";
+export { isValidBranchName } from "./ref-name.js";
+export { indexMayHold, linkedWorktreesOn, readHeadCommit, worktreeGitDir } from "./git-dir.js";
 export { reapScratch } from "./clean-clone/scratch.js";

@@ -15,20 +15,37 @@ describe("paired benchmark summaries", () => {
   it("is inconclusive when the baseline moved more than the effect", () => {
     const result = summarisePairs([105, 210, 106, 212], [100, 200, 100, 200], load);
     expect(result.medianRatio).toBeCloseTo(1.055);
-    // Quartiles 100 and 200 around a median of 150.
-    expect(result.baselineSpread).toBeCloseTo(100 / 150);
+    // Every step between neighbouring repetitions is 100, around a median of 150.
+    expect(result.baselineSpread).toBeCloseTo((Math.SQRT2 * 100) / 150);
     expect(result.inconclusive).toBe(true);
     expect(formatPaired("x", result, { max: 1.3 })).toContain("INCONCLUSIVE");
   });
 
-  it("measures the baseline's movement by its interquartile range, so one stray sample does not void a run", () => {
+  it("measures the baseline's movement by its median step, so one stray sample does not void a run", () => {
     const steady = [100, 101, 99, 100, 102, 98, 100, 400, 100];
     const result = summarisePairs(steady.map((value) => value * 0.8), steady, load);
-    // Sorted: 98 99 [100] 100 100 100 [101] 102 400: quartiles 100 and 101.
-    expect(result.baselineSpread).toBeCloseTo(1 / 100);
+    // Steps 1 2 1 2 4 2 300 300, sorted 1 1 2 [2 2] 4 300 300: a median step of 2 on a median of 100.
+    expect(result.baselineSpread).toBeCloseTo((Math.SQRT2 * 2) / 100);
     expect(result.inconclusive).toBe(false);
     expect(quantile([1, 2, 3, 4], 0.25)).toBe(1.75);
     expect(quantile([5], 0.75)).toBe(5);
+  });
+
+  it("does not count a drift that moves both sides of every pair alike", () => {
+    // Without drift it is no more lenient than the interquartile range: a baseline jumping 90 ↔ 110
+    // moves 28 % by this measure (20 % by its interquartile range), more than a 20 % effect.
+    const noisy = summarisePairs([80, 80, 80, 80], [90, 110, 90, 110], load);
+    expect(noisy.baselineSpread).toBeCloseTo((Math.SQRT2 * 20) / 100);
+    expect(noisy.inconclusive).toBe(true);
+    // Load climbing through the run: the baseline doubles from 100 to 240, the subject stays 0.7× of it.
+    const drifting = [100, 110, 120, 130, 140, 150, 160, 170, 180, 190, 200, 210, 220, 230, 240];
+    const result = summarisePairs(drifting.map((value) => value * 0.7), drifting, load);
+    expect(result.medianRatio).toBeCloseTo(0.7);
+    // The interquartile range would be 70 on a median of 170 (41 %, more than the 30 % effect); each step is 10.
+    expect(quantile(drifting, 0.75) - quantile(drifting, 0.25)).toBeCloseTo(70);
+    expect(result.baselineSpread).toBeCloseTo((Math.SQRT2 * 10) / 170);
+    expect(result.inconclusive).toBe(false);
+    expect(summarisePairs([70], [100], load).baselineSpread).toBe(0);
   });
 
   it("says whether a target was met", () => {

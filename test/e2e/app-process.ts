@@ -58,7 +58,8 @@ export async function startApp(args: { fake: FakeGitHub; home: string; workDir: 
     },
     logPath,
     signal: abort.signal,
-    killGraceMs: 5000,
+    // A hang guard: stop() sends SIGTERM and SIGKILLs only after this, generous for a loaded machine.
+    killGraceMs: 60_000,
     onSpawn: (childPid) => {
       pid = childPid;
     },

@@ -3,6 +3,7 @@
  * once), the environment's (`environment`, before any agent), or the change's (retried).
  */
 import { judgeRedGate, normaliseOutput } from "../../src/pipeline/baseline.js";
+import { git } from "../../src/workspace/index.js";
 import { removeTempDirs } from "../support/tmp.js";
 import { kinds, launches, makeScenario, ofKind, runScenario, scriptedConfig } from "./helpers.js";
 
@@ -17,7 +18,8 @@ describe("the baseline run", () => {
     expect(outcome.detail).toContain("exit 127");
     expect(launches(s)).toEqual([]);
     expect(kinds(journal)).not.toContain("stage.started");
-    expect(ofKind(journal, "baseline.finished")[0]).toMatchObject({ command: "kcd-scripts test", exitCode: 127, commit: expect.stringMatching(/^[0-9a-f]{40}$/) });
+    // The base commit the task's worktree started from (read from the worktree's ref file).
+    expect(ofKind(journal, "baseline.finished")[0]).toMatchObject({ command: "kcd-scripts test", exitCode: 127, commit: await git(["rev-parse", "main"], { cwd: s.repo }) });
   });
 
   it("blocks as baseline-red, without retrying the agents, when the base fails the same way", async () => {

@@ -157,8 +157,9 @@ describe("runStory", () => {
   it("kills an agent that hangs at its timeout", async () => {
     const s = await makeScenario();
     const config = scriptedConfig(s, "hang");
-    // Long enough for the agent to record its pid under load; the 60 s sleep outlives jest's deadline if never ended.
-    config.agent.timeoutMs = 3000;
+    // Generous, so even a loaded machine lets the agent write its tag before the timeout; the
+    // 60 s sleep outlives jest's deadline if never ended.
+    config.agent.timeoutMs = 10_000;
     config.maxAttempts = 1;
     const { outcome, journal } = await runScenario(s, config);
 

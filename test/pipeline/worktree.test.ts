@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createTaskWorktree, git, gitResult, pathComponent, removeTaskWorktree, storyDirName, taskWorktreePath, WorktreeError } from "../../src/workspace/index.js";
+import { createTaskWorktree, git, gitResult, pathComponent, removeTaskWorktree, resolveCommits, storyDirName, taskWorktreePath, WorktreeError } from "../../src/workspace/index.js";
+import { countProcesses } from "../support/processes.js";
 import { commitAll, initRepo, makeTempDir, removeTempDirs } from "../support/tmp.js";
 
 afterAll(removeTempDirs);
@@ -136,6 +137,37 @@ describe("task worktrees: edges", () => {
     await removeTaskWorktree(repo, worktree.path);
     expect(existsSync(worktree.path)).toBe(false);
     expect(await git(["worktree", "list", "--porcelain"], { cwd: repo })).not.toContain(worktree.path);
+  });
+
+  it("makes a worktree with two git processes and removes it with one when git can", async () => {
+    const { repo, home, base } = await repoWithHome();
+    const args = { repoDir: repo, harnessHome: home, storyId: "2", taskId: "t", branch: "harness/story-2", baseRef: "main" };
+    const made = await countProcesses(() => createTaskWorktree(args));
+    expect(made.programs).toEqual(["git", "git"]);
+    expect(made.result.base).toBe(base);
+    const removed = await countProcesses(() => removeTaskWorktree(repo, made.result.path));
+    expect(removed.programs).toEqual(["git"]);
+    expect(await git(["worktree", "list", "--porcelain"], { cwd: repo })).not.toContain(made.result.path);
+    // Continued from the branch's tip with a base that names nothing: the base is not needed.
+    const again = await countProcesses(() => createTaskWorktree({ ...args, taskId: "t2", baseRef: "refs/heads/none" }));
+    expect(again.programs).toEqual(["git", "git"]);
+    expect(again.result.base).toBe(base);
+  });
+
+  it("names a base that is no commit, making nothing", async () => {
+    const { repo, home } = await repoWithHome();
+    const args = { repoDir: repo, harnessHome: home, storyId: "3", taskId: "t", branch: "harness/story-3", baseRef: "refs/heads/none" };
+    await expect(createTaskWorktree(args)).rejects.toMatchObject({ name: "WorktreeError", branch: "harness/story-3", message: `'refs/heads/none' names no commit in ${repo}` });
+    await expect(createTaskWorktree({ ...args, baseRef: "main\nHEAD" })).rejects.toThrow(WorktreeError);
+    expect(existsSync(taskWorktreePath(home, "3", "t"))).toBe(false);
+  });
+
+  it("resolves several refs with one process, each to its commit or to nothing", async () => {
+    const { repo, base } = await repoWithHome();
+    const tree = await git(["rev-parse", "HEAD^{tree}"], { cwd: repo });
+    const { result, programs } = await countProcesses(() => resolveCommits(repo, ["main", "refs/heads/none", tree, "HEAD", "a\nb", base, "main\r", "0".repeat(40), "main"]));
+    expect(programs).toEqual(["git"]);
+    expect(result).toEqual([base, undefined, undefined, base, undefined, base, undefined, undefined, base]);
   });
 
   it("makes each task id one safe path component", () => {

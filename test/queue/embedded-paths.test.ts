@@ -4,7 +4,7 @@
  * enqueued, taken or finished), and every race is a state the test puts the folder in first.
  */
 import { jest } from "@jest/globals";
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { open, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { exec } from "../../src/exec/index.js";
@@ -16,6 +16,17 @@ import { deferred, makeJob, tempDir, waitFor } from "./helpers.js";
 const HOUR = 3_600_000;
 const idFor = (n: number): string => `${String(1_700_000_000_000 + n).padStart(15, "0")}-${String(n).padStart(6, "0")}-0000000${n}`;
 const jobFile = (id: string, job: StoryJob, extra: Record<string, unknown> = {}): string => `${JSON.stringify({ id, job, state: "queued", interruptions: 0, ...extra })}\n`;
+
+/** Starts `queue` with a worker that holds each job it runs until `release` resolves; `running` resolves when one starts. */
+function startHolding(queue: EmbeddedQueue): { release: ReturnType<typeof deferred>; running: ReturnType<typeof deferred> } {
+  const release = deferred();
+  const running = deferred();
+  queue.start(async () => {
+    running.resolve();
+    await release.promise;
+  });
+  return { release, running };
+}
 
 describe("EmbeddedQueue, path by path", () => {
   let dir: string;
@@ -38,6 +49,7 @@ describe("EmbeddedQueue, path by path", () => {
   }
   const jobsDir = (): string => join(dir, "jobs");
   const locks = (): string[] => readdirSync(join(dir, "locks"));
+  const quarantined = (): string[] => (existsSync(join(dir, "quarantine")) ? readdirSync(join(dir, "quarantine")) : []);
   const jobNames = (): string[] => readdirSync(jobsDir()).filter((name) => name.endsWith(".json"));
   const accepted = async (queue: EmbeddedQueue, job: StoryJob): Promise<string> => {
     const outcome = await queue.enqueue(job);
@@ -139,12 +151,7 @@ describe("EmbeddedQueue, path by path", () => {
   it("forgets a queued job another process finished, but not one it runs itself", async () => {
     const queue = await openQueue();
     const other = await openQueue();
-    const release = deferred();
-    const running = deferred();
-    queue.start(async () => {
-      running.resolve();
-      await release.promise;
-    });
+    const { release, running } = startHolding(queue);
     try {
       const mine = await accepted(queue, makeJob(1));
       await running.promise;
@@ -200,6 +207,47 @@ describe("EmbeddedQueue, path by path", () => {
     expect((await enqueuing).accepted).toBe(true);
     await queue.idle();
     expect(leases.map((lease) => lease.job.storyKey)).toEqual(["acme/widgets#1"]);
+  });
+
+  /**
+   * The same FIFO, read twice: by the rescan's bulk read and by its quarantine. Between the two
+   * the enqueue's write, waiting behind the first read, lands; the rescan, whose listing came
+   * before the job existed, must not take the job for one finished elsewhere.
+   */
+  it("keeps a job enqueued and written while a rescan that listed the folder before it is still running", async () => {
+    const queue = await openQueue();
+    const fifo = join(jobsDir(), `${idFor(9)}.json`);
+    expect((await exec(["mkfifo", fifo], { cwd: dir })).exitCode).toBe(0);
+    const scanning = queue.rescan();
+    const bulkRead = await open(fifo, "w");
+    const enqueuing = queue.enqueue(makeJob(1));
+    await bulkRead.writeFile("");
+    await bulkRead.close();
+    const outcome = await enqueuing;
+    expect(outcome.accepted).toBe(true);
+    // The rescan is inside its quarantine's read of the FIFO now: let it finish.
+    const quarantineRead = await open(fifo, "w");
+    await quarantineRead.close();
+    await scanning;
+    expect(queue.jobs().map((record) => record.id)).toEqual([outcome.accepted ? outcome.jobId : ""]);
+    expect(await queue.isActive("acme/widgets#1")).toBe(true);
+    expect(quarantined()).toEqual([`${idFor(9)}.json`]);
+  });
+
+  it("does not read again the file of a job it knows: a rescan leaves a running job's torn file alone", async () => {
+    const queue = await openQueue();
+    const { release, running } = startHolding(queue);
+    try {
+      const id = await accepted(queue, makeJob(1));
+      await running.promise;
+      writeFileSync(join(jobsDir(), `${id}.json`), "");
+      await queue.rescan();
+      expect([errors, quarantined(), jobNames()]).toEqual([[], [], [`${id}.json`]]);
+    } finally {
+      release.resolve();
+    }
+    await queue.idle();
+    expect(jobNames()).toEqual([]);
   });
 
   it("leaves a job whose lock a live holder has, and takes it on the rescan after the holder is gone", async () => {
@@ -316,6 +364,234 @@ describe("EmbeddedQueue, path by path", () => {
     expect((await second.snapshot()).map((view) => [view.state, typeof view.startedAt])).toEqual([["running", "string"]]);
     await second.close({ abortRunning: true });
     expect([jobNames(), locks()]).toEqual([[`${kept}.json`], []]);
+  });
+
+  it("writes an enqueued job through its file thread, not the caller's own writes", async () => {
+    const queue = await openQueue();
+    const seen = recordingFileSystem(jobsDir());
+    const previous = useFileSystem(seen.fs);
+    let id: string;
+    try {
+      id = await accepted(queue, makeJob(1));
+    } finally {
+      useFileSystem(previous);
+    }
+    // A write of the caller's own (src/files, through its seam) would be listed: open, write, fsync, close, rename.
+    expect(seen.events).toEqual([]);
+    expect(jobNames()).toEqual([`${id}.json`]);
+  });
+
+  it("reads the folder again on its timer, every 2 s unless told, taking the jobs it finds, and logs a failed read", async () => {
+    const intervals = jest.spyOn(globalThis, "setInterval");
+    const queue = await openQueue();
+    const other = await openQueue();
+    const leases: JobLease[] = [];
+    queue.start(async (lease) => {
+      leases.push(lease);
+    });
+    expect(intervals.mock.calls.map((call) => call[1])).toEqual([HOUR]);
+    const tick = intervals.mock.calls[0]?.[0] as () => void;
+    await accepted(other, makeJob(1));
+    await queue.idle();
+    expect(leases).toEqual([]);
+    // The timer's work, run now rather than in an hour: the rescan finds the other process's job and the pump takes it.
+    tick();
+    await waitFor("the job found by the timer's rescan ran", () => leases.length === 1);
+    await queue.idle();
+    expect(errors).toEqual([]);
+    rmSync(jobsDir(), { recursive: true });
+    tick();
+    await waitFor("the failed rescan logged", () => errors.length > 0);
+    expect(errors).toEqual([expect.stringMatching(/^queue: rescan: ENOENT/)]);
+    (await openQueue({ rescanMs: undefined })).start(async () => undefined);
+    expect(intervals.mock.calls.map((call) => call[1])).toEqual([HOUR, 2000]);
+  });
+
+  it("counts an interruption for a job it finds running under no live lock, and none for a queued one", async () => {
+    await (await openQueue()).close();
+    opened.splice(0);
+    writeFileSync(join(jobsDir(), `${idFor(1)}.json`), jobFile(idFor(1), makeJob(1), { state: "running", interruptions: 1, startedAt: "2026-01-01T00:00:00.000Z" }));
+    writeFileSync(join(jobsDir(), `${idFor(2)}.json`), jobFile(idFor(2), makeJob(2), { interruptions: 1 }));
+    const queue = await openQueue({ concurrency: 2 });
+    const release = deferred();
+    const leases: JobLease[] = [];
+    queue.start(async (lease) => {
+      leases.push(lease);
+      await release.promise;
+    });
+    try {
+      await waitFor("both jobs running", () => leases.length === 2);
+      expect(leases.map((lease) => [lease.job.issue.number, lease.interruptions])).toEqual([[1, 2], [2, 1]]);
+      // What this process knows is what it wrote: both running, with their counts.
+      expect(queue.jobs().map((record) => [record.state, record.interruptions, record.startedAt !== "2026-01-01T00:00:00.000Z"])).toEqual([["running", 2, true], ["running", 1, true]]);
+    } finally {
+      release.resolve();
+    }
+    await queue.idle();
+  });
+
+  it("logs a claim that could not be written, and a lock it could not give back, when nobody listens for failed writes", async () => {
+    const queue = await openQueue();
+    const id = await accepted(queue, makeJob(1));
+    const full = recordingFileSystem(jobsDir(), {
+      open: (name) => {
+        if (name !== `${id}.json.tmp`) return;
+        // The lock, taken, turns into a folder: giving it back cannot read it.
+        rmSync(join(dir, "locks", `${id}.lock`));
+        mkdirSync(join(dir, "locks", `${id}.lock`));
+        throw Object.assign(new Error("no space left (staged)"), { code: "ENOSPC" });
+      },
+    });
+    const previous = useFileSystem(full.fs);
+    try {
+      queue.start(async () => undefined);
+      await queue.idle();
+    } finally {
+      useFileSystem(previous);
+    }
+    expect(errors).toEqual([
+      expect.stringMatching(new RegExp(`^queue: releasing ${id}: EISDIR`)),
+      `queue: claiming job ${id} of acme/widgets#1 (it stays queued and is tried again): no space left (staged)`,
+    ]);
+  });
+
+  it("logs what a worker threw that is not an Error by its text", async () => {
+    const queue = await openQueue();
+    const thrown: unknown[] = [null, { reason: "an object" }, "a string"];
+    const ids: string[] = [];
+    for (const issue of [1, 2, 3]) ids.push(await accepted(queue, makeJob(issue)));
+    queue.start(async (lease) => {
+      throw thrown[lease.job.issue.number - 1];
+    });
+    await waitFor("the three jobs finished", () => queue.jobs().length === 0);
+    await queue.idle();
+    expect(errors).toEqual([`queue: job ${ids[0]}: null`, `queue: job ${ids[1]}: [object Object]`, `queue: job ${ids[2]}: a string`]);
+    expect([jobNames(), locks()]).toEqual([[], []]);
+  });
+
+  it("leaves a job whose file it cannot read for a reason other than its content queued, saying why", async () => {
+    const failures: string[] = [];
+    const queue = await openQueue({ onWriteFailure: (job) => failures.push(job.storyKey) });
+    // Written by the test, not enqueued: no flush of the queue's file thread is still to come for it.
+    const id = idFor(1);
+    writeFileSync(join(jobsDir(), `${id}.json`), jobFile(id, makeJob(1)));
+    await queue.rescan();
+    rmSync(join(jobsDir(), `${id}.json`));
+    mkdirSync(join(jobsDir(), `${id}.json`));
+    queue.start(async () => undefined);
+    await queue.idle();
+    expect(errors).toEqual([expect.stringMatching(new RegExp(`^queue: claiming job ${id} of acme/widgets#1 \\(it stays queued and is tried again\\): EISDIR`))]);
+    expect(failures).toEqual(["acme/widgets#1"]);
+    expect(queue.jobs().map((record) => record.id)).toEqual([id]);
+    expect(quarantined()).toEqual([]);
+  });
+
+  /** A FIFO at the job's name holds the claim's read until the test has removed it: the file is torn, then gone before its quarantine. */
+  it("lets go quietly of a job whose unreadable file is gone before it is quarantined", async () => {
+    const told: QuarantinedJob[] = [];
+    const queue = await openQueue({ onQuarantine: (quarantined) => told.push(quarantined) });
+    // Written by the test, not enqueued: a flush of the queue's file thread still to come would open the FIFO too.
+    const id = idFor(1);
+    writeFileSync(join(jobsDir(), `${id}.json`), jobFile(id, makeJob(1)));
+    await queue.rescan();
+    const fifo = join(jobsDir(), `${id}.json`);
+    rmSync(fifo);
+    expect((await exec(["mkfifo", fifo], { cwd: dir })).exitCode).toBe(0);
+    queue.start(async () => undefined);
+    // Opening the FIFO to write waits for its reader: the claim's read.
+    const writer = await open(fifo, "w");
+    await rm(fifo);
+    await writer.writeFile("{");
+    await writer.close();
+    await queue.idle();
+    expect([errors, told, queue.jobs(), locks()]).toEqual([[], [], [], []]);
+    expect(quarantined()).toEqual([]);
+    expect(await queue.isActive("acme/widgets#1")).toBe(false);
+  });
+
+  it("logs a lock it could not give back when a job finished, and takes the next job", async () => {
+    const queue = await openQueue();
+    const first = await accepted(queue, makeJob(1));
+    const leases: JobLease[] = [];
+    queue.start(async (lease) => {
+      leases.push(lease);
+      if (lease.jobId !== first) return;
+      // The lock turns into a folder while the job runs: releasing it cannot read it.
+      rmSync(join(dir, "locks", `${first}.lock`));
+      mkdirSync(join(dir, "locks", `${first}.lock`));
+    });
+    await queue.idle();
+    expect(errors).toEqual([expect.stringMatching(new RegExp(`^queue: finishing job ${first}: EISDIR`))]);
+    expect([jobNames(), await queue.isActive("acme/widgets#1")]).toEqual([[], false]);
+    await accepted(queue, makeJob(2));
+    await queue.idle();
+    expect(leases.map((lease) => lease.job.issue.number)).toEqual([1, 2]);
+  });
+
+  it("keeps a story active when one job of it finishes while another process's job of it is queued", async () => {
+    const queue = await openQueue();
+    const other = await openQueue();
+    const release = deferred();
+    const hold = deferred();
+    const leases: JobLease[] = [];
+    queue.start(async (lease) => {
+      leases.push(lease);
+      await (leases.length === 1 ? release.promise : hold.promise);
+    });
+    try {
+      const mine = await accepted(queue, makeJob(1, "d-1"));
+      await waitFor("the first job running", () => leases.length === 1);
+      // The other process did not know of it: it takes the story too.
+      const theirs = await accepted(other, makeJob(1, "d-2"));
+      await queue.rescan();
+      expect(queue.jobs().map((record) => record.id)).toEqual([mine, theirs]);
+      release.resolve();
+      await waitFor("the other process's job running here", () => leases.length === 2);
+      expect(leases.map((lease) => lease.jobId)).toEqual([mine, theirs]);
+      expect(await queue.isActive("acme/widgets#1")).toBe(true);
+    } finally {
+      release.resolve();
+      hold.resolve();
+    }
+    await queue.idle();
+    expect(await queue.isActive("acme/widgets#1")).toBe(false);
+  });
+
+  it("logs a delivery id it could not append to the log", async () => {
+    const queue = await openQueue({ deliveryMemory: 1 });
+    // Two ids in a log that keeps one: the second append compacts the log, and the compaction's write fails.
+    const full = recordingFileSystem(dir, {
+      open: (name) => {
+        if (name === "deliveries.log.tmp") throw Object.assign(new Error("no space left (staged)"), { code: "ENOSPC" });
+      },
+    });
+    const previous = useFileSystem(full.fs);
+    try {
+      await accepted(queue, makeJob(1, "d-1"));
+      await accepted(queue, makeJob(2, "d-2"));
+      await waitFor("the failed append logged", () => errors.length > 0);
+    } finally {
+      useFileSystem(previous);
+    }
+    expect(errors[0]).toMatch(/^queue: recording delivery d-[12]: no space left \(staged\)$/);
+  });
+
+  it("lets a running job finish when closed without aborting it, and starts none after", async () => {
+    const queue = await openQueue({ concurrency: 2 });
+    const first = await accepted(queue, makeJob(1));
+    const second = await accepted(queue, makeJob(2));
+    const leases: JobLease[] = [];
+    const aborted: boolean[] = [];
+    queue.start(async (lease, signal) => {
+      leases.push(lease);
+      await new Promise((resolve) => setImmediate(resolve));
+      aborted.push(signal.aborted);
+    });
+    // The pass that start() began is inside the first job's claim: it takes that one and stops.
+    await queue.close();
+    expect(leases.map((lease) => lease.jobId)).toEqual([first]);
+    expect(aborted).toEqual([false]);
+    expect([jobNames(), locks()]).toEqual([[`${second}.json`], []]);
   });
 
   it("writes its errors to stderr when it is given no log", async () => {

@@ -5,6 +5,7 @@ import { exec } from "../../src/exec/index.js";
 import { pushStoryBranch, repoCacheDir, syncRepoCache } from "../../src/runner/index.js";
 import { git, HARNESS_IDENTITY } from "../../src/workspace/index.js";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
+import { looseIn17, makeReachable, writeLooseObjectsIn17 } from "../support/loose-objects.js";
 
 describe("repository cache", () => {
   let fake: FakeGitHub;
@@ -134,6 +135,22 @@ describe("repository cache", () => {
   it("is refused without a token: the fake's git endpoint requires one", async () => {
     const repo = await fake.addRepository({ owner: "acme", name: "locked", files: { "README.md": "x\n" } });
     await expect(syncRepoCache({ harnessHome: join(root, "home"), owner: "acme", name: "locked", cloneUrl: repo.cloneUrl, authEnv: {} })).rejects.toMatchObject({ kind: "auth" });
+  });
+
+  it("fetches without git's automatic gc, even where the cache's config asks for it, and runs its own gc once due", async () => {
+    const repo = await fake.addRepository({ owner: "acme", name: "kept", files: { "README.md": "x\n" } });
+    const args = { harnessHome: join(root, "home"), owner: "acme", name: "kept", cloneUrl: repo.cloneUrl, authEnv: fake.gitAuthEnv(fake.mintToken()) };
+    const dir = await syncRepoCache(args);
+    await git(["config", "gc.auto", "1"], { cwd: dir });
+    await git(["config", "gc.autoDetach", "false"], { cwd: dir });
+    const objects = join(dir, "objects");
+    await makeReachable(dir, writeLooseObjectsIn17(objects, 3), "refs/harness/few");
+    await syncRepoCache(args);
+    // git's own auto gc (gc.auto=1) would have packed them; the App's waits for git's default limit.
+    expect(looseIn17(objects)).toBe(3);
+    await makeReachable(dir, writeLooseObjectsIn17(objects, 28, "more"), "refs/harness/kept");
+    await syncRepoCache(args);
+    expect(looseIn17(objects)).toBe(0);
   });
 
   it("refuses owner or name parts that would leave the cache folder", () => {

@@ -52,7 +52,7 @@ return 1
 export const DEFAULT_CLOSE_GRACE_MS = 5000;
 
 /** Reconnect policy of every connection: back off up to 2 s; once the queue is closing, end (pending commands then fail). */
-function reconnectDelay(shutdown: { closing: boolean }, times: number): number | null {
+export function reconnectDelay(shutdown: { closing?: boolean }, times: number): number | null {
   return shutdown.closing ? null : Math.min(times * 200, 2000);
 }
 
@@ -85,7 +85,7 @@ export class BullmqQueue implements StoryQueue {
     private readonly redis: Redis,
     private readonly options: BullmqQueueOptions,
     /** Read by every connection's reconnect policy: once closing, a lost connection ends instead of retrying. */
-    private readonly shutdown: { closing: boolean },
+    private readonly shutdown: { closing?: boolean },
     readonly lease: LeaseTiming,
   ) {
     this.keys = adapterKeys(this.prefix);
@@ -105,18 +105,19 @@ export class BullmqQueue implements StoryQueue {
     // Refused before anything connects, so a refusal leaves no connection open.
     const lease = { ...DEFAULT_LEASE_TIMING, ...options.lease };
     if (lease.heartbeatMs >= lease.lockTtlMs) throw new RangeError("the lease heartbeat must be shorter than its TTL");
-    let connected = false;
     let lastError: Error | undefined;
-    // No retries before the first connection: a Redis that is not there is said at once.
-    const shutdown = { closing: false };
-    const redis = new Redis(target.url, { lazyConnect: true, maxRetriesPerRequest: 2, disconnectTimeout: 200, retryStrategy: (times) => (connected ? reconnectDelay(shutdown, times) : null) });
+    // `closing` is set once the queue closes.
+    const shutdown: { closing?: boolean } = {};
+    const redis = new Redis(target.url, { lazyConnect: true, maxRetriesPerRequest: 2, disconnectTimeout: 200, retryStrategy: (times) => reconnectDelay(shutdown, times) });
+    // Kept for the connection's life (it only notes the error); once open, errors are logged too.
     redis.on("error", (error: Error) => {
       lastError = error;
     });
     try {
       await redis.connect();
-      connected = true;
     } catch (error) {
+      // No retries before the first connection: `connect` fails at the first refusal, and this
+      // ends the connection and the retry it had planned, so a Redis that is not there is said at once.
       redis.disconnect();
       const why = lastError ?? error;
       throw new Error(`HARNESS_QUEUE: cannot reach Redis at ${target.display}: ${why instanceof Error ? why.message : String(why)}`);
@@ -128,7 +129,6 @@ export class BullmqQueue implements StoryQueue {
     });
     const opened = new BullmqQueue(queue, redis, options, shutdown, lease);
     queue.on("error", (error) => opened.logError("queue", error));
-    redis.removeAllListeners("error");
     redis.on("error", (error) => opened.logError("redis", error));
     await queue.waitUntilReady();
     return opened;
@@ -199,6 +199,7 @@ export class BullmqQueue implements StoryQueue {
       logError: (where, error) => this.logError(where, error),
       quarantine: this.quarantine,
       workerId: () => this.reports.self,
+      // Stryker disable next-line OptionalChaining: without a listener the call throws after the job is kept and logged; the job then fails instead of completing, and BullMQ removes both alike (removeOnFail), telling no one
       onQuarantine: (quarantined) => this.listeners.onQuarantine?.(quarantined),
     });
     this.processor = processor;
@@ -258,34 +259,37 @@ export class BullmqQueue implements StoryQueue {
     await this.processor?.idle();
     this.shutdown.closing = true;
     const failures: string[] = [];
-    const step = async (what: string, work: () => Promise<unknown>): Promise<void> => {
-      try {
-        await work();
-      } catch (error) {
-        failures.push(`${what}: ${error instanceof Error ? error.message : String(error)}`);
-      }
+    const note = (what: string) => (error: unknown): void => {
+      failures.push(`${what}: ${errorText(error)}`);
     };
     const steps = (async () => {
       // Unreachable now (a lost connection ends from here on): BullMQ's worker is closed without waiting on Redis.
       const reachable = await this.redis.ping().then(() => true, (error: unknown) => {
-        failures.push(`Redis unreachable: ${error instanceof Error ? error.message : String(error)}`);
+        note("Redis unreachable")(error);
         return false;
       });
-      await step("worker", async () => this.worker?.close(!reachable));
-      if (reachable) await this.lastReport((error) => failures.push(`report: ${error instanceof Error ? error.message : String(error)}`));
-      await step("queue", () => this.queue.close());
-      if (reachable) await step("redis", () => this.redis.quit());
-      else this.redis.disconnect();
+      await this.worker?.close(!reachable).catch(note("worker"));
+      if (reachable) await this.lastReport(note("report"));
+      await this.queue.close().catch(note("queue"));
+      // Every step that used this connection has ended: dropped, not asked to quit (nothing is left to answer).
+      this.redis.disconnect();
     })();
     let timer: NodeJS.Timeout | undefined;
     const graceMs = this.options.closeGraceMs ?? DEFAULT_CLOSE_GRACE_MS;
-    const gaveUp = await Promise.race([
-      steps.then(() => false),
-      new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(true), graceMs);
+    let gaveUp = false;
+    await Promise.race([
+      steps,
+      new Promise<void>((resolve) => {
+        timer = setTimeout(() => {
+          gaveUp = true;
+          resolve();
+        }, graceMs);
       }),
     ]);
     clearTimeout(timer);
+    // A story stopped by the shutdown is handed back after it ends: its attempt settles (or fails, said in the log)
+    // before close returns, within the same grace, so a process that exits next does not cut it short.
+    if (!gaveUp) await Promise.race([this.processor?.settled(), new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref())]);
     if (gaveUp) {
       failures.push(`Redis did not answer within ${graceMs} ms`);
       this.redis.disconnect();
@@ -298,17 +302,19 @@ export class BullmqQueue implements StoryQueue {
   /** Publishes this worker's local work now and on every `reportEveryMs` until `close`. */
   shareLocalWork(source: { home: string; collect: () => Promise<LocalWork> }): void {
     if (this.sharing) throw new Error("this queue already shares a worker's local work");
+    // Closed: nothing is published (close has withdrawn or left the report already).
+    if (this.closed) return;
     this.reports.claim(source.home);
-    const timer = setInterval(() => this.publishReport(), this.reportEveryMs);
+    const timer = setInterval(() => this.publishReport(sharing), this.reportEveryMs);
     timer.unref();
-    this.sharing = { ...source, timer };
-    this.publishReport();
+    const sharing: NonNullable<BullmqQueue["sharing"]> = { ...source, timer };
+    this.sharing = sharing;
+    this.publishReport(sharing);
   }
 
-  /** One renewal; skipped while the previous one is still under way. */
-  private publishReport(): void {
-    const sharing = this.sharing;
-    if (!sharing || sharing.publishing || this.closed) return;
+  /** One renewal; skipped while the previous one is still under way (`close` stops the renewals). */
+  private publishReport(sharing: NonNullable<BullmqQueue["sharing"]>): void {
+    if (sharing.publishing) return;
     sharing.publishing = (async () => {
       try {
         await this.reports.publish(await sharing.collect(), this.processor?.runningJobs() ?? [], sharing.home);
@@ -339,19 +345,22 @@ export class BullmqQueue implements StoryQueue {
   }
 
   async snapshot(): Promise<QueuedJobView[]> {
-    const jobs = await this.queue.getJobs([...LIVE_STATES], 0, -1, true);
+    const jobs = await this.queue.getJobs([...LIVE_STATES]);
     const runs = await this.redis.hgetall(this.keys.runs);
     const views: QueuedJobView[] = [];
     for (const job of jobs) {
       const story = readStoryJob(job.data);
-      if (!story || job.id === undefined) continue;
+      if (!story) continue;
+      // Read by its id, so it has one.
+      const jobId = String(job.id);
       const state = await job.getState();
-      const starts = Number(runs[job.id] ?? 0);
+      const starts = Number(runs[jobId] ?? 0);
       views.push({
-        jobId: job.id,
+        jobId,
         job: story,
         state: state === "active" ? "running" : "queued",
         interruptions: Math.max(0, starts - (state === "active" ? 1 : 0)),
+        // Read before its state: a job that became active in between has no start time yet.
         ...(state === "active" && job.processedOn ? { startedAt: new Date(job.processedOn).toISOString() } : {}),
       });
     }
@@ -359,8 +368,12 @@ export class BullmqQueue implements StoryQueue {
   }
 
   private logError(where: string, error: unknown): void {
-    const message = `queue (redis): ${where}: ${error instanceof Error ? error.message : String(error)}`;
+    const message = `queue (redis): ${where}: ${errorText(error)}`;
     if (this.options.log) this.options.log.error(message);
     else process.stderr.write(`${message}\n`);
   }
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

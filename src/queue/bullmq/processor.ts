@@ -35,7 +35,25 @@ export class StoryProcessor {
 
   constructor(private readonly args: StoryProcessorArgs) {}
 
+  /** Each job's whole handling, its hand-back included, until it settles. */
+  private readonly handling = new Set<Promise<void>>();
+
   async process(job: Job, token: string | undefined): Promise<void> {
+    const handled = this.handle(job, token);
+    this.handling.add(handled);
+    try {
+      await handled;
+    } finally {
+      this.handling.delete(handled);
+    }
+  }
+
+  /** Resolves when every job's handling has settled, hand-backs included (`idle` waits only for the stories). */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.handling]);
+  }
+
+  private async handle(job: Job, token: string | undefined): Promise<void> {
     const jobId = job.id;
     // Stryker disable next-line ConditionalExpression: BullMQ hands a worker only jobs it holds by id, so an id is never missing here
     if (jobId === undefined) return;
