@@ -115,7 +115,7 @@ export class JobStore {
     const path = join(this.jobsDir, `${record.id}.json`);
     const json = JSON.stringify(record);
     const text = `${json}\n`;
-    // With the log, the enqueue's record is appended (durable once answered); the file waits for a runner.
+    // With the log, the enqueue's record is appended (kill -9 safe once answered, synced right after); the file waits for a runner.
     if (flush === "background" && this.wal) await this.wal.appendJob(record.id, json, record);
     else if (flush === "background" && this.writer) await this.writer.write(path, text);
     else await writeFileAtomic(path, text, { flush });

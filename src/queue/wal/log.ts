@@ -1,6 +1,6 @@
 /**
  * The queue's write-ahead log: one log per open queue (named for its process and instance, so
- * two queues never share one), each enqueue one appended record made durable by group commit,
+ * two queues never share one), each enqueue one appended record (answered once written, synced in the background),
  * the job's own file written only when a runner claims it, tombstones when a job is done or
  * quarantined. Every log in the folder is replayed; a log whose owner is dead is taken over
  * under the job-lock rules (its lock file), its queued jobs written as job files, and removed.
@@ -86,7 +86,7 @@ export class WriteAheadLog {
     return log;
   }
 
-  /** Appends a job's record (`json`: the JSON text of `value`); resolves once it is durable. */
+  /** Appends a job's record (`json`: the JSON text of `value`); resolves once it is written (kill -9 safe; synced in the background). */
   async appendJob(id: string, json: string, value: unknown): Promise<void> {
     const segment = await this.appender.append(encodeJobLine(id, json));
     this.apply({ t: "job", id, r: value }, segmentName(this.name, segment));
@@ -94,7 +94,7 @@ export class WriteAheadLog {
 
   /** Appends a tombstone: the job is done or quarantined, never to be replayed. Resolves once durable. */
   async tombstone(id: string): Promise<void> {
-    const segment = await this.appender.append(encodeEntry({ t: "done", id }));
+    const segment = await this.appender.append(encodeEntry({ t: "done", id }), true);
     this.apply({ t: "done", id }, segmentName(this.name, segment));
   }
 
