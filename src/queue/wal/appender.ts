@@ -105,8 +105,12 @@ export class Appender {
       const batch = this.queue.splice(0);
       const failure = this.failure;
       this.failure = undefined;
+      if (failure) {
+        // Nothing of this batch is written: the open segment (if any) was synced since, and stays.
+        for (const pending of batch) pending.reject(failure);
+        continue;
+      }
       try {
-        if (failure) throw failure;
         const { segment, flush } = await this.write(batch.map((pending) => pending.line).join(""));
         for (const pending of batch) {
           if (pending.synced) flush.waiting.push({ segment, pending });
