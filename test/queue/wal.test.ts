@@ -6,6 +6,7 @@ import { exec, type ExecResult } from "../../src/exec/index.js";
 import { EmbeddedQueue, type JobLease } from "../../src/queue/index.js";
 import { decodeChunk, decodeLine, encodeEntry, encodeJobLine } from "../../src/queue/wal/index.js";
 import { makeJob, tempDir, waitFor } from "./helpers.js";
+import { loggedJobs, queueDrained } from "../e2e/scenario.js";
 
 // Hang guard for the tests with a child process; the tests poll.
 jest.setTimeout(300_000);
@@ -111,6 +112,30 @@ describe("embedded queue with a write-ahead log", () => {
     expect(walFiles()).toEqual([]);
     const reopened = await openQueue();
     expect(await reopened.snapshot()).toEqual([]);
+  });
+
+  it("is drained for the end-to-end probe only once a job that has no file yet is done", async () => {
+    // The probe reads `<home>/queue`: this test's folder is the home.
+    const queue = await EmbeddedQueue.open({ dir: join(dir, "queue"), rescanMs: 50, writeAheadLog: true });
+    open.push(queue);
+    const outcome = await queue.enqueue(makeJob(1, "d-1"));
+    expect(readdirSync(join(dir, "queue", "jobs"))).toEqual([]);
+    expect(loggedJobs(dir)).toEqual([outcome.accepted ? outcome.jobId : ""]);
+    let drained = false;
+    const probe = queueDrained(dir).then(() => (drained = true));
+    let release: (() => void) | undefined;
+    queue.start(async () => {
+      await new Promise<void>((done) => (release = done));
+    });
+    // Claimed: its file is written, its record still logged.
+    await waitFor("the job taken", () => release !== undefined);
+    expect(readdirSync(join(dir, "queue", "jobs"))).toHaveLength(1);
+    expect(loggedJobs(dir)).toHaveLength(1);
+    expect(drained).toBe(false);
+    release?.();
+    await probe;
+    expect(loggedJobs(dir)).toEqual([]);
+    expect(loggedJobs(join(dir, "nowhere"))).toEqual([]);
   });
 
   it("keeps queued jobs across a close: their files are written, the log removed", async () => {
