@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, readFileSync, rmdirSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmdirSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { Appender, type AppenderOptions } from "../../src/queue/wal/appender.js";
@@ -151,9 +151,21 @@ describe("write-ahead log appender", () => {
     expect(sync.most()).toBe(1);
   });
 
+  /** The segment files this process holds open. */
+  const openSegments = (): string[] =>
+    readdirSync("/proc/self/fd").flatMap((fd) => {
+      try {
+        const target = readlinkSync(join("/proc/self/fd", fd));
+        return target.startsWith(`${realpathSync(dir)}/`) ? [target] : [];
+      } catch {
+        return [];
+      }
+    });
+
   it("rolls to a new segment once one holds segmentBytes, closing the sealed one after its sync", async () => {
     const sync = countingSync();
-    const log = appender(4, sync.options);
+    // The second line brings segment 1 to exactly its size.
+    const log = appender(6, sync.options);
     expect(await log.append("ab\n")).toBe(1);
     expect(await log.append("cd\n")).toBe(1);
     expect(events).toEqual(["opening 1", "sealed 1"]);
@@ -162,8 +174,10 @@ describe("write-ahead log appender", () => {
     expect([text(1), text(2)]).toEqual(["ab\ncd\n", "ef\n"]);
     await log.settled();
     expect(sync.most()).toBe(1);
+    expect(openSegments()).toEqual([join(realpathSync(dir), "seg.2.log")]);
     await log.close();
     expect(events).toEqual(["opening 1", "sealed 1", "opening 2", "sealed 2"]);
+    expect(openSegments()).toEqual([]);
   });
 
   it("rejects a whole batch whose segment cannot be written, and writes the next one to a new segment", async () => {

@@ -136,9 +136,9 @@ export class Appender {
     }
     const handle = this.handle;
     const segment = this.segment;
-    const data = Buffer.from(text, "utf8");
-    let written = 0;
-    while (written < data.length) written += (await handle.write(data, written, data.length - written)).bytesWritten;
+    const data = Buffer.from(text);
+    // At the file's position (the end: only this appender writes it), every byte, however many writes that takes.
+    await handle.writeFile(data);
     this.size += data.length;
     const flush: Flush = { handle, folder: this.folder, close: false, waiting: [] };
     this.flushes.push(flush);
