@@ -18,7 +18,7 @@ describe("write-ahead log records", () => {
 
   it("refuses lines that are not entries, even with a matching checksum", () => {
     const withSum = (json: string): string => encodeJobLine("x", "0").replace(/ .*\n$/, "").slice(0, 0) + `${crc32(json).toString(16).padStart(8, "0")} ${json}`;
-    for (const json of ['{"t":"job","id":"x"}', '{"t":"other","id":"x"}', '{"t":"done","id":"../x"}', '{"t":"done","id":"x/.."}', '{"t":"done","id":7}', '{"t":"done"}', "null", "[1", "7"]) {
+    for (const json of ['{"t":"job","id":"x"}', '{"t":"other","id":"x"}', '{"t":"other","id":"x","r":1}', '"x"', 'true', '{"t":"done","id":"../x"}', '{"t":"done","id":"x/.."}', '{"t":"done","id":7}', '{"t":"done"}', "null", "[1", "7"]) {
       expect(decodeLine(withSum(json))).toBeUndefined();
     }
     expect(decodeLine(withSum('{"t":"job","id":"x","r":null}'))).toEqual({ t: "job", id: "x", r: null });

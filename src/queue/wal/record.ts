@@ -61,8 +61,8 @@ export function decodeLine(line: string): WalEntry | undefined {
 }
 
 function isEntry(value: unknown): value is WalEntry {
-  if (typeof value !== "object" || value === null) return false;
-  const entry = value as { t?: unknown; id?: unknown; r?: unknown };
+  // A primitive or null, as an object, has none of these properties.
+  const entry = Object(value) as { t?: unknown; id?: unknown; r?: unknown };
   if (typeof entry.id !== "string" || !/^[A-Za-z0-9-]+$/.test(entry.id)) return false;
   return entry.t === "done" || (entry.t === "job" && "r" in entry);
 }
