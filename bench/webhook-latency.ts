@@ -78,7 +78,8 @@ async function serve(kind: string, configPath: string): Promise<void> {
   if (kind === "bare") {
     await server.load((app) => app.on("issues.labeled", async () => undefined));
   } else {
-    const queue = await EmbeddedQueue.open({ dir: join(config.home, "queue") });
+    // As `harness serve` opens it (src/queue/open.ts): the enqueue appends to the write-ahead log.
+    const queue = await EmbeddedQueue.open({ dir: join(config.home, "queue"), writeAheadLog: true });
     if (process.env.BENCH_TRACE) traceEnqueue(queue, process.env.BENCH_TRACE);
     // The secret as `harness serve` passes it: the guard checks size, arrival and signature at the door.
     const settings = { harnessHome: config.home, concurrency: 1, agentEnvAllow: [], labelName: "story", githubThrottle: true, webhookSecret: config.secret };

@@ -17,6 +17,10 @@ export interface EmbeddedQueueOptions extends QueueListeners {
   /** How often the folder is re-read for jobs of another process or locks freed by a dead one. */
   rescanMs?: number;
   log?: { error: (message: string) => void };
+  /** Enqueue appends to a write-ahead log (`queue/wal/`); a job's file is written when a runner claims it. */
+  writeAheadLog?: boolean;
+  /** Test seam: a log segment rolls at this size. */
+  walSegmentBytes?: number;
   /** Test seam: awaited between an enqueue's two writes (the job file, then its delivery ids), where a crash is injected. */
   crashPoint?: () => Promise<void>;
 }
@@ -68,7 +72,7 @@ export class EmbeddedQueue implements StoryQueue {
 
   /** Opens the queue folder (creating it) and loads the jobs and deliveries left by earlier runs. */
   static async open(options: EmbeddedQueueOptions): Promise<EmbeddedQueue> {
-    const store = new JobStore(options.dir);
+    const store = new JobStore(options.dir, { writeAheadLog: options.writeAheadLog, walSegmentBytes: options.walSegmentBytes });
     await store.init();
     // Unset, the log's own default bound applies.
     const deliveries = await DeliveryLog.open(join(options.dir, "deliveries.log"), options.deliveryMemory);

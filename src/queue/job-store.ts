@@ -1,11 +1,13 @@
-import { mkdir, readdir, readFile, rm } from "node:fs/promises";
+import { access, mkdir, readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
 import { syncDir, writeFileAtomic, type AtomicWriteOptions } from "../files/index.js";
 import { schemas } from "../schema/index.js";
 import type { StoryJob } from "./port.js";
 import { quarantineFile, type QuarantinedJob } from "./quarantine.js";
 import { JobFileWorker, type ReadResult } from "./job-file-worker.js";
+import { WriteAheadLog, type LoggedJob } from "./wal/index.js";
 
 /** A job as kept on disk: one JSON file per job under `<queueDir>/jobs/`, removed when done. */
 export interface JobRecord {
@@ -37,13 +39,21 @@ export function newJobId(now = Date.now()): string {
   return `${String(now).padStart(15, "0")}-${String(counter).padStart(6, "0")}-${processPart}`;
 }
 
+/** With a write-ahead log (`queue/wal/`): an enqueue is one appended record, its job file written when a runner claims it. */
+export interface JobStoreOptions {
+  writeAheadLog?: boolean;
+  /** A log's segment rolls at this size (tests). */
+  walSegmentBytes?: number;
+}
+
 /** The job files of one queue folder. */
 export class JobStore {
   readonly jobsDir: string;
   readonly locksDir: string;
   private writer: JobFileWorker | undefined;
+  private wal: WriteAheadLog | undefined;
 
-  constructor(readonly queueDir: string) {
+  constructor(readonly queueDir: string, private readonly options: JobStoreOptions = {}) {
     this.jobsDir = join(queueDir, "jobs");
     this.locksDir = join(queueDir, "locks");
   }
@@ -54,13 +64,42 @@ export class JobStore {
     // Compiled at start-up, so the first webhook's enqueue does not pay for it.
     schemas().precompile("queue-job", "queue-lock");
     this.writer ??= JobFileWorker.start();
+    const walDir = join(this.queueDir, "wal");
+    // A folder with logs is read with them, whoever opens it: their jobs are this folder's jobs too.
+    if ((this.options.writeAheadLog || existsSync(walDir)) && !this.wal) {
+      this.wal = await WriteAheadLog.open({
+        dir: walDir,
+        locksDir: this.locksDir,
+        ...(this.options.walSegmentBytes ? { segmentBytes: this.options.walSegmentBytes } : {}),
+        hasFile: (id) => access(this.jobPath(id)).then(() => true, () => false),
+        materialise: (jobs) => this.materialise(jobs),
+      });
+    }
   }
 
   /** Flushes the background writes to stable storage and stops their thread. */
   async close(): Promise<void> {
+    const wal = this.wal;
+    this.wal = undefined;
+    // First: the log writes its queued jobs' files through the writer.
+    await wal?.close();
     const writer = this.writer;
     this.writer = undefined;
     await writer?.close();
+  }
+
+  private jobPath(id: string): string {
+    return join(this.jobsDir, `${id}.json`);
+  }
+
+  /** Job files for records of a log (taken over, or closing), written and flushed before it resolves. */
+  private async materialise(jobs: LoggedJob[]): Promise<void> {
+    const writes = jobs.map(({ id, value }) => {
+      const text = `${JSON.stringify(value)}\n`;
+      return this.writer ? this.writer.write(this.jobPath(id), text) : writeFileAtomic(this.jobPath(id), text);
+    });
+    await Promise.all(writes);
+    await this.writer?.flush();
   }
 
   lockPath(id: string): string {
@@ -74,8 +113,11 @@ export class JobStore {
   async write(record: JobRecord, flush?: AtomicWriteOptions["flush"]): Promise<void> {
     schemas().validate<JobRecord>("queue-job", record, `queue/jobs/${record.id}.json`);
     const path = join(this.jobsDir, `${record.id}.json`);
-    const text = `${JSON.stringify(record)}\n`;
-    if (flush === "background" && this.writer) await this.writer.write(path, text);
+    const json = JSON.stringify(record);
+    const text = `${json}\n`;
+    // With the log, the enqueue's record is appended (kill -9 safe once answered, synced right after); the file waits for a runner.
+    if (flush === "background" && this.wal) await this.wal.appendJob(record.id, json, record);
+    else if (flush === "background" && this.writer) await this.writer.write(path, text);
     else await writeFileAtomic(path, text, { flush });
   }
 
@@ -88,8 +130,10 @@ export class JobStore {
     try {
       text = await readFile(join(this.jobsDir, `${id}.json`), "utf8");
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-      throw error;
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+      // Only logged: another process may have run it from its file meanwhile (its tombstone tells).
+      await this.wal?.catchUp();
+      return this.logged(id);
     }
     const parsed = parseJob(id, text);
     if ("unreadable" in parsed) throw parsed.unreadable;
@@ -121,7 +165,7 @@ export class JobStore {
         const file = files[index] as ReadResult;
         if ("code" in file) {
           if (file.code === "ENOENT") {
-            results.set(id, undefined);
+            results.set(id, this.logged(id));
             continue;
           }
           throw Object.assign(new Error(`reading queue/jobs/${id}.json: ${file.message}`), { code: file.code });
@@ -134,7 +178,9 @@ export class JobStore {
   }
 
   /** Moves an unreadable job file to `queue/quarantine/`. */
-  quarantine(id: string, reason: string): Promise<QuarantinedJob | undefined> {
+  async quarantine(id: string, reason: string): Promise<QuarantinedJob | undefined> {
+    // Tombstoned first: once the file is moved, a replay of the log must not bring the job back.
+    await this.wal?.tombstone(id);
     return quarantineFile(this.queueDir, this.jobsDir, `${id}.json`, reason);
   }
 
@@ -143,7 +189,10 @@ export class JobStore {
     const names = (await readdir(this.jobsDir)).filter((name) => name.endsWith(".json") && !name.startsWith("."));
     // Stryker disable next-line MethodExpression: node's readdir (libuv's scandir) lists names in strcmp order already, which is this order; the sort keeps the promise should that change
     names.sort();
-    return names.map((name) => name.slice(0, -".json".length));
+    const ids = names.map((name) => name.slice(0, -".json".length));
+    if (!this.wal) return ids;
+    await this.wal.refresh();
+    return [...new Set([...ids, ...this.wal.pendingIds()])].sort();
   }
 
   /** Every readable job on disk, oldest first (unreadable ones are left for the queue to quarantine). */
@@ -153,7 +202,18 @@ export class JobStore {
     return records;
   }
 
+  /**
+   * A job the log holds and no file does yet, when its record is a valid job. An invalid one
+   * (another process's) waits for its log's takeover: written as a file, it is quarantined.
+   */
+  private logged(id: string): JobRecord | undefined {
+    const value = this.wal?.pending(id);
+    return value !== undefined && schemas().issues("queue-job", value).length === 0 ? (value as JobRecord) : undefined;
+  }
+
   async remove(id: string): Promise<void> {
+    // Tombstoned first: a replay of the log must never bring a finished job back.
+    await this.wal?.tombstone(id);
     await rm(join(this.jobsDir, `${id}.json`), { force: true });
     await syncDir(this.jobsDir);
   }

@@ -28,7 +28,14 @@ export type QueueConfig =
 export async function openStoryQueue(config: QueueConfig, log?: { error: (message: string) => void }): Promise<StoryQueue> {
   // Settings left unset pass as undefined: each adapter reads undefined as "its default".
   if (config.kind === "embedded") {
-    return EmbeddedQueue.open({ dir: config.dir, concurrency: config.concurrency, installationSlots: config.installationSlots, log });
+    return EmbeddedQueue.open({
+      dir: config.dir,
+      concurrency: config.concurrency,
+      installationSlots: config.installationSlots,
+      log,
+      // The App's enqueue: one appended record (see src/queue/wal).
+      writeAheadLog: true,
+    });
   }
   const { BullmqQueue } = await import("./bullmq/index.js");
   return BullmqQueue.open({

@@ -12,6 +12,7 @@ import {
 } from "../support/fake-github/index.js";
 import { eventually, type RunningApp } from "./app-process.js";
 import { storyDirName } from "../../src/workspace/index.js";
+import { decodeChunk } from "../../src/queue/wal/index.js";
 
 export const OWNER = "acme";
 
@@ -143,13 +144,39 @@ export function filesContaining(dir: string, needles: readonly string[]): string
   return found;
 }
 
-/** Waits until the App's queue holds no job (the runner finished, pushed and reported). */
+/**
+ * Waits until the App's queue holds no job (the runner finished, pushed and reported): no job
+ * file, and no job in its write-ahead log that is not done (a queued job has no file until a
+ * runner claims it). The log is read first: a segment is removed only once each of its jobs is
+ * done or has its file, so a job that leaves the log meanwhile is found among the files.
+ */
 export async function queueDrained(home: string): Promise<void> {
   await eventually("the queue to drain", () => {
+    const logged = loggedJobs(home);
     const dir = join(home, "queue", "jobs");
     const jobs = existsSync(dir) ? readdirSync(dir).filter((name) => name.endsWith(".json")) : [];
-    return jobs.length === 0 ? true : undefined;
+    return jobs.length === 0 && logged.length === 0 ? true : undefined;
   });
+}
+
+/** The ids of the jobs the queue's write-ahead log holds and has not tombstoned (done or quarantined). */
+export function loggedJobs(home: string): string[] {
+  const dir = join(home, "queue", "wal");
+  const jobs = new Set<string>();
+  const done = new Set<string>();
+  for (const name of existsSync(dir) ? readdirSync(dir) : []) {
+    if (!name.endsWith(".log")) continue;
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(join(dir, name));
+    } catch (error) {
+      // A segment removed since the listing held nothing queued: its jobs were done or had files.
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") continue;
+      throw error;
+    }
+    for (const entry of decodeChunk(bytes).entries) (entry.t === "job" ? jobs : done).add(entry.id);
+  }
+  return [...jobs].filter((id) => !done.has(id));
 }
 
 /**
