@@ -207,25 +207,25 @@ export class WriteAheadLog {
   /**
    * Removes `files` (segments of this log, or of a log taken over): first the files of their
    * jobs that have none, then the tombstones still needed appended again (`carry`; at close
-   * there is no log left to carry them to, and those segments stay).
+   * there is no log left to carry them to, and those segments stay). False when a segment
+   * stayed because a live process holds the lock of one of its jobs.
    */
   private async retire(files: Set<string>, carry: boolean): Promise<boolean> {
-    const unwritten: LoggedJob[] = [];
+    const unwritten: { job: LoggedJob; file: string }[] = [];
     for (const file of files) for (const id of this.segments.get(file)?.jobs ?? []) {
       const job = this.jobs.get(id);
-      if (job?.segment === file && !this.settled(id) && !(await this.options.hasFile(id))) unwritten.push({ id, value: job.value });
+      if (job?.segment === file && !this.settled(id) && !(await this.options.hasFile(id))) unwritten.push({ job: { id, value: job.value }, file });
     }
-    const locked: string[] = [];
+    // The jobs whose locks this log holds while it writes their files.
+    const writable: LoggedJob[] = [];
     let whole = true;
     try {
-      const writable: LoggedJob[] = [];
-      for (const job of unwritten) {
+      for (const { job, file } of unwritten) {
         if (await acquireLock(this.jobLock(job.id), this.owner)) {
-          locked.push(job.id);
           writable.push(job);
         } else {
           // A live process is claiming it (and writes its file): this segment waits for the next look.
-          files.delete(this.jobs.get(job.id)?.segment ?? "");
+          files.delete(file);
           whole = false;
         }
       }
@@ -237,49 +237,52 @@ export class WriteAheadLog {
         if (still.length > 0) await this.options.materialise(still);
       }
     } finally {
-      for (const id of locked) await releaseLock(this.jobLock(id), this.owner);
+      for (const job of writable) await releaseLock(this.jobLock(job.id), this.owner);
     }
-    return (await this.removeSegments(files, carry)) && whole;
+    await this.removeSegments(files, carry);
+    return whole;
   }
 
   /** This log's sealed segments whose every job is tombstoned or has its file: removed. */
   private async compact(): Promise<void> {
     const latest = segmentName(this.name, this.appender.latest);
-    const sealed = [...this.segments.entries()].filter(([file, segment]) => segment.mine && file < latest).map(([file]) => file).sort();
-    for (const file of sealed) {
+    // Oldest first: this log's segments enter the map in the order they are opened.
+    const sealed = [...this.segments.entries()].filter(([file, segment]) => segment.mine && file < latest);
+    for (const [file, segment] of sealed) {
       if (this.closed) return;
-      if (await this.allWritten(file)) await this.removeSegments(new Set([file]), true);
+      if (await this.allWritten(segment)) await this.removeSegments(new Set([file]), true);
     }
   }
 
   /** True when each job of the segment is tombstoned or has its file; stops at the first that is neither (a backlog costs one look per segment). */
-  private async allWritten(file: string): Promise<boolean> {
-    for (const id of this.segments.get(file)?.jobs ?? []) if (!this.settled(id) && !(await this.options.hasFile(id))) return false;
+  private async allWritten(segment: Segment): Promise<boolean> {
+    for (const id of segment.jobs) if (!this.settled(id) && !(await this.options.hasFile(id))) return false;
     return true;
   }
 
-  /** Removes `files`; false when some stayed (a tombstone still needed, at close). */
-  private async removeSegments(files: Set<string>, carry: boolean): Promise<boolean> {
+  /**
+   * Removes `files`, after appending again the tombstones in them still needed (their job's
+   * record lives in a segment that stays); without `carry` (at close) the segments holding
+   * such a tombstone stay instead.
+   */
+  private async removeSegments(files: Set<string>, carry: boolean): Promise<void> {
     const needed = new Set<string>();
     for (const file of files) for (const id of this.segments.get(file)?.tombs ?? []) {
       const job = this.jobs.get(id);
       const elsewhere = [...(this.tombs.get(id) ?? [])].some((tomb) => !files.has(tomb));
       if (job && !files.has(job.segment) && !elsewhere) needed.add(id);
     }
-    let whole = true;
-    if (needed.size > 0 && !carry) {
-      // Only at close: the segments holding a needed tombstone stay, for whoever takes this log over.
-      whole = false;
-      for (const file of files) if ([...(this.segments.get(file)?.tombs ?? [])].some((id) => needed.has(id))) files.delete(file);
-    } else {
+    if (carry) {
       await Promise.all([...needed].map((id) => this.tombstone(id)));
+    } else {
+      // Only at close: the segments holding a needed tombstone stay, for whoever takes this log over.
+      for (const file of files) if ([...(this.segments.get(file)?.tombs ?? [])].some((id) => needed.has(id))) files.delete(file);
     }
     for (const file of files) {
       await rm(join(this.options.dir, file), { force: true });
       this.drop(file);
     }
-    if (files.size > 0) await syncDir(this.options.dir);
-    return whole;
+    await syncDir(this.options.dir);
   }
 
   private apply(entry: WalEntry, file: string): void {
