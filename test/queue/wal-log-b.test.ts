@@ -225,6 +225,32 @@ describe("write-ahead log: other logs, takeover, compaction, close", () => {
     expect(walFiles()).toEqual([`${log.name}.lock`]);
   });
 
+  it("carries a dead log's tombstone into this log when the job's record lives in a live log, and removes the dead log", async () => {
+    const other = liveLog();
+    writeFileSync(join(dir, segmentOf(other, 1)), job("x", 1));
+    deadLog(tomb("x"));
+    const log = await openLog();
+    expect(walFiles()).toEqual([`${other}.lock`, segmentOf(other, 1), segmentOf(log.name, 1), `${log.name}.lock`].sort());
+    expect(entriesOf(segmentOf(log.name, 1))).toEqual([{ t: "done", id: "x" }]);
+    expect(log.pendingIds()).toEqual([]);
+  });
+
+  it("skips, in a takeover, a job whose later record went with a segment removed before", async () => {
+    const other = ownedLog();
+    writeFileSync(join(dir, segmentOf(other.name, 1)), job("x", 1) + job("y", 1));
+    writeFileSync(join(dir, segmentOf(other.name, 2)), job("x", 2));
+    const log = await openLog();
+    expect(log.pendingIds()).toEqual(["x", "y"]);
+    // Its owner removed the later segment (x was claimed: its file written, then done).
+    rmSync(join(dir, segmentOf(other.name, 2)));
+    await log.catchUp();
+    expect(log.pendingIds()).toEqual(["y"]);
+    retireLockOwner(other.owner);
+    await log.refresh();
+    expect(calls).toEqual([[{ id: "y", value: { n: 1 } }]]);
+    expect(walFiles()).toEqual([`${log.name}.lock`]);
+  });
+
   it("reads the other logs again under a job's lock: a job tombstoned or given its file meanwhile is not written", async () => {
     const other = liveLog();
     const path = join(dir, segmentOf(other, 1));

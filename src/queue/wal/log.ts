@@ -184,7 +184,9 @@ export class WriteAheadLog {
     }
     try {
       const { size } = await handle.stat();
+      // Stryker disable next-line EqualityOperator: at equal sizes the read below asks for no bytes, and a read of none returns none
       if (size <= segment.offset) return;
+      // Stryker disable next-line ArithmeticOperator: a read stops at the end of the file, so a larger buffer holds the same bytes (only bytesRead of it are decoded)
       const chunk = Buffer.alloc(size - segment.offset);
       const { bytesRead } = await handle.read(chunk, 0, chunk.length, segment.offset);
       const decoded = decodeChunk(chunk.subarray(0, bytesRead));
@@ -212,9 +214,12 @@ export class WriteAheadLog {
    */
   private async retire(files: Set<string>, carry: boolean): Promise<boolean> {
     const unwritten: { job: LoggedJob; file: string }[] = [];
-    for (const file of files) for (const id of this.segments.get(file)?.jobs ?? []) {
-      const job = this.jobs.get(id);
-      if (job?.segment === file && !this.settled(id) && !(await this.options.hasFile(id))) unwritten.push({ job: { id, value: job.value }, file });
+    for (const [file, segment] of this.segments) {
+      if (!files.has(file)) continue;
+      for (const id of segment.jobs) {
+        const job = this.jobs.get(id);
+        if (job?.segment === file && !this.settled(id) && !(await this.options.hasFile(id))) unwritten.push({ job: { id, value: job.value }, file });
+      }
     }
     // The jobs whose locks this log holds while it writes their files.
     const writable: LoggedJob[] = [];
@@ -267,16 +272,27 @@ export class WriteAheadLog {
    */
   private async removeSegments(files: Set<string>, carry: boolean): Promise<void> {
     const needed = new Set<string>();
-    for (const file of files) for (const id of this.segments.get(file)?.tombs ?? []) {
-      const job = this.jobs.get(id);
-      const elsewhere = [...(this.tombs.get(id) ?? [])].some((tomb) => !files.has(tomb));
-      if (job && !files.has(job.segment) && !elsewhere) needed.add(id);
+    /** The segments that hold a needed tombstone. */
+    const holding = new Set<string>();
+    for (const file of files) {
+      const segment = this.segments.get(file);
+      // Forgotten already: a segment of a log taken over, removed meanwhile (by hand).
+      if (!segment) continue;
+      for (const id of segment.tombs) {
+        const job = this.jobs.get(id);
+        // A segment's tombstone is in `tombs` under its id until the segment is dropped.
+        const elsewhere = [...this.tombs.get(id)!].some((tomb) => !files.has(tomb));
+        if (job && !files.has(job.segment) && !elsewhere) {
+          needed.add(id);
+          holding.add(file);
+        }
+      }
     }
     if (carry) {
       await Promise.all([...needed].map((id) => this.tombstone(id)));
     } else {
       // Only at close: the segments holding a needed tombstone stay, for whoever takes this log over.
-      for (const file of files) if ([...(this.segments.get(file)?.tombs ?? [])].some((id) => needed.has(id))) files.delete(file);
+      for (const file of holding) files.delete(file);
     }
     for (const file of files) {
       await rm(join(this.options.dir, file), { force: true });
@@ -305,9 +321,10 @@ export class WriteAheadLog {
     if (!segment) return;
     for (const id of segment.jobs) if (this.jobs.get(id)?.segment === file) this.jobs.delete(id);
     for (const id of segment.tombs) {
-      const tombs = this.tombs.get(id);
-      tombs?.delete(file);
-      if (tombs?.size === 0) this.tombs.delete(id);
+      // Put there with the segment's tombstone (apply), removed only once no segment holds one.
+      const tombs = this.tombs.get(id)!;
+      tombs.delete(file);
+      if (tombs.size === 0) this.tombs.delete(id);
     }
     this.segments.delete(file);
   }
