@@ -184,7 +184,9 @@ export class WriteAheadLog {
     }
     try {
       const { size } = await handle.stat();
+      // Stryker disable next-line EqualityOperator: at equal sizes the read below asks for no bytes, and a read of none returns none
       if (size <= segment.offset) return;
+      // Stryker disable next-line ArithmeticOperator: a read stops at the end of the file, so a larger buffer holds the same bytes (only bytesRead of it are decoded)
       const chunk = Buffer.alloc(size - segment.offset);
       const { bytesRead } = await handle.read(chunk, 0, chunk.length, segment.offset);
       const decoded = decodeChunk(chunk.subarray(0, bytesRead));
@@ -207,25 +209,28 @@ export class WriteAheadLog {
   /**
    * Removes `files` (segments of this log, or of a log taken over): first the files of their
    * jobs that have none, then the tombstones still needed appended again (`carry`; at close
-   * there is no log left to carry them to, and those segments stay).
+   * there is no log left to carry them to, and those segments stay). False when a segment
+   * stayed because a live process holds the lock of one of its jobs.
    */
   private async retire(files: Set<string>, carry: boolean): Promise<boolean> {
-    const unwritten: LoggedJob[] = [];
-    for (const file of files) for (const id of this.segments.get(file)?.jobs ?? []) {
-      const job = this.jobs.get(id);
-      if (job?.segment === file && !this.settled(id) && !(await this.options.hasFile(id))) unwritten.push({ id, value: job.value });
+    const unwritten: { job: LoggedJob; file: string }[] = [];
+    for (const [file, segment] of this.segments) {
+      if (!files.has(file)) continue;
+      for (const id of segment.jobs) {
+        const job = this.jobs.get(id);
+        if (job?.segment === file && !this.settled(id) && !(await this.options.hasFile(id))) unwritten.push({ job: { id, value: job.value }, file });
+      }
     }
-    const locked: string[] = [];
+    // The jobs whose locks this log holds while it writes their files.
+    const writable: LoggedJob[] = [];
     let whole = true;
     try {
-      const writable: LoggedJob[] = [];
-      for (const job of unwritten) {
+      for (const { job, file } of unwritten) {
         if (await acquireLock(this.jobLock(job.id), this.owner)) {
-          locked.push(job.id);
           writable.push(job);
         } else {
           // A live process is claiming it (and writes its file): this segment waits for the next look.
-          files.delete(this.jobs.get(job.id)?.segment ?? "");
+          files.delete(file);
           whole = false;
         }
       }
@@ -237,49 +242,63 @@ export class WriteAheadLog {
         if (still.length > 0) await this.options.materialise(still);
       }
     } finally {
-      for (const id of locked) await releaseLock(this.jobLock(id), this.owner);
+      for (const job of writable) await releaseLock(this.jobLock(job.id), this.owner);
     }
-    return (await this.removeSegments(files, carry)) && whole;
+    await this.removeSegments(files, carry);
+    return whole;
   }
 
   /** This log's sealed segments whose every job is tombstoned or has its file: removed. */
   private async compact(): Promise<void> {
     const latest = segmentName(this.name, this.appender.latest);
-    const sealed = [...this.segments.entries()].filter(([file, segment]) => segment.mine && file < latest).map(([file]) => file).sort();
-    for (const file of sealed) {
+    // Oldest first: this log's segments enter the map in the order they are opened.
+    const sealed = [...this.segments.entries()].filter(([file, segment]) => segment.mine && file < latest);
+    for (const [file, segment] of sealed) {
       if (this.closed) return;
-      if (await this.allWritten(file)) await this.removeSegments(new Set([file]), true);
+      if (await this.allWritten(segment)) await this.removeSegments(new Set([file]), true);
     }
   }
 
   /** True when each job of the segment is tombstoned or has its file; stops at the first that is neither (a backlog costs one look per segment). */
-  private async allWritten(file: string): Promise<boolean> {
-    for (const id of this.segments.get(file)?.jobs ?? []) if (!this.settled(id) && !(await this.options.hasFile(id))) return false;
+  private async allWritten(segment: Segment): Promise<boolean> {
+    for (const id of segment.jobs) if (!this.settled(id) && !(await this.options.hasFile(id))) return false;
     return true;
   }
 
-  /** Removes `files`; false when some stayed (a tombstone still needed, at close). */
-  private async removeSegments(files: Set<string>, carry: boolean): Promise<boolean> {
+  /**
+   * Removes `files`, after appending again the tombstones in them still needed (their job's
+   * record lives in a segment that stays); without `carry` (at close) the segments holding
+   * such a tombstone stay instead.
+   */
+  private async removeSegments(files: Set<string>, carry: boolean): Promise<void> {
     const needed = new Set<string>();
-    for (const file of files) for (const id of this.segments.get(file)?.tombs ?? []) {
-      const job = this.jobs.get(id);
-      const elsewhere = [...(this.tombs.get(id) ?? [])].some((tomb) => !files.has(tomb));
-      if (job && !files.has(job.segment) && !elsewhere) needed.add(id);
+    /** The segments that hold a needed tombstone. */
+    const holding = new Set<string>();
+    for (const file of files) {
+      const segment = this.segments.get(file);
+      // Forgotten already: a segment of a log taken over, removed meanwhile (by hand).
+      if (!segment) continue;
+      for (const id of segment.tombs) {
+        const job = this.jobs.get(id);
+        // A segment's tombstone is in `tombs` under its id until the segment is dropped.
+        const elsewhere = [...this.tombs.get(id)!].some((tomb) => !files.has(tomb));
+        if (job && !files.has(job.segment) && !elsewhere) {
+          needed.add(id);
+          holding.add(file);
+        }
+      }
     }
-    let whole = true;
-    if (needed.size > 0 && !carry) {
-      // Only at close: the segments holding a needed tombstone stay, for whoever takes this log over.
-      whole = false;
-      for (const file of files) if ([...(this.segments.get(file)?.tombs ?? [])].some((id) => needed.has(id))) files.delete(file);
-    } else {
+    if (carry) {
       await Promise.all([...needed].map((id) => this.tombstone(id)));
+    } else {
+      // Only at close: the segments holding a needed tombstone stay, for whoever takes this log over.
+      for (const file of holding) files.delete(file);
     }
     for (const file of files) {
       await rm(join(this.options.dir, file), { force: true });
       this.drop(file);
     }
-    if (files.size > 0) await syncDir(this.options.dir);
-    return whole;
+    await syncDir(this.options.dir);
   }
 
   private apply(entry: WalEntry, file: string): void {
@@ -302,9 +321,10 @@ export class WriteAheadLog {
     if (!segment) return;
     for (const id of segment.jobs) if (this.jobs.get(id)?.segment === file) this.jobs.delete(id);
     for (const id of segment.tombs) {
-      const tombs = this.tombs.get(id);
-      tombs?.delete(file);
-      if (tombs?.size === 0) this.tombs.delete(id);
+      // Put there with the segment's tombstone (apply), removed only once no segment holds one.
+      const tombs = this.tombs.get(id)!;
+      tombs.delete(file);
+      if (tombs.size === 0) this.tombs.delete(id);
     }
     this.segments.delete(file);
   }
