@@ -117,9 +117,13 @@ export async function serveCommand(args: string[], io: CliIO): Promise<number> {
   }
   const log = asyncJsonLog(io.env);
   // Probot's server takes no backlog: it is given at its listen (see listen-backlog.ts).
+  // Probot's run adds a SIGINT listener that stops the server and exits at once, which would cut
+  // the stop below short (stories not interrupted, the queue not closed): it is taken off again.
+  const sigintBefore = new Set(process.listeners("SIGINT"));
   const { value: server, applied } = await listeningWithBacklog(listen.backlog, () =>
     run(queue ? harnessApp({ queue, settings, runJobs: queueSettings.serveRunsJobs }) : () => undefined, { env: io.env, Octokit: HarnessOctokit, ...(log ? { log } : {}) }),
   );
+  for (const listener of process.listeners("SIGINT")) if (!sigintBefore.has(listener)) process.off("SIGINT", listener);
   const capped = backlogNotice(listen);
   if (capped) io.stderr(capped);
   if (applied === 0) io.stderr(`harness serve: the listen backlog ${listen.backlog} could not be set (this node publishes no net.server.listen channel); node's default applies\n`);

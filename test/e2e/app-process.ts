@@ -24,6 +24,8 @@ export interface RunningApp {
   log(): Promise<string>;
   /** Ends the App with SIGTERM (its process group) and waits for it. */
   stop(): Promise<ExecResult>;
+  /** Sends the App's own process SIGINT (Ctrl-C of `npm start`) and waits for it; SIGTERM to its group after a hang guard. */
+  interrupt(): Promise<ExecResult>;
   /** Ends the App's own process with SIGKILL: no shutdown code runs. */
   kill9(): Promise<ExecResult>;
 }
@@ -91,6 +93,15 @@ export async function startApp(args: { fake: FakeGitHub; home: string; workDir: 
     stop: async () => {
       abort.abort();
       return done;
+    },
+    interrupt: async () => {
+      process.kill(pid, "SIGINT");
+      const guard = setTimeout(() => abort.abort(), 60_000);
+      try {
+        return await done;
+      } finally {
+        clearTimeout(guard);
+      }
     },
     kill9: async () => {
       process.kill(pid, "SIGKILL");
