@@ -123,6 +123,20 @@ describe("write-ahead log: its own log", () => {
     check();
   });
 
+  it("closes once: a second close resolves when the log is closed, and writes nothing again", async () => {
+    const log = await openLog();
+    await append(log, "c-1");
+    opened.splice(0);
+    const first = log.close();
+    await log.close();
+    expect(walFiles()).toEqual([]);
+    expect(written).toEqual([{ by: by(log), ids: ["c-1"] }]);
+    await first;
+    await log.close();
+    expect(written).toHaveLength(1);
+    await expect(append(log, "c-2")).rejects.toThrow("the write-ahead log is closed");
+  });
+
   it("rolls to a new segment past its size", async () => {
     const log = await openLog({ segmentBytes: 10 });
     await append(log, "r-1");
