@@ -199,7 +199,7 @@ describe("write-ahead log: other logs in the folder", () => {
     expect(written).toEqual([]);
     await closeLog(a);
     expect(written).toEqual([{ by: by(a), ids: ["l-2"] }]);
-    expect(walFiles()).toEqual([`${b.name}.000001.log`, `${b.name}.lock`]);
+    expect(walFiles()).toEqual([`${b.name}.000001.log`, `${b.name}.lock`].sort());
     expect(b.pendingIds()).toEqual(["l-1"]);
   });
 
@@ -211,7 +211,7 @@ describe("write-ahead log: other logs in the folder", () => {
     await b.tombstone("t-1");
     await closeLog(b);
     expect(written).toEqual([]);
-    expect(walFiles()).toEqual([`${a.name}.000001.log`, `${a.name}.lock`, `${b.name}.000001.log`]);
+    expect(walFiles()).toEqual([`${a.name}.000001.log`, `${a.name}.lock`, `${b.name}.000001.log`].sort());
     await a.catchUp();
     expect(a.pendingIds()).toEqual([]);
     await closeLog(a);
