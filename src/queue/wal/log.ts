@@ -52,8 +52,8 @@ interface Segment {
   tombs: Set<string>;
 }
 
-const SEGMENT = /^([A-Za-z0-9]+-[A-Za-z0-9]+)\.(\d{6})\.log$/;
-const LOCK = /^([A-Za-z0-9]+-[A-Za-z0-9]+)\.lock$/;
+/** A log's file: one of its segments (`<log>.<number, 6 digits>.log`) or its lock (`<log>.lock`). */
+const LOG_FILE = /^([A-Za-z0-9]+-[A-Za-z0-9]+)\.(?:(\d{6})\.log|lock)$/;
 
 export class WriteAheadLog {
   /** This log's name: `<pid>-<instance>`. */
@@ -67,6 +67,7 @@ export class WriteAheadLog {
   /** Logs of dead owners taken over and not yet removed (a job of theirs was locked by a live process). */
   private readonly adopted = new Set<string>();
   private closed = false;
+  private closing: Promise<void> | undefined;
 
   private constructor(private readonly options: WriteAheadLogOptions) {
     this.name = `${this.owner.pid}-${this.owner.instance}`;
@@ -94,8 +95,9 @@ export class WriteAheadLog {
 
   /** Appends a tombstone: the job is done or quarantined, never to be replayed. Resolves once durable. */
   async tombstone(id: string): Promise<void> {
-    const segment = await this.appender.append(encodeEntry({ t: "done", id }), true);
-    this.apply({ t: "done", id }, segmentName(this.name, segment));
+    const entry: WalEntry = { t: "done", id };
+    const segment = await this.appender.append(encodeEntry(entry), true);
+    this.apply(entry, segmentName(this.name, segment));
   }
 
   /** The ids of every logged job not tombstoned (its file may exist too: then the file is the job). */
@@ -129,9 +131,16 @@ export class WriteAheadLog {
     return run;
   }
 
-  /** Writes the files of this log's queued jobs, removes its segments (unless a tombstone in them is still needed) and gives up its lock. */
-  async close(): Promise<void> {
-    if (this.closed) return;
+  /**
+   * Writes the files of this log's queued jobs, removes its segments (unless a tombstone in them
+   * is still needed) and gives up its lock. A second call resolves with the first.
+   */
+  close(): Promise<void> {
+    this.closing ??= this.closeNow();
+    return this.closing;
+  }
+
+  private async closeNow(): Promise<void> {
     this.closed = true;
     await this.chain;
     await this.appender.close();
@@ -156,13 +165,12 @@ export class WriteAheadLog {
     const present = new Set(names);
     for (const [file, segment] of this.segments) if (!segment.mine && !present.has(file)) this.drop(file);
     const logs = new Set<string>();
+    // Stryker disable next-line MethodExpression: node's readdir (libuv's scandir) lists names in strcmp order already, which is this order; the sort keeps the promise should that change
     for (const file of names.sort()) {
-      const segment = SEGMENT.exec(file);
-      const lock = LOCK.exec(file);
-      const log = segment?.[1] ?? lock?.[1];
-      if (!log || log === this.name) continue;
-      logs.add(log);
-      if (segment) await this.readSegment(file, log, Number(segment[2]));
+      const match = LOG_FILE.exec(file);
+      if (!match?.[1] || match[1] === this.name) continue;
+      logs.add(match[1]);
+      if (match[2]) await this.readSegment(file, match[1], Number(match[2]));
     }
     return logs;
   }
