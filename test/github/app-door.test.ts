@@ -11,52 +11,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createNodeMiddleware, createProbot } from "probot";
 import { harnessApp } from "../../src/app.js";
-import { EmbeddedQueue, type EnqueueOutcome, type JobWorker, type QueueListeners, type StoryJob, type StoryQueue } from "../../src/queue/index.js";
+import { EmbeddedQueue } from "../../src/queue/index.js";
+import { GatedQueue } from "../support/gated-queue.js";
 import { deliverWebhook, issuesLabeledPayload, signedDelivery, startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { NAME, OWNER } from "./fake-setup.js";
 
-/** A real queue whose enqueue waits until the test opens the gate. */
-class StalledQueue implements StoryQueue {
-  readonly waiting: StoryJob[] = [];
-  private open: () => void = () => undefined;
-  private readonly gate = new Promise<void>((resolve) => {
-    this.open = resolve;
-  });
-  constructor(private readonly inner: EmbeddedQueue) {}
-  get concurrency(): number {
-    return this.inner.concurrency;
-  }
-  release(): void {
-    this.open();
-  }
-  async enqueue(job: StoryJob): Promise<EnqueueOutcome> {
-    this.waiting.push(job);
-    await this.gate;
-    return this.inner.enqueue(job);
-  }
-  isActive(key: string): Promise<boolean> {
-    return this.inner.isActive(key);
-  }
-  start(worker: JobWorker): void {
-    this.inner.start(worker);
-  }
-  idle(): Promise<void> {
-    return this.inner.idle();
-  }
-  close(options?: { abortRunning?: boolean }): Promise<void> {
-    return this.inner.close(options);
-  }
-  snapshot(): ReturnType<EmbeddedQueue["snapshot"]> {
-    return this.inner.snapshot();
-  }
-  listen(listeners: QueueListeners): void {
-    this.inner.listen?.(listeners);
-  }
-}
 
 let gh: FakeGitHub;
 let dir: string;
-let queue: StalledQueue;
+let queue: GatedQueue;
 let server: Server;
 let webhookUrl: string;
 
@@ -64,7 +27,7 @@ beforeAll(async () => {
   gh = await startFakeGitHub();
   await gh.addRepository({ owner: OWNER, name: NAME, files: { "README.md": "# demo\n" } });
   dir = mkdtempSync(join(tmpdir(), "harness-app-door-"));
-  queue = new StalledQueue(await EmbeddedQueue.open({ dir }));
+  queue = new GatedQueue(await EmbeddedQueue.open({ dir }));
   const probot = createProbot({
     env: { APP_ID: String(gh.appId), PRIVATE_KEY: gh.privateKey, WEBHOOK_SECRET: gh.webhookSecret, GHE_HOST: gh.host, GHE_PROTOCOL: "http", LOG_LEVEL: "fatal" },
   });
@@ -97,13 +60,13 @@ describe("the App's webhook door", () => {
     const issue = gh.createIssue(OWNER, NAME, { title: "Slow disk", user: OWNER });
     const payload = issuesLabeledPayload(gh, { owner: OWNER, name: NAME, number: issue.number, label: "story", sender: OWNER });
     expect((await deliverWebhook(webhookUrl, signedDelivery("issues", payload, "wrong-secret"))).status).toBe(400);
-    expect(queue.waiting).toEqual([]);
+    expect(queue.arrived).toEqual([]);
 
     const answer = await deliverWebhook(webhookUrl, signedDelivery("issues", payload, gh.webhookSecret));
     expect(answer.status).toBe(200);
     // Answered while the job was still waiting to be written.
-    expect(queue.waiting).toHaveLength(1);
-    const key = queue.waiting[0]?.storyKey ?? "";
+    expect(queue.arrived).toHaveLength(1);
+    const key = queue.arrived[0]?.storyKey ?? "";
     expect(await queue.isActive(key)).toBe(false);
     queue.release();
     await until(() => queue.isActive(key));

@@ -12,52 +12,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createNodeMiddleware, createProbot } from "probot";
 import { harnessApp } from "../../src/app.js";
-import { EmbeddedQueue, type EnqueueOutcome, type JobWorker, type QueueListeners, type StoryJob, type StoryQueue } from "../../src/queue/index.js";
+import { EmbeddedQueue } from "../../src/queue/index.js";
+import { GatedQueue } from "../support/gated-queue.js";
 import { issuesLabeledPayload, startFakeGitHub, type FakeGitHub, type HookDeliveryRecord } from "../support/fake-github/index.js";
 import { eventually } from "../support/poll.js";
 import { NAME, OWNER } from "./fake-setup.js";
 
-/** The real embedded queue; its enqueue waits at a gate the test opens, and every outcome is kept. */
-class GatedQueue implements StoryQueue {
-  constructor(private readonly inner: EmbeddedQueue) {}
-  get concurrency(): number {
-    return this.inner.concurrency;
-  }
-  isActive(key: string): Promise<boolean> {
-    return this.inner.isActive(key);
-  }
-  start(worker: JobWorker): void {
-    this.inner.start(worker);
-  }
-  idle(): Promise<void> {
-    return this.inner.idle();
-  }
-  close(options?: { abortRunning?: boolean }): Promise<void> {
-    return this.inner.close(options);
-  }
-  snapshot(): ReturnType<EmbeddedQueue["snapshot"]> {
-    return this.inner.snapshot();
-  }
-  listen(listeners: QueueListeners): void {
-    this.inner.listen?.(listeners);
-  }
-  readonly arrived: StoryJob[] = [];
-  readonly outcomes: Array<{ issue: number; outcome: EnqueueOutcome }> = [];
-  private open: () => void = () => undefined;
-  private readonly gate = new Promise<void>((resolve) => {
-    this.open = resolve;
-  });
-  release(): void {
-    this.open();
-  }
-  async enqueue(job: StoryJob): Promise<EnqueueOutcome> {
-    this.arrived.push(job);
-    await this.gate;
-    const outcome = await this.inner.enqueue(job);
-    this.outcomes.push({ issue: job.issue.number, outcome });
-    return outcome;
-  }
-}
 
 let gh: FakeGitHub;
 let dir: string;
