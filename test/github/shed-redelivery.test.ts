@@ -5,50 +5,30 @@
  * GitHub to redeliver what failed, and every story is enqueued exactly once.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
-import { mkdtempSync, rmSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { createNodeMiddleware, createProbot } from "probot";
-import { harnessApp } from "../../src/app.js";
-import { EmbeddedQueue } from "../../src/queue/index.js";
-import { GatedQueue } from "../support/gated-queue.js";
-import { issuesLabeledPayload, startFakeGitHub, type FakeGitHub, type HookDeliveryRecord } from "../support/fake-github/index.js";
+import type { GatedQueue } from "../support/gated-queue.js";
+import { issuesLabeledPayload, type FakeGitHub, type HookDeliveryRecord } from "../support/fake-github/index.js";
 import { eventually } from "../support/poll.js";
 import { NAME, OWNER } from "./fake-setup.js";
+import { startGatedApp, type GatedApp } from "./gated-app.js";
 
 
+let app: GatedApp;
 let gh: FakeGitHub;
-let dir: string;
 let queue: GatedQueue;
-let server: Server;
 
 beforeAll(async () => {
-  gh = await startFakeGitHub();
-  await gh.addRepository({ owner: OWNER, name: NAME, files: { "README.md": "# demo\n" } });
-  dir = mkdtempSync(join(tmpdir(), "harness-shed-"));
-  queue = new GatedQueue(await EmbeddedQueue.open({ dir }));
-  const probot = createProbot({
-    env: { APP_ID: String(gh.appId), PRIVATE_KEY: gh.privateKey, WEBHOOK_SECRET: gh.webhookSecret, GHE_HOST: gh.host, GHE_PROTOCOL: "http", LOG_LEVEL: "fatal" },
-  });
-  const settings = { harnessHome: dir, concurrency: 1, agentEnvAllow: [], labelName: "story", githubThrottle: false, webhookSecret: gh.webhookSecret, maxInflight: 2,
+  app = await startGatedApp("harness-shed-", {
+    maxInflight: 2,
     // The held deliveries stay in flight until the test opens the gate, however slow the machine: no budget or 202 lets them go first.
-    handlerBudgetMs: 600_000, answerWithinMs: 600_000,
-  };
-  const middleware = await createNodeMiddleware(harnessApp({ queue, settings, runJobs: false }), { probot, webhooksPath: "/api/github/webhooks" });
-  server = createServer((request, response) => void middleware(request, response, () => response.writeHead(404).end()));
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  gh.setWebhookUrl(`http://127.0.0.1:${(server.address() as AddressInfo).port}/api/github/webhooks`);
+    handlerBudgetMs: 600_000,
+    answerWithinMs: 600_000,
+  });
+  ({ gh, queue } = app);
+  gh.setWebhookUrl(app.webhookUrl);
 });
 
 afterAll(async () => {
-  queue.release();
-  await queue.close();
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
-  await gh.close();
-  rmSync(dir, { recursive: true, force: true });
+  await app.close();
 });
 
 describe("a shed burst", () => {

@@ -1,0 +1,52 @@
+/**
+ * The App through a real Probot and its webhook door, in front of the strict fake GitHub, with a
+ * real embedded queue whose enqueue waits at a gate the test opens ({@link GatedQueue}).
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createNodeMiddleware, createProbot } from "probot";
+import { harnessApp, type HarnessAppSettings } from "../../src/app.js";
+import { EmbeddedQueue } from "../../src/queue/index.js";
+import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
+import { GatedQueue } from "../support/gated-queue.js";
+import { NAME, OWNER } from "./fake-setup.js";
+
+export interface GatedApp {
+  gh: FakeGitHub;
+  queue: GatedQueue;
+  /** Where the App takes webhooks. */
+  webhookUrl: string;
+  /** Opens the gate, closes the queue, the server and the fake, and removes the data folder. */
+  close(): Promise<void>;
+}
+
+/** Starts the fake (with `OWNER/NAME`), the gated queue and the App with `settings` over the defaults; enqueues only. */
+export async function startGatedApp(prefix: string, settings: Partial<HarnessAppSettings>): Promise<GatedApp> {
+  const gh = await startFakeGitHub();
+  await gh.addRepository({ owner: OWNER, name: NAME, files: { "README.md": "# demo\n" } });
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const queue = new GatedQueue(await EmbeddedQueue.open({ dir }));
+  const probot = createProbot({
+    env: { APP_ID: String(gh.appId), PRIVATE_KEY: gh.privateKey, WEBHOOK_SECRET: gh.webhookSecret, GHE_HOST: gh.host, GHE_PROTOCOL: "http", LOG_LEVEL: "fatal" },
+  });
+  const all: HarnessAppSettings = { harnessHome: dir, concurrency: 1, agentEnvAllow: [], labelName: "story", githubThrottle: false, webhookSecret: gh.webhookSecret, ...settings };
+  const middleware = await createNodeMiddleware(harnessApp({ queue, settings: all, runJobs: false }), { probot, webhooksPath: "/api/github/webhooks" });
+  const server: Server = createServer((request, response) => void middleware(request, response, () => response.writeHead(404).end()));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    gh,
+    queue,
+    webhookUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/github/webhooks`,
+    close: async () => {
+      queue.release();
+      await queue.close();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      await gh.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
