@@ -186,7 +186,9 @@ class Target {
     const logPath = join(this.root, `${this.kind}.log`);
     // BENCH_PROF=<dir>: a CPU profile of each server (<dir>/bare, <dir>/harness), written when it stops.
     const profile = process.env.BENCH_PROF ? ["--cpu-prof", `--cpu-prof-dir=${join(process.env.BENCH_PROF, this.kind)}`] : [];
-    this.child = exec([process.execPath, ...profile, "--import", "tsx", resolve("bench/webhook-latency.ts"), "--serve", this.kind, "--config", configPath], {
+    // BENCH_APP_FLAGS="<node flags>": for the App's server only (e.g. "--trace-gc", or a heap setting to try).
+    const flags = this.kind === "harness" && process.env.BENCH_APP_FLAGS ? process.env.BENCH_APP_FLAGS.split(" ") : [];
+    this.child = exec([process.execPath, ...flags, ...profile, "--import", "tsx", resolve("bench/webhook-latency.ts"), "--serve", this.kind, "--config", configPath], {
       cwd: process.cwd(), signal: this.stop.signal, logPath, onSpawn: (pid) => (this.pid = pid), env: { set: { LOG_FORMAT: "json", LOG_LEVEL: "info", NODE_ENV: "production", ...(process.env.BENCH_TRACE && this.kind === "harness" ? { BENCH_TRACE: process.env.BENCH_TRACE } : {}) } },
     });
     const deadline = Date.now() + 60_000;
