@@ -22,7 +22,7 @@ export function parseRedisUrl(value: string, variable = "HARNESS_QUEUE"): RedisT
   try {
     url = new URL(value);
   } catch {
-    throw new QueueUrlError(`${variable} must be a redis:// URL such as redis://localhost:6379/0, got '${redactUrl(value)}'`);
+    throw new QueueUrlError(`${variable} must be a redis:// URL such as redis://localhost:6379/0, got '${redactUnparsed(value)}'`);
   }
   if (url.protocol !== "redis:" && url.protocol !== "rediss:") {
     throw new QueueUrlError(`${variable} must start with redis:// or rediss://, got '${url.protocol}'`);
@@ -41,4 +41,15 @@ export function parseRedisUrl(value: string, variable = "HARNESS_QUEUE"): RedisT
  */
 export function redactUrl(value: string): string {
   return value.replace(/\/\/([^/:]*):[^/]*@/, "//$1:***@");
+}
+
+/**
+ * A value no URL parser reads has no known end to its credentials (a password may hold a '/'),
+ * so everything between its scheme and its last '@' is hidden.
+ */
+function redactUnparsed(value: string): string {
+  const at = value.lastIndexOf("@");
+  if (at < 0) return value;
+  const scheme = /^[^@]*?\/\//.exec(value)?.[0] ?? "";
+  return `${scheme}***${value.slice(at)}`;
 }
