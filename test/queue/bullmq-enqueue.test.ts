@@ -100,7 +100,7 @@ describe("BullMQ adapter: its connections", () => {
       // Redis now refuses every new client: each connection's failed reconnections are logged, named.
       await watcher.config("SET", "maxclients", "1");
       // The file's client too (made again at its next use).
-      await server.client.quit();
+      server.dropClient();
       await watcher.call("CLIENT", "KILL", "TYPE", "normal");
       await waitFor("the redis and queue connections' errors logged", () => ["redis", "queue"].every((where) => errors.some((line) => line.startsWith(`queue (redis): ${where}: `))), GUARD_MS);
     } finally {

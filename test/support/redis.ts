@@ -86,10 +86,17 @@ export interface FileRedis {
   /** Its URL. */
   readonly url: string;
   /**
-   * A client on it, made at the first use (made again after one that was quit) and ended after the
-   * file. It notes connection errors without printing them (a test that drops every client).
+   * A client on it, made at the first use (made again after {@link FileRedis.dropClient}) and ended
+   * after the file. It notes connection errors without printing them (a test that drops every client).
    */
   readonly client: Redis;
+  /**
+   * Ends the client at once, whatever its state, and forgets it: the next use makes a new one. Not
+   * `quit`: on a client waiting to reconnect (Redis dropped it), ioredis answers QUIT with OK and
+   * cancels the reconnection, but the client never reaches "end"; it stays "reconnecting" and holds
+   * every later command forever, which a client remade only once "end" then handed to the next test.
+   */
+  dropClient(): void;
   /** Redis's clock in ms, as the adapter reads it. */
   now(): Promise<number>;
 }
@@ -123,11 +130,16 @@ export function redisForFile(): FileRedis {
       return started().url;
     },
     get client() {
-      if (!client || client.status === "end") {
-        client = new Redis(started().url);
+      if (!client) {
+        // Dropped, it ends at once: a socket Redis closed already would otherwise hold ioredis's 2 s disconnect timer.
+        client = new Redis(started().url, { disconnectTimeout: 0 });
         client.on("error", () => undefined);
       }
       return client;
+    },
+    dropClient() {
+      client?.disconnect();
+      client = undefined;
     },
     async now() {
       const [seconds, micros] = await this.client.time();
