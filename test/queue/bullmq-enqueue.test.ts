@@ -12,7 +12,7 @@ import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { BullmqQueue, DEFAULT_DELIVERY_MEMORY_MS, storyJobId, type BullmqQueueOptions } from "../../src/queue/bullmq/index.js";
 import { reconnectDelay } from "../../src/queue/bullmq/bullmq-queue.js";
-import { DEFAULT_LEASE_TIMING, type StoryJob } from "../../src/queue/index.js";
+import type { StoryJob } from "../../src/queue/index.js";
 import { redisForFile } from "../support/redis.js";
 import { cleanupAfterEach, GUARD_MS, makeJob, waitFor, within } from "./helpers.js";
 
@@ -45,22 +45,6 @@ describe("BullMQ adapter: opening", () => {
     await expect(within("open", BullmqQueue.open({ url: "redis://:pw@127.0.0.1:1/0" }))).rejects.toThrow(
       /^HARNESS_QUEUE: cannot reach Redis at redis:\/\/:\*\*\*@127\.0\.0\.1:1\/0: (Error: )?connect ECONNREFUSED 127\.0\.0\.1:1$/,
     );
-  });
-
-  it("fills in the lease, refuses a heartbeat not shorter than the TTL, and runs at least one job at a time", async () => {
-    for (const heartbeatMs of [1000, 1001]) {
-      await expect(BullmqQueue.open({ url: server.url, lease: { lockTtlMs: 1000, heartbeatMs } })).rejects.toThrow(new RangeError("the lease heartbeat must be shorter than its TTL"));
-    }
-    const { queue: edge } = await open("o-edge", { lease: { lockTtlMs: 1000, heartbeatMs: 999 } });
-    expect(edge.lease).toEqual({ lockTtlMs: 1000, heartbeatMs: 999 });
-    const { queue: plain } = await open("o-plain", { lease: undefined });
-    expect(plain.lease).toEqual(DEFAULT_LEASE_TIMING);
-    expect(plain.concurrency).toBe(1);
-    const { queue: partial } = await open("o-partial", { lease: { lockTtlMs: 60_000 }, concurrency: 0 });
-    expect(partial.lease).toEqual({ lockTtlMs: 60_000, heartbeatMs: DEFAULT_LEASE_TIMING.heartbeatMs });
-    expect(partial.concurrency).toBe(1);
-    const { queue: three } = await open("o-three", { concurrency: 3 });
-    expect(three.concurrency).toBe(3);
   });
 
   it("keeps its jobs and keys under the harness prefix unless told", async () => {
