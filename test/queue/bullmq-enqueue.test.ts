@@ -25,7 +25,9 @@ const cleanup = cleanupAfterEach();
 async function open(prefix: string | undefined, options: Partial<BullmqQueueOptions> = {}): Promise<{ queue: BullmqQueue; errors: string[]; raw: Queue }> {
   const errors: string[] = [];
   const queue = await within("open", BullmqQueue.open({ url: server.url, ...(prefix ? { prefix } : {}), lease: LEASE, closeGraceMs: 1000, log: { error: (message) => errors.push(message) }, ...options }));
-  const raw = new Queue("stories", { connection: { url: server.url }, prefix: prefix ?? "harness" });
+  // Closed while waiting to reconnect (the connection test drops it), its socket is closed already: ioredis's
+  // disconnect timer (2 s by default) then held the file's process after the run ("Jest did not exit").
+  const raw = new Queue("stories", { connection: { url: server.url, disconnectTimeout: 0 }, prefix: prefix ?? "harness" });
   cleanup(() => queue.close({ abortRunning: true }), () => raw.close());
   return { queue, errors, raw };
 }
