@@ -37,6 +37,16 @@ export interface SweepResult {
   complete: boolean;
 }
 
+/** What the sweeps are doing and last did (the status page shows it). */
+export interface SweepState {
+  /** A sweep is running. */
+  running: boolean;
+  /** A sweep was asked for while one ran: it runs after it. */
+  queued: boolean;
+  /** The last sweep that ended, and when (ISO-8601). */
+  last?: SweepResult & { endedAt: string };
+}
+
 export interface RedeliveryOptions {
   /** The App's JWT-authenticated octokit. */
   appOctokit: () => Promise<AppOctokit>;
@@ -82,15 +92,26 @@ export class RedeliverySweeper {
   private readonly asked = new Set<number>();
   private running: Promise<SweepResult> | undefined;
   private again: Promise<SweepResult> | undefined;
+  private last: SweepState["last"];
 
   constructor(private readonly options: RedeliveryOptions) {}
+
+  /** Whether a sweep runs or waits to run, and what the last one did. */
+  state(): SweepState {
+    return { running: this.running !== undefined, queued: this.again !== undefined, ...(this.last ? { last: { ...this.last } } : {}) };
+  }
 
   /** Runs a sweep (or, while one runs, one more after it). Never rejects. */
   sweep(): Promise<SweepResult> {
     if (!this.running) {
-      this.running = this.once().finally(() => {
-        this.running = undefined;
-      });
+      this.running = this.once()
+        .then((result) => {
+          this.last = { ...result, endedAt: new Date(this.now()).toISOString() };
+          return result;
+        })
+        .finally(() => {
+          this.running = undefined;
+        });
       return this.running;
     }
     this.again ??= this.running.then(() => {
@@ -129,7 +150,7 @@ export class RedeliverySweeper {
 
   /** The deliveries newer than the bound, newest first, page by page. */
   private async list(octokit: AppOctokit): Promise<HookDelivery[]> {
-    const since = (this.options.now ?? Date.now)() - (this.options.withinMs ?? REDELIVER_WITHIN_MS);
+    const since = this.now() - (this.options.withinMs ?? REDELIVER_WITHIN_MS);
     const found: HookDelivery[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < (this.options.maxPages ?? SWEEP_MAX_PAGES); page += 1) {
@@ -142,6 +163,10 @@ export class RedeliverySweeper {
       if (!cursor) break;
     }
     return found;
+  }
+
+  private now(): number {
+    return (this.options.now ?? Date.now)();
   }
 
   private remember(id: number): void {
