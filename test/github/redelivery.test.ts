@@ -147,6 +147,7 @@ describe("RedeliverySweeper against the fake GitHub", () => {
     const sweeper = sweeperFor(log);
     const listing = gh.injectFailure({ method: "GET", path: /^\/api\/v3\/app\/hook\/deliveries$/, failure: { kind: "bad-gateway" } });
     expect(await sweeper.sweep()).toEqual({ listed: 0, asked: 0, failed: 0, complete: false });
+    expect(sweeper.state().last).toMatchObject({ listed: 0, complete: false });
     listing.close();
     expect(log.lines.at(-1)).toMatchObject({ level: "warn", message: "webhook redelivery: the deliveries could not be listed; the next sweep tries again" });
     const asks = gh.injectFailure({ method: "POST", path: /\/attempts$/, failure: { kind: "bad-gateway" } });
@@ -159,15 +160,27 @@ describe("RedeliverySweeper against the fake GitHub", () => {
     expect(gh.hookDeliveries().filter((record) => record.guid === guid).map((record) => record.statusCode)).toEqual([503, 200]);
   });
 
-  it("runs one sweep at a time: a sweep asked for meanwhile runs once after it", async () => {
+  it("runs one sweep at a time: a sweep asked for meanwhile runs once after it; its state says which runs and what the last did", async () => {
     const log = new RecordingLog();
-    const sweeper = sweeperFor(log);
+    const clock = Date.now();
+    const sweeper = sweeperFor(log, { now: () => clock });
     const listings = (): number => gh.state.requests.filter((request) => request.route === "/app/hook/deliveries").length;
     const before = listings();
-    const [a, b, c] = [sweeper.sweep(), sweeper.sweep(), sweeper.sweep()];
+    expect(sweeper.state()).toEqual({ running: false, queued: false });
+    const a = sweeper.sweep();
+    expect(sweeper.state()).toEqual({ running: true, queued: false });
+    const [b, c] = [sweeper.sweep(), sweeper.sweep()];
+    expect(sweeper.state()).toEqual({ running: true, queued: true });
     expect(b).toBe(c);
     expect(a).not.toBe(b);
-    await Promise.all([a, b]);
+    const first = await a;
+    expect(sweeper.state()).toEqual({ running: true, queued: false, last: { ...first, endedAt: new Date(clock).toISOString() } });
+    const second = await b;
+    expect(sweeper.state()).toEqual({ running: false, queued: false, last: { ...second, endedAt: new Date(clock).toISOString() } });
+    // The state is a copy: changing it changes nothing.
+    const seen = sweeper.state();
+    if (seen.last) seen.last.asked = 99;
+    expect(sweeper.state().last?.asked).toBe(second.asked);
     // Two sweeps, each reading every page.
     const pages = Math.ceil(gh.hookDeliveries().length / 100);
     expect(listings() - before).toBe(2 * pages);
