@@ -5,9 +5,7 @@
  * App asks GitHub nothing and goes on serving.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
-import { issuesLabeledPayload } from "../support/fake-github/index.js";
 import { eventually } from "../support/poll.js";
-import { NAME, OWNER } from "./fake-setup.js";
 import { startGatedApp, type GatedApp } from "./gated-app.js";
 
 let app: GatedApp;
@@ -24,14 +22,10 @@ afterAll(async () => {
 describe("the door without redelivery", () => {
   it("sheds, shows it with redelivery off, and asks GitHub nothing when shedding stops", async () => {
     const { gh, queue } = app;
-    const labelled = (title: string): Record<string, unknown> => {
-      const issue = gh.createIssue(OWNER, NAME, { title, user: OWNER });
-      return issuesLabeledPayload(gh, { owner: OWNER, name: NAME, number: issue.number, label: "story", sender: OWNER });
-    };
     expect((await app.status()).door).toEqual({ shed: { total: 0, shedding: false, recentIds: [] } });
-    const held = gh.sendWebhook("issues", labelled("held"));
+    const held = app.labelStory("held");
     await eventually("the held delivery at the enqueue", () => (queue.arrived.length === 1 ? true : undefined));
-    const shed = await Promise.all([gh.sendWebhook("issues", labelled("shed 1")), gh.sendWebhook("issues", labelled("shed 2"))]);
+    const shed = await Promise.all([app.labelStory("shed 1"), app.labelStory("shed 2")]);
     expect(shed.map((record) => record.statusCode)).toEqual([503, 503]);
 
     const door = (await app.status()).door;
@@ -44,7 +38,7 @@ describe("the door without redelivery", () => {
     expect((await held).statusCode).toBe(200);
     // The episode ends on the App's own clock (a second with nothing shed): no sweep follows, and the door serves.
     await eventually("shedding to stop", async () => ((await app.status()).door?.shed.shedding === false ? true : undefined));
-    expect((await gh.sendWebhook("issues", labelled("after"))).statusCode).toBe(200);
+    expect((await app.labelStory("after")).statusCode).toBe(200);
     expect(queue.outcomes).toHaveLength(2);
     expect(gh.state.requests.filter((request) => request.route?.startsWith("/app/hook/deliveries"))).toEqual([]);
     gh.assertNoUnexpectedRequests();

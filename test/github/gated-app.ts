@@ -11,7 +11,7 @@ import { createNodeMiddleware, createProbot } from "probot";
 import { harnessApp, type HarnessAppSettings } from "../../src/app.js";
 import { EmbeddedQueue } from "../../src/queue/index.js";
 import type { StatusReport } from "../../src/status/index.js";
-import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
+import { issuesLabeledPayload, startFakeGitHub, type FakeGitHub, type HookDeliveryRecord } from "../support/fake-github/index.js";
 import { GatedQueue } from "../support/gated-queue.js";
 import { NAME, OWNER } from "./fake-setup.js";
 
@@ -20,6 +20,8 @@ export interface GatedApp {
   queue: GatedQueue;
   /** Where the App takes webhooks. */
   webhookUrl: string;
+  /** Opens an issue titled `title` and sends its `issues.labeled` (story) delivery; resolves with the App's answer. */
+  labelStory(title: string): Promise<HookDeliveryRecord>;
   /** `GET /harness/status.json`, with the token. */
   status(): Promise<StatusReport>;
   /** `GET /harness` (the HTML page), with the token. */
@@ -54,6 +56,10 @@ export async function startGatedApp(prefix: string, settings: Partial<HarnessApp
     gh,
     queue,
     webhookUrl: `${base}/api/github/webhooks`,
+    labelStory: (title) => {
+      const issue = gh.createIssue(OWNER, NAME, { title, user: OWNER });
+      return gh.sendWebhook("issues", issuesLabeledPayload(gh, { owner: OWNER, name: NAME, number: issue.number, label: "story", sender: OWNER }));
+    },
     status: async () => (await (await get("/harness/status.json")).json()) as StatusReport,
     statusPage: async () => (await get("/harness")).text(),
     close: async () => {

@@ -9,9 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import type { DoorStatus } from "../../src/github/index.js";
 import { schemas } from "../../src/schema/index.js";
 import type { GatedQueue } from "../support/gated-queue.js";
-import { issuesLabeledPayload, type FakeGitHub, type HookDeliveryRecord } from "../support/fake-github/index.js";
+import type { FakeGitHub, HookDeliveryRecord } from "../support/fake-github/index.js";
 import { eventually } from "../support/poll.js";
-import { NAME, OWNER } from "./fake-setup.js";
 import { startGatedApp, type GatedApp } from "./gated-app.js";
 
 
@@ -46,13 +45,9 @@ describe("a shed burst", () => {
     const startUp = await eventually("the start-up sweep's result on the status page", async () => (await door()).redelivery?.last);
     expect(startUp).toEqual({ listed: 0, asked: 0, failed: 0, complete: true, endedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
     expect((await door()).shed).toEqual({ total: 0, shedding: false, recentIds: [] });
-    const labelled = (title: string): Record<string, unknown> => {
-      const issue = gh.createIssue(OWNER, NAME, { title, user: OWNER });
-      return issuesLabeledPayload(gh, { owner: OWNER, name: NAME, number: issue.number, label: "story", sender: OWNER });
-    };
-    const held = [gh.sendWebhook("issues", labelled("held 1")), gh.sendWebhook("issues", labelled("held 2"))];
+    const held = [app.labelStory("held 1"), app.labelStory("held 2")];
     await eventually("both held deliveries at the enqueue", () => (queue.arrived.length === 2 ? true : undefined));
-    const burst = await Promise.all(Array.from({ length: 6 }, (_, index) => gh.sendWebhook("issues", labelled(`burst ${index + 1}`))));
+    const burst = await Promise.all(Array.from({ length: 6 }, (_, index) => app.labelStory(`burst ${index + 1}`)));
     expect(burst.map((record) => record.statusCode)).toEqual([503, 503, 503, 503, 503, 503]);
     expect(queue.arrived).toHaveLength(2);
     // The status page names what was shed (a sweep that ran before the gate opened may have had its redeliveries shed too: same GUIDs).
