@@ -5,7 +5,7 @@
 import type { ApplicationFunction, ApplicationFunctionOptions, Probot } from "probot";
 import { collectLocalWork, collectRuns, collectStatus, statusHandler } from "./status/index.js";
 import {
-  DEFAULT_MAX_INFLIGHT, GitHubReporter, guardWebhooks, RedeliverySweeper, ShedLedger, HANDLER_BUDGET_MS, openStoryOutbox, readAppIdentity, withinBudget, type AppOctokit, queueNoticeListeners, handleIssueComment, handleIssueLabeled, handleRetryAction, type NodeMiddleware, type TriggerDeps, type TriggerOutcome,
+  DEFAULT_MAX_INFLIGHT, doorStatus, type DoorStatus, GitHubReporter, guardWebhooks, RedeliverySweeper, ShedLedger, HANDLER_BUDGET_MS, openStoryOutbox, readAppIdentity, withinBudget, type AppOctokit, queueNoticeListeners, handleIssueComment, handleIssueLabeled, handleRetryAction, type NodeMiddleware, type TriggerDeps, type TriggerOutcome,
 } from "./github/index.js";
 import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "./pipeline/index.js";
 import { storyKey, type StoryQueue } from "./queue/index.js";
@@ -82,17 +82,20 @@ export interface AppHandle {
 export function harnessApp(options: HarnessAppOptions): ApplicationFunction {
   return (app: Probot, probotOptions?: ApplicationFunctionOptions) => {
     const { queue, settings } = options;
-    probotOptions?.addHandler(
-      statusHandler({
-        token: settings.statusToken,
-        webBase: settings.webBase ?? "https://github.com",
-        collect: async () => collectStatus({ home: settings.harnessHome, jobs: await queue.snapshot(), queue, secrets: settings.appSecrets ?? [] }),
-      }),
-    );
     const sweeper = settings.webhookSecret !== undefined && settings.redeliver !== false
       ? new RedeliverySweeper({ appOctokit: async () => (await app.auth()) as AppOctokit, log: app.log })
       : undefined;
     const ledger = new ShedLedger({ log: app.log, ...(sweeper ? { onQuiet: () => void sweeper.sweep() } : {}) });
+    // The door's part of the status exists only where the door does (a webhook secret).
+    const door = (): { door?: DoorStatus } =>
+      settings.webhookSecret === undefined ? {} : { door: doorStatus(ledger, sweeper?.state()) };
+    probotOptions?.addHandler(
+      statusHandler({
+        token: settings.statusToken,
+        webBase: settings.webBase ?? "https://github.com",
+        collect: async () => collectStatus({ home: settings.harnessHome, jobs: await queue.snapshot(), queue, secrets: settings.appSecrets ?? [], ...door() }),
+      }),
+    );
     // Deliveries that failed while the App was down (or shed before a restart) are asked for again.
     if (sweeper) setImmediate(() => void sweeper.sweep());
     if (settings.webhookSecret !== undefined) {

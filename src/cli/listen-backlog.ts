@@ -27,18 +27,23 @@ export interface ListenBacklog {
 
 /** The kernel's `net.core.somaxconn`; undefined where it cannot be read (not Linux). */
 export function kernelSomaxconn(file: string = SOMAXCONN_FILE): number | undefined {
+  let text: string | undefined;
   try {
-    const value = Number(readFileSync(file, "utf8").trim());
-    return Number.isSafeInteger(value) && value > 0 ? value : undefined;
+    // Stryker disable next-line StringLiteral: without the encoding a Buffer comes back, which Number() reads through the same text
+    text = readFileSync(file, "utf8");
   } catch {
-    return undefined;
+    // Not there (not Linux): undefined, which Number() reads as NaN.
   }
+  // Number() ignores the surrounding whitespace (the file's newline).
+  const value = Number(text);
+  return Number.isSafeInteger(value) && value > 0 ? value : undefined;
 }
 
 /** Reads `HARNESS_LISTEN_BACKLOG` (a positive integer; {@link DEFAULT_LISTEN_BACKLOG} unset), cut to `somaxconn`. */
 export function readListenBacklog(env: Readonly<Record<string, string | undefined>>, somaxconn: number | undefined): ListenBacklog {
   const requested = positiveInteger("HARNESS_LISTEN_BACKLOG", env.HARNESS_LISTEN_BACKLOG?.trim() || undefined) ?? DEFAULT_LISTEN_BACKLOG;
-  if (somaxconn !== undefined && somaxconn < requested) return { backlog: somaxconn, requested, cappedBy: somaxconn };
+  const cap = somaxconn ?? Number.POSITIVE_INFINITY;
+  if (cap < requested) return { backlog: cap, requested, cappedBy: cap };
   return { backlog: requested, requested };
 }
 

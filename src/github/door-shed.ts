@@ -19,16 +19,18 @@ export const SHED_IDS_KEPT = 1_000;
 /** Delivery ids named in one log line. */
 export const SHED_IDS_LOGGED = 20;
 
-/** A timer the ledger can set and clear; tests bring a hand-driven one. */
+/**
+ * A timer the ledger can set; tests bring a hand-driven one. Never cleared: a window's timer is
+ * unref'd, so it holds no process open, and a window that closes after the server stopped only
+ * asks for a sweep.
+ */
 export interface ShedClock {
-  setTimer(run: () => void, ms: number): { clear(): void };
+  setTimer(run: () => void, ms: number): void;
 }
 
 export const REAL_CLOCK: ShedClock = {
   setTimer(run, ms) {
-    const timer = setTimeout(run, ms);
-    timer.unref();
-    return { clear: () => clearTimeout(timer) };
+    setTimeout(run, ms).unref();
   },
 };
 
@@ -49,7 +51,8 @@ export class ShedLedger {
   /** Shed since the last log line, and their ids (up to {@link SHED_IDS_LOGGED}). */
   private pending = 0;
   private pendingIds: string[] = [];
-  private window: { clear(): void } | undefined;
+  /** True while a window is open. */
+  private windowOpen = false;
   private readonly everyMs: number;
   private readonly keepIds: number;
   private readonly clock: ShedClock;
@@ -62,7 +65,7 @@ export class ShedLedger {
 
   /** True while a window is open: something was shed in the last one. */
   get shedding(): boolean {
-    return this.window !== undefined;
+    return this.windowOpen;
   }
 
   /** The newest delivery ids shed, oldest first. */
@@ -75,9 +78,10 @@ export class ShedLedger {
     this.total += 1;
     this.pending += 1;
     this.ids.push(deliveryId);
-    if (this.ids.length > this.keepIds) this.ids.splice(0, this.ids.length - this.keepIds);
+    // One id in at a time: one out keeps the bound.
+    if (this.ids.length > this.keepIds) this.ids.shift();
     if (this.pendingIds.length < SHED_IDS_LOGGED) this.pendingIds.push(deliveryId);
-    if (!this.window) this.say();
+    if (!this.windowOpen) this.say();
   }
 
   /** Logs what is pending and opens the next window; a window that closes with nothing pending ends the episode. */
@@ -85,21 +89,16 @@ export class ShedLedger {
     this.options.log.warn({ shed: this.pending, shedTotal: this.total, deliveryIds: this.pendingIds }, "webhook deliveries shed: too many in flight");
     this.pending = 0;
     this.pendingIds = [];
-    this.window = this.clock.setTimer(() => this.windowClosed(), this.everyMs);
+    this.windowOpen = true;
+    this.clock.setTimer(() => this.windowClosed(), this.everyMs);
   }
 
   private windowClosed(): void {
-    this.window = undefined;
+    this.windowOpen = false;
     if (this.pending > 0) {
       this.say();
       return;
     }
     this.options.onQuiet?.();
-  }
-
-  /** Stops the window timer (the server is stopping). */
-  close(): void {
-    this.window?.clear();
-    this.window = undefined;
   }
 }

@@ -52,4 +52,5 @@ export { adviceFor, RETRY_COMMAND } from "./render/advice.js";
 export { failureClassTable, withFailureClassTable } from "./render/failure-table.js";
 export type { CheckRunOutput, RenderOptions } from "./render/types.js";
 export type { GitHubLog } from "./log.js";
-export { RedeliverySweeper, toRedeliver, nextCursor, REDELIVER_WITHIN_MS, SWEEP_MAX_PAGES, ASKED_KEPT, type HookDelivery, type RedeliveryOptions, type SweepResult } from "./redelivery.js";
+export { RedeliverySweeper, toRedeliver, nextCursor, REDELIVER_WITHIN_MS, SWEEP_MAX_PAGES, ASKED_KEPT, type HookDelivery, type RedeliveryOptions, type SweepResult, type SweepState } from "./redelivery.js";
+export { doorStatus, DOOR_IDS_SHOWN, DOOR_ID_CHARS, type DoorStatus } from "./door-status.js";

@@ -37,6 +37,16 @@ export interface SweepResult {
   complete: boolean;
 }
 
+/** What the sweeps are doing and last did (the status page shows it). */
+export interface SweepState {
+  /** A sweep is running. */
+  running: boolean;
+  /** A sweep was asked for while one ran: it runs after it. */
+  queued: boolean;
+  /** The last sweep that ended, and when (ISO-8601). */
+  last?: SweepResult & { endedAt: string };
+}
+
 export interface RedeliveryOptions {
   /** The App's JWT-authenticated octokit. */
   appOctokit: () => Promise<AppOctokit>;
@@ -44,6 +54,8 @@ export interface RedeliveryOptions {
   withinMs?: number;
   maxPages?: number;
   now?: () => number;
+  /** Failed delivery ids remembered as asked for ({@link ASKED_KEPT}). */
+  keepAsked?: number;
 }
 
 const ok = (status: number): boolean => status >= 200 && status < 300;
@@ -56,7 +68,7 @@ const retryable = (status: number): boolean => status === 0 || status === 408 ||
 
 /** The `cursor` of a `Link` header's `rel="next"`; undefined on the last page. */
 export function nextCursor(link: string | undefined): string | undefined {
-  const next = (link ?? "").split(",").find((part) => /;\s*rel="next"/.test(part));
+  const next = link?.split(",").find((part) => /;\s*rel="next"/.test(part));
   const url = next ? /<([^>]+)>/.exec(next)?.[1] : undefined;
   return url ? new URL(url).searchParams.get("cursor") ?? undefined : undefined;
 }
@@ -72,6 +84,7 @@ export function toRedeliver(deliveries: readonly HookDelivery[], asked: Readonly
   for (const delivery of deliveries) {
     if (settled.has(delivery.guid)) continue;
     const seen = newest.get(delivery.guid);
+    // Stryker disable next-line EqualityOperator: an equal id is the same delivery (listed twice when pages shift): either copy will do
     if (!seen || Date.parse(delivery.delivered_at) > Date.parse(seen.delivered_at) || (delivery.delivered_at === seen.delivered_at && delivery.id > seen.id)) newest.set(delivery.guid, delivery);
   }
   return [...newest.values()].filter((delivery) => retryable(delivery.status_code) && !asked.has(delivery.id));
@@ -82,15 +95,26 @@ export class RedeliverySweeper {
   private readonly asked = new Set<number>();
   private running: Promise<SweepResult> | undefined;
   private again: Promise<SweepResult> | undefined;
+  private last: SweepState["last"];
 
   constructor(private readonly options: RedeliveryOptions) {}
+
+  /** Whether a sweep runs or waits to run, and what the last one did. */
+  state(): SweepState {
+    return { running: this.running !== undefined, queued: this.again !== undefined, ...(this.last ? { last: { ...this.last } } : {}) };
+  }
 
   /** Runs a sweep (or, while one runs, one more after it). Never rejects. */
   sweep(): Promise<SweepResult> {
     if (!this.running) {
-      this.running = this.once().finally(() => {
-        this.running = undefined;
-      });
+      this.running = this.once()
+        .then((result) => {
+          this.last = { ...result, endedAt: new Date(this.now()).toISOString() };
+          return result;
+        })
+        .finally(() => {
+          this.running = undefined;
+        });
       return this.running;
     }
     this.again ??= this.running.then(() => {
@@ -129,7 +153,7 @@ export class RedeliverySweeper {
 
   /** The deliveries newer than the bound, newest first, page by page. */
   private async list(octokit: AppOctokit): Promise<HookDelivery[]> {
-    const since = (this.options.now ?? Date.now)() - (this.options.withinMs ?? REDELIVER_WITHIN_MS);
+    const since = this.now() - (this.options.withinMs ?? REDELIVER_WITHIN_MS);
     const found: HookDelivery[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < (this.options.maxPages ?? SWEEP_MAX_PAGES); page += 1) {
@@ -144,10 +168,13 @@ export class RedeliverySweeper {
     return found;
   }
 
+  private now(): number {
+    return (this.options.now ?? Date.now)();
+  }
+
   private remember(id: number): void {
     this.asked.add(id);
-    if (this.asked.size <= ASKED_KEPT) return;
-    const oldest = this.asked.values().next().value;
-    if (oldest !== undefined) this.asked.delete(oldest);
+    // One id in at a time: forgetting the oldest (a Set iterates in insertion order) keeps the bound.
+    if (this.asked.size > (this.options.keepAsked ?? ASKED_KEPT)) this.asked.delete(this.asked.values().next().value as number);
   }
 }

@@ -3,6 +3,7 @@
  * browser every few seconds. Pure: a report in, a page out. Every value is escaped; issue
  * titles and log lines are repository text.
  */
+import type { DoorStatus } from "../github/index.js";
 import type { RunStatus, StatusReport } from "./report.js";
 
 /** Seconds between the page's refreshes. */
@@ -94,6 +95,28 @@ function workersSection(report: StatusReport): string {
   return `<h2>Workers (${report.workers.length})</h2>${table(["Worker", "State", "Running", "Home", "Reported", ""], rows, "No worker has reported.")}`;
 }
 
+/** What the sweeps say: running, waiting, to follow the shedding, or the last one's result. */
+function sweepText(door: DoorStatus): string {
+  const sweeps = door.redelivery;
+  if (!sweeps) return "off: shed deliveries are not asked for again.";
+  const now = sweeps.running ? (sweeps.queued ? "a sweep is running, and another follows it" : "a sweep is running") : door.shed.shedding ? "a sweep follows once shedding stops" : "no sweep is running";
+  const last = sweeps.last;
+  if (!last) return `${now}; none has ended yet.`;
+  const result = last.complete ? `${last.listed} deliveries listed, ${last.asked} asked for again, ${last.failed} refused by GitHub` : "the deliveries could not be listed";
+  return `${now}; the last ended ${last.endedAt}: ${result}.`;
+}
+
+/** The webhook door: deliveries shed (503) and the redelivery sweeps; nothing without a door. */
+function doorSection(door: DoorStatus | undefined): string {
+  if (!door) return "";
+  const { shed } = door;
+  const state = shed.shedding ? `<span class="blocked">shedding now</span>` : `<span class="completed">not shedding</span>`;
+  const ids = shed.recentIds.length === 0
+    ? `<p class="empty">No delivery was shed.</p>`
+    : `<p>Newest shed delivery ids, newest first (${shed.recentIds.length} of ${shed.total}):</p><pre>${shed.recentIds.map(escapeHtml).join("\n")}</pre>`;
+  return `<h2>Webhook door (${shed.total} shed)</h2><p>${state}. Redelivery: ${escapeHtml(sweepText(door))}</p>${ids}`;
+}
+
 /** The whole page. */
 export function renderStatusPage(report: StatusReport, options: PageOptions): string {
   const shared = report.workers !== undefined;
@@ -118,6 +141,7 @@ export function renderStatusPage(report: StatusReport, options: PageOptions): st
 <body><h1>story-harness</h1><p class="empty">Generated ${escapeHtml(report.generatedAt)}; refreshes every ${REFRESH_SECONDS} s.</p>
 ${jobsSection(report, options)}
 ${workersSection(report)}
+${doorSection(report.door)}
 ${runsSection(report)}
 <h2>Undelivered GitHub writes (${report.undelivered.length})</h2>${undelivered}
 <h2>Quarantined jobs (${report.quarantined.length}${report.quarantinedNotShown ? ` shown, ${report.quarantinedNotShown} more` : ""})</h2>${quarantined}

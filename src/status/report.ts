@@ -6,7 +6,7 @@
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { redactSecrets } from "../github/index.js";
+import { redactSecrets, type DoorStatus } from "../github/index.js";
 import { emptySnapshot, JOURNAL_FILE, readJournal, reduceSnapshot } from "../pipeline/index.js";
 import { stripAnsi } from "../text/index.js";
 import type { QueuedJobView, ReportedRun, StoryQueue } from "../queue/index.js";
@@ -28,13 +28,15 @@ export interface StatusReport extends HarnessStatus {
   /** The queue's own view of its jobs (the Redis adapter's too), with their stories. */
   jobs: QueuedJobView[];
   runs: RunStatus[];
+  /** The App's webhook door: what it shed and the redelivery sweeps (absent without a webhook secret). */
+  door?: DoorStatus;
 }
 
 /**
  * Collects the report from the queue's jobs and the run directories under `home`; on Redis,
  * from every worker's report too (their runs are on their own disks), newest first.
  */
-export async function collectStatus(args: { home: string; jobs: readonly QueuedJobView[]; queue?: StoryQueue; secrets?: readonly string[]; now?: Date }): Promise<StatusReport> {
+export async function collectStatus(args: { home: string; jobs: readonly QueuedJobView[]; queue?: StoryQueue; secrets?: readonly string[]; now?: Date; door?: DoorStatus }): Promise<StatusReport> {
   const { status, reports, reportedHere } = await collectStatusAndReports(args.home, args.queue);
   const runs: RunStatus[] = [
     ...(reportedHere ? [] : collectRuns(args.home, args.secrets ?? [])),
@@ -46,6 +48,7 @@ export async function collectStatus(args: { home: string; jobs: readonly QueuedJ
     generatedAt: (args.now ?? new Date()).toISOString(),
     jobs: [...args.jobs],
     runs: runs.slice(0, RECENT_RUNS),
+    ...(args.door ? { door: args.door } : {}),
   };
 }
 

@@ -4,7 +4,8 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { backlogNotice, DEFAULT_LISTEN_BACKLOG, kernelSomaxconn, listeningWithBacklog, readListenBacklog } from "../../src/cli/listen-backlog.js";
+import { channel } from "node:diagnostics_channel";
+import { backlogNotice, DEFAULT_LISTEN_BACKLOG, kernelSomaxconn, LISTEN_CHANNEL, listeningWithBacklog, readListenBacklog } from "../../src/cli/listen-backlog.js";
 import { listenBacklogOf } from "../support/net.js";
 
 function listening(server: Server, options: { port: number; host: string; backlog?: number }): Promise<number> {
@@ -57,7 +58,7 @@ describe("kernelSomaxconn", () => {
 
   it("is undefined for a missing file or a value that is not a positive integer", () => {
     expect(kernelSomaxconn(join(dir, "absent"))).toBeUndefined();
-    for (const text of ["0\n", "lots\n", "-1\n", "1.5\n"]) {
+    for (const text of ["0\n", "lots\n", "-1\n", "1.5\n", ""]) {
       writeFileSync(join(dir, "bad"), text);
       expect(kernelSomaxconn(join(dir, "bad"))).toBeUndefined();
     }
@@ -92,6 +93,20 @@ describe("listeningWithBacklog", () => {
     } finally {
       await closed(own);
       await closed(after);
+    }
+  });
+
+  it("leaves a message of another shape alone (a node whose channel says something else), and gives the backlog to the next listen", async () => {
+    const server = createServer();
+    const { value: port, applied } = await listeningWithBacklog(7, () => {
+      for (const message of [undefined, null, {}, { options: null }, { options: 5 }, { options: "x" }]) channel(LISTEN_CHANNEL).publish(message);
+      return listening(server, { port: 0, host: "127.0.0.1" });
+    });
+    try {
+      expect(applied).toBe(1);
+      expect(await listenBacklogOf(port)).toBe(7);
+    } finally {
+      await closed(server);
     }
   });
 

@@ -6,7 +6,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "@jest/globals";
-import { nextCursor, RedeliverySweeper, toRedeliver, type HookDelivery } from "../../src/github/index.js";
+import { ASKED_KEPT, nextCursor, RedeliverySweeper, toRedeliver, type HookDelivery } from "../../src/github/index.js";
 import { fakeOctokit, startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { RecordingLog } from "./fake-setup.js";
 
@@ -25,6 +25,9 @@ describe("toRedeliver", () => {
       delivery(1, "limited", 429),
     ];
     expect(toRedeliver(list, new Set([5])).map((found) => found.id)).toEqual([7, 4, 2, 1]);
+    // A 2xx settles its event even when a later delivery of it failed (a redelivery asked for by hand); 300 is no success.
+    const later = [delivery(14, "taken", 503), delivery(13, "taken", 200), delivery(12, "moved", 502), delivery(11, "moved", 300)];
+    expect(toRedeliver(later, new Set()).map((found) => found.id)).toEqual([12]);
   });
 
   it("leaves a delivery the App refused on purpose (4xx other than 408 and 429, 1xx, 3xx): its body would be refused again", () => {
@@ -41,6 +44,8 @@ describe("toRedeliver", () => {
     expect(toRedeliver([delivery(2, "g", 503, 5), delivery(1, "g", 503, 1)], new Set()).map((found) => found.id)).toEqual([2]);
     expect(toRedeliver([delivery(3, "g", 503, 4), delivery(4, "g", 503, 4)], new Set()).map((found) => found.id)).toEqual([4]);
     expect(toRedeliver([delivery(4, "g", 503, 4), delivery(3, "g", 503, 4)], new Set()).map((found) => found.id)).toEqual([4]);
+    // The time decides first: a higher id delivered earlier is not the newer.
+    expect(toRedeliver([delivery(4, "g", 503, 9), delivery(5, "g", 503, 1)], new Set()).map((found) => found.id)).toEqual([4]);
   });
 });
 
@@ -50,6 +55,8 @@ describe("nextCursor", () => {
     expect(nextCursor('<https://x/app/hook/deliveries?cursor=zzz>; rel="prev", <https://x/app/hook/deliveries?cursor=def>; rel="next"')).toBe("def");
     expect(nextCursor('<https://x/app/hook/deliveries?cursor=zzz>; rel="prev"')).toBeUndefined();
     expect(nextCursor('<https://x/app/hook/deliveries?page=2>; rel="next"')).toBeUndefined();
+    expect(nextCursor('<https://x/app/hook/deliveries?cursor=ghi>;rel="next"')).toBe("ghi");
+    expect(nextCursor('no link here; rel="next"')).toBeUndefined();
     expect(nextCursor(undefined)).toBeUndefined();
     expect(nextCursor("")).toBeUndefined();
   });
@@ -60,6 +67,9 @@ describe("RedeliverySweeper against the fake GitHub", () => {
   let receiver: Server;
   /** The receiver answers 503 to a delivery id listed here, 200 otherwise. */
   const refuse = new Set<string>();
+  /** The receiver holds its answer to a delivery id listed here until the test lets it go (GitHub lists a delivery once answered). */
+  const hold = new Set<string>();
+  const held: Array<() => void> = [];
   const got: string[] = [];
 
   beforeAll(async () => {
@@ -68,7 +78,11 @@ describe("RedeliverySweeper against the fake GitHub", () => {
       const id = String(request.headers["x-github-delivery"]);
       got.push(id);
       request.resume();
-      request.on("end", () => response.writeHead(refuse.has(id) ? 503 : 200).end());
+      request.on("end", () => {
+        const answer = (): void => void response.writeHead(refuse.has(id) ? 503 : 200).end();
+        if (hold.has(id)) held.push(answer);
+        else answer();
+      });
     });
     await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
     gh.setWebhookUrl(`http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`);
@@ -82,7 +96,7 @@ describe("RedeliverySweeper against the fake GitHub", () => {
     gh.assertNoUnexpectedRequests();
   });
 
-  const sweeperFor = (log: RecordingLog, options: { now?: () => number; withinMs?: number; maxPages?: number } = {}): RedeliverySweeper =>
+  const sweeperFor = (log: RecordingLog, options: { now?: () => number; withinMs?: number; maxPages?: number; keepAsked?: number } = {}): RedeliverySweeper =>
     new RedeliverySweeper({ appOctokit: async () => fakeOctokit(gh), log, ...options });
 
   it("asks once for every failed delivery across pages, then nothing more once they succeed", async () => {
@@ -136,6 +150,12 @@ describe("RedeliverySweeper against the fake GitHub", () => {
     expect(result.listed).toBe(100);
     expect(result.asked).toBe(1);
     await gh.webhooksIdle();
+    // A delivery exactly at the bound is read; only older ones are not.
+    const newest = gh.hookDeliveries().at(-1)?.deliveredAt ?? "";
+    const atBound = sweeperFor(log, { now: () => Date.parse(newest) + 1000, withinMs: 1000 });
+    const boundary = gh.hookDeliveries().filter((record) => record.deliveredAt === newest).length;
+    expect(boundary).toBeGreaterThan(0);
+    expect(await atBound.sweep()).toMatchObject({ listed: boundary, complete: true });
   });
 
   it("logs a listing GitHub refuses and an ask it refuses, and tries again at the next sweep", async () => {
@@ -147,27 +167,66 @@ describe("RedeliverySweeper against the fake GitHub", () => {
     const sweeper = sweeperFor(log);
     const listing = gh.injectFailure({ method: "GET", path: /^\/api\/v3\/app\/hook\/deliveries$/, failure: { kind: "bad-gateway" } });
     expect(await sweeper.sweep()).toEqual({ listed: 0, asked: 0, failed: 0, complete: false });
+    expect(sweeper.state().last).toMatchObject({ listed: 0, complete: false });
     listing.close();
-    expect(log.lines.at(-1)).toMatchObject({ level: "warn", message: "webhook redelivery: the deliveries could not be listed; the next sweep tries again" });
+    expect(log.lines.at(-1)).toMatchObject({ level: "warn", message: "webhook redelivery: the deliveries could not be listed; the next sweep tries again", details: { err: { status: 502 } } });
     const asks = gh.injectFailure({ method: "POST", path: /\/attempts$/, failure: { kind: "bad-gateway" } });
     const refused = await sweeper.sweep();
     asks.close();
     expect(refused).toMatchObject({ asked: 0, failed: 1, complete: true });
+    // A sweep whose every ask failed still says what it did.
+    expect(log.lines.at(-1)).toMatchObject({ level: "info", message: "webhook redelivery: failed deliveries asked for again", details: { ...refused } });
     expect(log.lines.find((line) => line.message === "webhook redelivery: GitHub did not take the request; the next sweep tries again")?.details).toMatchObject({ deliveryId: guid });
     expect(await sweeper.sweep()).toMatchObject({ asked: 1, failed: 0 });
     await gh.webhooksIdle();
     expect(gh.hookDeliveries().filter((record) => record.guid === guid).map((record) => record.statusCode)).toEqual([503, 200]);
   });
 
-  it("runs one sweep at a time: a sweep asked for meanwhile runs once after it", async () => {
+  it("remembers at most keepAsked ids asked for: a forgotten one is asked for again while its redelivery is on its way", async () => {
+    expect(ASKED_KEPT).toBe(10_000);
     const log = new RecordingLog();
-    const sweeper = sweeperFor(log);
+    // What earlier tests left failed is asked for and taken first.
+    await sweeperFor(log).sweep();
+    await gh.webhooksIdle();
+    for (const guid of ["kept-a", "kept-b"]) {
+      refuse.add(guid);
+      await gh.context.hook.send("issues", { action: "labeled" }, guid);
+      refuse.delete(guid);
+      hold.add(guid);
+    }
+    const remembering = sweeperFor(log, { keepAsked: 2 });
+    const forgetful = sweeperFor(log, { keepAsked: 1 });
+    for (const sweeper of [remembering, forgetful]) expect(await sweeper.sweep()).toMatchObject({ asked: 2, failed: 0 });
+    // The redeliveries are held, so both failed deliveries are still each event's newest.
+    expect(await remembering.sweep()).toMatchObject({ asked: 0, failed: 0 });
+    expect(await forgetful.sweep()).toMatchObject({ asked: 1, failed: 0 });
+    hold.clear();
+    for (const answer of held.splice(0)) answer();
+    await gh.webhooksIdle();
+    expect(gh.hookDeliveries().filter((record) => record.guid.startsWith("kept-") && record.redelivery).map((record) => record.statusCode)).toEqual([200, 200, 200, 200, 200]);
+  });
+
+  it("runs one sweep at a time: a sweep asked for meanwhile runs once after it; its state says which runs and what the last did", async () => {
+    const log = new RecordingLog();
+    const clock = Date.now();
+    const sweeper = sweeperFor(log, { now: () => clock });
     const listings = (): number => gh.state.requests.filter((request) => request.route === "/app/hook/deliveries").length;
     const before = listings();
-    const [a, b, c] = [sweeper.sweep(), sweeper.sweep(), sweeper.sweep()];
+    expect(sweeper.state()).toEqual({ running: false, queued: false });
+    const a = sweeper.sweep();
+    expect(sweeper.state()).toEqual({ running: true, queued: false });
+    const [b, c] = [sweeper.sweep(), sweeper.sweep()];
+    expect(sweeper.state()).toEqual({ running: true, queued: true });
     expect(b).toBe(c);
     expect(a).not.toBe(b);
-    await Promise.all([a, b]);
+    const first = await a;
+    expect(sweeper.state()).toEqual({ running: true, queued: false, last: { ...first, endedAt: new Date(clock).toISOString() } });
+    const second = await b;
+    expect(sweeper.state()).toEqual({ running: false, queued: false, last: { ...second, endedAt: new Date(clock).toISOString() } });
+    // The state is a copy: changing it changes nothing.
+    const seen = sweeper.state();
+    if (seen.last) seen.last.asked = 99;
+    expect(sweeper.state().last?.asked).toBe(second.asked);
     // Two sweeps, each reading every page.
     const pages = Math.ceil(gh.hookDeliveries().length / 100);
     expect(listings() - before).toBe(2 * pages);

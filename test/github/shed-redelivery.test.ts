@@ -2,13 +2,15 @@
  * Nothing shed is lost, end to end through a real Probot and the strict fake GitHub: with the
  * door's two slots held by enqueues the test stalls, a burst of `issues.labeled` deliveries is
  * shed (503, recorded by the fake); once the enqueues go on and shedding stops, the App asks
- * GitHub to redeliver what failed, and every story is enqueued exactly once.
+ * GitHub to redeliver what failed, and every story is enqueued exactly once. The status page
+ * shows the shed delivery ids and the sweeps' results meanwhile.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import type { DoorStatus } from "../../src/github/index.js";
+import { schemas } from "../../src/schema/index.js";
 import type { GatedQueue } from "../support/gated-queue.js";
-import { issuesLabeledPayload, type FakeGitHub, type HookDeliveryRecord } from "../support/fake-github/index.js";
+import type { FakeGitHub, HookDeliveryRecord } from "../support/fake-github/index.js";
 import { eventually } from "../support/poll.js";
-import { NAME, OWNER } from "./fake-setup.js";
 import { startGatedApp, type GatedApp } from "./gated-app.js";
 
 
@@ -35,21 +37,39 @@ describe("a shed burst", () => {
   it("is redelivered once shedding stops: every story enqueued exactly once", async () => {
     // The start-up sweep found nothing to ask for.
     await eventually("the start-up sweep", () => (gh.state.requests.some((request) => request.route === "/app/hook/deliveries") ? true : undefined));
-    const labelled = (title: string): Record<string, unknown> => {
-      const issue = gh.createIssue(OWNER, NAME, { title, user: OWNER });
-      return issuesLabeledPayload(gh, { owner: OWNER, name: NAME, number: issue.number, label: "story", sender: OWNER });
+    const door = async (): Promise<DoorStatus> => {
+      const found = (await app.status()).door;
+      expect(schemas().issues("status-webhook-door", found)).toEqual([]);
+      return found as DoorStatus;
     };
-    const held = [gh.sendWebhook("issues", labelled("held 1")), gh.sendWebhook("issues", labelled("held 2"))];
+    const startUp = await eventually("the start-up sweep's result on the status page", async () => (await door()).redelivery?.last);
+    expect(startUp).toEqual({ listed: 0, asked: 0, failed: 0, complete: true, endedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
+    expect((await door()).shed).toEqual({ total: 0, shedding: false, recentIds: [] });
+    const held = [app.labelStory("held 1"), app.labelStory("held 2")];
     await eventually("both held deliveries at the enqueue", () => (queue.arrived.length === 2 ? true : undefined));
-    const burst = await Promise.all(Array.from({ length: 6 }, (_, index) => gh.sendWebhook("issues", labelled(`burst ${index + 1}`))));
+    const burst = await Promise.all(Array.from({ length: 6 }, (_, index) => app.labelStory(`burst ${index + 1}`)));
     expect(burst.map((record) => record.statusCode)).toEqual([503, 503, 503, 503, 503, 503]);
     expect(queue.arrived).toHaveLength(2);
+    // The status page names what was shed (a sweep that ran before the gate opened may have had its redeliveries shed too: same GUIDs).
+    const shed = (await door()).shed;
+    expect(new Set(shed.recentIds)).toEqual(new Set(burst.map((record) => record.guid)));
+    expect(shed.total).toBe(shed.recentIds.length);
+    const page = await app.statusPage();
+    expect(page).toContain(`<h2>Webhook door (${shed.total} shed)</h2>`);
+    for (const record of burst) expect(page).toContain(record.guid);
 
     queue.release();
     expect((await Promise.all(held)).map((record) => record.statusCode)).toEqual([200, 200]);
     // Shedding stops; the sweep asks GitHub for the six again; the fake redelivers them.
     await eventually("every story enqueued", () => (queue.outcomes.length === 8 ? true : undefined));
     await gh.webhooksIdle();
+    // The sweep that asked is on the status page once it ended, and shedding has stopped.
+    const asked = await eventually("the asking sweep's result on the status page", async () => {
+      const now = await door();
+      return !now.shed.shedding && now.redelivery?.running === false && (now.redelivery.last?.asked ?? 0) > 0 ? now.redelivery.last : undefined;
+    });
+    expect(asked).toMatchObject({ failed: 0, complete: true });
+    expect(asked?.listed).toBeGreaterThanOrEqual(6);
 
     const issues = queue.outcomes.map((entry) => entry.issue).sort((a, b) => a - b);
     expect(new Set(issues).size).toBe(8);

@@ -18,15 +18,13 @@ const sign = (body: string): string => `sha256=${createHmac("sha256", SECRET).up
 
 /** A clock whose timers run only when the test says so. */
 class HandClock implements ShedClock {
-  readonly timers: Array<{ run: () => void; ms: number; cleared: boolean }> = [];
-  setTimer(run: () => void, ms: number): { clear(): void } {
-    const timer = { run, ms, cleared: false };
-    this.timers.push(timer);
-    return { clear: () => { timer.cleared = true; } };
+  readonly timers: Array<{ run: () => void; ms: number }> = [];
+  setTimer(run: () => void, ms: number): void {
+    this.timers.push({ run, ms });
   }
   /** Runs the pending timers (those set before the call). */
   fire(): void {
-    for (const timer of this.timers.splice(0)) if (!timer.cleared) timer.run();
+    for (const timer of this.timers.splice(0)) timer.run();
   }
 }
 
@@ -172,7 +170,7 @@ describe("shedding at the webhook door", () => {
 });
 
 describe("ShedLedger", () => {
-  it("keeps the newest ids only, and names at most SHED_IDS_LOGGED in a line", () => {
+  it("keeps the newest ids only, names at most SHED_IDS_LOGGED in a line, and ends an episode without onQuiet", () => {
     const log = new RecordingLog();
     const clock = new HandClock();
     const ledger = new ShedLedger({ log, clock, keepIds: 3 });
@@ -185,10 +183,14 @@ describe("ShedLedger", () => {
     expect(lines[1]?.deliveryIds).toHaveLength(SHED_IDS_LOGGED);
     expect(lines[1]?.deliveryIds).toEqual(Array.from({ length: SHED_IDS_LOGGED }, (_, index) => `d${index + 1}`));
     expect(SHED_IDS_KEPT).toBe(1000);
-    ledger.close();
-    expect(ledger.shedding).toBe(false);
+    // A quiet window with no onQuiet (the App without redelivery) ends the episode, and says nothing.
+    expect(ledger.shedding).toBe(true);
     clock.fire();
+    expect(ledger.shedding).toBe(false);
+    expect(clock.timers).toEqual([]);
     expect(shedLines(log)).toHaveLength(2);
+    ledger.record("d30");
+    expect(ledger.recentIds()).toEqual(["d28", "d29", "d30"]);
   });
 
   it("opens a new episode after a quiet one, logging its first shed at once", () => {
