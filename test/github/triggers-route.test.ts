@@ -108,6 +108,7 @@ describe("a delivery's octokit, on demand", () => {
     const outcome = await TRIGGER_HANDLERS["issues.labeled"](doorEvent(counting.auth, { id: "delivery-none", payload }), deps);
     expect(outcome).toEqual({ action: "ignored", reason: "no-installation" });
     await expect(installationOctokit(counting.auth, payload, "delivery-none")()).rejects.toThrow("the delivery names no installation to act as");
+    await expect(installationOctokit(counting.auth, null, "delivery-null")()).rejects.toThrow("the delivery names no installation to act as");
     expect(counting.calls).toEqual([]);
   });
 });
