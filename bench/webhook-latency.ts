@@ -20,7 +20,13 @@
  * failed; p50 and p99 are of the 200 answers. The top rate is over the App's capacity on a
  * 2-core machine: shedding is what keeps its answers inside GitHub's 10 s there.
  *
- *   npm run bench -- webhook-latency [--rates 300,800,1200,2000] [--count 2000] [--reps 4]
+ * With `--alloc`, each burst also counts what each server allocated on its JavaScript heap per
+ * delivery, what its scavenges promoted to the old generation, its time in GC, and what it
+ * retained after a full collection (bench/lib/alloc-meter.ts): counts, not times, so the
+ * App ÷ bare ratio holds on a loaded machine. BENCH_HEAP_PROF=<dir> (with `--alloc`) writes each
+ * server's sampled allocations by function there (`<kind>.heapprofile`, collected objects included).
+ *
+ *   npm run bench -- webhook-latency [--rates 300,800,1200,2000] [--count 2000] [--reps 4] [--alloc]
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -35,6 +41,7 @@ import type { EmbeddedQueue } from "../src/queue/index.js";
 import { issuesLabeledPayload, signedDelivery, startFakeGitHub, type FakeGitHub } from "../test/support/fake-github/index.js";
 import { freePort } from "../test/support/net.js";
 import { formatPaired, measurePaired, median } from "./lib/paired.js";
+import { meterAllocations, readAllocWindow, type AllocWindow } from "./lib/alloc-meter.js";
 
 interface ServerConfig { appId: number; privateKey: string; secret: string; baseUrl: string; port: number; home: string }
 type Kind = "bare" | "harness";
@@ -66,6 +73,8 @@ async function compiledApp(): Promise<{
 /** Child mode: one server, configured from a JSON file (credentials never travel in the environment). */
 async function serve(kind: string, configPath: string): Promise<void> {
   const config = JSON.parse(readFileSync(configPath, "utf8")) as ServerConfig;
+  const heapProfile = process.env.BENCH_HEAP_PROF ? join(process.env.BENCH_HEAP_PROF, `${kind}.heapprofile`) : undefined;
+  if (process.env.BENCH_ALLOC) await meterAllocations(process.env.BENCH_ALLOC, heapProfile);
   const { harnessApp, HarnessOctokit, asyncJsonLog, EmbeddedQueue, backlog } = await compiledApp();
   // The App logs as `harness serve` does with LOG_FORMAT=json (asynchronous writes); the bare app
   // as Probot's own logger does with LOG_FORMAT=json (the same JSON lines, written synchronously).
@@ -88,8 +97,8 @@ async function serve(kind: string, configPath: string): Promise<void> {
   // The App's server listens as `harness serve`'s does: with its backlog (default, cut to somaxconn).
   if (kind === "bare") await server.start();
   else await backlog.listeningWithBacklog(backlog.readListenBacklog(process.env, backlog.kernelSomaxconn()).backlog, () => server.start());
-  // Stopped by the parent: exit normally, so a CPU profile (BENCH_PROF) is written.
-  process.once("SIGTERM", () => process.exit(0));
+  // Stopped by the parent: exit normally, so a CPU profile (BENCH_PROF) is written (a heap profile's writer exits itself).
+  if (!heapProfile) process.once("SIGTERM", () => process.exit(0));
   process.stdout.write("ready\n");
 }
 
@@ -137,7 +146,10 @@ function cpuMs(pid: number | undefined): number {
 const CLOCK_TICKS_PER_S = 100;
 
 /** One burst's answers, and the server's CPU per delivery during it (robust to a loaded machine, unlike latency). */
-interface Burst { p50: number; p99: number; failed: number; shed: number; cpuMsPerDelivery: number }
+interface Burst { p50: number; p99: number; failed: number; shed: number; cpuMsPerDelivery: number; alloc?: BurstAlloc }
+
+/** With `--alloc`: one burst's heap figures, per delivery (retained: per 1,000 deliveries). */
+interface BurstAlloc { allocatedKb: number; promotedKb: number; gcMs: number; scavenges: number; markCompacts: number; retainedKbPer1000: number }
 
 /** Issue numbers handed out so far: every delivery of the run labels an issue of its own. */
 let issueCounter = 0;
@@ -148,9 +160,10 @@ class Target {
   private readonly stop = new AbortController();
   private child: ReturnType<typeof exec> | undefined;
   private pid: number | undefined;
+  private allocSeq = 0;
   readonly url: string;
 
-  constructor(readonly kind: Kind, private readonly port: number, private readonly root: string, private readonly fake: FakeGitHub) {
+  constructor(readonly kind: Kind, private readonly port: number, private readonly root: string, private readonly fake: FakeGitHub, private readonly alloc = false) {
     this.url = `http://127.0.0.1:${port}/api/github/webhooks`;
   }
 
@@ -187,15 +200,28 @@ class Target {
     // BENCH_PROF=<dir>: a CPU profile of each server (<dir>/bare, <dir>/harness), written when it stops.
     const profile = process.env.BENCH_PROF ? ["--cpu-prof", `--cpu-prof-dir=${join(process.env.BENCH_PROF, this.kind)}`] : [];
     // BENCH_APP_FLAGS="<node flags>": for the App's server only (e.g. "--trace-gc", or a heap setting to try).
-    const flags = this.kind === "harness" && process.env.BENCH_APP_FLAGS ? process.env.BENCH_APP_FLAGS.split(" ") : [];
+    const flags = [...(this.kind === "harness" && process.env.BENCH_APP_FLAGS ? process.env.BENCH_APP_FLAGS.split(" ") : []), ...(this.alloc ? ["--expose-gc"] : [])];
+    const meter = this.alloc ? { BENCH_ALLOC: this.allocFile, ...(process.env.BENCH_HEAP_PROF ? { BENCH_HEAP_PROF: resolve(process.env.BENCH_HEAP_PROF) } : {}) } : {};
     this.child = exec([process.execPath, ...flags, ...profile, "--import", "tsx", resolve("bench/webhook-latency.ts"), "--serve", this.kind, "--config", configPath], {
-      cwd: process.cwd(), signal: this.stop.signal, logPath, onSpawn: (pid) => (this.pid = pid), env: { set: { LOG_FORMAT: "json", LOG_LEVEL: "info", NODE_ENV: "production", ...(process.env.BENCH_TRACE && this.kind === "harness" ? { BENCH_TRACE: process.env.BENCH_TRACE } : {}) } },
+      cwd: process.cwd(), signal: this.stop.signal, logPath, onSpawn: (pid) => (this.pid = pid), env: { set: { LOG_FORMAT: "json", LOG_LEVEL: "info", NODE_ENV: "production", ...(process.env.BENCH_TRACE && this.kind === "harness" ? { BENCH_TRACE: process.env.BENCH_TRACE } : {}), ...meter } },
     });
     const deadline = Date.now() + 60_000;
     while (!(await fetch(`http://127.0.0.1:${this.port}/ping`).then((r) => r.ok, () => false))) {
       if (Date.now() > deadline) throw new Error(`${this.kind} server did not start:\n${readFileSync(logPath, "utf8")}`);
       await new Promise((wake) => setTimeout(wake, 100));
     }
+  }
+
+  private get allocFile(): string {
+    return join(this.root, `${this.kind}-alloc.json`);
+  }
+
+  /** Ends the server's allocation window (see bench/lib/alloc-meter.ts). */
+  private async allocWindow(): Promise<AllocWindow> {
+    if (this.pid === undefined) throw new Error(`${this.kind} server has no pid`);
+    const window = await readAllocWindow(this.pid, this.allocFile, this.allocSeq);
+    this.allocSeq = window.seq;
+    return window;
   }
 
   async close(): Promise<void> {
@@ -207,19 +233,42 @@ class Target {
   async burst(count: number, rate: number): Promise<Burst> {
     const input = this.prepare(count);
     const output = join(this.root, `${this.kind}-result.json`);
+    const before = this.alloc ? await this.allocWindow() : undefined;
     const cpuBefore = cpuMs(this.pid);
     const generator = await exec([process.execPath, "--import", "tsx", resolve("bench/lib/open-loop.ts"), input, String(rate), output], { cwd: process.cwd() });
     if (!succeeded(generator)) throw new Error(`the load generator failed (exit ${generator.exitCode}): ${generator.tail}`);
     const { ms: results, status } = JSON.parse(readFileSync(output, "utf8")) as { ms: number[]; status: number[] };
     const ok = results.filter((value) => value >= 0).sort((a, b) => a - b);
     const shed = status.filter((code) => code === 503).length;
-    return { p50: percentile(ok, 50), p99: percentile(ok, 99), failed: results.length - ok.length - shed, shed, cpuMsPerDelivery: (cpuMs(this.pid) - cpuBefore) / count };
+    const cpuMsPerDelivery = (cpuMs(this.pid) - cpuBefore) / count;
+    let alloc: BurstAlloc | undefined;
+    if (before) {
+      const after = await this.allocWindow();
+      alloc = {
+        allocatedKb: after.allocatedBytes / 1024 / count, promotedKb: after.promotedBytes / 1024 / count, gcMs: after.gcMs / count,
+        scavenges: after.scavenges, markCompacts: after.markCompacts, retainedKbPer1000: ((after.liveBytes - before.liveBytes) / 1024 / count) * 1000,
+      };
+    }
+    return { p50: percentile(ok, 50), p99: percentile(ok, 99), failed: results.length - ok.length - shed, shed, cpuMsPerDelivery, ...(alloc ? { alloc } : {}) };
   }
+}
+
+/** The `--alloc` line of a rate: medians over its repetitions, App ÷ bare. */
+function formatAlloc(rate: number, side: Record<Kind, Burst[]>): string {
+  const of = (kind: Kind, field: keyof BurstAlloc): number => median(side[kind].map((burst) => burst.alloc?.[field] ?? Number.NaN));
+  const pair = (field: keyof BurstAlloc, digits: number): string => {
+    const [h, b] = [of("harness", field), of("bare", field)];
+    return `${h.toFixed(digits)} vs ${b.toFixed(digits)} (${(h / b).toFixed(2)}×)`;
+  };
+  return (
+    `  ${rate}/s heap per delivery, harness vs bare: allocated KiB ${pair("allocatedKb", 1)}; promoted KiB ${pair("promotedKb", 2)}; GC ms ${pair("gcMs", 3)}; ` +
+    `per burst scavenges ${pair("scavenges", 0)}, mark-compacts ${pair("markCompacts", 0)}; retained KiB per 1,000 deliveries ${pair("retainedKbPer1000", 0)}`
+  );
 }
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { serve: { type: "string" }, config: { type: "string" }, count: { type: "string", default: "2000" }, rates: { type: "string", default: "300,800,1200,2000" }, reps: { type: "string", default: "4" } },
+    options: { serve: { type: "string" }, config: { type: "string" }, count: { type: "string", default: "2000" }, rates: { type: "string", default: "300,800,1200,2000" }, reps: { type: "string", default: "4" }, alloc: { type: "boolean", default: false } },
   });
   if (values.serve && values.config) return serve(values.serve, values.config);
   const count = Number(values.count);
@@ -235,7 +284,7 @@ async function main(): Promise<void> {
   try {
     await fake.addRepository({ owner: "bench", name: "widgets", files: { "README.md": "# widgets\n" } });
     for (const kind of ["bare", "harness"] as const) {
-      const target = new Target(kind, await freePort(), root, fake);
+      const target = new Target(kind, await freePort(), root, fake, values.alloc);
       targets.push(target);
       await target.start();
       await target.burst(200, 100); // installation token, validators, JIT
@@ -261,6 +310,7 @@ async function main(): Promise<void> {
           `p50 ${p50s("harness").toFixed(1)} vs ${p50s("bare").toFixed(1)} ms; failed or over 10 s: harness ${failed("harness")}, bare ${failed("bare")} of ${reps * count}; shed (503): harness ${shed("harness")}, bare ${shed("bare")}; ` +
           `CPU per delivery ${cpu("harness").toFixed(2)} vs ${cpu("bare").toFixed(2)} ms (${(cpu("harness") / cpu("bare")).toFixed(2)}×)`,
       );
+      if (values.alloc) console.log(formatAlloc(rate, side));
     }
   } finally {
     for (const target of targets) await target.close();

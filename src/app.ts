@@ -5,7 +5,7 @@
 import type { ApplicationFunction, ApplicationFunctionOptions, Probot } from "probot";
 import { collectLocalWork, collectRuns, collectStatus, statusHandler } from "./status/index.js";
 import {
-  DEFAULT_MAX_INFLIGHT, doorStatus, type DoorStatus, GitHubReporter, guardWebhooks, RedeliverySweeper, ShedLedger, HANDLER_BUDGET_MS, openStoryOutbox, readAppIdentity, withinBudget, type AppOctokit, queueNoticeListeners, handleIssueComment, handleIssueLabeled, handleRetryAction, type NodeMiddleware, type TriggerDeps, type TriggerOutcome,
+  DEFAULT_MAX_INFLIGHT, doorStatus, type DoorStatus, GitHubReporter, guardWebhooks, RedeliverySweeper, ShedLedger, HANDLER_BUDGET_MS, openStoryOutbox, readAppIdentity, withinBudget, type AppOctokit, queueNoticeListeners, doorEvent, TRIGGER_HANDLERS, triggerOf, type NodeMiddleware, type WebhookGuardOptions, type TriggerDeps, type TriggerEvent, type TriggerName, type TriggerOutcome,
 } from "./github/index.js";
 import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "./pipeline/index.js";
 import { storyKey, type StoryQueue } from "./queue/index.js";
@@ -98,12 +98,6 @@ export function harnessApp(options: HarnessAppOptions): ApplicationFunction {
     );
     // Deliveries that failed while the App was down (or shed before a restart) are asked for again.
     if (sweeper) setImmediate(() => void sweeper.sweep());
-    if (settings.webhookSecret !== undefined) {
-      guardProbotWebhooks(app, {
-        secret: settings.webhookSecret, path: settings.webhookPath ?? DEFAULT_WEBHOOK_PATH, shed: { maxInflight: settings.maxInflight ?? DEFAULT_MAX_INFLIGHT, ledger },
-        ...(settings.answerWithinMs !== undefined ? { answerWithinMs: settings.answerWithinMs } : {}),
-      });
-    }
     // Replies go out after GitHub has its answer: a handler's only wait is the enqueue (and, for
     // a command, the permission check that must precede it).
     const defer = (work: () => Promise<void>): void => {
@@ -129,9 +123,22 @@ export function harnessApp(options: HarnessAppOptions): ApplicationFunction {
       const outcome = await withinBudget(work, budget, (late) => logOutcome(event, deliveryId, late), app.log, { event, deliveryId });
       if (outcome) logOutcome(event, deliveryId, outcome);
     };
-    app.on("issues.labeled", (context) => answer("issues.labeled", context.id, handleIssueLabeled(context, deps)));
-    app.on("issue_comment.created", (context) => answer("issue_comment.created", context.id, handleIssueComment(context, deps)));
-    app.on("check_run.requested_action", (context) => answer("check_run.requested_action", context.id, handleRetryAction(context, deps)));
+    const trigger = <E extends TriggerName>(name: E, event: TriggerEvent<E>): Promise<void> => answer(name, event.id, TRIGGER_HANDLERS[name](event, deps));
+    app.on("issues.labeled", (context) => trigger("issues.labeled", context));
+    app.on("issue_comment.created", (context) => trigger("issue_comment.created", context));
+    app.on("check_run.requested_action", (context) => trigger("check_run.requested_action", context));
+    if (settings.webhookSecret !== undefined) {
+      // The door hands verified deliveries to the handlers itself, each with its octokit built on demand (see triggers/route.ts).
+      const auth = app.auth.bind(app);
+      const receive = async (event: { id: string; name: string; payload: unknown }): Promise<void> => {
+        const name = triggerOf(event.name, event.payload);
+        if (name) await trigger(name, doorEvent(auth, event));
+      };
+      guardProbotWebhooks(app, {
+        secret: settings.webhookSecret, path: settings.webhookPath ?? DEFAULT_WEBHOOK_PATH, shed: { maxInflight: settings.maxInflight ?? DEFAULT_MAX_INFLIGHT, ledger }, receive,
+        ...(settings.answerWithinMs !== undefined ? { answerWithinMs: settings.answerWithinMs } : {}),
+      });
+    }
 
     if (options.runJobs === false) return;
     startStoryWorker({ queue, settings, app, identity });
@@ -214,10 +221,13 @@ const DEFAULT_WEBHOOK_PATH = "/api/github/webhooks";
  * instance hands out the guarded one; nothing reaches Probot's body reading, or its logging of
  * a delivery whose signature failed, without passing the guard first.
  */
-function guardProbotWebhooks(app: Probot, options: { secret: string; path: string; shed: { maxInflight: number; ledger: ShedLedger }; answerWithinMs?: number }): void {
+function guardProbotWebhooks(
+  app: Probot,
+  options: { secret: string; path: string; shed: { maxInflight: number; ledger: ShedLedger }; answerWithinMs?: number; receive: NonNullable<WebhookGuardOptions["receive"]> },
+): void {
   const original = app.getNodeMiddleware.bind(app);
   app.getNodeMiddleware = async (middlewareOptions) => {
     const inner = (await original(middlewareOptions)) as NodeMiddleware;
-    return guardWebhooks(inner, { ...options, log: app.log, receive: (event) => app.receive(event as Parameters<Probot["receive"]>[0]) }) as Awaited<ReturnType<Probot["getNodeMiddleware"]>>;
+    return guardWebhooks(inner, { ...options, log: app.log }) as Awaited<ReturnType<Probot["getNodeMiddleware"]>>;
   };
 }

@@ -6,7 +6,8 @@ export { parseCommands, KNOWN_COMMANDS, MAX_COMMANDS, MAX_COMMENT_CHARS, type Ha
 export { handleIssueLabeled } from "./triggers/labeled.js";
 export { handleIssueComment } from "./triggers/comment.js";
 export { handleRetryAction } from "./triggers/requested-action.js";
-export { DEFAULT_STORY_LABEL, type TriggerDeps, type TriggerOutcome, type ReplyReason } from "./triggers/deps.js";
+export { DEFAULT_STORY_LABEL, type TriggerDeps, type TriggerEvent, type TriggerOutcome, type ReplyReason } from "./triggers/deps.js";
+export { TRIGGER_HANDLERS, triggerOf, installationOctokit, doorEvent, type TriggerName, type AppAuth } from "./triggers/route.js";
 export { canRunCommands, repositoryRole } from "./permissions.js";
 export { BLOCKED_LABEL, addLabel, removeLabel, ensureLabel, hasLabel } from "./labels.js";
 export { GitHubReporter, type GitHubReporterOptions } from "./reporter.js";

@@ -112,12 +112,12 @@ export class JobStore {
    */
   async write(record: JobRecord, flush?: AtomicWriteOptions["flush"]): Promise<void> {
     schemas().validate<JobRecord>("queue-job", record, `queue/jobs/${record.id}.json`);
-    const path = join(this.jobsDir, `${record.id}.json`);
     const json = JSON.stringify(record);
-    const text = `${json}\n`;
     // With the log, the enqueue's record is appended (kill -9 safe once answered, synced right after); the file waits for a runner.
-    if (flush === "background" && this.wal) await this.wal.appendJob(record.id, json, record);
-    else if (flush === "background" && this.writer) await this.writer.write(path, text);
+    if (flush === "background" && this.wal) return this.wal.appendJob(record.id, json, record);
+    const path = this.jobPath(record.id);
+    const text = `${json}\n`;
+    if (flush === "background" && this.writer) await this.writer.write(path, text);
     else await writeFileAtomic(path, text, { flush });
   }
 

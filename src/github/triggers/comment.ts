@@ -5,7 +5,7 @@ import { hasLabel } from "../labels.js";
 import { admitActor, isAllowedBot } from "../admission.js";
 import { renderHelp, renderNotAStory, renderNotPermitted, renderUnknownCommand } from "../render/replies.js";
 import { storyIssueFromBranch } from "../story-lookup.js";
-import { admissionPolicy, DEFAULT_STORY_LABEL, isBotActor, reply, scopeOf, type TriggerDeps, type TriggerOutcome, type TriggerScope } from "./deps.js";
+import { admissionPolicy, DEFAULT_STORY_LABEL, isBotActor, reply, scopeOf, type TriggerDeps, type TriggerEvent, type TriggerOutcome, type TriggerScope } from "./deps.js";
 import { loadStoryIssue, readmitBlockedStory, type StoryIssue } from "./readmit.js";
 
 type CommentPayload = Context<"issue_comment.created">["payload"];
@@ -26,7 +26,7 @@ function distinct(commands: readonly HarnessCommand[]): HarnessCommand[] {
  * and comments without commands are ignored; people without write access get a reply and
  * nothing else. The result of `retry-blocked` wins over replies when several commands appear.
  */
-export async function handleIssueComment(context: Context<"issue_comment.created">, deps: TriggerDeps): Promise<TriggerOutcome> {
+export async function handleIssueComment(context: TriggerEvent<"issue_comment.created">, deps: TriggerDeps): Promise<TriggerOutcome> {
   const { payload } = context;
   if (payload.action !== "created") return { action: "ignored", reason: "not-created" };
   const { comment } = payload;
@@ -42,7 +42,7 @@ export async function handleIssueComment(context: Context<"issue_comment.created
   scope.eventKey = `issue_comment/${comment.id}`;
   const author = comment.user?.login ?? payload.sender.login;
   const here = payload.issue.number;
-  if ((await admitActor(scope.octokit, scope.owner, scope.repo, comment.user ?? payload.sender, admissionPolicy(deps))) !== "admitted") {
+  if ((await admitActor(await scope.octokit(), scope.owner, scope.repo, comment.user ?? payload.sender, admissionPolicy(deps))) !== "admitted") {
     await reply(scope, here, renderNotPermitted(author));
     return { action: "replied", reason: "not-permitted" };
   }
@@ -73,7 +73,7 @@ async function retryFromComment(scope: TriggerScope, payload: CommentPayload, au
     const issue: StoryIssue = { number: here, title: payload.issue.title, body: payload.issue.body, updatedAt: payload.issue.updated_at, labels: payload.issue.labels };
     return readmitBlockedStory(scope, issue, undefined, here, author, deps);
   }
-  const { data: pull } = await scope.octokit.rest.pulls.get({ owner: scope.owner, repo: scope.repo, pull_number: here });
+  const { data: pull } = await (await scope.octokit()).rest.pulls.get({ owner: scope.owner, repo: scope.repo, pull_number: here });
   // A fork can name its branch harness/story-N too; only the repository's own branch is a story's.
   const storyNumber = pull.head.repo?.id === scope.repository.id ? storyIssueFromBranch(pull.head.ref) : undefined;
   if (storyNumber === undefined) {

@@ -1,5 +1,6 @@
 /** What the trigger handlers receive besides Probot's context, and what they answer. */
-import type { ProbotOctokit } from "probot";
+import type { EmitterWebhookEventName } from "@octokit/webhooks";
+import type { Context, ProbotOctokit } from "probot";
 import { storyKey, type JobIntake, type JobRepository, type StoryJob } from "../../queue/index.js";
 import { isAllowedBot, isBotLogin, type AdmissionPolicy } from "../admission.js";
 import type { GitHubLog } from "../log.js";
@@ -54,9 +55,22 @@ export interface PayloadRepository {
   default_branch: string;
 }
 
+/**
+ * A delivery as a trigger handler takes it: Probot's context, or the door's own event whose
+ * octokit is built on demand. Building an installation octokit costs more heap than the rest of
+ * a delivery's path, and a label (the busiest event) never calls GitHub before its answer.
+ */
+export interface TriggerEvent<E extends EmitterWebhookEventName> {
+  id: string;
+  payload: Context<E>["payload"];
+  /** An octokit authenticated as the delivery's installation, or a function that builds one on its first call. */
+  octokit: ProbotOctokit | (() => Promise<ProbotOctokit>);
+}
+
 /** Where a handler acts: the repository, its installation and an authenticated octokit. */
 export interface TriggerScope {
-  octokit: ProbotOctokit;
+  /** The installation's octokit, built on the first call (once): only a handler that calls GitHub pays for it. */
+  octokit: () => Promise<ProbotOctokit>;
   owner: string;
   repo: string;
   repository: JobRepository;
@@ -73,22 +87,30 @@ export interface TriggerScope {
 
 /** Builds the scope of a delivery, or undefined when it has no installation (the App cannot act). */
 export function scopeOf(
-  octokit: ProbotOctokit,
+  octokit: TriggerEvent<EmitterWebhookEventName>["octokit"],
   deliveryId: string,
   repository: PayloadRepository,
   installation: { id: number } | undefined | null,
   deps: Pick<TriggerDeps, "defer">,
 ): TriggerScope | undefined {
   if (!installation) return undefined;
+  // A plain literal: one that starts with a spread is built as a dictionary, about ten times
+  // the heap of this one, on every delivery (docs/benchmarks.md, ninth session).
   return {
-    ...(deps.defer ? { defer: deps.defer } : {}),
-    octokit,
+    defer: deps.defer,
+    octokit: typeof octokit === "function" ? once(octokit) : () => Promise.resolve(octokit),
     owner: repository.owner.login,
     repo: repository.name,
     repository: { id: repository.id, owner: repository.owner.login, name: repository.name, cloneUrl: repository.clone_url, defaultBranch: repository.default_branch },
     installationId: installation.id,
     deliveryId,
   };
+}
+
+/** `build`, called at most once: later calls share its promise. */
+function once<T>(build: () => Promise<T>): () => Promise<T> {
+  let built: Promise<T> | undefined;
+  return () => (built ??= build());
 }
 
 /** The job that starts or re-admits the story of `issue`. */
@@ -120,7 +142,7 @@ export function buildJob(
 /** Posts a comment on an issue or pull request; after the webhook's answer when the scope defers. */
 export async function reply(scope: TriggerScope, issueNumber: number, body: string): Promise<void> {
   const post = async (): Promise<void> => {
-    await scope.octokit.rest.issues.createComment({ owner: scope.owner, repo: scope.repo, issue_number: issueNumber, body });
+    await (await scope.octokit()).rest.issues.createComment({ owner: scope.owner, repo: scope.repo, issue_number: issueNumber, body });
   };
   if (scope.defer) scope.defer(post);
   else await post();

@@ -1,8 +1,7 @@
 /** `issues.labeled` with the story label: starts the story when the labeller may. */
-import type { Context } from "probot";
 import { BLOCKED_LABEL, hasLabel } from "../labels.js";
 import { renderAlreadyActive, renderBlockedUseRetry } from "../render/replies.js";
-import { buildJob, DEFAULT_STORY_LABEL, isBotActor, reply, scopeOf, type TriggerDeps, type TriggerOutcome } from "./deps.js";
+import { buildJob, DEFAULT_STORY_LABEL, isBotActor, reply, scopeOf, type TriggerDeps, type TriggerEvent, type TriggerOutcome } from "./deps.js";
 
 /**
  * Enqueues a `start` job for a newly labelled story, with the issue's title and body as the
@@ -12,7 +11,7 @@ import { buildJob, DEFAULT_STORY_LABEL, isBotActor, reply, scopeOf, type Trigger
  * webhook gets nothing; a blocked story is pointed at the retry command. A completed story is
  * recognised by the runner, which replies with a link to its pull request.
  */
-export async function handleIssueLabeled(context: Context<"issues.labeled">, deps: TriggerDeps): Promise<TriggerOutcome> {
+export async function handleIssueLabeled(context: TriggerEvent<"issues.labeled">, deps: TriggerDeps): Promise<TriggerOutcome> {
   const { payload } = context;
   const labelName = deps.labelName ?? DEFAULT_STORY_LABEL;
   if (payload.label?.name !== labelName) return { action: "ignored", reason: "other-label" };

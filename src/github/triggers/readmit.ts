@@ -16,7 +16,7 @@ export interface StoryIssue {
 
 /** Loads the story issue (title, body, labels) when the trigger came from its pull request. */
 export async function loadStoryIssue(scope: TriggerScope, issueNumber: number): Promise<StoryIssue> {
-  const { data } = await scope.octokit.rest.issues.get({ owner: scope.owner, repo: scope.repo, issue_number: issueNumber });
+  const { data } = await (await scope.octokit()).rest.issues.get({ owner: scope.owner, repo: scope.repo, issue_number: issueNumber });
   return { number: data.number, title: data.title, body: data.body, updatedAt: data.updated_at, labels: data.labels };
 }
 

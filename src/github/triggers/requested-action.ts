@@ -1,14 +1,13 @@
 /** `check_run.requested_action`: the Retry button on a blocked story's `harness / story` check run. */
-import type { Context } from "probot";
 import { isRetryCheckName, RETRY_ACTION } from "../check-plan.js";
 import { admitActor } from "../admission.js";
 import { renderNotPermitted } from "../render/replies.js";
 import { storyIssueFromBranch, storyIssueFromExternalId } from "../story-lookup.js";
-import { admissionPolicy, isBotActor, reply, scopeOf, type TriggerDeps, type TriggerOutcome } from "./deps.js";
+import { admissionPolicy, isBotActor, reply, scopeOf, type TriggerDeps, type TriggerEvent, type TriggerOutcome } from "./deps.js";
 import { loadStoryIssue, readmitBlockedStory } from "./readmit.js";
 
 /** Does what `/harness retry-blocked` does, with the same permission check on the person who pressed Retry. */
-export async function handleRetryAction(context: Context<"check_run.requested_action">, deps: TriggerDeps): Promise<TriggerOutcome> {
+export async function handleRetryAction(context: TriggerEvent<"check_run.requested_action">, deps: TriggerDeps): Promise<TriggerOutcome> {
   const { payload } = context;
   const checkRun = payload.check_run;
   if (payload.requested_action?.identifier !== RETRY_ACTION.identifier) return { action: "ignored", reason: "other-action" };
@@ -25,7 +24,7 @@ export async function handleRetryAction(context: Context<"check_run.requested_ac
   if (storyNumber === undefined) return { action: "ignored", reason: "not-a-story" };
   const login = payload.sender.login;
   scope.eventKey = `check_run.requested_action/${checkRun.id}/${payload.sender.id}`;
-  if ((await admitActor(scope.octokit, scope.owner, scope.repo, payload.sender, admissionPolicy(deps))) !== "admitted") {
+  if ((await admitActor(await scope.octokit(), scope.owner, scope.repo, payload.sender, admissionPolicy(deps))) !== "admitted") {
     await reply(scope, pullNumber ?? storyNumber, renderNotPermitted(login));
     return { action: "replied", reason: "not-permitted" };
   }

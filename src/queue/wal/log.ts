@@ -68,6 +68,7 @@ export class WriteAheadLog {
   private readonly adopted = new Set<string>();
   private closed = false;
   private closing: Promise<void> | undefined;
+  private named: { number: number; name: string } | undefined;
 
   private constructor(private readonly options: WriteAheadLogOptions) {
     this.name = `${this.owner.pid}-${this.owner.instance}`;
@@ -90,14 +91,20 @@ export class WriteAheadLog {
   /** Appends a job's record (`json`: the JSON text of `value`); resolves once it is written (kill -9 safe; synced in the background). */
   async appendJob(id: string, json: string, value: unknown): Promise<void> {
     const segment = await this.appender.append(encodeJobLine(id, json));
-    this.apply({ t: "job", id, r: value }, segmentName(this.name, segment));
+    this.apply({ t: "job", id, r: value }, this.ownSegmentName(segment));
   }
 
   /** Appends a tombstone: the job is done or quarantined, never to be replayed. Resolves once durable. */
   async tombstone(id: string): Promise<void> {
     const entry: WalEntry = { t: "done", id };
     const segment = await this.appender.append(encodeEntry(entry), true);
-    this.apply(entry, segmentName(this.name, segment));
+    this.apply(entry, this.ownSegmentName(segment));
+  }
+
+  /** This log's segment's file name; the latest one's is kept, so the jobs logged in it share one string. */
+  private ownSegmentName(number: number): string {
+    if (this.named?.number !== number) this.named = { number, name: segmentName(this.name, number) };
+    return this.named.name;
   }
 
   /** The ids of every logged job not tombstoned (its file may exist too: then the file is the job). */

@@ -94,9 +94,10 @@ export async function handle(ctx: FakeContext, request: IncomingMessage, respons
   const method = (request.method ?? "GET").toUpperCase();
   const record = (status: number, body: unknown, route?: string, unexpected?: string): void => {
     const encoding = request.headers["content-encoding"];
+    const delivery = request.headers["x-github-delivery"];
     ctx.state.requests.push({
       method, path: url.pathname, query: url.search, body, status, at: timestamp(),
-      ...(route ? { route } : {}), ...(typeof encoding === "string" ? { contentEncoding: encoding } : {}),
+      ...(route ? { route } : {}), ...(typeof encoding === "string" ? { contentEncoding: encoding } : {}), ...(typeof delivery === "string" ? { delivery } : {}),
     });
     if (unexpected) ctx.state.unexpected.push({ method, path: url.pathname, status, reason: unexpected, body });
   };

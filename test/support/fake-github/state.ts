@@ -122,6 +122,8 @@ export interface RecordedRequest {
   route?: string;
   /** The request's Content-Encoding, when it had one (git gzips large fetch negotiations). */
   contentEncoding?: string;
+  /** The request's X-GitHub-Delivery, when it had one (an App's requests made for a webhook delivery carry its id). */
+  delivery?: string;
   at: string;
 }
 
