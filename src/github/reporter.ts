@@ -70,6 +70,8 @@ export class GitHubReporter implements Reporter {
   private slots = 0;
   private headSha: string;
   private lastBody: string | undefined;
+  /** Set by {@link handOff}: writes are recorded on disk and delivered in the background, not awaited. */
+  private handedOff = false;
   // Events and head changes are applied one at a time, in order.
   private queue: Promise<void> = Promise.resolve();
 
@@ -81,7 +83,7 @@ export class GitHubReporter implements Reporter {
       : Outbox.open({ octokitFor: async () => options.octokit, log: options.log });
   }
 
-  /** Applies one event; resolves once its writes are recorded and tried (a refusal is retried later). */
+  /** Applies one event; resolves once its writes are recorded and tried (a refusal is retried later), or only recorded once handed off. */
   onEvent(event: HistoryEvent, snapshot: StorySnapshot): Promise<void> {
     return this.serialize(`event ${event.kind}`, async () => {
       const outbox = await this.outbox;
@@ -98,7 +100,7 @@ export class GitHubReporter implements Reporter {
         this.lastBody = body;
       }
       if (event.kind === "story.blocked") await outbox.put(this.story, "label:blocked", this.blockedLabel(true));
-      await outbox.flush(this.story);
+      await this.deliver(outbox);
     });
   }
 
@@ -118,7 +120,7 @@ export class GitHubReporter implements Reporter {
         // The earlier head's unfinished check run is closed, saying where the story went on; none stays in progress.
         if (check.planned.status !== "completed") await outbox.put(this.story, check.slot, { ...this.checkWrite(check), ...movedTo(sha) });
       }
-      await outbox.flush(this.story);
+      await this.deliver(outbox);
     });
   }
 
@@ -127,8 +129,23 @@ export class GitHubReporter implements Reporter {
     return this.serialize("ready for review", async () => {
       const outbox = await this.outbox;
       await outbox.put(this.story, "ready-for-review", { kind: "ready-for-review", pullNodeId });
-      await outbox.flush(this.story);
+      await this.deliver(outbox);
     });
+  }
+
+  /**
+   * From now on, each write resolves once it is recorded in the outbox, and is delivered in the
+   * background, in order (reports behind a waiting push stay behind it): what a job asks once its
+   * work is pushed, so it need not wait for GitHub to take its end reports. Only a durable outbox
+   * takes them over (one on disk, retried across restarts); with one in memory nothing would carry
+   * them on after the job, so writes are still awaited. Resolves true when the reporter handed off.
+   */
+  handOff(): Promise<boolean> {
+    let handed = false;
+    return this.serialize("hand-off", async () => {
+      handed = (await this.outbox).durable;
+      this.handedOff = handed;
+    }).then(() => handed);
   }
 
   /** Waits until the writes so far are applied to the outbox (not necessarily delivered). */
@@ -148,6 +165,12 @@ export class GitHubReporter implements Reporter {
   }
 
   private syncOutbox: Outbox | undefined;
+
+  /** Delivers what was just recorded: awaited, or in the background once handed off. */
+  private async deliver(outbox: Outbox): Promise<void> {
+    if (this.handedOff) outbox.deliverSoon(this.story);
+    else await outbox.flush(this.story);
+  }
 
   private serialize(what: string, work: () => Promise<void>): Promise<void> {
     const next = this.queue

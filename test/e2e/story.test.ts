@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { checkRunRequestedActionPayload, deliverWebhook, issuesLabeledPayload, signedDelivery, startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { eventually, startApp, type RunningApp } from "./app-process.js";
 import {
-  addStoryRepo, CHECK_NAMES, checksOn, commentAs, filesContaining, harnessYml, labelNewIssue, loggedDelivery, OWNER, queueDrained, STATUS_MARKER, storyEnd, storyPull,
+  addStoryRepo, CHECK_NAMES, checksOn, commentAs, filesContaining, harnessYml, labelNewIssue, loggedDelivery, OWNER, queueDrained, reportsDelivered, STATUS_MARKER, storyEnd, storyPull,
 } from "./scenario.js";
 
 import { jest } from "@jest/globals";
@@ -161,7 +161,7 @@ describe("the App end to end", () => {
       return story?.conclusion === "success" ? story : undefined;
     });
     expect(done.status).toBe("completed");
-    await queueDrained(home);
+    await reportsDelivered(home);
     expect(labels()).not.toContain("harness:blocked");
     expect(storyPull(fake, "provision", number)?.draft).toBe(false);
   });
@@ -183,7 +183,7 @@ describe("the App end to end", () => {
       const head = await fake.branchHead(OWNER, "button", `harness/story-${number}`);
       return head && checksOn(fake, "button", head).get("harness / story")?.conclusion === "success" ? true : undefined;
     });
-    await queueDrained(home);
+    await reportsDelivered(home);
     expect(storyPull(fake, "button", number)?.draft).toBe(false);
   });
 

@@ -128,6 +128,21 @@ export class Outbox {
     return push?.state === "pending" ? push : undefined;
   }
 
+  /** True when entries are kept on disk (the App's outbox): what is recorded is delivered even after a restart. */
+  get durable(): boolean {
+    return this.store !== undefined;
+  }
+
+  /**
+   * Starts a delivery pass over the story's due writes without waiting for it (what a job that
+   * handed its reports off asks): the writes are already on disk, and the background retries and
+   * a restart carry on with any GitHub does not take now.
+   */
+  deliverSoon(story: OutboxStory): void {
+    if (this.closed) return;
+    this.flush(story).catch((error: unknown) => this.options.log.warn({ err: errorDetails(error), story: storyKeyOf(story) }, "outbox: a delivery pass failed; the background retries carry on"));
+  }
+
   /** One delivery pass over the story's due writes (after a pass already running). */
   async flush(story: OutboxStory): Promise<void> {
     const key = storyKeyOf(story);
