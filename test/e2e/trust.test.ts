@@ -150,7 +150,7 @@ describe("trust at the door, end to end", () => {
     const { number } = await labelNewIssue(fake, app, "downgrade", "Blocked first");
     const blocked = await storyEnd(fake, "downgrade", number);
     expect(blocked.story.conclusion).toBe("action_required");
-    await queueDrained(home);
+    await reportsDelivered(home);
     const blockedHead = await fake.branchHead(OWNER, "downgrade", `harness/story-${number}`);
     writeFileSync(gate, "");
     // Another story holds the only runner while the retry waits in the queue.
