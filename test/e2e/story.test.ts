@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { checkRunRequestedActionPayload, deliverWebhook, issuesLabeledPayload, signedDelivery, startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { eventually, startApp, type RunningApp } from "./app-process.js";
 import {
-  addStoryRepo, CHECK_NAMES, checksOn, commentAs, filesContaining, harnessYml, labelNewIssue, loggedDelivery, OWNER, queueDrained, reportsDelivered, STATUS_MARKER, storyEnd, storyPull,
+  addStoryRepo, CHECK_NAMES, checksOn, commentAs, filesContaining, harnessYml, labelNewIssue, loggedDelivery, OWNER, reportsDelivered, STATUS_MARKER, storyEnd, storyPull,
 } from "./scenario.js";
 
 import { jest } from "@jest/globals";
