@@ -63,6 +63,20 @@ export interface HarnessAppOptions {
   settings: HarnessAppSettings;
   /** False: only enqueue (`harness serve` on a shared queue, or a benchmark of the webhook path). */
   runJobs?: boolean;
+  /** Receives the story worker this App starts (when it runs jobs), for its stop. */
+  onWorker?: (worker: StoryWorkerHandle) => void;
+}
+
+/** How long a stopping process gives its outbox for the writes due now (a worker is killed 5 s after SIGTERM in the tests). */
+export const OUTBOX_DRAIN_MS = 3000;
+
+/** What a process that runs stories does as it stops, once its queue closed. */
+export interface StoryWorkerHandle {
+  /**
+   * Delivers the outbox's writes due now (the end reports its last jobs handed off, which a job
+   * does not wait for), for at most `withinMs`; what is left stays on disk for the next start.
+   */
+  drainOutbox(withinMs?: number): Promise<void>;
 }
 
 /** Who the App is on GitHub, learned in the background (the runner tells its own comments apart by it). */
@@ -131,12 +145,13 @@ export function harnessApp(options: HarnessAppOptions): ApplicationFunction {
     app.on("check_run.requested_action", (context) => answer("check_run.requested_action", context.id, handleRetryAction(context, deps)));
 
     if (options.runJobs === false) return;
-    startStoryWorker({ queue, settings, app, identity });
+    const worker = startStoryWorker({ queue, settings, app, identity });
+    options.onWorker?.(worker);
   };
 }
 
 /** Starts running the queue's stories in this process (`harness worker`, or `serve` with its own runner). */
-export function startStoryWorker(args: { queue: StoryQueue; settings: HarnessAppSettings; app: AppHandle; identity?: AppIdentity }): void {
+export function startStoryWorker(args: { queue: StoryQueue; settings: HarnessAppSettings; app: AppHandle; identity?: AppIdentity }): StoryWorkerHandle {
   const { queue, settings, app } = args;
   const identity = args.identity ?? learnAppIdentity(app);
   const appOctokit = async (): Promise<AppOctokit> => (await app.auth()) as AppOctokit;
@@ -186,6 +201,11 @@ export function startStoryWorker(args: { queue: StoryQueue; settings: HarnessApp
       revisions.delete(lease.job.storyKey);
     }
   });
+  return {
+    drainOutbox: async (withinMs = OUTBOX_DRAIN_MS) => {
+      await outbox.then((opened) => opened.drain(withinMs), () => undefined);
+    },
+  };
 }
 
 /** Asks GitHub who the App is, without making start-up wait on it. */

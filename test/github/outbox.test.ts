@@ -190,4 +190,25 @@ describe("Outbox", () => {
     expect(() => outbox.deliverSoon(ref)).not.toThrow();
     gh.assertNoUnexpectedRequests();
   });
+
+  it("drains at a stop: delivers what is due now and waits for it, but no longer than its bound (the rest stays on disk)", async () => {
+    const log = new RecordingLog();
+    const dir = tempDir();
+    const outbox = await Outbox.open({ dir, octokitFor: async () => octokit, log });
+    const { ref, headSha } = await story();
+    await outbox.put(ref, "check:story", check(headSha, "completed", "Done"));
+    await outbox.drain(60_000);
+    expect(outbox.hasPending(ref)).toBe(false);
+    expect(readdirSync(dir).filter((name) => name.endsWith(".json"))).toEqual([]);
+    // GitHub holds the next write: the drain gives up at its bound, the write stays on disk.
+    const gate = gh.holdRequests({ method: "POST", path: /\/issues\/\d+\/comments$/ });
+    await outbox.put(ref, "comment:x", { kind: "comment", issueNumber: ref.issueNumber, body: "held" });
+    await outbox.drain(50);
+    await eventually("the comment at GitHub's gate", () => (gate.waiting === 1 ? true : undefined));
+    expect(outbox.hasPending(ref)).toBe(true);
+    expect(readdirSync(dir).filter((name) => name.endsWith(".json"))).toHaveLength(1);
+    gate.open();
+    await outbox.close();
+    gh.assertNoUnexpectedRequests();
+  });
 });

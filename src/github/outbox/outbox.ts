@@ -144,10 +144,28 @@ export class Outbox {
   }
 
   /** One delivery pass over the story's due writes (after a pass already running). */
-  async flush(story: OutboxStory): Promise<void> {
-    const key = storyKeyOf(story);
+  flush(story: OutboxStory): Promise<void> {
+    return this.flushKey(storyKeyOf(story));
+  }
+
+  private async flushKey(key: string): Promise<void> {
     await this.passes.get(key);
     await this.pass(key);
+  }
+
+  /**
+   * A stopping App's last pass: delivers every story's writes due now (the end reports its last
+   * jobs handed off) and waits for them, at most `withinMs`; what is not delivered stays on disk
+   * for the next start.
+   */
+  async drain(withinMs: number): Promise<void> {
+    if (this.closed) return;
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, withinMs);
+    });
+    await Promise.race([Promise.allSettled([...this.dueStories()].map((key) => this.flushKey(key))), bound]);
+    clearTimeout(timer);
   }
 
   /** The tokens the outbox authenticated with (a story's output must not carry them to GitHub). */
@@ -198,12 +216,17 @@ export class Outbox {
 
   private tick(): void {
     if (this.closed) return;
+    for (const key of this.dueStories()) if (!this.passes.has(key)) void this.pass(key);
+  }
+
+  /** The stories with a write due now. */
+  private dueStories(): Set<string> {
     const now = this.now();
     const due = new Set<string>();
     for (const entry of this.entries.all()) {
       if (entry.state === "pending" && (!entry.nextAt || Date.parse(entry.nextAt) <= now)) due.add(storyKeyOf(entry.story));
     }
-    for (const key of due) if (!this.passes.has(key)) void this.pass(key);
+    return due;
   }
 
   /** Delivers the story's due writes in order; stops at the first that must wait (order is kept). */
