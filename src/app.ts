@@ -67,8 +67,8 @@ export interface HarnessAppOptions {
   onWorker?: (worker: StoryWorkerHandle) => void;
 }
 
-/** How long a stopping process gives its outbox for the writes due now (a worker is killed 5 s after SIGTERM in the tests). */
-export const OUTBOX_DRAIN_MS = 3000;
+/** How long a stopping process gives its outbox for the writes due now (within the queue's close grace of 5 s). */
+export const OUTBOX_DRAIN_MS = 2000;
 
 /** What a process that runs stories does as it stops, once its queue closed. */
 export interface StoryWorkerHandle {
@@ -160,11 +160,16 @@ export function startStoryWorker(args: { queue: StoryQueue; settings: HarnessApp
     ...(settings.outboxMaxDelayMs !== undefined ? { policy: { maxDelayMs: settings.outboxMaxDelayMs } } : {}),
   });
   outbox.catch((error: unknown) => app.log.error({ err: { message: String(error) } }, "the outbox could not be opened; reports are tried once"));
+  const drainOutbox = async (withinMs = OUTBOX_DRAIN_MS): Promise<void> => {
+    await outbox.then((opened) => opened.drain(withinMs), () => undefined);
+  };
   queue.listen?.(queueNoticeListeners({ outbox, log: app.log }));
   // On Redis, this worker's outbox, quarantine and runs are on its own disk: published for every process's status.
   queue.shareLocalWork?.({
     home: settings.harnessHome,
     collect: async () => ({ ...(await collectLocalWork(settings.harnessHome)), runs: collectRuns(settings.harnessHome, settings.appSecrets ?? []) }),
+    // At close, before the last report: the end reports the last jobs handed off go out if GitHub takes them.
+    settle: () => drainOutbox(),
   });
   const sandbox = settings.sandbox ?? sandboxFromEnv();
   // Said at start-up, loudly; the runner itself refuses stories while the sandbox cannot work.
@@ -201,11 +206,7 @@ export function startStoryWorker(args: { queue: StoryQueue; settings: HarnessApp
       revisions.delete(lease.job.storyKey);
     }
   });
-  return {
-    drainOutbox: async (withinMs = OUTBOX_DRAIN_MS) => {
-      await outbox.then((opened) => opened.drain(withinMs), () => undefined);
-    },
-  };
+  return { drainOutbox };
 }
 
 /** Asks GitHub who the App is, without making start-up wait on it. */
