@@ -7,7 +7,7 @@
  */
 import type { ProbotOctokit } from "probot";
 import type { HistoryEvent, Reporter, StorySnapshot } from "../pipeline/index.js";
-import { planChecks, type CheckName, type PlannedCheck } from "./check-plan.js";
+import { CHECK_NAMES, planChecks, type CheckName, type PlannedCheck } from "./check-plan.js";
 import { BLOCKED_LABEL } from "./labels.js";
 import { errorDetails, type GitHubLog } from "./log.js";
 import { Outbox, type OutboxStory, type OutboxWrite } from "./outbox/index.js";
@@ -113,7 +113,9 @@ export class GitHubReporter implements Reporter {
       if (sha === this.headSha) return;
       this.headSha = sha;
       const outbox = await this.outbox;
-      for (const [name, check] of this.posted) {
+      // The story's own check run goes last: once it shows on the new head, every other check run is there too.
+      const order = [...this.posted].sort(([a], [b]) => Number(a === CHECK_NAMES.story) - Number(b === CHECK_NAMES.story));
+      for (const [name, check] of order) {
         const moved: PostedCheck = { ...check, slot: this.newSlot(name), headSha: sha };
         this.posted.set(name, moved);
         await outbox.put(this.story, moved.slot, this.checkWrite(moved));

@@ -103,6 +103,10 @@ describe("a job hands its end reports to the durable outbox", () => {
     expect(pushed).toBeGreaterThan(-1);
     expect([pushed < firstOnHead, firstOnHead < ready, completed < ready, completed > pushed]).toEqual([true, true, true, true]);
     expect(fake.state.checkRuns.filter((run) => run.repo === "acme/handed" && run.headSha === head && run.name === "harness / story").map((run) => run.conclusion)).toEqual(["success"]);
+    // The story's own check run is the last created on the new head: once it shows, the others are there.
+    const createdOnHead = requests.filter((request) => request.method === "POST" && request.path.endsWith("/check-runs") && (request.body as { head_sha?: string } | undefined)?.head_sha === head);
+    expect(createdOnHead.map((request) => (request.body as { name: string }).name).at(-1)).toBe("harness / story");
+    expect(createdOnHead.length).toBeGreaterThan(1);
     expect(fake.state.checkRuns.filter((run) => run.repo === "acme/handed" && run.status !== "completed")).toEqual([]);
     fake.assertNoUnexpectedRequests();
   });
