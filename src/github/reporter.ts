@@ -114,7 +114,8 @@ export class GitHubReporter implements Reporter {
       this.headSha = sha;
       const outbox = await this.outbox;
       // The story's own check run goes last: once it shows on the new head, every other check run is there too.
-      const order = [...this.posted].sort(([a], [b]) => Number(a === CHECK_NAMES.story) - Number(b === CHECK_NAMES.story));
+      const posted = [...this.posted];
+      const order = [...posted.filter(([name]) => name !== CHECK_NAMES.story), ...posted.filter(([name]) => name === CHECK_NAMES.story)];
       for (const [name, check] of order) {
         const moved: PostedCheck = { ...check, slot: this.newSlot(name), headSha: sha };
         this.posted.set(name, moved);
@@ -142,12 +143,11 @@ export class GitHubReporter implements Reporter {
    * takes them over (one on disk, retried across restarts); with one in memory nothing would carry
    * them on after the job, so writes are still awaited. Resolves true when the reporter handed off.
    */
-  handOff(): Promise<boolean> {
-    let handed = false;
-    return this.serialize("hand-off", async () => {
-      handed = (await this.outbox).durable;
-      this.handedOff = handed;
-    }).then(() => handed);
+  async handOff(): Promise<boolean> {
+    await this.serialize("hand-off", async () => {
+      this.handedOff = (await this.outbox).durable;
+    });
+    return this.handedOff;
   }
 
   /** Waits until the writes so far are applied to the outbox (not necessarily delivered). */

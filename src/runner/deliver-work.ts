@@ -58,8 +58,9 @@ export class PushFailedError extends Error {
 export async function deliverStoryWork(args: DeliverArgs): Promise<DeliveredEnd> {
   const { repoDir, pull, outcome, reporter, tracker, outbox, story } = args;
   const tip = outcome.commit ?? (await storyTip(repoDir, pull.branch));
-  // Everything the reporter writes from here on is the story's end: recorded durably, delivered after the job.
-  const handedOff = args.durable && reporter.handOff ? await reporter.handOff() : false;
+  // Everything the reporter writes from here on is the story's end: recorded durably, delivered after the job
+  // (when the reporter's outbox is durable; one in memory keeps awaiting them).
+  const handedOff = reporter.handOff ? await reporter.handOff() : false;
   let pushWaiting = false;
   if (tip && tip !== pull.headSha) {
     // Recorded before it is tried: an App that dies now pushes it when it starts again.
