@@ -63,6 +63,20 @@ export interface HarnessAppOptions {
   settings: HarnessAppSettings;
   /** False: only enqueue (`harness serve` on a shared queue, or a benchmark of the webhook path). */
   runJobs?: boolean;
+  /** Receives the story worker this App starts (when it runs jobs), for its stop. */
+  onWorker?: (worker: StoryWorkerHandle) => void;
+}
+
+/** How long a stopping process gives its outbox for the writes due now (within the queue's close grace of 5 s). */
+export const OUTBOX_DRAIN_MS = 2000;
+
+/** What a process that runs stories does as it stops, once its queue closed. */
+export interface StoryWorkerHandle {
+  /**
+   * Delivers the outbox's writes due now (the end reports its last jobs handed off, which a job
+   * does not wait for), for at most `withinMs`; what is left stays on disk for the next start.
+   */
+  drainOutbox(withinMs?: number): Promise<void>;
 }
 
 /** Who the App is on GitHub, learned in the background (the runner tells its own comments apart by it). */
@@ -141,12 +155,13 @@ export function harnessApp(options: HarnessAppOptions): ApplicationFunction {
     }
 
     if (options.runJobs === false) return;
-    startStoryWorker({ queue, settings, app, identity });
+    const worker = startStoryWorker({ queue, settings, app, identity });
+    options.onWorker?.(worker);
   };
 }
 
 /** Starts running the queue's stories in this process (`harness worker`, or `serve` with its own runner). */
-export function startStoryWorker(args: { queue: StoryQueue; settings: HarnessAppSettings; app: AppHandle; identity?: AppIdentity }): void {
+export function startStoryWorker(args: { queue: StoryQueue; settings: HarnessAppSettings; app: AppHandle; identity?: AppIdentity }): StoryWorkerHandle {
   const { queue, settings, app } = args;
   const identity = args.identity ?? learnAppIdentity(app);
   const appOctokit = async (): Promise<AppOctokit> => (await app.auth()) as AppOctokit;
@@ -155,11 +170,16 @@ export function startStoryWorker(args: { queue: StoryQueue; settings: HarnessApp
     ...(settings.outboxMaxDelayMs !== undefined ? { policy: { maxDelayMs: settings.outboxMaxDelayMs } } : {}),
   });
   outbox.catch((error: unknown) => app.log.error({ err: { message: String(error) } }, "the outbox could not be opened; reports are tried once"));
+  const drainOutbox = async (withinMs = OUTBOX_DRAIN_MS): Promise<void> => {
+    await outbox.then((opened) => opened.drain(withinMs), () => undefined);
+  };
   queue.listen?.(queueNoticeListeners({ outbox, log: app.log }));
   // On Redis, this worker's outbox, quarantine and runs are on its own disk: published for every process's status.
   queue.shareLocalWork?.({
     home: settings.harnessHome,
     collect: async () => ({ ...(await collectLocalWork(settings.harnessHome)), runs: collectRuns(settings.harnessHome, settings.appSecrets ?? []) }),
+    // At close, before the last report: the end reports the last jobs handed off go out if GitHub takes them.
+    settle: () => drainOutbox(),
   });
   const sandbox = settings.sandbox ?? sandboxFromEnv();
   // Said at start-up, loudly; the runner itself refuses stories while the sandbox cannot work.
@@ -196,6 +216,7 @@ export function startStoryWorker(args: { queue: StoryQueue; settings: HarnessApp
       revisions.delete(lease.job.storyKey);
     }
   });
+  return { drainOutbox };
 }
 
 /** Asks GitHub who the App is, without making start-up wait on it. */

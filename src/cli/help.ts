@@ -79,8 +79,9 @@ Exit codes: 0 valid, 2 invalid or unreadable (each problem names the file and ke
 `,
   status: `Usage: harness status [--json]
 
-Lists the App's queued and running jobs, quarantined job files and GitHub writes not delivered
-yet (or given up), read from HARNESS_HOME. With HARNESS_QUEUE=redis://… it lists the queue's
+Lists the App's queued and running jobs, the stories still reporting (their job is done, their
+end reports wait in the outbox), quarantined job files and GitHub writes not delivered yet (or
+given up), read from HARNESS_HOME. With HARNESS_QUEUE=redis://… it lists the queue's
 jobs from Redis and every worker's quarantined files and undelivered writes, which each worker
 publishes there while it runs (one that stopped with work left shows as not live). The running
 App serves the same JSON at GET /harness/status.json with

@@ -8,7 +8,7 @@ import { claimHarnessHome, HarnessHomeInUseError, openStoryQueue, redactUrl, typ
 import { sandboxFromEnv, SandboxSettingsError, scratchRemoved } from "../sandbox/index.js";
 import { housekeepingFromEnv, HousekeepingSettingsError } from "../runner/index.js";
 import { harnessHome } from "../workspace/index.js";
-import { harnessApp, type HarnessAppSettings } from "../app.js";
+import { harnessApp, type HarnessAppSettings, type StoryWorkerHandle } from "../app.js";
 import { positiveInteger, UsageError, type CliIO } from "./usage.js";
 import { webhookNotice } from "./webhook-url.js";
 import { backlogNotice, kernelSomaxconn, listeningWithBacklog, readListenBacklog } from "./listen-backlog.js";
@@ -116,12 +116,14 @@ export async function serveCommand(args: string[], io: CliIO): Promise<number> {
     return 2;
   }
   const log = asyncJsonLog(io.env);
+  // The story worker the App starts (when it runs jobs): its outbox gets a last pass at the stop.
+  let worker: StoryWorkerHandle | undefined;
   // Probot's server takes no backlog: it is given at its listen (see listen-backlog.ts).
   // Probot's run adds a SIGINT listener that stops the server and exits at once, which would cut
   // the stop below short (stories not interrupted, the queue not closed): it is taken off again.
   const sigintBefore = new Set(process.listeners("SIGINT"));
   const { value: server, applied } = await listeningWithBacklog(listen.backlog, () =>
-    run(queue ? harnessApp({ queue, settings, runJobs: queueSettings.serveRunsJobs }) : () => undefined, { env: io.env, Octokit: HarnessOctokit, ...(log ? { log } : {}) }),
+    run(queue ? harnessApp({ queue, settings, runJobs: queueSettings.serveRunsJobs, onWorker: (started) => (worker = started) }) : () => undefined, { env: io.env, Octokit: HarnessOctokit, ...(log ? { log } : {}) }),
   );
   for (const listener of process.listeners("SIGINT")) if (!sigintBefore.has(listener)) process.off("SIGINT", listener);
   const capped = backlogNotice(listen);
@@ -135,6 +137,8 @@ export async function serveCommand(args: string[], io: CliIO): Promise<number> {
   io.stderr(`harness serve: ${signal}, stopping\n`);
   await server.stop();
   await queue?.close({ abortRunning: true });
+  // The end reports the last jobs handed to the outbox go out now if GitHub takes them; else on the next start.
+  await worker?.drainOutbox();
   await scratchRemoved();
   await claim?.release();
   // The last lines, written before the process ends.

@@ -45,7 +45,7 @@ export async function workerCommand(args: string[], io: CliIO): Promise<number> 
   await probot.ready();
   // Every schema compiled before the first job (about half a second of CPU, once per worker), not inside a story.
   schemas().precompile();
-  startStoryWorker({ queue, settings, app: { auth: (installationId?: number) => probot.auth(installationId), log: probot.log } });
+  const worker = startStoryWorker({ queue, settings, app: { auth: (installationId?: number) => probot.auth(installationId), log: probot.log } });
   probot.log.info({ concurrency: queue.concurrency, home: settings.harnessHome }, "harness worker: taking stories");
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once("SIGTERM", () => resolve("SIGTERM"));
@@ -53,6 +53,8 @@ export async function workerCommand(args: string[], io: CliIO): Promise<number> 
   });
   io.stderr(`harness worker: ${signal}, stopping\n`);
   await queue.close({ abortRunning: true });
+  // The end reports the last jobs handed to the outbox go out now if GitHub takes them; else on the next start.
+  await worker.drainOutbox();
   await scratchRemoved();
   await claim.release();
   return 0;

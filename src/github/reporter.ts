@@ -7,7 +7,7 @@
  */
 import type { ProbotOctokit } from "probot";
 import type { HistoryEvent, Reporter, StorySnapshot } from "../pipeline/index.js";
-import { planChecks, type CheckName, type PlannedCheck } from "./check-plan.js";
+import { CHECK_NAMES, planChecks, type CheckName, type PlannedCheck } from "./check-plan.js";
 import { BLOCKED_LABEL } from "./labels.js";
 import { errorDetails, type GitHubLog } from "./log.js";
 import { Outbox, type OutboxStory, type OutboxWrite } from "./outbox/index.js";
@@ -70,6 +70,8 @@ export class GitHubReporter implements Reporter {
   private slots = 0;
   private headSha: string;
   private lastBody: string | undefined;
+  /** Set by {@link handOff}: writes are recorded on disk and delivered in the background, not awaited. */
+  private handedOff = false;
   // Events and head changes are applied one at a time, in order.
   private queue: Promise<void> = Promise.resolve();
 
@@ -81,7 +83,7 @@ export class GitHubReporter implements Reporter {
       : Outbox.open({ octokitFor: async () => options.octokit, log: options.log });
   }
 
-  /** Applies one event; resolves once its writes are recorded and tried (a refusal is retried later). */
+  /** Applies one event; resolves once its writes are recorded and tried (a refusal is retried later), or only recorded once handed off. */
   onEvent(event: HistoryEvent, snapshot: StorySnapshot): Promise<void> {
     return this.serialize(`event ${event.kind}`, async () => {
       const outbox = await this.outbox;
@@ -98,7 +100,7 @@ export class GitHubReporter implements Reporter {
         this.lastBody = body;
       }
       if (event.kind === "story.blocked") await outbox.put(this.story, "label:blocked", this.blockedLabel(true));
-      await outbox.flush(this.story);
+      await this.deliver(outbox);
     });
   }
 
@@ -111,14 +113,17 @@ export class GitHubReporter implements Reporter {
       if (sha === this.headSha) return;
       this.headSha = sha;
       const outbox = await this.outbox;
-      for (const [name, check] of this.posted) {
+      // The story's own check run goes last: once it shows on the new head, every other check run is there too.
+      const posted = [...this.posted];
+      const order = [...posted.filter(([name]) => name !== CHECK_NAMES.story), ...posted.filter(([name]) => name === CHECK_NAMES.story)];
+      for (const [name, check] of order) {
         const moved: PostedCheck = { ...check, slot: this.newSlot(name), headSha: sha };
         this.posted.set(name, moved);
         await outbox.put(this.story, moved.slot, this.checkWrite(moved));
         // The earlier head's unfinished check run is closed, saying where the story went on; none stays in progress.
         if (check.planned.status !== "completed") await outbox.put(this.story, check.slot, { ...this.checkWrite(check), ...movedTo(sha) });
       }
-      await outbox.flush(this.story);
+      await this.deliver(outbox);
     });
   }
 
@@ -127,8 +132,22 @@ export class GitHubReporter implements Reporter {
     return this.serialize("ready for review", async () => {
       const outbox = await this.outbox;
       await outbox.put(this.story, "ready-for-review", { kind: "ready-for-review", pullNodeId });
-      await outbox.flush(this.story);
+      await this.deliver(outbox);
     });
+  }
+
+  /**
+   * From now on, each write resolves once it is recorded in the outbox, and is delivered in the
+   * background, in order (reports behind a waiting push stay behind it): what a job asks once its
+   * work is pushed, so it need not wait for GitHub to take its end reports. Only a durable outbox
+   * takes them over (one on disk, retried across restarts); with one in memory nothing would carry
+   * them on after the job, so writes are still awaited. Resolves true when the reporter handed off.
+   */
+  async handOff(): Promise<boolean> {
+    await this.serialize("hand-off", async () => {
+      this.handedOff = (await this.outbox).durable;
+    });
+    return this.handedOff;
   }
 
   /** Waits until the writes so far are applied to the outbox (not necessarily delivered). */
@@ -148,6 +167,12 @@ export class GitHubReporter implements Reporter {
   }
 
   private syncOutbox: Outbox | undefined;
+
+  /** Delivers what was just recorded: awaited, or in the background once handed off. */
+  private async deliver(outbox: Outbox): Promise<void> {
+    if (this.handedOff) outbox.deliverSoon(this.story);
+    else await outbox.flush(this.story);
+  }
 
   private serialize(what: string, work: () => Promise<void>): Promise<void> {
     const next = this.queue

@@ -12,6 +12,7 @@ export {
   type QueuedJobView,
   type QueueListeners,
   type LocalWork,
+  type LocalWorkSource,
   type WorkerReport,
   type QuarantinedJobView,
   type ReportedRun,

@@ -144,6 +144,13 @@ export interface ReportedRun {
   liveTail?: { file: string; text: string };
 }
 
+/** A worker's local work as it publishes it; `settle` runs at close, before the last report (its outbox's last pass). */
+export interface LocalWorkSource {
+  home: string;
+  collect: () => Promise<LocalWork>;
+  settle?: () => Promise<void>;
+}
+
 /** One worker's published report, as `harness status` reads it. */
 export interface WorkerReport extends LocalWork {
   /** Identifies the worker: its host and a digest of its `HARNESS_HOME` (a restart there takes its report over). */
@@ -198,7 +205,7 @@ export interface StoryQueue extends JobIntake {
    * `collect` now and on every heartbeat until `close`, so every process sees it. An adapter
    * whose processes share one folder omits it (and `workerReports`).
    */
-  shareLocalWork?(source: { home: string; collect: () => Promise<LocalWork> }): void;
+  shareLocalWork?(source: LocalWorkSource): void;
   /** Every worker's report, live or left by one that stopped with work on its disk. */
   workerReports?(): Promise<WorkerReport[]>;
   /** Where jobs are set aside in the queue itself (Redis): the newest of them and how many in all. */

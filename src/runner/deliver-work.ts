@@ -5,6 +5,12 @@
  * The job tries the push a few times itself; if GitHub still cannot take it, the job ends and
  * the App's outbox carries the push and the reports behind it on, across restarts. A refused
  * push blocks the story as `push-refused` with GitHub's words, the work kept as a bundle.
+ *
+ * When the job is done: once its work is on GitHub (or its push waits in the durable outbox) and
+ * every end report it owes (the check runs on the new head, the status comment, ready for review)
+ * is recorded in the App's durable outbox, which delivers them in order after the job, across
+ * restarts. The job does not wait for GitHub to take them, so its worker takes the next story
+ * meanwhile. With an outbox in memory, nothing would deliver them after the job: it awaits them.
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -39,6 +45,8 @@ export interface DeliveredEnd {
   failureClass?: FailureClass;
   /** The push waits in the outbox; the end is reported once it went through. */
   pushWaiting?: boolean;
+  /** The end reports are recorded in the durable outbox, which delivers them after the job. */
+  handedOff?: boolean;
 }
 
 /** Thrown when an outbox in memory could not push: nothing would try again, so the story says so. */
@@ -50,6 +58,9 @@ export class PushFailedError extends Error {
 export async function deliverStoryWork(args: DeliverArgs): Promise<DeliveredEnd> {
   const { repoDir, pull, outcome, reporter, tracker, outbox, story } = args;
   const tip = outcome.commit ?? (await storyTip(repoDir, pull.branch));
+  // Everything the reporter writes from here on is the story's end: recorded durably, delivered after the job
+  // (when the reporter's outbox is durable; one in memory keeps awaiting them).
+  const handedOff = reporter.handOff ? await reporter.handOff() : false;
   let pushWaiting = false;
   if (tip && tip !== pull.headSha) {
     // Recorded before it is tried: an App that dies now pushes it when it starts again.
@@ -77,5 +88,5 @@ export async function deliverStoryWork(args: DeliverArgs): Promise<DeliveredEnd>
     if (reporter.markReadyForReview) await reporter.markReadyForReview(pull.pullNodeId);
     else await args.github.markReadyForReview(pull.pullNodeId);
   }
-  return { status: outcome.status, ...(outcome.failureClass ? { failureClass: outcome.failureClass } : {}), ...(pushWaiting ? { pushWaiting } : {}) };
+  return { status: outcome.status, ...(outcome.failureClass ? { failureClass: outcome.failureClass } : {}), ...(pushWaiting ? { pushWaiting } : {}), ...(handedOff ? { handedOff } : {}) };
 }

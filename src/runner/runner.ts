@@ -204,7 +204,7 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
       repoDir, pull, outcome, github, outbox: await outbox(), story: { ...story, pullNumber: pull.pullNumber }, repositoryId: job.repository.id, durable: deps.outbox !== undefined, reporter, tracker, signal,
     });
     if (end.pushWaiting) log.warn({ story: job.storyKey }, "the push waits in the outbox (GitHub could not take it yet); the story's end is reported once it went through");
-    log.info({ story: job.storyKey, status: end.status, failureClass: end.failureClass }, "story finished");
+    log.info({ story: job.storyKey, status: end.status, failureClass: end.failureClass, ...(end.handedOff ? { reports: "outbox" } : {}) }, "story finished");
   } catch (error) {
     failure = error;
   } finally {

@@ -5,6 +5,11 @@ export interface StoryReporter extends Reporter {
   setHeadSha(sha: string): Promise<void>;
   /** Marks the draft pull request ready for review (through the reporter's outbox, when it has one). */
   markReadyForReview?(pullNodeId: string): Promise<void>;
+  /**
+   * Lets later writes resolve once they are durably recorded, delivered in the background (see
+   * `GitHubReporter.handOff`); resolves false when the reporter cannot (its outbox is in memory).
+   */
+  handOff?(): Promise<boolean>;
 }
 
 /**

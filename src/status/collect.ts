@@ -153,6 +153,24 @@ export async function collectStatusAndReports(harnessHome: string, queue?: Story
   return collectSharedStatus(harnessHome, queue as StoryQueue & Required<Pick<StoryQueue, "workerReports">>, local);
 }
 
+/**
+ * The stories whose job ended with end reports still in an outbox (a job is done once its reports
+ * are recorded there, not delivered): reporting, not lost. Pending writes of a running story are
+ * its job's own; a story's given-up writes are listed as undelivered only. Pure.
+ */
+export function reportingStories(status: Pick<HarnessStatus, "running" | "undelivered">): Array<{ story: string; writes: number; worker?: string }> {
+  const running = new Set(status.running.map((job) => job.story));
+  const found = new Map<string, { story: string; writes: number; worker?: string }>();
+  for (const entry of status.undelivered) {
+    if (entry.state !== "pending" || running.has(entry.story)) continue;
+    const key = `${entry.story}\0${entry.worker ?? ""}`;
+    const seen = found.get(key) ?? { story: entry.story, writes: 0, ...(entry.worker ? { worker: entry.worker } : {}) };
+    seen.writes += 1;
+    found.set(key, seen);
+  }
+  return [...found.values()];
+}
+
 /** The status as text for a terminal. Pure. */
 export function renderStatusText(status: HarnessStatus): string {
   const lines = [status.app.running ? `App: running (pid ${status.app.pid ?? "?"})` : "App: not running"];
@@ -169,6 +187,9 @@ export function renderStatusText(status: HarnessStatus): string {
     for (const job of list) lines.push(`  ${job.story}  ${job.kind}  job ${job.jobId}${job.interruptions > 0 ? `  interrupted ${job.interruptions}×` : ""}${job.pid ? `  pid ${job.pid}` : ""}${on(job.worker)}`);
   };
   jobs("Running", status.running);
+  const reporting = reportingStories(status);
+  lines.push("", `Reporting (${reporting.length}): job done, end reports waiting in the outbox`);
+  for (const story of reporting) lines.push(`  ${story.story}  ${story.writes} write(s) waiting${on(story.worker)}`);
   jobs("Queued", status.queued);
   const where = status.workers ? "in Redis or each worker's queue/quarantine/" : "in queue/quarantine/";
   lines.push("", `Quarantined jobs (${status.quarantined.length}${status.quarantinedNotShown ? ` shown, ${status.quarantinedNotShown} more` : ""}), ${where}`);

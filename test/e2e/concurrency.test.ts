@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { eventually, startApp, type RunningApp } from "./app-process.js";
-import { addStoryRepo, checksOn, harnessYml, labelNewIssue, OWNER, queueDrained, sandboxGrant, storyPull } from "./scenario.js";
+import { addStoryRepo, checksOn, harnessYml, labelNewIssue, OWNER, reportsDelivered, sandboxGrant, storyPull } from "./scenario.js";
 
 jest.setTimeout(180_000);
 
@@ -45,7 +45,7 @@ describe("two stories at once", () => {
       const head = await fake.branchHead(OWNER, "pair", `harness/story-${first.number}`);
       return head && checksOn(fake, "pair", head).get("harness / story")?.conclusion === "success" ? true : undefined;
     }, 180_000);
-    await queueDrained(home);
+    await reportsDelivered(home);
     expect(storyPull(fake, "pair", first.number)?.draft).toBe(false);
     expect(storyPull(fake, "pair", second.number)?.draft).toBe(false);
     expect((await running.log()).includes('"level":50')).toBe(false);

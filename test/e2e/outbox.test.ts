@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeGitHub, type FakeGitHub, type FailureWindow } from "../support/fake-github/index.js";
 import { eventually, startApp, type RunningApp } from "./app-process.js";
-import { addStoryRepo, CHECK_NAMES, sandboxGrant, checksOn, harnessYml, labelNewIssue, OWNER, queueDrained, STATUS_MARKER, storyEnd, storyPull, storyRunsDir } from "./scenario.js";
+import { addStoryRepo, CHECK_NAMES, sandboxGrant, checksOn, harnessYml, labelNewIssue, OWNER, queueDrained, reportsDelivered, STATUS_MARKER, storyEnd, storyPull, storyRunsDir } from "./scenario.js";
 
 jest.setTimeout(240_000);
 
@@ -152,7 +152,7 @@ describe("the outbox, end to end", () => {
     expect(story.conclusion).not.toBe("success");
     expect(story.output.title).toContain("push-refused");
     expect(`${story.output.summary}\n${story.output.text ?? ""}`).toContain("GH001: Large files detected");
-    await queueDrained(home);
+    await reportsDelivered(home);
     const comment = fake.state.commentsOn(OWNER, "refused", pull.number).find((entry) => entry.body.startsWith(STATUS_MARKER));
     expect(comment?.body).toContain("⛔ Blocked");
     expect(comment?.body).not.toContain("✅ Completed");

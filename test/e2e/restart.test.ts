@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { eventually, startApp, type RunningApp } from "./app-process.js";
-import { addStoryRepo, checksOn, harnessYml, labelNewIssue, OWNER, queueDrained, sandboxGrant, storyPull, storyRunsDir } from "./scenario.js";
+import { addStoryRepo, checksOn, harnessYml, labelNewIssue, OWNER, reportsDelivered, sandboxGrant, storyPull, storyRunsDir } from "./scenario.js";
 import { processWithTag, waitFor } from "../support/tmp.js";
 
 jest.setTimeout(180_000);
@@ -57,7 +57,7 @@ describe("the App killed with SIGKILL mid-story", () => {
       return run?.status === "completed" && run.conclusion !== "cancelled" ? run : undefined;
     });
     expect(story.conclusion).toBe("success");
-    await queueDrained(home);
+    await reportsDelivered(home);
     // The check runs the killed App left in progress were closed as interrupted, none stays in progress.
     const runs = fake.state.checkRuns.filter((run) => run.repo === `${OWNER}/crash`);
     expect(runs.filter((run) => run.status !== "completed")).toEqual([]);

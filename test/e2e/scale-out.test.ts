@@ -2,16 +2,17 @@
  * End to end on Redis: one `harness serve` (webhooks only) and two `harness worker` processes
  * against the fake GitHub. Ten stories across two installations complete once each on both
  * workers within the per-installation limit; a worker killed with SIGKILL mid-story has its
- * story finished by the other; a restart of `serve` loses no queued story.
+ * story finished by the other; a restart of `serve` loses no queued story; the end reports a
+ * worker handed to its outbox before it was killed are delivered when it starts again.
  */
 import { jest } from "@jest/globals";
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { deliverWebhook, issuesLabeledPayload, signedDelivery, startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { startRedis, type RedisServer } from "../support/redis.js";
 import { eventually, startApp, type RunningApp } from "./app-process.js";
-import { AGENT_SCRIPT, harnessYml, OWNER, storyEnd, storyPull, storyRunsDir } from "./scenario.js";
+import { AGENT_SCRIPT, harnessYml, OWNER, pendingOutboxWrites, storyEnd, storyPull, storyRunsDir } from "./scenario.js";
 import { startWorker, tearDown, type RunningWorker } from "./worker-process.js";
 
 // Hang guards, generous for a loaded machine; every wait polls for its condition.
@@ -167,6 +168,38 @@ describe("scale-out: serve and two workers on Redis", () => {
     await worker("r1");
     const after = await label(second, "delta", "Labelled after the restart");
     for (const number of [...queued, after]) expect((await storyEnd(fake, "delta", number, STORY_GUARD_MS)).story.conclusion).toBe("success");
+    fake.assertNoUnexpectedRequests();
+  });
+
+  it("delivers the end reports a worker handed off before it was killed, once it starts again on its own disk", async () => {
+    await addRepo("epsilon", []);
+    const app = await serve("serve5");
+    const first = await worker("h1");
+    // GitHub fails the story's last end report (ready for review, its only GraphQL request) for now.
+    const badGateway = fake.injectFailure({ method: "POST", path: /^\/api\/graphql$/, failure: { kind: "bad-gateway" } });
+    const number = await label(app, "epsilon", "Hand off, then die");
+    await eventually("the story's job to end", async () => ((await first.entries("story finished")).length > 0 ? true : undefined), STORY_GUARD_MS);
+    await eventually("GitHub to fail the ready-for-review", () => (badGateway.served > 0 ? true : undefined), STORY_GUARD_MS);
+    // The job is done in Redis; the write waits in the worker's outbox, and the status says whose.
+    const status = await eventually("the job done and its report waiting, as the status shows", async () => {
+      const answer = await fetch(`http://127.0.0.1:${app.port}/harness/status.json`, { headers: { authorization: `Bearer ${STATUS_TOKEN}` } });
+      const body = (await answer.json()) as { queued: unknown[]; running: unknown[]; undelivered: Array<{ story: string; slot: string; state: string; worker?: string }> };
+      return body.queued.length === 0 && body.running.length === 0 && body.undelivered.some((entry) => entry.slot === "ready-for-review") ? body : undefined;
+    }, STORY_GUARD_MS);
+    expect(status.undelivered).toEqual([expect.objectContaining({ story: `${OWNER}/epsilon#${number}`, slot: "ready-for-review", state: "pending", worker: expect.any(String) })]);
+    expect((await first.kill9()).signal).toBe("SIGKILL");
+    processes.splice(processes.indexOf(first), 1);
+    expect(pendingOutboxWrites(first.home).length).toBeGreaterThan(0);
+    expect(storyPull(fake, "epsilon", number)?.draft).toBe(true);
+
+    badGateway.close();
+    await worker("h1");
+    await eventually("ready for review, from the restarted worker's outbox", () => (storyPull(fake, "epsilon", number)?.draft === false ? true : undefined), STORY_GUARD_MS);
+    await eventually("its outbox to empty", () => (pendingOutboxWrites(first.home).length === 0 ? true : undefined), STORY_GUARD_MS);
+    const { story } = await storyEnd(fake, "epsilon", number, STORY_GUARD_MS);
+    expect(story.conclusion).toBe("success");
+    // Delivered, not run again: one run of the story.
+    expect(readdirSync(storyRunsDir(first.home, "epsilon", number))).toHaveLength(1);
     fake.assertNoUnexpectedRequests();
   });
 });

@@ -145,7 +145,8 @@ export function filesContaining(dir: string, needles: readonly string[]): string
 }
 
 /**
- * Waits until the App's queue holds no job (the runner finished, pushed and reported): no job
+ * Waits until the App's queue holds no job (the runner finished, pushed, and recorded its reports
+ * in the outbox, which may still be delivering them: see {@link reportsDelivered}): no job
  * file, and no job in its write-ahead log that is not done (a queued job has no file until a
  * runner claims it). The log is read first: a segment is removed only once each of its jobs is
  * done or has its file, so a job that leaves the log meanwhile is found among the files.
@@ -157,6 +158,36 @@ export async function queueDrained(home: string): Promise<void> {
     const jobs = existsSync(dir) ? readdirSync(dir).filter((name) => name.endsWith(".json")) : [];
     return jobs.length === 0 && logged.length === 0 ? true : undefined;
   });
+}
+
+/**
+ * Waits until the App's stories are done and reported: the queue drained (each job ended once
+ * its work was pushed and its end reports recorded in the outbox), then the outbox holds no write
+ * still waiting for GitHub (the reports a job handed off were delivered). What a test that reads
+ * the status comment, the labels or the draft flag after a story's end waits for.
+ */
+export async function reportsDelivered(home: string): Promise<void> {
+  await queueDrained(home);
+  await eventually("the outbox to deliver the stories' reports", () => (pendingOutboxWrites(home).length === 0 ? true : undefined));
+}
+
+/** The outbox's entries (file names) in `home` that still wait for GitHub. */
+export function pendingOutboxWrites(home: string): string[] {
+  const dir = join(home, "outbox");
+  const pending: string[] = [];
+  for (const name of existsSync(dir) ? readdirSync(dir) : []) {
+    if (!name.endsWith(".json")) continue;
+    let text: string;
+    try {
+      text = readFileSync(join(dir, name), "utf8");
+    } catch (error) {
+      // Delivered and removed since the listing.
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") continue;
+      throw error;
+    }
+    if ((JSON.parse(text) as { state?: string }).state === "pending") pending.push(name);
+  }
+  return pending;
 }
 
 /** The ids of the jobs the queue's write-ahead log holds and has not tombstoned (done or quarantined). */

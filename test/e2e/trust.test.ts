@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { deliverWebhook, issuesLabeledPayload, signedDelivery, startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { eventually, startApp, type RunningApp } from "./app-process.js";
-import { addStoryRepo, checksOn, commentAs, filesContaining, harnessYml, labelNewIssue, loggedDelivery, OWNER, queueDrained, sandboxGrant, STATUS_MARKER, storyEnd, storyPull } from "./scenario.js";
+import { addStoryRepo, checksOn, commentAs, filesContaining, harnessYml, labelNewIssue, loggedDelivery, OWNER, queueDrained, reportsDelivered, sandboxGrant, STATUS_MARKER, storyEnd, storyPull } from "./scenario.js";
 
 jest.setTimeout(240_000);
 
@@ -131,7 +131,7 @@ describe("trust at the door, end to end", () => {
     expect(await loggedDelivery(app, replay.id)).toMatchObject({ action: "ignored", reason: "duplicate-delivery" });
     const { story } = await storyEnd(fake, "frozen", issue.number);
     expect(story.conclusion).toBe("success");
-    await queueDrained(home);
+    await reportsDelivered(home);
     expect(filesContaining(home, ["EDITED-BODY-MARK"])).toEqual([]);
     expect(filesContaining(home, ["ORIGINAL-BODY-MARK"]).some((path) => path.endsWith("prompt.md"))).toBe(true);
     const pull = storyPull(fake, "frozen", issue.number);
@@ -150,7 +150,7 @@ describe("trust at the door, end to end", () => {
     const { number } = await labelNewIssue(fake, app, "downgrade", "Blocked first");
     const blocked = await storyEnd(fake, "downgrade", number);
     expect(blocked.story.conclusion).toBe("action_required");
-    await queueDrained(home);
+    await reportsDelivered(home);
     const blockedHead = await fake.branchHead(OWNER, "downgrade", `harness/story-${number}`);
     writeFileSync(gate, "");
     // Another story holds the only runner while the retry waits in the queue.

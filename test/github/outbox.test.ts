@@ -7,6 +7,7 @@ import { identityOf } from "../../src/exec/index.js";
 import { fakeOctokit } from "../support/fake-github/client.js";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { openStoryPull, NAME, OWNER, RecordingLog } from "./fake-setup.js";
+import { STATUS_MARKER } from "../e2e/scenario.js";
 import { eventually } from "../support/poll.js";
 
 let gh: FakeGitHub;
@@ -160,6 +161,54 @@ describe("Outbox", () => {
     await eventually("the stale check run closed", () => (gh.state.checkRuns.find((run) => run.id === data.id)?.status === "completed" ? true : undefined));
     await outbox.close();
     expect(gh.state.checkRuns.find((run) => run.id === data.id)).toMatchObject({ conclusion: "cancelled", output: { title: "Interrupted" } });
+    gh.assertNoUnexpectedRequests();
+  });
+
+  it("says whether it is durable, and delivers a story's writes in order without the caller waiting (deliverSoon)", async () => {
+    const log = new RecordingLog();
+    const memory = await Outbox.open({ octokitFor: async () => octokit, log });
+    expect(memory.durable).toBe(false);
+    await memory.close();
+    const outbox = await Outbox.open({ dir: tempDir(), octokitFor: async () => octokit, log });
+    expect(outbox.durable).toBe(true);
+    const { ref, headSha } = await story();
+    const gate = gh.holdRequests({ method: "POST", path: /\/check-runs$/ });
+    await outbox.put(ref, "check:story", check(headSha, "completed", "Done"));
+    await outbox.put(ref, "status-comment", { kind: "status-comment", issueNumber: ref.pullNumber!, body: `${STATUS_MARKER}\nDone` });
+    // Returns at once; the check run waits at GitHub's gate, the comment behind it.
+    outbox.deliverSoon(ref);
+    await eventually("the check run at the gate", () => (gate.waiting === 1 ? true : undefined));
+    expect(outbox.hasPending(ref)).toBe(true);
+    expect(gh.state.commentsOn(OWNER, NAME, ref.pullNumber!)).toEqual([]);
+    gate.open();
+    await eventually("both delivered", () => (outbox.hasPending(ref) ? undefined : true));
+    const created = gh.state.requests.findIndex((request) => request.method === "POST" && request.path.endsWith("/check-runs") && request.status === 201);
+    const commented = gh.state.requests.findIndex((request) => request.method === "POST" && request.path.endsWith(`/issues/${ref.pullNumber}/comments`));
+    expect([created > -1, commented > created]).toEqual([true, true]);
+    // Once closed, nothing more is started.
+    await outbox.close();
+    expect(() => outbox.deliverSoon(ref)).not.toThrow();
+    gh.assertNoUnexpectedRequests();
+  });
+
+  it("drains at a stop: delivers what is due now and waits for it, but no longer than its bound (the rest stays on disk)", async () => {
+    const log = new RecordingLog();
+    const dir = tempDir();
+    const outbox = await Outbox.open({ dir, octokitFor: async () => octokit, log });
+    const { ref, headSha } = await story();
+    await outbox.put(ref, "check:story", check(headSha, "completed", "Done"));
+    await outbox.drain(60_000);
+    expect(outbox.hasPending(ref)).toBe(false);
+    expect(readdirSync(dir).filter((name) => name.endsWith(".json"))).toEqual([]);
+    // GitHub holds the next write: the drain gives up at its bound, the write stays on disk.
+    const gate = gh.holdRequests({ method: "POST", path: /\/issues\/\d+\/comments$/ });
+    await outbox.put(ref, "comment:x", { kind: "comment", issueNumber: ref.issueNumber, body: "held" });
+    await outbox.drain(50);
+    await eventually("the comment at GitHub's gate", () => (gate.waiting === 1 ? true : undefined));
+    expect(outbox.hasPending(ref)).toBe(true);
+    expect(readdirSync(dir).filter((name) => name.endsWith(".json"))).toHaveLength(1);
+    gate.open();
+    await outbox.close();
     gh.assertNoUnexpectedRequests();
   });
 });

@@ -221,6 +221,17 @@ describe("BullMQ adapter: the worker's report and close", () => {
     const { queue: writesReader } = await open("r-undelivered");
     expect((await writesReader.workerReports()).map((one) => one.undelivered)).toEqual([undelivered]);
 
+    // What the worker settles at close (its outbox's last pass) goes before the last report: nothing left, the report is withdrawn.
+    const { queue: settling } = await open("r-settle", { reportEveryMs: 100 });
+    let left = undelivered;
+    settling.shareLocalWork({ home: "/srv/settle", collect: async () => ({ quarantined: [], undelivered: left }), settle: async () => {
+      left = [];
+    } });
+    await waitFor("the report with the write", async () => (await settling.workerReports()).some((one) => one.undelivered.length === 1));
+    await settling.close();
+    const { queue: settledReader } = await open("r-settle");
+    expect(await settledReader.workerReports()).toEqual([]);
+
     const { queue: failing, errors: failed } = await open("r-fail", { reportEveryMs: 100 });
     failing.shareLocalWork({ home: "/srv/fail", collect: async () => {
       throw new Error("unreadable");

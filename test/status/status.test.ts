@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { main } from "../../src/cli.js";
 import { EmbeddedQueue } from "../../src/queue/index.js";
+import { renderStatusText, reportingStories } from "../../src/status/index.js";
 import { makeTempDir, removeTempDirs } from "../support/tmp.js";
 import { makeJob } from "../queue/helpers.js";
 
@@ -44,5 +45,28 @@ describe("harness status", () => {
     expect(text.out).toContain("Quarantined jobs (1), in queue/quarantine/");
     expect(text.out).toContain("Undelivered GitHub writes (1)");
     expect((await run(["status", "--help"], env)).out).toContain("GET /harness/status.json");
+  });
+});
+
+describe("harness status: stories reporting", () => {
+  it("lists a story whose job ended with writes pending in an outbox as reporting, not a running story's or a given-up write", () => {
+    const pending = (story: string, slot: string, worker?: string) => ({ story, slot, kind: "check", state: "pending" as const, attempts: 0, ...(worker ? { worker } : {}) });
+    const status = {
+      app: { running: true, pid: 7 },
+      queued: [],
+      running: [{ jobId: "j1", story: "acme/widgets#1", kind: "start", enqueuedAt: "2026-12-01T00:00:00.000Z", interruptions: 0 }],
+      quarantined: [],
+      undelivered: [
+        pending("acme/widgets#1", "status-comment"),
+        pending("acme/widgets#2", "check:harness / story:r:5"),
+        pending("acme/widgets#2", "ready-for-review"),
+        pending("acme/widgets#3", "ready-for-review", "host:abc"),
+        { story: "acme/widgets#4", slot: "status-comment", kind: "status-comment", state: "undeliverable" as const, attempts: 3 },
+      ],
+    };
+    expect(reportingStories(status)).toEqual([{ story: "acme/widgets#2", writes: 2 }, { story: "acme/widgets#3", writes: 1, worker: "host:abc" }]);
+    const text = renderStatusText(status);
+    expect(text).toContain("Reporting (2): job done, end reports waiting in the outbox\n  acme/widgets#2  2 write(s) waiting\n  acme/widgets#3  1 write(s) waiting  on host:abc\n");
+    expect(text).toContain("Undelivered GitHub writes (5)");
   });
 });

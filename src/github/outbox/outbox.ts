@@ -128,11 +128,45 @@ export class Outbox {
     return push?.state === "pending" ? push : undefined;
   }
 
+  /** True when entries are kept on disk (the App's outbox): what is recorded is delivered even after a restart. */
+  get durable(): boolean {
+    return this.store !== undefined;
+  }
+
+  /**
+   * Starts a delivery pass over the story's due writes without waiting for it (what a job that
+   * handed its reports off asks): the writes are already on disk, and the background retries and
+   * a restart carry on with any GitHub does not take now.
+   */
+  deliverSoon(story: OutboxStory): void {
+    // A closed outbox's pass returns at once. A pass catches its own failures; this catch only keeps a defect from going unhandled.
+    // Stryker disable next-line ArrowFunction,ObjectLiteral,StringLiteral: no pass rejects (each attempt and record catches its errors).
+    this.flush(story).catch((error: unknown) => this.options.log.warn({ err: errorDetails(error), story: storyKeyOf(story) }, "outbox: a delivery pass failed; the background retries carry on"));
+  }
+
   /** One delivery pass over the story's due writes (after a pass already running). */
-  async flush(story: OutboxStory): Promise<void> {
-    const key = storyKeyOf(story);
+  flush(story: OutboxStory): Promise<void> {
+    return this.flushKey(storyKeyOf(story));
+  }
+
+  private async flushKey(key: string): Promise<void> {
     await this.passes.get(key);
     await this.pass(key);
+  }
+
+  /**
+   * A stopping App's last pass: delivers every story's writes due now (the end reports its last
+   * jobs handed off) and waits for them, at most `withinMs`; what is not delivered stays on disk
+   * for the next start.
+   */
+  async drain(withinMs: number): Promise<void> {
+    // Closed: each pass returns at once.
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, withinMs);
+    });
+    await Promise.race([Promise.allSettled([...this.dueStories()].map((key) => this.flushKey(key))), bound]);
+    clearTimeout(timer);
   }
 
   /** The tokens the outbox authenticated with (a story's output must not carry them to GitHub). */
@@ -183,12 +217,17 @@ export class Outbox {
 
   private tick(): void {
     if (this.closed) return;
+    for (const key of this.dueStories()) if (!this.passes.has(key)) void this.pass(key);
+  }
+
+  /** The stories with a write due now. */
+  private dueStories(): Set<string> {
     const now = this.now();
     const due = new Set<string>();
     for (const entry of this.entries.all()) {
       if (entry.state === "pending" && (!entry.nextAt || Date.parse(entry.nextAt) <= now)) due.add(storyKeyOf(entry.story));
     }
-    for (const key of due) if (!this.passes.has(key)) void this.pass(key);
+    return due;
   }
 
   /** Delivers the story's due writes in order; stops at the first that must wait (order is kept). */

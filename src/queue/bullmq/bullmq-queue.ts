@@ -1,7 +1,7 @@
 import { Queue, type Job, type Worker } from "bullmq";
 import { Redis } from "ioredis";
 import {
-  DEFAULT_LEASE_TIMING, type EnqueueOutcome, type JobWorker, type LeaseTiming, type LocalWork, type QuarantinedJobView, type QueuedJobView, type QueueListeners, type StoryJob, type StoryQueue, type WorkerReport,
+  DEFAULT_LEASE_TIMING, type EnqueueOutcome, type JobWorker, type LeaseTiming, type LocalWorkSource, type QuarantinedJobView, type QueuedJobView, type QueueListeners, type StoryJob, type StoryQueue, type WorkerReport,
 } from "../port.js";
 import { RedisQuarantine } from "./redis-quarantine.js";
 import { ClosingWorker } from "./closing-worker.js";
@@ -86,7 +86,7 @@ export class BullmqQueue implements StoryQueue {
   readonly reports: WorkerReports;
   readonly quarantine: RedisQuarantine;
   private listeners: QueueListeners = {};
-  private sharing: { home: string; collect: () => Promise<LocalWork>; timer: NodeJS.Timeout; publishing?: Promise<void> } | undefined;
+  private sharing: (LocalWorkSource & { timer: NodeJS.Timeout; publishing?: Promise<void> }) | undefined;
 
   private constructor(
     private readonly queue: Queue,
@@ -309,7 +309,7 @@ export class BullmqQueue implements StoryQueue {
   }
 
   /** Publishes this worker's local work now and on every `reportEveryMs` until `close`. */
-  shareLocalWork(source: { home: string; collect: () => Promise<LocalWork> }): void {
+  shareLocalWork(source: LocalWorkSource): void {
     if (this.sharing) throw new Error("this queue already shares a worker's local work");
     // Closed: nothing is published (close has withdrawn or left the report already).
     if (this.closed) return;
@@ -341,6 +341,8 @@ export class BullmqQueue implements StoryQueue {
     if (!sharing) return;
     await sharing.publishing;
     try {
+      // What the worker can still settle (its outbox's writes due now) is not left in the report.
+      await sharing.settle?.();
       const work = await sharing.collect();
       if (work.quarantined.length === 0 && work.undelivered.length === 0) await this.reports.withdraw();
       else await this.reports.publish(work, [], sharing.home);

@@ -2,6 +2,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gitResult, git, HARNESS_IDENTITY } from "../../../src/workspace/index.js";
+import { eventually } from "../poll.js";
 import { DEFAULT_PUSH_REFUSAL, fakeOctokit, startFakeGitHub, type AddedRepository, type FakeGitHub } from "./index.js";
 
 let gh: FakeGitHub;
@@ -64,6 +65,29 @@ describe("fake GitHub: failure windows", () => {
     window.close();
     await git(["push", "--quiet", "origin", "HEAD:refs/heads/feature"], { cwd: clone, env: gh.gitAuthEnv(token) });
     expect(await gh.branchHead("octo-org", "flaky", "feature")).not.toBeNull();
+    expect(gh.takeUnexpectedRequests()).toEqual([]);
+  });
+});
+
+describe("fake GitHub: request gates", () => {
+  it("holds matching requests unanswered until the gate opens, then serves them in order; others pass", async () => {
+    const octokit = fakeOctokit(gh, { installation: true });
+    const gate = gh.holdRequests({ method: "POST", path: /\/issues\/\d+\/comments$/ });
+    const issue = gh.createIssue("octo-org", "flaky", { title: "Gated", body: "", user: "octo-org" });
+    const answered: string[] = [];
+    const post = (body: string) => octokit.rest.issues.createComment({ owner: "octo-org", repo: "flaky", issue_number: issue.number, body }).then(() => answered.push(body));
+    const first = post("first");
+    const second = post("second");
+    await eventually("both requests at the gate", () => (gate.waiting === 2 ? true : undefined));
+    // Other requests pass while the gate holds these.
+    expect((await octokit.rest.repos.get({ owner: "octo-org", repo: "flaky" })).status).toBe(200);
+    expect(answered).toEqual([]);
+    expect(gh.state.commentsOn("octo-org", "flaky", issue.number)).toEqual([]);
+    gate.open();
+    await Promise.all([first, second]);
+    expect(gate.held).toBe(2);
+    expect(gate.waiting).toBe(0);
+    expect(gh.state.commentsOn("octo-org", "flaky", issue.number).map((comment) => comment.body)).toEqual(["first", "second"]);
     expect(gh.takeUnexpectedRequests()).toEqual([]);
   });
 });

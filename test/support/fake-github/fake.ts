@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { appKeyForProcess, generateAppKey, TokenStore, type IssuedToken } from "./auth.js";
 import { FailureWindows, type FailureWindow, type FailureWindowSpec } from "./failures.js";
+import { RequestGates, type RequestGate, type RequestGateSpec } from "./gates.js";
 import { GIT_TOKEN_USER } from "./git-http.js";
 import type { FakeContext } from "./http.js";
 import { branchHead, createBareRepository, type RepositorySpec } from "./repos.js";
@@ -105,6 +106,7 @@ export class FakeGitHub {
       reposRoot,
       validateResponses: options.validateResponses ?? false,
       failures: new FailureWindows(),
+      gates: new RequestGates(),
       hook: new HookDeliveries(webhookSecret),
       appJson: () => ({
         id: ctx.appId, slug: appSlug, node_id: nodeId("A", ctx.appId), client_id: `Iv1.${ctx.appId}`, name: appSlug,
@@ -180,6 +182,14 @@ export class FakeGitHub {
    */
   injectFailure(spec: FailureWindowSpec): FailureWindow {
     return this.ctx.failures.open(spec);
+  }
+
+  /**
+   * Shuts a gate: until `open()`, requests matching `spec` wait unanswered (GitHub slow to take
+   * them), then are served as usual, in the order they came.
+   */
+  holdRequests(spec: RequestGateSpec): RequestGate {
+    return this.ctx.gates.shut(spec);
   }
 
   /** Every installation token handed out so far (to check none leaks anywhere). */
@@ -274,6 +284,7 @@ export class FakeGitHub {
 
   /** Stops the server (dropping open connections) and removes the bare repositories. */
   async close(): Promise<void> {
+    this.ctx.gates.openAll();
     await new Promise<void>((resolve) => {
       this.server.close(() => resolve());
       this.server.closeAllConnections();

@@ -1,5 +1,6 @@
 import type { HookDeliveries } from "./hook.js";
 import type { FailureWindows } from "./failures.js";
+import type { RequestGates } from "./gates.js";
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import type { KeyObject } from "node:crypto";
 import { gunzipSync } from "node:zlib";
@@ -63,6 +64,8 @@ export interface FakeContext {
   appJson(): Record<string, unknown>;
   /** Windows of injected failures the test opened. */
   failures: FailureWindows;
+  /** Gates at which matching requests wait until the test opens them. */
+  gates: RequestGates;
   /** The App's webhook: where deliveries go, and each one sent. */
   hook: HookDeliveries;
 }

@@ -9,6 +9,7 @@ export type { IssuedToken } from "./auth.js";
 export type { HookDeliveryRecord } from "./hook.js";
 export { GIT_TOKEN_USER } from "./git-http.js";
 export { DEFAULT_PUSH_REFUSAL, type FailureWindow, type FailureWindowSpec, type InjectedFailure } from "./failures.js";
+export type { RequestGate, RequestGateSpec } from "./gates.js";
 export { CHECK_RUN_TEXT_LIMIT_BYTES, REST_ROUTES } from "./routes/index.js";
 export { OPENAPI_DESCRIPTION, compileRequestValidators } from "./openapi-validate.js";
 export {

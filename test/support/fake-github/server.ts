@@ -105,6 +105,7 @@ export async function handle(ctx: FakeContext, request: IncomingMessage, respons
   let routeTemplate: string | undefined;
   try {
     const raw = await readBody(request);
+    await ctx.gates.pass(method, url.pathname);
     const injected = ctx.failures.take(method, url.pathname);
     if (GIT_PATH.test(url.pathname)) {
       if (injected?.kind === "bad-gateway") {
