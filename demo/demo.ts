@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeGitHub, type FakeGitHub } from "../test/support/fake-github/index.js";
 import { eventually, startApp, type RunningApp } from "../test/e2e/app-process.js";
-import { OWNER, checksOn, commentAs, labelNewIssue, queueDrained, storyEnd, storyPull } from "../test/e2e/scenario.js";
+import { OWNER, checksOn, commentAs, labelNewIssue, reportsDelivered, storyEnd, storyPull } from "../test/e2e/scenario.js";
 import { renderMaintainerView, type ViewedCheck } from "./view.js";
 
 /**
@@ -51,7 +51,7 @@ async function completedStory(fake: FakeGitHub, app: RunningApp, home: string): 
   say("\n── While it runs: a draft pull request appears ──");
   say(await view(fake, story.number));
   await storyEnd(fake, REPO, story.number);
-  await queueDrained(home);
+  await reportsDelivered(home);
   await eventually("ready for review", () => (storyPull(fake, REPO, story.number)?.draft === false ? true : undefined));
   say("\n── When it ends: the pull request is ready for review ──");
   say(await view(fake, story.number));
@@ -62,7 +62,7 @@ async function blockedThenRetried(fake: FakeGitHub, app: RunningApp, home: strin
   const story = await labelNewIssue(fake, app, REPO, "Make it friendlier", OWNER, "Make the app friendlier.");
   const issue = fake.state.issues.find((candidate) => candidate.repo === `${OWNER}/${REPO}` && candidate.number === story.number);
   const end = await storyEnd(fake, REPO, story.number);
-  await queueDrained(home);
+  await reportsDelivered(home);
   say(`Every attempt was sent back; the story ended ${end.story.conclusion ?? "?"}:`);
   say(await view(fake, story.number));
 
@@ -80,7 +80,7 @@ async function blockedThenRetried(fake: FakeGitHub, app: RunningApp, home: strin
     () => fake.state.checkRuns.slice(runsBefore).find((run) => run.name === "harness / story" && run.status === "completed"),
     120_000,
   );
-  await queueDrained(home);
+  await reportsDelivered(home);
   say(await view(fake, story.number));
 }
 

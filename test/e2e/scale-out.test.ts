@@ -122,6 +122,8 @@ describe("scale-out: serve and two workers on Redis", () => {
       expect([installation, mine.length]).toEqual([installation, 10]);
       expect(most).toBeLessThanOrEqual(SLOTS);
     }
+    // Each job ended once its end reports were in its worker's outbox; ready-for-review is the last of them.
+    await eventually("the workers' outboxes to deliver every end report", () => (workers.every((each) => pendingOutboxWrites(each.home).length === 0) ? true : undefined), STORY_GUARD_MS);
     for (const [name, number] of stories) expect(storyPull(fake, name, number)?.draft).toBe(false);
     // The status endpoint of serve shows both workers, from their reports in Redis, and nothing left anywhere.
     const status = await eventually("both workers reporting through Redis", async () => {

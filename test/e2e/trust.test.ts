@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { deliverWebhook, issuesLabeledPayload, signedDelivery, startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { eventually, startApp, type RunningApp } from "./app-process.js";
-import { addStoryRepo, checksOn, commentAs, filesContaining, harnessYml, labelNewIssue, loggedDelivery, OWNER, queueDrained, reportsDelivered, sandboxGrant, STATUS_MARKER, storyEnd, storyPull } from "./scenario.js";
+import { addStoryRepo, checksOn, commentAs, filesContaining, harnessYml, labelNewIssue, loggedDelivery, OWNER, reportsDelivered, sandboxGrant, STATUS_MARKER, storyEnd, storyPull } from "./scenario.js";
 
 jest.setTimeout(240_000);
 
@@ -89,7 +89,7 @@ describe("trust at the door, end to end", () => {
     }
     for (const value of secrets) expect([value, posted.includes(value)]).toEqual([value, false]);
     expect(posted).not.toContain(fake.privateKey.split("\n")[0]);
-    await queueDrained(home);
+    await reportsDelivered(home);
   });
 
   it("refuses a read-only labeller with one reply, starting nothing", async () => {
@@ -100,7 +100,7 @@ describe("trust at the door, end to end", () => {
     const reply = await eventually("the refusal", () => botComments("readonly-label", number)[0]);
     expect(reply).toContain("@triager");
     expect(reply).toMatch(/write, maintain or admin/);
-    await queueDrained(home);
+    await reportsDelivered(home);
     expect(storyPull(fake, "readonly-label", number)).toBeUndefined();
     expect(fake.state.requests.some((request) => request.path.includes(`/${OWNER}/readonly-label.git`))).toBe(false);
     expect(botComments("readonly-label", number)).toHaveLength(1);
@@ -110,7 +110,7 @@ describe("trust at the door, end to end", () => {
     await addStoryRepo(fake, "bot-label", harnessYml());
     const { number, deliveryId } = await labelNewIssue(fake, app, "bot-label", "From automation", "helper[bot]");
     expect(await loggedDelivery(app, deliveryId)).toMatchObject({ action: "ignored", reason: "bot" });
-    await queueDrained(home);
+    await reportsDelivered(home);
     expect(storyPull(fake, "bot-label", number)).toBeUndefined();
     expect(botComments("bot-label", number)).toEqual([]);
   });
@@ -167,7 +167,7 @@ describe("trust at the door, end to end", () => {
     writeFileSync(join(markers, "release"), "");
     const refusal = await eventually("the refusal at the job's start", () => botComments("downgrade", number).find((body) => body.includes("was not started")), 120_000);
     expect(refusal).toContain("@writer");
-    await queueDrained(home);
+    await reportsDelivered(home);
     const head = await fake.branchHead(OWNER, "downgrade", `harness/story-${number}`);
     expect(head).toBe(blockedHead);
     expect(checksOn(fake, "downgrade", blockedHead ?? "").get("harness / story")?.conclusion).toBe("action_required");
