@@ -55,6 +55,15 @@ export interface HarnessStatus {
   undelivered: Array<{ story: string; slot: string; kind: string; state: OutboxEntry["state"]; attempts: number; nextAt?: string; lastError?: string; worker?: string }>;
   /** With `HARNESS_QUEUE` (Redis): every worker's last report; queued and running jobs then come from Redis. */
   workers?: WorkerView[];
+  /** Stories whose job is done with end reports still waiting in an outbox ({@link reportingStories}). */
+  reporting: ReportingStory[];
+}
+
+/** A story reporting: its job ended, `writes` of its end reports still wait in the outbox (on Redis, `worker`'s). */
+export interface ReportingStory {
+  story: string;
+  writes: number;
+  worker?: string;
 }
 
 /** What only this data directory's disk holds: its quarantined job files and its outbox's undelivered writes. */
@@ -107,7 +116,9 @@ async function collectSharedStatus(harnessHome: string, queue: StoryQueue & Requ
     workers: reports.map((report) => ({
       worker: report.worker, host: report.host, pid: report.pid, home: report.home, live: report.live, at: report.at, running: report.running.length, omitted: report.omitted,
     })),
+    reporting: [],
   };
+  status.reporting = reportingStories(status);
   return { status, reports, reportedHere: reported };
 }
 
@@ -145,7 +156,8 @@ export async function collectStatusAndReports(harnessHome: string, queue?: Story
       (holder ? running : queued).push(view);
     }
     const work = await collectLocalWork(harnessHome);
-    local = { app: { running: appHolder !== undefined, ...(appHolder ? { pid: appHolder.pid } : {}) }, queued, running, ...work };
+    local = { app: { running: appHolder !== undefined, ...(appHolder ? { pid: appHolder.pid } : {}) }, queued, running, ...work, reporting: [] };
+    local.reporting = reportingStories(local);
   } finally {
     retireLockOwner(self);
   }
@@ -158,9 +170,9 @@ export async function collectStatusAndReports(harnessHome: string, queue?: Story
  * are recorded there, not delivered): reporting, not lost. Pending writes of a running story are
  * its job's own; a story's given-up writes are listed as undelivered only. Pure.
  */
-export function reportingStories(status: Pick<HarnessStatus, "running" | "undelivered">): Array<{ story: string; writes: number; worker?: string }> {
+export function reportingStories(status: Pick<HarnessStatus, "running" | "undelivered">): ReportingStory[] {
   const running = new Set(status.running.map((job) => job.story));
-  const found = new Map<string, { story: string; writes: number; worker?: string }>();
+  const found = new Map<string, ReportingStory>();
   for (const entry of status.undelivered) {
     if (entry.state !== "pending" || running.has(entry.story)) continue;
     const key = `${entry.story}\0${entry.worker ?? ""}`;
@@ -187,9 +199,8 @@ export function renderStatusText(status: HarnessStatus): string {
     for (const job of list) lines.push(`  ${job.story}  ${job.kind}  job ${job.jobId}${job.interruptions > 0 ? `  interrupted ${job.interruptions}×` : ""}${job.pid ? `  pid ${job.pid}` : ""}${on(job.worker)}`);
   };
   jobs("Running", status.running);
-  const reporting = reportingStories(status);
-  lines.push("", `Reporting (${reporting.length}): job done, end reports waiting in the outbox`);
-  for (const story of reporting) lines.push(`  ${story.story}  ${story.writes} write(s) waiting${on(story.worker)}`);
+  lines.push("", `Reporting (${status.reporting.length}): job done, end reports waiting in the outbox`);
+  for (const story of status.reporting) lines.push(`  ${story.story}  ${story.writes} write(s) waiting${on(story.worker)}`);
   jobs("Queued", status.queued);
   const where = status.workers ? "in Redis or each worker's queue/quarantine/" : "in queue/quarantine/";
   lines.push("", `Quarantined jobs (${status.quarantined.length}${status.quarantinedNotShown ? ` shown, ${status.quarantinedNotShown} more` : ""}), ${where}`);

@@ -135,6 +135,11 @@ export function renderStatusPage(report: StatusReport, options: PageOptions): st
     ]),
     "Every GitHub write was delivered.",
   );
+  const reporting = table(
+    ["Story", "Writes waiting", ...(shared ? ["Worker"] : [])],
+    report.reporting.map((story) => [escapeHtml(story.story), String(story.writes), ...where(story.worker)]),
+    "No story is waiting for its end reports.",
+  );
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="${REFRESH_SECONDS}">
 <title>story-harness status</title><style>${STYLE}</style></head>
@@ -143,6 +148,7 @@ ${jobsSection(report, options)}
 ${workersSection(report)}
 ${doorSection(report.door)}
 ${runsSection(report)}
+<h2>Reporting (${report.reporting.length}): job done, end reports waiting in the outbox</h2>${reporting}
 <h2>Undelivered GitHub writes (${report.undelivered.length})</h2>${undelivered}
 <h2>Quarantined jobs (${report.quarantined.length}${report.quarantinedNotShown ? ` shown, ${report.quarantinedNotShown} more` : ""})</h2>${quarantined}
 </body></html>

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { jest } from "@jest/globals";
 import type { Outbox } from "../../src/github/index.js";
-import { collectLocalWork, renderStatusText } from "../../src/status/index.js";
+import { collectLocalWork, renderStatusText, reportingStories } from "../../src/status/index.js";
 import { startFakeGitHub, type FakeGitHub, type FailureWindow, type RequestGate } from "../support/fake-github/index.js";
 import { eventually } from "../support/poll.js";
 import { AGENT_SCRIPT, harnessYml, pendingOutboxWrites } from "../e2e/scenario.js";
@@ -85,7 +85,8 @@ describe("a job hands its end reports to the durable outbox", () => {
     // `harness status` shows the story reporting: its job is done, its end reports wait in the outbox.
     const local = await collectLocalWork(home);
     expect(local.undelivered).toEqual([expect.objectContaining({ story: `acme/handed#${number}`, slot: "ready-for-review", state: "pending" })]);
-    const text = renderStatusText({ app: { running: false }, queued: [], running: [], ...local });
+    const status = { app: { running: false }, queued: [], running: [], ...local };
+    const text = renderStatusText({ ...status, reporting: reportingStories(status) });
     expect(text).toContain("Reporting (1)");
     expect(text).toContain(`acme/handed#${number}  1 write(s) waiting`);
 

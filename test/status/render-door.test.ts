@@ -7,7 +7,7 @@ import { DOOR_ID_CHARS, DOOR_IDS_SHOWN, doorStatus, type DoorStatus, type SweepS
 import { renderStatusPage, type StatusReport } from "../../src/status/index.js";
 
 const report = (door?: DoorStatus): StatusReport => ({
-  generatedAt: "2026-12-02T20:00:00.000Z", jobs: [], runs: [], quarantined: [], undelivered: [], app: { running: true, pid: 1 }, queued: [], running: [], ...(door ? { door } : {}),
+  generatedAt: "2026-12-02T20:00:00.000Z", jobs: [], runs: [], quarantined: [], undelivered: [], reporting: [], app: { running: true, pid: 1 }, queued: [], running: [], ...(door ? { door } : {}),
 });
 const page = (door?: DoorStatus): string => renderStatusPage(report(door), { webBase: "https://github.com" });
 /** The door section's paragraph: its state and what the sweeps say. */

@@ -112,6 +112,7 @@ describe("renderStatusPage", () => {
       runs: [{ story: "7", runId: "r1", title: "t", outcome: "running", attempt: 1, maxAttempts: 3, stage: "tester", startedAt: "a", updatedAt: "b", tasks: [], liveTail: { file: "logs/x.log", text: "</pre><script>x()</script>" } }],
       quarantined: [{ file: "<bad>.json" }],
       undelivered: [{ story: "o/r#7", slot: "check:<x>", kind: "check-run", state: "pending", attempts: 2, lastError: "<502>" }],
+      reporting: [{ story: "o/<r>#8", writes: 2 }],
       app: { running: true, pid: 1 },
       queued: [],
       running: [],
@@ -119,6 +120,8 @@ describe("renderStatusPage", () => {
     const html = renderStatusPage(report, { webBase: "https://ghe.example.invalid" });
     expect(html).not.toMatch(/<img|<script|<bad>|<x>|<502>/);
     expect(html).toContain("<h2>Undelivered GitHub writes (1)</h2>");
+    expect(html).toContain("<h2>Reporting (1): job done, end reports waiting in the outbox</h2>");
+    expect(html).toContain("<td>o/&lt;r&gt;#8</td><td>2</td>");
     expect(html).toContain("&quot;&gt;&lt;img src=x onerror=alert(1)&gt;");
     expect(html).toContain('href="https://ghe.example.invalid/o/r/issues/7"');
     expect(html).toContain("tester · attempt 1/3");

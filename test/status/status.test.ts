@@ -38,6 +38,8 @@ describe("harness status", () => {
       running: [],
       quarantined: [{ file: "001700000000000-000001-00000009.json", story: "acme/widgets#9" }],
       undelivered: [expect.objectContaining({ story: "acme/widgets#5", slot: "status-comment", state: "undeliverable", attempts: 3, lastError: "404: Not Found" })],
+      // A given-up write is not a story reporting.
+      reporting: [],
     });
     const text = await run(["status"], env);
     expect(text.out).toContain("Queued (1)");
@@ -64,8 +66,9 @@ describe("harness status: stories reporting", () => {
         { story: "acme/widgets#4", slot: "status-comment", kind: "status-comment", state: "undeliverable" as const, attempts: 3 },
       ],
     };
-    expect(reportingStories(status)).toEqual([{ story: "acme/widgets#2", writes: 2 }, { story: "acme/widgets#3", writes: 1, worker: "host:abc" }]);
-    const text = renderStatusText(status);
+    const reporting = reportingStories(status);
+    expect(reporting).toEqual([{ story: "acme/widgets#2", writes: 2 }, { story: "acme/widgets#3", writes: 1, worker: "host:abc" }]);
+    const text = renderStatusText({ ...status, reporting });
     expect(text).toContain("Reporting (2): job done, end reports waiting in the outbox\n  acme/widgets#2  2 write(s) waiting\n  acme/widgets#3  1 write(s) waiting  on host:abc\n");
     expect(text).toContain("Undelivered GitHub writes (5)");
   });
