@@ -88,18 +88,18 @@ export class GitHubReporter implements Reporter {
     return this.serialize(`event ${event.kind}`, async () => {
       const outbox = await this.outbox;
       if (event.kind === "run.started" && event.readmission) await outbox.put(this.story, "label:blocked", this.blockedLabel(false));
-      for (const check of this.planChecks(snapshot)) await outbox.put(this.story, check.slot, this.checkWrite(check));
+      // A block's label goes first: the Retry button and the comment that offer a re-admission show only once
+      // the label a re-admission asks for is there (the reports after it go out in order).
+      const blocked = event.kind === "story.blocked";
+      if (blocked) await outbox.put(this.story, "label:blocked", this.blockedLabel(true));
+      const place = { last: blocked };
+      for (const check of this.planChecks(snapshot)) await outbox.put(this.story, check.slot, this.checkWrite(check), place);
       const body = renderStatusComment(snapshot, this.renderOptions());
       if (body !== this.lastBody) {
-        await outbox.put(this.story, "status-comment", {
-          kind: "status-comment",
-          issueNumber: this.options.pullNumber,
-          body,
-          ...(this.options.botLogin ? { botLogin: this.options.botLogin } : {}),
-        });
+        const comment: OutboxWrite = { kind: "status-comment", issueNumber: this.options.pullNumber, body, ...(this.options.botLogin ? { botLogin: this.options.botLogin } : {}) };
+        await outbox.put(this.story, "status-comment", comment, place);
         this.lastBody = body;
       }
-      if (event.kind === "story.blocked") await outbox.put(this.story, "label:blocked", this.blockedLabel(true));
       await this.deliver(outbox);
     });
   }

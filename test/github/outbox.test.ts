@@ -191,6 +191,27 @@ describe("Outbox", () => {
     gh.assertNoUnexpectedRequests();
   });
 
+  it("keeps a slot's place in the story's order, or moves its new state after every write so far when asked (last)", async () => {
+    const dir = tempDir();
+    const outbox = await Outbox.open({ dir, octokitFor: async () => octokit, log: new RecordingLog() });
+    const { ref, headSha } = await story();
+    await outbox.put(ref, "check:story", check(headSha, "in_progress", "Running"));
+    await outbox.put(ref, "status-comment", { kind: "status-comment", issueNumber: ref.pullNumber!, body: `${STATUS_MARKER}\nRunning` });
+    await outbox.put(ref, "check:story", check(headSha, "completed", "Kept its place"));
+    const order = (): string[] => readdirSync(dir).sort().map((name) => (JSON.parse(readFileSync(join(dir, name), "utf8")) as OutboxEntry).slot);
+    expect(order()).toEqual(["check:story", "status-comment"]);
+    await outbox.put(ref, "check:story", check(headSha, "completed", "Goes last"), { last: true });
+    // One file per slot: the earlier state's file is gone, the new one sorts after the comment.
+    expect(order()).toEqual(["status-comment", "check:story"]);
+    const from = gh.state.requests.length;
+    await outbox.flush(ref);
+    const sent = gh.state.requests.slice(from).filter((request) => request.method === "POST").map((request) => request.path.split("/").pop());
+    expect(sent).toEqual(["comments", "check-runs"]);
+    expect(gh.state.checkRuns.at(-1)?.output.title).toBe("Goes last");
+    await outbox.close();
+    gh.assertNoUnexpectedRequests();
+  });
+
   it("drains at a stop: delivers what is due now and waits for it, but no longer than its bound (the rest stays on disk)", async () => {
     const log = new RecordingLog();
     const dir = tempDir();

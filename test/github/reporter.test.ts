@@ -80,6 +80,20 @@ describe("GitHubReporter", () => {
     expect(comments[0]!.history.length).toBeGreaterThan(1); // edited in place as the story moved
   });
 
+  it("labels a blocked story before it shows the Retry button or the comment offering a re-admission", async () => {
+    const story = await newStory();
+    const from = gh.state.requests.length;
+    await feed(story, provisionBlockedStory());
+    const requests = gh.state.requests.slice(from);
+    const labelled = requests.findIndex((request) => request.method === "POST" && request.path.endsWith(`/issues/${story.issue}/labels`));
+    const offered = requests.findIndex((request) => (request.body as { conclusion?: string } | undefined)?.conclusion === "action_required");
+    const commented = requests.findLastIndex((request) => request.path.includes("/comments") && String((request.body as { body?: string } | undefined)?.body).includes("/harness retry-blocked"));
+    expect(labelled).toBeGreaterThanOrEqual(0);
+    expect(offered).toBeGreaterThan(labelled);
+    expect(commented).toBeGreaterThan(labelled);
+    expect(only(story, "harness / story")).toMatchObject({ conclusion: "action_required" });
+  });
+
   it("keeps the failed attempt's clean-clone check run and creates one for the next attempt", async () => {
     const story = await newStory();
     await feed(story, retryingStory());

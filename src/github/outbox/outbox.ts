@@ -62,15 +62,18 @@ export class Outbox {
     this.tick();
   }
 
-  /** Records the state a slot should show (durably, before any attempt). */
-  async put(story: OutboxStory, slot: string, write: OutboxWrite): Promise<void> {
+  /**
+   * Records the state a slot should show (durably, before any attempt). A slot keeps its place in
+   * the story's order; with `last`, its new state goes after every write recorded so far.
+   */
+  async put(story: OutboxStory, slot: string, write: OutboxWrite, options: { last?: boolean } = {}): Promise<void> {
     const now = new Date(this.now()).toISOString();
     const previous = this.entries.get(story, slot);
     // A new run of a retired story: what GitHub answers for it is kept again.
     this.entries.adopt(story);
     // Behind a pending push, a slot's new state goes after it: what it says waits for the work to arrive.
     const gate = this.pendingPush(story);
-    const behind = previous !== undefined && gate !== undefined && gate.slot !== slot && previous.id < gate.id;
+    const behind = previous !== undefined && (options.last === true || (gate !== undefined && gate.slot !== slot && previous.id < gate.id));
     const entry: OutboxEntry = {
       id: previous && !behind ? previous.id : newEntryId(this.now()),
       story,
