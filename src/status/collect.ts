@@ -102,7 +102,7 @@ async function collectSharedStatus(harnessHome: string, queue: StoryQueue & Requ
     };
   };
   const reported = reports.some((report) => report.home === harnessHome && report.host === hostname());
-  const status: HarnessStatus = {
+  const status = withReporting({
     app: local.app,
     queued: views.filter((job) => job.state === "queued").map(view),
     running: views.filter((job) => job.state === "running").map(view),
@@ -116,9 +116,7 @@ async function collectSharedStatus(harnessHome: string, queue: StoryQueue & Requ
     workers: reports.map((report) => ({
       worker: report.worker, host: report.host, pid: report.pid, home: report.home, live: report.live, at: report.at, running: report.running.length, omitted: report.omitted,
     })),
-    reporting: [],
-  };
-  status.reporting = reportingStories(status);
+  });
   return { status, reports, reportedHere: reported };
 }
 
@@ -156,8 +154,7 @@ export async function collectStatusAndReports(harnessHome: string, queue?: Story
       (holder ? running : queued).push(view);
     }
     const work = await collectLocalWork(harnessHome);
-    local = { app: { running: appHolder !== undefined, ...(appHolder ? { pid: appHolder.pid } : {}) }, queued, running, ...work, reporting: [] };
-    local.reporting = reportingStories(local);
+    local = withReporting({ app: { running: appHolder !== undefined, ...(appHolder ? { pid: appHolder.pid } : {}) }, queued, running, ...work });
   } finally {
     retireLockOwner(self);
   }
@@ -181,6 +178,11 @@ export function reportingStories(status: Pick<HarnessStatus, "running" | "undeli
     found.set(key, seen);
   }
   return [...found.values()];
+}
+
+/** The status with its stories reporting, derived from its running jobs and undelivered writes. */
+function withReporting(status: Omit<HarnessStatus, "reporting">): HarnessStatus {
+  return { ...status, reporting: reportingStories(status) };
 }
 
 /** The status as text for a terminal. Pure. */
