@@ -35,16 +35,21 @@ describe("the final push through the outbox", () => {
   const storyChecks = (name: string) => fx.fake.state.checkRuns.filter((run) => run.repo === `acme/${name}` && run.name === "harness / story");
   const pullOf = (name: string, number: number) => fx.fake.state.pulls.find((pull) => pull.repo === `acme/${name}` && pull.headRef === `harness/story-${number}`)!;
 
-  /** Runs a story to its end while every push gets a 502; returns what a test needs to go on. */
-  async function storyWithPushWaiting(name: string) {
+  /** A story whose branch and draft pull request exist already (as after its first start), so the only push is the final one. */
+  async function startedStory(name: string) {
     const repo = await fx.fake.addRepository({ owner: "acme", name, files: { "README.md": `# ${name}\n`, ".github/harness.yml": harnessYml(), ".harness-test/agent.sh": AGENT_SCRIPT } });
     const issue = fx.fake.createIssue("acme", name, { title: "Push it", body: "", user: "acme" });
     const home = join(fx.root, `home-${name}`);
-    // The story's branch and draft pull request exist already (as after its first start), so the only push is the final one.
     const main = (await fx.fake.branchHead("acme", name, "main"))!;
     const start = await git(["commit-tree", `${main}^{tree}`, "-p", main, "-m", "Story started"], { cwd: repo.bareDir, env: HARNESS_IDENTITY });
     await git(["update-ref", `refs/heads/harness/story-${issue.number}`, start], { cwd: repo.bareDir });
     await fakeOctokit(fx.fake, { installation: true }).rest.pulls.create({ owner: "acme", repo: name, head: `harness/story-${issue.number}`, base: "main", title: `Story #${issue.number}: Push it`, draft: true });
+    return { repo, issue, home, start };
+  }
+
+  /** Runs a story to its end while every push gets a 502; returns what a test needs to go on. */
+  async function storyWithPushWaiting(name: string) {
+    const { repo, issue, home, start } = await startedStory(name);
     const first = await fx.openOutbox(home);
     const badGateway = fx.injectFailure({ method: "POST", path: new RegExp(`^/acme/${name}\\.git/git-receive-pack$`), failure: { kind: "bad-gateway" } });
     await worker(home, first)(lease(name, issue.number, repo), new AbortController().signal);
@@ -117,6 +122,34 @@ describe("the final push through the outbox", () => {
     const runsDir = join(home, "runs", storyDirName(`acme/refused-later#${number}`));
     expect(readdirSync(runsDir).some((run) => existsSync(join(runsDir, run, UNPUSHED_BUNDLE)))).toBe(true);
     expect(first.list().some((entry) => entry.state === "undeliverable" && (entry.lastError ?? "").startsWith("withheld"))).toBe(true);
+    fx.fake.assertNoUnexpectedRequests();
+  });
+
+  it("blocks the story as push-refused, saying what the run had been, when GitHub refuses the push during the job", async () => {
+    const { repo, issue, home, start } = await startedStory("refused-now");
+    const outbox = await fx.openOutbox(home);
+    const refusal = fx.injectFailure({ method: "POST", path: /^\/acme\/refused-now\.git\/git-receive-pack$/, failure: { kind: "push-refused" } });
+    await worker(home, outbox)(lease("refused-now", issue.number, repo), new AbortController().signal);
+    expect(refusal.served).toBeGreaterThan(0);
+    refusal.close();
+    // Refused, not waiting: nothing of the push stays in the outbox, the branch keeps its start, the work is kept as a bundle.
+    expect(pushEntries(home)).toEqual([]);
+    expect(await fx.fake.branchHead("acme", "refused-now", `harness/story-${issue.number}`)).toBe(start);
+    const runsDir = join(home, "runs", storyDirName(`acme/refused-now#${issue.number}`));
+    expect(readdirSync(runsDir).some((run) => existsSync(join(runsDir, run, UNPUSHED_BUNDLE)))).toBe(true);
+    expect(lines.some((line) => line.includes("the push waits in the outbox") && line.includes("acme/refused-now"))).toBe(false);
+    const blocked = await eventually("the story check to say push-refused", () => storyChecks("refused-now").find((run) => run.status === "completed" && run.headSha === start));
+    expect(blocked.conclusion).not.toBe("success");
+    expect(blocked.output.title).toContain("push-refused");
+    const said = `${blocked.output.summary}\n${blocked.output.text ?? ""}`;
+    expect(said).toContain("GH001: Large files detected");
+    expect(said).toMatch(new RegExp(`GitHub refused the push of [0-9a-f]{12} to harness/story-${issue.number}, so the pull request does not hold this work`));
+    expect(said).toContain("(the run had completed)");
+    expect(said).toContain(`The work is kept in the run directory as ${UNPUSHED_BUNDLE}.`);
+    await eventually("harness:blocked", () => (fx.fake.state.issue(fx.fake.state.repo("acme", "refused-now")!, issue.number)?.labels.includes("harness:blocked") ? true : undefined));
+    await eventually("the outbox to empty", () => (readdirSync(outboxDir(home)).filter((file) => file.endsWith(".json")).length === 0 ? true : undefined));
+    expect(pullOf("refused-now", issue.number).draft).toBe(true);
+    expect(storyChecks("refused-now").filter((run) => run.conclusion === "success")).toEqual([]);
     fx.fake.assertNoUnexpectedRequests();
   });
 });
