@@ -54,6 +54,8 @@ describe("a job hands its end reports to the durable outbox", () => {
     expect(pullOf("handed", number).draft).toBe(true);
     expect(outbox.hasPending(storyOf("handed", number))).toBe(true);
     expect(lines.some((line) => line.startsWith("info story finished") && line.includes('"reports":"outbox"') && line.includes(`acme/handed#${number}`))).toBe(true);
+    // Its push went through in the job: only the reports wait, not the push.
+    expect(lines.filter((line) => line.includes("the push waits in the outbox") && line.includes(`acme/handed#${number}`))).toEqual([]);
     // `harness status` shows the story reporting: its job is done, its end reports wait in the outbox.
     const local = await collectLocalWork(home);
     expect(local.undelivered).toEqual([expect.objectContaining({ story: `acme/handed#${number}`, slot: "ready-for-review", state: "pending" })]);
