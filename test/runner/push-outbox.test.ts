@@ -146,10 +146,29 @@ describe("the final push through the outbox", () => {
     expect(said).toMatch(new RegExp(`GitHub refused the push of [0-9a-f]{12} to harness/story-${issue.number}, so the pull request does not hold this work`));
     expect(said).toContain("(the run had completed)");
     expect(said).toContain(`The work is kept in the run directory as ${UNPUSHED_BUNDLE}.`);
+    expect(lines.filter((line) => line.startsWith("info story finished") && line.includes(`acme/refused-now#${issue.number}`))).toEqual([
+      expect.stringContaining('"status":"blocked","failureClass":"push-refused"'),
+    ]);
     await eventually("harness:blocked", () => (fx.fake.state.issue(fx.fake.state.repo("acme", "refused-now")!, issue.number)?.labels.includes("harness:blocked") ? true : undefined));
     await eventually("the outbox to empty", () => (readdirSync(outboxDir(home)).filter((file) => file.endsWith(".json")).length === 0 ? true : undefined));
     expect(pullOf("refused-now", issue.number).draft).toBe(true);
     expect(storyChecks("refused-now").filter((run) => run.conclusion === "success")).toEqual([]);
     fx.fake.assertNoUnexpectedRequests();
+  });
+
+  it("with an outbox in memory, stops the story as git-failed when the job's own tries of the push fail (nothing would try again)", async () => {
+    const { repo, issue, home, start } = await startedStory("memory-push");
+    const badGateway = fx.injectFailure({ method: "POST", path: /^\/acme\/memory-push\.git\/git-receive-pack$/, failure: { kind: "bad-gateway" } });
+    await realRunner(fx.fake, home, log)(lease("memory-push", issue.number, repo), new AbortController().signal);
+    badGateway.close();
+    // Tried three times by the job, then given up on: the story stops saying so, and claims nothing.
+    expect(badGateway.served).toBe(3);
+    const stopped = lines.filter((line) => line.startsWith("error story stopped") && line.includes(`acme/memory-push#${issue.number}`));
+    expect(stopped).toEqual([expect.stringContaining('"failureClass":"git-failed"')]);
+    expect(stopped[0]).toMatch(new RegExp(`Pushing [0-9a-f]{12} to harness/story-${issue.number} failed 3 times: [^"]*HTTP 502`));
+    expect(lines.some((line) => line.startsWith("info story finished") && line.includes("acme/memory-push"))).toBe(false);
+    expect(await fx.fake.branchHead("acme", "memory-push", `harness/story-${issue.number}`)).toBe(start);
+    expect(storyChecks("memory-push").filter((run) => run.conclusion === "success")).toEqual([]);
+    expect(pullOf("memory-push", issue.number).draft).toBe(true);
   });
 });
