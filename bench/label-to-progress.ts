@@ -14,7 +14,7 @@ import { parseArgs } from "node:util";
 import { git } from "../src/workspace/index.js";
 import { startFakeGitHub, type FakeGitHub } from "../test/support/fake-github/index.js";
 import { eventually, startApp, type RunningApp } from "../test/e2e/app-process.js";
-import { addStoryRepo, harnessYml, labelNewIssue, OWNER, queueDrained } from "../test/e2e/scenario.js";
+import { addStoryRepo, harnessYml, labelNewIssue, OWNER, reportsDelivered } from "../test/e2e/scenario.js";
 import { formatPaired, measurePaired } from "./lib/paired.js";
 
 async function labelToProgress(fake: FakeGitHub, app: RunningApp, repo: string, title: string): Promise<number> {
@@ -50,7 +50,8 @@ async function main(): Promise<void> {
     let story = 0;
     const label = async (): Promise<number> => {
       const ms = await labelToProgress(fake, unthrottled, "widgets", `Story ${(story += 1)}`);
-      await queueDrained(home);
+      // Its end reports too (the outbox delivers them after the job): the next sample starts on an idle App.
+      await reportsDelivered(home);
       return ms;
     };
     // The first story fills the repository cache: measured alone, against one clone.
@@ -64,7 +65,7 @@ async function main(): Promise<void> {
     let throttledStory = 0;
     const throttledLabel = async (): Promise<number> => {
       const ms = await labelToProgress(fake, throttled, "widgets", `Throttled story ${(throttledStory += 1)}`);
-      await queueDrained(home);
+      await reportsDelivered(home);
       return ms;
     };
     console.log(formatPaired("the same with GitHub.com's client-side throttling on ÷ clone", await measurePaired(throttledLabel, clone, 1, { warmup: false })));

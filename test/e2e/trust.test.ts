@@ -80,6 +80,8 @@ describe("trust at the door, end to end", () => {
     writeFileSync(join(markers, "release"), "");
     const { head, story } = await storyEnd(fake, "leaky", number);
     expect(story.conclusion).toBe("action_required");
+    // The final status comment is among the end reports the job handed to the outbox: it must be read too.
+    await reportsDelivered(home);
     const verifier = checksOn(fake, "leaky", head).get("harness / verifier");
     const posted = JSON.stringify([verifier?.output, story.output, ...fake.state.comments.map((comment) => comment.body)]);
     expect(posted).toContain("the end of the leak");
@@ -89,7 +91,6 @@ describe("trust at the door, end to end", () => {
     }
     for (const value of secrets) expect([value, posted.includes(value)]).toEqual([value, false]);
     expect(posted).not.toContain(fake.privateKey.split("\n")[0]);
-    await reportsDelivered(home);
   });
 
   it("refuses a read-only labeller with one reply, starting nothing", async () => {

@@ -142,6 +142,10 @@ describe("GitHubReporter", () => {
       expect([after.status, after.conclusion, after.output]).toEqual([before.status, before.conclusion, before.output]);
     }
     expect(story.reporter.checkRunIds()["harness / story"]).toBe(only(story, "harness / story", finalSha).id);
+    // The same head again (a push that changed nothing) moves nothing: no request, still one check run of each.
+    const requests = gh.state.requests.length;
+    await story.reporter.setHeadSha(finalSha);
+    expect(gh.state.requests.length).toBe(requests);
   });
 
   it("redacts tokens and secrets from everything it posts", async () => {

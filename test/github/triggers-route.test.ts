@@ -4,14 +4,11 @@
  * often it is used, and it works as Probot's context's would: authenticated as the installation,
  * each request carrying the delivery's id.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "@jest/globals";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { createProbot } from "probot";
-import { doorEvent, installationOctokit, TRIGGER_HANDLERS, triggerOf, type AppAuth, type TriggerDeps } from "../../src/github/index.js";
-import { EmbeddedQueue } from "../../src/queue/index.js";
+import { doorEvent, installationOctokit, TRIGGER_HANDLERS, triggerOf, type AppAuth } from "../../src/github/index.js";
 import { deliverWebhook, issueCommentCreatedPayload, issuesLabeledPayload, signedDelivery, startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
+import { triggerDepsEach } from "../support/trigger-deps.js";
 import { NAME, OWNER, RecordingLog } from "./fake-setup.js";
 import { startGatedApp, type GatedApp } from "./gated-app.js";
 
@@ -61,27 +58,13 @@ describe("triggerOf", () => {
 });
 
 describe("a delivery's octokit, on demand", () => {
-  let queueDir: string;
-  let queue: EmbeddedQueue;
-  let deps: TriggerDeps;
-
-  beforeEach(async () => {
-    queueDir = mkdtempSync(join(tmpdir(), "harness-route-queue-"));
-    queue = await EmbeddedQueue.open({ dir: queueDir });
-    deps = { queue, log: new RecordingLog(), appSlug: gh.appSlug, appId: gh.appId };
-  });
-
-  afterEach(async () => {
-    await queue.close();
-    rmSync(queueDir, { recursive: true, force: true });
-    gh.assertNoUnexpectedRequests();
-  });
+  const triggers = triggerDepsEach("harness-route-queue-", () => gh, () => new RecordingLog());
 
   it("is never built for a label: the story is enqueued without a GitHub request", async () => {
     const counting = countingAuth();
     const issue = gh.createIssue(OWNER, NAME, { title: "Lazy", user: "writer" });
     const delivery = { id: "delivery-label", payload: issuesLabeledPayload(gh, { owner: OWNER, name: NAME, number: issue.number, label: "story", sender: "writer" }) };
-    const outcome = await TRIGGER_HANDLERS["issues.labeled"](doorEvent(counting.auth, delivery), deps);
+    const outcome = await TRIGGER_HANDLERS["issues.labeled"](doorEvent(counting.auth, delivery), triggers.deps);
     expect(outcome).toMatchObject({ action: "enqueued" });
     expect(counting.calls).toEqual([]);
     expect(requestsOf("delivery-label")).toEqual([]);
@@ -92,7 +75,7 @@ describe("a delivery's octokit, on demand", () => {
     const issue = gh.createIssue(OWNER, NAME, { title: "Helpful", user: "writer" });
     const comment = gh.addComment(OWNER, NAME, issue.number, { body: "/harness help", user: "writer" });
     const delivery = { id: "delivery-help", payload: issueCommentCreatedPayload(gh, { owner: OWNER, name: NAME, comment }) };
-    const outcome = await TRIGGER_HANDLERS["issue_comment.created"](doorEvent(counting.auth, delivery), deps);
+    const outcome = await TRIGGER_HANDLERS["issue_comment.created"](doorEvent(counting.auth, delivery), triggers.deps);
     expect(outcome).toEqual({ action: "replied", reason: "help" });
     // The permission check and the reply: two requests, one octokit, the delivery's installation.
     expect(counting.calls).toEqual([gh.installationId]);
@@ -105,7 +88,7 @@ describe("a delivery's octokit, on demand", () => {
     const issue = gh.createIssue(OWNER, NAME, { title: "Nowhere", user: "writer" });
     const payload = issuesLabeledPayload(gh, { owner: OWNER, name: NAME, number: issue.number, label: "story", sender: "writer" });
     delete payload.installation;
-    const outcome = await TRIGGER_HANDLERS["issues.labeled"](doorEvent(counting.auth, { id: "delivery-none", payload }), deps);
+    const outcome = await TRIGGER_HANDLERS["issues.labeled"](doorEvent(counting.auth, { id: "delivery-none", payload }), triggers.deps);
     expect(outcome).toEqual({ action: "ignored", reason: "no-installation" });
     await expect(installationOctokit(counting.auth, payload, "delivery-none")()).rejects.toThrow("the delivery names no installation to act as");
     await expect(installationOctokit(counting.auth, null, "delivery-null")()).rejects.toThrow("the delivery names no installation to act as");

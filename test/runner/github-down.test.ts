@@ -7,7 +7,8 @@ import { EmbeddedQueue, storyKey, type JobWorker, type StoryJob } from "../../sr
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { waitFor } from "../queue/helpers.js";
 import { recordingLog } from "./recording-log.js";
-import { appOctokitOf, realRunner } from "./real-runner.js";
+import { appOctokitOf } from "../support/outbox-fixture.js";
+import { realRunner } from "./real-runner.js";
 
 /**
  * GitHub down when a job starts: its first calls fail with a 5xx, a refused connection or a

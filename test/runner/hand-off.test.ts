@@ -5,60 +5,32 @@
  * gate: the job ends while it waits, the reports arrive afterwards in order, a restart in
  * between delivers them, and with an outbox in memory the job still waits for them.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { jest } from "@jest/globals";
-import type { Outbox } from "../../src/github/index.js";
 import { collectLocalWork, renderStatusText, reportingStories } from "../../src/status/index.js";
-import { startFakeGitHub, type FakeGitHub, type FailureWindow, type RequestGate } from "../support/fake-github/index.js";
+import type { RequestGate } from "../support/fake-github/index.js";
 import { eventually } from "../support/poll.js";
 import { AGENT_SCRIPT, harnessYml, pendingOutboxWrites } from "../e2e/scenario.js";
 import { recordingLog } from "./recording-log.js";
-import { openTestOutbox, realRunner, storyLease } from "./real-runner.js";
+import { realRunner, storyLease } from "./real-runner.js";
+import { outboxFixture } from "../support/outbox-fixture.js";
 
 jest.setTimeout(240_000);
 
 const READY_PATH = /^\/api\/graphql$/;
 
 describe("a job hands its end reports to the durable outbox", () => {
-  let fake: FakeGitHub;
-  let root: string;
-  const outboxes: Outbox[] = [];
-  const gates: RequestGate[] = [];
-  const windows: FailureWindow[] = [];
   const { lines, log } = recordingLog();
-
-  beforeAll(async () => {
-    fake = await startFakeGitHub();
-    root = mkdtempSync(join(tmpdir(), "harness-hand-off-"));
-  });
-  afterAll(async () => {
-    for (const gate of gates) gate.open();
-    for (const window of windows) window.close();
-    for (const outbox of outboxes) await outbox.close();
-    await fake.close();
-    rmSync(root, { recursive: true, force: true });
-  });
-
-  const openOutbox = async (home: string): Promise<Outbox> => {
-    const outbox = await openTestOutbox(fake, home, log);
-    outboxes.push(outbox);
-    return outbox;
-  };
-  const holdReady = (): RequestGate => {
-    const gate = fake.holdRequests({ method: "POST", path: READY_PATH });
-    gates.push(gate);
-    return gate;
-  };
-  const pullOf = (name: string, number: number) => fake.state.pulls.find((pull) => pull.repo === `acme/${name}` && pull.headRef === `harness/story-${number}`)!;
-  const storyOf = (name: string, number: number) => ({ installationId: fake.installationId, owner: "acme", repo: name, issueNumber: number });
+  const fx = outboxFixture("harness-hand-off-", log);
+  const holdReady = (): RequestGate => fx.holdRequests({ method: "POST", path: READY_PATH });
+  const pullOf = (name: string, number: number) => fx.fake.state.pulls.find((pull) => pull.repo === `acme/${name}` && pull.headRef === `harness/story-${number}`)!;
+  const storyOf = (name: string, number: number) => ({ installationId: fx.fake.installationId, owner: "acme", repo: name, issueNumber: number });
 
   /** A repository with the scripted agent, an issue, and the job's lease and data directory. */
   async function story(name: string) {
-    const repo = await fake.addRepository({ owner: "acme", name, files: { "README.md": `# ${name}\n`, ".github/harness.yml": harnessYml(), ".harness-test/agent.sh": AGENT_SCRIPT } });
-    const issue = fake.createIssue("acme", name, { title: "Hand it off", body: "", user: "acme" });
-    return { number: issue.number, home: join(root, `home-${name}`), lease: storyLease(fake, { name, number: issue.number, repository: repo, title: "Hand it off" }) };
+    const repo = await fx.fake.addRepository({ owner: "acme", name, files: { "README.md": `# ${name}\n`, ".github/harness.yml": harnessYml(), ".harness-test/agent.sh": AGENT_SCRIPT } });
+    const issue = fx.fake.createIssue("acme", name, { title: "Hand it off", body: "", user: "acme" });
+    return { number: issue.number, home: join(fx.root, `home-${name}`), lease: storyLease(fx.fake, { name, number: issue.number, repository: repo, title: "Hand it off" }) };
   }
 
   /** Starts the job; `ended` turns true once it resolved. */
@@ -72,9 +44,9 @@ describe("a job hands its end reports to the durable outbox", () => {
 
   it("ends the job while GitHub still holds its end report, then delivers the reports in order", async () => {
     const { number, home, lease } = await story("handed");
-    const outbox = await openOutbox(home);
+    const outbox = await fx.openOutbox(home);
     const gate = holdReady();
-    const job = start(realRunner(fake, home, log, { outbox })(lease, new AbortController().signal));
+    const job = start(realRunner(fx.fake, home, log, { outbox })(lease, new AbortController().signal));
 
     // The job ends before GitHub took the ready-for-review: it waits at the gate, recorded on disk.
     await eventually("the job to end while its ready-for-review is held", () => (job.ended() ? true : undefined));
@@ -82,6 +54,8 @@ describe("a job hands its end reports to the durable outbox", () => {
     expect(pullOf("handed", number).draft).toBe(true);
     expect(outbox.hasPending(storyOf("handed", number))).toBe(true);
     expect(lines.some((line) => line.startsWith("info story finished") && line.includes('"reports":"outbox"') && line.includes(`acme/handed#${number}`))).toBe(true);
+    // Its push went through in the job: only the reports wait, not the push.
+    expect(lines.filter((line) => line.includes("the push waits in the outbox") && line.includes(`acme/handed#${number}`))).toEqual([]);
     // `harness status` shows the story reporting: its job is done, its end reports wait in the outbox.
     const local = await collectLocalWork(home);
     expect(local.undelivered).toEqual([expect.objectContaining({ story: `acme/handed#${number}`, slot: "ready-for-review", state: "pending" })]);
@@ -95,34 +69,33 @@ describe("a job hands its end reports to the durable outbox", () => {
     await eventually("the outbox to deliver everything", () => (pendingOutboxWrites(home).length === 0 && !outbox.hasPending() ? true : undefined));
 
     // In order: the push, then the check runs on the new head, the final status comment, ready for review.
-    const head = (await fake.branchHead("acme", "handed", `harness/story-${number}`))!;
-    const requests = fake.state.requests;
+    const head = (await fx.fake.branchHead("acme", "handed", `harness/story-${number}`))!;
+    const requests = fx.fake.state.requests;
     const pushed = requests.findLastIndex((request) => request.method === "POST" && request.path === "/acme/handed.git/git-receive-pack" && request.status === 200);
     const firstOnHead = requests.findIndex((request) => request.method === "POST" && request.path.endsWith("/check-runs") && (request.body as { head_sha?: string } | undefined)?.head_sha === head);
     const completed = requests.findIndex((request) => request.path.includes("/repos/acme/handed/issues/") && JSON.stringify(request.body ?? "").includes("Completed"));
     const ready = requests.findIndex((request) => request.method === "POST" && READY_PATH.test(request.path) && request.status === 200);
     expect(pushed).toBeGreaterThan(-1);
     expect([pushed < firstOnHead, firstOnHead < ready, completed < ready, completed > pushed]).toEqual([true, true, true, true]);
-    expect(fake.state.checkRuns.filter((run) => run.repo === "acme/handed" && run.headSha === head && run.name === "harness / story").map((run) => run.conclusion)).toEqual(["success"]);
+    expect(fx.fake.state.checkRuns.filter((run) => run.repo === "acme/handed" && run.headSha === head && run.name === "harness / story").map((run) => run.conclusion)).toEqual(["success"]);
     // The story's own check run is the last created on the new head: once it shows, the others are there.
     const createdOnHead = requests.filter((request) => request.method === "POST" && request.path.endsWith("/check-runs") && (request.body as { head_sha?: string } | undefined)?.head_sha === head);
     expect(createdOnHead.map((request) => (request.body as { name: string }).name).at(-1)).toBe("harness / story");
     expect(createdOnHead.length).toBeGreaterThan(1);
-    expect(fake.state.checkRuns.filter((run) => run.repo === "acme/handed" && run.status !== "completed")).toEqual([]);
-    fake.assertNoUnexpectedRequests();
+    expect(fx.fake.state.checkRuns.filter((run) => run.repo === "acme/handed" && run.status !== "completed")).toEqual([]);
+    fx.fake.assertNoUnexpectedRequests();
   });
 
   it("delivers the handed-off reports after a restart of the App", async () => {
     const { number, home, lease } = await story("restarted");
-    const first = await openOutbox(home);
+    const first = await fx.openOutbox(home);
     const gate = holdReady();
-    const job = start(realRunner(fake, home, log, { outbox: first })(lease, new AbortController().signal));
+    const job = start(realRunner(fx.fake, home, log, { outbox: first })(lease, new AbortController().signal));
     await eventually("the job to end while its ready-for-review is held", () => (job.ended() ? true : undefined));
     await eventually("the ready-for-review to reach GitHub's gate", () => (gate.waiting === 1 ? true : undefined));
 
     // GitHub fails it instead (502), and the App stops before it could try again: the report waits on disk.
-    const badGateway = fake.injectFailure({ method: "POST", path: READY_PATH, failure: { kind: "bad-gateway" } });
-    windows.push(badGateway);
+    const badGateway = fx.injectFailure({ method: "POST", path: READY_PATH, failure: { kind: "bad-gateway" } });
     gate.open();
     await eventually("the held request to be answered 502", () => (badGateway.served > 0 ? true : undefined));
     await first.close();
@@ -131,18 +104,18 @@ describe("a job hands its end reports to the durable outbox", () => {
 
     // A new App on the same data directory (a worker started again on its own disk) delivers it.
     badGateway.close();
-    const second = await openOutbox(home);
+    const second = await fx.openOutbox(home);
     await eventually("ready for review after the restart", () => (pullOf("restarted", number).draft === false ? true : undefined));
     await eventually("the outbox to empty", () => (pendingOutboxWrites(home).length === 0 && !second.hasPending() ? true : undefined));
-    fake.assertNoUnexpectedRequests();
+    fx.fake.assertNoUnexpectedRequests();
   });
 
   it("still awaits the end reports with an outbox in memory (nothing would deliver them after the job)", async () => {
     const { number, home, lease } = await story("in-memory");
     const gate = holdReady();
     let requestsAtEnd = -1;
-    const job = start(realRunner(fake, home, log)(lease, new AbortController().signal).then(() => {
-      requestsAtEnd = fake.state.requests.length;
+    const job = start(realRunner(fx.fake, home, log)(lease, new AbortController().signal).then(() => {
+      requestsAtEnd = fx.fake.state.requests.length;
     }));
     await eventually("the ready-for-review to reach GitHub's gate", () => (gate.waiting === 1 ? true : undefined));
     // The job waits for the request GitHub holds.
@@ -150,10 +123,10 @@ describe("a job hands its end reports to the durable outbox", () => {
     gate.open();
     await job.done;
     expect(pullOf("in-memory", number).draft).toBe(false);
-    const ready = fake.state.requests.findIndex((request) => request.method === "POST" && READY_PATH.test(request.path) && request.status === 200 && JSON.stringify(request.body ?? "").includes(pullOf("in-memory", number).nodeId));
+    const ready = fx.fake.state.requests.findIndex((request) => request.method === "POST" && READY_PATH.test(request.path) && request.status === 200 && JSON.stringify(request.body ?? "").includes(pullOf("in-memory", number).nodeId));
     expect(ready).toBeGreaterThan(-1);
     expect(ready).toBeLessThan(requestsAtEnd);
     expect(lines.some((line) => line.startsWith("info story finished") && line.includes(`acme/in-memory#${number}`) && !line.includes('"reports":"outbox"'))).toBe(true);
-    fake.assertNoUnexpectedRequests();
+    fx.fake.assertNoUnexpectedRequests();
   });
 });
