@@ -135,10 +135,14 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 }
 
-/** CPU time (user + system) a server's process has used, in ms, from /proc (Linux). */
-function cpuMs(pid: number | undefined): number {
+/**
+ * CPU time (user + system) a server's process has used, in ms, from /proc (Linux); with
+ * `mainThread`, its main thread's alone (the event loop: what delays answers), not its
+ * thread pool's and workers'.
+ */
+function cpuMs(pid: number | undefined, mainThread = false): number {
   if (pid === undefined) return Number.NaN;
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+  const fields = readFileSync(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
   const ticks = Number(fields[11]) + Number(fields[12]);
   return (ticks * 1000) / CLOCK_TICKS_PER_S;
 }
@@ -146,7 +150,7 @@ function cpuMs(pid: number | undefined): number {
 const CLOCK_TICKS_PER_S = 100;
 
 /** One burst's answers, and the server's CPU per delivery during it (robust to a loaded machine, unlike latency). */
-interface Burst { p50: number; p99: number; failed: number; shed: number; cpuMsPerDelivery: number; alloc?: BurstAlloc }
+interface Burst { p50: number; p99: number; failed: number; shed: number; cpuMsPerDelivery: number; mainCpuMsPerDelivery: number; alloc?: BurstAlloc }
 
 /** With `--alloc`: one burst's heap figures, per delivery (retained: per 1,000 deliveries). */
 interface BurstAlloc { allocatedKb: number; promotedKb: number; gcMs: number; scavenges: number; markCompacts: number; retainedKbPer1000: number }
@@ -235,12 +239,14 @@ class Target {
     const output = join(this.root, `${this.kind}-result.json`);
     const before = this.alloc ? await this.allocWindow() : undefined;
     const cpuBefore = cpuMs(this.pid);
+    const mainBefore = cpuMs(this.pid, true);
     const generator = await exec([process.execPath, "--import", "tsx", resolve("bench/lib/open-loop.ts"), input, String(rate), output], { cwd: process.cwd() });
     if (!succeeded(generator)) throw new Error(`the load generator failed (exit ${generator.exitCode}): ${generator.tail}`);
     const { ms: results, status } = JSON.parse(readFileSync(output, "utf8")) as { ms: number[]; status: number[] };
     const ok = results.filter((value) => value >= 0).sort((a, b) => a - b);
     const shed = status.filter((code) => code === 503).length;
     const cpuMsPerDelivery = (cpuMs(this.pid) - cpuBefore) / count;
+    const mainCpuMsPerDelivery = (cpuMs(this.pid, true) - mainBefore) / count;
     let alloc: BurstAlloc | undefined;
     if (before) {
       const after = await this.allocWindow();
@@ -249,7 +255,7 @@ class Target {
         scavenges: after.scavenges, markCompacts: after.markCompacts, retainedKbPer1000: ((after.liveBytes - before.liveBytes) / 1024 / count) * 1000,
       };
     }
-    return { p50: percentile(ok, 50), p99: percentile(ok, 99), failed: results.length - ok.length - shed, shed, cpuMsPerDelivery, ...(alloc ? { alloc } : {}) };
+    return { p50: percentile(ok, 50), p99: percentile(ok, 99), failed: results.length - ok.length - shed, shed, cpuMsPerDelivery, mainCpuMsPerDelivery, ...(alloc ? { alloc } : {}) };
   }
 }
 
@@ -303,12 +309,14 @@ async function main(): Promise<void> {
       const shed = (kind: Kind): number => side[kind].reduce((sum, burst) => sum + burst.shed, 0);
       const p50s = (kind: Kind): number => median(side[kind].map((burst) => burst.p50));
       const cpu = (kind: Kind): number => median(side[kind].map((burst) => burst.cpuMsPerDelivery));
+      const main = (kind: Kind): number => median(side[kind].map((burst) => burst.mainCpuMsPerDelivery));
       console.log(formatPaired(`${rate}/s p99 harness ÷ bare`, paired));
       console.log(
         `  ${rate}/s: harness p99 ${paired.medianSubjectMs.toFixed(1)} ms (${side.harness.map((b) => b.p99.toFixed(0)).join(", ")}), ` +
           `bare p99 ${paired.medianBaselineMs.toFixed(1)} ms (${side.bare.map((b) => b.p99.toFixed(0)).join(", ")}); ` +
           `p50 ${p50s("harness").toFixed(1)} vs ${p50s("bare").toFixed(1)} ms; failed or over 10 s: harness ${failed("harness")}, bare ${failed("bare")} of ${reps * count}; shed (503): harness ${shed("harness")}, bare ${shed("bare")}; ` +
-          `CPU per delivery ${cpu("harness").toFixed(2)} vs ${cpu("bare").toFixed(2)} ms (${(cpu("harness") / cpu("bare")).toFixed(2)}×)`,
+          `CPU per delivery ${cpu("harness").toFixed(2)} vs ${cpu("bare").toFixed(2)} ms (${(cpu("harness") / cpu("bare")).toFixed(2)}×), ` +
+          `of it on the main thread ${main("harness").toFixed(2)} vs ${main("bare").toFixed(2)} ms (${(main("harness") / main("bare")).toFixed(2)}×)`,
       );
       if (values.alloc) console.log(formatAlloc(rate, side));
     }
