@@ -6,8 +6,8 @@
  * through an asynchronous destination: lines are handed to the kernel off the event loop, in
  * order, and flushed when the App stops. Lines are gathered into writes of at least
  * {@link LOG_BATCH_BYTES}, or whatever {@link LOG_FLUSH_MS} brought: at a few hundred webhooks a
- * second, a write per line (a thread-pool round trip and a wake-up of whoever reads stdout) cost
- * more of the event loop than the rest of a delivery's logging (docs/benchmarks.md, tenth session).
+ * second, a write per line cost each line a thread-pool round trip (two wake-ups) and a wake-up
+ * of whoever reads stdout (docs/benchmarks.md, tenth session).
  */
 import { pino, type Logger } from "pino";
 
