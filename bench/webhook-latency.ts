@@ -153,7 +153,7 @@ function cpuMs(pid: number | undefined, mainThread = false): number {
 const CLOCK_TICKS_PER_S = 100;
 
 /** One burst's answers, and the server's CPU per delivery during it (robust to a loaded machine, unlike latency). */
-interface Burst { p50: number; p99: number; failed: number; shed: number; cpuMsPerDelivery: number; mainCpuMsPerDelivery: number; alloc?: BurstAlloc; perf?: PerfCounts }
+interface Burst { p50: number; p99: number; failed: number; failedStatus: number[]; shed: number; cpuMsPerDelivery: number; mainCpuMsPerDelivery: number; alloc?: BurstAlloc; perf?: PerfCounts }
 
 /** With `--alloc`: one burst's heap figures, per delivery (retained: per 1,000 deliveries). */
 interface BurstAlloc { allocatedKb: number; promotedKb: number; gcMs: number; scavenges: number; markCompacts: number; retainedKbPer1000: number }
@@ -250,6 +250,8 @@ class Target {
     const { ms: results, status } = JSON.parse(readFileSync(output, "utf8")) as { ms: number[]; status: number[] };
     const ok = results.filter((value) => value >= 0).sort((a, b) => a - b);
     const shed = status.filter((code) => code === 503).length;
+    // What the failed ones got: a status other than 200 and 503, or 0 (no answer: an error, or over 10 s).
+    const failedStatus = results.flatMap((value, index) => (value < 0 && status[index] !== 503 ? [status[index] ?? 0] : []));
     const cpuMsPerDelivery = (cpuMs(this.pid) - cpuBefore) / count;
     const mainCpuMsPerDelivery = (cpuMs(this.pid, true) - mainBefore) / count;
     const counted = perf ? perDelivery(await perf, count) : undefined;
@@ -261,7 +263,7 @@ class Target {
         scavenges: after.scavenges, markCompacts: after.markCompacts, retainedKbPer1000: ((after.liveBytes - before.liveBytes) / 1024 / count) * 1000,
       };
     }
-    return { p50: percentile(ok, 50), p99: percentile(ok, 99), failed: results.length - ok.length - shed, shed, cpuMsPerDelivery, mainCpuMsPerDelivery, ...(alloc ? { alloc } : {}), ...(counted ? { perf: counted } : {}) };
+    return { p50: percentile(ok, 50), p99: percentile(ok, 99), failed: results.length - ok.length - shed, failedStatus, shed, cpuMsPerDelivery, mainCpuMsPerDelivery, ...(alloc ? { alloc } : {}), ...(counted ? { perf: counted } : {}) };
   }
 }
 
@@ -322,7 +324,11 @@ async function main(): Promise<void> {
         return burst.p99;
       };
       const paired = await measurePaired(run(harness), run(bare), reps);
-      const failed = (kind: Kind): number => side[kind].reduce((sum, burst) => sum + burst.failed, 0);
+      const failed = (kind: Kind): string => {
+        const count = side[kind].reduce((sum, burst) => sum + burst.failed, 0);
+        const statuses = side[kind].flatMap((burst) => burst.failedStatus);
+        return count === 0 ? "0" : `${count} (status ${[...new Set(statuses)].map((code) => `${code}×${statuses.filter((other) => other === code).length}`).join(", ")})`;
+      };
       const shed = (kind: Kind): number => side[kind].reduce((sum, burst) => sum + burst.shed, 0);
       const p50s = (kind: Kind): number => median(side[kind].map((burst) => burst.p50));
       const cpu = (kind: Kind): number => median(side[kind].map((burst) => burst.cpuMsPerDelivery));
