@@ -2,9 +2,12 @@
  * `npm run bench -- <name> [args…]` runs `bench/<name>.ts` with its own arguments;
  * `npm run bench` alone lists the benchmarks with the first line of each one's description.
  * The benchmark runs in this process, exactly as `node --import tsx bench/<name>.ts` would.
+ * `npm run bench -- <name> --help` prints the benchmark's usage line without running it; an
+ * option it does not take is told in one line (exit 2), not as a stack trace.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { argumentError, asksForHelp, usageOf } from "./lib/usage.js";
 
 const BENCH_DIR = fileURLToPath(new URL(".", import.meta.url));
 
@@ -30,10 +33,22 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`bench: no benchmark '${name}' in bench/ (known: ${benches.map((b) => b.name).join(", ")})\n`);
     return 2;
   }
-  // In-process, as if started directly: each benchmark reads its flags from process.argv.
   const file = `${BENCH_DIR}${name}.ts`;
+  const usage = usageOf(name, readFileSync(file, "utf8"));
+  if (asksForHelp(rest)) {
+    process.stdout.write(`usage: ${usage}\n`);
+    return 0;
+  }
+  // In-process, as if started directly: each benchmark reads its flags from process.argv.
   process.argv = [process.argv[0] ?? process.execPath, file, ...rest];
-  await import(pathToFileURL(file).href);
+  try {
+    await import(pathToFileURL(file).href);
+  } catch (error) {
+    const bad = argumentError(error);
+    if (bad === undefined) throw error;
+    process.stderr.write(`bench ${name}: ${bad}\nusage: ${usage}\n`);
+    return 2;
+  }
   return 0;
 }
 

@@ -23,7 +23,9 @@
  * With `--alloc`, each burst also counts what each server allocated on its JavaScript heap per
  * delivery, what its scavenges promoted to the old generation, its time in GC, and what it
  * retained after a full collection (bench/lib/alloc-meter.ts): counts, not times, so the
- * App ÷ bare ratio holds on a loaded machine. BENCH_HEAP_PROF=<dir> (with `--alloc`) writes each
+ * App ÷ bare ratio holds on a loaded machine. With BENCH_PERF=1, each burst also counts each
+ * server's system calls (by kind) and context switches per delivery with `perf stat`
+ * (bench/lib/perf-counts.ts). BENCH_HEAP_PROF=<dir> (with `--alloc`) writes each
  * server's sampled allocations by function there (`<kind>.heapprofile`, collected objects included).
  *
  *   npm run bench -- webhook-latency [--rates 300,800,1200,2000] [--count 2000] [--reps 4] [--alloc]
@@ -42,6 +44,7 @@ import { issuesLabeledPayload, signedDelivery, startFakeGitHub, type FakeGitHub 
 import { freePort } from "../test/support/net.js";
 import { formatPaired, measurePaired, median } from "./lib/paired.js";
 import { meterAllocations, readAllocWindow, type AllocWindow } from "./lib/alloc-meter.js";
+import { PERF_EVENTS, perfCounts, type PerfCounts } from "./lib/perf-counts.js";
 
 interface ServerConfig { appId: number; privateKey: string; secret: string; baseUrl: string; port: number; home: string }
 type Kind = "bare" | "harness";
@@ -135,10 +138,14 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 }
 
-/** CPU time (user + system) a server's process has used, in ms, from /proc (Linux). */
-function cpuMs(pid: number | undefined): number {
+/**
+ * CPU time (user + system) a server's process has used, in ms, from /proc (Linux); with
+ * `mainThread`, its main thread's alone (the event loop: what delays answers), not its
+ * thread pool's and workers'.
+ */
+function cpuMs(pid: number | undefined, mainThread = false): number {
   if (pid === undefined) return Number.NaN;
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+  const fields = readFileSync(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
   const ticks = Number(fields[11]) + Number(fields[12]);
   return (ticks * 1000) / CLOCK_TICKS_PER_S;
 }
@@ -146,7 +153,7 @@ function cpuMs(pid: number | undefined): number {
 const CLOCK_TICKS_PER_S = 100;
 
 /** One burst's answers, and the server's CPU per delivery during it (robust to a loaded machine, unlike latency). */
-interface Burst { p50: number; p99: number; failed: number; shed: number; cpuMsPerDelivery: number; alloc?: BurstAlloc }
+interface Burst { p50: number; p99: number; failed: number; failedStatus: number[]; shed: number; cpuMsPerDelivery: number; mainCpuMsPerDelivery: number; alloc?: BurstAlloc; perf?: PerfCounts }
 
 /** With `--alloc`: one burst's heap figures, per delivery (retained: per 1,000 deliveries). */
 interface BurstAlloc { allocatedKb: number; promotedKb: number; gcMs: number; scavenges: number; markCompacts: number; retainedKbPer1000: number }
@@ -235,12 +242,19 @@ class Target {
     const output = join(this.root, `${this.kind}-result.json`);
     const before = this.alloc ? await this.allocWindow() : undefined;
     const cpuBefore = cpuMs(this.pid);
+    const mainBefore = cpuMs(this.pid, true);
+    // BENCH_PERF=1: the kernel's counts for this server over the burst (bench/lib/perf-counts.ts); the other server is idle meanwhile.
+    const perf = process.env.BENCH_PERF && this.pid !== undefined ? perfCounts(this.pid, count / rate + 0.5) : undefined;
     const generator = await exec([process.execPath, "--import", "tsx", resolve("bench/lib/open-loop.ts"), input, String(rate), output], { cwd: process.cwd() });
     if (!succeeded(generator)) throw new Error(`the load generator failed (exit ${generator.exitCode}): ${generator.tail}`);
     const { ms: results, status } = JSON.parse(readFileSync(output, "utf8")) as { ms: number[]; status: number[] };
     const ok = results.filter((value) => value >= 0).sort((a, b) => a - b);
     const shed = status.filter((code) => code === 503).length;
+    // What the failed ones got: a status other than 200 and 503, or 0 (no answer: an error, or over 10 s).
+    const failedStatus = results.flatMap((value, index) => (value < 0 && status[index] !== 503 ? [status[index] ?? 0] : []));
     const cpuMsPerDelivery = (cpuMs(this.pid) - cpuBefore) / count;
+    const mainCpuMsPerDelivery = (cpuMs(this.pid, true) - mainBefore) / count;
+    const counted = perf ? perDelivery(await perf, count) : undefined;
     let alloc: BurstAlloc | undefined;
     if (before) {
       const after = await this.allocWindow();
@@ -249,8 +263,19 @@ class Target {
         scavenges: after.scavenges, markCompacts: after.markCompacts, retainedKbPer1000: ((after.liveBytes - before.liveBytes) / 1024 / count) * 1000,
       };
     }
-    return { p50: percentile(ok, 50), p99: percentile(ok, 99), failed: results.length - ok.length - shed, shed, cpuMsPerDelivery, ...(alloc ? { alloc } : {}) };
+    return { p50: percentile(ok, 50), p99: percentile(ok, 99), failed: results.length - ok.length - shed, failedStatus, shed, cpuMsPerDelivery, mainCpuMsPerDelivery, ...(alloc ? { alloc } : {}), ...(counted ? { perf: counted } : {}) };
   }
+}
+
+function perDelivery(counts: PerfCounts, deliveries: number): PerfCounts {
+  return Object.fromEntries(Object.entries(counts).map(([name, value]) => [name, value / deliveries])) as PerfCounts;
+}
+
+/** The BENCH_PERF line of a rate: medians over its repetitions, per delivery, App vs bare. */
+function formatPerf(rate: number, side: Record<Kind, Burst[]>): string {
+  const of = (kind: Kind, name: keyof PerfCounts): number => median(side[kind].map((burst) => burst.perf?.[name] ?? Number.NaN));
+  const pairs = (Object.keys(PERF_EVENTS) as Array<keyof PerfCounts>).map((name) => `${name} ${of("harness", name).toFixed(2)} vs ${of("bare", name).toFixed(2)}`);
+  return `  ${rate}/s kernel counts per delivery, harness vs bare: ${pairs.join("; ")}`;
 }
 
 /** The `--alloc` line of a rate: medians over its repetitions, App ÷ bare. */
@@ -299,18 +324,25 @@ async function main(): Promise<void> {
         return burst.p99;
       };
       const paired = await measurePaired(run(harness), run(bare), reps);
-      const failed = (kind: Kind): number => side[kind].reduce((sum, burst) => sum + burst.failed, 0);
+      const failed = (kind: Kind): string => {
+        const count = side[kind].reduce((sum, burst) => sum + burst.failed, 0);
+        const statuses = side[kind].flatMap((burst) => burst.failedStatus);
+        return count === 0 ? "0" : `${count} (status ${[...new Set(statuses)].map((code) => `${code}×${statuses.filter((other) => other === code).length}`).join(", ")})`;
+      };
       const shed = (kind: Kind): number => side[kind].reduce((sum, burst) => sum + burst.shed, 0);
       const p50s = (kind: Kind): number => median(side[kind].map((burst) => burst.p50));
       const cpu = (kind: Kind): number => median(side[kind].map((burst) => burst.cpuMsPerDelivery));
+      const main = (kind: Kind): number => median(side[kind].map((burst) => burst.mainCpuMsPerDelivery));
       console.log(formatPaired(`${rate}/s p99 harness ÷ bare`, paired));
       console.log(
         `  ${rate}/s: harness p99 ${paired.medianSubjectMs.toFixed(1)} ms (${side.harness.map((b) => b.p99.toFixed(0)).join(", ")}), ` +
           `bare p99 ${paired.medianBaselineMs.toFixed(1)} ms (${side.bare.map((b) => b.p99.toFixed(0)).join(", ")}); ` +
           `p50 ${p50s("harness").toFixed(1)} vs ${p50s("bare").toFixed(1)} ms; failed or over 10 s: harness ${failed("harness")}, bare ${failed("bare")} of ${reps * count}; shed (503): harness ${shed("harness")}, bare ${shed("bare")}; ` +
-          `CPU per delivery ${cpu("harness").toFixed(2)} vs ${cpu("bare").toFixed(2)} ms (${(cpu("harness") / cpu("bare")).toFixed(2)}×)`,
+          `CPU per delivery ${cpu("harness").toFixed(2)} vs ${cpu("bare").toFixed(2)} ms (${(cpu("harness") / cpu("bare")).toFixed(2)}×), ` +
+          `of it on the main thread ${main("harness").toFixed(2)} vs ${main("bare").toFixed(2)} ms (${(main("harness") / main("bare")).toFixed(2)}×)`,
       );
       if (values.alloc) console.log(formatAlloc(rate, side));
+      if (process.env.BENCH_PERF) console.log(formatPerf(rate, side));
     }
   } finally {
     for (const target of targets) await target.close();

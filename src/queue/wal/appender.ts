@@ -14,7 +14,7 @@
  * up the segment when it is the open one, and is not silent: the next batch is refused with it.
  * `settled()` and `close()` wait for the background sync.
  */
-import { fdatasync, write as writeFd } from "node:fs";
+import { fdatasync, writeSync } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
 import { syncDir } from "../../files/index.js";
@@ -139,7 +139,7 @@ export class Appender {
     const segment = this.segment;
     const data = Buffer.from(text);
     // At the file's position (the end: only this appender writes it), every byte, however many writes that takes.
-    await writeAll(handle.fd, data);
+    writeAll(handle.fd, data);
     this.size += data.length;
     const flush: Flush = { handle, folder: this.folder, close: false, waiting: [] };
     this.flushes.push(flush);
@@ -192,23 +192,18 @@ export class Appender {
 }
 
 /*
- * A batch's write and sync go through node's callback calls on the segment's descriptor: the
- * FileHandle methods wrap each call in promise machinery that allocated more per enqueue than
- * the record itself (docs/benchmarks.md, ninth session). The FileHandle still owns the descriptor.
+ * A batch's write is made on the event loop: a write into the page cache (a batch is one
+ * webhook's record at a few hundred a second, 2 KiB) costs less than handing it to the thread
+ * pool and being called back, which took a wake-up of a pool thread and one of the loop per
+ * batch (docs/benchmarks.md, tenth session). The sync stays in the background, through node's
+ * callback call on the segment's descriptor: the FileHandle methods wrap each call in promise
+ * machinery that allocated more per enqueue than the record itself (ninth session). The
+ * FileHandle still owns the descriptor.
  */
 
 /** Writes every byte of `data` at the descriptor's position. */
-function writeAll(fd: number, data: Buffer): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const next = (offset: number): void => {
-      writeFd(fd, data, offset, data.length - offset, null, (error, written) => {
-        if (error) reject(error);
-        else if (offset + written < data.length) next(offset + written);
-        else resolve();
-      });
-    };
-    next(0);
-  });
+function writeAll(fd: number, data: Buffer): void {
+  for (let offset = 0; offset < data.length; ) offset += writeSync(fd, data, offset, data.length - offset, null);
 }
 
 function datasync(fd: number): Promise<void> {
