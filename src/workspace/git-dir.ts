@@ -32,6 +32,21 @@ export function worktreeGitDir(worktree: string): string | undefined {
 }
 
 /**
+ * The common git folder of a linked worktree whose top is `worktree` (its `.git` file points at
+ * `<common>/worktrees/<id>`, whose `commondir` file names the common folder), read from those
+ * files. Undefined for anything else (a plain repository, a folder inside a worktree, another
+ * layout): the caller then asks git.
+ */
+export function linkedWorktreeCommonDir(worktree: string): string | undefined {
+  if (read(join(worktree, ".git")) === undefined) return undefined;
+  const gitDir = worktreeGitDir(worktree);
+  const common = gitDir === undefined ? undefined : read(join(gitDir, "commondir"))?.trim();
+  if (gitDir === undefined || common === undefined || common === "") return undefined;
+  const commonDir = resolve(gitDir, common);
+  return read(join(commonDir, "HEAD")) === undefined ? undefined : commonDir;
+}
+
+/**
  * The commit HEAD of `worktree` names, read from its files: a detached HEAD's id, or the loose
  * ref its branch points at (a commit just made always writes it). Undefined when that is not
  * how they are laid out.

@@ -1,6 +1,6 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { git, indexMayHold, linkedWorktreesOn, readHeadCommit, worktreeGitDir } from "../../src/workspace/index.js";
+import { git, indexMayHold, linkedWorktreeCommonDir, linkedWorktreesOn, readHeadCommit, worktreeGitDir } from "../../src/workspace/index.js";
 import { addWorktree, commitAll, initRepo, makeTempDir, removeTempDirs } from "../support/tmp.js";
 
 afterAll(removeTempDirs);
@@ -201,5 +201,28 @@ describe("linkedWorktreesOn", () => {
     writeFileSync(join(notAFolder, "HEAD"), "ref: refs/heads/main\n");
     writeFileSync(join(notAFolder, "worktrees"), "");
     expect(linkedWorktreesOn(notAFolder, "story")).toBeUndefined();
+  });
+});
+
+describe("linkedWorktreeCommonDir", () => {
+  it("names what git rev-parse --git-common-dir names at a linked worktree's top, and nothing elsewhere", async () => {
+    const main = await repo();
+    const linked = await addWorktree(main, join(makeTempDir(), "linked"));
+    const asked = await git(["rev-parse", "--path-format=absolute", "--git-common-dir"], { cwd: linked });
+    expect(linkedWorktreeCommonDir(linked)).toBe(asked);
+    // A plain repository, a folder inside a worktree and a folder outside any are left to git.
+    expect(linkedWorktreeCommonDir(main)).toBeUndefined();
+    mkdirSync(join(linked, "sub"));
+    expect(linkedWorktreeCommonDir(join(linked, "sub"))).toBeUndefined();
+    expect(linkedWorktreeCommonDir(makeTempDir())).toBeUndefined();
+    // A worktree entry without its commondir file, or pointing at no repository, is not guessed at.
+    const entry = worktreeGitDir(linked) as string;
+    const commondir = readFileSync(join(entry, "commondir"), "utf8");
+    writeFileSync(join(entry, "commondir"), "../nowhere\n");
+    expect(linkedWorktreeCommonDir(linked)).toBeUndefined();
+    rmSync(join(entry, "commondir"));
+    expect(linkedWorktreeCommonDir(linked)).toBeUndefined();
+    writeFileSync(join(entry, "commondir"), commondir);
+    expect(linkedWorktreeCommonDir(linked)).toBe(asked);
   });
 });
