@@ -174,7 +174,8 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
       throw new StoryStop("interrupted", renderTooManyInterruptions(lease.interruptions));
     }
     const config = readConfig(deps, await configText);
-    await prepareStoryBranch({ repoDir, branch: pull.branch, remoteTip: pull.headSha });
+    // A re-admission merges into the local branch, so it must be there; a start's task makes it from the remote's.
+    await prepareStoryBranch({ repoDir, branch: pull.branch, remoteTip: pull.headSha, localTip: pull.localTip, absentIsFine: job.kind === "start" });
     // A re-admitted story runs on the default branch as it is now (a conflict blocks it as base-conflict).
     if (job.kind === "retry-blocked") {
       const merged = await mergeDefaultBranch({ repoDir, branch: pull.branch, defaultBranch: job.repository.defaultBranch });
