@@ -7,7 +7,7 @@
 import { existsSync, readdirSync, rmSync, symlinkSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { buildCleanClone, CleanCloneBuildError, type BuiltCleanClone, type BuildCleanCloneOptions } from "../../src/workspace/index.js";
-import { resolveTarget } from "../../src/workspace/clean-clone/target.js";
+import { resolveTarget, targetFromFiles, type CleanCloneTarget } from "../../src/workspace/clean-clone/target.js";
 import { look, removeTemps, repoWith, run, temp, write } from "./clean-clone-fixtures.js";
 
 afterAll(removeTemps);
@@ -31,6 +31,36 @@ describe("resolveTarget", () => {
     expect(await resolveTarget(join(repo, "pkg", "sub"))).toEqual({ top: repo, prefix: "pkg/sub/", base: head, branch: "main", indexFile: join(repo, ".git", "index") });
     await run(repo, "checkout", "-q", "--detach");
     expect(await resolveTarget(repo)).toEqual({ top: repo, prefix: "", base: head, indexFile: join(repo, ".git", "index") });
+  });
+
+  it("reads a linked worktree's top from its files as git answers it, and leaves every other layout to git", async () => {
+    const repo = await repoWith({ "a.txt": "a\n" });
+    const linked = join(temp("cc-linked-"), "task");
+    await run(repo, "worktree", "add", "-q", "-b", "story", linked);
+    /** What the one rev-parse of resolveTarget says about `dir`. */
+    const asked = async (dir: string): Promise<CleanCloneTarget> => {
+      const [top = "", indexFile = "", base = "", symbolic = ""] = (await look(dir, "rev-parse", "--path-format=absolute", "--show-toplevel", "--git-path", "index", "HEAD^{commit}", "--symbolic-full-name", "HEAD")).split("\n");
+      return { top, prefix: "", base, indexFile, ...(symbolic.startsWith("refs/heads/") ? { branch: symbolic.slice("refs/heads/".length) } : {}) };
+    };
+    expect(targetFromFiles(linked)).toEqual(await asked(linked));
+    expect(await resolveTarget(linked)).toEqual(await asked(linked));
+    await run(linked, "checkout", "-q", "--detach");
+    expect(targetFromFiles(linked)).toEqual(await asked(linked));
+    expect(targetFromFiles(linked)?.branch).toBeUndefined();
+    await run(linked, "checkout", "-q", "story");
+    // Through a symlink (git prints the real path), below the top, in a plain repository, on a packed ref, with per-worktree config: git says.
+    const spelled = join(temp("cc-linked-"), "spelled");
+    symlinkSync(linked, spelled);
+    expect(targetFromFiles(spelled)).toBeUndefined();
+    expect(await resolveTarget(spelled)).toEqual(await asked(linked));
+    expect(targetFromFiles(repo)).toBeUndefined();
+    await run(repo, "pack-refs", "--all");
+    expect(targetFromFiles(linked)).toBeUndefined();
+    expect(await resolveTarget(linked)).toEqual(await asked(linked));
+    await run(linked, "commit", "-q", "--allow-empty", "-m", "loose again");
+    expect(targetFromFiles(linked)).toEqual(await asked(linked));
+    await run(repo, "config", "extensions.worktreeConfig", "true");
+    expect(targetFromFiles(linked)).toBeUndefined();
   });
 
   it("says why a folder is no target: not a directory, outside git, or without a commit", async () => {

@@ -2,8 +2,11 @@
  * The target of a clean-clone check, located once: where its working tree and index are, the commit the change sits on, and the branch (if any) HEAD names. Every call only
  * reads (`GIT_OPTIONAL_LOCKS=0`).
  */
+import { readFileSync, realpathSync } from "node:fs";
 import { stat } from "node:fs/promises";
+import { join } from "node:path";
 import { gitResult } from "../git.js";
+import { linkedWorktreeCommonDir, readHeadCommit, worktreeGitDir } from "../git-dir.js";
 import { CleanCloneBuildError } from "./errors.js";
 import { CLEAN_CLONE_STEP_TIMEOUT_MS } from "./limits.js";
 
@@ -41,11 +44,41 @@ async function whyNot(repo: string): Promise<CleanCloneBuildError> {
   return new CleanCloneBuildError("resolve", repo, `could not be located: ${located.tail.trim()}`);
 }
 
-/** Locates the target of `repo` (any folder inside its working tree, a linked worktree too) in one git call. */
+/**
+ * The target of `repo` read from its files, as git would answer, when `repo` is the top of a
+ * linked worktree (a task's, the runner's case) laid out the plain way: its real path, its own
+ * git folder's index, HEAD and the loose ref HEAD names. Undefined whenever git has to say (any
+ * other folder, a path through a symlink, a packed ref, a repository whose config names a
+ * worktree of its own or per-worktree config, where `core.worktree` may move the top).
+ */
+export function targetFromFiles(repo: string): CleanCloneTarget | undefined {
+  const commonDir = linkedWorktreeCommonDir(repo);
+  const gitDir = commonDir === undefined ? undefined : worktreeGitDir(repo);
+  if (commonDir === undefined || gitDir === undefined) return undefined;
+  let top: string;
+  let config: string;
+  let head: string;
+  try {
+    top = realpathSync(repo);
+    config = readFileSync(join(commonDir, "config"), "utf8");
+    head = readFileSync(join(gitDir, "HEAD"), "utf8").trim();
+  } catch {
+    return undefined;
+  }
+  if (top !== repo || /worktree/i.test(config)) return undefined;
+  const base = readHeadCommit(repo);
+  if (base === undefined) return undefined;
+  const branch = head.startsWith("ref: refs/heads/") ? head.slice("ref: refs/heads/".length) : undefined;
+  return { top, prefix: "", base, indexFile: join(gitDir, "index"), ...(branch !== undefined ? { branch } : {}) };
+}
+
+/** Locates the target of `repo` (any folder inside its working tree, a linked worktree too) in one git call, or none. */
 export async function resolveTarget(repo: string): Promise<CleanCloneTarget> {
   // Stryker disable next-line ArrowFunction: undefined is as false as false to the check below
   const exists = await stat(repo).then((info) => info.isDirectory(), () => false);
   if (!exists) throw new CleanCloneBuildError("resolve", repo, "is not a directory");
+  const known = targetFromFiles(repo);
+  if (known !== undefined) return known;
   const located = await gitResult(
     ["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-path", "index", "--path-format=relative", "--show-prefix", "HEAD^{commit}", "--symbolic-full-name", "HEAD"],
     read(repo),
