@@ -22,6 +22,8 @@ export interface StartStoryArgs {
   defaultBranch: string;
   issue: { number: number; title: string };
   authEnv: Record<string, string>;
+  /** The branch has had no pull request in any state (asked by the runner just before): the draft is opened without a look. */
+  noPullYet?: boolean;
 }
 
 /**
@@ -45,7 +47,7 @@ export async function ensureStoryPull(args: StartStoryArgs): Promise<StoryPull> 
     // The push moves `refs/remotes/origin/<branch>` too (the cache's fetch refspec maps it): no update-ref of our own.
     await git(["push", "--quiet", "origin", `${headSha}:refs/heads/${branch}`], { cwd: args.repoDir, env: args.authEnv, timeoutMs: 600_000 });
   }
-  const pull = await args.github.ensureDraftPull({ branch, defaultBranch: args.defaultBranch, issue: args.issue });
+  const pull = await args.github.ensureDraftPull({ branch, defaultBranch: args.defaultBranch, issue: args.issue, ...(args.noPullYet === true ? { noPullYet: true } : {}) });
   return { branch, headSha, localTip, ...pull };
 }
 
