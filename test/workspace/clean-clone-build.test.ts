@@ -59,6 +59,13 @@ describe("resolveTarget", () => {
     expect(await resolveTarget(linked)).toEqual(await asked(linked));
     await run(linked, "commit", "-q", "--allow-empty", "-m", "loose again");
     expect(targetFromFiles(linked)).toEqual(await asked(linked));
+    // A remote or branch whose name holds the word is no reason to ask git; the settings and an include are.
+    await run(repo, "config", "remote.worktree-tools.url", "https://example.invalid/worktree.git");
+    expect(targetFromFiles(linked)).toEqual(await asked(linked));
+    await run(repo, "config", "include.path", "/dev/null");
+    expect(targetFromFiles(linked)).toBeUndefined();
+    await run(repo, "config", "--remove-section", "include");
+    expect(targetFromFiles(linked)).toEqual(await asked(linked));
     await run(repo, "config", "extensions.worktreeConfig", "true");
     expect(targetFromFiles(linked)).toBeUndefined();
   });

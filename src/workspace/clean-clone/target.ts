@@ -44,6 +44,9 @@ async function whyNot(repo: string): Promise<CleanCloneBuildError> {
   return new CleanCloneBuildError("resolve", repo, `could not be located: ${located.tail.trim()}`);
 }
 
+/** Config lines that may put a worktree's top elsewhere: `core.worktree`, `extensions.worktreeConfig`, or an included file. */
+const MOVES_THE_TOP = /^\s*(?:worktree|worktreeconfig)\s*(?:=|$)|^\s*\[\s*include/im;
+
 /**
  * The target of `repo` read from its files, as git would answer, when `repo` is the top of a
  * linked worktree (a task's, the runner's case) laid out the plain way: its real path, its own
@@ -65,7 +68,7 @@ export function targetFromFiles(repo: string): CleanCloneTarget | undefined {
   } catch {
     return undefined;
   }
-  if (top !== repo || /worktree/i.test(config)) return undefined;
+  if (top !== repo || MOVES_THE_TOP.test(config)) return undefined;
   const base = readHeadCommit(repo);
   if (base === undefined) return undefined;
   const branch = head.startsWith("ref: refs/heads/") ? head.slice("ref: refs/heads/".length) : undefined;
