@@ -32,18 +32,18 @@ export function worktreeGitDir(worktree: string): string | undefined {
 }
 
 /**
- * The common git folder of a linked worktree whose top is `worktree` (its `.git` file points at
- * `<common>/worktrees/<id>`, whose `commondir` file names the common folder), read from those
- * files. Undefined for anything else (a plain repository, a folder inside a worktree, another
- * layout): the caller then asks git.
+ * The git folders of a linked worktree whose top is `worktree`: its own (`gitDir`, where its
+ * `.git` file points: `<common>/worktrees/<id>`) and the common one its `commondir` file names,
+ * read from those files. Undefined for anything else (a plain repository, a folder inside a
+ * worktree, another layout): the caller then asks git.
  */
-export function linkedWorktreeCommonDir(worktree: string): string | undefined {
-  if (read(join(worktree, ".git")) === undefined) return undefined;
+export function linkedWorktreeDirs(worktree: string): { gitDir: string; commonDir: string } | undefined {
   const gitDir = worktreeGitDir(worktree);
+  // A plain repository's `.git` folder (or none) has no commondir file either.
   const common = gitDir === undefined ? undefined : read(join(gitDir, "commondir"))?.trim();
   if (gitDir === undefined || common === undefined || common === "") return undefined;
   const commonDir = resolve(gitDir, common);
-  return read(join(commonDir, "HEAD")) === undefined ? undefined : commonDir;
+  return read(join(commonDir, "HEAD")) === undefined ? undefined : { gitDir, commonDir };
 }
 
 /**

@@ -46,7 +46,7 @@ describe("resolveTarget", () => {
     expect(await resolveTarget(linked)).toEqual(await asked(linked));
     await run(linked, "checkout", "-q", "--detach");
     expect(targetFromFiles(linked)).toEqual(await asked(linked));
-    expect(targetFromFiles(linked)?.branch).toBeUndefined();
+    expect(targetFromFiles(linked)).not.toHaveProperty("branch");
     await run(linked, "checkout", "-q", "story");
     // Through a symlink (git prints the real path), below the top, in a plain repository, on a packed ref, with per-worktree config: git says.
     const spelled = join(temp("cc-linked-"), "spelled");

@@ -1,6 +1,6 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { git, indexMayHold, linkedWorktreeCommonDir, linkedWorktreesOn, readHeadCommit, worktreeGitDir } from "../../src/workspace/index.js";
+import { git, indexMayHold, linkedWorktreeDirs, linkedWorktreesOn, readHeadCommit, worktreeGitDir } from "../../src/workspace/index.js";
 import { addWorktree, commitAll, initRepo, makeTempDir, removeTempDirs } from "../support/tmp.js";
 
 afterAll(removeTempDirs);
@@ -204,25 +204,27 @@ describe("linkedWorktreesOn", () => {
   });
 });
 
-describe("linkedWorktreeCommonDir", () => {
-  it("names what git rev-parse --git-common-dir names at a linked worktree's top, and nothing elsewhere", async () => {
+describe("linkedWorktreeDirs", () => {
+  it("names what git rev-parse says of a linked worktree's top (its git folder and the common one), and nothing elsewhere", async () => {
     const main = await repo();
     const linked = await addWorktree(main, join(makeTempDir(), "linked"));
-    const asked = await git(["rev-parse", "--path-format=absolute", "--git-common-dir"], { cwd: linked });
-    expect(linkedWorktreeCommonDir(linked)).toBe(asked);
+    const [gitDir, commonDir] = (await git(["rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir"], { cwd: linked })).split("\n");
+    const asked = { gitDir, commonDir };
+    expect(linkedWorktreeDirs(linked)).toEqual(asked);
     // A plain repository, a folder inside a worktree and a folder outside any are left to git.
-    expect(linkedWorktreeCommonDir(main)).toBeUndefined();
+    expect(linkedWorktreeDirs(main)).toBeUndefined();
     mkdirSync(join(linked, "sub"));
-    expect(linkedWorktreeCommonDir(join(linked, "sub"))).toBeUndefined();
-    expect(linkedWorktreeCommonDir(makeTempDir())).toBeUndefined();
-    // A worktree entry without its commondir file, or pointing at no repository, is not guessed at.
-    const entry = worktreeGitDir(linked) as string;
-    const commondir = readFileSync(join(entry, "commondir"), "utf8");
-    writeFileSync(join(entry, "commondir"), "../nowhere\n");
-    expect(linkedWorktreeCommonDir(linked)).toBeUndefined();
-    rmSync(join(entry, "commondir"));
-    expect(linkedWorktreeCommonDir(linked)).toBeUndefined();
-    writeFileSync(join(entry, "commondir"), commondir);
-    expect(linkedWorktreeCommonDir(linked)).toBe(asked);
+    expect(linkedWorktreeDirs(join(linked, "sub"))).toBeUndefined();
+    expect(linkedWorktreeDirs(makeTempDir())).toBeUndefined();
+    // A worktree entry whose commondir file is empty, names no repository, or is gone, is not guessed at.
+    const commondir = readFileSync(join(gitDir as string, "commondir"), "utf8");
+    for (const content of ["\n", "../nowhere\n"]) {
+      writeFileSync(join(gitDir as string, "commondir"), content);
+      expect(linkedWorktreeDirs(linked)).toBeUndefined();
+    }
+    rmSync(join(gitDir as string, "commondir"));
+    expect(linkedWorktreeDirs(linked)).toBeUndefined();
+    writeFileSync(join(gitDir as string, "commondir"), commondir);
+    expect(linkedWorktreeDirs(linked)).toEqual(asked);
   });
 });

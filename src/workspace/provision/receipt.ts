@@ -7,7 +7,7 @@ import { isAbsolute, join, resolve } from "node:path";
 import { schemas } from "../../schema/index.js";
 import { writeFileAtomicSync } from "../../files/index.js";
 import { git, GitError } from "../git.js";
-import { linkedWorktreeCommonDir } from "../git-dir.js";
+import { linkedWorktreeDirs } from "../git-dir.js";
 import { repositoryLocks } from "../repo-lock.js";
 
 /** The receipt's file name at the worktree root. */
@@ -79,8 +79,8 @@ export async function excludeReceipt(worktree: string): Promise<void> {
 /** The repository's common git folder and the worktree's path inside it; undefined outside any repository. */
 async function commonDirAndPrefix(worktree: string): Promise<{ gitDir: string; prefix: string } | undefined> {
   // A task's linked worktree (the runner's case) names its common folder in its files, at its top: one git process less.
-  const linked = linkedWorktreeCommonDir(worktree);
-  if (linked !== undefined) return { gitDir: linked, prefix: "" };
+  const linked = linkedWorktreeDirs(worktree);
+  if (linked !== undefined) return { gitDir: linked.commonDir, prefix: "" };
   let output: string;
   try {
     // Stryker disable next-line BooleanLiteral: rev-parse takes no optional lock, so read-only changes nothing
