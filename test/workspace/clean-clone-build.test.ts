@@ -4,7 +4,7 @@
  * (or detached, or shallow), and every failure a build error naming its step. Each case builds
  * one or two small clones, so the whole file is cheap enough to run once per mutant.
  */
-import { existsSync, readdirSync, rmSync, symlinkSync, utimesSync } from "node:fs";
+import { existsSync, readdirSync, renameSync, rmSync, symlinkSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { buildCleanClone, CleanCloneBuildError, type BuiltCleanClone, type BuildCleanCloneOptions } from "../../src/workspace/index.js";
 import { resolveTarget, targetFromFiles, type CleanCloneTarget } from "../../src/workspace/clean-clone/target.js";
@@ -66,6 +66,10 @@ describe("resolveTarget", () => {
     expect(targetFromFiles(linked)).toBeUndefined();
     await run(repo, "config", "--remove-section", "include");
     expect(targetFromFiles(linked)).toEqual(await asked(linked));
+    // A config file that cannot be read is not guessed at either.
+    renameSync(join(repo, ".git", "config"), join(repo, ".git", "config.away"));
+    expect(targetFromFiles(linked)).toBeUndefined();
+    renameSync(join(repo, ".git", "config.away"), join(repo, ".git", "config"));
     await run(repo, "config", "extensions.worktreeConfig", "true");
     expect(targetFromFiles(linked)).toBeUndefined();
   });

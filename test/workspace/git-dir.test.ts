@@ -216,6 +216,9 @@ describe("linkedWorktreeDirs", () => {
     mkdirSync(join(linked, "sub"));
     expect(linkedWorktreeDirs(join(linked, "sub"))).toBeUndefined();
     expect(linkedWorktreeDirs(makeTempDir())).toBeUndefined();
+    const odd = makeTempDir();
+    writeFileSync(join(odd, ".git"), "not a gitdir line\n");
+    expect(linkedWorktreeDirs(odd)).toBeUndefined();
     // A worktree entry whose commondir file is empty, names no repository, or is gone, is not guessed at.
     const commondir = readFileSync(join(gitDir as string, "commondir"), "utf8");
     for (const content of ["\n", "../nowhere\n"]) {
