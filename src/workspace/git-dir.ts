@@ -41,6 +41,7 @@ export function linkedWorktreeDirs(worktree: string): { gitDir: string; commonDi
   const gitDir = worktreeGitDir(worktree);
   // A plain repository's `.git` folder (or none) has no commondir file either.
   const common = gitDir === undefined ? undefined : read(join(gitDir, "commondir"))?.trim();
+  // Stryker disable next-line ConditionalExpression: equivalent, an undefined gitDir leaves common undefined; the test narrows the type
   if (gitDir === undefined || common === undefined || common === "") return undefined;
   const commonDir = resolve(gitDir, common);
   return read(join(commonDir, "HEAD")) === undefined ? undefined : { gitDir, commonDir };
