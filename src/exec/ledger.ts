@@ -18,6 +18,7 @@ interface LedgerRecord {
 
 export class ProcessLedger {
   private readonly owner = selfIdentity();
+  private folderMade = false;
 
   constructor(readonly dir: string) {}
 
@@ -25,10 +26,18 @@ export class ProcessLedger {
   started(pid: number, program: string): void {
     const child = identityOf(pid);
     if (!child) return;
+    const record: LedgerRecord = { child, owner: this.owner, program };
     try {
-      mkdirSync(this.dir, { recursive: true });
-      const record: LedgerRecord = { child, owner: this.owner, program };
-      writeFileSync(join(this.dir, `${pid}.json`), JSON.stringify(record));
+      // The folder is made once, and again only when it went (a write into it then fails with ENOENT).
+      if (!this.folderMade) mkdirSync(this.dir, { recursive: true });
+      this.folderMade = true;
+      try {
+        writeFileSync(join(this.dir, `${pid}.json`), JSON.stringify(record));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+        mkdirSync(this.dir, { recursive: true });
+        writeFileSync(join(this.dir, `${pid}.json`), JSON.stringify(record));
+      }
     } catch {
       // A full disk must not stop the step; the process is still ended with its group.
     }

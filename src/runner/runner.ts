@@ -111,23 +111,32 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
   let memoryOutbox: Promise<Outbox> | undefined;
   const outbox = (): Promise<Outbox> => Promise.resolve(deps.outbox ?? (memoryOutbox ??= github.memoryOutbox(log, pushStoryWork)));
   try {
+    // Set when the story's branch has had no pull request at all: the draft is then opened without looking for one again.
+    let noPullYet = false;
     // The story's first GitHub calls; while GitHub is down (5xx, refused, retry-after) the job
     // waits and asks again with backoff instead of failing, so it stays queued.
     const opened = await untilGitHubAnswers(async () => {
       await github.connect();
+      // Asked at once, acted on in order: the admission, the git token, and (for a label) the
+      // story's pull request are independent reads, so the job waits for one round trip, not three.
+      const admitted = github.confirmAdmission(job, log);
+      const gitToken = github.gitAuthEnv();
+      const lookup = job.kind === "start" ? github.findStoryPull(job.issue.number) : Promise.resolve(undefined);
+      // A refusal, or the answer that fails first, decides; the others' failures are then nobody's.
+      gitToken.catch(() => undefined);
+      lookup.catch(() => undefined);
       // Whoever queued the job must still have write access now; otherwise the issue is told and nothing starts.
-      if (!(await github.confirmAdmission(job, log))) return "not-admitted";
-      await github.gitAuthEnv();
+      if (!(await admitted)) return "not-admitted";
+      await gitToken;
       // A label on a story that already completed starts nothing: asked here, before any clone,
       // so the webhook handler never waits on GitHub.
-      if (job.kind === "start") {
-        const existing = await github.findStoryPull(job.issue.number);
-        if (existing && isCompletedStory(existing)) {
-          await postNotices(outbox(), story, [commentNotice(`comment:already-completed:${job.deliveryId}`, job.issue.number, renderAlreadyCompleted(job.issue.number, existing.url))], log);
-          log.info({ story: job.storyKey, pull: existing.number }, "story already completed; nothing started");
-          return "completed";
-        }
+      const existing = await lookup;
+      if (existing && isCompletedStory(existing)) {
+        await postNotices(outbox(), story, [commentNotice(`comment:already-completed:${job.deliveryId}`, job.issue.number, renderAlreadyCompleted(job.issue.number, existing.url))], log);
+        log.info({ story: job.storyKey, pull: existing.number }, "story already completed; nothing started");
+        return "completed";
       }
+      noPullYet = job.kind === "start" && existing === undefined;
       return "open";
     }, signal, { log, what: { story: job.storyKey }, ...deps.githubDown });
     if (opened === "not-admitted" || opened === "completed") {
@@ -156,7 +165,7 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
     // The default branch and the story's own (its plan's task branches under it): not every story's.
     const branches = { exact: job.repository.defaultBranch, prefix: storyBranch(job.issue.number) };
     const repoDir = await syncRepoCache({ harnessHome: deps.harnessHome, owner, name: repo, cloneUrl: job.repository.cloneUrl, authEnv, branches });
-    pull = await ensureStoryPull({ github, repoDir, defaultBranch: job.repository.defaultBranch, issue: job.issue, authEnv });
+    pull = await ensureStoryPull({ github, repoDir, defaultBranch: job.repository.defaultBranch, issue: job.issue, authEnv, noPullYet });
     const reporter = deps.createReporter(github.reporterTarget({ pullNumber: pull.pullNumber, issueNumber: job.issue.number, headSha: pull.headSha, log }));
     // The end is held until the work is pushed (deliverStoryWork): a conclusion never claims what was not delivered.
     tracker = new TrackingReporter(reporter, (error) => log.warn({ err: describe(error, redact) }, "reporting failed"), true);
@@ -174,7 +183,8 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
       throw new StoryStop("interrupted", renderTooManyInterruptions(lease.interruptions));
     }
     const config = readConfig(deps, await configText);
-    await prepareStoryBranch({ repoDir, branch: pull.branch, remoteTip: pull.headSha });
+    // A re-admission merges into the local branch, so it must be there; a start's task makes it from the remote's.
+    await prepareStoryBranch({ repoDir, branch: pull.branch, remoteTip: pull.headSha, localTip: pull.localTip, absentIsFine: job.kind === "start" });
     // A re-admitted story runs on the default branch as it is now (a conflict blocks it as base-conflict).
     if (job.kind === "retry-blocked") {
       const merged = await mergeDefaultBranch({ repoDir, branch: pull.branch, defaultBranch: job.repository.defaultBranch });

@@ -1,5 +1,5 @@
 import { renderPullTitle, storyBranch, type StoryGitHub } from "../github/index.js";
-import { git, gitResult, HARNESS_IDENTITY } from "../workspace/index.js";
+import { git, gitResult, HARNESS_IDENTITY, resolveCommits } from "../workspace/index.js";
 
 /** The story's draft pull request and the branch it heads. */
 export interface StoryPull {
@@ -9,6 +9,8 @@ export interface StoryPull {
   /** GraphQL id of the pull request (to mark it ready for review). */
   pullNodeId: string;
   headSha: string;
+  /** The cache's local story branch as this call found it (before any run), undefined when it has none. */
+  localTip: string | undefined;
   /** True when this call opened the pull request (the story's first start). */
   opened: boolean;
 }
@@ -20,6 +22,8 @@ export interface StartStoryArgs {
   defaultBranch: string;
   issue: { number: number; title: string };
   authEnv: Record<string, string>;
+  /** The branch has had no pull request in any state (asked by the runner just before): the draft is opened without a look. */
+  noPullYet?: boolean;
 }
 
 /**
@@ -31,7 +35,9 @@ export interface StartStoryArgs {
 export async function ensureStoryPull(args: StartStoryArgs): Promise<StoryPull> {
   const branch = storyBranch(args.issue.number);
   const remoteRef = `refs/remotes/origin/${branch}`;
-  let headSha = await resolveRef(args.repoDir, remoteRef);
+  // The local branch is read by the same git process: the runner moves it only when it is elsewhere.
+  const [remoteTip, localTip] = await resolveCommits(args.repoDir, [remoteRef, `refs/heads/${branch}`]);
+  let headSha = remoteTip;
   if (!headSha) {
     const base = `refs/remotes/origin/${args.defaultBranch}`;
     headSha = await git(["commit-tree", `${base}^{tree}`, "-p", base, "-m", `${renderPullTitle(args.issue)}\n\nStarted by story-harness.`], {
@@ -41,8 +47,8 @@ export async function ensureStoryPull(args: StartStoryArgs): Promise<StoryPull> 
     // The push moves `refs/remotes/origin/<branch>` too (the cache's fetch refspec maps it): no update-ref of our own.
     await git(["push", "--quiet", "origin", `${headSha}:refs/heads/${branch}`], { cwd: args.repoDir, env: args.authEnv, timeoutMs: 600_000 });
   }
-  const pull = await args.github.ensureDraftPull({ branch, defaultBranch: args.defaultBranch, issue: args.issue });
-  return { branch, headSha, ...pull };
+  const pull = await args.github.ensureDraftPull({ branch, defaultBranch: args.defaultBranch, issue: args.issue, ...(args.noPullYet === true ? { noPullYet: true } : {}) });
+  return { branch, headSha, localTip, ...pull };
 }
 
 /** The commit a ref points at, or undefined when it does not exist. */

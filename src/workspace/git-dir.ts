@@ -32,6 +32,22 @@ export function worktreeGitDir(worktree: string): string | undefined {
 }
 
 /**
+ * The git folders of a linked worktree whose top is `worktree`: its own (`gitDir`, where its
+ * `.git` file points: `<common>/worktrees/<id>`) and the common one its `commondir` file names,
+ * read from those files. Undefined for anything else (a plain repository, a folder inside a
+ * worktree, another layout): the caller then asks git.
+ */
+export function linkedWorktreeDirs(worktree: string): { gitDir: string; commonDir: string } | undefined {
+  const gitDir = worktreeGitDir(worktree);
+  // A plain repository's `.git` folder (or none) has no commondir file either.
+  const common = gitDir === undefined ? undefined : read(join(gitDir, "commondir"))?.trim();
+  // Stryker disable next-line ConditionalExpression: equivalent, an undefined gitDir leaves common undefined; the test narrows the type
+  if (gitDir === undefined || common === undefined || common === "") return undefined;
+  const commonDir = resolve(gitDir, common);
+  return read(join(commonDir, "HEAD")) === undefined ? undefined : { gitDir, commonDir };
+}
+
+/**
  * The commit HEAD of `worktree` names, read from its files: a detached HEAD's id, or the loose
  * ref its branch points at (a commit just made always writes it). Undefined when that is not
  * how they are laid out.

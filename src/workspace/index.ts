@@ -77,5 +77,5 @@ export {
 } from "./worktree.js";
 export { repositoryLocks, RepoLocks } from "./repo-lock.js";
 export { isValidBranchName } from "./ref-name.js";
-export { indexMayHold, linkedWorktreesOn, readHeadCommit, worktreeGitDir } from "./git-dir.js";
+export { indexMayHold, linkedWorktreeDirs, linkedWorktreesOn, readHeadCommit, worktreeGitDir } from "./git-dir.js";
 export { reapScratch } from "./clean-clone/scratch.js";

@@ -1,5 +1,5 @@
 import { randomInt } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { exec, ProcessLedger, reapOrphans, runInStepScope, type ExecResult } from "../../src/exec/index.js";
 import { reapScratch } from "../../src/workspace/index.js";
@@ -21,6 +21,18 @@ describe("step scope and process ledger", () => {
     stop.abort();
     const result = await running;
     expect(result).toMatchObject({ aborted: true, signal: "SIGTERM" });
+    expect(readdirSync(join(dir, "ledger"))).toEqual([]);
+  });
+
+  it("records a child in a ledger folder removed after the first record (it is made again)", async () => {
+    const dir = makeTempDir();
+    const ledger = new ProcessLedger(join(dir, "ledger"));
+    ledger.started(process.pid, "first");
+    expect(readdirSync(join(dir, "ledger"))).toEqual([`${process.pid}.json`]);
+    rmSync(join(dir, "ledger"), { recursive: true });
+    ledger.started(process.pid, "second");
+    expect(JSON.parse(readFileSync(join(dir, "ledger", `${process.pid}.json`), "utf8"))).toMatchObject({ child: { pid: process.pid }, program: "second" });
+    ledger.ended(process.pid);
     expect(readdirSync(join(dir, "ledger"))).toEqual([]);
   });
 

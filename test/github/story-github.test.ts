@@ -111,6 +111,28 @@ describe("the story adapter", () => {
     expect(await github.findStoryPull(issue.number)).toMatchObject({ draft: false });
   });
 
+  it("opens the draft without looking for one when told the branch has had none (the runner just asked)", async () => {
+    const github = adapter();
+    await github.connect();
+    const issue = gh.createIssue(OWNER, "shop", { title: "Told", user: "writer" });
+    const branch = `harness/story-${issue.number}`;
+    const clone = makeTempDir();
+    const env = await github.gitAuthEnv();
+    await git(["clone", "-q", `${gh.url}/${OWNER}/shop.git`, clone], { cwd: clone, env });
+    await git(["commit", "-q", "--allow-empty", "-m", "start"], { cwd: clone, env: HARNESS_IDENTITY });
+    await git(["push", "-q", "origin", `HEAD:refs/heads/${branch}`], { cwd: clone, env });
+    // Any look would fail: the listing is refused for as long as the draft is opened.
+    const window = gh.injectFailure({ method: "GET", path: /\/pulls$/, failure: { kind: "bad-gateway" } });
+    try {
+      const opened = await github.ensureDraftPull({ branch, defaultBranch: "main", issue: { number: issue.number, title: "Told" }, noPullYet: true });
+      expect(opened.opened).toBe(true);
+      expect(window.served).toBe(0);
+      expect(gh.state.findPull(OWNER, "shop", branch)).toMatchObject({ number: opened.pullNumber, draft: true });
+    } finally {
+      window.close();
+    }
+  });
+
   it("gives its reporter a live list of its tokens, and redacts them in every form with the App's secrets", async () => {
     const github = adapter("shop", repoId, ["webhook-secret-value"]);
     expect(github.redact("nothing yet")).toBe("nothing yet");

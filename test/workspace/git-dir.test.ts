@@ -1,6 +1,6 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { git, indexMayHold, linkedWorktreesOn, readHeadCommit, worktreeGitDir } from "../../src/workspace/index.js";
+import { git, indexMayHold, linkedWorktreeDirs, linkedWorktreesOn, readHeadCommit, worktreeGitDir } from "../../src/workspace/index.js";
 import { addWorktree, commitAll, initRepo, makeTempDir, removeTempDirs } from "../support/tmp.js";
 
 afterAll(removeTempDirs);
@@ -201,5 +201,33 @@ describe("linkedWorktreesOn", () => {
     writeFileSync(join(notAFolder, "HEAD"), "ref: refs/heads/main\n");
     writeFileSync(join(notAFolder, "worktrees"), "");
     expect(linkedWorktreesOn(notAFolder, "story")).toBeUndefined();
+  });
+});
+
+describe("linkedWorktreeDirs", () => {
+  it("names what git rev-parse says of a linked worktree's top (its git folder and the common one), and nothing elsewhere", async () => {
+    const main = await repo();
+    const linked = await addWorktree(main, join(makeTempDir(), "linked"));
+    const [gitDir, commonDir] = (await git(["rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir"], { cwd: linked })).split("\n");
+    const asked = { gitDir, commonDir };
+    expect(linkedWorktreeDirs(linked)).toEqual(asked);
+    // A plain repository, a folder inside a worktree and a folder outside any are left to git.
+    expect(linkedWorktreeDirs(main)).toBeUndefined();
+    mkdirSync(join(linked, "sub"));
+    expect(linkedWorktreeDirs(join(linked, "sub"))).toBeUndefined();
+    expect(linkedWorktreeDirs(makeTempDir())).toBeUndefined();
+    const odd = makeTempDir();
+    writeFileSync(join(odd, ".git"), "not a gitdir line\n");
+    expect(linkedWorktreeDirs(odd)).toBeUndefined();
+    // A worktree entry whose commondir file is empty, names no repository, or is gone, is not guessed at.
+    const commondir = readFileSync(join(gitDir as string, "commondir"), "utf8");
+    for (const content of ["\n", "../nowhere\n"]) {
+      writeFileSync(join(gitDir as string, "commondir"), content);
+      expect(linkedWorktreeDirs(linked)).toBeUndefined();
+    }
+    rmSync(join(gitDir as string, "commondir"));
+    expect(linkedWorktreeDirs(linked)).toBeUndefined();
+    writeFileSync(join(gitDir as string, "commondir"), commondir);
+    expect(linkedWorktreeDirs(linked)).toEqual(asked);
   });
 });

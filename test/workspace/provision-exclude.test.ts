@@ -1,8 +1,8 @@
 /** The receipt's lines in the repository's `info/exclude`: exactly what is appended, and when nothing is. */
 import { mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { excludeReceipt, GitError, PROVISION_RECEIPT } from "../../src/workspace/index.js";
-import { initRepo, makeTempDir, removeTempDirs } from "../support/tmp.js";
+import { excludeReceipt, git, GitError, PROVISION_RECEIPT } from "../../src/workspace/index.js";
+import { addWorktree, initRepo, makeTempDir, removeTempDirs } from "../support/tmp.js";
 
 afterAll(removeTempDirs);
 
@@ -56,6 +56,15 @@ describe("excludeReceipt", () => {
     const { repo, excludePath } = await repoWithExclude(`/${PROVISION_RECEIPT}   \n`);
     await excludeReceipt(repo);
     expect(readFileSync(excludePath, "utf8")).toBe(`/${PROVISION_RECEIPT}   \n/${PROVISION_RECEIPT}.*.tmp\n`);
+  });
+
+  it("at a linked worktree's top lists the receipt in the common folder's exclude, which git then honours there", async () => {
+    const { repo, excludePath } = await repoWithExclude("");
+    const linked = await addWorktree(repo, join(makeTempDir("harness-exclude-linked-"), "linked"));
+    await excludeReceipt(linked);
+    expect(readFileSync(excludePath, "utf8")).toBe(LINES);
+    writeFileSync(join(linked, PROVISION_RECEIPT), "{}\n");
+    expect(await git(["status", "--porcelain"], { cwd: linked })).toBe("");
   });
 
   it("does nothing in a folder that is not a repository, and fails on any other git failure", async () => {

@@ -19,17 +19,23 @@ export interface DraftPullArgs {
   branch: string;
   defaultBranch: string;
   issue: { number: number; title: string };
+  /** Known to have no pull request in any state (the caller just asked): nothing is looked for. */
+  noPullYet?: boolean;
 }
 
 /**
  * The open pull request of the story branch, or a new draft one ("Story #N: <title>", body
  * `Closes #N`) when there is none: a later start (retry, resumption) reuses the first one's.
+ * With `noPullYet` the list is not asked (the runner's look for a completed story just said
+ * the branch has none); should one have appeared meanwhile, GitHub refuses the second.
  */
 export async function ensureDraftPull(octokit: AppOctokit, args: DraftPullArgs): Promise<OpenStoryPull> {
   const { owner, repo, branch } = args;
-  const existing = await octokit.rest.pulls.list({ owner, repo, head: `${owner}:${branch}`, state: "open" });
-  const found = existing.data.find((pull) => pull.head.ref === branch);
-  if (found) return { pullNumber: found.number, pullUrl: found.html_url, pullNodeId: found.node_id, opened: false };
+  if (args.noPullYet !== true) {
+    const existing = await octokit.rest.pulls.list({ owner, repo, head: `${owner}:${branch}`, state: "open" });
+    const found = existing.data.find((pull) => pull.head.ref === branch);
+    if (found) return { pullNumber: found.number, pullUrl: found.html_url, pullNodeId: found.node_id, opened: false };
+  }
   const created = await octokit.rest.pulls.create({
     owner,
     repo,

@@ -7,6 +7,7 @@ import { isAbsolute, join, resolve } from "node:path";
 import { schemas } from "../../schema/index.js";
 import { writeFileAtomicSync } from "../../files/index.js";
 import { git, GitError } from "../git.js";
+import { linkedWorktreeDirs } from "../git-dir.js";
 import { repositoryLocks } from "../repo-lock.js";
 
 /** The receipt's file name at the worktree root. */
@@ -68,18 +69,28 @@ export function writeReceipt(worktree: string, receipt: ProvisionReceipt): strin
  * share it), once. A folder that is not a git repository has nothing to exclude from.
  */
 export async function excludeReceipt(worktree: string): Promise<void> {
+  const located = await commonDirAndPrefix(worktree);
+  if (located === undefined) return;
+  const { gitDir, prefix } = located;
+  // Serialised per repository, so two worktrees provisioned at once never duplicate a line.
+  await repositoryLocks.with(gitDir, async () => appendMissingLines(join(gitDir, "info", "exclude"), excludeLines(prefix)));
+}
+
+/** The repository's common git folder and the worktree's path inside it; undefined outside any repository. */
+async function commonDirAndPrefix(worktree: string): Promise<{ gitDir: string; prefix: string } | undefined> {
+  // A task's linked worktree (the runner's case) names its common folder in its files, at its top: one git process less.
+  const linked = linkedWorktreeDirs(worktree);
+  if (linked !== undefined) return { gitDir: linked.commonDir, prefix: "" };
   let output: string;
   try {
     // Stryker disable next-line BooleanLiteral: rev-parse takes no optional lock, so read-only changes nothing
     output = await git(["rev-parse", "--git-common-dir", "--show-prefix"], { cwd: worktree, readOnly: true });
   } catch (error) {
-    if (error instanceof GitError && error.kind === "not-a-repository") return;
+    if (error instanceof GitError && error.kind === "not-a-repository") return undefined;
     throw error;
   }
   const [commonDir = ".git", prefix = ""] = output.split("\n");
-  const gitDir = isAbsolute(commonDir) ? commonDir : resolve(worktree, commonDir);
-  // Serialised per repository, so two worktrees provisioned at once never duplicate a line.
-  await repositoryLocks.with(gitDir, async () => appendMissingLines(join(gitDir, "info", "exclude"), excludeLines(prefix)));
+  return { gitDir: isAbsolute(commonDir) ? commonDir : resolve(worktree, commonDir), prefix };
 }
 
 function appendMissingLines(excludePath: string, lines: readonly string[]): void {
