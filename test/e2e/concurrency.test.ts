@@ -48,6 +48,8 @@ describe("two stories at once", () => {
     await reportsDelivered(home);
     expect(storyPull(fake, "pair", first.number)?.draft).toBe(false);
     expect(storyPull(fake, "pair", second.number)?.draft).toBe(false);
+    // Read once the App has stopped: its last log lines are written at exit.
+    await running.stop();
     expect((await running.log()).includes('"level":50')).toBe(false);
     fake.assertNoUnexpectedRequests();
   });

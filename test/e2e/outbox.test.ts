@@ -7,12 +7,12 @@
  * complete.
  */
 import { jest } from "@jest/globals";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeGitHub, type FakeGitHub, type FailureWindow } from "../support/fake-github/index.js";
 import { eventually, startApp, type RunningApp } from "./app-process.js";
-import { addStoryRepo, CHECK_NAMES, sandboxGrant, checksOn, harnessYml, labelNewIssue, OWNER, queueDrained, reportsDelivered, STATUS_MARKER, storyEnd, storyPull, storyRunsDir } from "./scenario.js";
+import { addStoryRepo, CHECK_NAMES, sandboxGrant, checksOn, harnessYml, labelNewIssue, logged, OWNER, queueDrained, reportsDelivered, STATUS_MARKER, storyEnd, storyPull, storyRunsDir } from "./scenario.js";
 
 jest.setTimeout(240_000);
 
@@ -87,7 +87,7 @@ describe("the outbox, end to end", () => {
     expect(fake.state.commentsOn(OWNER, "flaky", pull.number).filter((comment) => comment.body.startsWith(STATUS_MARKER))).toEqual([status]);
     await eventually("the outbox to empty", () => (pendingOutbox(home).length === 0 ? true : undefined));
     expect(fake.state.checkRuns.filter((run) => run.repo === `${OWNER}/flaky` && run.status !== "completed")).toEqual([]);
-    expect(await second.log()).toContain("outbox: GitHub refused a write; it is retried");
+    await logged(second, "outbox: GitHub refused a write; it is retried");
     fake.assertNoUnexpectedRequests();
   });
 
@@ -109,7 +109,7 @@ describe("the outbox, end to end", () => {
 
     // The job ends with its push recorded and waiting; nothing claims the work arrived.
     await queueDrained(home);
-    expect(await first.log()).toContain("the push waits in the outbox");
+    await logged(first, "the push waits in the outbox");
     expect(await fake.branchHead(OWNER, "push-later", `harness/story-${number}`)).toBe(startHead);
     expect(fake.state.checkRuns.filter((run) => run.repo === `${OWNER}/push-later` && run.name === "harness / story" && run.conclusion === "success")).toEqual([]);
     expect(pendingOutbox(home).length).toBeGreaterThan(0);
@@ -159,7 +159,7 @@ describe("the outbox, end to end", () => {
     expect(storyPull(fake, "refused", number)?.draft).toBe(true);
     const storyDir = storyRunsDir(home, "refused", number);
     expect(readdirSync(storyDir).some((run) => existsSync(join(storyDir, run, "unpushed-work.bundle")))).toBe(true);
-    expect(readFileSync(app.logPath, "utf8")).toContain("push-refused");
+    await logged(app, "push-refused");
     fake.assertNoUnexpectedRequests();
   });
 });

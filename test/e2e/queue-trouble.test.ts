@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { eventually, startApp, type RunningApp } from "./app-process.js";
-import { addStoryRepo, harnessYml, OWNER } from "./scenario.js";
+import { addStoryRepo, harnessYml, logged, OWNER } from "./scenario.js";
 
 jest.setTimeout(120_000);
 
@@ -59,7 +59,7 @@ describe("queue trouble, end to end", () => {
     expect(fake.state.comments.filter((comment) => comment.repo === `${OWNER}/trouble` && comment.issueNumber === issue.number)).toHaveLength(1);
     expect(told.body).toContain("$.job.kind");
     expect(readdirSync(join(home, "queue", "quarantine"))).toEqual([`${id}.json`]);
-    expect(await app.log()).toContain(`${id}.json`);
+    await logged(app, `${id}.json`);
 
     // The operator's view, behind the status token.
     const statusUrl = `http://127.0.0.1:${app.port}/harness/status.json`;

@@ -114,6 +114,14 @@ export async function storyEnd(fake: FakeGitHub, name: string, issue: number, ti
   }, timeoutMs);
 }
 
+/**
+ * Waits until the App's log holds `text`. The App writes its JSON lines in batches (a line may
+ * wait up to LOG_FLUSH_MS), so a line about something that just happened is polled for.
+ */
+export async function logged(app: Pick<RunningApp, "log">, text: string): Promise<void> {
+  await eventually(`the App to log ${JSON.stringify(text)}`, async () => ((await app.log()).includes(text) ? true : undefined), 20_000);
+}
+
 /** Waits for a log line of the App about a delivery. */
 export async function loggedDelivery(app: RunningApp, deliveryId: string): Promise<Record<string, unknown>> {
   return eventually(`the App to log delivery ${deliveryId}`, async () => {
