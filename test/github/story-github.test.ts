@@ -81,17 +81,22 @@ describe("the story adapter", () => {
     expect(gh.state.commentsOn(OWNER, "shop", issue.number).map((comment) => comment.body)).toEqual([expect.stringContaining("@stranger")]);
   });
 
+  /** Pushes an empty start commit to `branch` of the shop repository, as the runner does before it opens the draft. */
+  async function pushStartCommit(github: StoryGitHub, branch: string): Promise<void> {
+    const clone = makeTempDir();
+    const env = await github.gitAuthEnv();
+    await git(["clone", "-q", `${gh.url}/${OWNER}/shop.git`, clone], { cwd: clone, env });
+    await git(["commit", "-q", "--allow-empty", "-m", "start"], { cwd: clone, env: HARNESS_IDENTITY });
+    await git(["push", "-q", "origin", `HEAD:refs/heads/${branch}`], { cwd: clone, env });
+  }
+
   it("opens the story's draft pull request once, finds it again, and marks it ready for review", async () => {
     const github = adapter();
     await github.connect();
     const long = "x".repeat(256); // GitHub's longest issue title; the pull request's title must still fit
     const issue = gh.createIssue(OWNER, "shop", { title: long, user: "writer" });
     const branch = `harness/story-${issue.number}`;
-    const clone = makeTempDir();
-    const env = await github.gitAuthEnv();
-    await git(["clone", "-q", `${gh.url}/${OWNER}/shop.git`, clone], { cwd: clone, env });
-    await git(["commit", "-q", "--allow-empty", "-m", "start"], { cwd: clone, env: HARNESS_IDENTITY });
-    await git(["push", "-q", "origin", `HEAD:refs/heads/${branch}`], { cwd: clone, env });
+    await pushStartCommit(github, branch);
     expect(await github.findStoryPull(issue.number)).toBeUndefined();
 
     const opened = await github.ensureDraftPull({ branch, defaultBranch: "main", issue: { number: issue.number, title: long } });
@@ -116,11 +121,7 @@ describe("the story adapter", () => {
     await github.connect();
     const issue = gh.createIssue(OWNER, "shop", { title: "Told", user: "writer" });
     const branch = `harness/story-${issue.number}`;
-    const clone = makeTempDir();
-    const env = await github.gitAuthEnv();
-    await git(["clone", "-q", `${gh.url}/${OWNER}/shop.git`, clone], { cwd: clone, env });
-    await git(["commit", "-q", "--allow-empty", "-m", "start"], { cwd: clone, env: HARNESS_IDENTITY });
-    await git(["push", "-q", "origin", `HEAD:refs/heads/${branch}`], { cwd: clone, env });
+    await pushStartCommit(github, branch);
     // Any look would fail: the listing is refused for as long as the draft is opened.
     const window = gh.injectFailure({ method: "GET", path: /\/pulls$/, failure: { kind: "bad-gateway" } });
     try {
