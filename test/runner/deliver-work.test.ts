@@ -6,7 +6,7 @@
  * a blocked run that did commit work, a refused push of a blocked run or without a bundle, and
  * what is said when the outbox has no words of GitHub's to pass on.
  */
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { jest } from "@jest/globals";
 import { GitHubReporter, Outbox, storyBranch, storyGitHub, type AppOctokit } from "../../src/github/index.js";
@@ -34,7 +34,7 @@ describe("delivering a finished story", () => {
    * draft pull request (its start commit pushed), the reporter on the pull's head and the tracker
    * that holds the end; `outbox`: the App's on disk, or one in memory (already `closed` if asked).
    */
-  async function storyAtItsEnd(name: string, outboxKind: "durable" | "memory" | "closed-memory", reporterKind: "github" | "plain" = "github") {
+  async function storyAtItsEnd(name: string, outboxKind: "durable" | "closed-durable" | "memory" | "closed-memory", reporterKind: "github" | "plain" = "github") {
     const repo = await fx.fake.addRepository({ owner: "acme", name, files: { "README.md": `# ${name}\n` } });
     const issue = fx.fake.createIssue("acme", name, { title: "Deliver it", body: "", user: "acme" });
     const home = join(fx.root, `home-${name}`);
@@ -45,11 +45,8 @@ describe("delivering a finished story", () => {
     const repoDir = await syncRepoCache({ harnessHome: home, owner: "acme", name, cloneUrl: repo.cloneUrl, authEnv, branches: { exact: "main", prefix: storyBranch(issue.number) } });
     const pull = await ensureStoryPull({ github, repoDir, defaultBranch: "main", issue: { number: issue.number, title: "Deliver it" }, authEnv, noPullYet: true });
     let outbox: Outbox;
-    if (outboxKind === "durable") outbox = await fx.openOutbox(home);
-    else {
-      outbox = await github.memoryOutbox(log, pushStoryWork);
-      if (outboxKind === "closed-memory") await outbox.close();
-    }
+    if (outboxKind === "durable" || outboxKind === "closed-durable") outbox = await fx.openOutbox(home);
+    else outbox = await github.memoryOutbox(log, pushStoryWork);
     const story = { ...github.story, pullNumber: pull.pullNumber };
     const inner = new GitHubReporter({ ...github.reporterTarget({ pullNumber: pull.pullNumber, issueNumber: issue.number, headSha: pull.headSha, log }), outbox });
     // A reporter with the port's methods only (no outbox of its own to mark the pull ready through, nothing to hand off).
@@ -58,6 +55,8 @@ describe("delivering a finished story", () => {
     const runDir = join(home, "runs", `run-${name}`);
     mkdirSync(runDir, { recursive: true });
     await tracker.emit({ ...runStartedEvent({ story: { id: `acme/${name}#${issue.number}`, title: "Deliver it" }, runId: `run-${name}`, workflow: loadWorkflow(), readmission: false }), at: new Date().toISOString() });
+    // An outbox closed as the App stops: it records, it tries nothing more.
+    if (outboxKind.startsWith("closed-")) await outbox.close();
 
     /** The pipeline's end event, held by the tracker as in the runner. */
     const end = async (event: HistoryEvent): Promise<void> => {
@@ -71,7 +70,7 @@ describe("delivering a finished story", () => {
       return work;
     };
     const args = (outcome: Partial<StoryOutcome> & Pick<StoryOutcome, "status">, extra: Partial<DeliverArgs> = {}): DeliverArgs => ({
-      repoDir, pull, github, outbox, story, repositoryId: repo.id, durable: outboxKind === "durable", reporter, tracker,
+      repoDir, pull, github, outbox, story, repositoryId: repo.id, durable: outbox.durable, reporter, tracker,
       outcome: { branch: pull.branch, runDir, worktree: join(runDir, "worktree"), ...outcome },
       ...extra,
     });
@@ -167,6 +166,43 @@ describe("delivering a finished story", () => {
     expect(said).not.toContain(UNPUSHED_BUNDLE);
     expect(pullOf("refused-blocked", s.number).draft).toBe(true);
     fx.fake.assertNoUnexpectedRequests();
+  });
+
+  it("says a refused push's run had completed, keeps the work as a bundle and does not mark the pull ready", async () => {
+    const s = await storyAtItsEnd("refused-completed", "memory");
+    const work = await s.commitWork();
+    await s.end({ kind: "story.completed", at: new Date().toISOString(), taskId: "story", branch: s.pull.branch, commit: work });
+    const refusal = fx.injectFailure({ method: "POST", path: /^\/acme\/refused-completed\.git\/git-receive-pack$/, failure: { kind: "push-refused" } });
+    const from = fx.fake.state.requests.length;
+    const end = await deliverStoryWork(s.args({ status: "completed", commit: work }));
+    refusal.close();
+    expect(end).toEqual({ status: "blocked", failureClass: "push-refused" });
+    const blocked = storyChecks("refused-completed").find((run) => run.status === "completed")!;
+    const said = `${blocked.output.summary}\n${blocked.output.text ?? ""}`;
+    expect(said).toContain("so the pull request does not hold this work (the run had completed).");
+    expect(said).toContain(`The work is kept in the run directory as ${UNPUSHED_BUNDLE}.`);
+    expect(existsSync(join(s.runDir, UNPUSHED_BUNDLE))).toBe(true);
+    expect(readyRequests(from)).toEqual([]);
+    expect(pullOf("refused-completed", s.number).draft).toBe(true);
+    fx.fake.assertNoUnexpectedRequests();
+  });
+
+  it("leaves the push waiting in the App's outbox as it stops, the end and the ready-for-review recorded behind it", async () => {
+    const s = await storyAtItsEnd("stopping", "closed-durable");
+    const work = await s.commitWork();
+    await s.end({ kind: "story.completed", at: new Date().toISOString(), taskId: "story", branch: s.pull.branch, commit: work });
+    const from = fx.fake.state.requests.length;
+    const end = await deliverStoryWork(s.args({ status: "completed", commit: work }));
+    expect(end).toEqual({ status: "completed", pushWaiting: true, handedOff: true });
+    // Nothing went out; the push, the end on the new head and the ready-for-review wait on disk, in that order.
+    expect(fx.fake.state.requests.slice(from)).toEqual([]);
+    const waiting = s.outbox.list().filter((entry) => entry.state === "pending");
+    const push = waiting.findIndex((entry) => entry.slot === "push");
+    expect(waiting[push]?.write).toMatchObject({ kind: "push", sha: work, branch: s.pull.branch, runDir: s.runDir });
+    expect(waiting.findIndex((entry) => entry.write.kind === "check" && entry.write.headSha === work && entry.write.status === "completed")).toBeGreaterThan(push);
+    expect(waiting.findIndex((entry) => entry.slot === "ready-for-review")).toBeGreaterThan(push);
+    expect(await fx.fake.branchHead("acme", "stopping", s.pull.branch)).toBe(s.pull.headSha);
+    expect(pullOf("stopping", s.number).draft).toBe(true);
   });
 
   it("says a refused push's blocked run had no class when it named none, and that its work is kept as a bundle", async () => {
