@@ -15,6 +15,7 @@ import { ensureStoryPull, pushStoryWork, syncRepoCache, TrackingReporter, UNPUSH
 import { deliverStoryWork, PushFailedError, type DeliverArgs } from "../../src/runner/deliver-work.js";
 import { git, HARNESS_IDENTITY } from "../../src/workspace/index.js";
 import { appOctokitOf, outboxFixture } from "../support/outbox-fixture.js";
+import { eventually } from "../support/poll.js";
 import { recordingLog } from "./recording-log.js";
 
 jest.setTimeout(120_000);
@@ -218,6 +219,32 @@ describe("delivering a finished story", () => {
     const said = `${blocked.output.summary}\n${blocked.output.text ?? ""}`;
     expect(said).toContain("(the run had blocked (unknown))");
     expect(said).toContain(`The work is kept in the run directory as ${UNPUSHED_BUNDLE}.`);
+    fx.fake.assertNoUnexpectedRequests();
+  });
+
+  it("blocks the story when the outbox lets its refused push go because a later write of the story waited behind it", async () => {
+    const s = await storyAtItsEnd("let-go", "durable");
+    const work = await s.commitWork();
+    await s.end({ kind: "story.completed", at: new Date().toISOString(), taskId: "story", branch: s.pull.branch, commit: work });
+    const receivePack = /^\/acme\/let-go\.git\/git-receive-pack$/;
+    const gate = fx.fake.holdRequests({ method: "POST", path: receivePack });
+    const refusal = fx.injectFailure({ method: "POST", path: receivePack, failure: { kind: "push-refused" } });
+    const delivering = deliverStoryWork(s.args({ status: "completed", commit: work }));
+    await eventually("the push held at GitHub's door", () => (gate.waiting === 1 ? true : undefined));
+    // A write of the story recorded while its push is being tried: the outbox withholds it and tells the story itself.
+    await s.outbox.put(s.story, "comment:meanwhile", { kind: "comment", issueNumber: s.number, body: "written while the push was tried" });
+    gate.open();
+    const end = await delivering;
+    refusal.close();
+    // Once let go of, the push's slot is as empty as a delivered one's; the job must not take that for delivered.
+    expect(end).toEqual({ status: "blocked", failureClass: "push-refused" });
+    await s.outbox.flush(s.story);
+    expect(storyChecks("let-go").filter((run) => run.headSha === work)).toEqual([]);
+    const blocked = storyChecks("let-go").find((run) => run.status === "completed")!;
+    expect(blocked.output.title).toContain("push-refused");
+    expect(`${blocked.output.summary}\n${blocked.output.text ?? ""}`).toContain("GitHub refused the push.");
+    expect(s.outbox.list().find((entry) => entry.slot === "comment:meanwhile")).toMatchObject({ state: "undeliverable" });
+    expect(pullOf("let-go", s.number).draft).toBe(true);
     fx.fake.assertNoUnexpectedRequests();
   });
 

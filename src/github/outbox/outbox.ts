@@ -23,6 +23,8 @@ export class Outbox {
   private readonly store: OutboxStore | undefined;
   private readonly policy: RetryPolicy;
   private readonly writer = selfIdentity();
+  /** Ids of the writes a `deliverNow` waits on, and those of them a refused push let go of (their slot is then empty, as a delivered one's). */
+  private readonly watched = new Map<string, "watching" | "let-go">();
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
 
@@ -96,15 +98,30 @@ export class Outbox {
   /**
    * Tries the slot's pending write now, and again after each retry delay, until it is
    * delivered, given up, or tried `attempts` times; resolves with its state (the job's own
-   * tries of its push, before the outbox carries on alone).
+   * tries of its push, before the outbox carries on alone). A push refused for good while
+   * later writes of its story waited is let go of (the story is told instead, see
+   * `refusedPush`): that leaves its slot empty like a delivered write's, and is answered
+   * `undeliverable`, never `delivered`.
    */
   async deliverNow(story: OutboxStory, slot: string, attempts: number, signal?: AbortSignal): Promise<OutboxEntry["state"] | undefined> {
-    for (;;) {
+    const id = this.entries.get(story, slot)?.id;
+    if (id === undefined) {
       await this.flush(story);
-      const entry = this.entries.get(story, slot);
-      if (!entry || entry.state !== "pending" || entry.attempts >= attempts || signal?.aborted || this.closed) return entry?.state;
-      const waitMs = entry.nextAt ? Math.max(0, Date.parse(entry.nextAt) - this.now()) : 0;
-      await new Promise((resolve) => setTimeout(resolve, Math.min(waitMs, 60_000)));
+      return this.entries.get(story, slot)?.state;
+    }
+    this.watched.set(id, "watching");
+    try {
+      for (;;) {
+        await this.flush(story);
+        const entry = this.entries.get(story, slot);
+        // A slot emptied under the call: delivered (and forgotten), or a refused push let go of once its followers were told.
+        if (!entry) return this.watched.get(id) === "let-go" ? "undeliverable" : "delivered";
+        if (entry.state !== "pending" || entry.attempts >= attempts || signal?.aborted || this.closed) return entry.state;
+        const waitMs = entry.nextAt ? Math.max(0, Date.parse(entry.nextAt) - this.now()) : 0;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(waitMs, 60_000)));
+      }
+    } finally {
+      this.watched.delete(id);
     }
   }
 
@@ -310,6 +327,7 @@ export class Outbox {
       this.entries.set(entry);
       await this.store?.write(entry).catch((error: unknown) => this.options.log.warn({ err: errorDetails(error) }, "outbox: could not record a withheld write"));
     }
+    if (this.watched.has(push.id)) this.watched.set(push.id, "let-go");
     await this.discard(push.story, push.slot);
     const retired = this.entries.isRetired(push.story);
     for (const notice of notices) await this.put(push.story, notice.slot, notice.write).catch((error: unknown) => this.options.log.warn({ err: errorDetails(error) }, "outbox: could not record a notice"));
