@@ -70,12 +70,18 @@ describe("delivering a finished story", () => {
       await git(["update-ref", `refs/heads/${pull.branch}`, work], { cwd: repoDir });
       return work;
     };
+    /** A run that committed work and completed: the commit, and the pipeline's end held. */
+    const completeWithWork = async (): Promise<string> => {
+      const work = await commitWork();
+      await end({ kind: "story.completed", at: new Date().toISOString(), taskId: "story", branch: pull.branch, commit: work });
+      return work;
+    };
     const args = (outcome: Partial<StoryOutcome> & Pick<StoryOutcome, "status">, extra: Partial<DeliverArgs> = {}): DeliverArgs => ({
       repoDir, pull, github, outbox, story, repositoryId: repo.id, durable: outbox.durable, reporter, tracker,
       outcome: { branch: pull.branch, runDir, worktree: join(runDir, "worktree"), ...outcome },
       ...extra,
     });
-    return { number: issue.number, home, repoDir, pull, outbox, story, runDir, tracker, end, commitWork, args, requestsBefore: fx.fake.state.requests.length };
+    return { number: issue.number, home, repoDir, pull, outbox, story, runDir, tracker, end, commitWork, completeWithWork, args, requestsBefore: fx.fake.state.requests.length };
   }
 
   it("pushes nothing for a completed run with no new commit, still reports its end and marks the pull ready", async () => {
@@ -135,8 +141,7 @@ describe("delivering a finished story", () => {
 
   it("marks a completed run ready through the story's GitHub when its reporter cannot", async () => {
     const s = await storyAtItsEnd("plain-reporter", "durable", "plain");
-    const work = await s.commitWork();
-    await s.end({ kind: "story.completed", at: new Date().toISOString(), taskId: "story", branch: s.pull.branch, commit: work });
+    const work = await s.completeWithWork();
     const end = await deliverStoryWork(s.args({ status: "completed", commit: work }));
     // Nothing was handed off: the reporter cannot.
     expect(end).toEqual({ status: "completed" });
@@ -171,8 +176,7 @@ describe("delivering a finished story", () => {
 
   it("says a refused push's run had completed, keeps the work as a bundle and does not mark the pull ready", async () => {
     const s = await storyAtItsEnd("refused-completed", "memory");
-    const work = await s.commitWork();
-    await s.end({ kind: "story.completed", at: new Date().toISOString(), taskId: "story", branch: s.pull.branch, commit: work });
+    const work = await s.completeWithWork();
     const refusal = fx.injectFailure({ method: "POST", path: /^\/acme\/refused-completed\.git\/git-receive-pack$/, failure: { kind: "push-refused" } });
     const from = fx.fake.state.requests.length;
     const end = await deliverStoryWork(s.args({ status: "completed", commit: work }));
@@ -190,8 +194,7 @@ describe("delivering a finished story", () => {
 
   it("leaves the push waiting in the App's outbox as it stops, the end and the ready-for-review recorded behind it", async () => {
     const s = await storyAtItsEnd("stopping", "closed-durable");
-    const work = await s.commitWork();
-    await s.end({ kind: "story.completed", at: new Date().toISOString(), taskId: "story", branch: s.pull.branch, commit: work });
+    const work = await s.completeWithWork();
     const from = fx.fake.state.requests.length;
     const end = await deliverStoryWork(s.args({ status: "completed", commit: work }));
     expect(end).toEqual({ status: "completed", pushWaiting: true, handedOff: true });
@@ -224,8 +227,7 @@ describe("delivering a finished story", () => {
 
   it("blocks the story when the outbox lets its refused push go because a later write of the story waited behind it", async () => {
     const s = await storyAtItsEnd("let-go", "durable");
-    const work = await s.commitWork();
-    await s.end({ kind: "story.completed", at: new Date().toISOString(), taskId: "story", branch: s.pull.branch, commit: work });
+    const work = await s.completeWithWork();
     const receivePack = /^\/acme\/let-go\.git\/git-receive-pack$/;
     const gate = fx.fake.holdRequests({ method: "POST", path: receivePack });
     const refusal = fx.injectFailure({ method: "POST", path: receivePack, failure: { kind: "push-refused" } });
@@ -250,8 +252,7 @@ describe("delivering a finished story", () => {
 
   it("stops the story as git-failed saying the push did not go through when an outbox in memory could not try it", async () => {
     const s = await storyAtItsEnd("closed-memory", "closed-memory");
-    const work = await s.commitWork();
-    await s.end({ kind: "story.completed", at: new Date().toISOString(), taskId: "story", branch: s.pull.branch, commit: work });
+    const work = await s.completeWithWork();
     const from = fx.fake.state.requests.length;
     const stopped = deliverStoryWork(s.args({ status: "completed", commit: work }));
     await expect(stopped).rejects.toThrow(PushFailedError);
