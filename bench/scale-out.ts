@@ -7,7 +7,7 @@
  * worker (targets: >= 1.8 with two, >= 3.2 with four). Then the enqueue-to-start latency of
  * each adapter (an idle worker, one job at a time): p50/p99 of BullMQ against the embedded queue.
  *
- *   node --import tsx bench/scale-out.ts [--stories 20] [--rounds 1] [--latency-jobs 200] [--breakdown] [--workers N] [--sleep all|implementer]
+ *   npm run bench -- scale-out [--stories 20] [--rounds 1] [--latency-jobs 200] [--breakdown] [--workers N] [--sleep all|implementer]
  *
  * `--sleep all` (the default, the issue's "2-second scripted agents"): each of a story's four
  * agent seats (implementer, tester, verifier, documenter) sleeps 2 s, 8 s of agent time a story.
