@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { git, GitError, NO_AUTO_MAINTENANCE, repositoryLocks } from "../workspace/index.js";
+import { git, GitError, gitResult, NO_AUTO_MAINTENANCE, repositoryLocks } from "../workspace/index.js";
 import { maintainRepoCache } from "./cache-maintenance.js";
 
 /** Fetch and clone may take a while on a large repository; a hung server must not hang the runner. */
@@ -29,6 +29,12 @@ export interface RepoCacheArgs {
    * many the repository has.
    */
   branches?: { exact: string; prefix?: string };
+  /**
+   * The tips of `branches` on the remote as GitHub just reported them (branch name → commit id).
+   * When the cache's `refs/remotes/origin/` holds exactly these, names and ids, the fetch would
+   * change nothing and is not made. Only used with a prefix in `branches`.
+   */
+  remoteTips?: ReadonlyMap<string, string>;
 }
 
 /**
@@ -51,6 +57,7 @@ export async function syncRepoCache(args: RepoCacheArgs): Promise<string> {
     };
     // The URL this process set and then fetched from is set already: one git process less per story.
     if (originUrls.get(dir) === args.cloneUrl && existsSync(join(dir, "HEAD"))) {
+      if (args.remoteTips && args.branches?.prefix !== undefined && (await cacheHolds(dir, args.branches.exact, args.branches.prefix, args.remoteTips))) return dir;
       originUrls.delete(dir);
       try {
         await fetch();
@@ -81,6 +88,35 @@ function refspecs(branches: RepoCacheArgs["branches"]): string[] {
   if (!branches) return [];
   const map = (ref: string): string => `+refs/heads/${ref}:refs/remotes/origin/${ref}`;
   return [map(branches.exact), ...(branches.prefix !== undefined ? [map(`${branches.prefix}*`)] : [])];
+}
+
+/**
+ * True when the cache's tracking refs of `exact` and of the branches beginning with `prefix` are
+ * exactly `tips` (one git process). Git's patterns: a name matches exactly or up to a slash, and
+ * `*` stops at a slash, hence the `/**` one; the names are then matched here as the fetch does.
+ */
+async function cacheHolds(dir: string, exact: string, prefix: string, tips: ReadonlyMap<string, string>): Promise<boolean> {
+  const base = "refs/remotes/origin/";
+  const listed = await gitResult(["for-each-ref", "--format=%(objectname) %(refname)", `${base}${exact}`, `${base}${prefix}`, `${base}${prefix}*`, `${base}${prefix}*/**`], { cwd: dir, readOnly: true });
+  if (listed.exitCode !== 0) return false;
+  const held = new Map<string, string>();
+  for (const line of (listed.stdout?.toString("utf8") ?? "").split("\n")) {
+    const space = line.indexOf(" ");
+    const name = line.slice(space + 1).slice(base.length);
+    if (space > 0 && (name === exact || name.startsWith(prefix))) held.set(name, line.slice(0, space));
+  }
+  return held.size === tips.size && [...tips].every(([name, sha]) => held.get(name) === sha);
+}
+
+/** Brings one branch of the remote into the cache (`refs/remotes/origin/<branch>`), as the story's fetch would. */
+export async function fetchRemoteBranch(dir: string, branch: string, authEnv: Record<string, string>): Promise<void> {
+  await repositoryLocks.with(dir, () =>
+    git([...NO_AUTO_MAINTENANCE, "fetch", "--quiet", "origin", `+refs/heads/${branch}:refs/remotes/origin/${branch}`], { cwd: dir, env: authEnv, timeoutMs: NETWORK_TIMEOUT_MS }));
+}
+
+/** Records in the cache that the remote's `branch` is `sha` (a commit the cache has): what a fetch of it would set. */
+export async function setRemoteBranch(dir: string, branch: string, sha: string): Promise<void> {
+  await repositoryLocks.with(dir, () => git(["update-ref", `refs/remotes/origin/${branch}`, sha], { cwd: dir }));
 }
 
 /** The clone URL each cache's `origin` was set to by this process, as long as its last fetch worked. */

@@ -12,7 +12,12 @@ export type InjectedFailure =
   /** 502 Bad Gateway (REST, GraphQL, or git's smart HTTP: a push that does not get through). */
   | { kind: "bad-gateway" }
   /** A push refused by the server, with GitHub's words (a file over 100 MB, push protection). */
-  | { kind: "push-refused"; message?: string };
+  | { kind: "push-refused"; message?: string }
+  /**
+   * Not a refusal: commits made through `POST …/git/commits` carry a signature header, as GitHub
+   * signs some API commits, so their ids differ from the one the caller's `git commit-tree` makes.
+   */
+  | { kind: "signed-commits" };
 
 export interface FailureWindowSpec {
   /** HTTP method to match (any when absent). */
