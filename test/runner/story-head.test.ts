@@ -10,6 +10,7 @@ import { jest } from "@jest/globals";
 import { git, HARNESS_IDENTITY } from "../../src/workspace/index.js";
 import { startFakeGitHub, type AddedRepository, type FakeGitHub, type RecordedRequest } from "../support/fake-github/index.js";
 import { eventually } from "../support/poll.js";
+import { controlledSleep } from "../support/controlled-sleep.js";
 import { AGENT_SCRIPT } from "../e2e/scenario.js";
 import { recordingLog } from "./recording-log.js";
 import { realRunner, storyLease } from "./real-runner.js";
@@ -150,6 +151,40 @@ describe("a story's head", () => {
     // The story's work sits on the branch as it was made elsewhere.
     expect((await git(["merge-base", "--is-ancestor", theirs, head], { cwd: repo.bareDir, readOnly: true }))).toBe("");
     expect(fake.state.requests.some((request) => request.path.endsWith("/git/refs") && request.status === 422)).toBe(true);
+    fake.assertNoUnexpectedRequests();
+  });
+
+  it("waits while GitHub will not make the start commit yet (a secondary rate limit), then starts the story", async () => {
+    const repo = await addRepository("down");
+    const issue = fake.createIssue("acme", "down", { title: "Down", body: "", user: "acme" });
+    const { sleep, waits, wake } = controlledSleep();
+    const window = fake.injectFailure({ method: "POST", path: /\/git\/commits$/, failure: { kind: "secondary-rate-limit", retryAfterSeconds: 1 } });
+    const seen = fake.state.requests.length;
+    const job = realRunner(fake, join(root, "home-down"), log, { githubDown: { sleep } })(storyLease(fake, { name: "down", number: issue.number, repository: repo, title: issue.title }), new AbortController().signal);
+    await eventually("the runner to wait for GitHub", () => (waits.length > 0 ? true : undefined));
+    window.close();
+    wake();
+    await job;
+    // The job waited once, as GitHub asked; no push made the branch.
+    expect(window.served).toBe(1);
+    expect(waits).toHaveLength(1);
+    expect(completed("down")).toBe(true);
+    expect(gitService(head(fake.state.requests.slice(seen)), "git-receive-pack")).toEqual([]);
+    fake.assertNoUnexpectedRequests();
+  });
+
+  it("says on the issue that the story could not start (git-failed) when GitHub refuses its branch", async () => {
+    const repo = await addRepository("ruled");
+    const issue = fake.createIssue("acme", "ruled", { title: "Ruled out", body: "", user: "acme" });
+    const window = fake.injectFailure({ method: "POST", path: /\/git\/refs$/, failure: { kind: "refused", status: 422, message: "Repository rule violations found" } });
+    await realRunner(fake, join(root, "home-ruled"), log)(storyLease(fake, { name: "ruled", number: issue.number, repository: repo, title: issue.title }), new AbortController().signal);
+    window.close();
+    expect(window.served).toBe(1);
+    const comment = fake.state.comments.find((candidate) => candidate.repo === "acme/ruled" && candidate.issueNumber === issue.number);
+    expect(comment?.body).toContain("could not start (git-failed)");
+    expect(comment?.body).toContain("Repository rule violations found");
+    expect(await fake.branchHead("acme", "ruled", `harness/story-${issue.number}`)).toBeNull();
+    expect(fake.state.pulls.filter((pull) => pull.repo === "acme/ruled")).toHaveLength(0);
     fake.assertNoUnexpectedRequests();
   });
 });
