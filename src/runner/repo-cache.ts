@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { git, GitError, gitResult, NO_AUTO_MAINTENANCE, repositoryLocks } from "../workspace/index.js";
+import { git, GitError, NO_AUTO_MAINTENANCE, repositoryLocks } from "../workspace/index.js";
 import { maintainRepoCache } from "./cache-maintenance.js";
 
 /** Fetch and clone may take a while on a large repository; a hung server must not hang the runner. */
@@ -32,7 +32,7 @@ export interface RepoCacheArgs {
   /**
    * The tips of `branches` on the remote as GitHub just reported them (branch name → commit id).
    * When the cache's `refs/remotes/origin/` holds exactly these, names and ids, the fetch would
-   * change nothing and is not made. Only used with a prefix in `branches`.
+   * change nothing and is not made. Only used with `branches` (a fetch of every branch is always made).
    */
   remoteTips?: ReadonlyMap<string, string>;
 }
@@ -57,7 +57,7 @@ export async function syncRepoCache(args: RepoCacheArgs): Promise<string> {
     };
     // The URL this process set and then fetched from is set already: one git process less per story.
     if (originUrls.get(dir) === args.cloneUrl && existsSync(join(dir, "HEAD"))) {
-      if (args.remoteTips && args.branches?.prefix !== undefined && (await cacheHolds(dir, args.branches.exact, args.branches.prefix, args.remoteTips))) return dir;
+      if (args.remoteTips && args.branches && (await cacheHolds(dir, args.branches, args.remoteTips))) return dir;
       originUrls.delete(dir);
       try {
         await fetch();
@@ -91,20 +91,21 @@ function refspecs(branches: RepoCacheArgs["branches"]): string[] {
 }
 
 /**
- * True when the cache's tracking refs of `exact` and of the branches beginning with `prefix` are
- * exactly `tips` (one git process). Git's patterns: a name matches exactly or up to a slash, and
- * `*` stops at a slash, hence the `/**` one; the names are then matched here as the fetch does.
+ * True when the cache's tracking refs of `branches` (the ones a fetch of them sets or prunes) are
+ * exactly `tips`, names and ids (one git process). Git's patterns: a name matches exactly or up
+ * to a slash, and `*` stops at a slash, hence the `/**` one. A ref listed that GitHub did not
+ * name only makes the cache fetch.
  */
-async function cacheHolds(dir: string, exact: string, prefix: string, tips: ReadonlyMap<string, string>): Promise<boolean> {
+async function cacheHolds(dir: string, branches: NonNullable<RepoCacheArgs["branches"]>, tips: ReadonlyMap<string, string>): Promise<boolean> {
   const base = "refs/remotes/origin/";
-  const listed = await gitResult(["for-each-ref", "--format=%(objectname) %(refname)", `${base}${exact}`, `${base}${prefix}`, `${base}${prefix}*`, `${base}${prefix}*/**`], { cwd: dir, readOnly: true });
-  if (listed.exitCode !== 0) return false;
-  const held = new Map<string, string>();
-  for (const line of (listed.stdout?.toString("utf8") ?? "").split("\n")) {
+  const patterns = [`${base}${branches.exact}`, ...(branches.prefix !== undefined ? [`${base}${branches.prefix}*`, `${base}${branches.prefix}*/**`] : [])];
+  // Stryker disable next-line BooleanLiteral: for-each-ref takes no optional lock either way; readOnly says what the call promises
+  const listed = await git(["for-each-ref", "--format=%(objectname) %(refname)", ...patterns], { cwd: dir, readOnly: true }).catch(() => undefined);
+  if (listed === undefined) return false;
+  const held = new Map(listed.split("\n").filter(Boolean).map((line) => {
     const space = line.indexOf(" ");
-    const name = line.slice(space + 1).slice(base.length);
-    if (space > 0 && (name === exact || name.startsWith(prefix))) held.set(name, line.slice(0, space));
-  }
+    return [line.slice(space + 1 + base.length), line.slice(0, space)] as const;
+  }));
   return held.size === tips.size && [...tips].every(([name, sha]) => held.get(name) === sha);
 }
 

@@ -170,12 +170,20 @@ describe("repository cache", () => {
       fetched = fetches();
       const expected = [...(await tips())].map(([name, sha]) => `refs/remotes/origin/${name} ${sha}`).sort();
       expect((await remoteRefs(dir)).split("\n").sort()).toEqual(expected);
+      // Asked again with nothing moved since: no fetch.
+      await syncRepoCache({ ...args, remoteTips: await tips() });
+      expect(fetches()).toBe(fetched);
     }
     expect(await remoteRefs(dir)).not.toBe(same);
     // Another story's branch is no concern of this one's; no answer from GitHub fetches as before.
     await push("HEAD:refs/heads/harness/story-4");
     await syncRepoCache({ ...args, remoteTips: await tips() });
     expect(fetches()).toBe(fetched);
+    // Told no branches (every branch is fetched), the tips do not say what a fetch would change.
+    const { branches: _told, ...everyBranch } = args;
+    await syncRepoCache({ ...everyBranch, remoteTips: await tips() });
+    expect(fetches()).toBeGreaterThan(fetched);
+    fetched = fetches();
     await syncRepoCache(args);
     expect(fetches()).toBeGreaterThan(fetched);
   });
