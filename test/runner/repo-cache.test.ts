@@ -146,12 +146,15 @@ describe("repository cache", () => {
       return new Map(listed.split("\n").map((line) => line.split(" ") as [string, string]).filter(([name]) => name === "main" || name.startsWith(branches.prefix)));
     };
     const fetches = (): number => fake.state.requests.filter((request) => request.path === "/acme/tips.git/git-upload-pack").length;
-    const remoteRefs = async (dir: string): Promise<string> => git(["for-each-ref", "--format=%(refname) %(objectname)", "refs/remotes/origin"], { cwd: dir, readOnly: true });
+    const remoteRefs = async (dir: string): Promise<string> => git(["for-each-ref", "--format=%(refname) %(objectname)", "refs/remotes/origin/main", "refs/remotes/origin/harness/story-3*", "refs/remotes/origin/harness/story-3*/**"], { cwd: dir, readOnly: true });
 
     // A new cache is fetched whatever GitHub says.
     const dir = await syncRepoCache({ ...args, remoteTips: await tips() });
     let fetched = fetches();
     expect(fetched).toBeGreaterThan(0);
+    // Refs the story's fetch does not touch are no concern of its comparison: a local branch, another story's.
+    const main = await git(["rev-parse", "refs/remotes/origin/main"], { cwd: dir, readOnly: true });
+    for (const ref of ["refs/heads/harness/story-3", "refs/remotes/origin/harness/story-4"]) await git(["update-ref", ref, main], { cwd: dir });
     // Nothing moved: no fetch.
     await syncRepoCache({ ...args, remoteTips: await tips() });
     expect(fetches()).toBe(fetched);
