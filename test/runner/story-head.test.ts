@@ -101,6 +101,14 @@ describe("a story's head", () => {
     expect(completed("quiet")).toBe(true);
     expect(await commitOf(repo.bareDir, `harness/story-${second.number}`, "%s")).not.toBe("");
 
+    // The first story run again (`/harness retry-blocked`): its branch is reused, no start commit is asked for.
+    const seen = fake.state.requests.length;
+    await realRunner(fake, home, log)(storyLease(fake, { name: "quiet", number: first.number, repository: repo, title: `Story of quiet`, kind: "retry-blocked" }), new AbortController().signal);
+    const resumed = fake.state.requests.slice(seen);
+    expect(apiCalls(resumed, "POST", /\/git\/(commits|refs)$/)).toBe(0);
+    expect(gitService(head(resumed), "git-upload-pack")).toEqual([]);
+    expect(completed("quiet")).toBe(true);
+
     // Main moves on: the third story's head fetches, and the story starts on the new tip.
     const moved = await pushToMain("quiet", repo.bareDir);
     const third = await runStory("quiet", repo, home);
