@@ -103,6 +103,7 @@ async function throughput(fake: FakeGitHub, redis: RedisServer, workers: number,
     if (values.breakdown) {
       describeTime(homes, took);
       describeCpu(cpu);
+      describeGitRequests(fake, name);
     }
     return took;
   } finally {
@@ -126,10 +127,24 @@ function describeTime(homes: string[], tookSeconds: number): void {
   const traces = homes.map((home) => readTrace(traceFile(home)));
   const processes = processesPerStory(traces, all.length);
   console.log(`    processes per story ${processes.total.toFixed(1)} (workers' children): ${processes.kinds.map(([kind, count]) => `${kind} ${count.toFixed(2)}`).join(", ")}`);
-  for (const line of formatBreakdown(mergeBreakdowns(perWorker.map((timelines, index) => breakDownGaps(timelines, traces[index] ?? []))))) console.log(`    ${line}`);
+  const breakdown = mergeBreakdowns(perWorker.map((timelines, index) => breakDownGaps(timelines, traces[index] ?? [])));
+  for (const line of formatBreakdown(breakdown)) console.log(`    ${line}`);
+  // The head's every operation, however short, counted: GitHub's requests and the git processes before a story's journal starts.
+  const head = [...breakdown.ops.head].map(([label, total]) => [label, total.count / Math.max(1, breakdown.gaps)] as const);
+  const sum = (match: (label: string) => boolean): string => head.filter(([label]) => match(label)).reduce((acc, [, count]) => acc + count, 0).toFixed(1);
+  console.log(`    head per story (after a worker's first): ${sum((label) => label.startsWith("git "))} git processes, ${sum((label) => /^[A-Z]+ \//.test(label))} requests (${head.map(([label, count]) => `${label} ${count.toFixed(1)}`).join(", ")})`);
   // The journal's own longest non-agent steps, by what they ran (first worker: its stories are enough for the per-step picture).
   for (const line of formatSteps(breakDownSteps(perWorker[0] ?? [], traces[0] ?? [], ["worktree", "clean_clone", "provision", "story", "gate verifier", "stage tester"]))) console.log(`    ${line}`);
   console.log(`    stories per worker ${perWorker.map((timelines) => timelines.length).join("/")}; busy ${busy.map((share) => `${(share * 100).toFixed(0)}%`).join("/")}; gap between a worker's stories mean ${(gaps.reduce((a, b) => a + b, 0) / Math.max(1, gaps.length) / 1000).toFixed(2)} s, max ${(Math.max(0, ...gaps) / 1000).toFixed(2)} s; first start spread ${((Math.max(...firstStarts) - Math.min(...firstStarts)) / 1000).toFixed(1)} s, last end spread ${((Math.max(...lastEnds) - Math.min(...lastEnds)) / 1000).toFixed(1)} s`);
+}
+
+/** The fake's smart-HTTP requests per story (`--breakdown`): each is a git process of GitHub's (upload-pack, receive-pack) and the client's. */
+function describeGitRequests(fake: FakeGitHub, name: string): void {
+  const git = fake.state.requests.filter((request) => request.route === "git" && request.path.startsWith(`/${OWNER}/${name}.git/`));
+  const count = (service: string, advertisement: boolean): number =>
+    git.filter((request) => (advertisement ? request.path.endsWith("/info/refs") && request.query.includes(`service=${service}`) : request.path.endsWith(`/${service}`))).length / STORIES;
+  const line = ["git-upload-pack", "git-receive-pack"].map((service) => `${service} ${count(service, true).toFixed(2)} info/refs + ${count(service, false).toFixed(2)} POST`).join(", ");
+  console.log(`    fake's git requests per story ${(git.length / STORIES).toFixed(2)}: ${line}`);
 }
 
 /** CPU seconds per story by process (`--breakdown`): own + waited-for children (git, agents, git's backend in the fake). */

@@ -12,7 +12,7 @@ export { canRunCommands, repositoryRole } from "./permissions.js";
 export { BLOCKED_LABEL, addLabel, removeLabel, ensureLabel, hasLabel } from "./labels.js";
 export { GitHubReporter, type GitHubReporterOptions } from "./reporter.js";
 export { Outbox, OutboxStore, DEFAULT_RETRY_POLICY, retryVerdict, storyKeyOf, PUSH_SLOT, type PushWrite, type OutboxEntry, type OutboxOptions, type OutboxStory, type OutboxWrite, type RetryPolicy } from "./outbox/index.js";
-export { storyGitHub, openStoryOutbox, outboxDir, HARNESS_CONFIG_PATH, type StoryGitHub, type ReporterTarget, type AppOctokit, type PushWork } from "./story/index.js";
+export { storyGitHub, openStoryOutbox, outboxDir, HARNESS_CONFIG_PATH, startRefusal, StoryStartRefusedError, type StoryGitHub, type ReporterTarget, type AppOctokit, type PushWork, type CommitSignature, type StartBranch } from "./story/index.js";
 export { readAppIdentity } from "./app-identity.js";
 export { queueNoticeListeners, type QueueNoticeDeps } from "./queue-notices.js";
 export { postNotices, commentNotice, announceNotices, type StoryNotice } from "./notices.js";

@@ -29,6 +29,12 @@ export interface RepoCacheArgs {
    * many the repository has.
    */
   branches?: { exact: string; prefix?: string };
+  /**
+   * The tips of `branches` on the remote as GitHub just reported them (branch name → commit id).
+   * When the cache's `refs/remotes/origin/` holds exactly these, names and ids, the fetch would
+   * change nothing and is not made. Only used with `branches` (a fetch of every branch is always made).
+   */
+  remoteTips?: ReadonlyMap<string, string>;
 }
 
 /**
@@ -51,6 +57,7 @@ export async function syncRepoCache(args: RepoCacheArgs): Promise<string> {
     };
     // The URL this process set and then fetched from is set already: one git process less per story.
     if (originUrls.get(dir) === args.cloneUrl && existsSync(join(dir, "HEAD"))) {
+      if (args.remoteTips && args.branches && (await cacheHolds(dir, args.branches, args.remoteTips))) return dir;
       originUrls.delete(dir);
       try {
         await fetch();
@@ -81,6 +88,36 @@ function refspecs(branches: RepoCacheArgs["branches"]): string[] {
   if (!branches) return [];
   const map = (ref: string): string => `+refs/heads/${ref}:refs/remotes/origin/${ref}`;
   return [map(branches.exact), ...(branches.prefix !== undefined ? [map(`${branches.prefix}*`)] : [])];
+}
+
+/**
+ * True when the cache's tracking refs of `branches` (the ones a fetch of them sets or prunes) are
+ * exactly `tips`, names and ids (one git process). Git's patterns: a name matches exactly or up
+ * to a slash, and `*` stops at a slash, hence the `/**` one. A ref listed that GitHub did not
+ * name only makes the cache fetch.
+ */
+async function cacheHolds(dir: string, branches: NonNullable<RepoCacheArgs["branches"]>, tips: ReadonlyMap<string, string>): Promise<boolean> {
+  const base = "refs/remotes/origin/";
+  const patterns = [`${base}${branches.exact}`, ...(branches.prefix !== undefined ? [`${base}${branches.prefix}*`, `${base}${branches.prefix}*/**`] : [])];
+  // Stryker disable next-line BooleanLiteral: for-each-ref takes no optional lock either way; readOnly says what the call promises
+  const listed = await git(["for-each-ref", "--format=%(objectname) %(refname)", ...patterns], { cwd: dir, readOnly: true }).catch(() => undefined);
+  if (listed === undefined) return false;
+  const held = new Map(listed.split("\n").filter(Boolean).map((line) => {
+    const space = line.indexOf(" ");
+    return [line.slice(space + 1 + base.length), line.slice(0, space)] as const;
+  }));
+  return held.size === tips.size && [...tips].every(([name, sha]) => held.get(name) === sha);
+}
+
+/** Brings one branch of the remote into the cache (`refs/remotes/origin/<branch>`), as the story's fetch would. */
+export async function fetchRemoteBranch(dir: string, branch: string, authEnv: Record<string, string>): Promise<void> {
+  await repositoryLocks.with(dir, () =>
+    git([...NO_AUTO_MAINTENANCE, "fetch", "--quiet", "origin", `+refs/heads/${branch}:refs/remotes/origin/${branch}`], { cwd: dir, env: authEnv, timeoutMs: NETWORK_TIMEOUT_MS }));
+}
+
+/** Records in the cache that the remote's `branch` is `sha` (a commit the cache has): what a fetch of it would set. */
+export async function setRemoteBranch(dir: string, branch: string, sha: string): Promise<void> {
+  await repositoryLocks.with(dir, () => git(["update-ref", `refs/remotes/origin/${branch}`, sha], { cwd: dir }));
 }
 
 /** The clone URL each cache's `origin` was set to by this process, as long as its last fetch worked. */

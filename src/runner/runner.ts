@@ -113,6 +113,10 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
   try {
     // Set when the story's branch has had no pull request at all: the draft is then opened without looking for one again.
     let noPullYet = false;
+    // The default branch and the story's own (its plan's task branches under it): not every story's.
+    const branches = { exact: job.repository.defaultBranch, prefix: storyBranch(job.issue.number) };
+    // Their tips on GitHub, when it told them: the cache fetches only when it holds something else.
+    let remoteTips: Map<string, string> | undefined;
     // The story's first GitHub calls; while GitHub is down (5xx, refused, retry-after) the job
     // waits and asks again with backoff instead of failing, so it stays queued.
     const opened = await untilGitHubAnswers(async () => {
@@ -122,6 +126,8 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
       const admitted = github.confirmAdmission(job, log);
       const gitToken = github.gitAuthEnv();
       const lookup = job.kind === "start" ? github.findStoryPull(job.issue.number) : Promise.resolve(undefined);
+      // Read with the same round trip; no answer only means the cache fetches, as it always did.
+      const tips = github.branchTips({ defaultBranch: branches.exact, prefix: branches.prefix }).catch(() => undefined);
       // A refusal, or the answer that fails first, decides; the others' failures are then nobody's.
       gitToken.catch(() => undefined);
       lookup.catch(() => undefined);
@@ -137,6 +143,7 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
         return "completed";
       }
       noPullYet = job.kind === "start" && existing === undefined;
+      remoteTips = await tips;
       return "open";
     }, signal, { log, what: { story: job.storyKey }, ...deps.githubDown });
     if (opened === "not-admitted" || opened === "completed") {
@@ -162,10 +169,9 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
     const configText = github.harnessConfigText(job.repository.defaultBranch);
     configText.catch(() => undefined); // its failure is the story's where it is read, not an unhandled rejection
     const authEnv = await github.gitAuthEnv();
-    // The default branch and the story's own (its plan's task branches under it): not every story's.
-    const branches = { exact: job.repository.defaultBranch, prefix: storyBranch(job.issue.number) };
-    const repoDir = await syncRepoCache({ harnessHome: deps.harnessHome, owner, name: repo, cloneUrl: job.repository.cloneUrl, authEnv, branches });
-    pull = await ensureStoryPull({ github, repoDir, defaultBranch: job.repository.defaultBranch, issue: job.issue, authEnv, noPullYet });
+    const repoDir = await syncRepoCache({ harnessHome: deps.harnessHome, owner, name: repo, cloneUrl: job.repository.cloneUrl, authEnv, branches, ...(remoteTips ? { remoteTips } : {}) });
+    const untilAnswered = <T>(work: () => Promise<T>): Promise<T> => untilGitHubAnswers(work, signal, { log, what: { story: job.storyKey }, ...deps.githubDown });
+    pull = await ensureStoryPull({ github, repoDir, defaultBranch: job.repository.defaultBranch, issue: job.issue, authEnv, noPullYet, untilAnswered });
     const reporter = deps.createReporter(github.reporterTarget({ pullNumber: pull.pullNumber, issueNumber: job.issue.number, headSha: pull.headSha, log }));
     // The end is held until the work is pushed (deliverStoryWork): a conclusion never claims what was not delivered.
     tracker = new TrackingReporter(reporter, (error) => log.warn({ err: describe(error, redact) }, "reporting failed"), true);

@@ -1,5 +1,6 @@
-import { renderPullTitle, storyBranch, type StoryGitHub } from "../github/index.js";
-import { git, gitResult, HARNESS_IDENTITY, resolveCommits } from "../workspace/index.js";
+import { renderPullTitle, startRefusal, storyBranch, type StoryGitHub } from "../github/index.js";
+import { git, gitResult, HARNESS_IDENTITY, resolveObjects } from "../workspace/index.js";
+import { fetchRemoteBranch, setRemoteBranch } from "./repo-cache.js";
 
 /** The story's draft pull request and the branch it heads. */
 export interface StoryPull {
@@ -16,7 +17,7 @@ export interface StoryPull {
 }
 
 export interface StartStoryArgs {
-  github: Pick<StoryGitHub, "ensureDraftPull">;
+  github: Pick<StoryGitHub, "ensureDraftPull" | "createStartBranch">;
   /** The repository cache, fetched just before. */
   repoDir: string;
   defaultBranch: string;
@@ -24,31 +25,63 @@ export interface StartStoryArgs {
   authEnv: Record<string, string>;
   /** The branch has had no pull request in any state (asked by the runner just before): the draft is opened without a look. */
   noPullYet?: boolean;
+  /** How the start's GitHub calls are asked while GitHub is down (the runner waits and asks again); once when absent. */
+  untilAnswered?: <T>(work: () => Promise<T>) => Promise<T>;
+  /** The start commit's date (now when absent). */
+  now?: () => Date;
 }
 
 /**
- * Makes sure the story has its branch and draft pull request. On the first start: an empty
- * start commit on top of the default branch is pushed as `harness/story-<N>`, and the GitHub
- * room opens a draft pull request for it (the runner then announces it on the issue, through
- * the outbox). A later start (retry, resumption) reuses both.
+ * Makes sure the story has its branch and draft pull request. On the first start: GitHub makes
+ * an empty start commit on top of the default branch and the branch `harness/story-<N>` on it
+ * (the Git data API: no push), and the GitHub room opens a draft pull request for it (the runner
+ * then announces it on the issue, through the outbox). A later start (retry, resumption) reuses both.
  */
 export async function ensureStoryPull(args: StartStoryArgs): Promise<StoryPull> {
   const branch = storyBranch(args.issue.number);
   const remoteRef = `refs/remotes/origin/${branch}`;
-  // The local branch is read by the same git process: the runner moves it only when it is elsewhere.
-  const [remoteTip, localTip] = await resolveCommits(args.repoDir, [remoteRef, `refs/heads/${branch}`]);
+  const base = `refs/remotes/origin/${args.defaultBranch}`;
+  // The local branch and the default branch's tip and tree are read by the same git process.
+  const [remoteTip, localTip, baseCommit, baseTree] = await resolveObjects(args.repoDir, [`${remoteRef}^{commit}`, `refs/heads/${branch}^{commit}`, `${base}^{commit}`, `${base}^{tree}`]);
   let headSha = remoteTip;
   if (!headSha) {
-    const base = `refs/remotes/origin/${args.defaultBranch}`;
-    headSha = await git(["commit-tree", `${base}^{tree}`, "-p", base, "-m", `${renderPullTitle(args.issue)}\n\nStarted by story-harness.`], {
-      cwd: args.repoDir,
-      env: HARNESS_IDENTITY,
-    });
-    // The push moves `refs/remotes/origin/<branch>` too (the cache's fetch refspec maps it): no update-ref of our own.
-    await git(["push", "--quiet", "origin", `${headSha}:refs/heads/${branch}`], { cwd: args.repoDir, env: args.authEnv, timeoutMs: 600_000 });
+    if (!baseCommit || !baseTree) throw new Error(`the repository cache has no ${base} to start the story on`);
+    headSha = await startStoryBranch(args, branch, baseCommit, baseTree);
   }
   const pull = await args.github.ensureDraftPull({ branch, defaultBranch: args.defaultBranch, issue: args.issue, ...(args.noPullYet === true ? { noPullYet: true } : {}) });
   return { branch, headSha, localTip, ...pull };
+}
+
+/**
+ * The start commit, made twice: by GitHub (with the branch on it) and in the cache by `git
+ * commit-tree`, with the same tree, parent, message, identity and date. The same id means the
+ * cache has the remote's branch already: its tracking ref is set, nothing is fetched. GitHub's
+ * commit may differ (formatted or signed otherwise), or the branch may exist already (made
+ * meanwhile): the branch is then fetched, and the remote's commit is the story's.
+ */
+async function startStoryBranch(args: StartStoryArgs, branch: string, parent: string, tree: string): Promise<string> {
+  // One date, to the second, for author and committer, on both sides.
+  const seconds = Math.floor((args.now ?? (() => new Date()))().getTime() / 1000);
+  const date = new Date(seconds * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
+  const gitDate = `@${seconds} +0000`;
+  // Given to git on its standard input, the message is taken as it is: byte for byte what GitHub is given.
+  const message = `${renderPullTitle(args.issue)}\n\nStarted by story-harness.\n`;
+  const signature = { name: HARNESS_IDENTITY.GIT_AUTHOR_NAME, email: HARNESS_IDENTITY.GIT_AUTHOR_EMAIL, date };
+  const untilAnswered = args.untilAnswered ?? (<T>(work: () => Promise<T>) => work());
+  const remote = untilAnswered(() => args.github.createStartBranch({ branch, tree, parent, message, signature })).catch((error: unknown) => {
+    throw startRefusal(error);
+  });
+  remote.catch(() => undefined); // awaited below; a failure of the local commit must not leave it unhandled
+  const local = await git(["commit-tree", tree, "-p", parent], { cwd: args.repoDir, input: message, env: { ...HARNESS_IDENTITY, GIT_AUTHOR_DATE: gitDate, GIT_COMMITTER_DATE: gitDate } });
+  const made = await remote;
+  if (made.state === "created" && made.sha === local) {
+    await setRemoteBranch(args.repoDir, branch, local);
+    return local;
+  }
+  await fetchRemoteBranch(args.repoDir, branch, args.authEnv);
+  const [fetched] = await resolveObjects(args.repoDir, [`refs/remotes/origin/${branch}^{commit}`]);
+  if (!fetched) throw new Error(`the story branch ${branch} that GitHub made is not in the fetched cache`);
+  return fetched;
 }
 
 /** The commit a ref points at, or undefined when it does not exist. */

@@ -67,6 +67,7 @@ export {
 export {
   createTaskWorktree,
   resolveCommits,
+  resolveObjects,
   removeTaskWorktree,
   taskWorktreePath,
   pathComponent,

@@ -86,19 +86,27 @@ export async function createTaskWorktree(args: CreateTaskWorktreeArgs): Promise<
 
 /**
  * The commit each of `refs` names (`<ref>^{commit}`), undefined for one that names none, from one
- * git process (`cat-file --batch-check`) instead of a `rev-parse` each. A ref with a line break
- * would be two requests: it is not asked, and names no commit. Git answers each request with a
- * line: the commit's id, or the request and why it has none (`<request> missing`), which holds a
- * space an id never does.
+ * git process (`cat-file --batch-check`) instead of a `rev-parse` each.
  */
 export async function resolveCommits(repoDir: string, refs: readonly string[]): Promise<Array<string | undefined>> {
-  const asked = refs.filter((ref) => !ref.includes("\n"));
+  return resolveObjects(repoDir, refs.map((ref) => `${ref}^{commit}`));
+}
+
+/**
+ * The object each revision names (`refs/…^{commit}`, `refs/…^{tree}`), undefined for one that
+ * names none, from one git process (`cat-file --batch-check`). A revision with a line break
+ * would be two requests: it is not asked, and names nothing. Git answers each request with a
+ * line: the object's id, or the request and why it has none (`<request> missing`), which holds
+ * a space an id never does.
+ */
+export async function resolveObjects(repoDir: string, revisions: readonly string[]): Promise<Array<string | undefined>> {
+  const asked = revisions.filter((revision) => !revision.includes("\n"));
   // Stryker disable next-line BooleanLiteral: cat-file takes no optional lock either way; readOnly says what the call promises
-  const output = await git(["cat-file", "--batch-check=%(objectname)"], { cwd: repoDir, readOnly: true, input: asked.map((ref) => `${ref}^{commit}\n`).join("") });
+  const output = await git(["cat-file", "--batch-check=%(objectname)"], { cwd: repoDir, readOnly: true, input: asked.map((revision) => `${revision}\n`).join("") });
   const lines = output.split("\n");
-  const answers = new Map(asked.map((ref, index) => [ref, lines[index]]));
-  return refs.map((ref) => {
-    const line = answers.get(ref);
+  const answers = new Map(asked.map((revision, index) => [revision, lines[index]]));
+  return revisions.map((revision) => {
+    const line = answers.get(revision);
     return line === undefined || line.includes(" ") ? undefined : line;
   });
 }

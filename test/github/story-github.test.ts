@@ -5,7 +5,7 @@
  * redacts every token it handed out (in every form) with the App's own secrets.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/globals";
-import { HARNESS_CONFIG_PATH, renderPullTitle, storyGitHub, type AppOctokit, type StoryGitHub } from "../../src/github/index.js";
+import { HARNESS_CONFIG_PATH, renderPullTitle, startRefusal, storyGitHub, StoryStartRefusedError, type AppOctokit, type StoryGitHub } from "../../src/github/index.js";
 import { GIT_TOKEN_PERMISSIONS, STORY_API_PERMISSIONS } from "../../src/github/story/index.js";
 import type { StoryJob } from "../../src/queue/index.js";
 import { git, HARNESS_IDENTITY } from "../../src/workspace/index.js";
@@ -17,12 +17,13 @@ import { RecordingLog } from "./fake-setup.js";
 const OWNER = "acme";
 let gh: FakeGitHub;
 let repoId: number;
+let bareRepo: { id: number; bareDir: string };
 
 beforeAll(async () => {
   gh = await startFakeGitHub();
   repoId = (await gh.addRepository({ owner: OWNER, name: "shop", files: { "README.md": "# shop\n", [HARNESS_CONFIG_PATH]: "max_attempts: 2\n" } })).id;
   await gh.addRepository({ owner: OWNER, name: "plain", files: { "README.md": "# plain\n", ".github/harness.yml/inner.txt": "a folder, not a file\n" } });
-  await gh.addRepository({ owner: OWNER, name: "bare", files: { "README.md": "# bare\n" } });
+  bareRepo = await gh.addRepository({ owner: OWNER, name: "bare", files: { "README.md": "# bare\n" } });
   gh.setPermission(OWNER, "shop", "writer", "write");
 });
 afterEach(() => gh.assertNoUnexpectedRequests());
@@ -150,5 +151,36 @@ describe("the story adapter", () => {
     const redacted = github.redact(text);
     for (const value of [api, gitToken, "webhook-secret-value", Buffer.from(`x-access-token:${gitToken}`).toString("base64")]) expect(redacted).not.toContain(value);
     expect(redacted).toContain("[REDACTED]");
+  });
+
+  it("reads the tips of the default branch and the story's branches, and makes the start branch with the git token", async () => {
+    const github = adapter("bare", bareRepo.id);
+    await github.connect();
+    const { bareDir } = bareRepo;
+    const main = (await gh.branchHead(OWNER, "bare", "main"))!;
+    for (const branch of ["harness/story-4-a", "harness/story-5"]) await git(["update-ref", `refs/heads/${branch}`, main], { cwd: bareDir });
+    expect([...(await github.branchTips({ defaultBranch: "main", prefix: "harness/story-4" }))]).toEqual([["harness/story-4-a", main], ["main", main]]);
+    // A default branch GitHub does not have is absent, not an error.
+    expect([...(await github.branchTips({ defaultBranch: "trunk", prefix: "harness/story-9" }))]).toEqual([]);
+
+    const before = gh.state.requests.length;
+    const tree = await git(["rev-parse", `${main}^{tree}`], { cwd: bareDir });
+    const start = { branch: "harness/story-4", tree, parent: main, message: "Start\n", signature: { name: "story-harness", email: "story-harness@users.noreply.github.com", date: "2026-03-01T00:00:00Z" } };
+    const made = await github.createStartBranch(start);
+    expect(made.state).toBe("created");
+    expect(await gh.branchHead(OWNER, "bare", "harness/story-4")).toBe(made.state === "created" ? made.sha : "");
+    expect(await github.createStartBranch(start)).toEqual({ state: "exists" });
+    // Written with the git token (contents: write): the reporting one would get a 403, which the fake records as unexpected.
+    const writes = gh.state.requests.slice(before).filter((request) => request.route?.includes("/git/"));
+    expect(writes.map((request) => `${request.route} ${request.status}`)).toEqual([
+      "/repos/{owner}/{repo}/git/commits 201", "/repos/{owner}/{repo}/git/refs 201", "/repos/{owner}/{repo}/git/commits 201", "/repos/{owner}/{repo}/git/refs 422",
+    ]);
+    // A final refusal becomes the story's typed error; a failure that is no HTTP answer stays as it is.
+    const refused = await github.createStartBranch({ ...start, branch: "harness/story-6", tree: "1".repeat(40) }).catch(startRefusal);
+    expect(refused).toBeInstanceOf(StoryStartRefusedError);
+    expect(refused).toMatchObject({ failureClass: "git-failed", status: 422 });
+    expect((refused as Error).message).toContain("Tree SHA does not exist");
+    const bug = new TypeError("not an answer");
+    expect(startRefusal(bug)).toBe(bug);
   });
 });

@@ -9,6 +9,7 @@ import { waitFor } from "../queue/helpers.js";
 import { recordingLog } from "./recording-log.js";
 import { appOctokitOf } from "../support/outbox-fixture.js";
 import { realRunner } from "./real-runner.js";
+import { controlledSleep } from "../support/controlled-sleep.js";
 
 /**
  * GitHub down when a job starts: its first calls fail with a 5xx, a refused connection or a
@@ -30,20 +31,6 @@ describe("a story started while GitHub is down", () => {
     rmSync(root, { recursive: true, force: true });
   });
   afterEach(() => fake.takeUnexpectedRequests());
-
-  /** A sleep the test controls: each call is recorded; `wake()` ends the oldest pending one. */
-  function controlledSleep(): { sleep: Sleep; waits: number[]; wake: () => void } {
-    const waits: number[] = [];
-    const pending: Array<() => void> = [];
-    const sleep: Sleep = (ms, signal) =>
-      new Promise<void>((resolve, reject) => {
-        waits.push(ms);
-        if (signal.aborted) return reject(signal.reason);
-        signal.addEventListener("abort", () => reject(signal.reason), { once: true });
-        pending.push(resolve);
-      });
-    return { sleep, waits, wake: () => pending.shift()?.() };
-  }
 
   /** The App's octokit as `harness serve` configures it: no retries of its own, no client-side throttling. */
   const quietOctokit = (baseUrl: string): AppOctokit => appOctokitOf(fake, { baseUrl, quiet: true });

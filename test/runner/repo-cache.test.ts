@@ -132,6 +132,65 @@ describe("repository cache", () => {
     expect(await refs(dir)).toContain("refs/remotes/origin/other");
   });
 
+  it("skips the fetch only when GitHub's tips are exactly the cache's, names and ids: a moved, new or removed branch is fetched", async () => {
+    const repo = await fake.addRepository({ owner: "acme", name: "tips", files: { "README.md": "one\n" } });
+    const token = fake.mintToken();
+    const branches = { exact: "main", prefix: "harness/story-3" };
+    const args = { harnessHome: join(root, "home"), owner: "acme", name: "tips", cloneUrl: repo.cloneUrl, authEnv: fake.gitAuthEnv(token), branches };
+    const work = join(root, "tips-work");
+    await git(["clone", "--quiet", repo.cloneUrl, work], { cwd: root, env: fake.gitAuthEnv(token) });
+    const push = (spec: string): Promise<string> => git(["push", "--quiet", "origin", spec], { cwd: work, env: fake.gitAuthEnv(token) });
+    /** The remote's tips of the story's branches, as GitHub's matching-refs and ref answers report them. */
+    const tips = async (): Promise<Map<string, string>> => {
+      const listed = await git(["for-each-ref", "--format=%(refname:strip=2) %(objectname)", "refs/heads/"], { cwd: repo.bareDir, readOnly: true });
+      return new Map(listed.split("\n").map((line) => line.split(" ") as [string, string]).filter(([name]) => name === "main" || name.startsWith(branches.prefix)));
+    };
+    const fetches = (): number => fake.state.requests.filter((request) => request.path === "/acme/tips.git/git-upload-pack").length;
+    const remoteRefs = async (dir: string): Promise<string> => git(["for-each-ref", "--format=%(refname) %(objectname)", "refs/remotes/origin/main", "refs/remotes/origin/harness/story-3*", "refs/remotes/origin/harness/story-3*/**"], { cwd: dir, readOnly: true });
+
+    // A new cache is fetched whatever GitHub says.
+    const dir = await syncRepoCache({ ...args, remoteTips: await tips() });
+    let fetched = fetches();
+    expect(fetched).toBeGreaterThan(0);
+    // Refs the story's fetch does not touch are no concern of its comparison: a local branch, another story's.
+    const main = await git(["rev-parse", "refs/remotes/origin/main"], { cwd: dir, readOnly: true });
+    for (const ref of ["refs/heads/harness/story-3", "refs/remotes/origin/harness/story-4"]) await git(["update-ref", ref, main], { cwd: dir });
+    // Nothing moved: no fetch.
+    await syncRepoCache({ ...args, remoteTips: await tips() });
+    expect(fetches()).toBe(fetched);
+    const same = await remoteRefs(dir);
+
+    // Each change is fetched, and leaves the cache as a fetch always did.
+    const moveStory = async (): Promise<string> => {
+      await git(["commit", "--quiet", "--allow-empty", "-m", "moved"], { cwd: work, env: HARNESS_IDENTITY });
+      return push("HEAD:refs/heads/harness/story-3");
+    };
+    const changes = ["HEAD:refs/heads/harness/story-3", moveStory, "HEAD:refs/heads/harness/story-30/task", ":refs/heads/harness/story-3", ":refs/heads/harness/story-30/task", "HEAD:refs/heads/main"];
+    for (const change of changes) {
+      await (typeof change === "string" ? push(change) : change());
+      await syncRepoCache({ ...args, remoteTips: await tips() });
+      expect(fetches()).toBeGreaterThan(fetched);
+      fetched = fetches();
+      const expected = [...(await tips())].map(([name, sha]) => `refs/remotes/origin/${name} ${sha}`).sort();
+      expect((await remoteRefs(dir)).split("\n").sort()).toEqual(expected);
+      // Asked again with nothing moved since: no fetch.
+      await syncRepoCache({ ...args, remoteTips: await tips() });
+      expect(fetches()).toBe(fetched);
+    }
+    expect(await remoteRefs(dir)).not.toBe(same);
+    // Another story's branch is no concern of this one's; no answer from GitHub fetches as before.
+    await push("HEAD:refs/heads/harness/story-4");
+    await syncRepoCache({ ...args, remoteTips: await tips() });
+    expect(fetches()).toBe(fetched);
+    // Told no branches (every branch is fetched), the tips do not say what a fetch would change.
+    const { branches: _told, ...everyBranch } = args;
+    await syncRepoCache({ ...everyBranch, remoteTips: await tips() });
+    expect(fetches()).toBeGreaterThan(fetched);
+    fetched = fetches();
+    await syncRepoCache(args);
+    expect(fetches()).toBeGreaterThan(fetched);
+  });
+
   it("is refused without a token: the fake's git endpoint requires one", async () => {
     const repo = await fake.addRepository({ owner: "acme", name: "locked", files: { "README.md": "x\n" } });
     await expect(syncRepoCache({ harnessHome: join(root, "home"), owner: "acme", name: "locked", cloneUrl: repo.cloneUrl, authEnv: {} })).rejects.toMatchObject({ kind: "auth" });

@@ -4,3 +4,4 @@ export { gitAuthEnv } from "./git-auth.js";
 export { openStoryOutbox, outboxDir, type PushWork, type StoryOutboxArgs } from "./outbox.js";
 export { HARNESS_CONFIG_PATH } from "./repo-config.js";
 export type { OpenStoryPull } from "./pull.js";
+export { startRefusal, StoryStartRefusedError, type CommitSignature, type StartBranch, type StartCommitArgs } from "./git-data.js";

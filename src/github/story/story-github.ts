@@ -12,6 +12,7 @@ import { redactSecrets } from "../redact.js";
 import type { GitHubReporterOptions } from "../reporter.js";
 import { findStoryPullRequest, type StoryPullRequest } from "../story-lookup.js";
 import { gitAuthEnv } from "./git-auth.js";
+import { createStartBranch, readBranchTips, type StartBranch, type StartCommitArgs } from "./git-data.js";
 import { authenticateInstallation, GIT_TOKEN_PERMISSIONS, STORY_API_PERMISSIONS, type AppOctokit, type Installation } from "./installation.js";
 import type { PushWork } from "./outbox.js";
 import { ensureDraftPull, markReadyForReview, type DraftPullArgs, type OpenStoryPull } from "./pull.js";
@@ -49,6 +50,10 @@ export interface StoryGitHub {
   findStoryPull(issueNumber: number): Promise<StoryPullRequest | undefined>;
   /** `.github/harness.yml` on the default branch, or undefined when there is none. */
   harnessConfigText(defaultBranch: string): Promise<string | undefined>;
+  /** The tips of the default branch and of the branches beginning with `prefix` (branch → commit id), read with the reporting token. */
+  branchTips(args: { defaultBranch: string; prefix: string }): Promise<Map<string, string>>;
+  /** Makes the start commit and its branch through the Git data API, with the git token (contents: write). */
+  createStartBranch(args: Omit<StartCommitArgs, "owner" | "repo">): Promise<StartBranch>;
   /** The story branch's open pull request, opened as a draft when there is none. */
   ensureDraftPull(args: Omit<DraftPullArgs, "owner" | "repo">): Promise<OpenStoryPull>;
   markReadyForReview(pullNodeId: string): Promise<void>;
@@ -68,6 +73,7 @@ export function storyGitHub(args: StoryGitHubArgs, issueNumber: number): StoryGi
   const seen: string[] = [];
   let api: Installation | undefined;
   let git: Installation | undefined;
+  const gitInstallation = async (): Promise<Installation> => (git ??= await mint(false, GIT_TOKEN_PERMISSIONS));
   const connected = (): Installation => {
     if (!api) throw new Error("the story's GitHub is not connected yet");
     return api;
@@ -86,12 +92,13 @@ export function storyGitHub(args: StoryGitHubArgs, issueNumber: number): StoryGi
       api = await mint(args.throttle !== false, STORY_API_PERMISSIONS);
     },
     async gitAuthEnv() {
-      git ??= await mint(false, GIT_TOKEN_PERMISSIONS);
-      return gitAuthEnv(await git.token());
+      return gitAuthEnv(await (await gitInstallation()).token());
     },
     confirmAdmission: async (job, log) => confirmAdmission(connected().octokit, job, log),
     findStoryPull: async (number) => findStoryPullRequest(connected().octokit, owner, repo, number),
     harnessConfigText: async (defaultBranch) => fetchHarnessConfigText(connected().octokit, { owner, repo, defaultBranch }),
+    branchTips: async (tips) => readBranchTips(connected().octokit, { owner, repo, ...tips }),
+    createStartBranch: async (start) => createStartBranch((await gitInstallation()).octokit, { owner, repo, ...start }),
     ensureDraftPull: async (pull) => ensureDraftPull(connected().octokit, { owner, repo, ...pull }),
     markReadyForReview: async (pullNodeId) => markReadyForReview(connected().octokit, pullNodeId),
     reporterTarget: (target) => ({ octokit: connected().octokit, installationId: args.installationId, owner, repo, secrets: seen, ...target }),

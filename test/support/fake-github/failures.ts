@@ -12,7 +12,14 @@ export type InjectedFailure =
   /** 502 Bad Gateway (REST, GraphQL, or git's smart HTTP: a push that does not get through). */
   | { kind: "bad-gateway" }
   /** A push refused by the server, with GitHub's words (a file over 100 MB, push protection). */
-  | { kind: "push-refused"; message?: string };
+  | { kind: "push-refused"; message?: string }
+  /**
+   * Not a refusal: commits made through `POST …/git/commits` carry a signature header, as GitHub
+   * signs some API commits, so their ids differ from the one the caller's `git commit-tree` makes.
+   */
+  | { kind: "signed-commits" }
+  /** A final refusal of an API call with GitHub's status and words (a repository rule, a 403), not GitHub being down. */
+  | { kind: "refused"; status: number; message: string };
 
 export interface FailureWindowSpec {
   /** HTTP method to match (any when absent). */
@@ -81,5 +88,6 @@ export function failureAnswer(failure: InjectedFailure): { status: number; heade
       },
     };
   }
+  if (failure.kind === "refused") return { status: failure.status, headers: {}, json: { message: failure.message, documentation_url: "https://docs.github.com/rest", status: String(failure.status) } };
   return { status: 502, headers: {}, json: { message: "Server Error" } };
 }

@@ -1,5 +1,5 @@
 import type { HookDeliveries } from "./hook.js";
-import type { FailureWindows } from "./failures.js";
+import type { FailureWindows, InjectedFailure } from "./failures.js";
 import type { RequestGates } from "./gates.js";
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import type { KeyObject } from "node:crypto";
@@ -79,6 +79,8 @@ export interface RouteRequest {
   query: URLSearchParams;
   body: unknown;
   headers: IncomingHttpHeaders;
+  /** The injected mode a route itself plays out (`signed-commits`), when a window matched. */
+  injected?: InjectedFailure;
 }
 
 /** What a route handler answers. `raw` bodies are sent as they are, `json` ones serialized. */

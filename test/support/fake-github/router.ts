@@ -7,8 +7,8 @@ interface CompiledRoute {
   literalSegments: number;
 }
 
-/** Path parameters that may span several segments (a file path in the contents API). */
-const MULTI_SEGMENT = new Set(["path"]);
+/** Path parameters that may span several segments (a file path in the contents API, a ref name `heads/<branch>`). */
+const MULTI_SEGMENT = new Set(["path", "ref"]);
 
 function compile(route: Route): CompiledRoute {
   const names: string[] = [];

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { credentialOf, FakeAuthError, verifyAppJwt } from "./auth.js";
-import { DEFAULT_PUSH_REFUSAL, failureAnswer } from "./failures.js";
+import { DEFAULT_PUSH_REFUSAL, failureAnswer, type InjectedFailure } from "./failures.js";
 import { GIT_PATH, serveGit } from "./git-http.js";
 import { errorBody, HttpError, readBody, type FakeContext, type RouteResponse } from "./http.js";
 import { requestBodyProblems, responseBodyProblems } from "./openapi-validate.js";
@@ -41,7 +41,7 @@ function parseJson(raw: Buffer): unknown {
 }
 
 /** Runs one API route: auth, JSON parsing, OpenAPI validation, then the handler. */
-async function runRoute(ctx: FakeContext, route: Route, params: Record<string, string>, request: IncomingMessage, url: URL, path: string, body: unknown): Promise<RouteResponse> {
+async function runRoute(ctx: FakeContext, route: Route, params: Record<string, string>, request: IncomingMessage, url: URL, path: string, body: unknown, injected?: InjectedFailure): Promise<RouteResponse> {
   try {
     authenticate(ctx, route, request, params, path);
   } catch (error) {
@@ -54,7 +54,7 @@ async function runRoute(ctx: FakeContext, route: Route, params: Record<string, s
       return { status: 422, json: errorBody(422, `Invalid request.\n\n${problems.join("\n")}`), unexpected: `body does not match GitHub's schema: ${problems.join(" ")}` };
     }
   }
-  const answer = await route.handle({ ctx, method: route.method, path, params, query: url.searchParams, body, headers: request.headers });
+  const answer = await route.handle({ ctx, method: route.method, path, params, query: url.searchParams, body, headers: request.headers, ...(injected ? { injected } : {}) });
   if (ctx.validateResponses && route !== graphqlRoute && answer.status < 300 && answer.json !== undefined) {
     const problems = responseBodyProblems(route.method, route.template, answer.status, answer.json);
     if (problems.length > 0) return { ...answer, unexpected: `the fake's response does not match GitHub's schema: ${problems.join(" ")}` };
@@ -119,7 +119,7 @@ export async function handle(ctx: FakeContext, request: IncomingMessage, respons
       record(await serveGit(ctx, request, response, url, raw, refusal), undefined, "git");
       return;
     }
-    if (injected && injected.kind !== "push-refused") {
+    if (injected && injected.kind !== "push-refused" && injected.kind !== "signed-commits") {
       const answer = failureAnswer(injected);
       send(response, answer);
       record(answer.status, parseJson(raw), `injected ${injected.kind}`);
@@ -139,7 +139,7 @@ export async function handle(ctx: FakeContext, request: IncomingMessage, respons
       return;
     }
     routeTemplate = matched.route.template;
-    const answer = await runRoute(ctx, matched.route, matched.params, request, url, url.pathname.startsWith(REST_PREFIX) ? path : url.pathname, parsed);
+    const answer = await runRoute(ctx, matched.route, matched.params, request, url, url.pathname.startsWith(REST_PREFIX) ? path : url.pathname, parsed, injected);
     send(response, answer);
     record(answer.status, parsed, routeTemplate, answer.unexpected);
   } catch (error) {

@@ -5,6 +5,7 @@ import { issueRoutes } from "./issues.js";
 import { labelRoutes } from "./labels.js";
 import { pullRoutes } from "./pulls.js";
 import { repoRoutes } from "./repos.js";
+import { gitRoutes } from "./git.js";
 import type { Route } from "./types.js";
 
 export { graphqlRoute } from "./graphql.js";
@@ -17,4 +18,4 @@ export type { Route, RouteAuth } from "./types.js";
  * Every REST route the fake serves, under `/api/v3`. To serve one more: add it to the file of
  * its area (its template exactly as in GitHub's OpenAPI description, so its body is validated).
  */
-export const REST_ROUTES: readonly Route[] = [...appRoutes, ...hookRoutes, ...repoRoutes, ...issueRoutes, ...labelRoutes, ...pullRoutes, ...checkRoutes];
+export const REST_ROUTES: readonly Route[] = [...appRoutes, ...hookRoutes, ...repoRoutes, ...gitRoutes, ...issueRoutes, ...labelRoutes, ...pullRoutes, ...checkRoutes];
