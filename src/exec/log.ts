@@ -5,7 +5,7 @@
 import { createWriteStream, mkdirSync, openSync, type WriteStream } from "node:fs";
 import { dirname } from "node:path";
 import { TailBuffer } from "./tail.js";
-import type { FailureClass } from "../pipeline/index.js";
+import type { FailureClass } from "../failure/index.js";
 
 /** A log file could not be opened; nothing was started. */
 export class ExecLogError extends Error {

@@ -6,7 +6,7 @@ import { needsBaseline, runBaseline } from "./baseline.js";
 import { storyCommitMessage, commitWorktree } from "./commit.js";
 import { defaultDeps } from "./deps.js";
 import type { FailureClass } from "./events.js";
-import { failureClassOf } from "./failure-class.js";
+import { failureClassOf } from "../failure/index.js";
 import { Journal } from "./journal.js";
 import { runAttempts } from "./attempts.js";
 import { createRunLayout, newRunId } from "./run-dir.js";

@@ -6,7 +6,7 @@
  */
 import { Type, type Static, type TObject, type TProperties, type TSchema } from "@sinclair/typebox";
 import type { CleanCloneResult } from "../workspace/index.js";
-import { FAILURE_CLASSES } from "./events.js";
+import { FAILURE_CLASSES } from "../failure/index.js";
 
 /** A `$ref` to one of the schema's own `$defs`, typed as the definition it points at. */
 const ref = <T extends TSchema>(name: keyof typeof DEFS, _of: T) => Type.Unsafe<Static<T>>({ $ref: `#/$defs/${name}` });
@@ -31,6 +31,9 @@ export const StepPolicySchema = Type.Object(
 );
 
 /** The shared definitions every event refers to. */
+/** The policy a step that ran repository code ran under. */
+export type StepPolicy = Static<typeof StepPolicySchema>;
+
 const DEFS = { failureClass: FailureClassSchema, sha: ShaSchema, at: AtSchema, step_policy: StepPolicySchema };
 
 const failureClass = () => ref("failureClass", FailureClassSchema);
@@ -170,6 +173,15 @@ export const EVENT_SCHEMAS = [
 
 /** One line of the journal, as the schemas above define it. */
 export const HistoryEventSchema = Type.Union([...EVENT_SCHEMAS]);
+
+/**
+ * One line of the journal. Each kind is defined once, here; this type and
+ * `schemas/execution-history.schema.json` both come from these definitions.
+ */
+export type HistoryEvent = Static<typeof HistoryEventSchema>;
+
+export type HistoryEventKind = HistoryEvent["kind"];
+
 
 /** The `$defs` name of one event kind's schema (`run.started` → `event_run_started`). */
 const defName = (kind: string): string => `event_${kind.replace(/[^a-z0-9]+/g, "_")}`;

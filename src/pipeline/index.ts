@@ -1,5 +1,5 @@
 export * from "./events.js";
-export { failureClassOf, isFailureClass } from "./failure-class.js";
+export { failureClassOf, isFailureClass } from "../failure/index.js";
 export { runStartedEvent, type RunStartedEvent } from "./run-started.js";
 export { runStory } from "./coordinator.js";
 export { TaskSlots, inSlots, type SlotLease } from "./task-slots.js";

@@ -5,7 +5,7 @@ import { runAttempts } from "./attempts.js";
 import { runCleanClone } from "./checks.js";
 import { commitWorktree, storyCommitMessage } from "./commit.js";
 import type { FailureClass } from "./events.js";
-import type { StoryRun } from "./plan-task.js";
+import type { StoryRun } from "./story-run.js";
 import { INTEGRATION_CLEAN_CLONE, INTEGRATION_TASK } from "./snapshot.js";
 import { inTaskSlot } from "./task-slot.js";
 import type { TaskRun } from "./task.js";

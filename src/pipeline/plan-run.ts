@@ -17,7 +17,8 @@ import { advanceStoryBranch, emptyCommit, ensureStoryBranch, mergeCommit, merged
 import type { Plan, PlanTask } from "./plan.js";
 import { archiveAttempt } from "./run-dir.js";
 import { runIntegration } from "./plan-integration.js";
-import { runPlanTask, type PlanTaskResult, type StoryRun } from "./plan-task.js";
+import { runPlanTask, type PlanTaskResult } from "./plan-task.js";
+import type { StoryRun } from "./story-run.js";
 import { inSlots } from "./task-slots.js";
 import { INTEGRATION_CLEAN_CLONE, INTEGRATION_TASK } from "./snapshot.js";
 import type { StoryOutcome } from "./types.js";

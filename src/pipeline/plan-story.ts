@@ -3,7 +3,7 @@ import { ensureStoryBranch } from "./merge.js";
 import { blockPlan, runPlan } from "./plan-run.js";
 import { runPlanner } from "./plan-planner.js";
 import type { Plan } from "./plan.js";
-import type { StoryRun } from "./plan-task.js";
+import type { StoryRun } from "./story-run.js";
 import { taskLayout } from "./run-dir.js";
 import { TaskSlots } from "./task-slots.js";
 import { stageKind } from "./stages/index.js";

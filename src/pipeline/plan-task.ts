@@ -1,47 +1,16 @@
 /** One task of a plan in its slot: a fresh worktree from the wave's base, provisioning, the per-task stages, commit and scope. */
-import type { TaskSlots } from "./task-slots.js";
 import { runAttempts } from "./attempts.js";
 import { needsBaseline, runBaseline } from "./baseline.js";
 import type { CheckFailure } from "./checks.js";
 import { commitWorktree } from "./commit.js";
 import type { RetryEvidence } from "./context.js";
-import type { PipelineDeps } from "./deps.js";
 import type { FailureClass } from "./events.js";
 import { matchesAny } from "./globs.js";
 import { changedFiles } from "./merge.js";
 import type { PlanTask } from "./plan.js";
-import type { RunLayout } from "./run-dir.js";
-import type { EventSink } from "./sink.js";
 import { inTaskSlot } from "./task-slot.js";
-import type { RunStoryArgs } from "./types.js";
-import type { Stage } from "./workflow.js";
-import type { Sandbox } from "../sandbox/index.js";
+import type { StoryRun } from "./story-run.js";
 
-/** What every task of one run of a planned story shares. */
-export interface StoryRun {
-  args: RunStoryArgs;
-  runId: string;
-  deps: PipelineDeps;
-  layout: RunLayout;
-  sink: EventSink;
-  clock: () => Date;
-  maxAttempts: number;
-  testCommand: string | undefined;
-  agentEnv: string[];
-  /** Where repository code runs. */
-  sandbox: Sandbox;
-  /** Tasks run side by side at most this many at once. */
-  concurrency: number;
-  /** The runner's slots beyond the story's own: a wave's further tasks at once each take a free one. */
-  slots: TaskSlots;
-  /** The workflow's per-task stages and where their failed attempts go back to. */
-  taskStages: Stage[];
-  taskRetryStage: string;
-  /** The workflow's story-level stages, run once on the merged branch. */
-  storyStages: Stage[];
-  /** The record folder of one task (`tasks/<id>/attempts/<n>/<stage>`). */
-  taskLayout(taskId: string): RunLayout;
-}
 
 export type PlanTaskResult =
   | { passed: true; attempt: number; commit: string; changed: string[] }

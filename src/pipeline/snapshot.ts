@@ -4,7 +4,8 @@
  * attempts, provisioning, gates, verdicts, clean-clone results, outcome). A story without a
  * plan has one task; the story-level fields (`stages`, `attempt`, `lastRetry`) then mirror it.
  */
-import type { FailureClass, HistoryEvent } from "./events.js";
+import type { FailureClass } from "../failure/index.js";
+import type { HistoryEvent } from "./event-schemas.js";
 
 /** The task id of a planned story's integration step after the last wave (wave 0 in the snapshot). */
 export const INTEGRATION_TASK = "integration";

@@ -8,8 +8,8 @@ import { appendFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { WorkspaceProvisionError, type TaskWorktree } from "../workspace/index.js";
 import type { FailureClass } from "./events.js";
-import { failureClassOf } from "./failure-class.js";
-import type { StoryRun } from "./plan-task.js";
+import { failureClassOf } from "../failure/index.js";
+import type { StoryRun } from "./story-run.js";
 import { ensureProvisioned, type TaskPromptContext, type TaskRun } from "./task.js";
 
 /** How a slot's work ended; `attempt` is the attempt it ended at (the slot's first when absent). */

@@ -9,7 +9,7 @@ import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { schemas } from "../schema/index.js";
 import { acquireLock, liveHolder, newLockOwner, releaseLock, retireLockOwner, type LockOwner } from "./job-lock.js";
-import type { FailureClass } from "../pipeline/index.js";
+import type { FailureClass } from "../failure/index.js";
 
 export const HOME_LOCK_FILE = "harness.lock";
 

@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import { ProcessLedger, reapOrphans } from "../exec/index.js";
 import { reapScratch } from "../workspace/index.js";
-import type { RunnerLog } from "./runner.js";
+import type { RunnerLog } from "./log.js";
 
 /** The ledger of the processes a runner starts, under `<harnessHome>/run/processes`. */
 export function processLedger(harnessHome: string): ProcessLedger {

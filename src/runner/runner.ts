@@ -5,6 +5,7 @@ import {
 import type { JobLease, JobWorker } from "../queue/index.js";
 import { TaskSlots, type FailureClass, type HarnessConfig, type RunStoryArgs, type StoryOutcome, type Workflow } from "../pipeline/index.js";
 import { runInStepScope } from "../exec/index.js";
+import type { RunnerLog } from "./log.js";
 import { processLedger, recoverAfterCrash } from "./recovery.js";
 import { syncRepoCache } from "./repo-cache.js";
 import { deliverStoryWork } from "./deliver-work.js";
@@ -25,11 +26,6 @@ export interface PipelinePort {
   defaultConfig: HarnessConfig;
 }
 
-export interface RunnerLog {
-  info(details: object, message?: string): void;
-  warn(details: object, message?: string): void;
-  error(details: object, message?: string): void;
-}
 
 export interface StoryRunnerDeps {
   /** The App-level octokit (JWT), from which installation tokens are made. */

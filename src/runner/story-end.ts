@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 import { renderStoryStopped } from "../github/index.js";
 import { failureClassOf, runStartedEvent, type FailureClass, type RunStartedEvent, type Workflow } from "../pipeline/index.js";
 import type { JobLease, StoryJob } from "../queue/index.js";
-import type { RunnerLog } from "./runner.js";
+import type { RunnerLog } from "./log.js";
 import type { TrackingReporter } from "./tracking-reporter.js";
 
 /** A story is its issue in its repository: `octo/repo#42` (two repositories' issue #42 are two stories). */

@@ -7,7 +7,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { removeTree, SCRATCH_PREFIX, type Sandbox } from "./sandbox.js";
-import type { FailureClass } from "../pipeline/index.js";
+import type { FailureClass } from "../failure/index.js";
 
 /** The sandbox cannot run here; stories are refused with this message. */
 export class SandboxUnavailableError extends Error {

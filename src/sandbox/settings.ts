@@ -4,7 +4,7 @@
  * is on, and off is only ever an explicit `HARNESS_SANDBOX=off`.
  */
 import { isAbsolute } from "node:path";
-import type { FailureClass } from "../pipeline/index.js";
+import type { FailureClass } from "../failure/index.js";
 
 /** The sandbox's settings, as read from the environment by {@link sandboxSettingsFromEnv}. */
 export interface SandboxSettings {

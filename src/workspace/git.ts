@@ -1,5 +1,5 @@
 import { exec, type ExecResult } from "../exec/index.js";
-import type { FailureClass } from "../pipeline/index.js";
+import type { FailureClass } from "../failure/index.js";
 
 /**
  * Flags every git call carries: repository code is untrusted, so its hooks, fsmonitor and

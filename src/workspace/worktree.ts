@@ -5,7 +5,7 @@ import { dirname, join } from "node:path";
 import { git, gitResult } from "./git.js";
 import { isValidBranchName } from "./ref-name.js";
 import { repositoryLocks } from "./repo-lock.js";
-import type { FailureClass } from "../pipeline/index.js";
+import type { FailureClass } from "../failure/index.js";
 
 /** A task's linked worktree, checked out on the story branch. */
 export interface TaskWorktree {

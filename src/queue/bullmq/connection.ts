@@ -1,5 +1,5 @@
 /** Reading `HARNESS_QUEUE`: which Redis the BullMQ adapter talks to. */
-import type { FailureClass } from "../../pipeline/index.js";
+import type { FailureClass } from "../../failure/index.js";
 
 /** A `HARNESS_QUEUE` value that is not a Redis URL; the message names the variable and the rule. */
 export class QueueUrlError extends Error {

@@ -3,7 +3,7 @@
  * the suite's: it has its own class so the pipeline reports "did not run", never "tests failed".
  */
 import { keepLastBytes } from "../../exec/index.js";
-import type { FailureClass } from "../../pipeline/index.js";
+import type { FailureClass } from "../../failure/index.js";
 
 /**
  * Most bytes of a build error's detail. The detail becomes the result's `reason`, the journal's

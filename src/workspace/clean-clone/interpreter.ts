@@ -7,7 +7,7 @@ import { constants } from "node:fs";
 import { access, stat } from "node:fs/promises";
 import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
 import { exec, keepLastBytes } from "../../exec/index.js";
-import type { FailureClass } from "../../pipeline/index.js";
+import type { FailureClass } from "../../failure/index.js";
 
 /** Why an interpreter cannot be used; reported as the check's `reason`. */
 export class InterpreterError extends Error {

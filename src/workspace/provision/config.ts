@@ -3,7 +3,7 @@
  * environment names), checked before anything runs.
  */
 import type { EnvSpec } from "../../exec/index.js";
-import type { FailureClass } from "../../pipeline/index.js";
+import type { FailureClass } from "../../failure/index.js";
 
 /** How long one provisioning attempt may run unless the repository says otherwise. */
 export const DEFAULT_PROVISION_TIMEOUT_MS = 600_000;

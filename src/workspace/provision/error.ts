@@ -1,6 +1,6 @@
 /** The one error of provisioning: blocked infrastructure, never an agent failure. */
 import { provisionLogTail } from "./tail.js";
-import type { FailureClass } from "../../pipeline/index.js";
+import type { FailureClass } from "../../failure/index.js";
 
 /** What a provisioning failure records. */
 export interface ProvisionFailure {

@@ -1,5 +1,5 @@
 /** The one place a thrown error becomes a {@link FailureClass}. */
-import { FAILURE_CLASSES, type FailureClass } from "./events.js";
+import { FAILURE_CLASSES, type FailureClass } from "./classes.js";
 
 const MEMBERS: ReadonlySet<string> = new Set(FAILURE_CLASSES);
 
