@@ -1,10 +1,10 @@
-import type { CheckFailure } from "./checks.js";
+import type { CheckFailure } from "./check-results.js";
 import type { RetryEvidence } from "./context.js";
 import type { FailureClass } from "./events.js";
 import { archiveAttempt } from "./run-dir.js";
 import { runStage } from "./stage.js";
 import type { TaskRun } from "./task.js";
-import type { Stage } from "./workflow.js";
+import type { Stage } from "./workflow-types.js";
 
 /** How a task's attempts ended. */
 export type AttemptsResult =

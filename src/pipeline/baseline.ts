@@ -7,20 +7,12 @@
 import { join } from "node:path";
 import { succeeded } from "../exec/index.js";
 import { git, readHeadCommit } from "../workspace/index.js";
-import type { CheckFailure } from "./checks.js";
+import type { CheckFailure } from "./check-results.js";
 import type { TaskRun } from "./task.js";
-import type { Stage } from "./workflow.js";
+import type { Stage } from "./workflow-types.js";
 import { stripAnsi } from "../text/index.js";
+import type { BaselineResult } from "./check-results.js";
 
-/** The baseline as the task keeps it. */
-export interface BaselineResult {
-  command: string;
-  commit: string;
-  exitCode?: number;
-  timedOut: boolean;
-  outputTail: string;
-  durationMs: number;
-}
 
 /** Exit codes of `/bin/sh` for a command that could not start: not executable, not found. */
 const CANNOT_START = new Set([126, 127]);

@@ -4,17 +4,11 @@ import { succeeded, type ExecResult } from "../exec/index.js";
 import type { SandboxStep } from "../sandbox/index.js";
 import { schemas } from "../schema/index.js";
 import { judgeRedGate } from "./baseline.js";
-import type { CleanCloneRecord, FailureClass } from "./events.js";
-import type { Stage } from "./workflow.js";
+import type { CleanCloneRecord } from "./events.js";
+import type { Stage } from "./workflow-types.js";
 import { provisionConfig, type TaskRun } from "./task.js";
+import type { CheckFailure } from "./check-results.js";
 
-/** A failed check: its class and a one-line reason a maintainer can act on. */
-export interface CheckFailure {
-  failureClass: FailureClass;
-  reason: string;
-  /** Not the change's doing (a base that is red the same way): blocks instead of retrying. */
-  infrastructure?: boolean;
-}
 
 /**
  * Runs the repository's suite in the worktree (the deterministic gate before a judging seat)

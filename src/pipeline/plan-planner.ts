@@ -8,7 +8,7 @@ import { runAttempts } from "./attempts.js";
 import type { Plan } from "./plan.js";
 import type { StoryRun } from "./story-run.js";
 import { inTaskSlot, type SlotFailure } from "./task-slot.js";
-import type { Stage } from "./workflow.js";
+import type { Stage } from "./workflow-types.js";
 
 export type PlannerResult = { passed: true; plan: Plan } | SlotFailure;
 

@@ -1,7 +1,7 @@
 /** One task of a plan in its slot: a fresh worktree from the wave's base, provisioning, the per-task stages, commit and scope. */
 import { runAttempts } from "./attempts.js";
 import { needsBaseline, runBaseline } from "./baseline.js";
-import type { CheckFailure } from "./checks.js";
+import type { CheckFailure } from "./check-results.js";
 import { commitWorktree } from "./commit.js";
 import type { RetryEvidence } from "./context.js";
 import type { FailureClass } from "./events.js";

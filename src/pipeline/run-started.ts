@@ -1,6 +1,7 @@
 /** The one builder of a run's first event, for the coordinator and for a runner that stops a story before the pipeline could. */
 import type { HistoryEvent } from "./events.js";
-import { declaredChecks, type Workflow } from "./workflow.js";
+import { declaredChecks } from "./workflow.js";
+import { type Workflow } from "./workflow-types.js";
 
 export type RunStartedEvent = Extract<HistoryEvent, { kind: "run.started" }>;
 

@@ -1,7 +1,7 @@
 import { assertAgentEnvAllowed, type HarnessConfig } from "./config.js";
 import { ConfigError } from "./errors.js";
 import { seatLaunch } from "./task.js";
-import type { Workflow } from "./workflow.js";
+import type { Workflow } from "./workflow-types.js";
 
 /**
  * Checks, before anything runs, that a configuration can drive a workflow: the agent

@@ -6,17 +6,13 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { dispatchSeat, type AgentLaunch } from "../agents/index.js";
-import { checkArtifacts, type CheckFailure } from "./checks.js";
+import { dispatchSeat } from "../agents/index.js";
+import { checkArtifacts } from "./checks.js";
+import { type CheckFailure } from "./check-results.js";
 import type { TaskRun } from "./task.js";
-import type { Stage } from "./workflow.js";
+import type { Stage } from "./workflow-types.js";
+import type { SeatBinding } from "./seat-binding.js";
 
-/** Who sits in the seat: the bindings in the order they are tried, and the seat's timeout. */
-export interface SeatBinding {
-  launch: AgentLaunch;
-  fallback: AgentLaunch[];
-  timeoutMs: number;
-}
 
 /** How the seat ended: nothing wrong, or a failure (infrastructure when no agent could work). */
 export type SeatEnd = { ok: true } | { ok: false; failure: CheckFailure; infrastructure: boolean };

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { RetryEvidence } from "./context.js";
 import { stageKind, type StageOutcome } from "./stages/index.js";
 import type { TaskRun } from "./task.js";
-import type { Stage } from "./workflow.js";
+import type { Stage } from "./workflow-types.js";
 
 export type { StageEvidence, StageOutcome } from "./stages/index.js";
 

@@ -4,7 +4,7 @@ import type { RunLayout } from "./run-dir.js";
 import type { EventSink } from "./sink.js";
 import type { TaskSlots } from "./task-slots.js";
 import type { RunStoryArgs } from "./types.js";
-import type { Stage } from "./workflow.js";
+import type { Stage } from "./workflow-types.js";
 import type { Sandbox } from "../sandbox/index.js";
 
 /** What every task of one run of a planned story shares. */

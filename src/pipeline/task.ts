@@ -3,15 +3,15 @@ import type { AgentLaunch } from "../agents/index.js";
 import type { Sandbox } from "../sandbox/index.js";
 import type { TaskWorktree } from "../workspace/index.js";
 import type { HarnessConfig } from "./config.js";
-import type { BaselineResult } from "./baseline.js";
+import type { BaselineResult } from "./check-results.js";
 import type { SuiteEvidence } from "./context.js";
-import type { SeatBinding } from "./seat-run.js";
+import type { SeatBinding } from "./seat-binding.js";
 import type { PipelineDeps } from "./deps.js";
 import type { Plan } from "./plan.js";
 import type { RunLayout } from "./run-dir.js";
 import type { EventSink } from "./sink.js";
 import type { StoryInput } from "./types.js";
-import type { Workflow } from "./workflow.js";
+import type { Workflow } from "./workflow-types.js";
 
 /** Everything one task of a story needs while its stages run. */
 export interface TaskRun {

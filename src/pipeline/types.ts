@@ -3,7 +3,7 @@ import type { HarnessConfig } from "./config.js";
 import type { PipelineDeps } from "./deps.js";
 import type { FailureClass, Reporter } from "./events.js";
 import type { TaskSlots } from "./task-slots.js";
-import type { Workflow } from "./workflow.js";
+import type { Workflow } from "./workflow-types.js";
 
 /** The story to run. `id` is "42" for issue #42, or a slug for `harness run`. */
 export interface StoryInput {

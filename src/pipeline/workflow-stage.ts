@@ -4,7 +4,7 @@ import { dirname, resolve } from "node:path";
 import { parseTemplate } from "./context.js";
 import { WorkflowError } from "./errors.js";
 import type { StageProblem } from "./stages/index.js";
-import { HARNESS_ROOT, type ArtifactSpec, type RawStage, type Stage } from "./workflow.js";
+import { HARNESS_ROOT, type ArtifactSpec, type RawStage, type Stage } from "./workflow-types.js";
 
 /** The fixer's template when a stage's fix ladder names none. */
 const FIXER_PROMPT = "prompts/fixer.md";

@@ -9,7 +9,7 @@ import { isNeverPassed } from "../../exec/index.js";
 import { CleanCloneOptionsError, validateLinkName, PROVISION_HOOK } from "../../workspace/index.js";
 import type { HarnessConfig } from "../config.js";
 import { ConfigError } from "../errors.js";
-import type { Workflow } from "../workflow.js";
+import type { Workflow } from "../workflow-types.js";
 import { didYouMean } from "./did-you-mean.js";
 import { findOnPath, firstProgram, isExecutableFile } from "./programs.js";
 import { treeEntries, type StoryBase } from "./repository.js";

@@ -3,11 +3,11 @@
  * artifacts it always requires and the check runs it declares. Each kind is one folder beside
  * this file and one line of the registry (`index.ts`).
  */
-import type { CheckFailure } from "../checks.js";
+import type { CheckFailure } from "../check-results.js";
 import type { RetryEvidence } from "../context.js";
 import type { DeclaredCheck } from "../snapshot.js";
 import type { TaskRun } from "../task.js";
-import type { ArtifactSpec, RawStage, Stage } from "../workflow.js";
+import type { ArtifactSpec, RawStage, Stage } from "../workflow-types.js";
 
 /** What the next attempt's prompt may carry: the agent's own words or measured results. */
 export type StageEvidence = Pick<RetryEvidence, "findings" | "retryGuidance" | "cleanClone">;

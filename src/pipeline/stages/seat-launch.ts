@@ -2,7 +2,8 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { renderPrompt } from "../context.js";
-import { runSeatOfStage, type SeatBinding } from "../seat-run.js";
+import { runSeatOfStage } from "../seat-run.js";
+import { type SeatBinding } from "../seat-binding.js";
 import { ensureProvisioned } from "../task.js";
 import { failed, type StageOutcome, type StageStep } from "./kind.js";
 

@@ -8,52 +8,22 @@
  * never an exception. A suite that runs out of time did run: it failed, without an exit code.
  */
 import { join } from "node:path";
-import type { EnvSpec } from "../../exec/index.js";
-import type { Sandbox } from "../../sandbox/index.js";
 import { provisionWorktree } from "../provision/index.js";
-import type { ProvisionConfig } from "../provision/index.js";
 import { WorkspaceProvisionError } from "../provision/index.js";
 import { buildCleanClone } from "./build.js";
 import { CleanCloneBuildError } from "./errors.js";
 import { interpreterVersion, InterpreterError, resolveInterpreter } from "./interpreter.js";
-import { checkOptions } from "./options.js";
+import { checkOptions, type CleanCloneOptions } from "./options.js";
 import { ordered, type CleanCloneResult } from "./record.js";
 import { makeScratch, removeScratch } from "./scratch.js";
 import { runSuite } from "./run-suite.js";
 import { describeInvoked } from "./truth.js";
 
 export type { CleanCloneResult } from "./record.js";
+export type { CleanCloneOptions } from "./options.js";
 
 /** Time the suite gets when the caller names none. */
 export const DEFAULT_CLEAN_CLONE_TIMEOUT_MS = 600_000;
-
-export interface CleanCloneOptions {
-  /** The target repository (any folder inside its working tree); the suite runs at its counterpart. */
-  repo: string;
-  /** The suite, a user-written shell command run through `/bin/sh -c`. */
-  command: string;
-  /** Ignored dependency roots linked from the target; defaults per ecosystem. */
-  links?: readonly string[];
-  /** Path (or bare name looked up on PATH) of the runtime to target; its folder goes first on PATH. */
-  interpreter?: string;
-  timeoutMs?: number;
-  /** The suite's full output is appended here. */
-  logPath?: string;
-  /** What the suite receives beyond the exec allowlist (never the App's credentials). `CI=true` is set unless this sets CI. */
-  env?: EnvSpec;
-  /** Where the scratch folder is made; the OS temp folder by default. */
-  scratchRoot?: string;
-  /** Only the last `depth` commits of history in the clone (CI's shallow checkout gives 1). */
-  depth?: number;
-  /** Let symlinks pointing outside the repository through (they dangle in any other checkout). */
-  allowExternalSymlinks?: boolean;
-  /** Where the suite runs; the operator's sandbox (`HARNESS_SANDBOX`) when absent. */
-  sandbox?: Sandbox;
-  /** The suite gets the network (`test.network`); off by default. */
-  network?: boolean;
-  /** Provision the clone afresh (with the warm package caches) instead of linking dependency folders. */
-  provision?: { config?: ProvisionConfig; harnessHome?: string };
-}
 
 /** Installs the clone's dependencies with the provisioning ladder; a failure is "did not run". */
 async function provisionClone(options: CleanCloneOptions, cloneDir: string, scratch: string): Promise<void> {

@@ -1,7 +1,38 @@
-/** Checks the options of a clean-clone check before anything runs, naming the bad field. */
-import type { CleanCloneOptions } from "./check.js";
+/** The options of a clean-clone check, and their check before anything runs, naming the bad field. */
+import type { EnvSpec } from "../../exec/index.js";
+import type { Sandbox } from "../../sandbox/index.js";
+import type { ProvisionConfig } from "../provision/index.js";
 import { CleanCloneOptionsError } from "./errors.js";
 import { validateLinkName } from "./links.js";
+
+/** What a clean-clone check is asked to do. */
+export interface CleanCloneOptions {
+  /** The target repository (any folder inside its working tree); the suite runs at its counterpart. */
+  repo: string;
+  /** The suite, a user-written shell command run through `/bin/sh -c`. */
+  command: string;
+  /** Ignored dependency roots linked from the target; defaults per ecosystem. */
+  links?: readonly string[];
+  /** Path (or bare name looked up on PATH) of the runtime to target; its folder goes first on PATH. */
+  interpreter?: string;
+  timeoutMs?: number;
+  /** The suite's full output is appended here. */
+  logPath?: string;
+  /** What the suite receives beyond the exec allowlist (never the App's credentials). `CI=true` is set unless this sets CI. */
+  env?: EnvSpec;
+  /** Where the scratch folder is made; the OS temp folder by default. */
+  scratchRoot?: string;
+  /** Only the last `depth` commits of history in the clone (CI's shallow checkout gives 1). */
+  depth?: number;
+  /** Let symlinks pointing outside the repository through (they dangle in any other checkout). */
+  allowExternalSymlinks?: boolean;
+  /** Where the suite runs; the operator's sandbox (`HARNESS_SANDBOX`) when absent. */
+  sandbox?: Sandbox;
+  /** The suite gets the network (`test.network`); off by default. */
+  network?: boolean;
+  /** Provision the clone afresh (with the warm package caches) instead of linking dependency folders. */
+  provision?: { config?: ProvisionConfig; harnessHome?: string };
+}
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 

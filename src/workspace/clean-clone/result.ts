@@ -7,7 +7,7 @@ import { dirname } from "node:path";
 import { succeeded } from "../../exec/index.js";
 import { writeFileAtomic } from "../../files/index.js";
 import { schemas } from "../../schema/index.js";
-import type { CleanCloneResult } from "./check.js";
+import type { CleanCloneResult } from "./record.js";
 
 /** The artifact's conventional file name. */
 export const CLEAN_CLONE_RESULT_FILE = "clean-clone-result.json";

@@ -2,7 +2,7 @@
 import { constants } from "node:os";
 import type { ExecResult } from "../../exec/index.js";
 import type { BuiltCleanClone } from "./build.js";
-import type { CleanCloneOptions } from "./check.js";
+import type { CleanCloneOptions } from "./options.js";
 import { commandWithInterpreter, pathWithInterpreter } from "./interpreter.js";
 import type { CleanCloneResult } from "./record.js";
 import { launchInClone, type CloneStep } from "./suite.js";

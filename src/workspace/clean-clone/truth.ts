@@ -6,7 +6,7 @@
  */
 import { dirname, relative } from "node:path";
 import { keepLastBytes } from "../../exec/index.js";
-import type { CleanCloneOptions } from "./check.js";
+import type { CleanCloneOptions } from "./options.js";
 import { pathWithInterpreter } from "./interpreter.js";
 import { invokedInterpreter, sameFile } from "./invoked.js";
 import type { CleanCloneResult } from "./record.js";
