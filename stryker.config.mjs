@@ -7,8 +7,8 @@
  * Without MUTATE_ROOM every guard module is mutated against the whole suite less the end-to-end
  * tests (those run the code in other processes, where no coverage reaches Stryker).
  * Jest runs as in `npm test`: ESM through ts-jest, with --experimental-vm-modules.
- * `--mutate <files>` narrows a room to some of its files (the guard files the mutation table of
- * issue 16 names were run that way: docs/benchmarks.md).
+ * `--mutate <files>` narrows a room to some of its files (issue 16's guard files were run that
+ * way, file by file).
  * `MUTATE_TESTS=github/redact,github/redact-property` narrows the room's tests to those files
  * (paths under test/, without `.test.ts`), so a file's mutants run against its own tests: on a
  * loaded machine a room's heavier tests (probot, real git) cost seconds per mutant.

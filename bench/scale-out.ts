@@ -12,8 +12,8 @@
  * `--sleep all` (the default, the issue's "2-second scripted agents"): each of a story's four
  * agent seats (implementer, tester, verifier, documenter) sleeps 2 s, 8 s of agent time a story.
  * `--sleep implementer`: only the implementer sleeps (2 s), the other seats answer at once; the
- * workload of the bench before the twelfth session, where a story's own work (git, the sandbox,
- * GitHub's calls: about 0.8 s of CPU) is 30 % of it, not 10 %.
+ * bench's earlier workload, where a story's own work (git, the sandbox, GitHub's calls: about
+ * 0.8 s of CPU) is 30 % of it, not 10 %.
  * `--breakdown` also prints, per configuration, where the stories' time went (their journals):
  * the mean story's longest steps, each worker's busy share and the gaps between its stories,
  * and what fills those gaps (each worker traces its child processes, HTTP requests, Redis

@@ -9,7 +9,7 @@
  * median, times √2: the movement that pairing cannot cancel. (For steady noise the median step
  * is 1/√2 of the interquartile range, so without drift the two measures agree.) A slow drift (load rising through a run)
  * moves both sides of every pair alike and leaves the ratios where they were, yet widens the
- * spread of the whole run, so a spread over the run (the interquartile range, fifth session)
+ * spread of the whole run, so a spread over the run (the interquartile range, this file's earlier measure)
  * made a run inconclusive whenever the load climbed. The full range was worse still: it only
  * widens as repetitions are added, one stray sample sufficing.
  */

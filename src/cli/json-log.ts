@@ -7,7 +7,7 @@
  * order, and flushed when the App stops. Lines are gathered into writes of at least
  * {@link LOG_BATCH_BYTES}, or whatever {@link LOG_FLUSH_MS} brought: at a few hundred webhooks a
  * second, a write per line cost each line a thread-pool round trip (two wake-ups) and a wake-up
- * of whoever reads stdout (docs/benchmarks.md, tenth session).
+ * of whoever reads stdout (docs/benchmarks.md, `## webhook-latency`).
  */
 import { pino, type Logger } from "pino";
 

@@ -15,8 +15,8 @@ export const HANDLER_BUDGET_MS = 4_000;
  * so Probot answers 500 and GitHub may redeliver; a failure after it is logged.
  */
 export function withinBudget<T>(work: Promise<T>, budgetMs: number, late: (value: T) => void, log: GitHubLog, what: object): Promise<T | undefined> {
-  // One timer and one promise per delivery: no race of promises (they were a good part of what
-  // the webhook path allocated, docs/benchmarks.md ninth session).
+  // One timer and one promise per delivery: no race of promises (a race was one of the App's own
+  // allocations per delivery, counted with `npm run bench -- webhook-latency --alloc`).
   return new Promise<T | undefined>((resolve, reject) => {
     let expired = false;
     const timer = setTimeout(() => {

@@ -7,8 +7,9 @@ import type { GitHubLog } from "./log.js";
 
 /**
  * Webhook requests in flight before the door sheds (`HARNESS_MAX_INFLIGHT`). By Little's law,
- * at the ~800 deliveries/s the App answered on this 2-core machine (docs/benchmarks.md), 256 in
- * flight is about 0.3 s of queue: far inside GitHub's 10 s, with room for a burst.
+ * at about 800 deliveries/s, which the App answered on a 2-core machine when this was chosen,
+ * 256 in flight is about 0.3 s of queue: far inside GitHub's 10 s, with room for a burst. Not
+ * tuned by a measurement of its own (docs/benchmarks.md, `## webhook-latency`).
  */
 export const DEFAULT_MAX_INFLIGHT = 256;
 

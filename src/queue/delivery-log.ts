@@ -105,7 +105,7 @@ export class DeliveryLog {
         }
         while (this.pending.length > 0) {
           const batch = this.pending.splice(0);
-          // On the event loop: a few ids into the page cache cost less than a thread-pool round trip (docs/benchmarks.md, tenth session).
+          // On the event loop: a few ids into the page cache cost less than a thread-pool round trip (docs/benchmarks.md, `## webhook-latency`).
           appendAll(this.handle.fd, Buffer.from(batch.join("")));
           this.lines += batch.length;
           if (this.lines >= this.bound * 2) await this.compact();

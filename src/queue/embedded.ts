@@ -101,7 +101,7 @@ export class EmbeddedQueue implements StoryQueue {
     this.writing.add(record.id);
     try {
       // On the webhook's path: answered once the job is safe from the App dying, flushed to
-      // stable storage right after (see docs/benchmarks.md, webhook latency).
+      // stable storage right after (see docs/benchmarks.md, `## webhook-latency`).
       await this.store.write(record, "background");
     } catch (error) {
       this.records.delete(record.id);

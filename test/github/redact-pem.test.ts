@@ -1,7 +1,7 @@
 /**
  * A PEM block cut by an output tail's start or end: the key's base64 lines go with the header
  * or footer, and the text around them stays. Each case below was found by mutation testing
- * (docs/benchmarks.md): a redactor that removes too little leaks key material, one that
+ * (`npm run mutate`): a redactor that removes too little leaks key material, one that
  * removes too much eats the suite's own output around it, which is what a reader debugging a
  * failure came for.
  */

@@ -1,6 +1,6 @@
 /**
  * The triggers' refusals and fallbacks that the main trigger tests do not reach, each found by
- * mutation testing (docs/benchmarks.md): events without an installation, a pull request
+ * mutation testing (`npm run mutate`): events without an installation, a pull request
  * labelled like a story, Retry on another check run, an App id the operator did not give, a
  * check run without its external id or its pull request, a fork's branch named like a story's,
  * a replayed press, an allowlisted bot commenting through its App, and the replies' words.

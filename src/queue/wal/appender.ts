@@ -195,12 +195,13 @@ export class Appender {
  * A batch's write is made on the event loop: a write into the page cache (a batch is one
  * webhook's record at a few hundred a second, 2 KiB) costs less than handing it to the thread
  * pool and being called back, which took a wake-up of a pool thread and one of the loop per
- * batch (docs/benchmarks.md, tenth session). Beside a running fdatasync the write holds the
+ * batch (such round trips were most of the App's extra CPU per delivery over bare Probot:
+ * docs/benchmarks.md, `## webhook-latency`). Beside a running fdatasync the write holds the
  * loop a p99 of about 30 µs, where the pool's callback came after about 110 µs
- * (`npm run bench -- wal-write`, eleventh session). The sync stays in the background, through node's
- * callback call on the segment's descriptor: the FileHandle methods wrap each call in promise
- * machinery that allocated more per enqueue than the record itself (ninth session). The
- * FileHandle still owns the descriptor.
+ * (`npm run bench -- wal-write`; docs/benchmarks.md, `## wal-write`). The sync stays in the
+ * background, through node's callback call on the segment's descriptor: the FileHandle methods
+ * wrap each call in promise machinery that allocated more per enqueue than the record itself
+ * (`npm run bench -- webhook-latency --alloc`). The FileHandle still owns the descriptor.
  */
 
 /** Writes every byte of `data` at the descriptor's position. */
