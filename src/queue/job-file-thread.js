@@ -6,7 +6,7 @@
  *
  * Mutation testing cannot reach this file: Stryker activates a mutant in the test's own thread,
  * never in a worker thread, so it is not in the queue room's mutate list (`*.ts` only); what it
- * does is tested through `JobFileWorker` (test/queue/job-file-worker.test.ts, job-store.test.ts).
+ * does is tested through `JobFileWorker` (test/queue/embedded/job-file-worker.test.ts, job-store.test.ts).
  *
  * Messages (each with the `id` its answer carries):
  *   { kind: "write", writes: [{ path, data }] } → { id, errors: [null | { message, code }] }
