@@ -31,9 +31,11 @@ function literal(path: string, exclude = false): string {
  */
 export async function stageAll(options: GitOptions, pathspec: readonly string[] = [], config: readonly string[] = []): Promise<void> {
   const gitlinks = await indexGitlinks(options, config);
-  const narrowed = pathspec.length > 0 ? pathspec : [":/"];
-  const specs = [...narrowed, ...gitlinks.map((path) => literal(path, true))];
-  await git([...config, "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"], { ...options, input: `${specs.join("\0")}\0` });
+  // No pathspec at all where none is needed: any pathspec, even exclusions alone, that covers a
+  // skip-worktree entry makes `add` exit 1 (a sparse checkout with gitlinks still does).
+  const specs = [...pathspec, ...gitlinks.map((path) => literal(path, true))];
+  if (specs.length === 0) await git([...config, "add", "-A"], options);
+  else await git([...config, "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"], { ...options, input: `${specs.join("\0")}\0` });
   if (gitlinks.length === 0) return;
   // diff-files takes no pathspec file; a repository has few gitlinks.
   const moved = splitNul(

@@ -53,7 +53,7 @@ function scratchExclusion(target: CleanCloneTarget, scratchDir: string): string[
   // nothing (`relative` of two absolute paths is never "" here, nor starts with a separator).
   // Stryker disable next-line ConditionalExpression,LogicalOperator,StringLiteral,MethodExpression: see above
   if (inside === "" || inside.startsWith("..") || inside.startsWith(sep)) return [];
-  return [":/", `:(top,exclude,literal)${inside.split(sep).join("/")}`];
+  return [`:(top,exclude,literal)${inside.split(sep).join("/")}`];
 }
 
 /**
