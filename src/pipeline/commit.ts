@@ -1,4 +1,4 @@
-import { git, gitResult, HARNESS_IDENTITY, indexMayHold, NO_AUTO_MAINTENANCE, PROVISION_RECEIPT, readHeadCommit } from "../workspace/index.js";
+import { git, gitResult, HARNESS_IDENTITY, indexMayHold, NO_AUTO_MAINTENANCE, NO_SUBMODULE_STATUS, PROVISION_RECEIPT, readHeadCommit, stageAll } from "../workspace/index.js";
 import type { FailureClass } from "./events.js";
 
 /** The message of a story commit: names the story; the trailers say which story and, when blocked, why. */
@@ -18,16 +18,17 @@ export function storyCommitMessage(story: { id: string; title: string }, failure
  * `stage: false` nothing is added: an empty commit records an outcome without picking up
  * files a failed provisioning left behind. Returns the new commit.
  *
- * Two git processes in the usual case: the receipt is unstaged only when the index may hold
- * it, and the new commit is read from the branch's ref file (git is asked only when the
+ * Three git processes in the usual case (up to two more when the index records gitlinks): the
+ * receipt is unstaged only when the index may hold it, and the new commit is read from the branch's ref file (git is asked only when the
  * layout is not the plain one).
  */
 export async function commitWorktree(worktree: string, message: string, options: { stage: boolean }): Promise<string> {
   if (options.stage) {
-    await git(["add", "--all"], { cwd: worktree });
+    // Not `git add --all`: it would run `git status` inside a nested repository, under the agent's config.
+    await stageAll({ cwd: worktree });
     if (indexMayHold(worktree, PROVISION_RECEIPT)) await gitResult(["rm", "--cached", "--quiet", "--ignore-unmatch", "--", PROVISION_RECEIPT], { cwd: worktree });
   }
-  await git([...NO_AUTO_MAINTENANCE, "commit", "--quiet", "--no-verify", "--no-gpg-sign", "--allow-empty", "--file", "-"], {
+  await git([...NO_AUTO_MAINTENANCE, ...NO_SUBMODULE_STATUS, "commit", "--quiet", "--no-verify", "--no-gpg-sign", "--allow-empty", "--file", "-"], {
     cwd: worktree,
     input: message,
     env: { ...HARNESS_IDENTITY },

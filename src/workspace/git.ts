@@ -13,7 +13,19 @@ export const GIT_HARDENING: readonly string[] = [
   "-c", "color.ui=false",
   // The operator's attribute file is as foreign to a story as the operator's config.
   "-c", "core.attributesFile=/dev/null",
+  // Never into a nested repository: its config, attributes and hooks are the agent's to write.
+  "-c", "submodule.recurse=false",
+  "-c", "status.submoduleSummary=false",
 ];
+
+/**
+ * For porcelain commands that compare a working tree (`status`, `diff`, `commit`): a gitlink's
+ * nested repository is not asked whether it is dirty, since asking runs `git status` in it,
+ * under its own config and attributes. Not in {@link GIT_HARDENING}: it also hides a moved
+ * gitlink from tree-to-tree diffs, which a scope check must see. `git add` ignores it; stage
+ * with `stageAll` (git-stage.ts) instead.
+ */
+export const NO_SUBMODULE_STATUS: readonly string[] = ["-c", "diff.ignoreSubmodules=all"];
 
 /**
  * For git calls in repositories the App owns (its repository caches and their worktrees): no

@@ -9,6 +9,7 @@ export {
   GIT_ENV,
   DIFF_HARDENING,
   NO_AUTO_MAINTENANCE,
+  NO_SUBMODULE_STATUS,
   HARNESS_IDENTITY,
   type GitOptions,
   type GitFailureKind,
@@ -76,6 +77,7 @@ export {
   type TaskWorktree,
   type CreateTaskWorktreeArgs,
 } from "./worktree.js";
+export { stageAll, indexGitlinks } from "./git-stage.js";
 export { repositoryLocks, RepoLocks } from "./repo-lock.js";
 export { isValidBranchName } from "./ref-name.js";
 export { indexMayHold, linkedWorktreeDirs, linkedWorktreesOn, readHeadCommit, worktreeGitDir } from "./git-dir.js";

@@ -50,6 +50,11 @@ const CASES: Case[] = [
     expected: [/\$\.clean_clone\.interpreter is '.*python3\.10', which is not an executable file/],
   },
   {
+    name: "an interpreter climbing out of the repository (into the shared package cache)",
+    yaml: `agent:\n  command: {agent}\n${base}clean_clone:\n  interpreter: ../../../cache/npm/evil.sh\n`,
+    expected: [/\$\.clean_clone\.interpreter is '\.\.\/\.\.\/\.\.\/cache\/npm\/evil\.sh', which leaves the repository/],
+  },
+  {
     name: "a seat name that is no seat of the workflow",
     yaml: `agent:\n  command: {agent}\n${base}seats:\n  verifer:\n    timeout_minutes: 5\n`,
     expected: [/\$\.seats\.verifer names no seat of workflow 'story'/, /did you mean 'verifier'\?/],

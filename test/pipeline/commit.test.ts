@@ -17,12 +17,13 @@ async function worktree(): Promise<{ repo: string; path: string }> {
 }
 
 describe("commitWorktree", () => {
-  it("commits every change but the receipt with two git processes, and returns the branch's new tip", async () => {
+  it("commits every change but the receipt with three git processes, and returns the branch's new tip", async () => {
     const { path } = await worktree();
     writeFileSync(join(path, "new.txt"), "new\n");
     writeFileSync(join(path, PROVISION_RECEIPT), "{}\n");
     const { result, programs } = await countProcesses(() => commitWorktree(path, "Story 1: x\n", { stage: true }));
-    expect(programs).toEqual(["git", "git"]);
+    // Listing the gitlinks, adding, committing.
+    expect(programs).toEqual(["git", "git", "git"]);
     expect(result).toBe(await git(["rev-parse", "refs/heads/harness/story-1"], { cwd: path }));
     expect((await git(["ls-tree", "--name-only", "HEAD"], { cwd: path })).split("\n")).toEqual(["a.txt", "new.txt"]);
     expect(await git(["log", "-1", "--format=%B%an"], { cwd: path })).toBe("Story 1: x\nstory-harness");
@@ -33,7 +34,7 @@ describe("commitWorktree", () => {
     writeFileSync(join(path, PROVISION_RECEIPT), "{}\n");
     await git(["add", "-f", PROVISION_RECEIPT], { cwd: path });
     const { programs } = await countProcesses(() => commitWorktree(path, "Story 1: x\n", { stage: true }));
-    expect(programs).toHaveLength(3);
+    expect(programs).toHaveLength(4);
     expect(await git(["ls-tree", "--name-only", "HEAD"], { cwd: path })).toBe("a.txt");
   });
 

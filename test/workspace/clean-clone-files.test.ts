@@ -5,7 +5,7 @@
  */
 import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
-import { selfIdentity } from "../../src/exec/index.js";
+import { exec, selfIdentity, type ExecResult } from "../../src/exec/index.js";
 import { CleanCloneBuildError, InterpreterError } from "../../src/workspace/index.js";
 import { linkDependencyRoots } from "../../src/workspace/clean-clone/links.js";
 import { pointsBackIntoTarget } from "../../src/workspace/clean-clone/links-back.js";
@@ -238,23 +238,39 @@ describe("the targeted interpreter", () => {
     expect(missing).toMatchObject({ name: "InterpreterError", failureClass: "clean-clone-interpreter", interpreter: join(cwd, "nope"), detail: "is not an executable file", message: `interpreter ${join(cwd, "nope")} is not an executable file` });
   });
 
+  it("refuses a relative path that leaves the root it is resolved in, before looking at the file", async () => {
+    const root = temp("cc-root-");
+    const outside = temp("cc-outside-");
+    write(outside, { "evil.sh": script("exit 0") });
+    write(root, { "sub/py": script("exit 0") });
+    const escape = relative(join(root, "sub"), join(outside, "evil.sh"));
+    await expect(resolveInterpreter(escape, join(root, "sub"), "", root)).rejects.toThrow(/leaves the repository: clean_clone.interpreter, when relative, names a file inside the clone/);
+    await expect(resolveInterpreter("../x", root, "", root)).rejects.toThrow(/leaves the repository/);
+    expect(await resolveInterpreter("../sub/py", join(root, "sub"), "", root)).toBe(join(root, "sub", "py"));
+    // An absolute path is the operator's or the repository's choice of a program on this machine: it runs in the sandbox.
+    expect(await resolveInterpreter(join(outside, "evil.sh"), root, "", root)).toBe(join(outside, "evil.sh"));
+  });
+
+  /** The probe's launcher (the check passes the sandbox; the parsing is what is tested here). */
+  const runIn = (cwd: string) => (argv: readonly string[], bounds: { timeoutMs: number; tailLines: number; tailBytes: number }): Promise<ExecResult> => exec(argv, { cwd, ...bounds });
+
   it("reports its version's last line, on stdout or stderr", async () => {
     const dir = temp("cc-ver-");
     const asked = (body: string) => script(`[ "$1" = --version ] || exit 2\n${body}`);
     write(dir, { out: asked('echo "banner"; echo "  Python 3.99.2  "'), err: asked('echo "Python 2.7.18" >&2'), blank: asked('echo "Python 3.99.3"; echo "   "'), where: asked('echo "$PWD"'), fails: script("exit 3"), killed: script("kill -9 $$") });
-    expect(await interpreterVersion(join(dir, "out"), dir)).toBe("Python 3.99.2");
-    expect(await interpreterVersion(join(dir, "blank"), dir)).toBe("Python 3.99.3");
+    expect(await interpreterVersion(join(dir, "out"), runIn(dir))).toBe("Python 3.99.2");
+    expect(await interpreterVersion(join(dir, "blank"), runIn(dir))).toBe("Python 3.99.3");
     const elsewhere = temp("cc-ver-cwd-");
-    expect(await interpreterVersion(join(dir, "where"), elsewhere)).toBe(elsewhere);
-    expect(await interpreterVersion(join(dir, "err"), dir)).toBe("Python 2.7.18");
-    await expect(interpreterVersion(join(dir, "fails"), dir)).rejects.toThrow(new InterpreterError(join(dir, "fails"), "could not report its version (--version exited 3)"));
-    await expect(interpreterVersion(join(dir, "killed"), dir)).rejects.toThrow(new InterpreterError(join(dir, "killed"), "could not report its version (--version exited SIGKILL)"));
+    expect(await interpreterVersion(join(dir, "where"), runIn(elsewhere))).toBe(elsewhere);
+    expect(await interpreterVersion(join(dir, "err"), runIn(dir))).toBe("Python 2.7.18");
+    await expect(interpreterVersion(join(dir, "fails"), runIn(dir))).rejects.toThrow(new InterpreterError(join(dir, "fails"), "could not report its version (--version exited 3)"));
+    await expect(interpreterVersion(join(dir, "killed"), runIn(dir))).rejects.toThrow(new InterpreterError(join(dir, "killed"), "could not report its version (--version exited SIGKILL)"));
   });
 
   it("keeps at most 256 bytes of a long version line", async () => {
     const dir = temp("cc-ver-");
     write(dir, { long: script(`echo "${"v".repeat(300)}"`) });
-    expect(await interpreterVersion(join(dir, "long"), dir)).toBe("v".repeat(256));
+    expect(await interpreterVersion(join(dir, "long"), runIn(dir))).toBe("v".repeat(256));
   });
 });
 

@@ -3,7 +3,7 @@
  * checked at once so that a mistake costs an exit 2 and a line naming the file and key,
  * not three agent attempts and a `retry-ceiling`.
  */
-import { isAbsolute } from "node:path";
+import { isAbsolute, normalize } from "node:path";
 import { COMMAND_PLACEHOLDERS, presetProgram, type AgentLaunch, type AgentPreset } from "../../agents/index.js";
 import { isNeverPassed } from "../../exec/index.js";
 import { CleanCloneOptionsError, validateLinkName, PROVISION_HOOK } from "../../workspace/index.js";
@@ -146,8 +146,11 @@ function checkLaunch(launch: AgentLaunch, at: string, searchPath: string, add: A
 }
 
 function checkInterpreter(interpreter: string, searchPath: string, add: Add): void {
-  // A relative interpreter (`.venv/bin/python`) is made by provisioning; it cannot be checked before.
-  if (!interpreter.includes("/")) {
+  // A relative interpreter (`.venv/bin/python`) is made by provisioning; it cannot be checked
+  // before, but it is resolved inside the clone, so one that climbs out of it never can be.
+  if (!isAbsolute(interpreter) && normalize(interpreter).split("/")[0] === "..") {
+    add("$.clean_clone.interpreter", `is '${interpreter}', which leaves the repository: a relative interpreter names a file inside the clone`);
+  } else if (!interpreter.includes("/")) {
     if (!findOnPath(interpreter, searchPath)) add("$.clean_clone.interpreter", `is '${interpreter}', which is not on PATH`);
   } else if (isAbsolute(interpreter) && !isExecutableFile(interpreter)) {
     add("$.clean_clone.interpreter", `is '${interpreter}', which is not an executable file on this machine`);

@@ -7,16 +7,17 @@
  * that cannot be built and an interpreter that cannot run are "did not run", never "failed" and
  * never an exception. A suite that runs out of time did run: it failed, without an exit code.
  */
-import { join } from "node:path";
+import { isAbsolute, join, relative } from "node:path";
 import { provisionWorktree } from "../provision/index.js";
 import { WorkspaceProvisionError } from "../provision/index.js";
-import { buildCleanClone } from "./build.js";
+import { buildCleanClone, type BuiltCleanClone } from "./build.js";
 import { CleanCloneBuildError } from "./errors.js";
 import { interpreterVersion, InterpreterError, resolveInterpreter } from "./interpreter.js";
 import { checkOptions, type CleanCloneOptions } from "./options.js";
 import { ordered, type CleanCloneResult } from "./record.js";
 import { makeScratch, removeScratch } from "./scratch.js";
-import { runSuite } from "./run-suite.js";
+import { cloneStep, runSuite, suiteEnvSet } from "./run-suite.js";
+import { launchInClone } from "./suite.js";
 import { describeInvoked } from "./truth.js";
 
 export type { CleanCloneResult } from "./record.js";
@@ -45,6 +46,30 @@ async function provisionClone(options: CleanCloneOptions, cloneDir: string, scra
   }
 }
 
+/** A relative path (`.venv/bin/python`), which names a file of the clone; not a bare name, not absolute. */
+function isRelativePath(interpreter: string): boolean {
+  return interpreter.includes("/") && !isAbsolute(interpreter);
+}
+
+function searchPathOf(options: CleanCloneOptions): string | undefined {
+  return options.env?.set?.PATH ?? process.env.PATH;
+}
+
+/**
+ * Resolves the targeted interpreter inside the clone and asks its version in the sandbox, as a
+ * step of the clean clone: the repository names it, so the App never starts it itself.
+ */
+async function targetInterpreter(options: CleanCloneOptions, clone: BuiltCleanClone, result: Partial<CleanCloneResult>, early: string | undefined): Promise<string> {
+  const asked = options.interpreter ?? "";
+  const interpreter = early ?? (await resolveInterpreter(asked, clone.workDir, searchPathOf(options), clone.cloneDir));
+  // A path inside the clone is named as the repository names it: the clone is gone afterwards.
+  result.interpreter = early ?? relative(clone.workDir, interpreter);
+  result.interpreterVersion = await interpreterVersion(interpreter, (argv, bounds) =>
+    launchInClone(argv, { cwd: clone.workDir, env: { allow: options.env?.allow ?? [], set: suiteEnvSet(options, interpreter) }, ...bounds }, cloneStep(options, clone, interpreter)),
+  );
+  return interpreter;
+}
+
 /**
  * Runs the clean-clone check. Rejects only for malformed options
  * (`CleanCloneOptionsError`) or a scratch folder that cannot be made or removed; a build
@@ -59,14 +84,11 @@ export async function runCleanCloneCheck(options: CleanCloneOptions): Promise<Cl
   // Stryker disable next-line ConditionalExpression: a depth of undefined is dropped from the result
   const result: Partial<CleanCloneResult> = options.depth !== undefined ? { depth: options.depth } : {};
   try {
-    let interpreter: string | undefined;
-    if (options.interpreter !== undefined) {
-      // Recorded as asked first, so a result about an unusable interpreter still names it.
-      result.interpreter = options.interpreter;
-      interpreter = await resolveInterpreter(options.interpreter, process.cwd(), options.env?.set?.PATH ?? process.env.PATH);
-      result.interpreter = interpreter;
-      result.interpreterVersion = await interpreterVersion(interpreter, scratch);
-    }
+    // Recorded as asked first, so a result about an unusable interpreter still names it.
+    if (options.interpreter !== undefined) result.interpreter = options.interpreter;
+    // A name on PATH or an absolute path can be found before the clone is built (a missing one costs no clone).
+    const early = options.interpreter !== undefined && !isRelativePath(options.interpreter) ? await resolveInterpreter(options.interpreter, scratch, searchPathOf(options)) : undefined;
+    if (early !== undefined) result.interpreter = early;
     const clone = await buildCleanClone({
       repo: options.repo,
       scratchDir: scratch,
@@ -81,6 +103,8 @@ export async function runCleanCloneCheck(options: CleanCloneOptions): Promise<Cl
       await provisionClone(options, clone.cloneDir, scratch);
       result.provisioned = true;
     }
+    // Only now: a relative interpreter is a file of the clone (provisioning may have made it).
+    const interpreter = options.interpreter === undefined ? undefined : await targetInterpreter(options, clone, result, early);
     Object.assign(result, await describeInvoked(options, clone, interpreter, result));
     Object.assign(result, await runSuite(options, clone, interpreter, DEFAULT_CLEAN_CLONE_TIMEOUT_MS));
   } catch (error) {

@@ -12,6 +12,7 @@
 import { copyFile, stat, utimes } from "node:fs/promises";
 import { relative, sep } from "node:path";
 import { git, HARNESS_IDENTITY } from "../git.js";
+import { stageAll } from "../git-stage.js";
 import { writeCommitObject } from "./commit-object.js";
 import { CLEAN_CLONE_STEP_TIMEOUT_MS } from "./limits.js";
 import type { CleanCloneTarget } from "./target.js";
@@ -52,7 +53,7 @@ function scratchExclusion(target: CleanCloneTarget, scratchDir: string): string[
   // nothing (`relative` of two absolute paths is never "" here, nor starts with a separator).
   // Stryker disable next-line ConditionalExpression,LogicalOperator,StringLiteral,MethodExpression: see above
   if (inside === "" || inside.startsWith("..") || inside.startsWith(sep)) return [];
-  return ["--", ".", `:(top,exclude,literal)${inside.split(sep).join("/")}`];
+  return [`:(top,exclude,literal)${inside.split(sep).join("/")}`];
 }
 
 /**
@@ -95,7 +96,8 @@ export async function buildUserCommit(target: CleanCloneTarget, scratch: Scratch
   const seeded = await seedIndex(target.indexFile, scratch.indexFile);
   // A repository without an index (a bare-style checkout) starts from HEAD's tree, as git would.
   if (!seeded) await git(["read-tree", target.base], options);
-  await git([...SCRATCH_INDEX_CONFIG, ...PACK_NEW_BLOBS, "add", "-A", ...scratchExclusion(target, scratchDir)], options);
+  // As `git add -A`, but never running git inside a nested repository (its config is the agent's).
+  await stageAll(options, scratchExclusion(target, scratchDir), [...SCRATCH_INDEX_CONFIG, ...PACK_NEW_BLOBS]);
   const tree = await git([...SCRATCH_INDEX_CONFIG, "write-tree"], options);
   const harness = { name: HARNESS_IDENTITY.GIT_AUTHOR_NAME, email: HARNESS_IDENTITY.GIT_AUTHOR_EMAIL };
   const commit = await writeCommitObject(scratch.objectsDir, {

@@ -22,9 +22,14 @@ export interface CloneStep {
   interpreter?: string;
 }
 
-/** The installation an interpreter belongs to (`<prefix>/bin/python` → `<prefix>`). */
-function interpreterPrefix(interpreter: string): string {
-  return dirname(dirname(realpathSync(interpreter)));
+/**
+ * The installation an interpreter belongs to (`<prefix>/bin/python` → `<prefix>`), which the step
+ * must read. The repository names the interpreter, so it must not be able to show the step the
+ * whole host: a program directly under `/` or one level down (`/x/python`) gives no folder.
+ */
+function interpreterPrefix(interpreter: string): string[] {
+  const prefix = dirname(dirname(realpathSync(interpreter)));
+  return prefix === "/" ? [] : [prefix];
 }
 
 /** Runs `argv` in the clean clone (the suite is `["/bin/sh", "-c", command]`) as a sandboxed `clean-clone` step. */
@@ -34,6 +39,6 @@ export function launchInClone(argv: readonly string[], options: ExecOptions, ste
     purpose: "clean-clone",
     network: step.network === true,
     writable: [step.cloneDir],
-    readable: [step.targetTop, ...(step.interpreter !== undefined ? [interpreterPrefix(step.interpreter)] : [])],
+    readable: [step.targetTop, ...(step.interpreter !== undefined ? interpreterPrefix(step.interpreter) : [])],
   });
 }
