@@ -82,6 +82,18 @@ describe("the import graph of src/", () => {
     expect(cycles(new Map([[a, [b]], [b, []]]))).toEqual([]);
   });
 
+  it("keeps the ground floor below the rooms that use it: no lower room imports the pipeline, the runner, GitHub or the CLI", () => {
+    const lower = ["exec", "sandbox", "workspace", "schema", "queue", "files", "text", "failure"];
+    const upper = ["pipeline", "runner", "github", "cli", "app.ts", "cli.ts"];
+    const roomOf = (file: string): string => relative(SRC, file).split("/")[0] ?? "";
+    const upward: string[] = [];
+    for (const [file, targets] of graph) {
+      if (!lower.includes(roomOf(file))) continue;
+      for (const target of targets) if (upper.includes(roomOf(target))) upward.push(`${relative(SRC, file)} -> ${relative(SRC, target)}`);
+    }
+    expect(upward).toEqual([]);
+  });
+
   it("keeps the failure vocabulary as ground: src/failure imports no other room", () => {
     const failure = join(SRC, "failure") + "/";
     for (const [file, targets] of graph) {
