@@ -66,11 +66,13 @@ export function readAppSettings(env: NodeJS.ProcessEnv): HarnessAppSettings {
   const appSecrets = appSecretValues({ webhookSecret: env.WEBHOOK_SECRET, privateKey: env.PRIVATE_KEY ?? readPrivateKeyFile(env.PRIVATE_KEY_PATH) });
   const outboxMaxDelayMs = positiveInteger("HARNESS_OUTBOX_MAX_DELAY_MS", env.HARNESS_OUTBOX_MAX_DELAY_MS?.trim() || undefined);
   const maxInflight = positiveInteger("HARNESS_MAX_INFLIGHT", env.HARNESS_MAX_INFLIGHT?.trim() || undefined);
+  const maxInflightPerClient = positiveInteger("HARNESS_MAX_INFLIGHT_PER_CLIENT", env.HARNESS_MAX_INFLIGHT_PER_CLIENT?.trim() || undefined);
   return {
     harnessHome: harnessHome(env), concurrency, agentEnvAllow, labelName, githubThrottle: throttle === "on", sandbox, housekeeping, appSecrets, allowedBots,
     webBase: webBaseFromEnv(env),
     ...(outboxMaxDelayMs !== undefined ? { outboxMaxDelayMs } : {}),
     ...(maxInflight !== undefined ? { maxInflight } : {}),
+    ...(maxInflightPerClient !== undefined ? { maxInflightPerClient } : {}),
     ...(env.HARNESS_STATUS_TOKEN?.trim() ? { statusToken: env.HARNESS_STATUS_TOKEN.trim() } : {}),
     // Probot's own fallbacks, so the door checks what Probot would.
     webhookSecret: env.WEBHOOK_SECRET || "development",
