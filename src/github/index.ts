@@ -27,7 +27,7 @@ export { guardWebhooks, signatureMatches, MAX_WEBHOOK_BYTES, SHED_RETRY_AFTER_SE
 export { ClientSlots, clientKey, defaultMaxInflightPerClient, DEFAULT_CLIENT_SHARE } from "./door-clients.js";
 export { drainVerifying } from "./shed-drain.js";
 export { ShedLedger, DEFAULT_MAX_INFLIGHT, SHED_LOG_EVERY_MS, SHED_IDS_KEPT, SHED_IDS_LOGGED, type ShedClock, type ShedLedgerOptions } from "./door-shed.js";
-export { singleLine, neutralise, untrustedLine } from "./render/text.js";
+export { singleLine, neutralise, untrustedLine, untrustedCell } from "./render/text.js";
 export {
   boundMarkdown,
   boundCheckRunOutput,
