@@ -94,7 +94,9 @@ async function serve(kind: string, configPath: string): Promise<void> {
     const queue = await EmbeddedQueue.open({ dir: join(config.home, "queue"), writeAheadLog: true });
     if (process.env.BENCH_TRACE) traceEnqueue(queue, process.env.BENCH_TRACE);
     // The secret as `harness serve` passes it: the guard checks size, arrival and signature at the door.
-    const settings = { harnessHome: config.home, concurrency: 1, agentEnvAllow: [], labelName: "story", githubThrottle: true, webhookSecret: config.secret };
+    // The load comes from one loopback address, where GitHub's deliveries come from many: the
+    // per-client limit is the global one here, so the burst meets the door GitHub would.
+    const settings = { harnessHome: config.home, concurrency: 1, agentEnvAllow: [], labelName: "story", githubThrottle: true, webhookSecret: config.secret, maxInflightPerClient: 256 };
     await server.load(harnessApp({ queue, settings, runJobs: false }));
   }
   // The App's server listens as `harness serve`'s does: with its backlog (default, cut to somaxconn).

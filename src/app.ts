@@ -39,6 +39,8 @@ export interface HarnessAppSettings {
   webhookPath?: string;
   /** `HARNESS_MAX_INFLIGHT`: webhook requests in flight before the door answers 503 (default {@link DEFAULT_MAX_INFLIGHT}). */
   maxInflight?: number;
+  /** `HARNESS_MAX_INFLIGHT_PER_CLIENT`: of those, held by one client at most (default a quarter of them). */
+  maxInflightPerClient?: number;
   /**
    * Ask GitHub to redeliver failed deliveries (default on): at start-up and once shedding has
    * stopped. Only where the door is on (a webhook secret).
@@ -149,7 +151,7 @@ export function harnessApp(options: HarnessAppOptions): ApplicationFunction {
         if (name) await trigger(name, doorEvent(auth, event));
       };
       guardProbotWebhooks(app, {
-        secret: settings.webhookSecret, path: settings.webhookPath ?? DEFAULT_WEBHOOK_PATH, shed: { maxInflight: settings.maxInflight ?? DEFAULT_MAX_INFLIGHT, ledger }, receive,
+        secret: settings.webhookSecret, path: settings.webhookPath ?? DEFAULT_WEBHOOK_PATH, shed: { maxInflight: settings.maxInflight ?? DEFAULT_MAX_INFLIGHT, ledger, ...(settings.maxInflightPerClient !== undefined ? { maxInflightPerClient: settings.maxInflightPerClient } : {}) }, receive,
         ...(settings.answerWithinMs !== undefined ? { answerWithinMs: settings.answerWithinMs } : {}),
       });
     }
@@ -244,7 +246,7 @@ const DEFAULT_WEBHOOK_PATH = "/api/github/webhooks";
  */
 function guardProbotWebhooks(
   app: Probot,
-  options: { secret: string; path: string; shed: { maxInflight: number; ledger: ShedLedger }; answerWithinMs?: number; receive: NonNullable<WebhookGuardOptions["receive"]> },
+  options: { secret: string; path: string; shed: { maxInflight: number; maxInflightPerClient?: number; ledger: ShedLedger }; answerWithinMs?: number; receive: NonNullable<WebhookGuardOptions["receive"]> },
 ): void {
   const original = app.getNodeMiddleware.bind(app);
   app.getNodeMiddleware = async (middlewareOptions) => {

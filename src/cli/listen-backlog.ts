@@ -7,6 +7,7 @@
  */
 import { subscribe, unsubscribe } from "node:diagnostics_channel";
 import { readFileSync } from "node:fs";
+import { Server } from "node:net";
 import { positiveInteger } from "./usage.js";
 
 /** The backlog asked for when `HARNESS_LISTEN_BACKLOG` is unset. */
@@ -55,11 +56,14 @@ export function backlogNotice(setting: ListenBacklog): string | undefined {
 
 /**
  * Runs `start` (which makes a server listen) with `backlog` given to every listen it starts
- * that names none; resolves with its value and how many listens took the backlog.
+ * that names none; resolves with its value and how many listens took the backlog. `onServer`
+ * sees each server as its listen starts, before it accepts a connection.
  */
-export async function listeningWithBacklog<T>(backlog: number, start: () => Promise<T>): Promise<{ value: T; applied: number }> {
+export async function listeningWithBacklog<T>(backlog: number, start: () => Promise<T>, onServer?: (server: Server) => void): Promise<{ value: T; applied: number }> {
   let applied = 0;
   const onListen = (message: unknown): void => {
+    const server = (message as { server?: unknown } | undefined)?.server;
+    if (onServer && server instanceof Server) onServer(server);
     const options = (message as { options?: { backlog?: unknown } } | undefined)?.options;
     if (typeof options !== "object" || options === null || options.backlog !== undefined) return;
     options.backlog = backlog;

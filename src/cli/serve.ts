@@ -1,4 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
+import { Server as HttpServer } from "node:http";
+import type { Server as NetServer } from "node:net";
 import { join } from "node:path";
 import { parseArgs, parseEnv } from "node:util";
 import { ProbotOctokit, run } from "probot";
@@ -13,10 +15,11 @@ import { positiveInteger, UsageError, type CliIO } from "./usage.js";
 import { webhookNotice } from "./webhook-url.js";
 import { backlogNotice, kernelSomaxconn, listeningWithBacklog, readListenBacklog } from "./listen-backlog.js";
 import { asyncJsonLog } from "./json-log.js";
-import { webBaseFromEnv } from "../status/index.js";
+import { liftCredentials, webBaseFromEnv } from "../status/index.js";
+import { capConnections, readServerDoor, serverDoorNotice, shortenTimeouts, type ServerDoorSettings } from "./server-door.js";
 import { QUEUE_VARIABLES, readQueueSettings } from "./queue-settings.js";
 
-const USAGE = `harness serve   (configured by the environment: APP_ID, PRIVATE_KEY or PRIVATE_KEY_PATH, WEBHOOK_SECRET, GHE_HOST, GHE_PROTOCOL, PORT, HARNESS_HOME, HARNESS_CONCURRENCY, HARNESS_AGENT_ENV, HARNESS_STORY_LABEL, HARNESS_GITHUB_THROTTLE, HARNESS_SANDBOX, HARNESS_SANDBOX_READ, HARNESS_SANDBOX_WRITE, HARNESS_SANDBOX_MAX_PROCESSES, HARNESS_SANDBOX_MEMORY_MB, HARNESS_LOG_CAP_MB, HARNESS_RETENTION_DAYS, HARNESS_MIN_FREE_MB, HARNESS_ALLOWED_BOTS, HARNESS_OUTBOX_MAX_DELAY_MS, HARNESS_STATUS_TOKEN, HARNESS_LISTEN_BACKLOG, HARNESS_MAX_INFLIGHT, ${QUEUE_VARIABLES})`;
+const USAGE = `harness serve   (configured by the environment: APP_ID, PRIVATE_KEY or PRIVATE_KEY_PATH, WEBHOOK_SECRET, GHE_HOST, GHE_PROTOCOL, PORT, HARNESS_HOME, HARNESS_CONCURRENCY, HARNESS_AGENT_ENV, HARNESS_STORY_LABEL, HARNESS_GITHUB_THROTTLE, HARNESS_SANDBOX, HARNESS_SANDBOX_READ, HARNESS_SANDBOX_WRITE, HARNESS_SANDBOX_MAX_PROCESSES, HARNESS_SANDBOX_MEMORY_MB, HARNESS_LOG_CAP_MB, HARNESS_RETENTION_DAYS, HARNESS_MIN_FREE_MB, HARNESS_ALLOWED_BOTS, HARNESS_OUTBOX_MAX_DELAY_MS, HARNESS_STATUS_TOKEN, HARNESS_LISTEN_BACKLOG, HARNESS_MAX_CONNECTIONS, HARNESS_MAX_INFLIGHT, HARNESS_MAX_INFLIGHT_PER_CLIENT, ${QUEUE_VARIABLES})`;
 
 interface PluginOptions {
   retry?: { enabled?: boolean };
@@ -63,11 +66,13 @@ export function readAppSettings(env: NodeJS.ProcessEnv): HarnessAppSettings {
   const appSecrets = appSecretValues({ webhookSecret: env.WEBHOOK_SECRET, privateKey: env.PRIVATE_KEY ?? readPrivateKeyFile(env.PRIVATE_KEY_PATH) });
   const outboxMaxDelayMs = positiveInteger("HARNESS_OUTBOX_MAX_DELAY_MS", env.HARNESS_OUTBOX_MAX_DELAY_MS?.trim() || undefined);
   const maxInflight = positiveInteger("HARNESS_MAX_INFLIGHT", env.HARNESS_MAX_INFLIGHT?.trim() || undefined);
+  const maxInflightPerClient = positiveInteger("HARNESS_MAX_INFLIGHT_PER_CLIENT", env.HARNESS_MAX_INFLIGHT_PER_CLIENT?.trim() || undefined);
   return {
     harnessHome: harnessHome(env), concurrency, agentEnvAllow, labelName, githubThrottle: throttle === "on", sandbox, housekeeping, appSecrets, allowedBots,
     webBase: webBaseFromEnv(env),
     ...(outboxMaxDelayMs !== undefined ? { outboxMaxDelayMs } : {}),
     ...(maxInflight !== undefined ? { maxInflight } : {}),
+    ...(maxInflightPerClient !== undefined ? { maxInflightPerClient } : {}),
     ...(env.HARNESS_STATUS_TOKEN?.trim() ? { statusToken: env.HARNESS_STATUS_TOKEN.trim() } : {}),
     // Probot's own fallbacks, so the door checks what Probot would.
     webhookSecret: env.WEBHOOK_SECRET || "development",
@@ -98,6 +103,7 @@ export async function serveCommand(args: string[], io: CliIO): Promise<number> {
   const settings = readAppSettings(io.env);
   const queueSettings = readQueueSettings(io.env, { harnessHome: settings.harnessHome, concurrency: settings.concurrency, usage: USAGE });
   const listen = readListenBacklog(io.env, kernelSomaxconn());
+  const door = readServerDoor(io.env);
   const needsSetup = !io.env.APP_ID || !(io.env.PRIVATE_KEY || io.env.PRIVATE_KEY_PATH);
   // The queue is opened only for a configured App; the setup page needs none.
   let claim: HomeClaim | undefined;
@@ -122,13 +128,16 @@ export async function serveCommand(args: string[], io: CliIO): Promise<number> {
   // Probot's run adds a SIGINT listener that stops the server and exits at once, which would cut
   // the stop below short (stories not interrupted, the queue not closed): it is taken off again.
   const sigintBefore = new Set(process.listeners("SIGINT"));
-  const { value: server, applied } = await listeningWithBacklog(listen.backlog, () =>
-    run(queue ? harnessApp({ queue, settings, runJobs: queueSettings.serveRunsJobs, onWorker: (started) => (worker = started) }) : () => undefined, { env: io.env, Octokit: HarnessOctokit, ...(log ? { log } : {}) }),
+  const { value: server, applied } = await listeningWithBacklog(
+    listen.backlog,
+    () => run(queue ? harnessApp({ queue, settings, runJobs: queueSettings.serveRunsJobs, onWorker: (started) => (worker = started) }) : () => undefined, { env: io.env, Octokit: HarnessOctokit, ...(log ? { log } : {}) }),
+    (listening) => guardServer(listening, door),
   );
   for (const listener of process.listeners("SIGINT")) if (!sigintBefore.has(listener)) process.off("SIGINT", listener);
   const capped = backlogNotice(listen);
   if (capped) io.stderr(capped);
   if (applied === 0) io.stderr(`harness serve: the listen backlog ${listen.backlog} could not be set (this node publishes no net.server.listen channel); node's default applies\n`);
+  io.stderr(serverDoorNotice(door));
   if (!needsSetup) io.stderr(webhookNotice(io.env));
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once("SIGTERM", () => resolve("SIGTERM"));
@@ -144,6 +153,18 @@ export async function serveCommand(args: string[], io: CliIO): Promise<number> {
   // The last lines, written before the process ends.
   log?.flush();
   return 0;
+}
+
+/**
+ * The App's server, as its listen starts: connections capped (503 past the cap), node's
+ * timeouts for slow headers and requests shortened, and the status token lifted off every
+ * request before Probot's request logger (the first listener) sees its URL and headers.
+ */
+function guardServer(server: NetServer, door: ServerDoorSettings): void {
+  if (!(server instanceof HttpServer)) return;
+  capConnections(server, { maxConnections: door.maxConnections });
+  shortenTimeouts(server);
+  server.prependListener("request", liftCredentials);
 }
 
 /** Opens the configured queue; a Redis that cannot be reached is said on stderr (undefined). */

@@ -125,12 +125,9 @@ export async function exec(argv: readonly string[], options: ExecOptions): Promi
     return ending;
   };
 
-  const outputClosed = output.attach(child);
-  // Stryker disable next-line OptionalChaining: stdin is always a pipe (openOutput's stdio), so it exists; the chaining only narrows the type.
-  child.stdin?.on("error", () => undefined); // a child that never reads stdin closes it early
-  // Stryker disable next-line OptionalChaining: as above.
-  child.stdin?.end(options.input ?? "");
-
+  // The listeners go on before anything else touches the child: node reports a start failure
+  // (EMFILE, ENOENT, EAGAIN) on the next tick as an "error" event, and one emitted with no
+  // listener is an unhandled event that ends the App.
   const exited = new Promise<void>((resolve) => {
     child.once("exit", (code, sig) => {
       exitCode = code;
@@ -153,6 +150,12 @@ export async function exec(argv: readonly string[], options: ExecOptions): Promi
     scope?.ledger?.started(child.pid, file);
     options.onSpawn?.(child.pid);
   });
+
+  // A child that could not start for want of descriptors has no stdio streams at all (node
+  // gives up before creating them), so every use below must do without them.
+  const outputClosed = output.attach(child);
+  child.stdin?.on("error", () => undefined); // a child that never reads stdin closes it early
+  child.stdin?.end(options.input ?? "");
 
   const timer = options.timeoutMs === undefined ? undefined : setTimeout(() => {
     timedOut = true;

@@ -118,8 +118,9 @@ class PipedOutput implements ChildOutput {
 
   attach(child: ChildProcess): Promise<void> {
     const { stdout, stderr } = child;
-    // Stryker disable next-line ConditionalExpression,LogicalOperator,EqualityOperator: with stdio "pipe" node always gives both streams; the check only narrows the types.
-    if (stdout === null || stderr === null) return Promise.resolve();
+    // A spawn that failed for want of descriptors (EMFILE, ENFILE) leaves both undefined, not null:
+    // node gives up before it creates the pipes.
+    if (stdout == null || stderr == null) return Promise.resolve();
     return Promise.all([this.read(stdout, true), this.read(stderr, false)]).then(() => undefined);
   }
 

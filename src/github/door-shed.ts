@@ -1,7 +1,10 @@
 /**
- * What the webhook door shed: a count, the newest delivery ids (as the `X-GitHub-Delivery`
- * header gave them: an unverified hint, kept bounded), one log line per window at most, and a
- * call when shedding has stopped (a window passed without a shed), for the redelivery sweep.
+ * What the webhook door shed: a count, the newest delivery ids, one log line per window at
+ * most, and a call when shedding has stopped (a window passed without a shed), for the
+ * redelivery sweep. Only the id of a shed delivery whose signature verified (its body is hashed
+ * as it drains, after the 503) is kept or logged: an id in a header is anyone's word, and a
+ * sender without the webhook secret could otherwise fill the list and push GitHub's out. The
+ * sweep never reads these ids: it asks GitHub which deliveries failed.
  */
 import type { GitHubLog } from "./log.js";
 
@@ -74,15 +77,19 @@ export class ShedLedger {
     return [...this.ids];
   }
 
-  /** Records one shed delivery; the first of an episode is logged at once, the rest once a window. */
-  record(deliveryId: string): void {
+  /** Counts one shed delivery; the first of an episode is logged at once, the rest once a window. */
+  record(): void {
     this.total += 1;
     this.pending += 1;
+    if (!this.windowOpen) this.say();
+  }
+
+  /** Keeps the id of a shed delivery whose signature verified; named in the next log line. */
+  verified(deliveryId: string): void {
     this.ids.push(deliveryId);
     // One id in at a time: one out keeps the bound.
     if (this.ids.length > this.keepIds) this.ids.shift();
     if (this.pendingIds.length < SHED_IDS_LOGGED) this.pendingIds.push(deliveryId);
-    if (!this.windowOpen) this.say();
   }
 
   /** Logs what is pending and opens the next window; a window that closes with nothing pending ends the episode. */

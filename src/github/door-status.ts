@@ -1,7 +1,8 @@
 /**
  * What the webhook door shed and what the redelivery sweeps did, as the status page shows it
  * (`GET /harness`, `/harness/status.json`): the shed count, the newest shed delivery ids and the
- * sweeps' state. Bounded: the ids are header values a sender chose, so few, and each cut short.
+ * sweeps' state. Bounded: the ids are those of shed deliveries whose signature verified (only
+ * GitHub can sign), and still few, and each cut short.
  */
 import type { ShedLedger } from "./door-shed.js";
 import type { SweepState } from "./redelivery.js";
@@ -18,7 +19,7 @@ export interface DoorStatus {
     total: number;
     /** Something was shed in the last window; a sweep follows once a window passes without. */
     shedding: boolean;
-    /** The newest shed delivery ids, newest first, as their `X-GitHub-Delivery` headers gave them. */
+    /** The newest shed delivery ids whose signature verified, newest first, as their `X-GitHub-Delivery` headers gave them. */
     recentIds: string[];
   };
   /** Absent when the App does not ask for redeliveries. */

@@ -24,8 +24,10 @@ export { withinBudget, HANDLER_BUDGET_MS } from "./answer-budget.js";
 export { untilGitHubAnswers, githubDownDelay, GITHUB_DOWN_POLICY, type GitHubDownOptions, type Sleep } from "./github-down.js";
 export { admitActor, confirmAdmission, isAllowedBot, isBotLogin, type Admission, type AdmissionPolicy } from "./admission.js";
 export { guardWebhooks, signatureMatches, MAX_WEBHOOK_BYTES, SHED_RETRY_AFTER_SECONDS, type NodeMiddleware, type WebhookGuardOptions } from "./webhook-guard.js";
+export { ClientSlots, clientKey, defaultMaxInflightPerClient, DEFAULT_CLIENT_SHARE } from "./door-clients.js";
+export { drainVerifying } from "./shed-drain.js";
 export { ShedLedger, DEFAULT_MAX_INFLIGHT, SHED_LOG_EVERY_MS, SHED_IDS_KEPT, SHED_IDS_LOGGED, type ShedClock, type ShedLedgerOptions } from "./door-shed.js";
-export { singleLine, neutralise, untrustedLine } from "./render/text.js";
+export { singleLine, neutralise, untrustedLine, untrustedCell } from "./render/text.js";
 export {
   boundMarkdown,
   boundCheckRunOutput,

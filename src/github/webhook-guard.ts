@@ -13,6 +13,8 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ShedLedger } from "./door-shed.js";
+import { ClientSlots, clientKey, defaultMaxInflightPerClient } from "./door-clients.js";
+import { drainVerifying } from "./shed-drain.js";
 import type { GitHubLog } from "./log.js";
 
 /** GitHub caps webhook deliveries at 25 MB. */
@@ -42,10 +44,12 @@ export interface WebhookGuardOptions {
   /** How long the rest of a refused body may keep arriving before the connection is cut ({@link DRAIN_MS}). */
   drainMs?: number;
   /**
-   * Shedding: with `maxInflight` webhook requests in flight, the next is answered 503 with
-   * `Retry-After` at once, before its body is read or verified, and recorded in `ledger`.
+   * Shedding: with `maxInflight` webhook requests in flight, or `maxInflightPerClient` from the
+   * request's client ({@link clientKey}), the next is answered 503 with `Retry-After` at once,
+   * before its body is read; it is counted in `ledger`, and its id kept there only once its
+   * body, drained, verified.
    */
-  shed?: { maxInflight: number; ledger: ShedLedger; retryAfterSeconds?: number };
+  shed?: { maxInflight: number; maxInflightPerClient?: number; ledger: ShedLedger; retryAfterSeconds?: number };
 }
 
 /** The `Retry-After` of a shed delivery. */
@@ -162,15 +166,19 @@ export function guardWebhooks(inner: NodeMiddleware, options: WebhookGuardOption
   const ownPath = options.path.replace(/\/+$/, "");
   const drainMs = options.drainMs ?? DRAIN_MS;
   let inflight = 0;
+  const { shed } = options;
+  const slots = shed ? new ClientSlots(shed.maxInflightPerClient ?? defaultMaxInflightPerClient(shed.maxInflight)) : undefined;
   return async (request, response, next) => {
     if (request.method !== "POST" || pathOf(request.url, options.path) !== ownPath) return inner(request, response, next);
     const delivery = { deliveryId: header(request, "x-github-delivery") || "(none)", event: header(request, "x-github-event") || "(none)" };
-    const { shed } = options;
-    if (shed && inflight >= shed.maxInflight) {
+    const client = clientKey(request.socket.remoteAddress);
+    if (shed && slots && (inflight >= shed.maxInflight || !slots.take(client))) {
       const retryAfter = shed.retryAfterSeconds ?? SHED_RETRY_AFTER_SECONDS;
       answer(response, { status: 503, reason: "too many deliveries in flight" }, { "retry-after": String(retryAfter) });
-      drain(request, drainMs);
-      shed.ledger.record(delivery.deliveryId);
+      shed.ledger.record();
+      void drainVerifying(request, options.secret, header(request, "x-hub-signature-256"), maxBytes, drainMs).then((verified) => {
+        if (verified) shed.ledger.verified(delivery.deliveryId);
+      });
       return true;
     }
     inflight += 1;
@@ -178,6 +186,7 @@ export function guardWebhooks(inner: NodeMiddleware, options: WebhookGuardOption
       return await guarded(request, response, next, delivery);
     } finally {
       inflight -= 1;
+      slots?.give(client);
     }
   };
 

@@ -2,12 +2,14 @@
  * `GET /harness` (the HTML page) and `GET /harness/status.json` on the App's server, read-only
  * and behind `HARNESS_STATUS_TOKEN`: `Authorization: Bearer <token>`, or `?token=` for a
  * browser's address bar. Without a configured token the routes answer 404 and say how to turn
- * them on; a wrong or missing token answers 401. Nothing else of the server is touched.
+ * them on; a wrong or missing token answers 401. Nothing else of the server is touched. The
+ * token never reaches the App's log: `harness serve` lifts it off each request first (credentials.ts).
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { StatusReport } from "./report.js";
 import { renderStatusPage } from "./render-html.js";
+import { offeredToken } from "./credentials.js";
 
 export const STATUS_PATH = "/harness";
 
@@ -24,9 +26,7 @@ function digest(text: string): Buffer {
 
 /** True when the request carries the token (compared in constant time). */
 export function authorized(request: IncomingMessage, url: URL, token: string): boolean {
-  const header = request.headers.authorization;
-  const offered = header?.startsWith("Bearer ") ? header.slice("Bearer ".length) : url.searchParams.get("token") ?? "";
-  return timingSafeEqual(digest(offered), digest(token));
+  return timingSafeEqual(digest(offeredToken(request, url)), digest(token));
 }
 
 function send(response: ServerResponse, status: number, type: string, body: string): void {

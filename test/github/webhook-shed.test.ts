@@ -47,7 +47,7 @@ interface Door {
 }
 
 /** A guard on a real server whose handlers wait for `release()`. */
-async function startDoor(maxInflight: number, retryAfterSeconds?: number): Promise<Door> {
+async function startDoor(maxInflight: number, retryAfterSeconds?: number, maxInflightPerClient = maxInflight): Promise<Door> {
   const log = new RecordingLog();
   const clock = new HandClock();
   const quiet: number[] = [];
@@ -61,7 +61,7 @@ async function startDoor(maxInflight: number, retryAfterSeconds?: number): Promi
       received.push(event.id);
       await gate;
     },
-    shed: { maxInflight, ledger, ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}) },
+    shed: { maxInflight, maxInflightPerClient, ledger, ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}) },
   });
   const server = createServer((request, response) => void guard(request, response));
   servers.push(server);
@@ -110,15 +110,17 @@ describe("shedding at the webhook door", () => {
     expect(door.received).toEqual(["held-1", "held-2"]);
     expect(door.ledger.total).toBe(3);
     expect(door.ledger.shedding).toBe(true);
+    // The ids are kept once each body, drained after the 503, verified.
+    await eventually("the three shed ids verified", () => (door.ledger.recentIds().length === 3 ? true : undefined));
     expect(door.ledger.recentIds().sort()).toEqual(["shed-1", "shed-2", "shed-3"]);
-    // The first shed is said at once; the rest wait for the window to close.
+    // The first shed is said at once (before any body verified); the rest wait for the window to close.
     expect(shedLines(door.log)).toHaveLength(1);
-    expect(shedLines(door.log)[0]).toEqual({ shed: 1, shedTotal: 1, deliveryIds: [door.ledger.recentIds()[0]] });
+    expect(shedLines(door.log)[0]).toEqual({ shed: 1, shedTotal: 1, deliveryIds: [] });
     expect(door.clock.timers.map((timer) => timer.ms)).toEqual([1000]);
 
     door.clock.fire();
     expect(shedLines(door.log)).toHaveLength(2);
-    expect(shedLines(door.log)[1]).toEqual({ shed: 2, shedTotal: 3, deliveryIds: door.ledger.recentIds().slice(1) });
+    expect(shedLines(door.log)[1]).toEqual({ shed: 2, shedTotal: 3, deliveryIds: door.ledger.recentIds() });
     expect(door.quiet).toEqual([]);
     // A window with nothing shed ends the episode: quiet is called, and no line is written.
     door.clock.fire();
@@ -140,7 +142,9 @@ describe("shedding at the webhook door", () => {
     const held = deliver(door.port, "held");
     await eventually("the held delivery at the handlers", () => (door.received.length === 1 ? true : undefined));
     expect(await deliver(door.port, "no-body", true)).toMatchObject({ status: 503, retryAfter: "30" });
-    expect(door.ledger.recentIds()).toEqual(["no-body"]);
+    expect(door.ledger.total).toBe(1);
+    // A body that never came never verified: its id is not kept.
+    expect(door.ledger.recentIds()).toEqual([]);
     door.release();
     expect((await held).status).toBe(200);
   });
@@ -163,7 +167,8 @@ describe("shedding at the webhook door", () => {
       request.end("{}");
     });
     expect(anonymous).toBe(503);
-    expect(door.ledger.recentIds()).toEqual(["(none)"]);
+    expect(door.ledger.total).toBe(1);
+    expect(door.ledger.recentIds()).toEqual([]);
     door.release();
     expect((await held).status).toBe(200);
   });
@@ -174,14 +179,17 @@ describe("ShedLedger", () => {
     const log = new RecordingLog();
     const clock = new HandClock();
     const ledger = new ShedLedger({ log, clock, keepIds: 3 });
-    for (let index = 0; index < 30; index += 1) ledger.record(`d${index}`);
+    for (let index = 0; index < 30; index += 1) {
+      ledger.record();
+      ledger.verified(`d${index}`);
+    }
     expect(ledger.recentIds()).toEqual(["d27", "d28", "d29"]);
     clock.fire();
     const lines = shedLines(log);
     expect(lines).toHaveLength(2);
     expect(lines[1]?.shed).toBe(29);
     expect(lines[1]?.deliveryIds).toHaveLength(SHED_IDS_LOGGED);
-    expect(lines[1]?.deliveryIds).toEqual(Array.from({ length: SHED_IDS_LOGGED }, (_, index) => `d${index + 1}`));
+    expect(lines[1]?.deliveryIds).toEqual(Array.from({ length: SHED_IDS_LOGGED }, (_, index) => `d${index}`));
     expect(SHED_IDS_KEPT).toBe(1000);
     // A quiet window with no onQuiet (the App without redelivery) ends the episode, and says nothing.
     expect(ledger.shedding).toBe(true);
@@ -189,7 +197,7 @@ describe("ShedLedger", () => {
     expect(ledger.shedding).toBe(false);
     expect(clock.timers).toEqual([]);
     expect(shedLines(log)).toHaveLength(2);
-    ledger.record("d30");
+    ledger.verified("d30");
     expect(ledger.recentIds()).toEqual(["d28", "d29", "d30"]);
   });
 
@@ -198,11 +206,13 @@ describe("ShedLedger", () => {
     const clock = new HandClock();
     let quiet = 0;
     const ledger = new ShedLedger({ log, clock, everyMs: 250, onQuiet: () => { quiet += 1; } });
-    ledger.record("a");
+    ledger.record();
+    ledger.verified("a");
     clock.fire();
     expect(quiet).toBe(1);
-    ledger.record("b");
-    expect(shedLines(log).map((line) => line.deliveryIds)).toEqual([["a"], ["b"]]);
+    ledger.record();
+    // An id verified after its episode's last line is named in the next episode's first.
+    expect(shedLines(log).map((line) => line.deliveryIds)).toEqual([[], ["a"]]);
     expect(clock.timers.map((timer) => timer.ms)).toEqual([250]);
   });
 });

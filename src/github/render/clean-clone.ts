@@ -30,6 +30,8 @@ export function cleanCloneEventPassed(event: CleanCloneEvent): boolean {
 export const CLEAN_CLONE_LIST_MAX = 20;
 /** Longest one listed warning or folder name, in characters. */
 export const CLEAN_CLONE_ITEM_MAX_CHARS = 600;
+/** Longest reason for a check that did not run, in characters. */
+export const CLEAN_CLONE_REASON_MAX_CHARS = 2000;
 /** Bytes each list may take, so that with a huge command the summary still has room for the output tail. */
 export const CLEAN_CLONE_LIST_BYTES = 8 * 1024;
 
@@ -101,7 +103,8 @@ export function renderCleanCloneCheck(snapshot: StorySnapshot, options: RenderOp
   const result = event.result;
   const command = inlineCode(redactSecrets(result.command, secrets));
   if (!result.ran) {
-    const reason = redactSecrets(result.reason ?? "no reason given", secrets);
+    // The reason names the repository's paths (a symlink's name may hold newlines, headings, links, mentions): text only.
+    const reason = untrustedLine(redactSecrets(result.reason ?? "no reason given", secrets), CLEAN_CLONE_REASON_MAX_CHARS);
     return {
       title: `${attempt}: did not run${warningCount(result)}`,
       summary: boundCheckRunOutput([`Did not run: ${reason}`, "", `**Command:** ${command}`, ...cloneLines(result, secrets), ...warningLines(result, secrets)].join("\n")),

@@ -9,6 +9,7 @@ import { parkedLine, utcTime } from "./parked.js";
 import { renderProvisionCheck } from "./provision.js";
 import type { CheckRunOutput, RenderOptions } from "./types.js";
 import { renderVerifierCheck } from "./verifier.js";
+import { untrustedCell } from "./text.js";
 
 const TASK_STATES: Record<TaskSnapshot["state"], string> = {
   pending: "⏸️ pending",
@@ -24,7 +25,9 @@ export function wavesTable(snapshot: StorySnapshot): string {
     .map((task) => {
       const state = task.kept ? "✅ kept (earlier run)" : TASK_STATES[task.state];
       const attempt = task.state === "pending" ? "–" : String(task.attempt);
-      return `| ${tableCell(`${task.id}: ${task.title}`)} | ${task.wave} | ${state} | ${attempt} | ${formatDuration(task.durationMs) || "–"} |`;
+      // The id matches the plan schema's pattern; the title is free text from an agent or the issue
+      // author: text only, never a mention, link, image, heading or HTML.
+      return `| ${tableCell(task.id)}: ${untrustedCell(task.title, 200)} | ${task.wave} | ${state} | ${attempt} | ${formatDuration(task.durationMs) || "–"} |`;
     });
   return ["| Task | Wave | State | Attempt | Duration |", "| --- | --- | --- | --- | --- |", ...rows].join("\n");
 }

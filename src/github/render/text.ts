@@ -45,3 +45,11 @@ export function neutralise(text: string): string {
 export function untrustedLine(text: string, maxChars = TITLE_MAX_CHARS): string {
   return neutralise(singleLine(text, maxChars));
 }
+
+/**
+ * A table cell of untrusted text (a plan's task title): one line, neutralised, its pipes
+ * escaped (by {@link neutralise}), so it can neither end its cell nor render as anything but text.
+ */
+export function untrustedCell(text: string, maxChars = TITLE_MAX_CHARS): string {
+  return untrustedLine(text, maxChars);
+}
