@@ -65,7 +65,9 @@ function parse(args: string[], io: CliIO): { options: CleanCloneOptions; out?: s
     command: values.command,
     ...(links ? { links } : {}),
     // A path is resolved against the caller's folder; a bare name is looked up on PATH.
-    ...(values.interpreter !== undefined ? { interpreter: values.interpreter.includes("/") ? resolve(io.cwd, values.interpreter) : values.interpreter } : {}),
+    ...(values.interpreter !== undefined
+      ? { interpreter: values.interpreter.includes("/") ? resolve(io.cwd, values.interpreter) : values.interpreter, interpreterFromOperator: true }
+      : {}),
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
     ...(depth !== undefined ? { depth } : {}),
     ...(envNames !== undefined ? { env: { allow: envNames } } : {}),

@@ -3,3 +3,4 @@ export { sandboxSettingsFromEnv, SandboxSettingsError, DEFAULT_LOG_CAP_MB, DEFAU
 export { probeSandbox, assertSandboxUsable, SandboxUnavailableError, UNSANDBOXED_WARNING, type SandboxStatus } from "./probe.js";
 export { bwrapArgs, hostSystemEntries, SANDBOX_UID, SANDBOX_GID, type SandboxView, type SystemEntry } from "./bwrap-args.js";
 export { gitReadPaths, guardGitLink } from "./git-view.js";
+export { isInside } from "./git-view.js";

@@ -128,6 +128,17 @@ export class Sandbox {
     return this.run(["/bin/sh", shell.login ? "-lc" : "-c", command], options, step);
   }
 
+  /**
+   * Whether every step sees `path` without being shown it: it lies in the system folders or
+   * the operator's `HARNESS_SANDBOX_READ` / `HARNESS_SANDBOX_WRITE`, and under no mask. Always
+   * true with the sandbox off. `path` should be a real path (symlinks resolved).
+   */
+  sees(path: string): boolean {
+    if (!this.settings.enabled) return true;
+    const roots = [...this.host.system.filter((entry) => entry.kind === "ro-bind").map((entry) => entry.path), ...this.settings.readPaths, ...this.settings.writePaths];
+    return roots.some((root) => isInside(path, root)) && !this.host.masked.some((mask) => isInside(path, mask.path));
+  }
+
   private view(cwd: string, home: string, tmp: string, step: SandboxStep): SandboxView {
     const writable = [...step.writable, ...this.settings.writePaths];
     const readable = [...(step.readable ?? []), ...this.settings.readPaths, ...step.writable.flatMap((dir) => gitReadPaths(dir))];

@@ -43,7 +43,7 @@ describe("runCleanCloneCheck's result", () => {
     const repo = await repoWith({ "a.txt": "a\n" });
     const bin = temp("cc-check-bin-");
     write(bin, { "python3.99": { content: '#!/bin/sh\necho "Python 3.99.5"\n', mode: 0o755 } });
-    const result = await check({ repo, command: "true", interpreter: "python3.99", env: { set: { PATH: `${bin}:/usr/bin:/bin` } } });
+    const result = await check({ repo, command: "true", interpreter: "python3.99", interpreterFromOperator: true, env: { set: { PATH: `${bin}:/usr/bin:/bin` } } });
     expect(result).toMatchObject({ ran: true, exitCode: 0, interpreter: join(bin, "python3.99"), interpreterVersion: "Python 3.99.5" });
     expect(result.warnings).toEqual([expect.stringMatching(/^could not tell which interpreter the command invokes/)]);
   });
@@ -54,7 +54,7 @@ describe("runCleanCloneCheck's result", () => {
     expect(missing).toEqual({ ran: false, command: "true", interpreter: "python-nowhere", durationMs: expect.any(Number), reason: "interpreter python-nowhere was not found on PATH" });
     const bin = temp("cc-check-bin-");
     write(bin, { mute: { content: "#!/bin/sh\nexit 9\n", mode: 0o755 } });
-    const mute = await check({ repo, command: "true", interpreter: join(bin, "mute"), env: { allow: ["HOME"] } });
+    const mute = await check({ repo, command: "true", interpreter: join(bin, "mute"), interpreterFromOperator: true, env: { allow: ["HOME"] } });
     // Its version is asked in the built clone's sandbox, so the clone's links are already known.
     expect(mute).toEqual({ ran: false, command: "true", interpreter: join(bin, "mute"), linked: [], durationMs: expect.any(Number), reason: `interpreter ${join(bin, "mute")} could not report its version (--version exited 9)` });
   });

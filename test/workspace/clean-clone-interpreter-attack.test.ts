@@ -6,7 +6,7 @@
  * both and reports what it could do on its version line.
  */
 import { existsSync, mkdirSync } from "node:fs";
-import { join, relative } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { Sandbox, sandboxSettingsFromEnv } from "../../src/sandbox/index.js";
 import { runCleanCloneCheck, type CleanCloneOptions, type CleanCloneResult } from "../../src/workspace/index.js";
 import { removeTemps, repoWith, temp, write } from "./clean-clone-fixtures.js";
@@ -53,10 +53,38 @@ describe("clean_clone.interpreter is a program the repository names", () => {
     expect(result.reason).toMatch(/leaves the repository: clean_clone.interpreter, when relative, names a file inside the clone/);
   });
 
-  it("an absolute path to the planted script: the version probe runs in the sandbox, writes nothing and reads nothing of the App", async () => {
+  it("an absolute path to the planted script, named by the repository, is refused: the sandbox does not show it, and nothing runs", async () => {
     const repo = await repoWith({ "a.txt": "a\n" });
     const { script, marker } = planted();
     const result = await check({ repo, command: "true", interpreter: script });
+    expect(existsSync(marker)).toBe(false);
+    expect(result).toMatchObject({ ran: false, interpreter: script });
+    expect(result.reason).toMatch(/is not visible in the sandbox: clean_clone.interpreter .*HARNESS_SANDBOX_READ/);
+  });
+
+  it("the installation of a program the repository names is never shown: a secret beside it stays out of the suite's reach", async () => {
+    // Without this rule, naming `<home>/.ssh/bin/x` made `<home>/.ssh` readable to the suite.
+    const home = temp("cc-home-");
+    write(home, { ".ssh/id_rsa": "PRIVATE KEY\n", ".ssh/bin/x": { content: "#!/bin/sh\necho x 1.0\n", mode: 0o755 } });
+    const repo = await repoWith({ "a.txt": "a\n" });
+    const result = await check({ repo, command: `cat '${join(home, ".ssh", "id_rsa")}'`, interpreter: join(home, ".ssh", "bin", "x") });
+    expect(result.ran).toBe(false);
+    expect(result.outputTail ?? "").not.toContain("PRIVATE KEY");
+  });
+
+  it("the same script named by the operator (the CLI's --interpreter) runs in the sandbox, writes nothing and reads nothing of the App", async () => {
+    const repo = await repoWith({ "a.txt": "a\n" });
+    const { script, marker } = planted();
+    const result = await check({ repo, command: "true", interpreter: script, interpreterFromOperator: true });
+    expect(existsSync(marker)).toBe(false);
+    expect(result).toMatchObject({ ran: true, exitCode: 0, interpreter: script, interpreterVersion: "Python 3.99 environ:hidden" });
+  });
+
+  it("a program the operator shows every step (HARNESS_SANDBOX_READ) may be named by the repository", async () => {
+    const repo = await repoWith({ "a.txt": "a\n" });
+    const { script, marker } = planted();
+    const shown = new Sandbox(sandboxSettingsFromEnv({ HARNESS_SANDBOX_READ: dirname(script) }));
+    const result = await runCleanCloneCheck({ links: [], repo, command: "true", interpreter: script, scratchRoot: temp("cc-root-"), sandbox: shown });
     expect(existsSync(marker)).toBe(false);
     expect(result).toMatchObject({ ran: true, exitCode: 0, interpreter: script, interpreterVersion: "Python 3.99 environ:hidden" });
   });

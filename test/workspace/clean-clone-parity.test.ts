@@ -137,11 +137,11 @@ describe("the interpreter tells the truth", () => {
     const repo = await repoWith({ ".gitignore": ".venv/\n", "test_a.py": "" });
     fakeInterpreter(join(repo, ".venv", "bin"), "python", "Python 3.13.0");
     const targeted = fakeInterpreter(temp("cc-bin-"), "python3.10", "Python 3.10.13");
-    const result = await check({ repo, command: ".venv/bin/python -m pytest", interpreter: targeted, links: [".venv"] });
+    const result = await check({ repo, command: ".venv/bin/python -m pytest", interpreter: targeted, interpreterFromOperator: true, links: [".venv"] });
     expect(result).toMatchObject({ ran: true, exitCode: 0, interpreter: ".venv/bin/python", interpreterVersion: "Python 3.13.0", linked: [".venv"] });
     expect(result.warnings).toEqual([expect.stringMatching(/invokes \.venv\/bin\/python \(Python 3\.13\.0\), not the targeted interpreter .*python3\.10 \(Python 3\.10\.13\).*names it by path/)]);
 
-    const same = await check({ repo, command: "python3.10 -m pytest", interpreter: targeted });
+    const same = await check({ repo, command: "python3.10 -m pytest", interpreter: targeted, interpreterFromOperator: true });
     expect(same).toMatchObject({ ran: true, interpreter: targeted, interpreterVersion: "Python 3.10.13" });
     expect(same.warnings).toBeUndefined();
   });

@@ -49,7 +49,9 @@ describe("the suite's environment", () => {
     const clone = fakeClone();
     const box = new Sandbox(sandboxSettingsFromEnv({}));
     expect(cloneStep(options(), clone, undefined)).toStrictEqual({ cloneDir: clone.cloneDir, targetTop: clone.targetTop });
-    expect(cloneStep(options({ sandbox: box, network: false }), clone, "/opt/py/bin/python")).toEqual({ cloneDir: clone.cloneDir, targetTop: clone.targetTop, sandbox: box, network: false, interpreter: "/opt/py/bin/python" });
+    expect(cloneStep(options({ sandbox: box, network: false, interpreterFromOperator: true }), clone, "/opt/py/bin/python")).toEqual({ cloneDir: clone.cloneDir, targetTop: clone.targetTop, sandbox: box, network: false, interpreter: "/opt/py/bin/python" });
+    // One the repository names is not the operator's to show: its installation is not made readable.
+    expect(cloneStep(options({ sandbox: box, network: false }), clone, "/opt/py/bin/python")).toEqual({ cloneDir: clone.cloneDir, targetTop: clone.targetTop, sandbox: box, network: false });
   });
 });
 
@@ -96,7 +98,7 @@ describe("runSuite", () => {
   it("puts the targeted interpreter first on PATH even when the caller's PATH is set", async () => {
     const clone = fakeClone();
     const interpreter = fakeInterpreter("python3.99", "Python 3.99.0");
-    const result = await runSuite(options({ command: "command -v python3.99; python3.99 --version", env: { set: { PATH: "/usr/bin:/bin" } } }), clone, interpreter, 60_000);
+    const result = await runSuite(options({ command: "command -v python3.99; python3.99 --version", env: { set: { PATH: "/usr/bin:/bin" } }, interpreterFromOperator: true }), clone, interpreter, 60_000);
     expect(result).toMatchObject({ ran: true, exitCode: 0, outputTail: `${interpreter}\nPython 3.99.0` });
   });
 

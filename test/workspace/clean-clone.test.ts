@@ -135,10 +135,10 @@ describe("runCleanCloneCheck", () => {
 
     const bin = temp("cc-bin-");
     write(bin, { "python3.99": { content: '#!/bin/sh\necho "Python 3.99.1" >&2\n', mode: 0o755 } });
-    const fake = await check({ repo, command: "python3.99", interpreter: join(bin, "python3.99") });
+    const fake = await check({ repo, command: "python3.99", interpreter: join(bin, "python3.99"), interpreterFromOperator: true });
     expect(fake).toMatchObject({ ran: true, exitCode: 0, interpreter: join(bin, "python3.99"), interpreterVersion: "Python 3.99.1" });
 
-    const byName = await check({ repo, command: "true", interpreter: "python3.99", env: { set: { PATH: `${bin}:${process.env.PATH ?? ""}` } } });
+    const byName = await check({ repo, command: "true", interpreter: "python3.99", interpreterFromOperator: true, env: { set: { PATH: `${bin}:${process.env.PATH ?? ""}` } } });
     expect(byName).toMatchObject({ ran: true, interpreter: join(bin, "python3.99"), interpreterVersion: "Python 3.99.1" });
 
     const missing = await check({ repo, command: "true", interpreter: join(bin, "python2") });

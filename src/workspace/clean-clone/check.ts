@@ -7,7 +7,9 @@
  * that cannot be built and an interpreter that cannot run are "did not run", never "failed" and
  * never an exception. A suite that runs out of time did run: it failed, without an exit code.
  */
+import { realpathSync } from "node:fs";
 import { isAbsolute, join, relative } from "node:path";
+import { isInside, sandboxFromEnv } from "../../sandbox/index.js";
 import { provisionWorktree } from "../provision/index.js";
 import { WorkspaceProvisionError } from "../provision/index.js";
 import { buildCleanClone, type BuiltCleanClone } from "./build.js";
@@ -62,6 +64,12 @@ function searchPathOf(options: CleanCloneOptions): string | undefined {
 async function targetInterpreter(options: CleanCloneOptions, clone: BuiltCleanClone, result: Partial<CleanCloneResult>, early: string | undefined): Promise<string> {
   const asked = options.interpreter ?? "";
   const interpreter = early ?? (await resolveInterpreter(asked, clone.workDir, searchPathOf(options), clone.cloneDir));
+  if (early !== undefined && options.interpreterFromOperator !== true && !isInside(realpathSync(early), clone.cloneDir)) {
+    // The repository named a program outside its clone: the sandbox shows it only if the operator already shows it to every step.
+    if (!(options.sandbox ?? sandboxFromEnv()).sees(realpathSync(early))) {
+      throw new InterpreterError(asked, "is not visible in the sandbox: clean_clone.interpreter names a program outside the system folders; an operator who trusts its installation adds that folder to HARNESS_SANDBOX_READ");
+    }
+  }
   // A path inside the clone is named as the repository names it: the clone is gone afterwards.
   result.interpreter = early ?? relative(clone.workDir, interpreter);
   result.interpreterVersion = await interpreterVersion(interpreter, (argv, bounds) =>

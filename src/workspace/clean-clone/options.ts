@@ -15,6 +15,13 @@ export interface CleanCloneOptions {
   links?: readonly string[];
   /** Path (or bare name looked up on PATH) of the runtime to target; its folder goes first on PATH. */
   interpreter?: string;
+  /**
+   * The operator named the interpreter (the CLI's `--interpreter`), so its installation is made
+   * readable to the suite. One the repository names (`clean_clone.interpreter`) is not: it must
+   * already be visible in the sandbox (system folders, `HARNESS_SANDBOX_READ`, the clone), or a
+   * repository could show its suite any folder of the host (`/home/app/.ssh/bin/x` → `/home/app`).
+   */
+  interpreterFromOperator?: boolean;
   timeoutMs?: number;
   /** The suite's full output is appended here. */
   logPath?: string;

@@ -35,7 +35,7 @@ export function cloneStep(options: CleanCloneOptions, clone: BuiltCleanClone, in
     targetTop: clone.targetTop,
     ...(options.sandbox !== undefined ? { sandbox: options.sandbox } : {}),
     ...(options.network !== undefined ? { network: options.network } : {}),
-    ...(interpreter !== undefined ? { interpreter } : {}),
+    ...(interpreter !== undefined && options.interpreterFromOperator === true ? { interpreter } : {}),
   };
 }
 
