@@ -2,7 +2,7 @@ import { appendFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { sandboxFromEnv } from "../sandbox/index.js";
 import { taskWorktreePath, WorkspaceProvisionError } from "../workspace/index.js";
-import { needsBaseline, runBaseline } from "./baseline.js";
+import { runBaseline } from "./baseline.js";
 import { storyCommitMessage, commitWorktree } from "./commit.js";
 import { defaultDeps } from "./deps.js";
 import type { FailureClass } from "./events.js";
@@ -53,7 +53,6 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
     runStartedEvent({ story: args.story, runId, workflow: args.workflow, maxAttempts, readmission: args.readmission ?? false, ...(single ? { taskId } : {}), unsandboxed: !sandbox.settings.enabled }),
   );
 
-  let testCommand: string | undefined;
   try {
     if (planError) throw planError;
     // Preflight: a configuration mistake blocks before anything is provisioned or launched.
@@ -65,7 +64,6 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
       base: { repoDir: args.repoDir, ref: args.baseRef },
     });
     if (problems.length > 0) throw new PreflightError(problems);
-    testCommand = args.config.test.command;
   } catch (error) {
     if (!(error instanceof ConfigError) && !(error instanceof PlanError)) throw error;
     await sink.emit({ kind: "story.blocked", ...(single ? { taskId } : {}), failureClass: "config-invalid", detail: error.message });
@@ -77,7 +75,7 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
   // Stryker disable next-line ConditionalExpression,MethodExpression: preflight refuses a name outside the allowlist before this line
   const agentEnv = args.config.agent.env.filter((name) => allowed.has(name));
   if (plan || planning) {
-    return runPlannedStory({ args, runId, deps, layout, sink, clock, maxAttempts, testCommand, agentEnv, sandbox }, plan);
+    return runPlannedStory({ args, runId, deps, layout, sink, clock, maxAttempts, agentEnv, sandbox }, plan);
   }
 
   let task: TaskRun | undefined;
@@ -133,11 +131,9 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
     await sink.emit({ kind: "worktree.created", taskId, worktree: worktree.path, branch: worktree.branch, base: worktree.base });
     await ensureProvisioned(task, "worktree");
     // The baseline: the suite once on the base commit, before any agent.
-    if (needsBaseline(args.workflow.stages, testCommand)) {
-      const environment = await runBaseline(task, testCommand);
-      if (environment) return await block(environment.failureClass, environment.reason);
-    }
-    return await runSingleTask(task, args, testCommand, block);
+    const environment = await runBaseline(task, args.workflow.stages);
+    if (environment) return await block(environment.failureClass, environment.reason);
+    return await runSingleTask(task, args, block);
   } catch (error) {
     // A stop request ends provisioning as well: the story is interrupted, not blocked on infrastructure.
     if (args.signal?.aborted) return block("interrupted", "the run was stopped");
@@ -156,8 +152,8 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
 type Block = (failureClass: FailureClass, detail: string) => Promise<StoryOutcome>;
 
 /** A story without a plan: its one task's attempts, then its commit on the story branch. */
-async function runSingleTask(task: TaskRun, args: RunStoryArgs, testCommand: string | undefined, block: Block): Promise<StoryOutcome> {
-  const result = await runAttempts(task, { stages: task.workflow.stages, retryStage: task.workflow.retryStage, testCommand });
+async function runSingleTask(task: TaskRun, args: RunStoryArgs, block: Block): Promise<StoryOutcome> {
+  const result = await runAttempts(task, { stages: task.workflow.stages, retryStage: task.workflow.retryStage });
   if (!result.passed) return block(result.failureClass, result.reason);
   const commit = await commitWorktree(task.worktree.path, storyCommitMessage(task.story), { stage: true });
   await task.sink.emit({ kind: "story.completed", taskId: task.taskId, branch: task.worktree.branch, commit });

@@ -20,13 +20,14 @@ export async function runIntegration(run: StoryRun, tip: string): Promise<Integr
 }
 
 async function integrate(run: StoryRun, task: TaskRun, worktree: TaskWorktree): Promise<IntegrationResult> {
-  if (run.testCommand !== undefined) {
-    const failure = await storyCleanClone(run, task, run.testCommand);
+  const testCommand = run.args.config.test.command;
+  if (testCommand !== undefined) {
+    const failure = await storyCleanClone(run, task, testCommand);
     if (failure) return failure;
   }
   if (run.storyStages.length > 0) {
     const first = run.storyStages[0]?.id ?? "";
-    const attempts = await runAttempts(task, { stages: run.storyStages, retryStage: first, testCommand: run.testCommand });
+    const attempts = await runAttempts(task, { stages: run.storyStages, retryStage: first });
     if (!attempts.passed) return { passed: false, failureClass: attempts.failureClass, reason: attempts.reason };
   }
   const commit = await commitWorktree(worktree.path, storyCommitMessage(run.args.story), { stage: true });

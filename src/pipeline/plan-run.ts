@@ -38,7 +38,7 @@ export async function runPlan(run: StoryRun, plan: Plan): Promise<StoryOutcome> 
   for (const task of plan.tasks) {
     await sink.emit({ kind: "task.planned", taskId: task.id, title: task.title, wave: task.wave, files: task.files, blockedBy: task.blockedBy, stages: taskStages.map((stage) => stage.id) });
   }
-  const integrationStages = [...(run.testCommand !== undefined ? [INTEGRATION_CLEAN_CLONE] : []), ...run.storyStages.map((stage) => stage.id)];
+  const integrationStages = [...(args.config.test.command !== undefined ? [INTEGRATION_CLEAN_CLONE] : []), ...run.storyStages.map((stage) => stage.id)];
   await sink.emit({ kind: "task.planned", taskId: INTEGRATION_TASK, title: "Merged story branch", wave: 0, files: [], blockedBy: plan.tasks.map((task) => task.id), stages: integrationStages });
 
   const state = new Map<string, { outcome: "completed" | "blocked"; failureClass?: FailureClass; detail?: string }>();

@@ -1,6 +1,6 @@
 /** One task of a plan in its slot: a fresh worktree from the wave's base, provisioning, the per-task stages, commit and scope. */
 import { runAttempts } from "./attempts.js";
-import { needsBaseline, runBaseline } from "./baseline.js";
+import { runBaseline } from "./baseline.js";
 import type { CheckFailure } from "./check-results.js";
 import { commitWorktree } from "./commit.js";
 import type { RetryEvidence } from "./context.js";
@@ -41,7 +41,7 @@ export async function runPlanTask(run: StoryRun, input: PlanTaskInput): Promise<
     // The baseline, as for a story without a plan: the suite once on the task's base, before its
     // agents, so a test command that cannot start is environment and a red base is told from
     // the task's own failure.
-    const environment = needsBaseline(run.taskStages, run.testCommand) ? await runBaseline(taskRun, run.testCommand) : undefined;
+    const environment = await runBaseline(taskRun, run.taskStages);
     if (environment) return { passed: false, attempt: input.attempt, failureClass: environment.failureClass, reason: environment.reason };
     const own = taskRun.worktree;
     let commit = "";
@@ -57,7 +57,6 @@ export async function runPlanTask(run: StoryRun, input: PlanTaskInput): Promise<
     const attempts = await runAttempts(taskRun, {
       stages: run.taskStages,
       retryStage: run.taskRetryStage,
-      testCommand: run.testCommand,
       startAttempt: input.attempt,
       ...(input.retry ? { retry: input.retry } : {}),
       startAtRetryStage: input.attempt > 1,

@@ -16,7 +16,6 @@ export interface StoryRun {
   sink: EventSink;
   clock: () => Date;
   maxAttempts: number;
-  testCommand: string | undefined;
   agentEnv: string[];
   /** Where repository code runs. */
   sandbox: Sandbox;
