@@ -38,7 +38,7 @@ async function integrate(run: StoryRun, task: TaskRun, worktree: TaskWorktree): 
 async function storyCleanClone(run: StoryRun, task: TaskRun, command: string): Promise<IntegrationResult | undefined> {
   const stage = INTEGRATION_CLEAN_CLONE;
   mkdirSync(task.layout.attemptDir(1), { recursive: true });
-  await run.sink.emit({ kind: "stage.started", taskId: task.taskId, stage, attempt: 1 });
+  await run.context.sink.emit({ kind: "stage.started", taskId: task.taskId, stage, attempt: 1 });
   const started = performance.now();
   // The result file is named as the workflow's clean-clone stage names it.
   const artifact = run.args.workflow.stages.find((candidate) => candidate.cleanClone !== undefined)?.cleanClone ?? CLEAN_CLONE_RESULT_FILE;
@@ -48,7 +48,7 @@ async function storyCleanClone(run: StoryRun, task: TaskRun, command: string): P
     : !cleanClonePassed(record)
       ? { passed: false, failureClass: "clean-clone-failed", reason: `the tasks passed on their own but the suite ${record.timedOut ? "timed out" : `exited ${record.exitCode ?? "without a code"}`} in a fresh clone of the merged story branch` }
       : undefined;
-  await run.sink.emit({
+  await run.context.sink.emit({
     kind: "stage.finished",
     taskId: task.taskId,
     stage,
