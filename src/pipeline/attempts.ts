@@ -21,7 +21,6 @@ export type AttemptsResult =
 export interface AttemptsOptions {
   stages: readonly Stage[];
   retryStage: string;
-  testCommand: string | undefined;
   /** The attempt to start with, and why the one before it was sent back (a plan task retried after a merge conflict). */
   startAttempt?: number;
   retry?: RetryEvidence;
@@ -47,7 +46,7 @@ export async function runAttempts(task: TaskRun, options: AttemptsOptions): Prom
     let failure: (CheckFailure & { stage: string; evidence: Partial<RetryEvidence> }) | undefined;
     const stage = stages[index];
     if (stage) {
-      const outcome = await runStage(task, stage, attempt, retry, options.testCommand);
+      const outcome = await runStage(task, stage, attempt, retry);
       // A stop request ends the story as interrupted, not as an agent failure to retry.
       if (task.signal?.aborted) return interrupted(`the run was stopped during ${stage.id}, attempt ${attempt}`);
       if (outcome.passed) {

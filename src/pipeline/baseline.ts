@@ -23,16 +23,19 @@ export function baselineRed(baseline: BaselineResult): boolean {
 }
 
 /** Whether a task runs the baseline: it has a test command and a stage that runs the suite (its gate or the clean clone). */
-export function needsBaseline(stages: readonly Stage[], testCommand: string | undefined): testCommand is string {
+function needsBaseline(stages: readonly Stage[], testCommand: string | undefined): testCommand is string {
   return testCommand !== undefined && stages.some((stage) => stage.gate === "suite" || stage.cleanClone !== undefined);
 }
 
 /**
- * Runs the suite on the task's base commit and journals `baseline.finished`. Returns an
- * `environment` failure when the command could not start there; a red base is kept, not a
- * failure: it only matters once the change's gate is red too.
+ * Runs the configuration's suite on the task's base commit, when one of `stages` runs the
+ * suite, and journals `baseline.finished`. Returns an `environment` failure when the command
+ * could not start there; a red base is kept, not a failure: it only matters once the change's
+ * gate is red too.
  */
-export async function runBaseline(task: TaskRun, command: string): Promise<CheckFailure | undefined> {
+export async function runBaseline(task: TaskRun, stages: readonly Stage[]): Promise<CheckFailure | undefined> {
+  const command = task.config.test.command;
+  if (!needsBaseline(stages, command)) return undefined;
   // Read from the worktree's files when they are laid out plainly: one git process less.
   const commit = readHeadCommit(task.worktree.path) ?? (await git(["rev-parse", "HEAD"], { cwd: task.worktree.path, readOnly: true }));
   // The same policy as the suite gate: sandboxed, writing only the worktree, network only when the repository opts in.

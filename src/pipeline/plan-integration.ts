@@ -20,13 +20,14 @@ export async function runIntegration(run: StoryRun, tip: string): Promise<Integr
 }
 
 async function integrate(run: StoryRun, task: TaskRun, worktree: TaskWorktree): Promise<IntegrationResult> {
-  if (run.testCommand !== undefined) {
-    const failure = await storyCleanClone(run, task, run.testCommand);
+  const testCommand = run.args.config.test.command;
+  if (testCommand !== undefined) {
+    const failure = await storyCleanClone(run, task, testCommand);
     if (failure) return failure;
   }
   if (run.storyStages.length > 0) {
     const first = run.storyStages[0]?.id ?? "";
-    const attempts = await runAttempts(task, { stages: run.storyStages, retryStage: first, testCommand: run.testCommand });
+    const attempts = await runAttempts(task, { stages: run.storyStages, retryStage: first });
     if (!attempts.passed) return { passed: false, failureClass: attempts.failureClass, reason: attempts.reason };
   }
   const commit = await commitWorktree(worktree.path, storyCommitMessage(run.args.story), { stage: true });
@@ -37,7 +38,7 @@ async function integrate(run: StoryRun, task: TaskRun, worktree: TaskWorktree): 
 async function storyCleanClone(run: StoryRun, task: TaskRun, command: string): Promise<IntegrationResult | undefined> {
   const stage = INTEGRATION_CLEAN_CLONE;
   mkdirSync(task.layout.attemptDir(1), { recursive: true });
-  await run.sink.emit({ kind: "stage.started", taskId: task.taskId, stage, attempt: 1 });
+  await run.context.sink.emit({ kind: "stage.started", taskId: task.taskId, stage, attempt: 1 });
   const started = performance.now();
   // The result file is named as the workflow's clean-clone stage names it.
   const artifact = run.args.workflow.stages.find((candidate) => candidate.cleanClone !== undefined)?.cleanClone ?? CLEAN_CLONE_RESULT_FILE;
@@ -47,7 +48,7 @@ async function storyCleanClone(run: StoryRun, task: TaskRun, command: string): P
     : !cleanClonePassed(record)
       ? { passed: false, failureClass: "clean-clone-failed", reason: `the tasks passed on their own but the suite ${record.timedOut ? "timed out" : `exited ${record.exitCode ?? "without a code"}`} in a fresh clone of the merged story branch` }
       : undefined;
-  await run.sink.emit({
+  await run.context.sink.emit({
     kind: "stage.finished",
     taskId: task.taskId,
     stage,

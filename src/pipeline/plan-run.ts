@@ -31,14 +31,15 @@ interface Pending {
 
 /** Runs a planned story to its outcome; the story branch carries every completed task's work. */
 export async function runPlan(run: StoryRun, plan: Plan): Promise<StoryOutcome> {
-  const { args, sink } = run;
+  const { args } = run;
+  const { sink } = run.context;
   const taskStages = run.taskStages;
   let tip = await ensureStoryBranch(args.repoDir, args.branch, args.baseRef);
   const kept = await mergedTasks(args.repoDir, tip);
   for (const task of plan.tasks) {
     await sink.emit({ kind: "task.planned", taskId: task.id, title: task.title, wave: task.wave, files: task.files, blockedBy: task.blockedBy, stages: taskStages.map((stage) => stage.id) });
   }
-  const integrationStages = [...(run.testCommand !== undefined ? [INTEGRATION_CLEAN_CLONE] : []), ...run.storyStages.map((stage) => stage.id)];
+  const integrationStages = [...(args.config.test.command !== undefined ? [INTEGRATION_CLEAN_CLONE] : []), ...run.storyStages.map((stage) => stage.id)];
   await sink.emit({ kind: "task.planned", taskId: INTEGRATION_TASK, title: "Merged story branch", wave: 0, files: [], blockedBy: plan.tasks.map((task) => task.id), stages: integrationStages });
 
   const state = new Map<string, { outcome: "completed" | "blocked"; failureClass?: FailureClass; detail?: string }>();
@@ -116,16 +117,16 @@ export async function runPlan(run: StoryRun, plan: Plan): Promise<StoryOutcome> 
 
 /** A merge conflict fails the later task's attempt; the next attempt runs on the merged state (undefined at the ceiling). */
 async function conflictFailed(run: StoryRun, item: Pending, attempt: number, conflicts: string[], mergedBefore: string[]): Promise<Pending | undefined> {
-  const { sink } = run;
+  const { sink } = run.context;
   const taskId = item.task.id;
   const after = mergedBefore.length > 0 ? ` after ${mergedBefore.map((id) => `'${id}'`).join(", ")} merged` : "";
   const reason = `task '${taskId}' conflicts with the story branch${after} in ${conflicts.slice(0, 20).join(", ") || "(unnamed paths)"}; it runs again on top of the merged state`;
   const fromStage = run.taskStages.at(-1)?.id ?? run.taskRetryStage;
   const layout = run.taskLayout(taskId);
-  const archiveDir = archiveAttempt(layout, attempt, { stage: fromStage, failureClass: "base-conflict", reason, at: run.clock().toISOString() });
+  const archiveDir = archiveAttempt(layout, attempt, { stage: fromStage, failureClass: "base-conflict", reason, at: run.context.clock().toISOString() });
   await sink.emit({ kind: "attempt.archived", taskId, attempt, archiveDir });
-  if (attempt >= run.maxAttempts) {
-    const detail = `attempt ${attempt} of ${run.maxAttempts} failed at the merge (base-conflict): ${reason}`;
+  if (attempt >= run.context.maxAttempts) {
+    const detail = `attempt ${attempt} of ${run.context.maxAttempts} failed at the merge (base-conflict): ${reason}`;
     await sink.emit({ kind: "task.finished", taskId, outcome: "blocked", attempt, durationMs: 0, failureClass: "retry-ceiling", detail });
     return undefined;
   }
@@ -144,7 +145,7 @@ export async function blockPlan(run: StoryRun, tip: string, failureClass: Failur
     commit = undefined;
     appendFileSync(join(run.layout.logs, "coordinator.log"), `commit of the blocked story failed: ${String(error)}\n`);
   }
-  await run.sink.emit({ kind: "story.blocked", failureClass, detail, blockedTasks, ...(commit ? { branch: args.branch, commit } : {}) });
+  await run.context.sink.emit({ kind: "story.blocked", failureClass, detail, blockedTasks, ...(commit ? { branch: args.branch, commit } : {}) });
   return { status: "blocked", failureClass, detail, branch: args.branch, ...(commit ? { commit } : {}), runDir: run.layout.root, worktree: run.layout.root, blockedTasks };
 }
 

@@ -1,5 +1,9 @@
-/** Sets up a planned story's run (concurrency, per-task and story-level stages, task layouts) and runs its plan, or its planner's. */
+/**
+ * Sets up a story's run (concurrency, per-task and story-level stages, task layouts) and runs its
+ * tasks: its plan, its planner's, or (a story without a plan) a plan of one task.
+ */
 import { ensureStoryBranch } from "./merge.js";
+import { runOneTask } from "./one-task.js";
 import { blockPlan, runPlan } from "./plan-run.js";
 import { runPlanner } from "./plan-planner.js";
 import type { Plan } from "./plan.js";
@@ -25,27 +29,39 @@ export function planConcurrency(requested: number | undefined, configured: numbe
   return Math.max(1, Math.min(wanted, slots ?? DEFAULT_TASK_SLOTS));
 }
 
-type Base = Omit<StoryRun, "concurrency" | "slots" | "taskStages" | "taskRetryStage" | "storyStages" | "taskLayout">;
+/** What the coordinator sets up before a story's tasks: the run's id, context, directory and sink. */
+export type StoryRunBase = Pick<StoryRun, "args" | "runId" | "context" | "layout">;
+
+function storyRunOf(base: StoryRunBase, stages: Pick<StoryRun, "taskStages" | "taskRetryStage" | "storyStages" | "taskLayout">): StoryRun {
+  const { args } = base;
+  return {
+    ...base,
+    ...stages,
+    concurrency: planConcurrency(args.concurrency, args.config.plan.concurrency, args.taskSlots),
+    // The runner's shared slots (its job holds one for the story); alone (`harness run`), the slots beyond the story's own.
+    slots: args.slots ?? new TaskSlots(Math.max(0, (args.taskSlots ?? DEFAULT_TASK_SLOTS) - 1)),
+  };
+}
+
+/**
+ * Runs a story without a plan as a plan of one task: every stage of the workflow in that task,
+ * its records in the run directory itself.
+ */
+export function runUnplannedStory(base: StoryRunBase): Promise<StoryOutcome> {
+  const { workflow } = base.args;
+  return runOneTask(storyRunOf(base, { taskStages: workflow.stages, taskRetryStage: workflow.retryStage, storyStages: [], taskLayout: () => base.layout }));
+}
 
 /**
  * Runs `plan`, or (without one) the workflow's planner first and then the plan it wrote: the
  * workflow's stages with `scope: "story"` run once on the merged branch, the others per task.
  */
-export async function runPlannedStory(base: Base, plan: Plan | undefined): Promise<StoryOutcome> {
-  const { workflow, config } = base.args;
+export async function runPlannedStory(base: StoryRunBase, plan: Plan | undefined): Promise<StoryOutcome> {
+  const { workflow } = base.args;
   const taskStages = workflow.stages.filter((stage) => stage.scope !== "story" && stageKind(stage.kind).phase === "task");
   const storyStages = workflow.stages.filter((stage) => stage.scope === "story");
   const retryStage = taskStages.some((stage) => stage.id === workflow.retryStage) ? workflow.retryStage : (taskStages[0]?.id ?? workflow.retryStage);
-  const run: StoryRun = {
-    ...base,
-    concurrency: planConcurrency(base.args.concurrency, config.plan.concurrency, base.args.taskSlots),
-    // The runner's shared slots (its job holds one for the story); alone (`harness run`), the slots beyond the story's own.
-    slots: base.args.slots ?? new TaskSlots(Math.max(0, (base.args.taskSlots ?? DEFAULT_TASK_SLOTS) - 1)),
-    taskStages,
-    taskRetryStage: retryStage,
-    storyStages,
-    taskLayout: (taskId) => taskLayout(base.layout, taskId),
-  };
+  const run = storyRunOf(base, { taskStages, taskRetryStage: retryStage, storyStages, taskLayout: (taskId) => taskLayout(base.layout, taskId) });
   if (plan) return runPlan(run, plan);
   const tip = await ensureStoryBranch(base.args.repoDir, base.args.branch, base.args.baseRef);
   const planners = planStages(workflow);

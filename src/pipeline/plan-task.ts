@@ -1,6 +1,6 @@
-/** One task of a plan in its slot: a fresh worktree from the wave's base, provisioning, the per-task stages, commit and scope. */
-import { runAttempts } from "./attempts.js";
-import { needsBaseline, runBaseline } from "./baseline.js";
+/** One task of a plan in its slot: a fresh worktree from the wave's base, provisioning, the baseline, the per-task stages, commit and scope. */
+import { runAttempts, type AttemptsOptions, type AttemptsResult } from "./attempts.js";
+import { runBaseline } from "./baseline.js";
 import type { CheckFailure } from "./check-results.js";
 import { commitWorktree } from "./commit.js";
 import type { RetryEvidence } from "./context.js";
@@ -10,6 +10,7 @@ import { changedFiles } from "./merge.js";
 import type { PlanTask } from "./plan.js";
 import { inTaskSlot } from "./task-slot.js";
 import type { StoryRun } from "./story-run.js";
+import type { TaskRun } from "./task.js";
 
 
 export type PlanTaskResult =
@@ -31,6 +32,18 @@ export function taskCommitMessage(storyId: string, task: Pick<PlanTask, "id" | "
   return `Task ${task.id}: ${task.title.replace(/\s+/g, " ").trim()}`.slice(0, 72) + `\n\nAttempt ${attempt}, by story-harness.\n\nStory: ${storyId}\n`;
 }
 
+/**
+ * The stages of a task in its slot, the same for every task of a story: the baseline (the suite
+ * once on the task's base, before its agents, so that a test command that cannot start is the
+ * environment's and a red base is told from the task's own failure), then its attempts.
+ */
+export async function attemptTask(run: StoryRun, task: TaskRun, options: Omit<AttemptsOptions, "stages" | "retryStage" | "startAttempt"> & { attempt: number }): Promise<AttemptsResult> {
+  const { attempt, ...rest } = options;
+  const environment = await runBaseline(task, run.taskStages);
+  if (environment) return { passed: false, attempt, failureClass: environment.failureClass, reason: environment.reason, infrastructure: true };
+  return runAttempts(task, { ...rest, stages: run.taskStages, retryStage: run.taskRetryStage, startAttempt: attempt });
+}
+
 /** Runs one task from its slot's start to its end; never throws for the task's own failures. */
 export async function runPlanTask(run: StoryRun, input: PlanTaskInput): Promise<PlanTaskResult> {
   const { args } = run;
@@ -38,11 +51,6 @@ export async function runPlanTask(run: StoryRun, input: PlanTaskInput): Promise<
   const planContext = { id: task.id, title: task.title, description: task.description, files: task.files, earlier: input.earlier };
   const slot = { taskId: task.id, worktreeId: `${run.runId}-${task.id}-${input.attempt}`, base: input.base, wave: task.wave, attempt: input.attempt, planContext };
   const result = await inTaskSlot(run, slot, async (taskRun): Promise<PlanTaskResult> => {
-    // The baseline, as for a story without a plan: the suite once on the task's base, before its
-    // agents, so a test command that cannot start is environment and a red base is told from
-    // the task's own failure.
-    const environment = needsBaseline(run.taskStages, run.testCommand) ? await runBaseline(taskRun, run.testCommand) : undefined;
-    if (environment) return { passed: false, attempt: input.attempt, failureClass: environment.failureClass, reason: environment.reason };
     const own = taskRun.worktree;
     let commit = "";
     let changed: string[] = [];
@@ -54,15 +62,7 @@ export async function runPlanTask(run: StoryRun, input: PlanTaskInput): Promise<
       const more = outside.length > 20 ? ` (and ${outside.length - 20} more)` : "";
       return { failureClass: "scope-violation", reason: `task '${task.id}' changed files outside its declared files (${task.files.join(", ")}): ${outside.slice(0, 20).join(", ")}${more}` };
     };
-    const attempts = await runAttempts(taskRun, {
-      stages: run.taskStages,
-      retryStage: run.taskRetryStage,
-      testCommand: run.testCommand,
-      startAttempt: input.attempt,
-      ...(input.retry ? { retry: input.retry } : {}),
-      startAtRetryStage: input.attempt > 1,
-      accept,
-    });
+    const attempts = await attemptTask(run, taskRun, { attempt: input.attempt, ...(input.retry ? { retry: input.retry } : {}), startAtRetryStage: input.attempt > 1, accept });
     return attempts.passed ? { passed: true, attempt: attempts.attempt, commit, changed } : { passed: false, attempt: attempts.attempt, failureClass: attempts.failureClass, reason: attempts.reason };
   });
   return result.passed ? result : { ...result, attempt: result.attempt ?? input.attempt };

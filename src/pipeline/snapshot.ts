@@ -2,7 +2,8 @@
  * The story's state as renderers see it, derived from the journal by {@link reduceSnapshot}.
  * The task is the unit: every event that names a task updates that task's slice (its stages,
  * attempts, provisioning, gates, verdicts, clean-clone results, outcome). A story without a
- * plan has one task; the story-level fields (`stages`, `attempt`, `lastRetry`) then mirror it.
+ * plan has one task, announced by `run.started`; the story-level fields (`stages`, `attempt`,
+ * `lastRetry`) then mirror it, and it ends with the story.
  */
 import type { FailureClass } from "../failure/index.js";
 import type { HistoryEvent } from "./event-schemas.js";
@@ -149,11 +150,15 @@ export function reduceSnapshot(snapshot: StorySnapshot, event: HistoryEvent): St
   if (event.kind === "story.completed" || event.kind === "story.blocked") return endStory(next, event);
   if (event.kind === "wave.started" || event.kind === "wave.merged") return next;
   if (event.kind === "task.planned") {
+    // The one task `run.started` announced: the story has no plan, and its task is already there.
+    if (!next.planned && taskSnapshot(next, event.taskId)) return next;
     next.planned = true;
     const task = { ...newTask(next, event.taskId, event.stages), title: event.title, wave: event.wave, files: [...event.files], blockedBy: [...event.blockedBy] };
     next.tasks = [...next.tasks.filter((candidate) => candidate.id !== event.taskId), task];
     return next;
   }
+  // A story without a plan ends its one task with the story's own end, which follows at once.
+  if (event.kind === "task.finished" && !next.planned) return next;
   let task = taskSnapshot(next, event.taskId);
   if (!task) {
     task = newTask(next, event.taskId, next.stages.map((stage) => stage.id));

@@ -1,8 +1,9 @@
 /**
- * A task's slot in a planned story, from start to end: `task.started`, a fresh worktree at the
- * given base, provisioning inside the slot, the caller's work, the worktree removed, and
- * `task.finished`. A failure outside the caller's own ladder (provisioning, the worktree, a
- * stop) is classified here, once, for the plan's tasks, its planner and its integration step.
+ * A task's slot, from start to end: `task.started`, a fresh worktree, provisioning inside the
+ * slot, the caller's work, the worktree removed, and `task.finished`. A failure outside the
+ * caller's own ladder (provisioning, the worktree, a stop) is classified here, once, for every
+ * task: a plan's tasks, its planner and its integration step, and the one task of a story
+ * without a plan.
  */
 import { appendFileSync } from "node:fs";
 import { join, relative } from "node:path";
@@ -10,7 +11,7 @@ import { WorkspaceProvisionError, type TaskWorktree } from "../workspace/index.j
 import type { FailureClass } from "./events.js";
 import { failureClassOf } from "../failure/index.js";
 import type { StoryRun } from "./story-run.js";
-import { ensureProvisioned, type TaskPromptContext, type TaskRun } from "./task.js";
+import { ensureProvisioned, taskRunOf, type TaskPromptContext, type TaskRun } from "./task.js";
 
 /** How a slot's work ended; `attempt` is the attempt it ended at (the slot's first when absent). */
 export type SlotOutcome = { passed: true; attempt?: number; commit?: string } | SlotFailure;
@@ -19,85 +20,76 @@ export interface SlotFailure {
   attempt?: number;
   failureClass: FailureClass;
   reason: string;
+  /** The work so far, committed by the slot's `land` before its worktree went. */
+  commit?: string;
 }
 
-export interface Slot {
+export interface Slot<R extends SlotOutcome = SlotOutcome> {
   taskId: string;
   /** Names the worktree's folder (unique per run, task and attempt). */
   worktreeId: string;
-  /** The commit the worktree starts from. */
+  /** The commit the worktree starts from (a story without a plan: the base its story branch starts from when it does not exist yet). */
   base: string;
+  /**
+   * True for the one task of a story without a plan: its worktree checks out the story branch
+   * itself, so its commits land there with no merge step. Otherwise it is detached at `base`.
+   */
+  onStoryBranch?: boolean;
   wave: number;
   attempt: number;
   planContext?: TaskPromptContext;
+  /** Runs in the worktree after the work (or its failure), before the worktree is removed; never throws. */
+  land?: (task: TaskRun, result: R | SlotFailure) => Promise<R | SlotFailure>;
 }
 
 /**
- * A fresh worktree for one task of a planned story, detached at `base` (the story branch as
- * the wave or the integration step found it), journaled as `worktree.created`.
+ * A fresh worktree for one task: detached at `base` (the story branch as the wave or the
+ * integration step found it), or on the story branch itself (`onStoryBranch`), journaled as
+ * `worktree.created`.
  */
-export async function openTaskWorktree(run: StoryRun, taskId: string, worktreeId: string, base: string): Promise<TaskWorktree> {
-  const { args } = run;
-  const worktree = await run.deps.createTaskWorktree({
+export async function openTaskWorktree(run: StoryRun, slot: Pick<Slot, "taskId" | "worktreeId" | "base" | "onStoryBranch">): Promise<TaskWorktree> {
+  const { args, context } = run;
+  const worktree = await context.deps.createTaskWorktree({
     repoDir: args.repoDir,
     harnessHome: args.harnessHome,
     storyId: args.story.id,
-    taskId: worktreeId,
+    taskId: slot.worktreeId,
     branch: args.branch,
-    baseRef: base,
-    detach: true,
+    baseRef: slot.base,
+    ...(slot.onStoryBranch ? {} : { detach: true }),
   });
-  await run.sink.emit({ kind: "worktree.created", taskId, worktree: worktree.path, branch: args.branch, base: worktree.base });
+  await context.sink.emit({ kind: "worktree.created", taskId: slot.taskId, worktree: worktree.path, branch: args.branch, base: worktree.base });
   return worktree;
 }
 
-/** What one task of a planned story runs with: the story run's shared collaborators, the task's own id, layout, worktree and prompt context. */
-export function taskRunOf(run: StoryRun, taskId: string, worktree: TaskWorktree, planContext?: TaskPromptContext): TaskRun {
-  const { args } = run;
-  return {
-    taskId,
-    story: args.story,
-    config: args.config,
-    workflow: args.workflow,
-    maxAttempts: run.maxAttempts,
-    layout: run.taskLayout(taskId),
-    worktree,
-    deps: run.deps,
-    sink: run.sink,
-    harnessHome: args.harnessHome,
-    agentEnv: run.agentEnv,
-    sandbox: run.sandbox,
-    clock: run.clock,
-    seatsLaunched: 0,
-    ...(planContext ? { planContext } : {}),
-    ...(args.signal ? { signal: args.signal } : {}),
-  };
-}
-
 /** Runs `work` in the slot's provisioned worktree; never throws for the task's own failures. */
-export async function inTaskSlot<R extends SlotOutcome>(run: StoryRun, slot: Slot, work: (task: TaskRun) => Promise<R>): Promise<R | SlotFailure> {
-  const { args, sink } = run;
+export async function inTaskSlot<R extends SlotOutcome>(run: StoryRun, slot: Slot<R>, work: (task: TaskRun) => Promise<R>): Promise<R | SlotFailure> {
+  const { args, context } = run;
   const started = performance.now();
-  await sink.emit({ kind: "task.started", taskId: slot.taskId, wave: slot.wave, attempt: slot.attempt });
+  await context.sink.emit({ kind: "task.started", taskId: slot.taskId, wave: slot.wave, attempt: slot.attempt });
   let worktree: TaskWorktree | undefined;
   let result: R | SlotFailure;
   try {
-    worktree = await openTaskWorktree(run, slot.taskId, slot.worktreeId, slot.base);
-    const task = taskRunOf(run, slot.taskId, worktree, slot.planContext);
-    await ensureProvisioned(task, "worktree");
-    result = await work(task);
-  } catch (error) {
-    result = { passed: false, attempt: slot.attempt, ...(await classifySlotError(run, slot.taskId, error)) };
+    let task: TaskRun | undefined;
+    try {
+      worktree = await openTaskWorktree(run, slot);
+      task = taskRunOf(context, { taskId: slot.taskId, layout: run.taskLayout(slot.taskId), ...(slot.planContext ? { planContext: slot.planContext } : {}) }, worktree);
+      await ensureProvisioned(task, "worktree");
+      result = await work(task);
+    } catch (error) {
+      result = { passed: false, attempt: slot.attempt, ...(await classifySlotError(run, slot.taskId, error)) };
+    }
+    if (task && slot.land) result = await slot.land(task, result);
   } finally {
     if (worktree) {
       try {
-        await run.deps.removeTaskWorktree(args.repoDir, worktree.path);
+        await context.deps.removeTaskWorktree(args.repoDir, worktree.path);
       } catch (error) {
-        appendFileSync(join(run.layout.logs, "coordinator.log"), `worktree removal of task ${slot.taskId} failed: ${String(error)}\n`);
+        appendFileSync(join(run.layout.logs, "coordinator.log"), `worktree removal failed: ${String(error)} (task ${slot.taskId})\n`);
       }
     }
   }
-  await sink.emit({
+  await context.sink.emit({
     kind: "task.finished",
     taskId: slot.taskId,
     outcome: result.passed ? "completed" : "blocked",
@@ -108,13 +100,20 @@ export async function inTaskSlot<R extends SlotOutcome>(run: StoryRun, slot: Slo
   return result;
 }
 
-/** The class of a failure outside the attempt ladder (provisioning, the worktree, a stop). */
+/**
+ * The class of a failure outside the attempt ladder (a stop, provisioning, the worktree). A stop
+ * request comes first: it ends provisioning as well, and the task is interrupted, not blocked
+ * on infrastructure.
+ */
 async function classifySlotError(run: StoryRun, taskId: string, error: unknown): Promise<{ failureClass: FailureClass; reason: string }> {
+  if (run.args.signal?.aborted) return { failureClass: "interrupted", reason: "the run was stopped" };
   if (error instanceof WorkspaceProvisionError) {
-    await run.sink.emit({ kind: "provision.failed", taskId, cmd: error.cmd, exitCode: error.exitCode, logTail: error.logTail });
+    await run.context.sink.emit({ kind: "provision.failed", taskId, cmd: error.cmd, exitCode: error.exitCode, logTail: error.logTail });
     const how = error.exitCode === null ? "did not finish" : `exited ${error.exitCode}`;
+    // The detail reaches commit messages and GitHub: the log is named relative to the run
+    // directory, never by a path of the App's machine.
     return { failureClass: "workspace-provision-failed", reason: `provisioning \`${error.cmd ?? "(none)"}\` ${how}; log: ${relative(run.layout.root, error.logPath)} in the run directory` };
   }
-  if (run.args.signal?.aborted) return { failureClass: "interrupted", reason: "the run was stopped" };
+  // Stryker disable next-line ConditionalExpression: everything the pipeline throws is an Error
   return { failureClass: failureClassOf(error), reason: error instanceof Error ? error.message : String(error) };
 }

@@ -13,35 +13,55 @@ import type { EventSink } from "./sink.js";
 import type { StoryInput } from "./types.js";
 import type { Workflow } from "./workflow-types.js";
 
-/** Everything one task of a story needs while its stages run. */
-export interface TaskRun {
-  /** The task's id in events (`task-<run>` for a story without a plan, the plan's id otherwise). */
-  taskId: string;
-  story: StoryInput;
-  config: HarnessConfig;
-  workflow: Workflow;
-  maxAttempts: number;
-  layout: RunLayout;
-  worktree: TaskWorktree;
-  deps: PipelineDeps;
-  sink: EventSink;
-  harnessHome: string;
+/**
+ * What a run of a story fixes for every task it runs: the story, its configuration and
+ * workflow, the collaborators, where repository code runs, the clock, the journal's sink and
+ * the stop signal. Built once per run (the coordinator); no stage changes it.
+ */
+export interface RunContext {
+  readonly story: StoryInput;
+  readonly config: HarnessConfig;
+  readonly workflow: Workflow;
+  readonly maxAttempts: number;
+  readonly deps: PipelineDeps;
+  readonly sink: EventSink;
+  readonly harnessHome: string;
   /** Names the agents receive: the operator's allowlist ∩ the repository's `agent.env`. */
-  agentEnv: string[];
-  clock: () => Date;
-  signal?: AbortSignal;
+  readonly agentEnv: string[];
+  readonly clock: () => Date;
+  readonly signal?: AbortSignal;
   /** Where provisioning, agents and suites run. */
-  sandbox: Sandbox;
+  readonly sandbox: Sandbox;
+}
+
+/** Which task of a run it is: its id, its record folder and what its prompts say of it. */
+export interface TaskPlace {
+  /** The task's id in events (`task-<run>` for a story without a plan, the plan's id otherwise). */
+  readonly taskId: string;
+  readonly layout: RunLayout;
+  /** What the prompts say about the task when the story has a plan. */
+  readonly planContext?: TaskPromptContext;
+}
+
+/** What a task's stages change as they run: its worktree, the evidence measured so far and what its seats did. */
+export interface TaskState {
+  worktree: TaskWorktree;
   /** The suite on the base commit, run once before any agent (absent when no stage runs the suite). */
   baseline?: BaselineResult;
   /** The most recent suite gate result, shown to later prompts. */
   lastSuite?: SuiteEvidence;
   /** How many agents were launched; a blocked story with none has no agent work to commit. */
   seatsLaunched: number;
-  /** What the prompts say about the task when the story has a plan. */
-  planContext?: TaskPromptContext;
   /** The plan a planner stage of this task wrote and the harness accepted. */
   producedPlan?: Plan;
+}
+
+/** Everything one task of a story needs while its stages run: the run's fixed context, the task's place and its state. */
+export interface TaskRun extends RunContext, TaskPlace, TaskState {}
+
+/** A task of a run at `place`, working in `worktree`, its state otherwise fresh. */
+export function taskRunOf(context: RunContext, place: TaskPlace, worktree: TaskWorktree): TaskRun {
+  return { ...context, ...place, worktree, seatsLaunched: 0 };
 }
 
 /** A plan task as its prompts show it. */

@@ -123,7 +123,23 @@ describe("runStory's decisions", () => {
     expect(created).toEqual([{ repoDir: s.repo, harnessHome: s.home, storyId: "demo", taskId, branch: "harness/story-demo", baseRef: "HEAD" }]);
     expect(removed).toEqual([[s.repo, outcome.worktree]]);
     expect(outcome).toEqual({ status: "completed", branch: "harness/story-demo", commit: expect.stringMatching(/^[0-9a-f]{40}$/), runDir: outcome.runDir, worktree: taskWorktreePath(s.home, "demo", taskId) });
-    expect(kinds(journal)).toEqual(["run.started", "worktree.created", "provision.succeeded", "baseline.finished", "stage.started", "gate.finished", "stage.finished", "story.completed"]);
+    expect(kinds(journal)).toEqual([
+      "run.started",
+      "task.planned",
+      "task.started",
+      "worktree.created",
+      "provision.succeeded",
+      "baseline.finished",
+      "stage.started",
+      "gate.finished",
+      "stage.finished",
+      "task.finished",
+      "story.completed",
+    ]);
+    // The story's one task, as a planned story's tasks are journaled: planned, started and finished with its commit.
+    expect(ofKind(journal, "task.planned")).toEqual([{ kind: "task.planned", taskId, title: "Greet the user", wave: 1, files: [], blockedBy: [], stages: ["check"], at: at.toISOString() }]);
+    expect(ofKind(journal, "task.started")).toEqual([{ kind: "task.started", taskId, wave: 1, attempt: 1, at: at.toISOString() }]);
+    expect(ofKind(journal, "task.finished")).toEqual([{ kind: "task.finished", taskId, outcome: "completed", attempt: 1, durationMs: expect.any(Number), commit: outcome.commit, at: at.toISOString() }]);
     expect(ofKind(journal, "worktree.created")[0]).toMatchObject({ taskId, worktree: outcome.worktree, branch: "harness/story-demo", base: head });
     expect(ofKind(journal, "provision.succeeded")[0]).toMatchObject({ taskId, phase: "worktree" });
     expect(ofKind(journal, "story.completed")[0]).toEqual({ kind: "story.completed", taskId, branch: "harness/story-demo", commit: outcome.commit, at: at.toISOString() });

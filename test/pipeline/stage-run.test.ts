@@ -18,7 +18,7 @@ describe("runStage", () => {
   it("runs a passing stage in its own folder, journaling its start and a passed finish with its time", async () => {
     const { task, journal } = await makeTask();
     const before = performance.now();
-    expect(await runStage(task, gate, 2, undefined, "true")).toEqual({ passed: true });
+    expect(await runStage(task, gate, 2, undefined)).toEqual({ passed: true });
     const took = performance.now() - before;
     expect(existsSync(join(task.layout.stageDir(2, "check"), "artifacts"))).toBe(true);
     const events = journal().filter((event) => event.kind === "stage.started" || event.kind === "stage.finished");
@@ -35,8 +35,8 @@ describe("runStage", () => {
   });
 
   it("journals a failed stage with its class and reason, and returns the kind's outcome", async () => {
-    const { task, journal } = await makeTask();
-    const outcome = await runStage(task, gate, 1, undefined, "exit 4");
+    const { task, journal } = await makeTask({ yaml: 'test:\n  command: "exit 4"\nprovision:\n  command: "true"' });
+    const outcome = await runStage(task, gate, 1, undefined);
     expect(outcome).toEqual({ passed: false, failureClass: "suite-failed", reason: "test suite `exit 4` exited 4", infrastructure: false, evidence: {} });
     expect(journal().filter((event) => event.kind === "stage.finished")).toEqual([
       { kind: "stage.finished", taskId: "task-demo", stage: "check", attempt: 1, outcome: "failed", durationMs: expect.any(Number), failureClass: "suite-failed", detail: "test suite `exit 4` exited 4", at: expect.any(String) },

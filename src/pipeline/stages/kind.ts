@@ -33,7 +33,6 @@ export interface StageStep {
   stage: Stage;
   attempt: number;
   retry: RetryEvidence | undefined;
-  testCommand: string | undefined;
 }
 
 /** A workflow option a kind refuses: the field (relative to the stage) and why. */

@@ -9,11 +9,23 @@ import { readArtifact, runCleanClone, runSuiteGate } from "../checks.js";
 import { ensureProvisioned } from "../task.js";
 import { failed, type StageOutcome, type StageStep } from "./kind.js";
 
+/**
+ * The repository's test command, read from the task's configuration. Preflight requires it of
+ * every stage that runs the suite, so its absence here is the harness's own mistake: it blocks.
+ */
+function testCommandOf(step: StageStep): { command: string } | { missing: StageOutcome } {
+  const command = step.task.config.test.command;
+  if (command !== undefined) return { command };
+  return { missing: failed({ failureClass: "config-invalid", reason: `stage '${step.stage.id}' runs the test suite, but test.command is not set` }, {}, true) };
+}
+
 /** The repository's suite in the task's worktree, provisioned first. */
-export async function suiteGateStep(step: StageStep, testCommand: string): Promise<StageOutcome | undefined> {
+export async function suiteGateStep(step: StageStep): Promise<StageOutcome | undefined> {
   const { task, stage, attempt } = step;
+  const test = testCommandOf(step);
+  if ("missing" in test) return test.missing;
   await ensureProvisioned(task, `gate:${stage.id}`);
-  const gateFailure = await runSuiteGate(task, stage, attempt, testCommand);
+  const gateFailure = await runSuiteGate(task, stage, attempt, test.command);
   return gateFailure ? failed(gateFailure, {}, gateFailure.infrastructure === true) : undefined;
 }
 
@@ -38,9 +50,11 @@ export async function verdictStep(step: StageStep, artifactDir: string, name: st
 }
 
 /** The suite in a fresh clone with the change committed, its result written under `artifact`. */
-export async function cleanCloneStep(step: StageStep, artifact: string, testCommand: string): Promise<StageOutcome | undefined> {
+export async function cleanCloneStep(step: StageStep, artifact: string): Promise<StageOutcome | undefined> {
   const { task, stage, attempt } = step;
-  const record = await runCleanClone(task, stage, attempt, artifact, testCommand);
+  const test = testCommandOf(step);
+  if ("missing" in test) return test.missing;
+  const record = await runCleanClone(task, stage, attempt, artifact, test.command);
   if (!record.ran) return failed({ failureClass: "clean-clone-not-run", reason: `the clean-clone check could not run: ${record.reason ?? "no reason given"}` }, {}, true);
   if (cleanClonePassed(record)) return undefined;
   const how = record.timedOut ? "timed out" : `exited ${record.exitCode ?? "without a code"}`;

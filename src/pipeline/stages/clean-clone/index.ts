@@ -5,16 +5,14 @@
  * written under `clean_clone` (the workspace's default name when the stage names none).
  */
 import { CLEAN_CLONE_RESULT_FILE } from "../../../workspace/index.js";
-import { failed, type StageKind, type StageOutcome, type StageStep } from "../kind.js";
+import { type StageKind, type StageOutcome, type StageStep } from "../kind.js";
 import { cleanCloneStep } from "../steps.js";
 
 /** Options of a seat stage that mean nothing for a clean-clone check. */
 const NOT_FOR_A_CLEAN_CLONE = ["gate", "verdict", "artifacts", "on_fail"] as const;
 
 async function cleanClone(step: StageStep): Promise<StageOutcome> {
-  const { stage, testCommand } = step;
-  if (testCommand === undefined) return failed({ failureClass: "config-invalid", reason: `stage '${stage.id}' runs the test suite, but test.command is not set` }, {}, true);
-  return (await cleanCloneStep(step, stage.cleanClone ?? CLEAN_CLONE_RESULT_FILE, testCommand)) ?? { passed: true };
+  return (await cleanCloneStep(step, step.stage.cleanClone ?? CLEAN_CLONE_RESULT_FILE)) ?? { passed: true };
 }
 
 export const cleanCloneKind: StageKind = {

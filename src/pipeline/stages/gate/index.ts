@@ -5,16 +5,14 @@
  * fails. A suite that is red on the base the same way blocks as `baseline-red`, outside the ladder.
  */
 import { withFixLadder } from "../fix-ladder.js";
-import { failed, type StageKind, type StageOutcome, type StageStep } from "../kind.js";
+import { type StageKind, type StageOutcome, type StageStep } from "../kind.js";
 import { suiteGateStep } from "../steps.js";
 
 /** Options of a seat stage that mean nothing for a gate: it runs no seat, so it leaves no artifacts. */
 const NOT_FOR_A_GATE = ["verdict", "clean_clone", "artifacts"] as const;
 
 async function gate(step: StageStep): Promise<StageOutcome> {
-  // Preflight requires test.command for a stage that runs the suite; without one here the harness is wrong.
-  if (step.testCommand === undefined) return failed({ failureClass: "config-invalid", reason: `stage '${step.stage.id}' runs the test suite, but test.command is not set` }, {}, true);
-  return (await suiteGateStep(step, step.testCommand)) ?? { passed: true };
+  return (await suiteGateStep(step)) ?? { passed: true };
 }
 
 export const gateKind: StageKind = {

@@ -8,12 +8,14 @@ import { cleanCloneStep, suiteGateStep, verdictStep } from "../steps.js";
 
 /** Runs the seat stage once, in order: gate, seat and verdict, clean clone; the first failure ends it. */
 export async function seatStageBody(step: StageStep): Promise<StageOutcome> {
-  const { task, stage, testCommand } = step;
+  const { task, stage } = step;
+  // Without a test command the seat's suite steps are left out (preflight refuses such a stage).
+  const suite = task.config.test.command !== undefined;
   const stageDir = task.layout.stageDir(step.attempt, stage.id);
   const artifactDir = join(stageDir, "artifacts");
   mkdirSync(artifactDir, { recursive: true });
-  if (stage.gate === "suite" && testCommand !== undefined) {
-    const gateFailure = await suiteGateStep(step, testCommand);
+  if (stage.gate === "suite" && suite) {
+    const gateFailure = await suiteGateStep(step);
     if (gateFailure) return gateFailure;
   }
   const seat = stage.seat !== undefined ? seatLaunch(task.config, stage.seat) : null;
@@ -25,8 +27,8 @@ export async function seatStageBody(step: StageStep): Promise<StageOutcome> {
       if (verdictFailure) return verdictFailure;
     }
   }
-  if (stage.cleanClone !== undefined && testCommand !== undefined) {
-    const cleanFailure = await cleanCloneStep(step, stage.cleanClone, testCommand);
+  if (stage.cleanClone !== undefined && suite) {
+    const cleanFailure = await cleanCloneStep(step, stage.cleanClone);
     if (cleanFailure) return cleanFailure;
   }
   return { passed: true };
