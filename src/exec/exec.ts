@@ -69,8 +69,9 @@ export interface ExecResult {
  * True when the process ran and exited 0 within its time: the one definition of a passing run,
  * used for a suite gate, a baseline and the suite of a clean clone alike.
  */
-export function succeeded(result: { exitCode?: number | null; timedOut?: boolean }): boolean {
-  return result.exitCode === 0 && result.timedOut !== true;
+export function succeeded(result: { exitCode?: number | null; timedOut?: boolean; aborted?: boolean }): boolean {
+  // A step its caller stopped never passed, even when it won the race and exited 0 first.
+  return result.exitCode === 0 && result.timedOut !== true && result.aborted !== true;
 }
 
 /**

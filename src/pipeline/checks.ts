@@ -48,6 +48,7 @@ export async function runSuiteGate(task: TaskRun, stage: Stage, attempt: number,
 /** How a suite that did not pass ended, in words. */
 function howItEnded(result: ExecResult, timeoutMs: number): string {
   if (result.timedOut) return `timed out after ${timeoutMs} ms`;
+  if (result.aborted === true) return "was stopped before it finished";
   if (result.spawnError !== undefined) return result.spawnError;
   if (result.exitCode !== null) return `exited ${result.exitCode}`;
   // Stryker disable next-line StringLiteral: exec gives a null exit code only with a signal, or with the spawnError above

@@ -29,6 +29,9 @@ describe("succeeded", () => {
     expect(succeeded({ exitCode: 0, timedOut: false })).toBe(true);
     expect(succeeded({ exitCode: 0, timedOut: true })).toBe(false);
     expect(succeeded({ exitCode: 1, timedOut: false })).toBe(false);
+    // A run its caller stopped did not pass, even when it exited 0 before the stop reached it.
+    expect(succeeded({ exitCode: 0, aborted: true })).toBe(false);
+    expect(succeeded({ exitCode: 0, aborted: false })).toBe(true);
     expect(succeeded({ exitCode: null })).toBe(false);
     expect(succeeded({})).toBe(false);
   });

@@ -100,7 +100,7 @@ describe("runSuiteGate", () => {
     // Without the task's signal this suite would pass.
     const failure = await runSuiteGate(task, gateStage, 1, "true");
     expect(failure?.failureClass).toBe("suite-failed");
-    expect(failure?.reason).toMatch(/^test suite `true` exited on SIG[A-Z]+$/);
+    expect(failure?.reason).toBe("test suite `true` was stopped before it finished");
     expect(task.lastSuite).toEqual({ command: "true", timedOut: false, outputTail: "" });
   });
 
