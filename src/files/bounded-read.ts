@@ -19,14 +19,17 @@ export type UnsafeFileReason = "missing" | "symlink" | "not-regular" | "too-larg
 export class UnsafeFileError extends Error {
   readonly reason: UnsafeFileReason;
   readonly path: string;
+  /** Why, in words without the path ("is a symlink, which is not followed"), for messages that must not show the App's paths. */
+  readonly detail: string;
   /** The cap, for `too-large`. */
   readonly limit?: number;
 
   constructor(path: string, reason: UnsafeFileReason, detail: string, limit?: number) {
-    super(`${path}: ${detail}`);
+    super(`${path} ${detail}`);
     this.name = "UnsafeFileError";
     this.path = path;
     this.reason = reason;
+    this.detail = detail;
     if (limit !== undefined) this.limit = limit;
   }
 }
@@ -54,7 +57,7 @@ const CHUNK = 64 * 1024;
 /** Turns an open's error into a refusal where it is one; other errors (EACCES, EIO) go through. */
 function refusalOfOpen(path: string, error: unknown): unknown {
   const code = (error as NodeJS.ErrnoException).code;
-  if (code === "ENOENT" || code === "ENOTDIR") return new UnsafeFileError(path, "missing", "no such file");
+  if (code === "ENOENT" || code === "ENOTDIR") return new UnsafeFileError(path, "missing", "does not exist");
   if (code === "ELOOP") return new UnsafeFileError(path, "symlink", "is a symlink, which is not followed");
   // A socket cannot be opened at all; a FIFO opened for writing elsewhere says ENXIO too.
   if (code === "ENXIO" || code === "EOPNOTSUPP") return new UnsafeFileError(path, "not-regular", "is not a regular file");
