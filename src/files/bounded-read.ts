@@ -39,6 +39,8 @@ export interface BoundedReadOptions {
   maxBytes: number;
   /** Read only the last `maxBytes` of a larger file instead of refusing it (a log being tailed). */
   tail?: boolean;
+  /** Read only the first `maxBytes` of a larger file instead of refusing it (a script's `#!` line). */
+  head?: boolean;
   /**
    * The folder the file must really lie in (after every symlink of its parents is resolved),
    * e.g. the artifact folder: a symlinked parent cannot lead the read out of it.
@@ -69,6 +71,7 @@ function plan(path: string, stat: { isFile(): boolean; size: number }, options: 
   if (!stat.isFile()) throw new UnsafeFileError(path, "not-regular", "is not a regular file");
   if (stat.size <= options.maxBytes) return { start: 0, length: stat.size };
   if (options.tail === true) return { start: stat.size - options.maxBytes, length: options.maxBytes };
+  if (options.head === true) return { start: 0, length: options.maxBytes };
   throw new UnsafeFileError(path, "too-large", `is larger than ${options.maxBytes} bytes (${stat.size})`, options.maxBytes);
 }
 
