@@ -60,6 +60,9 @@ function sizeOf(path: string): number {
   }
 }
 
+// Not the bounded reader: the agent log is the App's own file (written from the agent's output by src/exec, in the
+// stage folder, which the sandbox does not let the agent write; only its `artifacts/` inside is), and only a window
+// of it is read.
 async function logShowsLoop(logPath: string, from: number): Promise<boolean> {
   let handle;
   try {

@@ -1,4 +1,5 @@
-import { readFileSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
+import { readBoundedTextSync } from "../files/index.js";
 import { basename, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import {
@@ -69,7 +70,8 @@ export async function provisionCommand(args: string[], io: CliIO): Promise<numbe
       harnessHome: harnessHome(io.env),
       sandbox: sandboxFromEnv(io.env),
     });
-    io.stdout(readFileSync(outcome.receiptPath, "utf8"));
+    // The receipt lies in the worktree: bounded like every read there (it is one short line).
+    io.stdout(readBoundedTextSync(outcome.receiptPath, { maxBytes: 64 * 1024 }));
     return 0;
   } catch (error) {
     if (error instanceof ProvisionConfigError) throw new UsageError(error.message, USAGE);

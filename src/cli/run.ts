@@ -19,6 +19,10 @@ import { git, gitResult, harnessHome, isWorkTree } from "../workspace/index.js";
 import { UsageError, type CliIO } from "./usage.js";
 import { isInputError, strictArgs } from "./validate.js";
 import { assertSandboxUsable, sandboxFromEnv, SandboxSettingsError, SandboxUnavailableError, UNSANDBOXED_WARNING } from "../sandbox/index.js";
+import { readBoundedTextSync } from "../files/index.js";
+
+/** A `.github/harness.yml` is a page of YAML; GitHub's contents API, which the App reads it through, stops at 1 MiB. */
+const MAX_CONFIG_BYTES = 1024 * 1024;
 
 const USAGE = "harness run [<repo>] --story <file.md> [--agent <preset>|--agent-cmd <template>] [--workflow <file>] [--test-cmd <cmd>] [--concurrency <n>] [--continue|--fresh]";
 
@@ -99,7 +103,8 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
     config = DEFAULT_HARNESS_CONFIG;
     if (existsSync(configFile)) {
       configSource = configFile;
-      config = parseHarnessConfig(readFileSync(configFile, "utf8"), configFile);
+      // The repository's file: bounded like every read of repository content (a FIFO there must not hang the command).
+      config = parseHarnessConfig(readBoundedTextSync(configFile, { maxBytes: MAX_CONFIG_BYTES }), configFile);
     }
     config = withOverrides(config, {
       ...(values.agent !== undefined ? { agentPreset: values.agent as AgentPreset } : {}),

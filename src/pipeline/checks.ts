@@ -1,5 +1,5 @@
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
+import { readBoundedText, UnsafeFileError } from "../files/index.js";
 import { succeeded, type ExecResult } from "../exec/index.js";
 import type { SandboxStep } from "../sandbox/index.js";
 import { schemas } from "../schema/index.js";
@@ -56,14 +56,41 @@ function howItEnded(result: ExecResult, timeoutMs: number): string {
   return `exited on ${signal}`;
 }
 
+/**
+ * The most an artifact (a verdict, a plan) may weigh: they are a few KiB of JSON, and the
+ * agent that writes them could leave a sparse file of gigabytes instead.
+ */
+export const MAX_ARTIFACT_BYTES = 1024 * 1024;
+
+/** What reading an artifact gave: its data, or why it is missing or unusable (in words without the App's paths). */
+type ArtifactRead = { data: unknown } | { missing: true } | { problem: string };
+
+/**
+ * Reads an artifact an agent left in `artifactDir`, bounded: a symlink (to the App's key, say),
+ * a FIFO or a file over {@link MAX_ARTIFACT_BYTES} is refused without being read.
+ */
+async function readArtifactFrom(artifactDir: string, name: string): Promise<ArtifactRead> {
+  let text: string;
+  try {
+    text = await readBoundedText(join(artifactDir, name), { maxBytes: MAX_ARTIFACT_BYTES, within: artifactDir });
+  } catch (error) {
+    if (!(error instanceof UnsafeFileError)) throw error;
+    return error.reason === "missing" ? { missing: true } : { problem: `${name} ${error.detail}` };
+  }
+  try {
+    return { data: JSON.parse(text) as unknown };
+  } catch {
+    return { problem: `${name} is not valid JSON` };
+  }
+}
+
 /** Reads and validates every artifact a stage declares; the first problem is the failure. */
-export function checkArtifacts(stage: Stage, artifactDir: string): CheckFailure | undefined {
+export async function checkArtifacts(stage: Stage, artifactDir: string): Promise<CheckFailure | undefined> {
   for (const artifact of stage.artifacts) {
-    const path = join(artifactDir, artifact.name);
-    if (!existsSync(path)) return { failureClass: "artifact-missing", reason: `the ${stage.seat ?? stage.id} left no ${artifact.name} in its artifact directory` };
-    const data = readArtifact(path);
-    if (data === undefined) return { failureClass: "artifact-invalid", reason: `${artifact.name} is not valid JSON` };
-    const issues = schemas().issues(artifact.schema, data);
+    const read = await readArtifactFrom(artifactDir, artifact.name);
+    if ("missing" in read) return { failureClass: "artifact-missing", reason: `the ${stage.seat ?? stage.id} left no ${artifact.name} in its artifact directory` };
+    if ("problem" in read) return { failureClass: "artifact-invalid", reason: read.problem };
+    const issues = schemas().issues(artifact.schema, read.data);
     if (issues.length > 0) {
       return { failureClass: "artifact-invalid", reason: `${artifact.name}: ${issues.map((issue) => `${issue.path} ${issue.message}`).join("; ")}` };
     }
@@ -71,14 +98,10 @@ export function checkArtifacts(stage: Stage, artifactDir: string): CheckFailure 
   return undefined;
 }
 
-/** Parses a JSON artifact; undefined when it is not JSON. */
-export function readArtifact(path: string): unknown {
-  try {
-    return JSON.parse(readFileSync(path, "utf8")) as unknown;
-  } catch {
-    // Not there, or not JSON.
-  }
-  return undefined;
+/** Parses a JSON artifact (bounded, see {@link checkArtifacts}); undefined when it is missing, refused or not JSON. */
+export async function readArtifact(path: string): Promise<unknown> {
+  const read = await readArtifactFrom(dirname(path), basename(path));
+  return "data" in read ? read.data : undefined;
 }
 
 /**

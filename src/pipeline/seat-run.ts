@@ -24,7 +24,7 @@ export async function runSeatOfStage(task: TaskRun, stage: Stage, attempt: numbe
   for (let run = 1; ; run += 1) {
     const end = await launchOnce(task, stage, attempt, seat, prompt, artifactDir, join(stageDir, run === 1 ? "agent.log" : `agent-rerun-${run - 1}.log`));
     if (!end.ok) return end;
-    const artifactFailure = checkArtifacts(stage, artifactDir);
+    const artifactFailure = await checkArtifacts(stage, artifactDir);
     if (!artifactFailure) return { ok: true };
     const verdictProblem = stage.verdict !== undefined && artifactFailure.reason.includes(stage.verdict);
     if (!verdictProblem || run > 1) return { ok: false, failure: artifactFailure, infrastructure: false };

@@ -5,12 +5,20 @@
  * `info/` are read-only from inside, and the `.git` link the App's own git calls follow is put
  * back after every step, so repository code cannot point the App at a git folder of its own.
  */
-import { lstatSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
+import { readBoundedTextSync } from "../files/index.js";
 import { isAbsolute, join, resolve } from "node:path";
 
+/** A `.git` link, `commondir` or `alternates` file: a few lines. */
+const MAX_GIT_FILE_BYTES = 64 * 1024;
+
+/**
+ * A small git file, or undefined. Bounded: a worktree's `.git` is written by the steps that run
+ * there, and a FIFO, a symlink or a huge file in its place must not block or feed the App.
+ */
 function readText(path: string): string | undefined {
   try {
-    return readFileSync(path, "utf8");
+    return readBoundedTextSync(path, { maxBytes: MAX_GIT_FILE_BYTES });
   } catch {
     return undefined;
   }
@@ -50,20 +58,12 @@ export function gitReadPaths(dir: string): string[] {
  */
 export function guardGitLink(dir: string): () => boolean {
   const path = join(dir, ".git");
-  let original: string | undefined;
-  try {
-    if (lstatSync(path).isFile()) original = readFileSync(path, "utf8");
-  } catch {
-    original = undefined;
-  }
+  const original = readText(path);
   if (original === undefined) return () => false;
   const content = original;
   return () => {
-    try {
-      if (lstatSync(path).isFile() && readFileSync(path, "utf8") === content) return false;
-    } catch {
-      // Removed: written again below.
-    }
+    // Anything but the same regular file (removed, a FIFO, a symlink, other text) is written again below.
+    if (readText(path) === content) return false;
     rmSync(path, { recursive: true, force: true });
     writeFileSync(path, content);
     return true;

@@ -4,7 +4,8 @@
  * job files, and the live tail of a running step's log. Collected from the queue's own view
  * and the run directories under `HARNESS_HOME/runs`; read-only.
  */
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
+import { readBoundedFileSync } from "../files/index.js";
 import { join } from "node:path";
 import { redactSecrets, type DoorStatus } from "../github/index.js";
 import { emptySnapshot, JOURNAL_FILE, readJournal, reduceSnapshot } from "../pipeline/index.js";
@@ -103,13 +104,22 @@ function runStatus(run: { story: string; dir: string }, secrets: readonly string
   return status;
 }
 
+/** How many entries and levels of a run folder the live tail's search looks at. */
+const MAX_WALK_ENTRIES = 20_000;
+const MAX_WALK_DEPTH = 8;
+
 /** The last {@link LIVE_TAIL_BYTES} of the most recently written `.log` under `dir`. */
 function newestLogTail(dir: string, secrets: readonly string[]): { file: string; text: string } | undefined {
   let newest: { path: string; mtime: number } | undefined;
-  const walk = (folder: string): void => {
+  // The run folder holds the agents' artifact folders: the walk follows no link (Dirent types are lstat's), goes only
+  // so deep and looks at only so many entries, so a planted tree cannot stall the status page.
+  let budget = MAX_WALK_ENTRIES;
+  const walk = (folder: string, depth: number): void => {
+    if (depth > MAX_WALK_DEPTH) return;
     for (const entry of readdirSync(folder, { withFileTypes: true })) {
+      if (--budget < 0) return;
       const path = join(folder, entry.name);
-      if (entry.isDirectory()) walk(path);
+      if (entry.isDirectory()) walk(path, depth + 1);
       else if (entry.isFile() && entry.name.endsWith(".log")) {
         const mtime = statSync(path).mtimeMs;
         if (!newest || mtime > newest.mtime) newest = { path, mtime };
@@ -117,12 +127,19 @@ function newestLogTail(dir: string, secrets: readonly string[]): { file: string;
     }
   };
   try {
-    walk(dir);
+    walk(dir, 0);
   } catch {
     return undefined;
   }
   if (!newest) return undefined;
-  const bytes = readFileSync(newest.path);
+  let bytes: Buffer;
+  try {
+    // Only the tail is read (and the few bytes before it, to find where a character starts); a log that became a
+    // FIFO or a symlink since the walk is skipped.
+    bytes = readBoundedFileSync(newest.path, { maxBytes: LIVE_TAIL_BYTES + 4, tail: true });
+  } catch {
+    return undefined;
+  }
   // Cut at a line start where possible, never inside a UTF-8 character.
   let start = Math.max(0, bytes.length - LIVE_TAIL_BYTES);
   while (start > 0 && start < bytes.length && ((bytes[start] as number) & 0xc0) === 0x80) start += 1;

@@ -5,17 +5,25 @@
  * one git writes by default (a reftable, a symbolic ref chain, index version 4, a split index),
  * and the caller then asks git as before.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
+import { readBoundedFileSync, readBoundedTextSync, UnsafeFileError } from "../files/index.js";
 
 const OBJECT_ID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
+
+/** The small git files read here (`.git`, `HEAD`, `commondir`, a loose ref) are a line each. */
+const MAX_SMALL_FILE = 64 * 1024;
+/** An index larger than this is left to git (the answer is then "might"). */
+const MAX_INDEX_BYTES = 64 * 1024 * 1024;
 
 function read(path: string): string | undefined {
   let text: string | undefined;
   try {
-    text = readFileSync(path, "utf8");
+    // Bounded: a worktree's `.git` is the agents' to write during a step (put back after it), and a FIFO there
+    // must not block the App's thread.
+    text = readBoundedTextSync(path, { maxBytes: MAX_SMALL_FILE });
   } catch {
-    // Absent, a folder or unreadable: undefined.
+    // Absent, a folder, a symlink, a FIFO, too large or unreadable: undefined.
   }
   return text;
 }
@@ -78,10 +86,10 @@ export function indexMayHold(worktree: string, path: string): boolean {
   if (gitDir === undefined) return true;
   let index: Buffer;
   try {
-    index = readFileSync(join(gitDir, "index"));
+    index = readBoundedFileSync(join(gitDir, "index"), { maxBytes: MAX_INDEX_BYTES });
   } catch (error) {
-    // No index: nothing is staged.
-    return (error as NodeJS.ErrnoException).code !== "ENOENT";
+    // No index: nothing is staged. Anything else (too large, not a regular file): git has to say.
+    return !(error instanceof UnsafeFileError && error.reason === "missing");
   }
   if (index.length < 12 || index.toString("latin1", 0, 4) !== "DIRC") return true;
   const version = index.readUInt32BE(4);

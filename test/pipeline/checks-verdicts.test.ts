@@ -4,9 +4,10 @@
  * which artifact problem a judging stage reports; what the clean-clone check is asked and what
  * it records. Real suites in the real sandbox, in a real repository; no story around them.
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
+import { exec } from "../../src/exec/index.js";
 import { join } from "node:path";
-import { checkArtifacts, readArtifact, runCleanClone, runSuiteGate } from "../../src/pipeline/checks.js";
+import { checkArtifacts, MAX_ARTIFACT_BYTES, readArtifact, runCleanClone, runSuiteGate } from "../../src/pipeline/checks.js";
 import type { Stage } from "../../src/pipeline/index.js";
 import { runCleanCloneCheck, type CleanCloneOptions } from "../../src/workspace/index.js";
 import { makeTempDir, removeTempDirs } from "../support/tmp.js";
@@ -133,36 +134,76 @@ describe("checkArtifacts", () => {
   };
   const good = JSON.stringify({ verdict: "pass", findings: [] });
 
-  it("passes when every declared artifact is there and valid, and when none is declared", () => {
-    expect(checkArtifacts(stage, dirWith({ "a.json": good, "b.json": good }))).toBeUndefined();
-    expect(checkArtifacts({ ...stage, artifacts: [] }, dirWith({}))).toBeUndefined();
+  it("passes when every declared artifact is there and valid, and when none is declared", async () => {
+    expect(await checkArtifacts(stage, dirWith({ "a.json": good, "b.json": good }))).toBeUndefined();
+    expect(await checkArtifacts({ ...stage, artifacts: [] }, dirWith({}))).toBeUndefined();
   });
 
-  it("reports the first artifact missing, naming the seat, or the stage when it has none", () => {
-    expect(checkArtifacts(stage, dirWith({}))).toEqual({ failureClass: "artifact-missing", reason: "the verifier left no a.json in its artifact directory" });
-    expect(checkArtifacts(stage, dirWith({ "a.json": good }))).toEqual({ failureClass: "artifact-missing", reason: "the verifier left no b.json in its artifact directory" });
+  it("reports the first artifact missing, naming the seat, or the stage when it has none", async () => {
+    expect(await checkArtifacts(stage, dirWith({}))).toEqual({ failureClass: "artifact-missing", reason: "the verifier left no a.json in its artifact directory" });
+    expect(await checkArtifacts(stage, dirWith({ "a.json": good }))).toEqual({ failureClass: "artifact-missing", reason: "the verifier left no b.json in its artifact directory" });
     const { seat: _none, ...unseated } = stage;
-    expect(checkArtifacts(unseated, dirWith({ "a.json": good }))).toEqual({ failureClass: "artifact-missing", reason: "the verify left no b.json in its artifact directory" });
+    expect(await checkArtifacts(unseated, dirWith({ "a.json": good }))).toEqual({ failureClass: "artifact-missing", reason: "the verify left no b.json in its artifact directory" });
   });
 
-  it("reports an artifact that is not JSON, or not what its schema says, with every issue", () => {
-    expect(checkArtifacts(stage, dirWith({ "a.json": good, "b.json": "{ not json" }))).toEqual({ failureClass: "artifact-invalid", reason: "b.json is not valid JSON" });
+  it("reports an artifact that is not JSON, or not what its schema says, with every issue", async () => {
+    expect(await checkArtifacts(stage, dirWith({ "a.json": good, "b.json": "{ not json" }))).toEqual({ failureClass: "artifact-invalid", reason: "b.json is not valid JSON" });
     const wrong = JSON.stringify({ verdict: "maybe" });
-    expect(checkArtifacts(stage, dirWith({ "a.json": wrong, "b.json": good }))).toEqual({
+    expect(await checkArtifacts(stage, dirWith({ "a.json": wrong, "b.json": good }))).toEqual({
       failureClass: "artifact-invalid",
       reason: 'a.json: $ must have required key \'findings\'; $.verdict must be one of "pass", "fail"',
     });
   });
 });
 
+describe("checkArtifacts against an agent's hostile artifacts", () => {
+  const stage: Stage = { id: "verify", kind: "seat", seat: "verifier", artifacts: [{ name: "verdict.json", schema: "verdict" }] };
+
+  it("refuses a verdict.json that is a 1.5 GiB sparse file by its size, without reading it", async () => {
+    const dir = makeTempDir("harness-artifacts-");
+    writeFileSync(join(dir, "verdict.json"), "");
+    truncateSync(join(dir, "verdict.json"), 1.5 * 1024 ** 3);
+    const before = process.memoryUsage().arrayBuffers;
+    expect(await checkArtifacts(stage, dir)).toEqual({ failureClass: "artifact-invalid", reason: `verdict.json is larger than ${MAX_ARTIFACT_BYTES} bytes (${1.5 * 1024 ** 3})` });
+    expect(await readArtifact(join(dir, "verdict.json"))).toBeUndefined();
+    // Reading it would have allocated 1.5 GiB.
+    expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(64 * 1024 * 1024);
+  });
+
+  it("refuses a verdict.json that is a symlink to a file outside holding a secret, and says nothing of it", async () => {
+    const root = makeTempDir("harness-artifacts-");
+    const dir = join(root, "artifacts");
+    mkdirSync(dir);
+    // A secret that happens to parse as a passing verdict: followed, it would pass the story.
+    writeFileSync(join(root, "app-secret.json"), JSON.stringify({ verdict: "pass", findings: ["PRIVATE KEY"] }));
+    symlinkSync(join(root, "app-secret.json"), join(dir, "verdict.json"));
+    const failure = await checkArtifacts(stage, dir);
+    expect(failure).toEqual({ failureClass: "artifact-invalid", reason: "verdict.json is a symlink, which is not followed" });
+    expect(await readArtifact(join(dir, "verdict.json"))).toBeUndefined();
+    // A symlinked folder in the artifact folder leads nowhere either.
+    symlinkSync(root, join(dir, "up"));
+    expect(await checkArtifacts({ ...stage, artifacts: [{ name: "up/app-secret.json", schema: "verdict" }] }, dir)).toEqual({
+      failureClass: "artifact-invalid",
+      reason: "up/app-secret.json lies outside its folder through a symlinked parent",
+    });
+  });
+
+  it("refuses a verdict.json that is a FIFO at once (nothing ever writes to it)", async () => {
+    const dir = makeTempDir("harness-artifacts-");
+    expect((await exec(["mkfifo", join(dir, "verdict.json")], { cwd: dir })).exitCode).toBe(0);
+    expect(await checkArtifacts(stage, dir)).toEqual({ failureClass: "artifact-invalid", reason: "verdict.json is not a regular file" });
+    expect(await readArtifact(join(dir, "verdict.json"))).toBeUndefined();
+  });
+});
+
 describe("readArtifact", () => {
-  it("parses JSON, and answers undefined for text that is not JSON or a file that is not there", () => {
+  it("parses JSON, and answers undefined for text that is not JSON or a file that is not there", async () => {
     const dir = makeTempDir("harness-artifact-");
     writeFileSync(join(dir, "ok.json"), '{"n":1}');
     writeFileSync(join(dir, "bad.json"), "n=1");
-    expect(readArtifact(join(dir, "ok.json"))).toEqual({ n: 1 });
-    expect(readArtifact(join(dir, "bad.json"))).toBeUndefined();
-    expect(readArtifact(join(dir, "none.json"))).toBeUndefined();
+    expect(await readArtifact(join(dir, "ok.json"))).toEqual({ n: 1 });
+    expect(await readArtifact(join(dir, "bad.json"))).toBeUndefined();
+    expect(await readArtifact(join(dir, "none.json"))).toBeUndefined();
   });
 });
 

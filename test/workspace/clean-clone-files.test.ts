@@ -3,7 +3,7 @@
  * clone: linking dependency roots and refusing the ones that lead back into the target, finding
  * what a command invokes, resolving and asking an interpreter, and the scratch folder's life.
  */
-import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { exec, selfIdentity, type ExecResult } from "../../src/exec/index.js";
 import { CleanCloneBuildError, InterpreterError } from "../../src/workspace/index.js";
@@ -133,6 +133,24 @@ describe("pointsBackIntoTarget", () => {
     const pypackages = temp("cc-top-");
     write(pypackages, { "__pypackages__/3.12/lib/m.pth": `${pypackages}\n` });
     expect(await pointsBackIntoTarget(pypackages, "__pypackages__")).toEqual(["__pypackages__/3.12/lib/m.pth points at . in the target's own tree (an editable install)"]);
+  });
+
+  it("walks no folder a symlink leads out of the linked folder to, and does follow one that stays inside", async () => {
+    const top = temp("cc-top-");
+    const outside = temp("cc-outside-");
+    write(outside, { "python3.12/site-packages/__editable__.far.pth": `${top}/src/far\n` });
+    write(top, { ".venv/lib/python3.12/site-packages/__editable__.near.pth": `${top}/src/near\n` });
+    // A venv's usual lib64 -> lib stays inside; a lib64 leading elsewhere is not the linked folder's to vouch for.
+    symlinkSync("lib", join(top, ".venv", "lib64"));
+    expect(await pointsBackIntoTarget(top, ".venv")).toEqual([
+      ".venv/lib/python3.12/site-packages/__editable__.near.pth points at src/near in the target's own tree (an editable install)",
+      ".venv/lib64/python3.12/site-packages/__editable__.near.pth points at src/near in the target's own tree (an editable install)",
+    ]);
+    rmSync(join(top, ".venv", "lib64"));
+    symlinkSync(outside, join(top, ".venv", "lib64"));
+    expect(await pointsBackIntoTarget(top, ".venv")).toEqual([
+      ".venv/lib/python3.12/site-packages/__editable__.near.pth points at src/near in the target's own tree (an editable install)",
+    ]);
   });
 
   it("names one record once, by its first mention that leaks", async () => {

@@ -1,4 +1,5 @@
-import { mkdirSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, rmSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
+import { exec } from "../../src/exec/index.js";
 import { dirname, join } from "node:path";
 import { schemas } from "../../src/schema/index.js";
 import { runCleanCloneCheck, type CleanCloneOptions, type CleanCloneResult } from "../../src/workspace/index.js";
@@ -107,6 +108,31 @@ describe("linked folders tell the truth", () => {
     write(otherSite, { "pkg-0.1.dist-info/direct_url.json": JSON.stringify({ url: `file://${other}`, dir_info: { editable: true } }) });
     const direct = await check({ repo: other, command: "true", links: [".venv"] });
     expect(direct.reason).toMatch(/pkg-0\.1\.dist-info\/direct_url\.json points at \. in the target's own tree/);
+  });
+
+  // Before the bounded reader, the check's read of the FIFO waited for a writer for good (the test timed out).
+  it("a FIFO named x.pth in a linked .venv does not hang the check: it is no record, and the suite runs", async () => {
+    const repo = await repoWith({ ".gitignore": ".venv/\n", "a.txt": "a\n" });
+    const site = join(repo, ".venv", "lib", "python3.12", "site-packages");
+    mkdirSync(site, { recursive: true });
+    expect((await exec(["mkfifo", join(site, "x.pth")], { cwd: repo })).exitCode).toBe(0);
+    const result = await check({ repo, command: "cat a.txt", links: [".venv"] });
+    expect(result).toMatchObject({ ran: true, exitCode: 0, outputTail: "a" });
+  });
+
+  it("refuses a .venv whose .pth is a symlink (Python follows it, the check does not) or too large to check", async () => {
+    const repo = await repoWith({ ".gitignore": ".venv/\n", "a.txt": "a\n" });
+    const site = join(repo, ".venv", "lib", "python3.12", "site-packages");
+    write(repo, { "notes/where.txt": `${join(repo, "src")}\n` });
+    mkdirSync(site, { recursive: true });
+    symlinkSync(join(repo, "notes", "where.txt"), join(site, "x.pth"));
+    const linked = await check({ repo, command: "true", links: [".venv"] });
+    expect(linked.reason).toMatch(/site-packages\/x\.pth is a symlink, which is not followed, so it cannot be checked/);
+    rmSync(join(site, "x.pth"));
+    writeFileSync(join(site, "x.pth"), "");
+    truncateSync(join(site, "x.pth"), 1024 ** 3);
+    const huge = await check({ repo, command: "true", links: [".venv"] });
+    expect(huge.reason).toMatch(/site-packages\/x\.pth is larger than 1048576 bytes \(1073741824\), so it cannot be checked/);
   });
 
   it("provisions the clone afresh instead of linking when asked", async () => {

@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
+import { exec } from "../../src/exec/index.js";
 import { join } from "node:path";
 import { schemas } from "../../src/schema/index.js";
 import {
@@ -54,6 +55,38 @@ describe("receipt", () => {
     writeFileSync(join(worktree, PROVISION_RECEIPT), '{"cmd":null,"exitCode":0');
     expect(isProvisioned(worktree)).toBe(false);
     writeFileSync(join(worktree, PROVISION_RECEIPT), '{"cmd":null,"exitCode":1,"at":"2026-01-01T00:00:00Z","durationMs":0}\n');
+    expect(readReceipt(worktree)).toBeUndefined();
+  });
+});
+
+describe("a receipt an agent planted", () => {
+  // Before the bounded reader, the first read of the FIFO waited for a writer on the App's thread, for good.
+  it("as a FIFO counts as missing at once, and provisioning writes a real one over it", async () => {
+    const root = makeTempDir("harness-receipt-fifo-");
+    const worktree = join(root, "wt");
+    mkdirSync(worktree);
+    expect((await exec(["mkfifo", PROVISION_RECEIPT], { cwd: worktree })).exitCode).toBe(0);
+    expect(readReceipt(worktree)).toBeUndefined();
+    expect(isProvisioned(worktree)).toBe(false);
+    expect(() => assertProvisioned(worktree, "seat:tester")).toThrow(WorkspaceProvisionError);
+    const outcome = await provisionWorktree({ worktree, taskId: "t", logPath: join(root, "p.log"), harnessHome: join(root, "home") });
+    expect(outcome.skipped).toBe(false);
+    expect(lstatSync(join(worktree, PROVISION_RECEIPT)).isFile()).toBe(true);
+    expect(isProvisioned(worktree)).toBe(true);
+  });
+
+  it("as a symlink to a valid receipt elsewhere, or as a huge file, counts as missing", () => {
+    const root = makeTempDir("harness-receipt-link-");
+    const elsewhere = join(root, "elsewhere");
+    const worktree = join(root, "wt");
+    mkdirSync(elsewhere);
+    mkdirSync(worktree);
+    writeReceipt(elsewhere, { cmd: null, exitCode: 0, at: "2026-01-01T00:00:00.000Z", durationMs: 0 });
+    symlinkSync(join(elsewhere, PROVISION_RECEIPT), join(worktree, PROVISION_RECEIPT));
+    expect(readReceipt(worktree)).toBeUndefined();
+    rmSync(join(worktree, PROVISION_RECEIPT));
+    writeFileSync(join(worktree, PROVISION_RECEIPT), "");
+    truncateSync(join(worktree, PROVISION_RECEIPT), 1024 ** 3);
     expect(readReceipt(worktree)).toBeUndefined();
   });
 });

@@ -6,7 +6,9 @@
  */
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { exec } from "../../src/exec/index.js";
 import { snapshotsDir, SNAPSHOTS_KEPT } from "../../src/workspace/index.js";
+import { planSnapshot } from "../../src/workspace/provision/snapshot.js";
 import { removeTempDirs, type FileSpec } from "../support/tmp.js";
 import { DEFAULT_FILES, project, withPathFirst } from "./provision-project.js";
 import { jest } from "@jest/globals";
@@ -40,6 +42,22 @@ describe("which installs are kept as snapshots", () => {
     expect(outcome.snapshot).toBeUndefined();
     expect(log()[0]).toBe(`# harness provision: no dependency snapshot: ${reason}`);
     expect(existsSync(snapshotsDir(p.home))).toBe(false);
+  });
+
+  // A re-provisioning reads the worktree after agents wrote it: what they plant is refused, never waited on or followed.
+  it("not with a package.json that is a FIFO, or a lockfile that is a symlink to the App's files", async () => {
+    const p = await project();
+    const wt = await p.worktree();
+    const resolved = { source: "npm" as const, cmd: "npm ci", argv: ["npm", "ci"] };
+    rmSync(join(wt, "package.json"));
+    expect((await exec(["mkfifo", "package.json"], { cwd: wt })).exitCode).toBe(0);
+    expect(await planSnapshot(wt, resolved, p.home)).toEqual({ eligible: false, reason: "package.json is not a regular file" });
+    rmSync(join(wt, "package.json"));
+    writeFileSync(join(wt, "package.json"), manifest({}));
+    writeFileSync(join(p.root, "app-secret"), "-----BEGIN PRIVATE KEY-----\n");
+    rmSync(join(wt, "package-lock.json"));
+    symlinkSync(join(p.root, "app-secret"), join(wt, "package-lock.json"));
+    expect(await planSnapshot(wt, resolved, p.home)).toEqual({ eligible: false, reason: "package-lock.json is a symlink, which is not followed" });
   });
 
   it("not with a node_modules in the checkout that is only a dangling symlink", async () => {

@@ -32,7 +32,9 @@ export async function suiteGateStep(step: StageStep): Promise<StageOutcome | und
 /** Reads the verdict artifact `name` the stage's seat left, journals it, and fails on `fail` with its findings. */
 export async function verdictStep(step: StageStep, artifactDir: string, name: string): Promise<StageOutcome | undefined> {
   const { task, stage, attempt } = step;
-  const verdict = readArtifact(join(artifactDir, name)) as { verdict: "pass" | "fail"; findings: string[]; retryGuidance?: string };
+  const verdict = (await readArtifact(join(artifactDir, name))) as { verdict: "pass" | "fail"; findings: string[]; retryGuidance?: string } | undefined;
+  // Checked by the seat's run already, and no agent outlives its step; still, a verdict that is gone is no verdict.
+  if (verdict === undefined) return failed({ failureClass: "artifact-invalid", reason: `${name} could not be read back after it was checked` });
   await task.sink.emit({
     kind: "verdict.recorded",
     taskId: task.taskId,

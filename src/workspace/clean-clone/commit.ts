@@ -68,6 +68,8 @@ const RACY_MARGIN_NS = 1000n;
 
 /** Copies the target's index to `copy` with a racy-safe mtime; false when the target has none. */
 async function seedIndex(original: string, copy: string): Promise<boolean> {
+  // Not the bounded reader: the index lies in the git folder, which sandboxed steps see read-only (and the `.git` link
+  // that names it is put back after every step), so its type and size are git's, not the repository's.
   let info;
   try {
     info = await stat(original, { bigint: true });

@@ -4,8 +4,9 @@
  * the interpreter its `#!` line names. Only a known interpreter (Python, Node, Ruby, …) counts,
  * so the check never runs an arbitrary repository program just to ask its version.
  */
-import { open, realpath } from "node:fs/promises";
+import { realpath } from "node:fs/promises";
 import { basename, delimiter, isAbsolute, join, resolve } from "node:path";
+import { readBoundedFile } from "../../files/index.js";
 import { isExecutableFile } from "./interpreter.js";
 
 const INTERPRETER_NAME = /^(python|pypy|node|nodejs|ruby|perl|php|bun|deno)[0-9.]*$/;
@@ -38,23 +39,18 @@ async function lookUp(word: string, cwd: string, searchPath: string): Promise<st
 
 /** The interpreter a script's `#!` line names (`#!/usr/bin/env python3` looked up on `searchPath`). */
 async function shebangOf(path: string, cwd: string, searchPath: string): Promise<string | undefined> {
-  const handle = await open(path, "r");
-  try {
-    const buffer = Buffer.alloc(256);
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    const line = buffer.subarray(0, bytesRead).toString("utf8").split("\n")[0] ?? "";
-    if (!line.startsWith("#!")) return undefined;
-    const [program = "", first] = line.slice(2).trim().split(/\s+/);
-    // `env -S …` and other options are not followed: the line is then not understood. A first word
-    // that is missing or ends in "-" names no interpreter whichever way it is read (the caller
-    // catches the TypeError of a missing one and matches INTERPRETER_NAME on what is found).
-    // Stryker disable next-line ConditionalExpression,MethodExpression: see above
-    if (basename(program) === "env" && first !== undefined && !first.startsWith("-")) return lookUp(first, cwd, searchPath);
-    return isAbsolute(program) ? program : undefined;
-    // Stryker disable next-line BlockStatement: only a leaked file handle tells, which no result shows
-  } finally {
-    await handle.close();
-  }
+  // The program is often a link (`node_modules/.bin/jest`), resolved here; the read itself follows none, never waits on a
+  // FIFO an agent planted in a linked folder, and takes the first 256 bytes only.
+  const head = await readBoundedFile(await realpath(path), { maxBytes: 256, head: true });
+  const line = head.toString("utf8").split("\n")[0] ?? "";
+  if (!line.startsWith("#!")) return undefined;
+  const [program = "", first] = line.slice(2).trim().split(/\s+/);
+  // `env -S …` and other options are not followed: the line is then not understood. A first word
+  // that is missing or ends in "-" names no interpreter whichever way it is read (the caller
+  // catches the TypeError of a missing one and matches INTERPRETER_NAME on what is found).
+  // Stryker disable next-line ConditionalExpression,MethodExpression: see above
+  if (basename(program) === "env" && first !== undefined && !first.startsWith("-")) return lookUp(first, cwd, searchPath);
+  return isAbsolute(program) ? program : undefined;
 }
 
 export interface Invoked {

@@ -5,8 +5,14 @@
  * clean clone import the target's uncommitted files, a false green. Such a folder is refused
  * with the file named; `clean_clone.provision: true` installs afresh in the clone instead.
  */
-import { lstat, readdir, readFile, readlink } from "node:fs/promises";
+import { lstat, opendir, readlink, realpath } from "node:fs/promises";
 import { dirname, join, relative, resolve, sep } from "node:path";
+import { readBoundedText, UnsafeFileError } from "../../files/index.js";
+
+/** An editable-install record is a few lines (a finder module a few KiB); a larger one is not checked but refused. */
+const MAX_RECORD_BYTES = 1024 * 1024;
+/** The most names read from one folder of the walk: a site-packages of thousands of packages fits many times over. */
+const MAX_ENTRIES = 50_000;
 
 /** True when `path` lies inside `root` (or is `root`); both are absolute, so `relative` climbs or descends. */
 function inside(root: string, path: string): boolean {
@@ -14,19 +20,40 @@ function inside(root: string, path: string): boolean {
   return rel !== ".." && !rel.startsWith(`..${sep}`);
 }
 
-async function entries(dir: string): Promise<string[]> {
+/** The walk of one linked folder: what it found too large to list or read, in sentences naming the path. */
+interface Walk {
+  top: string;
+  /** The linked folder's real location: the walk never leaves it, whatever symlinks inside say. */
+  realRoot: string;
+  problems: string[];
+}
+
+/**
+ * The entries of `dir`, as paths, bounded to {@link MAX_ENTRIES}. A folder reached through a
+ * symlink that leads out of the linked folder is not listed (a `lib64 -> lib` stays inside and is).
+ */
+async function entries(walk: Walk, dir: string): Promise<string[]> {
+  const found: string[] = [];
   try {
-    return (await readdir(dir)).map((name) => join(dir, name));
+    if (!inside(walk.realRoot, await realpath(dir))) return [];
+    const listing = await opendir(dir);
+    for await (const entry of listing) {
+      if (found.length === MAX_ENTRIES) {
+        walk.problems.push(`${relative(walk.top, dir)} has more than ${MAX_ENTRIES} entries, too many to check`);
+        break;
+      }
+      found.push(join(dir, entry.name));
+    }
   } catch {
-    // Stryker disable next-line ArrayDeclaration: a relative name left here is looked up from the process's folder, where lstat and readdir find nothing
-    return [];
+    // Absent or not a folder: nothing to list. (A break above closes the listing itself.)
   }
+  return found;
 }
 
 /** Symlinks among the first two levels of `root` (`node_modules/x`, `node_modules/@scope/x`). */
-async function shallowSymlinks(root: string): Promise<string[]> {
+async function shallowSymlinks(walk: Walk, root: string): Promise<string[]> {
   const links: string[] = [];
-  for (const first of await entries(root)) {
+  for (const first of await entries(walk, root)) {
     // An entry readdir just listed fails lstat only when it vanished in between.
     const info = await lstat(first).catch(() => undefined);
     // Stryker disable next-line OptionalChaining: see above (a race only)
@@ -34,28 +61,28 @@ async function shallowSymlinks(root: string): Promise<string[]> {
     // Stryker disable next-line OptionalChaining: see above, and `pop()` of a split is never undefined
     else if (info?.isDirectory() && first.split(sep).pop()?.startsWith("@")) {
       // Stryker disable next-line OptionalChaining: see above (a race only)
-      for (const second of await entries(first)) if ((await lstat(second).catch(() => undefined))?.isSymbolicLink()) links.push(second);
+      for (const second of await entries(walk, first)) if ((await lstat(second).catch(() => undefined))?.isSymbolicLink()) links.push(second);
     }
   }
   return links;
 }
 
 /** The `site-packages` folders of a virtualenv or `__pypackages__` root. */
-async function sitePackages(root: string): Promise<string[]> {
+async function sitePackages(walk: Walk, root: string): Promise<string[]> {
   const found: string[] = [];
   for (const lib of ["lib", "lib64"]) {
-    for (const version of await entries(join(root, lib))) found.push(join(version, "site-packages"));
+    for (const version of await entries(walk, join(root, lib))) found.push(join(version, "site-packages"));
   }
-  for (const version of await entries(root)) found.push(join(version, "lib"));
+  for (const version of await entries(walk, root)) found.push(join(version, "lib"));
   return found;
 }
 
 const EDITABLE_FILE = /(\.pth|\.egg-link|^__editable__.*finder\.py|direct_url\.json)$/;
 
 /** Files of a site-packages folder that can point an import elsewhere. */
-async function editableRecords(site: string): Promise<string[]> {
+async function editableRecords(walk: Walk, site: string): Promise<string[]> {
   const files: string[] = [];
-  for (const path of await entries(site)) {
+  for (const path of await entries(walk, site)) {
     const name = path.split(sep).pop() ?? "";
     if (EDITABLE_FILE.test(name)) files.push(path);
     else if (name.endsWith(".dist-info")) files.push(join(path, "direct_url.json"));
@@ -81,19 +108,36 @@ function mentionsOf(text: string, top: string): string[] {
  */
 export async function pointsBackIntoTarget(top: string, name: string): Promise<string[]> {
   const root = join(top, ...name.split("/"));
-  const problems: string[] = [];
+  const walk: Walk = { top, realRoot: await realpath(root).catch(() => root), problems: [] };
+  const problems = walk.problems;
   const leaks = (path: string): boolean => inside(top, path) && !inside(root, path);
-  for (const link of await shallowSymlinks(root)) {
+  for (const link of await shallowSymlinks(walk, root)) {
     const target = resolve(dirname(link), await readlink(link));
     if (leaks(target)) problems.push(`${relative(top, link)} is a symlink to ${relative(top, target) || "."} in the target's own tree`);
   }
-  for (const site of await sitePackages(root)) {
-    for (const file of await editableRecords(site)) {
-      const text = await readFile(file, "utf8").catch(() => undefined);
+  for (const site of await sitePackages(walk, root)) {
+    for (const file of await editableRecords(walk, site)) {
+      const text = await readRecord(walk, file);
       if (text === undefined) continue;
       const leak = mentionsOf(text, top).find(leaks);
       if (leak !== undefined) problems.push(`${relative(top, file)} points at ${relative(top, leak) || "."} in the target's own tree (an editable install)`);
     }
   }
   return problems;
+}
+
+/**
+ * The text of an editable-install record, bounded: the linked folder is the repository's (and
+ * its agents'), and a FIFO named `x.pth` must not hang the check. A record that is not a file
+ * (a folder, a FIFO) is no record; one that cannot be checked (a symlink, which Python would
+ * follow, or a file over the cap) is a problem, so it cannot hide a way back into the target.
+ */
+async function readRecord(walk: Walk, file: string): Promise<string | undefined> {
+  try {
+    return await readBoundedText(file, { maxBytes: MAX_RECORD_BYTES });
+  } catch (error) {
+    if (!(error instanceof UnsafeFileError)) return undefined;
+    if (error.reason === "symlink" || error.reason === "too-large") walk.problems.push(`${relative(walk.top, file)} ${error.detail}, so it cannot be checked`);
+    return undefined;
+  }
 }

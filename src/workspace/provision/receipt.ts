@@ -5,7 +5,7 @@
 import { closeSync, mkdirSync, openSync, readFileSync, writeSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { schemas } from "../../schema/index.js";
-import { writeFileAtomicSync } from "../../files/index.js";
+import { readBoundedTextSync, writeFileAtomicSync } from "../../files/index.js";
 import { git, GitError } from "../git.js";
 import { linkedWorktreeDirs } from "../git-dir.js";
 import { repositoryLocks } from "../repo-lock.js";
@@ -36,14 +36,21 @@ export function provisionReceiptPath(worktree: string): string {
   return join(worktree, PROVISION_RECEIPT);
 }
 
-/** The receipt of `worktree`, or undefined when it is missing or not a valid receipt. */
+/** A receipt is one short JSON line; anything larger is not one. */
+const MAX_RECEIPT_BYTES = 64 * 1024;
+
+/**
+ * The receipt of `worktree`, or undefined when it is missing or not a valid receipt. The
+ * worktree is the agents' to write: a FIFO, a symlink or a huge file planted under the
+ * receipt's name counts as no receipt (provisioning writes a real one over it) and never
+ * blocks the App, which reads it on its main thread.
+ */
 export function readReceipt(worktree: string): ProvisionReceipt | undefined {
   let text: string;
-  // On one line so the mark reaches the catch. Without an encoding the bytes come back, and JSON.parse reads them the
-  // same; an empty catch leaves text undefined, which parseValid refuses like a missing file (the try's block is
-  // pinned by the receipt tests).
-  // Stryker disable next-line StringLiteral,BlockStatement: see above
-  try { text = readFileSync(provisionReceiptPath(worktree), "utf8"); } catch { return undefined; }
+  // On one line so the mark reaches the catch. An empty catch leaves text undefined, which parseValid refuses like a
+  // missing file (the try's block is pinned by the receipt tests). Any refusal of the bounded reader means "not provisioned".
+  // Stryker disable next-line ObjectLiteral,BlockStatement: see above
+  try { text = readBoundedTextSync(provisionReceiptPath(worktree), { maxBytes: MAX_RECEIPT_BYTES }); } catch { return undefined; }
   return schemas().parseValid<ProvisionReceipt>("provision-receipt", text);
 }
 

@@ -24,8 +24,9 @@
  * different repositories never share a snapshot.
  */
 import { createHash } from "node:crypto";
-import { chownSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, chmodSync } from "node:fs";
+import { chownSync, existsSync, lstatSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, utimesSync, chmodSync } from "node:fs";
 import { join } from "node:path";
+import { readBoundedFile, UnsafeFileError } from "../../files/index.js";
 import { exec } from "../../exec/index.js";
 import { git } from "../git.js";
 import type { ResolvedProvision } from "./resolve.js";
@@ -45,6 +46,11 @@ const NOBODY = 65534;
 /** A worktree's snapshot identity: where its snapshot lives, or why it has none. */
 export type SnapshotPlan = { eligible: true; dir: string; key: string; scopeDir: string } | { eligible: false; reason: string };
 
+/** A package.json larger than this is not snapshotted. */
+const MAX_MANIFEST_BYTES = 4 * 1024 * 1024;
+/** Nor a lockfile larger than this (the largest real ones are tens of MiB). */
+const MAX_LOCKFILE_BYTES = 128 * 1024 * 1024;
+
 /** The folder of every snapshot under `home`. */
 export function snapshotsDir(home: string): string {
   return join(home, "cache", "snapshots");
@@ -57,9 +63,12 @@ export async function planSnapshot(worktree: string, resolved: Extract<ResolvedP
   let manifest: { scripts?: Record<string, unknown>; workspaces?: unknown };
   let manifestBytes: Buffer;
   try {
-    manifestBytes = readFileSync(join(worktree, "package.json"));
+    // Bounded: the worktree is the agents' to write before a re-provisioning, and a FIFO or a symlink to the App's
+    // files must neither block nor be read here.
+    manifestBytes = await readBoundedFile(join(worktree, "package.json"), { maxBytes: MAX_MANIFEST_BYTES });
     manifest = JSON.parse(manifestBytes.toString()) as typeof manifest;
-  } catch {
+  } catch (error) {
+    if (error instanceof UnsafeFileError && error.reason !== "missing") return { eligible: false, reason: `package.json ${error.detail}` };
     return { eligible: false, reason: "package.json is missing or not JSON" };
   }
   const scripts = Object.keys(manifest.scripts ?? {}).filter((name) => LIFECYCLE_SCRIPTS.includes(name));
@@ -70,7 +79,14 @@ export async function planSnapshot(worktree: string, resolved: Extract<ResolvedP
   const common = await git(["rev-parse", "--path-format=absolute", "--git-common-dir"], { cwd: worktree, readOnly: true });
   // The JSON array ends where it closes, so it needs no separator from the lockfile's bytes.
   const hash = createHash("sha256").update(JSON.stringify([resolved.source, resolved.argv, process.platform, process.arch, process.versions.node]));
-  hash.update(readFileSync(join(worktree, lockfile))).update("\0").update(manifestBytes);
+  let lockBytes: Buffer;
+  try {
+    lockBytes = await readBoundedFile(join(worktree, lockfile), { maxBytes: MAX_LOCKFILE_BYTES });
+  } catch (error) {
+    if (error instanceof UnsafeFileError) return { eligible: false, reason: `${lockfile} ${error.detail}` };
+    throw error;
+  }
+  hash.update(lockBytes).update("\0").update(manifestBytes);
   const key = hash.digest("hex").slice(0, 32);
   const scopeDir = join(snapshotsDir(home), createHash("sha256").update(common).digest("hex").slice(0, 16));
   return { eligible: true, dir: join(scopeDir, key), key, scopeDir };

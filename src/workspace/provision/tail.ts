@@ -4,7 +4,7 @@
  * left-pad@1.3.0 from lock file") early and two hundred lines of usage text after it, so the
  * last lines alone are the wrong ones.
  */
-import { readFileSync, statSync } from "node:fs";
+import { readBoundedTextSync } from "../../files/index.js";
 import { DEFAULT_TAIL_BYTES, DEFAULT_TAIL_LINES, tailText } from "../../exec/index.js";
 
 /**
@@ -46,7 +46,8 @@ export function provisionLogTail(logPath: string, lastLines: string): string {
 
 function readSmallLog(path: string): string | undefined {
   try {
-    if (statSync(path).size <= MAX_LOG_BYTES) return readFileSync(path, "utf8");
+    // The App's own log (a sandboxed step writes only through its output), read bounded all the same.
+    return readBoundedTextSync(path, { maxBytes: MAX_LOG_BYTES });
   } catch {
     // No log, or one that cannot be read: the last lines stand alone.
   }

@@ -46,7 +46,7 @@ export const plannerKind: StageKind = {
     const seatFailure = await launchStageSeat(step, seat, stageDir, artifactDir);
     if (seatFailure) return seatFailure;
     try {
-      const plan = parsePlan(readArtifact(join(artifactDir, PLAN_ARTIFACT)), `the ${seatName}'s ${PLAN_ARTIFACT}`);
+      const plan = parsePlan(await readArtifact(join(artifactDir, PLAN_ARTIFACT)), `the ${seatName}'s ${PLAN_ARTIFACT}`);
       const clash = plan.tasks.find((candidate) => candidate.id === task.taskId);
       if (clash) throw new PlanError(`the ${seatName}'s ${PLAN_ARTIFACT}`, "$.tasks", `names a task '${clash.id}', the planner's own id; give it another`);
       task.producedPlan = plan;
