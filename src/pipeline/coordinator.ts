@@ -50,7 +50,7 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
   const planning = planStages(args.workflow).length > 0;
   const single = plan === undefined && planError === undefined && !planning;
   await sink.emit(
-    runStartedEvent({ story: args.story, runId, workflow: args.workflow, maxAttempts, readmission: args.readmission ?? false, ...(single ? { taskId } : {}), unsandboxed: !sandbox.settings.enabled }),
+    runStartedEvent({ story: args.story, runId, workflow: args.workflow, maxAttempts, readmission: args.readmission ?? false, ...(single ? { taskId } : {}), unsandboxed: !sandbox.settings.enabled, network: networkOf(sandbox.netPolicyOf(true)) }),
   );
 
   let testCommand: string | undefined;
@@ -167,4 +167,9 @@ async function runSingleTask(task: TaskRun, args: RunStoryArgs, testCommand: str
     appendFileSync(join(task.layout.logs, "coordinator.log"), `worktree removal failed: ${String(error)}\n`);
   }
   return { status: "completed", branch: task.worktree.branch, commit, runDir: task.layout.root, worktree: task.worktree.path };
+}
+
+/** The network policy of networked steps, as run.started records it. */
+function networkOf(policy: string): "own" | "egress" | "host" {
+  return policy === "egress" || policy === "host" ? policy : "own";
 }

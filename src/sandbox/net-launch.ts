@@ -98,10 +98,13 @@ function stackCommand(tools: NetTools, hostPorts: readonly number[]): string {
  */
 export function netLauncherArgv(tools: NetTools, dir: string, hostPorts: readonly number[], step: readonly string[]): string[] {
   const ip = quote(tools.ip);
+  // The rules come once the stack has configured the namespace: a gateway in a blocked range
+  // (a cloud VM's 10.x one, slirp4netns's 10.0.2.2) could not be given its default route after them.
   const inner = [
-    `${ip} -batch "$0/net4" >&2 && ${ip} -6 -batch "$0/net6" >&2 || exit 125`,
     "echo ok >&3; exec 3>&-",
-    'read _ < "$0/go" && exec "$@"',
+    'read _ < "$0/go" || exit 125',
+    `${ip} -batch "$0/net4" >&2 && ${ip} -6 -batch "$0/net6" >&2 || exit 125`,
+    'exec "$@"',
   ].join("\n");
   const script = [
     'd="$0"',
@@ -112,9 +115,9 @@ export function netLauncherArgv(tools: NetTools, dir: string, hostPorts: readonl
     'if [ "$state" != ok ]; then wait "$ns"; echo "harness: the step\'s network namespace could not be made" >&2; exit 125; fi',
     `${quote(tools.setpriv)} --pdeathsig KILL -- ${stackCommand(tools, hostPorts)} &`,
     "net=$!",
-    // The stack may close its inherited end before it opens the pid file: read again while it lives.
-    // slirp4netns writes "1" without a newline: what was read counts even at the end of the stream.
-    'ready=; until { read ready || [ -n "$ready" ]; } < "$d/net-ready"; do kill -0 "$net" 2>/dev/null || break; done',
+    // The stack holds the fifo open from the start (fd 4) until it writes its pid (pasta) or "1"
+    // (slirp4netns, no newline): an end of stream with nothing read means it failed.
+    'ready=; read ready < "$d/net-ready" || [ -n "$ready" ] || ready=',
     'if [ -z "$ready" ]; then',
     '  kill -9 "$ns"; wait "$ns"',
     `  echo "harness: ${tools.kind} could not connect the step's network namespace:" >&2; grep -v "to syslog" "$d/net.log" >&2; exit 125`,
