@@ -37,8 +37,11 @@ function findIn(name: string, dirs: readonly string[]): string | undefined {
 }
 
 /**
- * The tools of this host: pasta when it is installed, slirp4netns otherwise (or the one
- * `prefer` names, when present); undefined with what is missing when no namespace can be made.
+ * The tools of this host: slirp4netns when it is installed, pasta otherwise (or the one
+ * `prefer` names, when present); what is missing when no namespace can be made. slirp4netns
+ * comes first for its launch cost: pasta (passt 2023-03) sets up its socket and pipe pools
+ * before it reports ready, 130-330 ms on a loaded 2-core machine against 20-60 ms
+ * (docs/benchmarks.md, "sandbox: network namespace launch cost").
  */
 export function findNetTools(path: string, prefer?: NetTools["kind"]): NetTools | { missing: string[] } {
   const dirs = [...path.split(":"), ...SYSTEM_BINS];
@@ -53,7 +56,7 @@ export function findNetTools(path: string, prefer?: NetTools["kind"]): NetTools 
     ...(unshare && setpriv ? [] : ["unshare and setpriv (apt-get install -y util-linux)"]),
   ];
   if (missing.length > 0 || !unshare || !ip || !setpriv) return { missing };
-  const kind = (prefer === "slirp4netns" && slirp) || !pasta ? "slirp4netns" : "pasta";
+  const kind = (prefer === "pasta" && pasta) || !slirp ? "pasta" : "slirp4netns";
   const stack = kind === "pasta" ? pasta : slirp;
   return stack ? { kind, stack, unshare, ip, setpriv } : { missing };
 }
