@@ -17,6 +17,7 @@ export interface NetTools {
   unshare: string;
   ip: string;
   setpriv: string;
+  mkfifo: string;
 }
 
 /** Where the helpers are looked for besides PATH: `ip` lives in sbin, often off an ordinary user's PATH. */
@@ -50,15 +51,17 @@ export function findNetTools(path: string, prefer?: NetTools["kind"]): NetTools 
   const unshare = findIn("unshare", dirs);
   const ip = findIn("ip", dirs);
   const setpriv = findIn("setpriv", dirs);
+  const mkfifo = findIn("mkfifo", SYSTEM_BINS);
   const missing = [
     ...(pasta || slirp ? [] : ["pasta (apt-get install -y passt) or slirp4netns (apt-get install -y slirp4netns)"]),
     ...(ip ? [] : ["ip (apt-get install -y iproute2)"]),
     ...(unshare && setpriv ? [] : ["unshare and setpriv (apt-get install -y util-linux)"]),
+    ...(mkfifo ? [] : ["mkfifo (apt-get install -y coreutils)"]),
   ];
-  if (missing.length > 0 || !unshare || !ip || !setpriv) return { missing };
+  if (missing.length > 0 || !unshare || !ip || !setpriv || !mkfifo) return { missing };
   const kind = (prefer === "pasta" && pasta) || !slirp ? "pasta" : "slirp4netns";
   const stack = kind === "pasta" ? pasta : slirp;
-  return stack ? { kind, stack, unshare, ip, setpriv } : { missing };
+  return stack ? { kind, stack, unshare, ip, setpriv, mkfifo } : { missing };
 }
 
 /** The resolver and host-loopback addresses a step sees with each stack. */
@@ -111,7 +114,9 @@ export function netLauncherArgv(tools: NetTools, dir: string, hostPorts: readonl
   ].join("\n");
   const script = [
     'd="$0"',
-    'mkfifo "$d/ns-ready" "$d/net-ready" "$d/go" || exit 125',
+        // The launcher runs outside the sandbox with the step's environment: every program it starts
+    // is named by an absolute path, never looked up on a PATH the step's configuration may set.
+    `${quote(tools.mkfifo)} "$d/ns-ready" "$d/net-ready" "$d/go" || exit 125`,
     `${quote(tools.setpriv)} --pdeathsig KILL -- ${quote(tools.unshare)} --user --map-root-user --net -- /bin/sh -c ${quote(inner)} "$d" "$@" 3>"$d/ns-ready" &`,
     "ns=$!",
     'read state < "$d/ns-ready"',
@@ -123,7 +128,7 @@ export function netLauncherArgv(tools: NetTools, dir: string, hostPorts: readonl
     'ready=; read ready < "$d/net-ready" || [ -n "$ready" ] || ready=',
     'if [ -z "$ready" ]; then',
     '  kill -9 "$ns"; wait "$ns"',
-    `  echo "harness: ${tools.kind} could not connect the step's network namespace:" >&2; grep -v "to syslog" "$d/net.log" >&2; exit 125`,
+    `  echo "harness: ${tools.kind} could not connect the step's network namespace:" >&2; while IFS= read -r line; do case "$line" in *"to syslog"*) ;; *) echo "$line" >&2 ;; esac; done < "$d/net.log"; exit 125`,
     "fi",
     'echo go > "$d/go"',
     'wait "$ns"; status=$?',
