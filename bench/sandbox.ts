@@ -6,17 +6,22 @@
  * alone (the same namespaces and system view, no limits, cgroup or scratch folders), the floor
  * of any bubblewrap sandbox on this machine, so the sandbox's own share can be told apart.
  *
- *   node --import tsx bench/sandbox.ts [--launches 60] [--command true]
+ * A second part pairs a networked step in its own network namespace (pasta or slirp4netns,
+ * with its rules: the default) against the same step on the host's network (the policy before
+ * the namespace, now HARNESS_SANDBOX_NET=host), alternating which goes first. Target: ≤ 30 ms
+ * more per launch.
+ *
+ *   node --import tsx bench/sandbox.ts [--launches 60] [--net-launches 40] [--command true]
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { exec } from "../src/exec/index.js";
-import { bwrapArgs, hostSystemEntries, probeSandbox, sandboxFromEnv } from "../src/sandbox/index.js";
+import { bwrapArgs, hostSystemEntries, probeSandbox, Sandbox, sandboxFromEnv } from "../src/sandbox/index.js";
 import { formatPaired, summarisePairs } from "./lib/paired.js";
 
-const { values } = parseArgs({ options: { launches: { type: "string", default: "60" }, command: { type: "string", default: "true" } } });
+const { values } = parseArgs({ options: { launches: { type: "string", default: "60" }, "net-launches": { type: "string", default: "40" }, command: { type: "string", default: "true" } } });
 const LAUNCHES = Number(values.launches);
 const COMMAND = ["/bin/sh", "-c", values.command ?? "true"];
 
@@ -92,6 +97,47 @@ try {
   console.log(formatPaired("sandboxed ÷ exec alone", summarisePairs(inBox, bare, load)));
   console.log(formatPaired("sandboxed ÷ bubblewrap alone", summarisePairs(inBox, bwrapMs, load)));
   console.log(formatPaired("bubblewrap alone ÷ exec alone", summarisePairs(bwrapMs, bare, load)));
+  await networkNamespaceCost();
 } finally {
   rmSync(dir, { recursive: true, force: true });
+}
+
+/** A networked step in its own namespace against the same step on the host's network, paired. */
+async function networkNamespaceCost(): Promise<void> {
+  const netLaunches = Number(values["net-launches"]);
+  const tools = sandbox.netTools;
+  if ("missing" in tools) throw new Error(`no network namespace can be made here: ${tools.missing.join(", ")}`);
+  const hostNet = new Sandbox({ ...sandbox.settings, net: { ...sandbox.settings.net, mode: "host" } });
+  const launch = async (box: Sandbox): Promise<number> => {
+    const started = performance.now();
+    const result = await box.run(COMMAND, { cwd: dir }, { purpose: "agent", network: true, writable: [dir] });
+    if (result.exitCode !== 0) throw new Error(`networked launch failed: ${result.tail}`);
+    return performance.now() - started;
+  };
+  for (let i = 0; i < 3; i += 1) {
+    await launch(sandbox);
+    await launch(hostNet);
+  }
+  const own: number[] = [];
+  const shared: number[] = [];
+  const loadBefore = loadavg()[0] ?? 0;
+  for (let i = 0; i < netLaunches; i += 1) {
+    // Alternate which side goes first.
+    if (i % 2 === 0) {
+      own.push(await launch(sandbox));
+      shared.push(await launch(hostNet));
+    } else {
+      shared.push(await launch(hostNet));
+      own.push(await launch(sandbox));
+    }
+  }
+  const extra = own.map((ms, i) => ms - (shared[i] ?? 0));
+  const cost = median(extra);
+  console.log("");
+  console.log(`network namespace (${tools.kind}): ${netLaunches} paired networked launches of ${JSON.stringify(values.command)}`);
+  console.log(`  host network (before):  median ${median(shared).toFixed(1)} ms  p90 ${quantile(shared, 0.9).toFixed(1)} ms`);
+  console.log(`  own namespace:          median ${median(own).toFixed(1)} ms  p90 ${quantile(own, 0.9).toFixed(1)} ms`);
+  console.log(`  extra per launch (median of pairs): ${cost.toFixed(1)} ms  p90 ${quantile(extra, 0.9).toFixed(1)} ms  target <= 30 ms  ${cost <= 30 ? "MET" : "NOT MET"}`);
+  console.log(`  load average: before ${loadBefore.toFixed(1)}, after ${loadavg().map((x) => x.toFixed(1)).join(" ")}`);
+  console.log(formatPaired("own namespace ÷ host network", summarisePairs(own, shared, { before: loadBefore, after: loadavg()[0] ?? 0 })));
 }

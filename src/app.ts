@@ -10,7 +10,7 @@ import {
 import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "./pipeline/index.js";
 import { storyKey, type StoryQueue } from "./queue/index.js";
 import { createStoryRunner, pushStoryWork, type HousekeepingSettings, type RunnerLog } from "./runner/index.js";
-import { probeSandbox, sandboxFromEnv, UNSANDBOXED_WARNING, type Sandbox } from "./sandbox/index.js";
+import { HOST_NETWORK_WARNING, probeSandbox, sandboxFromEnv, UNSANDBOXED_WARNING, type Sandbox } from "./sandbox/index.js";
 
 /** The App's own settings (from the environment, see `harness serve`). */
 export interface HarnessAppSettings {
@@ -187,6 +187,7 @@ export function startStoryWorker(args: { queue: StoryQueue; settings: HarnessApp
   // Said at start-up, loudly; the runner itself refuses stories while the sandbox cannot work.
   void probeSandbox(sandbox).then((status) => {
     if (status.state === "off") app.log.warn({ sandbox: "off" }, UNSANDBOXED_WARNING);
+    if (status.state === "on" && status.hostNetwork) app.log.warn({ sandboxNet: "host" }, HOST_NETWORK_WARNING);
     if (status.state === "unavailable") app.log.error({ sandbox: "unavailable" }, `The sandbox cannot run on this host; stories will be refused: ${status.reason}`);
   });
   // The revision each running story was admitted at, for its status comment (one job per story at a time).

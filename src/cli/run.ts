@@ -18,7 +18,7 @@ import {
 import { git, gitResult, harnessHome, isWorkTree } from "../workspace/index.js";
 import { UsageError, type CliIO } from "./usage.js";
 import { isInputError, strictArgs } from "./validate.js";
-import { assertSandboxUsable, sandboxFromEnv, SandboxSettingsError, SandboxUnavailableError, UNSANDBOXED_WARNING } from "../sandbox/index.js";
+import { assertSandboxUsable, sandboxFromEnv, SandboxSettingsError, SandboxUnavailableError, UNSANDBOXED_WARNING, HOST_NETWORK_WARNING } from "../sandbox/index.js";
 import { readBoundedTextSync } from "../files/index.js";
 
 /** A `.github/harness.yml` is a page of YAML; GitHub's contents API, which the App reads it through, stops at 1 MiB. */
@@ -128,6 +128,7 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
     const sandbox = sandboxFromEnv(io.env);
     const status = await assertSandboxUsable(sandbox);
     if (status.state === "off") io.stderr(`harness run: WARNING: ${UNSANDBOXED_WARNING}\n`);
+    if (status.state === "on" && status.hostNetwork) io.stderr(`harness run: WARNING: ${HOST_NETWORK_WARNING}\n`);
     const controller = new AbortController();
     const onInterrupt = (): void => controller.abort();
     process.once("SIGINT", onInterrupt);

@@ -48,7 +48,7 @@ export async function runBaseline(task: TaskRun, stages: readonly Stage[]): Prom
   const exitCode = result.exitCode ?? undefined;
   const baseline: BaselineResult = { command, commit, timedOut: result.timedOut, outputTail: result.tail, durationMs: result.durationMs, ...(exitCode !== undefined ? { exitCode } : {}) };
   task.baseline = baseline;
-  await task.sink.emit({ kind: "baseline.finished", taskId: task.taskId, ...baseline, policy: { sandboxed: result.sandboxed, network: result.network } });
+  await task.sink.emit({ kind: "baseline.finished", taskId: task.taskId, ...baseline, policy: { sandboxed: result.sandboxed, network: result.network, ...(result.net !== "none" ? { net: result.net } : {}) } });
   if (result.spawnError !== undefined || (exitCode !== undefined && CANNOT_START.has(exitCode))) {
     const line = lastLine(result.tail);
     return {

@@ -35,7 +35,7 @@ export async function runSuiteGate(task: TaskRun, stage: Stage, attempt: number,
     timedOut: result.timedOut,
     outputTail: result.tail,
     durationMs: result.durationMs,
-    policy: { sandboxed: result.sandboxed, network: result.network },
+    policy: { sandboxed: result.sandboxed, network: result.network, ...(result.net !== "none" ? { net: result.net } : {}) },
     ...(exitCode !== undefined ? { exitCode } : {}),
   });
   if (succeeded(result)) return undefined;
@@ -124,7 +124,9 @@ export async function runCleanClone(task: TaskRun, stage: Pick<Stage, "id">, att
   await task.deps.writeCleanCloneResult(join(attemptDir, artifact), result);
   // Absent optional fields stay absent: the record is what the JSON file holds.
   const record = JSON.parse(JSON.stringify(result)) as CleanCloneRecord;
-  const policy = { sandboxed: task.sandbox.settings.enabled, network: task.sandbox.settings.enabled ? task.config.test.network === true : true };
+  const network = task.sandbox.settings.enabled ? task.config.test.network === true : true;
+  const net = task.sandbox.netPolicyOf(network);
+  const policy = { sandboxed: task.sandbox.settings.enabled, network, ...(net !== "none" ? { net } : {}) };
   await task.sink.emit({ kind: "clean_clone.finished", taskId: task.taskId, stage: stage.id, attempt, artifact, result: record, policy });
   return record;
 }

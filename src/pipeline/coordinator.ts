@@ -47,7 +47,7 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
   const planning = planStages(args.workflow).length > 0;
   const single = plan === undefined && planError === undefined && !planning;
   await sink.emit(
-    runStartedEvent({ story: args.story, runId, workflow: args.workflow, maxAttempts, readmission: args.readmission ?? false, ...(single ? { taskId } : {}), unsandboxed: !sandbox.settings.enabled }),
+    runStartedEvent({ story: args.story, runId, workflow: args.workflow, maxAttempts, readmission: args.readmission ?? false, ...(single ? { taskId } : {}), unsandboxed: !sandbox.settings.enabled, network: networkOf(sandbox.netPolicyOf(true)) }),
   );
 
   try {
@@ -86,4 +86,9 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
   };
   const base = { args, runId, context, layout };
   return plan || planning ? runPlannedStory(base, plan) : runUnplannedStory(base);
+}
+
+/** The network policy of networked steps, as run.started records it. */
+function networkOf(policy: string): "own" | "egress" | "host" {
+  return policy === "egress" || policy === "host" ? policy : "own";
 }

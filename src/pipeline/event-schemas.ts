@@ -25,9 +25,15 @@ const tail = () => Type.String({ maxLength: 65536 });
 const FailureClassSchema = oneOf(FAILURE_CLASSES);
 const ShaSchema = Type.String({ pattern: "^[0-9a-f]{40}([0-9a-f]{24})?$" });
 const AtSchema = Type.String({ format: "date-time" });
+/** How a step with the network reached it: its own namespace, only through the egress proxy, or the host's network. */
+const NetPolicySchema = oneOf(["own", "egress", "host"] as const);
 export const StepPolicySchema = Type.Object(
-  { sandboxed: Type.Boolean(), network: Type.Boolean() },
-  { additionalProperties: false, description: "The policy the step ran under: in the sandbox or not (HARNESS_SANDBOX=off), and with or without the network." },
+  { sandboxed: Type.Boolean(), network: Type.Boolean(), net: Type.Optional(NetPolicySchema) },
+  {
+    additionalProperties: false,
+    description:
+      "The policy the step ran under: in the sandbox or not (HARNESS_SANDBOX=off), with or without the network, and (when it had it) which network: its own namespace, only through the egress proxy (HARNESS_EGRESS_ALLOW), or the host's (HARNESS_SANDBOX_NET=host or the sandbox off).",
+  },
 );
 
 /** The shared definitions every event refers to. */
@@ -64,6 +70,9 @@ export const EVENT_SCHEMAS = [
     maxAttempts: count(1),
     readmission: Type.Boolean(),
     unsandboxed: Type.Optional(literal(true, { description: "Present when the operator ran the story with HARNESS_SANDBOX=off." })),
+    network: Type.Optional(
+      Type.Unsafe<"own" | "egress" | "host">({ enum: ["own", "egress", "host"], description: "How networked steps (provisioning, agents) reached the network, when the story ran sandboxed." }),
+    ),
     checks: Type.Optional(Type.Array(Type.Object({ stage: name(), kind: oneOf(["gate", "review", "clean-clone", "plan"] as const) }, { additionalProperties: false }))),
   }),
   event("worktree.created", { taskId: taskId(), worktree: name(), branch: name(), base: name() }),

@@ -16,6 +16,8 @@ export interface RunStartedArgs {
   taskId?: string;
   /** True when the story runs with the sandbox turned off. */
   unsandboxed?: boolean;
+  /** How networked steps reach the network, when the story runs sandboxed. */
+  network?: "own" | "egress" | "host";
 }
 
 /** `run.started` without its time (the journal's sink stamps it), listing the workflow's stages and checks. */
@@ -31,5 +33,6 @@ export function runStartedEvent(args: RunStartedArgs): Omit<RunStartedEvent, "at
     maxAttempts: args.maxAttempts ?? args.workflow.maxAttempts,
     readmission: args.readmission,
     ...(args.unsandboxed ? { unsandboxed: true as const } : {}),
+    ...(args.network !== undefined && !args.unsandboxed ? { network: args.network } : {}),
   };
 }

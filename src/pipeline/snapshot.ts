@@ -85,6 +85,8 @@ export interface StorySnapshot {
   outcome: "running" | "completed" | "blocked";
   /** True when the run's repository code ran with the sandbox switched off. */
   unsandboxed?: boolean;
+  /** How the run's networked steps reached the network (absent in journals older than the network namespace). */
+  network?: "own" | "egress" | "host";
   failureClass?: FailureClass;
   detail?: string;
   blockedTasks?: string[];
@@ -142,6 +144,7 @@ export function reduceSnapshot(snapshot: StorySnapshot, event: HistoryEvent): St
       stages: pendingStages(event.stages),
       checks: (event.checks ?? []).map((check) => ({ ...check })),
       ...(event.unsandboxed ? { unsandboxed: true } : {}),
+      ...(event.network !== undefined ? { network: event.network } : {}),
     };
     if (event.taskId !== undefined) next.tasks.push(newTask(next, event.taskId, event.stages));
     return next;

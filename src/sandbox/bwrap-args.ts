@@ -24,6 +24,8 @@ export interface SandboxView {
   masked: readonly { path: string; directory: boolean }[];
   network: boolean;
   system: readonly SystemEntry[];
+  /** A file shown as /etc/resolv.conf: the resolver of a step's own network namespace. */
+  resolvConf?: string;
 }
 
 /** Root entries a step may read: programs, libraries and system configuration, never homes or data. */
@@ -81,7 +83,8 @@ function mountArgs(mount: Mount): string[] {
 
 /**
  * The arguments of `bwrap` (without the program) for `view`: new user, pid, ipc and uts
- * namespaces (and network unless the step has it), an unprivileged uid, no capabilities, its
+ * namespaces (and network unless the step has it: a networked step is already in a network
+ * namespace of its own, made by its launcher), an unprivileged uid, no capabilities, its
  * own session, gone when its parent dies; the system read-only, a fresh /proc, /dev and /tmp,
  * and only the view's folders besides. Ends with `--`.
  */
@@ -97,6 +100,7 @@ export function bwrapArgs(view: SandboxView): string[] {
     else args.push("--ro-bind", entry.path, entry.path);
   }
   args.push("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp");
+  if (view.resolvConf !== undefined) args.push("--ro-bind", view.resolvConf, "/etc/resolv.conf");
   for (const mount of orderedMounts(view)) args.push(...mountArgs(mount));
   args.push("--chdir", view.cwd, "--");
   return args;

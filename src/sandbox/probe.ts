@@ -18,8 +18,23 @@ export class SandboxUnavailableError extends Error {
   }
 }
 
-/** How the sandbox stands: usable, switched off by the operator, or unusable (with the fix). */
-export type SandboxStatus = { state: "on" } | { state: "off" } | { state: "unavailable"; reason: string };
+/**
+ * How the sandbox stands: usable (with `hostNetwork` when the operator lets networked steps
+ * share the host's network), switched off by the operator, or unusable (with the fix).
+ */
+export type SandboxStatus = { state: "on"; hostNetwork?: true } | { state: "off" } | { state: "unavailable"; reason: string };
+
+const NET_OPT_OUT = "or set HARNESS_SANDBOX_NET=host to let networked steps share the host's network, its loopback and private addresses included (not recommended)";
+
+/** Whether networked steps can get a network namespace of their own; the fix when they cannot. */
+async function probeNetwork(sandbox: Sandbox, dir: string): Promise<string | undefined> {
+  const tools = sandbox.netTools;
+  if ("missing" in tools) return `networked steps (provisioning, agents, suites with test.network) cannot get a network namespace of their own: ${tools.missing.join(", ")} not found; install it, ${NET_OPT_OUT}`;
+  const result = await sandbox.run(["true"], { cwd: dir, timeoutMs: 30_000 }, { purpose: "suite", network: true, writable: [dir] });
+  if (result.exitCode === 0) return undefined;
+  const said = result.tail.trim().split("\n").slice(-3).join(" / ") || result.spawnError || `exit ${result.exitCode ?? "none"}`;
+  return `networked steps cannot get a network namespace of their own with ${tools.kind} (${said}): the host must let the App open /dev/net/tun and create user and network namespaces; ${NET_OPT_OUT}`;
+}
 
 const OPT_OUT = "or set HARNESS_SANDBOX=off to run repository code unsandboxed (not recommended)";
 
@@ -29,7 +44,11 @@ export async function probeSandbox(sandbox: Sandbox): Promise<SandboxStatus> {
   const dir = mkdtempSync(join(tmpdir(), `${SCRATCH_PREFIX}${process.pid}-probe-`));
   try {
     const result = await sandbox.run(["true"], { cwd: dir, timeoutMs: 30_000 }, { purpose: "suite", network: false, writable: [dir] });
-    if (result.exitCode === 0) return { state: "on" };
+    if (result.exitCode === 0) {
+      if (sandbox.settings.net.mode === "host") return { state: "on", hostNetwork: true };
+      const netFailure = await probeNetwork(sandbox, dir);
+      return netFailure === undefined ? { state: "on" } : { state: "unavailable", reason: netFailure };
+    }
     const notFound = (result.spawnError !== undefined && /^ENOENT: program /.test(result.spawnError)) || (result.exitCode === 127 && /not found/.test(result.tail));
     if (notFound) {
       return { state: "unavailable", reason: `bubblewrap is not installed (install it: apt-get install -y bubblewrap), ${OPT_OUT}` };
@@ -50,6 +69,10 @@ export async function assertSandboxUsable(sandbox: Sandbox): Promise<SandboxStat
   if (status.state === "unavailable") throw new SandboxUnavailableError(`The sandbox cannot run on this host, so no story is started: ${status.reason}.`);
   return status;
 }
+
+/** The start-up warning printed when the operator let networked steps share the host's network. */
+export const HOST_NETWORK_WARNING =
+  "HARNESS_SANDBOX_NET=host: networked steps (provisioning, agents, suites with test.network) share the host's NETWORK: its loopback (the App's port, Redis), link-local (cloud metadata) and private addresses are in their reach. Every story's check run says so.";
 
 /** The start-up warning printed when the operator switched the sandbox off. */
 export const UNSANDBOXED_WARNING =

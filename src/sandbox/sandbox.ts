@@ -6,16 +6,20 @@
  * folders the step names. Limits apply inside (processes, data memory, no core files); the
  * wall time is exec's timeout, which ends bwrap and with it every process of the step.
  */
-import { accessSync, chmodSync, constants, existsSync, statSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { accessSync, appendFileSync, chmodSync, constants, existsSync, statSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { exec, type ExecOptions, type ExecResult } from "../exec/index.js";
 import { bwrapArgs, hostSystemEntries, type SandboxView, type SystemEntry } from "./bwrap-args.js";
 import { gitReadPaths, guardGitLink, isInside } from "./git-view.js";
 import { removeOrphans } from "./orphans.js";
+import { etcSecretMasks } from "./secret-files.js";
 import { createPidsCgroup, enterCgroupArgv, removePidsCgroup, removeStalePidsCgroups } from "./pids-cgroup.js";
 import { sandboxSettingsFromEnv, type SandboxSettings } from "./settings.js";
+import { findNetTools, type NetTools } from "./net-launch.js";
+import { prepareNetStep, type NetPolicy, type NetStep } from "./net-step.js";
+import type { Resolve } from "./egress-proxy.js";
 
 /** What one step is, what it may reach, and whether it has the network. */
 export interface SandboxStep {
@@ -32,6 +36,8 @@ export interface SandboxStep {
 export interface SandboxedResult extends ExecResult {
   sandboxed: boolean;
   network: boolean;
+  /** Which network: none, its own namespace (direct or through the egress proxy), or the host's. */
+  net: NetPolicy;
 }
 
 /** The prefix of a step's scratch folder (HOME and TMPDIR): `harness-sandbox-<pid>-`. */
@@ -39,11 +45,8 @@ export const SCRATCH_PREFIX = "harness-sandbox-";
 
 /** What of the host a step never sees even where a visible folder holds it. */
 export function defaultMasks(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): { path: string; directory: boolean }[] {
-  const masks = [
-    { path: "/etc/shadow", directory: false },
-    { path: "/etc/gshadow", directory: false },
-    { path: cwd, directory: true },
-  ];
+  // The App's own folder, and the host's secrets of /etc (shadow copies, host keys, anything only root may read).
+  const masks = [...etcSecretMasks(), { path: cwd, directory: true }];
   if (env.PRIVATE_KEY_PATH) masks.push({ path: resolve(cwd, env.PRIVATE_KEY_PATH), directory: false });
   if (env.HARNESS_HOME) masks.push({ path: resolve(env.HARNESS_HOME), directory: true });
   return masks;
@@ -60,6 +63,10 @@ export interface HostView {
   prlimit: string;
   /** Whether a step gets a pids cgroup where the host allows one (by default when the App is root). */
   pidsCgroups: boolean;
+  /** The programs that give a networked step its own namespace, or what is missing for them. */
+  netTools: NetTools | { missing: string[] };
+  /** How host names of `HARNESS_NET_ALLOW` and of the egress proxy are resolved (the system's by default). */
+  resolve?: Resolve;
 }
 
 /** Runs steps under the sandbox described by `settings`. */
@@ -75,7 +82,21 @@ export class Sandbox {
       prlimit: host.prlimit ?? findProgram("prlimit", process.env.PATH ?? "") ?? "/usr/bin/prlimit",
       // Only root needs one: the kernel applies RLIMIT_NPROC to every other user.
       pidsCgroups: host.pidsCgroups ?? process.getuid?.() === 0,
+      netTools: host.netTools ?? findNetTools(process.env.PATH ?? ""),
+      ...(host.resolve ? { resolve: host.resolve } : {}),
     };
+  }
+
+  /** The programs networked steps' namespaces are made with, or what is missing (for the probe). */
+  get netTools(): NetTools | { missing: string[] } {
+    return this.host.netTools;
+  }
+
+  /** The network a step with `network` runs with under these settings. */
+  netPolicyOf(network: boolean): NetPolicy {
+    if (!network) return "none";
+    if (!this.settings.enabled || this.settings.net.mode === "host") return "host";
+    return this.settings.net.egressAllow.length > 0 ? "egress" : "own";
   }
 
   /**
@@ -94,26 +115,39 @@ export class Sandbox {
     const env = { ...options.env, set };
     const logCap = options.logCapBytes ?? this.settings.logCapBytes;
     let cgroup: string | undefined;
+    let net: NetStep | undefined;
     try {
       if (!this.settings.enabled) {
         const result = await exec(argv, { ...options, env, logCapBytes: logCap });
-        return { ...result, argv: [...argv], sandboxed: false, network: true };
+        return { ...result, argv: [...argv], sandboxed: false, network: true, net: "host" };
       }
+      const policy = this.netPolicyOf(step.network);
       // A program that is nowhere on the step's PATH cannot start inside either; exec says so
       // in its own words (spawnError, a line in the log) without anything being launched.
       if (!onPath(argv[0] ?? "", set.PATH ?? process.env.PATH ?? "")) {
         const result = await exec(argv, { ...options, env, logCapBytes: logCap });
-        return { ...result, sandboxed: true, network: step.network };
+        return { ...result, sandboxed: true, network: step.network, net: policy };
       }
-      const view = this.view(options.cwd, home, tmp, step);
+      const tools = this.host.netTools;
+      if (policy === "own" || policy === "egress") {
+        // The probe refuses stories on such a host; a step that still comes here does not get the host's network instead.
+        if ("missing" in tools) return notLaunched(argv, options.logPath, `no network namespace can be made for this step: ${tools.missing.join(", ")} missing`, policy);
+        net = await prepareNetStep(this.settings.net, tools, scratch, options.logPath, this.host.resolve);
+        Object.assign(set, net.env);
+      }
+      const view = { ...this.view(options.cwd, home, tmp, step), ...(net ? { resolvConf: net.resolvConf } : {}) };
       cgroup = this.host.pidsCgroups ? createPidsCgroup(this.settings.maxProcesses) : undefined;
       const boxed = [this.host.bwrap, ...bwrapArgs(view)];
-      const launched = cgroup
-        ? enterCgroupArgv(cgroup, [...boxed, ...argv], { dataBytes: this.settings.memoryBytes })
-        : [...boxed, this.host.prlimit, `--nproc=${this.settings.maxProcesses}`, `--data=${this.settings.memoryBytes}`, "--core=0", "--", ...argv];
+      const inside = cgroup ? [...boxed, ...argv] : [...boxed, this.host.prlimit, `--nproc=${this.settings.maxProcesses}`, `--data=${this.settings.memoryBytes}`, "--core=0", "--", ...argv];
+      const wrapped = net ? net.launch(inside) : inside;
+      const launched = cgroup ? enterCgroupArgv(cgroup, wrapped, { dataBytes: this.settings.memoryBytes }) : wrapped;
       const result = await exec(launched, { ...options, env, logCapBytes: logCap });
-      return { ...result, argv: [...argv], sandboxed: true, network: step.network };
+      const refused = net ? await net.finish() : [];
+      net = undefined;
+      const tail = refused.length > 0 ? `${result.tail}${result.tail === "" || result.tail.endsWith("\n") ? "" : "\n"}${refused.join("\n")}\n` : result.tail;
+      return { ...result, tail, argv: [...argv], sandboxed: true, network: step.network, net: policy };
     } finally {
+      await net?.finish();
       for (const restore of restores) restore();
       removeLater(scratch);
       if (cgroup) removeWhenEmpty(cgroup);
@@ -147,6 +181,20 @@ export class Sandbox {
     const masked = this.host.masked.filter((mask) => existsSync(mask.path) && visibleRoots.some((root) => isInside(mask.path, root)));
     return { cwd, home, tmp, writable, readable, masked, network: step.network, system: this.host.system };
   }
+}
+
+/** The result of a step that could not be launched, with the reason in its log and tail. */
+function notLaunched(argv: readonly string[], logPath: string | undefined, reason: string, net: NetPolicy): SandboxedResult {
+  const line = `harness: ${reason}\n`;
+  if (logPath !== undefined) {
+    try {
+      mkdirSync(dirname(logPath), { recursive: true });
+      appendFileSync(logPath, line);
+    } catch {
+      // The reason is in the tail.
+    }
+  }
+  return { argv: [...argv], exitCode: null, signal: null, timedOut: false, durationMs: 0, tail: line, spawnError: reason, sandboxed: true, network: true, net, ...(logPath !== undefined ? { logPath } : {}) };
 }
 
 /** The absolute path of `name` on `path`, when it is there as an executable file. */

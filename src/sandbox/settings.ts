@@ -4,7 +4,10 @@
  * is on, and off is only ever an explicit `HARNESS_SANDBOX=off`.
  */
 import { isAbsolute } from "node:path";
-import type { FailureClass } from "../failure/index.js";
+import { netSettingsFromEnv, type NetSettings } from "./net-settings.js";
+import { SandboxSettingsError } from "./settings-error.js";
+
+export { SandboxSettingsError };
 
 /** The sandbox's settings, as read from the environment by {@link sandboxSettingsFromEnv}. */
 export interface SandboxSettings {
@@ -20,20 +23,13 @@ export interface SandboxSettings {
   memoryBytes: number;
   /** Most bytes a step's log keeps: its head and its tail, with a note saying it was cut. */
   logCapBytes: number;
+  /** How networked steps reach the network: their own namespace (the default), through an egress proxy, or the host's. */
+  net: NetSettings;
 }
 
 export const DEFAULT_MAX_PROCESSES = 2048;
 export const DEFAULT_MEMORY_MB = 8192;
 export const DEFAULT_LOG_CAP_MB = 64;
-
-/** A setting of the sandbox that cannot be used; names the variable. */
-export class SandboxSettingsError extends Error {
-  readonly failureClass = "environment" satisfies FailureClass;
-  constructor(readonly variable: string, readonly value: string, reason: string) {
-    super(`${variable}=${JSON.stringify(value)} ${reason}`);
-    this.name = "SandboxSettingsError";
-  }
-}
 
 function positive(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   const raw = env[name];
@@ -54,7 +50,8 @@ function paths(env: NodeJS.ProcessEnv, name: string): string[] {
 /**
  * Reads `HARNESS_SANDBOX` (`on`, the default, or `off`), `HARNESS_SANDBOX_READ` and
  * `HARNESS_SANDBOX_WRITE` (absolute paths separated by `:`), `HARNESS_SANDBOX_MAX_PROCESSES`,
- * `HARNESS_SANDBOX_MEMORY_MB` and `HARNESS_LOG_CAP_MB`. Throws {@link SandboxSettingsError}
+ * `HARNESS_SANDBOX_MEMORY_MB`, `HARNESS_LOG_CAP_MB`, and the network's `HARNESS_SANDBOX_NET`,
+ * `HARNESS_NET_ALLOW` and `HARNESS_EGRESS_ALLOW`. Throws {@link SandboxSettingsError}
  * naming the variable that cannot be used.
  */
 export function sandboxSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): SandboxSettings {
@@ -67,5 +64,6 @@ export function sandboxSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Sa
     maxProcesses: positive(env, "HARNESS_SANDBOX_MAX_PROCESSES", DEFAULT_MAX_PROCESSES),
     memoryBytes: positive(env, "HARNESS_SANDBOX_MEMORY_MB", DEFAULT_MEMORY_MB) * 1024 * 1024,
     logCapBytes: positive(env, "HARNESS_LOG_CAP_MB", DEFAULT_LOG_CAP_MB) * 1024 * 1024,
+    net: netSettingsFromEnv(env),
   };
 }

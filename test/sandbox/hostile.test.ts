@@ -112,12 +112,11 @@ describe("a hostile repository", () => {
       "no attacker filter ran in the App's git": !existsSync(targets.filterMarker),
       "the operator's ~/.gitconfig unchanged": (existsSync(operatorGitConfig) ? readFileSync(operatorGitConfig, "utf8") : undefined) === operatorGitConfigBefore,
       "the other worktree unchanged": !existsSync(join(otherWorktree, "pwned")),
-      "no suite reached the loopback server": !phasesConnected.some((phase) => phase === "suite"),
+      // Provisioning and agents have the network, in a namespace of their own: the host's loopback is not in it.
+      "no phase reached the host's loopback server": phasesConnected.length === 0,
       "no daemon outlived its step": await waitFor(() => !processWithTag(targets.daemonTag), 5000),
       [`every log within its cap of ${LOG_CAP} bytes`]: logs.every((path) => statSync(path).size <= LOG_CAP + 4096),
     };
-    // Provisioning and agents have the network by policy; they did reach the host's loopback.
-    expect(phasesConnected).toEqual(expect.arrayContaining(["provision", "agent"]));
 
     // A second repository's story afterwards: its provisioning runs as `sh -lc`, where the
     // attacker's `test() { return 0; }` in a shared ~/.profile would have changed the outcome.

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { git } from "../../src/workspace/index.js";
-import { bwrapArgs, probeSandbox, removeStaleScratch, Sandbox, scratchRemoved, sandboxSettingsFromEnv, type SandboxSettings } from "../../src/sandbox/index.js";
+import { bwrapArgs, etcSecretMasks, probeSandbox, removeStaleScratch, Sandbox, scratchRemoved, sandboxSettingsFromEnv, type SandboxSettings } from "../../src/sandbox/index.js";
 import { initRepo, makeTempDir, processWithTag, removeTempDirs, waitFor, writeFiles } from "../support/tmp.js";
 
 afterAll(removeTempDirs);
@@ -94,6 +94,16 @@ describe("a sandboxed step", () => {
     expect(statSync(join(dir, "here.txt")).uid).toBe(process.getuid?.());
   });
 
+  it("cannot read the host's secret files of /etc, though the App runs as root and /etc is visible", async () => {
+    // The attack: with the App as root the sandbox user is root's uid outside, so a readable copy of a secret is a leak.
+    const secrets = ["/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/security/opasswd"].filter((path) => existsSync(path));
+    expect(secrets).toContain("/etc/shadow-");
+    expect(readFileSync("/etc/shadow-", "utf8").length).toBeGreaterThan(0);
+    const { out } = await inSandbox(makeTempDir(), secrets.map((path) => `printf '%s %s\\n' ${path} "$(cat ${path} 2>/dev/null | wc -c)"`).join("; "));
+    for (const path of secrets) expect(out).toContain(`${path} 0\n`);
+    expect(out.split("\n").filter((line) => line !== "")).toHaveLength(secrets.length);
+  });
+
   it("gets a fresh HOME every time, so a profile written by one step is not read by the next login shell", async () => {
     const dir = makeTempDir();
     const box = sandbox();
@@ -117,7 +127,8 @@ describe("a sandboxed step", () => {
       const off = await inSandbox(dir, probe);
       expect(off.out).toMatch(/^refused /);
       expect(connections).toBe(0);
-      const on = await inSandbox(dir, probe, { network: true });
+      // A networked step has a namespace of its own (test/sandbox/network.test.ts); only the operator's opt-out shares the host's.
+      const on = await inSandbox(dir, probe, { network: true, box: new Sandbox(settings({ net: { mode: "host", allow: [], egressAllow: [] } })) });
       expect(on.out).toBe("reached\n");
       expect(connections).toBe(1);
     } finally {
@@ -239,5 +250,22 @@ describe("removeStaleScratch", () => {
     for (const dir of [dead, mine, other]) mkdirSync(join(dir, "home"), { recursive: true });
     expect(removeStaleScratch(root)).toBe(1);
     expect([existsSync(dead), existsSync(mine), existsSync(other)]).toEqual([false, true, true]);
+  });
+});
+
+describe("etcSecretMasks", () => {
+  it("masks the known secrets, SSH host keys and whatever an ordinary user could not read, and nothing else", () => {
+    const etc = makeTempDir();
+    writeFiles(etc, {
+      "shadow-": { content: "root:x\n", mode: 0o644 },
+      "ssh/ssh_host_ed25519_key": { content: "PRIVATE\n", mode: 0o644 },
+      "ssh/ssh_host_ed25519_key.pub": { content: "PUBLIC\n", mode: 0o644 },
+      "redis/redis.conf": { content: "requirepass s3cret\n", mode: 0o640 },
+      "hostname": { content: "box\n", mode: 0o644 },
+    });
+    mkdirSync(join(etc, "ssl"));
+    mkdirSync(join(etc, "ssl", "private"), { mode: 0o700 });
+    const masks = etcSecretMasks(etc).map((mask) => `${mask.path.slice(etc.length)}${mask.directory ? "/" : ""}`).sort();
+    expect(masks).toEqual(["/redis/redis.conf", "/shadow-", "/ssh/ssh_host_ed25519_key", "/ssl/private/"]);
   });
 });

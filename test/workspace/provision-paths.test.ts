@@ -186,11 +186,12 @@ describe("provisionWorktree failures, exactly", () => {
 });
 
 describe("provisioning's environment and admission", () => {
-  it("runs with the network of the App (registries), not a namespace of its own", async () => {
+  it("runs with the network (registries) in a namespace of its own, not the App's (issue 30)", async () => {
     const p = await project();
     const wt = await p.worktree();
-    await p.provision(wt, { config: { command: 'readlink /proc/self/ns/net > "$RECORD_DIR/net"', env: { set: { PATH: fakePath(p.bin), RECORD_DIR: p.records } } } });
-    expect(readFileSync(join(p.records, "net"), "utf8").trim()).toBe(readlinkSync("/proc/self/ns/net"));
+    await p.provision(wt, { config: { command: 'readlink /proc/self/ns/net > "$RECORD_DIR/net"; ip route show default > "$RECORD_DIR/route"', env: { set: { PATH: fakePath(p.bin), RECORD_DIR: p.records } } } });
+    expect(readFileSync(join(p.records, "net"), "utf8").trim()).not.toBe(readlinkSync("/proc/self/ns/net"));
+    expect(readFileSync(join(p.records, "route"), "utf8")).toMatch(/^default via /);
   });
 
   it("points every package manager at the shared caches, offline-first and quiet", () => {

@@ -55,9 +55,25 @@ export function tailBlock(tail: string | undefined, secrets: readonly string[]):
   return `${note}${codeBlock(kept, "text")}`;
 }
 
+/** What a networked step's network was, after "network on". */
+const NET_POLICY_NOTES: Record<"own" | "egress" | "host", string> = {
+  own: " (a namespace of its own: no host loopback, link-local or private addresses)",
+  egress: " (a namespace of its own, out only through the egress proxy to the hosts of HARNESS_EGRESS_ALLOW)",
+  host: ": **the host's network** (HARNESS_SANDBOX_NET=host), its loopback, link-local and private addresses in reach",
+};
+
+/** The line saying which network the run's provisioning and agents had; none for an unsandboxed run (said elsewhere) or an old journal. */
+export function networkLine(network: "own" | "egress" | "host" | undefined): string[] {
+  if (network === undefined) return [];
+  if (network === "host") {
+    return ["⚠️ **Host network:** the operator runs this App with `HARNESS_SANDBOX_NET=host`, so provisioning, agents and networked suites shared the host's network, its loopback (the App, Redis), link-local (cloud metadata) and private addresses in reach."];
+  }
+  return [`**Network:** provisioning and agents ran sandboxed with the network on${NET_POLICY_NOTES[network]}.`];
+}
+
 /** The line saying which policy a step that ran repository code ran under. */
 export function policyLine(policy: StepPolicy | undefined): string[] {
   if (!policy) return [];
   const sandbox = policy.sandboxed ? "sandboxed" : "**unsandboxed** (HARNESS_SANDBOX=off)";
-  return [`**Ran:** ${sandbox}, network ${policy.network ? "on" : "off"}`];
+  return [`**Ran:** ${sandbox}, network ${policy.network ? `on${policy.net ? NET_POLICY_NOTES[policy.net] : ""}` : "off"}`];
 }

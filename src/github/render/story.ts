@@ -3,7 +3,7 @@ import { INTEGRATION_TASK, type StorySnapshot } from "../../pipeline/index.js";
 import { boundCheckRunOutput } from "../limits.js";
 import { redactSecrets } from "../redact.js";
 import { adviceFor, RETRY_COMMAND } from "./advice.js";
-import { codeBlock, inlineCode, stageTable } from "./markdown.js";
+import { codeBlock, inlineCode, networkLine, stageTable } from "./markdown.js";
 import { wavesTable } from "./task.js";
 import { parkedLine, parkedSeat, utcTime } from "./parked.js";
 import { untrustedLine } from "./text.js";
@@ -57,6 +57,8 @@ export function renderStoryCheck(snapshot: StorySnapshot, options: RenderOptions
   const secrets = options.secrets ?? [];
   const lines = [progressLine(snapshot)];
   if (snapshot.unsandboxed) lines.push("", "⚠️ **Unsandboxed:** the operator runs this App with `HARNESS_SANDBOX=off`, so repository code ran as the App's own user, with its files and network in reach.");
+  const network = networkLine(snapshot.network);
+  if (network.length > 0) lines.push("", ...network);
   const retry = retryLine(snapshot, secrets);
   if (retry) lines.push("", retry);
   lines.push(...progressTables(snapshot));
@@ -71,5 +73,6 @@ export function renderStoryCheck(snapshot: StorySnapshot, options: RenderOptions
         : parkedSeat(snapshot)
           ? `Attempt ${snapshot.attempt}${of} parked until ${utcTime(parkedSeat(snapshot)?.until ?? "")}`
           : `Attempt ${snapshot.attempt}${of} running`;
-  return { title: snapshot.unsandboxed ? `${title} (unsandboxed)` : title, summary: boundCheckRunOutput(lines.join("\n")) };
+  const marked = snapshot.unsandboxed ? `${title} (unsandboxed)` : snapshot.network === "host" ? `${title} (host network)` : title;
+  return { title: marked, summary: boundCheckRunOutput(lines.join("\n")) };
 }

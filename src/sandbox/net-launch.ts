@@ -1,0 +1,139 @@
+/**
+ * The launcher of a networked step: a network namespace of its own, joined to the internet
+ * by a user-mode network stack (pasta, from the passt package, or slirp4netns), its `ip rule`s
+ * set while the launcher still owns the namespace, and only then bubblewrap, which starts the
+ * step as an unprivileged user of a user namespace of its own, with no capabilities, so the
+ * step cannot change the rules. Each helper dies with its parent (setpriv --pdeathsig), so a
+ * killed App leaves no network stack behind; the whole tree is one process group for exec.
+ */
+import { accessSync, constants, statSync } from "node:fs";
+import { join } from "node:path";
+import type { NetEndpoints } from "./net-policy.js";
+
+/** The programs a namespace needs, found on the App's PATH or in the system folders. */
+export interface NetTools {
+  kind: "pasta" | "slirp4netns";
+  stack: string;
+  unshare: string;
+  ip: string;
+  setpriv: string;
+  mkfifo: string;
+}
+
+/** Where the helpers are looked for besides PATH: `ip` lives in sbin, often off an ordinary user's PATH. */
+const SYSTEM_BINS = ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"];
+
+function findIn(name: string, dirs: readonly string[]): string | undefined {
+  for (const dir of dirs) {
+    if (dir === "") continue;
+    const candidate = join(dir, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      if (statSync(candidate).isFile()) return candidate;
+    } catch {
+      // Not here.
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The tools of this host: slirp4netns when it is installed, pasta otherwise (or the one
+ * `prefer` names, when present); what is missing when no namespace can be made. slirp4netns
+ * comes first for its launch cost: pasta (passt 2023-03) sets up its socket and pipe pools
+ * before it reports ready, 130-330 ms on a loaded 2-core machine against 20-60 ms
+ * (bench/sandbox.ts; its figure is under `.
+ */
+export function findNetTools(path: string, prefer?: NetTools["kind"]): NetTools | { missing: string[] } {
+  const dirs = [...path.split(":"), ...SYSTEM_BINS];
+  const pasta = findIn("pasta", dirs);
+  const slirp = findIn("slirp4netns", dirs);
+  const unshare = findIn("unshare", dirs);
+  const ip = findIn("ip", dirs);
+  const setpriv = findIn("setpriv", dirs);
+  const mkfifo = findIn("mkfifo", SYSTEM_BINS);
+  const missing = [
+    ...(pasta || slirp ? [] : ["pasta (apt-get install -y passt) or slirp4netns (apt-get install -y slirp4netns)"]),
+    ...(ip ? [] : ["ip (apt-get install -y iproute2)"]),
+    ...(unshare && setpriv ? [] : ["unshare and setpriv (apt-get install -y util-linux)"]),
+    ...(mkfifo ? [] : ["mkfifo (apt-get install -y coreutils)"]),
+  ];
+  if (missing.length > 0 || !unshare || !ip || !setpriv || !mkfifo) return { missing };
+  const kind = (prefer === "pasta" && pasta) || !slirp ? "pasta" : "slirp4netns";
+  const stack = kind === "pasta" ? pasta : slirp;
+  return stack ? { kind, stack, unshare, ip, setpriv, mkfifo } : { missing };
+}
+
+/** The resolver and host-loopback addresses a step sees with each stack. */
+export function endpointsOf(kind: NetTools["kind"]): NetEndpoints {
+  // pasta forwards DNS sent to an address we name (a link-local one no host uses) and maps host
+  // ports onto the namespace's own loopback; slirp4netns has fixed addresses in 10.0.2.0/24.
+  return kind === "pasta" ? { dns: "169.254.1.1", hostLoopback: "127.0.0.1" } : { dns: "10.0.2.3", hostLoopback: "10.0.2.2" };
+}
+
+/** Single-quotes a word for /bin/sh. */
+function quote(word: string): string {
+  return `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The user-mode stack's command attached to the namespace of process `$ns`, reporting readiness on `$d/net-ready`. */
+function stackCommand(tools: NetTools, hostPorts: readonly number[]): string {
+  const uid = process.getuid?.() ?? 0;
+  const gid = process.getgid?.() ?? 0;
+  if (tools.kind === "pasta") {
+    // -T/-U none: no port of the host's loopback appears inside (the default would map every bound one);
+    // --no-map-gw: the gateway is not the host; -P: the pid file, written once the namespace is configured.
+    const forwarded = hostPorts.length > 0 ? hostPorts.join(",") : "none";
+    return [
+      quote(tools.stack), "--config-net", "-f", "-q", "--runas", `${uid}:${gid}`,
+      "-t", "none", "-u", "none", "-T", forwarded, "-U", "none", "--no-map-gw",
+      "--dns-forward", endpointsOf("pasta").dns, "-P", '"$d/net-ready"', '"$ns"', '4>"$d/net-ready"', '>"$d/net.log"', "2>&1",
+    ].join(" ");
+  }
+  // The host's loopback (10.0.2.2) only where a port of it is opened; the rules then limit it to those ports.
+  return [
+    quote(tools.stack), "--configure", "--mtu=65520", ...(hostPorts.length > 0 ? [] : ["--disable-host-loopback"]),
+    "--enable-sandbox", "--enable-seccomp", "--ready-fd=4", '"$ns"', "tap0", '4>"$d/net-ready"', '>"$d/net.log"', "2>&1",
+  ].join(" ");
+}
+
+/**
+ * The argv that runs `step` (bubblewrap's whole command line) in a network namespace of its
+ * own. `dir` is the step's scratch folder, holding the rule files `net4` and `net6`. Exits 125
+ * with a line on stderr when the namespace cannot be made; otherwise with the step's status.
+ */
+export function netLauncherArgv(tools: NetTools, dir: string, hostPorts: readonly number[], step: readonly string[]): string[] {
+  const ip = quote(tools.ip);
+  // The rules come once the stack has configured the namespace: a gateway in a blocked range
+  // (a cloud VM's 10.x one, slirp4netns's 10.0.2.2) could not be given its default route after them.
+  const inner = [
+    "echo ok >&3; exec 3>&-",
+    'read _ < "$0/go" || exit 125',
+    `${ip} -batch "$0/net4" >&2 && ${ip} -6 -batch "$0/net6" >&2 || exit 125`,
+    'exec "$@"',
+  ].join("\n");
+  const script = [
+    'd="$0"',
+        // The launcher runs outside the sandbox with the step's environment: every program it starts
+    // is named by an absolute path, never looked up on a PATH the step's configuration may set.
+    `${quote(tools.mkfifo)} "$d/ns-ready" "$d/net-ready" "$d/go" || exit 125`,
+    `${quote(tools.setpriv)} --pdeathsig KILL -- ${quote(tools.unshare)} --user --map-root-user --net -- /bin/sh -c ${quote(inner)} "$d" "$@" 3>"$d/ns-ready" &`,
+    "ns=$!",
+    'read state < "$d/ns-ready"',
+    'if [ "$state" != ok ]; then wait "$ns"; echo "harness: the step\'s network namespace could not be made" >&2; exit 125; fi',
+    `${quote(tools.setpriv)} --pdeathsig KILL -- ${stackCommand(tools, hostPorts)} &`,
+    "net=$!",
+    // The stack holds the fifo open from the start (fd 4) until it writes its pid (pasta) or "1"
+    // (slirp4netns, no newline): an end of stream with nothing read means it failed.
+    'ready=; read ready < "$d/net-ready" || [ -n "$ready" ] || ready=',
+    'if [ -z "$ready" ]; then',
+    '  kill -9 "$ns"; wait "$ns"',
+    `  echo "harness: ${tools.kind} could not connect the step's network namespace:" >&2; while IFS= read -r line; do case "$line" in *"to syslog"*) ;; *) echo "$line" >&2 ;; esac; done < "$d/net.log"; exit 125`,
+    "fi",
+    'echo go > "$d/go"',
+    'wait "$ns"; status=$?',
+    'kill "$net" 2>/dev/null; wait "$net" 2>/dev/null',
+    'exit "$status"',
+  ].join("\n");
+  return [tools.setpriv, "--pdeathsig", "KILL", "--", "/bin/sh", "-c", script, dir, ...step];
+}

@@ -1,0 +1,103 @@
+/**
+ * Everything a networked step needs around its bubblewrap command: the destinations opened
+ * for it (names resolved now, so a rule names addresses), its rule files and resolver in its
+ * scratch folder, the egress proxy when the operator restricts hosts, and the launcher.
+ */
+import { appendFileSync, writeFileSync } from "node:fs";
+import { isIP } from "node:net";
+import { join } from "node:path";
+import { startEgressProxy, systemResolve, type EgressProxy, type Resolve } from "./egress-proxy.js";
+import { endpointsOf, netLauncherArgv, type NetTools } from "./net-launch.js";
+import { isLoopback, netRules, type OpenedDestination } from "./net-policy.js";
+import type { NetSettings } from "./net-settings.js";
+
+/** The network a step ran with: none, its own namespace (direct, or only through the egress proxy), or the host's. */
+export type NetPolicy = "none" | "own" | "egress" | "host";
+
+/** A networked step made ready to launch. */
+export interface NetStep {
+  policy: NetPolicy;
+  /** Variables the step gets (the proxy's address). */
+  env: Record<string, string>;
+  /** The file bubblewrap shows as /etc/resolv.conf. */
+  resolvConf: string;
+  /** Wraps bubblewrap's command line in the launcher. */
+  launch(boxed: readonly string[]): string[];
+  /** Stops the proxy; the refusals it wrote into the step's log. */
+  finish(): Promise<string[]>;
+}
+
+/** The destinations `HARNESS_NET_ALLOW` opens, resolved: routed ones, and ports of the host's loopback. */
+async function openedDestinations(settings: NetSettings, resolve: Resolve): Promise<{ opened: OpenedDestination[]; loopbackPorts: number[] }> {
+  const opened: OpenedDestination[] = [];
+  const loopbackPorts: number[] = [];
+  for (const entry of settings.allow) {
+    if (entry.kind === "cidr") {
+      opened.push({ family: entry.family, cidr: `${entry.address}/${entry.prefix}` });
+      continue;
+    }
+    let addresses: string[];
+    try {
+      addresses = isIP(entry.host) !== 0 ? [entry.host] : await resolve(entry.host);
+    } catch {
+      addresses = []; // a name that does not resolve opens nothing
+    }
+    for (const address of addresses) {
+      const family = isIP(address) as 4 | 6;
+      if (isLoopback(address)) loopbackPorts.push(entry.port);
+      opened.push({ family, cidr: `${address}/${family === 4 ? 32 : 128}`, port: entry.port });
+    }
+  }
+  return { opened, loopbackPorts: [...new Set(loopbackPorts)] };
+}
+
+/**
+ * Prepares a networked step in `scratch` (a folder the step does not see). Refusals of the
+ * egress proxy are appended to `logPath` as they happen.
+ */
+export async function prepareNetStep(settings: NetSettings, tools: NetTools, scratch: string, logPath: string | undefined, resolve: Resolve = systemResolve): Promise<NetStep> {
+  const endpoints = endpointsOf(tools.kind);
+  const { opened, loopbackPorts } = await openedDestinations(settings, resolve);
+  const refused: string[] = [];
+  let proxy: EgressProxy | undefined;
+  if (settings.egressAllow.length > 0) {
+    proxy = await startEgressProxy({
+      allow: settings.egressAllow,
+      opened,
+      resolve,
+      onRefused: (line) => {
+        refused.push(line);
+        if (logPath === undefined) return;
+        try {
+          appendFileSync(logPath, `${line}\n`);
+        } catch {
+          // The log is gone or full: the refusal is still in the result's tail.
+        }
+      },
+    });
+  }
+  const hostPorts = [...loopbackPorts, ...(proxy ? [proxy.port] : [])];
+  const rules = netRules(endpoints, opened, { proxyPorts: proxy ? [proxy.port] : [], blockAll: proxy !== undefined });
+  // slirp4netns shows the host's loopback at its own address: the rules open only the forwarded ports there.
+  const loopbackRules = tools.kind === "slirp4netns" ? loopbackPorts.map((port) => `rule add pref 100 to ${endpoints.hostLoopback}/32 ipproto tcp dport ${port} lookup main\n`).join("") : "";
+  writeFileSync(join(scratch, "net4"), loopbackRules + rules.v4);
+  writeFileSync(join(scratch, "net6"), rules.v6);
+  const resolvConf = join(scratch, "resolv.conf");
+  writeFileSync(resolvConf, `nameserver ${endpoints.dns}\n`);
+  const env: Record<string, string> = {};
+  if (proxy) {
+    const url = `http://${endpoints.hostLoopback}:${proxy.port}`;
+    const local = "localhost,127.0.0.1,::1";
+    Object.assign(env, { HTTP_PROXY: url, HTTPS_PROXY: url, http_proxy: url, https_proxy: url, NO_PROXY: local, no_proxy: local });
+  }
+  return {
+    policy: proxy ? "egress" : "own",
+    env,
+    resolvConf,
+    launch: (boxed) => netLauncherArgv(tools, scratch, hostPorts, boxed),
+    finish: async () => {
+      await proxy?.close();
+      return refused;
+    },
+  };
+}
