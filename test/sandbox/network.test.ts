@@ -53,7 +53,7 @@ describe("network settings", () => {
     expect(() => netSettingsFromEnv({ HARNESS_NET_ALLOW: "300.1.2.3/8" })).toThrow(/HARNESS_NET_ALLOW=.*not an IP address/);
     expect(() => netSettingsFromEnv({ HARNESS_NET_ALLOW: "registry:70000" })).toThrow(/HARNESS_NET_ALLOW="registry:70000".*port must be 1-65535/);
     expect(() => netSettingsFromEnv({ HARNESS_NET_ALLOW: "127.0.0.0/8" })).toThrow(/HARNESS_NET_ALLOW=.*loopback opens only with a port/);
-    expect(() => netSettingsFromEnv({ HARNESS_EGRESS_ALLOW: "registry.npmjs.example, bad host" })).toThrow(/HARNESS_EGRESS_ALLOW=.*bad host is not a host name/);
+    expect(() => netSettingsFromEnv({ HARNESS_EGRESS_ALLOW: "registry.example.com, bad host" })).toThrow(/HARNESS_EGRESS_ALLOW=.*bad host is not a host name/);
     expect(() => sandboxSettingsFromEnv({ HARNESS_SANDBOX_NET: "shared" })).toThrow(/HARNESS_SANDBOX_NET="shared" must be 'namespace' \(the default\) or 'host'/);
     expect(netSettingsFromEnv({})).toEqual({ mode: "namespace", allow: [], egressAllow: [] });
     expect(netSettingsFromEnv({ HARNESS_SANDBOX_NET: "host", HARNESS_EGRESS_ALLOW: "*.Example.org" })).toMatchObject({ mode: "host", egressAllow: ["*.example.org"] });
