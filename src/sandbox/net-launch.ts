@@ -114,11 +114,15 @@ export function netLauncherArgv(tools: NetTools, dir: string, hostPorts: readonl
   ].join("\n");
   const script = [
     'd="$0"',
-        // The launcher runs outside the sandbox with the step's environment: every program it starts
+    // A command sent to the background by a shell without job control reads /dev/null: the step's
+    // own standard input (an agent's prompt) is kept on fd 5 and handed to the namespace explicitly.
+    "exec 5<&0",
+    // The launcher runs outside the sandbox with the step's environment: every program it starts
     // is named by an absolute path, never looked up on a PATH the step's configuration may set.
     `${quote(tools.mkfifo)} "$d/ns-ready" "$d/net-ready" "$d/go" || exit 125`,
-    `${quote(tools.setpriv)} --pdeathsig KILL -- ${quote(tools.unshare)} --user --map-root-user --net -- /bin/sh -c ${quote(inner)} "$d" "$@" 3>"$d/ns-ready" &`,
+    `${quote(tools.setpriv)} --pdeathsig KILL -- ${quote(tools.unshare)} --user --map-root-user --net -- /bin/sh -c ${quote(inner)} "$d" "$@" 3>"$d/ns-ready" <&5 5<&- &`,
     "ns=$!",
+    "exec 5<&-",
     'read state < "$d/ns-ready"',
     'if [ "$state" != ok ]; then wait "$ns"; echo "harness: the step\'s network namespace could not be made" >&2; exit 125; fi',
     `${quote(tools.setpriv)} --pdeathsig KILL -- ${stackCommand(tools, hostPorts)} &`,

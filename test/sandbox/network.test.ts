@@ -96,6 +96,13 @@ describe.each(["pasta", "slirp4netns"] as const)("a networked step with %s", (ki
     }
   });
 
+  it("hands the step its standard input (an agent's prompt arrives on stdin)", async () => {
+    const dir = makeTempDir();
+    const result = await box({}, kind).run(["/bin/sh", "-c", "cat"], { cwd: dir, captureStdout: true, timeoutMs: 60_000, input: "the prompt\n" }, { purpose: "agent", network: true, writable: [dir] });
+    expect(result.net).toBe("own");
+    expect(result.stdout?.toString()).toBe("the prompt\n");
+  });
+
   it("reaches what HARNESS_NET_ALLOW opens, and only that", async () => {
     const host = await hostListener();
     const other = await hostListener();
