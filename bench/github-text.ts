@@ -14,7 +14,9 @@
  * Run: node --import tsx bench/github-text.ts [--reps 15]
  */
 import { parseArgs } from "node:util";
-import { parseCommands, redactSecrets, renderVerifierCheck } from "../src/github/index.js";
+import { parseCommands } from "../src/github/commands/index.js";
+import { redactSecrets } from "../src/github/index.js";
+import { renderVerifierCheck } from "../src/github/report/index.js";
 import { emptySnapshot, reduceSnapshot, type HistoryEvent } from "../src/pipeline/events.js";
 import { formatPaired, measurePaired } from "./lib/paired.js";
 

@@ -4,9 +4,10 @@
  */
 import type { ApplicationFunction, ApplicationFunctionOptions, Probot } from "probot";
 import { collectLocalWork, collectRuns, collectStatus, statusHandler } from "./status/index.js";
-import {
-  DEFAULT_MAX_INFLIGHT, doorStatus, type DoorStatus, GitHubReporter, guardWebhooks, RedeliverySweeper, ShedLedger, HANDLER_BUDGET_MS, openStoryOutbox, readAppIdentity, withinBudget, type AppOctokit, queueNoticeListeners, doorEvent, TRIGGER_HANDLERS, triggerOf, type NodeMiddleware, type WebhookGuardOptions, type TriggerDeps, type TriggerEvent, type TriggerName, type TriggerOutcome,
-} from "./github/index.js";
+import { DEFAULT_MAX_INFLIGHT, doorStatus, type DoorStatus, guardWebhooks, RedeliverySweeper, ShedLedger, HANDLER_BUDGET_MS, withinBudget, type NodeMiddleware, type WebhookGuardOptions } from "./github/door/index.js";
+import { GitHubReporter, queueNoticeListeners } from "./github/report/index.js";
+import { openStoryOutbox, readAppIdentity, type AppOctokit } from "./github/story/index.js";
+import { doorEvent, TRIGGER_HANDLERS, triggerOf, type TriggerDeps, type TriggerEvent, type TriggerName, type TriggerOutcome } from "./github/triggers/index.js";
 import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "./pipeline/index.js";
 import { storyKey, type StoryQueue } from "./queue/index.js";
 import { createStoryRunner, pushStoryWork, type HousekeepingSettings, type RunnerLog } from "./runner/index.js";

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { parseArgs, parseEnv } from "node:util";
 import { ProbotOctokit, run } from "probot";
 import { isNeverPassed } from "../exec/index.js";
-import { appSecretValues } from "../github/index.js";
+import { appSecretValues } from "../github/door/index.js";
 import { claimHarnessHome, HarnessHomeInUseError, openStoryQueue, redactUrl, type HomeClaim, type QueueConfig, type StoryQueue } from "../queue/index.js";
 import { sandboxFromEnv, SandboxSettingsError, scratchRemoved } from "../sandbox/index.js";
 import { housekeepingFromEnv, HousekeepingSettingsError } from "../runner/index.js";

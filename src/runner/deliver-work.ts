@@ -14,7 +14,9 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { PUSH_SLOT, renderPushFailed, renderPushRefusedDetail, type Outbox, type OutboxStory, type StoryGitHub } from "../github/index.js";
+import { PUSH_SLOT, type Outbox, type OutboxStory } from "../github/outbox/index.js";
+import { renderPushFailed, renderPushRefusedDetail } from "../github/report/index.js";
+import { type StoryGitHub } from "../github/story/index.js";
 import type { FailureClass, StoryOutcome } from "../pipeline/index.js";
 import { UNPUSHED_BUNDLE } from "./push.js";
 import type { StoryPull } from "./story-start.js";

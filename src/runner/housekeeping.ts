@@ -6,7 +6,7 @@
 import { readdirSync, rmSync, statfsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { FailureClass } from "../pipeline/index.js";
-import { renderLowDisk } from "../github/index.js";
+import { renderLowDisk } from "../github/report/index.js";
 
 export const DEFAULT_RETENTION_DAYS = 14;
 export const DEFAULT_MIN_FREE_MB = 1024;

@@ -6,7 +6,7 @@
  * carries it across restarts ({@link pushStoryWork} is how it pushes).
  */
 import { join } from "node:path";
-import type { PushWork } from "../github/index.js";
+import type { PushWork } from "../github/story/index.js";
 import type { FailureClass } from "../pipeline/index.js";
 import { git, GitError } from "../workspace/index.js";
 import { pushStoryBranch } from "./story-start.js";

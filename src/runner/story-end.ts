@@ -4,7 +4,7 @@
  * the status comment have a story to show.
  */
 import { randomUUID } from "node:crypto";
-import { renderStoryStopped } from "../github/index.js";
+import { renderStoryStopped } from "../github/report/index.js";
 import { failureClassOf, runStartedEvent, type FailureClass, type RunStartedEvent, type Workflow } from "../pipeline/index.js";
 import type { JobLease, StoryJob } from "../queue/index.js";
 import type { RunnerLog } from "./log.js";

@@ -1,4 +1,6 @@
-import { renderPullTitle, startRefusal, storyBranch, type StoryGitHub } from "../github/index.js";
+import { renderPullTitle } from "../github/report/index.js";
+import { startRefusal, type StoryGitHub } from "../github/story/index.js";
+import { storyBranch } from "../github/index.js";
 import { git, gitResult, HARNESS_IDENTITY, resolveObjects } from "../workspace/index.js";
 import { fetchRemoteBranch, setRemoteBranch } from "./repo-cache.js";
 

@@ -3,7 +3,7 @@
  * browser every few seconds. Pure: a report in, a page out. Every value is escaped; issue
  * titles and log lines are repository text.
  */
-import type { DoorStatus } from "../github/index.js";
+import type { DoorStatus } from "../github/door/index.js";
 import type { RunStatus, StatusReport } from "./report.js";
 
 /** Seconds between the page's refreshes. */

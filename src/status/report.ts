@@ -7,7 +7,8 @@
 import { readdirSync, statSync } from "node:fs";
 import { readBoundedFileSync } from "../files/index.js";
 import { join } from "node:path";
-import { redactSecrets, type DoorStatus } from "../github/index.js";
+import { redactSecrets } from "../github/index.js";
+import { type DoorStatus } from "../github/door/index.js";
 import { emptySnapshot, JOURNAL_FILE, readJournal, reduceSnapshot } from "../pipeline/index.js";
 import { stripAnsi } from "../text/index.js";
 import type { QueuedJobView, ReportedRun, StoryQueue } from "../queue/index.js";

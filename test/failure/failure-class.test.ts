@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { FAILURE_CLASSES, failureClassOf, isFailureClass } from "../../src/failure/index.js";
-import { adviceFor, failureClassTable, withFailureClassTable } from "../../src/github/index.js";
+import { adviceFor, failureClassTable, withFailureClassTable } from "../../src/github/report/index.js";
 import { GitError } from "../../src/workspace/index.js";
 import { SchemaValidationError } from "../../src/schema/index.js";
 

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { confirmAdmission, handleIssueComment, handleIssueLabeled } from "../../src/github/index.js";
+import { confirmAdmission, handleIssueComment, handleIssueLabeled } from "../../src/github/triggers/index.js";
 import type { StoryJob } from "../../src/queue/index.js";
 import { fakeOctokit } from "../support/fake-github/client.js";
 import { issueCommentCreatedPayload, issuesLabeledPayload, startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";

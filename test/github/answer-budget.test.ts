@@ -4,7 +4,7 @@
  * (or logged) once the work ends.
  */
 import { describe, expect, it } from "@jest/globals";
-import { withinBudget } from "../../src/github/index.js";
+import { withinBudget } from "../../src/github/door/index.js";
 import { RecordingLog } from "./fake-setup.js";
 
 /** A promise and the functions that settle it. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@jest/globals";
-import { planChecks, RETRY_ACTION } from "../../src/github/index.js";
+import { planChecks, RETRY_ACTION } from "../../src/github/report/index.js";
 import type { HistoryEvent } from "../../src/pipeline/events.js";
 import { cleanClone, completedStory, gate, provisionBlockedStory, provisioned, replay, retryingStory, stageStarted, started, verdict, worktree } from "./story-events.js";
 

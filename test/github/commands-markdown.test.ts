@@ -3,7 +3,7 @@
  * GitHub shows it as a line of a plain paragraph. Each row is a comment and the commands found.
  */
 import { describe, expect, it } from "@jest/globals";
-import { parseCommands } from "../../src/github/index.js";
+import { parseCommands } from "../../src/github/commands/index.js";
 
 const kinds = (body: string): string[] => parseCommands(body).map((command) => (command.kind === "unknown" ? `unknown:${command.name}` : command.kind));
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@jest/globals";
-import { parseCommands, MAX_COMMANDS, MAX_COMMENT_CHARS } from "../../src/github/index.js";
+import { parseCommands, MAX_COMMANDS, MAX_COMMENT_CHARS } from "../../src/github/commands/index.js";
 
 const kinds = (body: string): string[] => parseCommands(body).map((command) => (command.kind === "unknown" ? `unknown:${command.name}` : command.kind));
 

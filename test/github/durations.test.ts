@@ -1,6 +1,6 @@
 /** The two duration formats, on purpose: Markdown's words for GitHub, the terminal's compact one. */
 import { describe, expect, it } from "@jest/globals";
-import { formatDuration as markdownDuration } from "../../src/github/render/markdown.js";
+import { formatDuration as markdownDuration } from "../../src/github/report/render/markdown.js";
 import { formatDuration as terminalDuration } from "../../src/pipeline/index.js";
 
 describe("durations", () => {

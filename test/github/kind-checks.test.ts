@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@jest/globals";
-import { planChecks } from "../../src/github/index.js";
+import { planChecks } from "../../src/github/report/index.js";
 import type { HistoryEvent } from "../../src/pipeline/events.js";
 import { replay } from "./story-events.js";
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Outbox, retryVerdict, DEFAULT_RETRY_POLICY, type OutboxEntry, type OutboxStory, type OutboxWrite } from "../../src/github/index.js";
+import { Outbox, retryVerdict, DEFAULT_RETRY_POLICY, type OutboxEntry, type OutboxStory, type OutboxWrite } from "../../src/github/outbox/index.js";
 import { identityOf } from "../../src/exec/index.js";
 import { fakeOctokit } from "../support/fake-github/client.js";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";

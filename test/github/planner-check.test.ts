@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/globals";
-import { CHECK_RUN_OUTPUT_MAX_BYTES, GitHubReporter, planChecks, renderPlannerCheck } from "../../src/github/index.js";
+import { CHECK_RUN_OUTPUT_MAX_BYTES } from "../../src/github/index.js";
+import { GitHubReporter, planChecks, renderPlannerCheck } from "../../src/github/report/index.js";
 import { emptySnapshot, reduceSnapshot, type HistoryEvent } from "../../src/pipeline/events.js";
 import { fakeOctokit } from "../support/fake-github/client.js";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";

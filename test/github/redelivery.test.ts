@@ -6,7 +6,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "@jest/globals";
-import { ASKED_KEPT, nextCursor, RedeliverySweeper, toRedeliver, type HookDelivery } from "../../src/github/index.js";
+import { ASKED_KEPT, nextCursor, RedeliverySweeper, toRedeliver, type HookDelivery } from "../../src/github/door/index.js";
 import { fakeOctokit, startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { RecordingLog } from "./fake-setup.js";
 

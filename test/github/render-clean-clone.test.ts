@@ -3,7 +3,8 @@
  * the folders linked from the target (or that it was provisioned afresh) and a shallow depth.
  */
 import { describe, expect, it } from "@jest/globals";
-import { CHECK_RUN_OUTPUT_MAX_BYTES, neutralise, REDACTED, renderCleanCloneCheck, utf8Bytes } from "../../src/github/index.js";
+import { CHECK_RUN_OUTPUT_MAX_BYTES, REDACTED, utf8Bytes } from "../../src/github/index.js";
+import { neutralise, renderCleanCloneCheck } from "../../src/github/report/index.js";
 import { openFenceAtEnd } from "../../src/text/index.js";
 import type { CleanCloneRecord, HistoryEvent } from "../../src/pipeline/events.js";
 import { replay, started } from "./story-events.js";

@@ -6,7 +6,7 @@
  * team ping, no link or image, no heading, no HTML, no extra table cell or row.
  */
 import { describe, expect, it } from "@jest/globals";
-import { renderCleanCloneCheck, renderStatusComment, renderStoryCheck } from "../../src/github/index.js";
+import { renderCleanCloneCheck, renderStatusComment, renderStoryCheck } from "../../src/github/report/index.js";
 import type { CleanCloneRecord, HistoryEvent } from "../../src/pipeline/events.js";
 import { replay, started } from "./story-events.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@jest/globals";
-import { renderCleanCloneCheck, renderStoryCheck, renderVerifierCheck } from "../../src/github/index.js";
+import { renderCleanCloneCheck, renderStoryCheck, renderVerifierCheck } from "../../src/github/report/index.js";
 import type { HistoryEvent } from "../../src/pipeline/events.js";
 import { cleanClone, gate, replay, started } from "./story-events.js";
 

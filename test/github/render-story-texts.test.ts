@@ -1,11 +1,9 @@
 /** The texts the App posts about a story outside its check runs: pure renderers, bounded, and safe with hostile details. */
 import { describe, expect, it } from "@jest/globals";
-import {
-  renderLowDisk, renderPullTitle, renderPushFailed, renderPushRefusedDetail, renderPushStillWaiting, renderSandboxUnavailable, renderStoryStopped, renderTooManyInterruptions,
-} from "../../src/github/index.js";
-import { renderMovedCheck, renderInterruptedCheck } from "../../src/github/render/check-notes.js";
-import { renderPullBody } from "../../src/github/render/pull.js";
-import { renderPushRefusedCheck } from "../../src/github/render/push.js";
+import { renderLowDisk, renderPullTitle, renderPushFailed, renderPushRefusedDetail, renderPushStillWaiting, renderSandboxUnavailable, renderStoryStopped, renderTooManyInterruptions } from "../../src/github/report/index.js";
+import { renderMovedCheck, renderInterruptedCheck } from "../../src/github/report/render/index.js";
+import { renderPullBody } from "../../src/github/report/render/index.js";
+import { renderPushRefusedCheck } from "../../src/github/report/render/index.js";
 import { fencedBlocks, openFenceAtEnd } from "../../src/text/index.js";
 
 describe("the story's pull request", () => {

@@ -1,18 +1,6 @@
 import { describe, expect, it } from "@jest/globals";
-import {
-  CHECK_RUN_OUTPUT_MAX_BYTES,
-  COMMENT_MAX_CHARS,
-  REDACTED,
-  renderCleanCloneCheck,
-  renderHelp,
-  renderProvisionCheck,
-  renderStatusComment,
-  renderStoryCheck,
-  renderTaskCheck,
-  renderVerifierCheck,
-  STATUS_MARKER,
-  utf8Bytes,
-} from "../../src/github/index.js";
+import { CHECK_RUN_OUTPUT_MAX_BYTES, COMMENT_MAX_CHARS, REDACTED, utf8Bytes } from "../../src/github/index.js";
+import { renderCleanCloneCheck, renderHelp, renderProvisionCheck, renderStatusComment, renderStoryCheck, renderTaskCheck, renderVerifierCheck, STATUS_MARKER } from "../../src/github/report/index.js";
 import { openFenceAtEnd } from "../../src/text/index.js";
 import type { HistoryEvent } from "../../src/pipeline/events.js";
 import { cleanClone, completedStory, gate, provisioned, provisionBlockedStory, replay, retryingStory, stagePassed, stageStarted, started, verdict, worktree } from "./story-events.js";

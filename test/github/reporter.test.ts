@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/globals";
-import { BLOCKED_LABEL, GitHubReporter, STATUS_MARKER } from "../../src/github/index.js";
+import { BLOCKED_LABEL } from "../../src/github/index.js";
+import { GitHubReporter, STATUS_MARKER } from "../../src/github/report/index.js";
 import { emptySnapshot, reduceSnapshot, type HistoryEvent, type StorySnapshot } from "../../src/pipeline/events.js";
 import { fakeOctokit } from "../support/fake-github/client.js";
 import { startFakeGitHub, type CheckRunRecord, type FakeGitHub } from "../support/fake-github/index.js";

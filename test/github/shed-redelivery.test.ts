@@ -6,7 +6,7 @@
  * shows the shed delivery ids and the sweeps' results meanwhile.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
-import type { DoorStatus } from "../../src/github/index.js";
+import type { DoorStatus } from "../../src/github/door/index.js";
 import { schemas } from "../../src/schema/index.js";
 import type { GatedQueue } from "../support/gated-queue.js";
 import type { FakeGitHub, HookDeliveryRecord } from "../support/fake-github/index.js";

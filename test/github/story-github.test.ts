@@ -5,7 +5,8 @@
  * redacts every token it handed out (in every form) with the App's own secrets.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/globals";
-import { HARNESS_CONFIG_PATH, renderPullTitle, startRefusal, storyGitHub, StoryStartRefusedError, type AppOctokit, type StoryGitHub } from "../../src/github/index.js";
+import { HARNESS_CONFIG_PATH, startRefusal, storyGitHub, StoryStartRefusedError, type AppOctokit, type StoryGitHub } from "../../src/github/story/index.js";
+import { renderPullTitle } from "../../src/github/report/index.js";
 import { GIT_TOKEN_PERMISSIONS, STORY_API_PERMISSIONS } from "../../src/github/story/index.js";
 import type { StoryJob } from "../../src/queue/index.js";
 import { git, HARNESS_IDENTITY } from "../../src/workspace/index.js";

@@ -9,7 +9,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { handleIssueComment, handleIssueLabeled, handleRetryAction, BLOCKED_LABEL, type TriggerDeps } from "../../src/github/index.js";
+import { handleIssueComment, handleIssueLabeled, handleRetryAction, type TriggerDeps } from "../../src/github/triggers/index.js";
+import { BLOCKED_LABEL } from "../../src/github/index.js";
 import { EmbeddedQueue } from "../../src/queue/index.js";
 import { git } from "../../src/workspace/index.js";
 import { fakeOctokit } from "../support/fake-github/client.js";

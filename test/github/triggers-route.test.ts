@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { createProbot } from "probot";
-import { doorEvent, installationOctokit, TRIGGER_HANDLERS, triggerOf, type AppAuth } from "../../src/github/index.js";
+import { doorEvent, installationOctokit, TRIGGER_HANDLERS, triggerOf, type AppAuth } from "../../src/github/triggers/index.js";
 import { deliverWebhook, issueCommentCreatedPayload, issuesLabeledPayload, signedDelivery, startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { triggerDepsEach } from "../support/trigger-deps.js";
 import { NAME, OWNER, RecordingLog } from "./fake-setup.js";

@@ -2,7 +2,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { rmSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { handleIssueComment, handleIssueLabeled, handleRetryAction, BLOCKED_LABEL, type TriggerDeps } from "../../src/github/index.js";
+import { handleIssueComment, handleIssueLabeled, handleRetryAction, type TriggerDeps } from "../../src/github/triggers/index.js";
+import { BLOCKED_LABEL } from "../../src/github/index.js";
 import { isBotActor } from "../../src/github/triggers/deps.js";
 import { EmbeddedQueue } from "../../src/queue/index.js";
 import { fakeOctokit } from "../support/fake-github/client.js";

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@jest/globals";
-import { appSecretValues, neutralise, singleLine, untrustedLine } from "../../src/github/index.js";
+import { appSecretValues } from "../../src/github/door/index.js";
+import { neutralise, singleLine, untrustedLine } from "../../src/github/report/index.js";
 
 describe("singleLine", () => {
   it("turns every line break and control character into one space, so no trailer can follow", () => {

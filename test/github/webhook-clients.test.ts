@@ -9,7 +9,7 @@ import { createHmac } from "node:crypto";
 import { createServer, request as httpRequest, type ClientRequest, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "@jest/globals";
-import { clientKey, defaultMaxInflightPerClient, guardWebhooks, ShedLedger } from "../../src/github/index.js";
+import { clientKey, defaultMaxInflightPerClient, guardWebhooks, ShedLedger } from "../../src/github/door/index.js";
 import { eventually } from "../support/poll.js";
 import { RecordingLog } from "./fake-setup.js";
 

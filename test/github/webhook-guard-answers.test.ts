@@ -7,7 +7,7 @@ import { createHmac } from "node:crypto";
 import { createServer, request as httpRequest, type Server } from "node:http";
 import { connect, type AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "@jest/globals";
-import { guardWebhooks, type WebhookGuardOptions } from "../../src/github/index.js";
+import { guardWebhooks, type WebhookGuardOptions } from "../../src/github/door/index.js";
 import { eventually } from "../support/poll.js";
 import { RecordingLog } from "./fake-setup.js";
 

@@ -7,7 +7,7 @@ import { createHmac } from "node:crypto";
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
-import { guardWebhooks } from "../../src/github/index.js";
+import { guardWebhooks } from "../../src/github/door/index.js";
 import { RecordingLog } from "./fake-setup.js";
 
 const SECRET = "guard-test-secret";

@@ -8,7 +8,7 @@ import { createHmac } from "node:crypto";
 import { createServer, request as httpRequest, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "@jest/globals";
-import { guardWebhooks, SHED_IDS_KEPT, SHED_IDS_LOGGED, SHED_RETRY_AFTER_SECONDS, ShedLedger, type ShedClock } from "../../src/github/index.js";
+import { guardWebhooks, SHED_IDS_KEPT, SHED_IDS_LOGGED, SHED_RETRY_AFTER_SECONDS, ShedLedger, type ShedClock } from "../../src/github/door/index.js";
 import { eventually } from "../support/poll.js";
 import { RecordingLog } from "./fake-setup.js";
 

@@ -6,7 +6,7 @@
  * comment, no table of waves.
  */
 import { emptySnapshot, reduceSnapshot, type HistoryEvent, type StorySnapshot } from "../../src/pipeline/index.js";
-import { CHECK_NAMES, planChecks, renderStatusComment } from "../../src/github/index.js";
+import { CHECK_NAMES, planChecks, renderStatusComment } from "../../src/github/report/index.js";
 import { git } from "../../src/workspace/index.js";
 import { removeTempDirs } from "../support/tmp.js";
 import { kinds, makeScenario, ofKind, runScenario, scriptedConfig } from "./helpers.js";

@@ -9,7 +9,10 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { jest } from "@jest/globals";
-import { GitHubReporter, Outbox, storyBranch, storyGitHub, type AppOctokit } from "../../src/github/index.js";
+import { GitHubReporter } from "../../src/github/report/index.js";
+import { Outbox } from "../../src/github/outbox/index.js";
+import { storyBranch } from "../../src/github/index.js";
+import { storyGitHub, type AppOctokit } from "../../src/github/story/index.js";
 import { loadWorkflow, reduceSnapshot, runStartedEvent, type HistoryEvent, type StoryOutcome } from "../../src/pipeline/index.js";
 import { ensureStoryPull, pushStoryWork, syncRepoCache, TrackingReporter, UNPUSHED_BUNDLE, type StoryReporter } from "../../src/runner/index.js";
 import { deliverStoryWork, PushFailedError, type DeliverArgs } from "../../src/runner/deliver-work.js";

@@ -7,7 +7,8 @@
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Outbox, outboxDir } from "../../src/github/index.js";
+import { type Outbox } from "../../src/github/outbox/index.js";
+import { outboxDir } from "../../src/github/story/index.js";
 import type { JobLease } from "../../src/queue/index.js";
 import { UNPUSHED_BUNDLE } from "../../src/runner/index.js";
 import { git, HARNESS_IDENTITY, storyDirName } from "../../src/workspace/index.js";

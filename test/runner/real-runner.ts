@@ -2,7 +2,7 @@
  * The runner as the App builds it (the real pipeline, the GitHub reporter) against the fake
  * GitHub, and the leases the tests hand it: one place for what every runner test sets up.
  */
-import { GitHubReporter } from "../../src/github/index.js";
+import { GitHubReporter } from "../../src/github/report/index.js";
 import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "../../src/pipeline/index.js";
 import { storyKey, type JobLease, type JobWorker, type StoryJob } from "../../src/queue/index.js";
 import { createStoryRunner, type RunnerLog, type StoryRunnerDeps } from "../../src/runner/index.js";

@@ -3,7 +3,7 @@
  * delivery ids (bounded, escaped: a sender chose them), and the redelivery sweeps' state.
  */
 import { describe, expect, it } from "@jest/globals";
-import { DOOR_ID_CHARS, DOOR_IDS_SHOWN, doorStatus, type DoorStatus, type SweepState } from "../../src/github/index.js";
+import { DOOR_ID_CHARS, DOOR_IDS_SHOWN, doorStatus, type DoorStatus, type SweepState } from "../../src/github/door/index.js";
 import { renderStatusPage, type StatusReport } from "../../src/status/index.js";
 
 const report = (door?: DoorStatus): StatusReport => ({

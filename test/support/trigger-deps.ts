@@ -7,7 +7,8 @@ import { afterEach, beforeEach } from "@jest/globals";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { GitHubLog, TriggerDeps } from "../../src/github/index.js";
+import type { GitHubLog } from "../../src/github/index.js";
+import type { TriggerDeps } from "../../src/github/triggers/index.js";
 import { EmbeddedQueue } from "../../src/queue/index.js";
 import type { FakeGitHub } from "./fake-github/index.js";
 

@@ -1,9 +1,9 @@
 /** Performs one outbox write against GitHub: the thin layer that calls the API. */
 import type { ProbotOctokit } from "probot";
-import { addLabel, removeLabel } from "../labels.js";
-import { hasStatus } from "../log.js";
+import { addLabel, removeLabel } from "../index.js";
+import { hasStatus } from "../index.js";
 import { markReadyForReview } from "../story/pull.js";
-import { STATUS_MARKER } from "../render/status-comment.js";
+import { STATUS_MARKER } from "../report/render/index.js";
 import type { OutboxEntry } from "./types.js";
 
 type Octokit = InstanceType<typeof ProbotOctokit>;

@@ -1,6 +1,6 @@
 /** How an outbox is opened: where it keeps its entries, how it reaches GitHub and git. */
 import type { ProbotOctokit } from "probot";
-import type { GitHubLog } from "../log.js";
+import type { GitHubLog } from "../index.js";
 import type { RetryPolicy } from "./retry.js";
 import type { OutboxStory, PushWrite } from "./types.js";
 

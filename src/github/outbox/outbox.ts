@@ -6,7 +6,7 @@
  * gets the final state, not the whole history. A story's writes go out in order, one at a time.
  */
 import { selfIdentity } from "../../exec/index.js";
-import { errorDetails } from "../log.js";
+import { errorDetails } from "../index.js";
 import { deliverEntry } from "./deliver.js";
 import type { OutboxOptions } from "./options.js";
 import { DEFAULT_RETRY_POLICY, retryVerdict, type RetryPolicy } from "./retry.js";

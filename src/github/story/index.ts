@@ -1,3 +1,4 @@
+/** The story adapter: what the runner asks of GitHub for one story (installation auth, start branch, draft pull request, its outbox), and the App's identity. */
 export { storyGitHub, type StoryGitHub, type StoryGitHubArgs, type ReporterTarget } from "./story-github.js";
 export { authenticateInstallation, GIT_TOKEN_PERMISSIONS, STORY_API_PERMISSIONS, type AppOctokit, type Installation } from "./installation.js";
 export { gitAuthEnv } from "./git-auth.js";
@@ -5,3 +6,4 @@ export { openStoryOutbox, outboxDir, type PushWork, type StoryOutboxArgs } from 
 export { HARNESS_CONFIG_PATH } from "./repo-config.js";
 export type { OpenStoryPull } from "./pull.js";
 export { startRefusal, StoryStartRefusedError, type CommitSignature, type StartBranch, type StartCommitArgs } from "./git-data.js";
+export { readAppIdentity } from "./app-identity.js";

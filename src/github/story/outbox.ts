@@ -5,7 +5,7 @@
  * credentials minted for that one push, to the git work of the runner ({@link PushWork}).
  */
 import { join } from "node:path";
-import type { GitHubLog } from "../log.js";
+import type { GitHubLog } from "../index.js";
 import { Outbox, type OutboxStory, type PushWrite, type RetryPolicy } from "../outbox/index.js";
 import { gitAuthEnv } from "./git-auth.js";
 import { authenticateInstallation, GIT_TOKEN_PERMISSIONS, STORY_API_PERMISSIONS, type AppOctokit, type Installation } from "./installation.js";

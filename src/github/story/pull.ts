@@ -1,5 +1,5 @@
 /** The story's pull request on GitHub: found by its branch, opened as a draft, marked ready. */
-import { renderPullBody, renderPullTitle } from "../render/pull.js";
+import { renderPullBody, renderPullTitle } from "../report/render/index.js";
 import type { AppOctokit } from "./installation.js";
 
 /** The story's open pull request as the runner needs it. */

@@ -5,12 +5,12 @@
  * handed out, with the App's own secrets, from the text the runner logs or posts.
  */
 import type { StoryJob } from "../../queue/index.js";
-import { confirmAdmission } from "../admission.js";
-import type { GitHubLog } from "../log.js";
+import { confirmAdmission } from "../triggers/index.js";
+import type { GitHubLog } from "../index.js";
 import { Outbox, type OutboxStory } from "../outbox/index.js";
-import { redactSecrets } from "../redact.js";
-import type { GitHubReporterOptions } from "../reporter.js";
-import { findStoryPullRequest, type StoryPullRequest } from "../story-lookup.js";
+import { redactSecrets } from "../index.js";
+import type { GitHubReporterOptions } from "../report/index.js";
+import { findStoryPullRequest, type StoryPullRequest } from "../index.js";
 import { gitAuthEnv } from "./git-auth.js";
 import { createStartBranch, readBranchTips, type StartBranch, type StartCommitArgs } from "./git-data.js";
 import { authenticateInstallation, GIT_TOKEN_PERMISSIONS, STORY_API_PERMISSIONS, type AppOctokit, type Installation } from "./installation.js";

@@ -1,10 +1,10 @@
 /** `issue_comment.created` with `/harness` commands, from a person with write access. */
 import type { Context } from "probot";
-import { parseCommands, type HarnessCommand } from "../commands.js";
-import { hasLabel } from "../labels.js";
-import { admitActor, isAllowedBot } from "../admission.js";
-import { renderHelp, renderNotAStory, renderNotPermitted, renderUnknownCommand } from "../render/replies.js";
-import { storyIssueFromBranch } from "../story-lookup.js";
+import { parseCommands, type HarnessCommand } from "../commands/index.js";
+import { hasLabel } from "../index.js";
+import { admitActor, isAllowedBot } from "./admission.js";
+import { renderHelp, renderNotAStory, renderNotPermitted, renderUnknownCommand } from "../report/render/index.js";
+import { storyIssueFromBranch } from "../index.js";
 import { admissionPolicy, DEFAULT_STORY_LABEL, isBotActor, reply, scopeOf, type TriggerDeps, type TriggerEvent, type TriggerOutcome, type TriggerScope } from "./deps.js";
 import { loadStoryIssue, readmitBlockedStory, type StoryIssue } from "./readmit.js";
 

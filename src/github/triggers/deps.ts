@@ -2,9 +2,9 @@
 import type { EmitterWebhookEventName } from "@octokit/webhooks";
 import type { Context, ProbotOctokit } from "probot";
 import { storyKey, type JobIntake, type JobRepository, type StoryJob } from "../../queue/index.js";
-import { isAllowedBot, isBotLogin, type AdmissionPolicy } from "../admission.js";
-import type { GitHubLog } from "../log.js";
-import { singleLine } from "../render/text.js";
+import { isAllowedBot, isBotLogin, type AdmissionPolicy } from "./admission.js";
+import type { GitHubLog } from "../index.js";
+import { singleLine } from "../report/render/index.js";
 
 export interface TriggerDeps {
   queue: JobIntake;

@@ -1,6 +1,6 @@
 /** `issues.labeled` with the story label: starts the story when the labeller may. */
-import { BLOCKED_LABEL, hasLabel } from "../labels.js";
-import { renderAlreadyActive, renderBlockedUseRetry } from "../render/replies.js";
+import { BLOCKED_LABEL, hasLabel } from "../index.js";
+import { renderAlreadyActive, renderBlockedUseRetry } from "../report/render/index.js";
 import { buildJob, DEFAULT_STORY_LABEL, isBotActor, reply, scopeOf, type TriggerDeps, type TriggerEvent, type TriggerOutcome } from "./deps.js";
 
 /**

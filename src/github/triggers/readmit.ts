@@ -1,8 +1,8 @@
 /** Re-admitting a blocked story: shared by `/harness retry-blocked` and the Retry button. */
 import { storyKey } from "../../queue/index.js";
-import { BLOCKED_LABEL, hasLabel } from "../labels.js";
-import { renderAlreadyActive, renderNotBlocked, renderReadmitted } from "../render/replies.js";
-import { errorDetails } from "../log.js";
+import { BLOCKED_LABEL, hasLabel } from "../index.js";
+import { renderAlreadyActive, renderNotBlocked, renderReadmitted } from "../report/render/index.js";
+import { errorDetails } from "../index.js";
 import { buildJob, reply, type TriggerDeps, type TriggerOutcome, type TriggerScope } from "./deps.js";
 
 export interface StoryIssue {

@@ -1,8 +1,8 @@
 /** `check_run.requested_action`: the Retry button on a blocked story's `harness / story` check run. */
-import { isRetryCheckName, RETRY_ACTION } from "../check-plan.js";
-import { admitActor } from "../admission.js";
-import { renderNotPermitted } from "../render/replies.js";
-import { storyIssueFromBranch, storyIssueFromExternalId } from "../story-lookup.js";
+import { isRetryCheckName, RETRY_ACTION } from "../report/index.js";
+import { admitActor } from "./admission.js";
+import { renderNotPermitted } from "../report/render/index.js";
+import { storyIssueFromBranch, storyIssueFromExternalId } from "../index.js";
 import { admissionPolicy, isBotActor, reply, scopeOf, type TriggerDeps, type TriggerEvent, type TriggerOutcome } from "./deps.js";
 import { loadStoryIssue, readmitBlockedStory } from "./readmit.js";
 

@@ -7,7 +7,7 @@
 import { jest } from "@jest/globals";
 import { Queue } from "bullmq";
 import { main } from "../../../src/cli.js";
-import { renderQuarantinedJob } from "../../../src/github/index.js";
+import { renderQuarantinedJob } from "../../../src/github/report/index.js";
 import { BullmqQueue } from "../../../src/queue/bullmq/index.js";
 import type { QuarantinedJob } from "../../../src/queue/index.js";
 import type { HarnessStatus } from "../../../src/status/index.js";
