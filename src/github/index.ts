@@ -9,6 +9,7 @@ export { BLOCKED_LABEL, addLabel, removeLabel, ensureLabel, hasLabel } from "./l
 export { storyBranch, storyIssueFromBranch, storyIssueFromExternalId, storyExternalId, findStoryPullRequest, isCompletedStory, type StoryPullRequest } from "./story-lookup.js";
 export { redactSecrets, redactPem, REDACTED } from "./redact.js";
 export { errorDetails, hasStatus, type GitHubLog } from "./log.js";
+export { markReadyForReview } from "./ready-for-review.js";
 export {
   boundMarkdown,
   boundCheckRunOutput,

@@ -14,7 +14,7 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { PUSH_SLOT, type Outbox, type OutboxStory } from "../github/outbox/index.js";
+import { PUSH_SLOT, type Outbox, type OutboxStory } from "../outbox/index.js";
 import { renderPushFailed, renderPushRefusedDetail } from "../github/report/index.js";
 import { type StoryGitHub } from "../github/story/index.js";
 import type { FailureClass, StoryOutcome } from "../pipeline/index.js";

@@ -1,7 +1,7 @@
 import { announceNotices, commentNotice, postNotices, renderAlreadyCompleted, renderPushStillWaiting, renderSandboxUnavailable, renderTooManyInterruptions } from "../github/report/index.js";
 import { storyBranch, isCompletedStory } from "../github/index.js";
-import { HARNESS_CONFIG_PATH, storyGitHub, type AppOctokit, type ReporterTarget, type StoryGitHub } from "../github/story/index.js";
-import { PUSH_SLOT, untilGitHubAnswers, type GitHubDownOptions, type Outbox } from "../github/outbox/index.js";
+import { HARNESS_CONFIG_PATH, storyGitHub, untilGitHubAnswers, type AppOctokit, type GitHubDownOptions, type ReporterTarget, type StoryGitHub } from "../github/story/index.js";
+import { PUSH_SLOT, type Outbox } from "../outbox/index.js";
 import type { JobLease, JobWorker } from "../queue/index.js";
 import { TaskSlots, type FailureClass, type HarnessConfig, type RunStoryArgs, type StoryOutcome, type Workflow } from "../pipeline/index.js";
 import { runInStepScope } from "../exec/index.js";

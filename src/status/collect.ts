@@ -6,7 +6,7 @@
 import { readFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { OutboxStore, type OutboxEntry } from "../github/outbox/index.js";
+import { OutboxStore, type OutboxEntry } from "../outbox/index.js";
 import {
   JobStore, liveHolder, listQuarantine, newLockOwner, quarantineDir, retireLockOwner, salvageStory, type JobRecord, type LocalWork, type QueuedJobView, type StoryQueue, type WorkerReport,
 } from "../queue/index.js";

@@ -1,4 +1,4 @@
-import { githubDownDelay, GITHUB_DOWN_POLICY } from "../../src/github/outbox/index.js";
+import { githubDownDelay, GITHUB_DOWN_POLICY } from "../../src/github/story/index.js";
 
 /** An error shaped as Octokit throws them: a status, and the response's headers. */
 const httpError = (status: number, headers: Record<string, string> = {}, message = "failed"): Error =>

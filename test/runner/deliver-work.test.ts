@@ -10,7 +10,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { jest } from "@jest/globals";
 import { GitHubReporter } from "../../src/github/report/index.js";
-import { Outbox } from "../../src/github/outbox/index.js";
+import { Outbox } from "../../src/outbox/index.js";
 import { storyBranch } from "../../src/github/index.js";
 import { storyGitHub, type AppOctokit } from "../../src/github/story/index.js";
 import { loadWorkflow, reduceSnapshot, runStartedEvent, type HistoryEvent, type StoryOutcome } from "../../src/pipeline/index.js";

@@ -3,7 +3,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AppOctokit } from "../../src/github/story/index.js";
-import type { Sleep } from "../../src/github/outbox/index.js";
+import type { Sleep } from "../../src/github/story/index.js";
 import { EmbeddedQueue, storyKey, type JobWorker, type StoryJob } from "../../src/queue/index.js";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { waitFor } from "../queue/helpers.js";

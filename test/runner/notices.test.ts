@@ -6,7 +6,7 @@
  */
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { type Outbox } from "../../src/github/outbox/index.js";
+import { type Outbox } from "../../src/outbox/index.js";
 import { outboxDir } from "../../src/github/story/index.js";
 import type { JobLease } from "../../src/queue/index.js";
 import { AGENT_SCRIPT, harnessYml } from "../e2e/scenario.js";

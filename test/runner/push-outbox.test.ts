@@ -7,7 +7,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Outbox } from "../../src/github/outbox/index.js";
+import { type Outbox } from "../../src/outbox/index.js";
 import { outboxDir } from "../../src/github/story/index.js";
 import type { JobLease } from "../../src/queue/index.js";
 import { UNPUSHED_BUNDLE } from "../../src/runner/index.js";

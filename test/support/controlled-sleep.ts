@@ -1,4 +1,4 @@
-import type { Sleep } from "../../src/github/outbox/index.js";
+import type { Sleep } from "../../src/github/story/index.js";
 
 /**
  * A sleep the test controls, for a runner waiting while GitHub is down: each call is recorded

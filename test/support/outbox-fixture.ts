@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ProbotOctokit } from "probot";
 import { openStoryOutbox, type AppOctokit } from "../../src/github/story/index.js";
-import { type Outbox } from "../../src/github/outbox/index.js";
+import { type Outbox } from "../../src/outbox/index.js";
 import { pushStoryWork, type RunnerLog } from "../../src/runner/index.js";
 import { startFakeGitHub, type FailureWindow, type FailureWindowSpec, type FakeGitHub, type RequestGate, type RequestGateSpec } from "./fake-github/index.js";
 

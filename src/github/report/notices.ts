@@ -7,7 +7,7 @@
  * full disk) is still tried from memory: that is when the story most needs to hear it.
  */
 import { errorDetails, type GitHubLog } from "../index.js";
-import type { Outbox, OutboxStory, OutboxWrite } from "../outbox/index.js";
+import type { Outbox, OutboxStory, OutboxWrite } from "../../outbox/index.js";
 import { renderStoryStarted } from "./render/index.js";
 
 /** One notice: the slot names it within its story (a second put of the slot replaces it while pending). */

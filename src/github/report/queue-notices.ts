@@ -7,7 +7,7 @@
 import type { QueueListeners } from "../../queue/index.js";
 import type { GitHubLog } from "../index.js";
 import { commentNotice, postNotices } from "./notices.js";
-import type { Outbox, OutboxStory } from "../outbox/index.js";
+import type { Outbox, OutboxStory } from "../../outbox/index.js";
 import { renderQuarantinedJob, renderWriteFailure } from "./render/index.js";
 
 export interface QueueNoticeDeps {

@@ -8,9 +8,10 @@
 import type { ProbotOctokit } from "probot";
 import type { HistoryEvent, Reporter, StorySnapshot } from "../../pipeline/index.js";
 import { CHECK_NAMES, planChecks, type CheckName, type PlannedCheck } from "./check-plan.js";
+import { githubDelivery } from "./deliver.js";
 import { BLOCKED_LABEL } from "../index.js";
 import { errorDetails, type GitHubLog } from "../index.js";
-import { Outbox, type OutboxStory, type OutboxWrite } from "../outbox/index.js";
+import { Outbox, type OutboxStory, type OutboxWrite } from "../../outbox/index.js";
 import { renderMovedCheck } from "./render/index.js";
 import { renderStatusComment } from "./render/index.js";
 import type { RenderOptions } from "./render/index.js";
@@ -80,7 +81,7 @@ export class GitHubReporter implements Reporter {
     this.story = { installationId: options.installationId ?? 0, owner: options.owner, repo: options.repo, issueNumber: options.issueNumber, pullNumber: options.pullNumber };
     this.outbox = options.outbox
       ? Promise.resolve(options.outbox)
-      : Outbox.open({ octokitFor: async () => options.octokit, log: options.log });
+      : Outbox.open({ deliver: githubDelivery(async () => options.octokit), log: options.log });
   }
 
   /** Applies one event; resolves once its writes are recorded and tried (a refusal is retried later), or only recorded once handed off. */

@@ -7,3 +7,4 @@ export { HARNESS_CONFIG_PATH } from "./repo-config.js";
 export type { OpenStoryPull } from "./pull.js";
 export { startRefusal, StoryStartRefusedError, type CommitSignature, type StartBranch, type StartCommitArgs } from "./git-data.js";
 export { readAppIdentity } from "./app-identity.js";
+export { untilGitHubAnswers, githubDownDelay, GITHUB_DOWN_POLICY, type GitHubDownOptions, type Sleep } from "./github-down.js";

@@ -6,7 +6,8 @@
  */
 import { join } from "node:path";
 import type { GitHubLog } from "../index.js";
-import { Outbox, type OutboxStory, type PushWrite, type RetryPolicy } from "../outbox/index.js";
+import { Outbox, type OutboxStory, type PushWrite, type RetryPolicy } from "../../outbox/index.js";
+import { githubDelivery } from "../report/index.js";
 import { gitAuthEnv } from "./git-auth.js";
 import { authenticateInstallation, GIT_TOKEN_PERMISSIONS, STORY_API_PERMISSIONS, type AppOctokit, type Installation } from "./installation.js";
 
@@ -53,7 +54,7 @@ export async function openStoryOutbox(args: StoryOutboxArgs): Promise<Outbox> {
     const git = await authenticateInstallation(await args.appOctokit(), story.installationId, { throttle: false, retry: false, repositoryIds: [push.repositoryId], permissions: GIT_TOKEN_PERMISSIONS });
     await args.pushWork(push, gitAuthEnv(await git.token()));
   };
-  const outbox = await Outbox.open({ dir: outboxDir(args.harnessHome), octokitFor, secretsSeen, pusher, log: args.log, ...(args.policy ? { policy: args.policy } : {}) });
+  const outbox = await Outbox.open({ dir: outboxDir(args.harnessHome), deliver: githubDelivery(octokitFor), secretsSeen, pusher, log: args.log, ...(args.policy ? { policy: args.policy } : {}) });
   outbox.start();
   return outbox;
 }

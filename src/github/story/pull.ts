@@ -1,4 +1,4 @@
-/** The story's pull request on GitHub: found by its branch, opened as a draft, marked ready. */
+/** The story's pull request on GitHub: found by its branch, opened as a draft (marked ready by `markReadyForReview` in the room below). */
 import { renderPullBody, renderPullTitle } from "../report/render/index.js";
 import type { AppOctokit } from "./installation.js";
 
@@ -47,12 +47,4 @@ export async function ensureDraftPull(octokit: AppOctokit, args: DraftPullArgs):
   });
   const pull = created.data;
   return { pullNumber: pull.number, pullUrl: pull.html_url, pullNodeId: pull.node_id, opened: true };
-}
-
-/** Marks a draft pull request ready for review (REST cannot; GraphQL can). */
-export async function markReadyForReview(octokit: AppOctokit, pullNodeId: string): Promise<void> {
-  await octokit.graphql(
-    `mutation($id: ID!) { markPullRequestReadyForReview(input: { pullRequestId: $id }) { pullRequest { isDraft } } }`,
-    { id: pullNodeId },
-  );
 }

@@ -6,16 +6,14 @@
  */
 import type { StoryJob } from "../../queue/index.js";
 import { confirmAdmission } from "../triggers/index.js";
-import type { GitHubLog } from "../index.js";
-import { Outbox, type OutboxStory } from "../outbox/index.js";
-import { redactSecrets } from "../index.js";
-import type { GitHubReporterOptions } from "../report/index.js";
-import { findStoryPullRequest, type StoryPullRequest } from "../index.js";
+import { findStoryPullRequest, markReadyForReview, redactSecrets, type GitHubLog, type StoryPullRequest } from "../index.js";
+import { Outbox, type OutboxStory } from "../../outbox/index.js";
+import { githubDelivery, type GitHubReporterOptions } from "../report/index.js";
 import { gitAuthEnv } from "./git-auth.js";
 import { createStartBranch, readBranchTips, type StartBranch, type StartCommitArgs } from "./git-data.js";
 import { authenticateInstallation, GIT_TOKEN_PERMISSIONS, STORY_API_PERMISSIONS, type AppOctokit, type Installation } from "./installation.js";
 import type { PushWork } from "./outbox.js";
-import { ensureDraftPull, markReadyForReview, type DraftPullArgs, type OpenStoryPull } from "./pull.js";
+import { ensureDraftPull, type DraftPullArgs, type OpenStoryPull } from "./pull.js";
 import { fetchHarnessConfigText } from "./repo-config.js";
 
 export interface StoryGitHubArgs {
@@ -104,7 +102,7 @@ export function storyGitHub(args: StoryGitHubArgs, issueNumber: number): StoryGi
     reporterTarget: (target) => ({ octokit: connected().octokit, installationId: args.installationId, owner, repo, secrets: seen, ...target }),
     memoryOutbox(log, pushWork) {
       return Outbox.open({
-        octokitFor: async () => connected().octokit,
+        deliver: githubDelivery(async () => connected().octokit),
         log,
         secretsSeen: () => seen,
         pusher: async (_story, push) => pushWork(push, await this.gitAuthEnv()),

@@ -5,9 +5,8 @@
  * runs on the unpushed commit, the status comment, ready for review) is withheld (kept, listed
  * in `harness status`), and the story's issue is told and labelled blocked.
  */
-import { BLOCKED_LABEL } from "../index.js";
-import { renderPushRefusedCheck, renderPushRefusedDetail } from "../report/render/index.js";
-import { renderStoryStopped } from "../report/render/index.js";
+import { BLOCKED_LABEL } from "../github/index.js";
+import { renderPushRefusedCheck, renderPushRefusedDetail, renderStoryStopped } from "../github/report/render/index.js";
 import type { OutboxEntry, OutboxWrite, PushWrite } from "./types.js";
 
 /** The rewritten followers, and the writes that tell the story (none when nothing waited: the job still reports). */

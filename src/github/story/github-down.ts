@@ -8,7 +8,7 @@
  */
 import { setTimeout as sleepFor } from "node:timers/promises";
 import { errorDetails, type GitHubLog } from "../index.js";
-import { retryVerdict, type RetryPolicy } from "./retry.js";
+import { retryVerdict, type RetryPolicy } from "../../outbox/index.js";
 
 /** Backoff while GitHub is down: 1 s doubling to 5 minutes, for as long as it takes. */
 export const GITHUB_DOWN_POLICY: RetryPolicy = { baseDelayMs: 1000, maxDelayMs: 5 * 60_000, maxAttempts: Number.POSITIVE_INFINITY };

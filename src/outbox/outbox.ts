@@ -5,9 +5,8 @@
  * status comment, a label): a newer state replaces a pending one, so after a bad hour GitHub
  * gets the final state, not the whole history. A story's writes go out in order, one at a time.
  */
-import { selfIdentity } from "../../exec/index.js";
-import { errorDetails } from "../index.js";
-import { deliverEntry } from "./deliver.js";
+import { selfIdentity } from "../exec/index.js";
+import { errorDetails } from "../github/index.js";
 import type { OutboxOptions } from "./options.js";
 import { DEFAULT_RETRY_POLICY, retryVerdict, type RetryPolicy } from "./retry.js";
 import { newEntryId, OutboxStore } from "./store.js";
@@ -285,8 +284,7 @@ export class Outbox {
         await this.options.pusher(entry.story, entry.write);
         result = {};
       } else {
-        const octokit = await this.options.octokitFor(entry.story.installationId);
-        result = await deliverEntry(octokit, entry);
+        result = await this.options.deliver(entry);
       }
     } catch (error) {
       return this.failed(entry, error);

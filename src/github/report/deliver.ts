@@ -1,12 +1,18 @@
 /** Performs one outbox write against GitHub: the thin layer that calls the API. */
 import type { ProbotOctokit } from "probot";
-import { addLabel, removeLabel } from "../index.js";
-import { hasStatus } from "../index.js";
-import { markReadyForReview } from "../story/pull.js";
-import { STATUS_MARKER } from "../report/render/index.js";
-import type { OutboxEntry } from "./types.js";
+import { addLabel, hasStatus, markReadyForReview, removeLabel } from "../index.js";
+import { STATUS_MARKER } from "./render/index.js";
+import type { OutboxEntry } from "../../outbox/index.js";
 
 type Octokit = InstanceType<typeof ProbotOctokit>;
+
+/**
+ * The outbox's delivery through GitHub's API: each entry sent with an octokit of its story's
+ * installation (one without its own retries: the outbox retries).
+ */
+export function githubDelivery(octokitFor: (installationId: number) => Promise<Octokit>): (entry: OutboxEntry) => Promise<OutboxEntry["result"]> {
+  return async (entry) => deliverEntry(await octokitFor(entry.story.installationId), entry);
+}
 
 /** Sends the entry's current state; resolves with what later writes of the slot need. */
 export async function deliverEntry(octokit: Octokit, entry: OutboxEntry): Promise<OutboxEntry["result"]> {

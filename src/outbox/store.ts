@@ -2,8 +2,8 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { schemas } from "../../schema/index.js";
-import { writeFileAtomic } from "../../files/index.js";
+import { schemas } from "../schema/index.js";
+import { writeFileAtomic } from "../files/index.js";
 import type { OutboxEntry } from "./types.js";
 
 let counter = 0;

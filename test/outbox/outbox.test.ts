@@ -2,11 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Outbox, retryVerdict, DEFAULT_RETRY_POLICY, type OutboxEntry, type OutboxStory, type OutboxWrite } from "../../src/github/outbox/index.js";
+import { Outbox, retryVerdict, DEFAULT_RETRY_POLICY, type OutboxEntry, type OutboxStory, type OutboxWrite } from "../../src/outbox/index.js";
+import { githubDelivery } from "../../src/github/report/index.js";
 import { identityOf } from "../../src/exec/index.js";
 import { fakeOctokit } from "../support/fake-github/client.js";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
-import { openStoryPull, NAME, OWNER, RecordingLog } from "./fake-setup.js";
+import { openStoryPull, NAME, OWNER, RecordingLog } from "../github/fake-setup.js";
 import { STATUS_MARKER } from "../e2e/scenario.js";
 import { eventually } from "../support/poll.js";
 
@@ -66,7 +67,7 @@ describe("Outbox", () => {
     const dir = tempDir();
     const { ref, headSha } = await story();
     const log = new RecordingLog();
-    const outbox = await Outbox.open({ dir, octokitFor: async () => octokit, log, policy: { baseDelayMs: 10, maxDelayMs: 50 }, tickMs: 20 });
+    const outbox = await Outbox.open({ dir, deliver: githubDelivery(async () => octokit), log, policy: { baseDelayMs: 10, maxDelayMs: 50 }, tickMs: 20 });
     const window = gh.injectFailure({ method: "POST", path: /\/check-runs$/, failure: { kind: "bad-gateway" } });
     try {
       await outbox.put(ref, "check:a", check(headSha, "in_progress", "first"));
@@ -99,21 +100,21 @@ describe("Outbox", () => {
     const dir = tempDir();
     const { ref } = await story();
     const log = new RecordingLog();
-    const outbox = await Outbox.open({ dir, octokitFor: async () => octokit, log });
+    const outbox = await Outbox.open({ dir, deliver: githubDelivery(async () => octokit), log });
     await outbox.put(ref, "status-comment", { kind: "status-comment", issueNumber: 99_999, body: "gone" });
     await outbox.flush(ref);
     expect(outbox.list()).toEqual([expect.objectContaining({ slot: "status-comment", state: "undeliverable", lastError: expect.stringContaining("404") })]);
     expect(log.lines.some((line) => line.level === "error" && line.message === "outbox: a write is undeliverable")).toBe(true);
     // Still listed after a restart, for `harness status`.
     await outbox.close();
-    const reopened = await Outbox.open({ dir, octokitFor: async () => octokit, log });
+    const reopened = await Outbox.open({ dir, deliver: githubDelivery(async () => octokit), log });
     expect(reopened.list().map((entry) => entry.state)).toEqual(["undeliverable"]);
     expect(gh.takeUnexpectedRequests().every((request) => request.status === 404)).toBe(true);
   });
 
   it("holds in memory only what a later write needs: a story's delivered writes go once its reporter is done, pending ones once delivered", async () => {
     const { ref, headSha } = await story();
-    const outbox = await Outbox.open({ dir: tempDir(), octokitFor: async () => octokit, log: new RecordingLog(), policy: { baseDelayMs: 10, maxDelayMs: 50 }, tickMs: 20 });
+    const outbox = await Outbox.open({ dir: tempDir(), deliver: githubDelivery(async () => octokit), log: new RecordingLog(), policy: { baseDelayMs: 10, maxDelayMs: 50 }, tickMs: 20 });
     // A comment is never written again: delivered, it is gone from memory at once.
     await outbox.put(ref, "comment:hello", { kind: "comment", issueNumber: ref.issueNumber, body: "hello" });
     await outbox.flush(ref);
@@ -156,7 +157,7 @@ describe("Outbox", () => {
       result: { checkRunId: data.id }, writer: { pid: 1, startTime: `${init?.startTime ?? "x"}0` }, createdAt: now, updatedAt: now,
     };
     writeFileSync(join(dir, `${left.id}.json`), JSON.stringify(left));
-    const outbox = await Outbox.open({ dir, octokitFor: async () => octokit, log: new RecordingLog(), tickMs: 20 });
+    const outbox = await Outbox.open({ dir, deliver: githubDelivery(async () => octokit), log: new RecordingLog(), tickMs: 20 });
     outbox.start();
     await eventually("the stale check run closed", () => (gh.state.checkRuns.find((run) => run.id === data.id)?.status === "completed" ? true : undefined));
     await outbox.close();
@@ -166,10 +167,10 @@ describe("Outbox", () => {
 
   it("says whether it is durable, and delivers a story's writes in order without the caller waiting (deliverSoon)", async () => {
     const log = new RecordingLog();
-    const memory = await Outbox.open({ octokitFor: async () => octokit, log });
+    const memory = await Outbox.open({ deliver: githubDelivery(async () => octokit), log });
     expect(memory.durable).toBe(false);
     await memory.close();
-    const outbox = await Outbox.open({ dir: tempDir(), octokitFor: async () => octokit, log });
+    const outbox = await Outbox.open({ dir: tempDir(), deliver: githubDelivery(async () => octokit), log });
     expect(outbox.durable).toBe(true);
     const { ref, headSha } = await story();
     const gate = gh.holdRequests({ method: "POST", path: /\/check-runs$/ });
@@ -193,7 +194,7 @@ describe("Outbox", () => {
 
   it("keeps a slot's place in the story's order, or moves its new state after every write so far when asked (last)", async () => {
     const dir = tempDir();
-    const outbox = await Outbox.open({ dir, octokitFor: async () => octokit, log: new RecordingLog() });
+    const outbox = await Outbox.open({ dir, deliver: githubDelivery(async () => octokit), log: new RecordingLog() });
     const { ref, headSha } = await story();
     await outbox.put(ref, "check:story", check(headSha, "in_progress", "Running"));
     await outbox.put(ref, "status-comment", { kind: "status-comment", issueNumber: ref.pullNumber!, body: `${STATUS_MARKER}\nRunning` });
@@ -215,7 +216,7 @@ describe("Outbox", () => {
   it("drains at a stop: delivers what is due now and waits for it, but no longer than its bound (the rest stays on disk)", async () => {
     const log = new RecordingLog();
     const dir = tempDir();
-    const outbox = await Outbox.open({ dir, octokitFor: async () => octokit, log });
+    const outbox = await Outbox.open({ dir, deliver: githubDelivery(async () => octokit), log });
     const { ref, headSha } = await story();
     await outbox.put(ref, "check:story", check(headSha, "completed", "Done"));
     await outbox.drain(60_000);

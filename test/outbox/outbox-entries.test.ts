@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@jest/globals";
-import { OutboxEntries } from "../../src/github/outbox/entries.js";
-import { afterDelivery, afterFailure } from "../../src/github/outbox/transitions.js";
-import type { OutboxEntry, OutboxStory, OutboxWrite } from "../../src/github/outbox/index.js";
+import { OutboxEntries } from "../../src/outbox/entries.js";
+import { afterDelivery, afterFailure } from "../../src/outbox/transitions.js";
+import type { OutboxEntry, OutboxStory, OutboxWrite } from "../../src/outbox/index.js";
 
 const story = (issueNumber: number): OutboxStory => ({ installationId: 1, owner: "acme", repo: "widgets", issueNumber });
 const AT = "2026-12-01T00:00:00.000Z";

@@ -1,6 +1,6 @@
 /** The records of the outbox: one GitHub write that reports a story, by slot. */
-import type { ProcessIdentity } from "../../exec/index.js";
-import type { CheckRunOutput } from "../report/render/index.js";
+import type { ProcessIdentity } from "../exec/index.js";
+import type { CheckRunOutput } from "../github/report/render/index.js";
 
 /** The story a write reports on; the installation authenticates its delivery. */
 export interface OutboxStory {

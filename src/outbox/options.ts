@@ -1,16 +1,17 @@
 /** How an outbox is opened: where it keeps its entries, how it reaches GitHub and git. */
-import type { ProbotOctokit } from "probot";
-import type { GitHubLog } from "../index.js";
+import type { GitHubLog } from "../github/index.js";
 import type { RetryPolicy } from "./retry.js";
-import type { OutboxStory, PushWrite } from "./types.js";
-
-type Octokit = InstanceType<typeof ProbotOctokit>;
+import type { OutboxEntry, OutboxStory, PushWrite } from "./types.js";
 
 export interface OutboxOptions {
   /** `<harnessHome>/outbox`. Absent: kept in memory only (a reporter used outside the App). */
   dir?: string;
-  /** An octokit authenticated as the installation, without its own retries (the outbox retries). */
-  octokitFor: (installationId: number) => Promise<Octokit>;
+  /**
+   * Sends an entry's current state to GitHub (the GitHub room's `githubDelivery`, with octokits
+   * that do not retry by themselves: the outbox retries); resolves with what later writes of
+   * the slot need.
+   */
+  deliver: (entry: OutboxEntry) => Promise<OutboxEntry["result"]>;
   log: GitHubLog;
   policy?: Partial<RetryPolicy>;
   /** The tokens the outbox's octokits were given, so reporters redact them too. */

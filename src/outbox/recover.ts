@@ -1,6 +1,6 @@
 /** What the outbox does, at start-up, with an entry that an earlier process left. */
-import { isRunning, type ProcessIdentity } from "../../exec/index.js";
-import { renderInterruptedCheck } from "../report/render/index.js";
+import { isRunning, type ProcessIdentity } from "../exec/index.js";
+import { renderInterruptedCheck } from "../github/report/render/index.js";
 import type { OutboxEntry, OutboxWrite } from "./types.js";
 
 
