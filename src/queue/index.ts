@@ -11,11 +11,8 @@ export {
   type LeaseTiming,
   type QueuedJobView,
   type QueueListeners,
-  type LocalWork,
   type LocalWorkSource,
-  type WorkerReport,
   type QuarantinedJobView,
-  type ReportedRun,
 } from "./port.js";
 export { EmbeddedQueue, type EmbeddedQueueOptions } from "./embedded.js";
 export { DeliveryLog, DEFAULT_DELIVERY_MEMORY } from "./delivery-log.js";

@@ -4,6 +4,7 @@
  * data folder, the default) and BullMQ on Redis (`HARNESS_QUEUE=redis://…`), where any number
  * of `harness worker` processes take jobs. The App and the runner depend on this file only.
  */
+import type { LocalWork, WorkerReport } from "../status/model/index.js";
 import type { QuarantinedJob } from "./quarantine.js";
 
 /** The repository a story belongs to, as GitHub described it in the webhook. */
@@ -111,62 +112,11 @@ export interface QueueListeners {
    */
   onWriteFailure?: (job: StoryJob, error: Error) => void;
 }
-/**
- * What a worker process holds on its own disk that no other process can read: its GitHub writes
- * not delivered yet (or given up) and its quarantined job files. Where workers share no disk
- * (Redis), each publishes it through the queue so an operator sees every worker's.
- */
-export interface LocalWork {
-  quarantined: Array<{ file: string; story?: string }>;
-  /** Its newest story runs (the status page's Running and Recent outcomes), read from its own `runs/`. */
-  runs?: ReportedRun[];
-  undelivered: Array<{ story: string; slot: string; kind: string; state: "pending" | "undeliverable"; attempts: number; nextAt?: string; lastError?: string }>;
-}
-
-/** A story's latest run on one machine, as the status page shows it (read from its journal). */
-export interface ReportedRun {
-  /** The run directory's story folder (an issue number, or a local story's slug). */
-  story: string;
-  runId: string;
-  title: string;
-  outcome: "running" | "completed" | "blocked";
-  attempt: number;
-  maxAttempts: number;
-  /** The stage running now, or the last one that ran. */
-  stage?: string;
-  failureClass?: string;
-  detail?: string;
-  /** ISO-8601 of the run's first and latest event. */
-  startedAt: string;
-  updatedAt: string;
-  tasks: Array<{ id: string; title: string; wave: number; state: string; attempt: number }>;
-  /** The end of the newest log of a running run (redacted, escapes stripped). */
-  liveTail?: { file: string; text: string };
-}
-
 /** A worker's local work as it publishes it; `settle` runs at close, before the last report (its outbox's last pass). */
 export interface LocalWorkSource {
   home: string;
   collect: () => Promise<LocalWork>;
   settle?: () => Promise<void>;
-}
-
-/** One worker's published report, as `harness status` reads it. */
-export interface WorkerReport extends LocalWork {
-  /** Identifies the worker: its host and a digest of its `HARNESS_HOME` (a restart there takes its report over). */
-  worker: string;
-  host: string;
-  pid: number;
-  /** Its `HARNESS_HOME`. */
-  home: string;
-  /** Job ids it runs now. */
-  running: string[];
-  /** Entries left out of each list to keep the report bounded. */
-  omitted: { quarantined: number; undelivered: number };
-  /** ISO-8601, when it published this (by the queue's clock). */
-  at: string;
-  /** False once the worker has not renewed it for a few intervals: it died, or stopped with work left. */
-  live: boolean;
 }
 
 /** A job set aside in the queue itself (Redis) because its data is not a story job. */

@@ -8,8 +8,9 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { OutboxStore, type OutboxEntry } from "../outbox/index.js";
 import {
-  JobStore, liveHolder, listQuarantine, newLockOwner, quarantineDir, retireLockOwner, salvageStory, type JobRecord, type LocalWork, type QueuedJobView, type StoryQueue, type WorkerReport,
+  JobStore, liveHolder, listQuarantine, newLockOwner, quarantineDir, retireLockOwner, salvageStory, type JobRecord, type QueuedJobView, type StoryQueue,
 } from "../queue/index.js";
+import type { LocalWork, WorkerReport } from "./model/index.js";
 
 export interface JobView {
   jobId: string;

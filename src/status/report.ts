@@ -11,7 +11,8 @@ import { redactSecrets } from "../github/index.js";
 import { type DoorStatus } from "../github/door/index.js";
 import { emptySnapshot, JOURNAL_FILE, readJournal, reduceSnapshot } from "../pipeline/index.js";
 import { stripAnsi } from "../text/index.js";
-import type { QueuedJobView, ReportedRun, StoryQueue } from "../queue/index.js";
+import type { QueuedJobView, StoryQueue } from "../queue/index.js";
+import type { ReportedRun } from "./model/index.js";
 import { collectStatusAndReports, type HarnessStatus } from "./collect.js";
 
 /** Runs shown, newest first. */

@@ -84,7 +84,7 @@ describe("the import graph of src/", () => {
 
   it("keeps the ground floor below the rooms that use it: no lower room imports the pipeline, the runner, GitHub or the CLI", () => {
     const lower = ["exec", "sandbox", "workspace", "schema", "queue", "files", "text", "failure"];
-    const upper = ["pipeline", "runner", "github", "cli", "app.ts", "cli.ts"];
+    const upper = ["pipeline", "runner", "github", "outbox", "cli", "app.ts", "cli.ts"];
     const roomOf = (file: string): string => relative(SRC, file).split("/")[0] ?? "";
     const upward: string[] = [];
     for (const [file, targets] of graph) {
@@ -92,6 +92,46 @@ describe("the import graph of src/", () => {
       for (const target of targets) if (upper.includes(roomOf(target))) upward.push(`${relative(SRC, file)} -> ${relative(SRC, target)}`);
     }
     expect(upward).toEqual([]);
+  });
+
+  it("keeps the GitHub rooms and the outbox in their order: ground, the language and renderers, the outbox, reporting, admission, the story adapter, the door", () => {
+    // Each room with the rooms it may stand on (besides the rooms outside GitHub and the outbox).
+    const allowed: Record<string, string[]> = {
+      github: [],
+      "github/commands": [],
+      "github/report/render": ["github", "github/commands"],
+      outbox: ["github", "github/report/render"],
+      "github/report": ["github", "github/report/render", "outbox"],
+      "github/triggers": ["github", "github/commands", "github/report", "github/report/render"],
+      "github/story": ["github", "github/report", "github/report/render", "github/triggers", "outbox"],
+      "github/door": ["github", "github/story"],
+    };
+    const rooms = Object.keys(allowed).sort((a, b) => b.length - a.length);
+    const roomOf = (file: string): string | undefined => {
+      const path = relative(SRC, file);
+      return rooms.find((room) => path.startsWith(room + "/"));
+    };
+    const wrong: string[] = [];
+    for (const [file, targets] of graph) {
+      const from = roomOf(file);
+      if (from === undefined) continue;
+      for (const target of targets) {
+        const to = roomOf(target);
+        if (to === undefined || to === from) continue;
+        if (!allowed[from]!.includes(to)) wrong.push(`${relative(SRC, file)} -> ${relative(SRC, target)}`);
+        // A room is entered through its door.
+        else if (target !== join(SRC, to, "index.ts")) wrong.push(`${relative(SRC, file)} -> ${relative(SRC, target)} (not the door)`);
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it("keeps the status page's model a leaf the queue may stand on: src/status/model imports nothing", () => {
+    const model = join(SRC, "status", "model") + "/";
+    for (const [file, targets] of graph) {
+      if (!file.startsWith(model)) continue;
+      expect(targets.filter((target) => !target.startsWith(model)).map((target) => relative(SRC, target))).toEqual([]);
+    }
   });
 
   it("keeps the failure vocabulary as ground: src/failure imports no other room", () => {

@@ -1,8 +1,9 @@
 import { Queue, type Job, type Worker } from "bullmq";
 import { Redis } from "ioredis";
 import {
-  DEFAULT_LEASE_TIMING, type EnqueueOutcome, type JobWorker, type LeaseTiming, type LocalWorkSource, type QuarantinedJobView, type QueuedJobView, type QueueListeners, type StoryJob, type StoryQueue, type WorkerReport,
+  DEFAULT_LEASE_TIMING, type EnqueueOutcome, type JobWorker, type LeaseTiming, type LocalWorkSource, type QuarantinedJobView, type QueuedJobView, type QueueListeners, type StoryJob, type StoryQueue,
 } from "../port.js";
+import type { WorkerReport } from "../../status/model/index.js";
 import { RedisQuarantine } from "./redis-quarantine.js";
 import { ClosingWorker } from "./closing-worker.js";
 import { parseRedisUrl } from "./connection.js";

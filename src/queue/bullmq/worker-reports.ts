@@ -10,7 +10,7 @@ import { createHash } from "node:crypto";
 import { hostname } from "node:os";
 import type { Redis } from "ioredis";
 import { schemas } from "../../schema/index.js";
-import type { LocalWork, ReportedRun, WorkerReport } from "../port.js";
+import type { LocalWork, ReportedRun, WorkerReport } from "../../status/model/index.js";
 
 /** Entries of each list a report carries; the rest are counted in `omitted`. */
 export const REPORT_ENTRIES = 100;

@@ -10,7 +10,8 @@ import { createHash } from "node:crypto";
 import { hostname } from "node:os";
 import { Queue } from "bullmq";
 import { BullmqQueue, DEFAULT_DELIVERY_MEMORY_MS, storyJobId } from "../../../src/queue/bullmq/index.js";
-import { DEFAULT_LEASE_TIMING, type LocalWork } from "../../../src/queue/index.js";
+import { DEFAULT_LEASE_TIMING } from "../../../src/queue/index.js";
+import type { LocalWork } from "../../../src/status/index.js";
 import { redisForFile, startRedis } from "../../support/redis.js";
 import { cleanupAfterEach, deferred, makeJob, waitFor } from "../helpers.js";
 

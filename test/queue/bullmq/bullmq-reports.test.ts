@@ -9,7 +9,7 @@ import { jest } from "@jest/globals";
 import { createHash } from "node:crypto";
 import { hostname } from "node:os";
 import { DEFAULT_REPORT_MEMORY_MS, REPORT_ENTRIES, REPORT_RUNS, WorkerReports } from "../../../src/queue/bullmq/worker-reports.js";
-import type { LocalWork, ReportedRun } from "../../../src/queue/index.js";
+import type { LocalWork, ReportedRun } from "../../../src/status/index.js";
 import { redisForFile } from "../../support/redis.js";
 
 jest.setTimeout(300_000);

@@ -8,7 +8,7 @@
 import { jest } from "@jest/globals";
 import { Queue, Worker } from "bullmq";
 import { BullmqQueue, storyJobId } from "../../../src/queue/bullmq/index.js";
-import type { LocalWork } from "../../../src/queue/index.js";
+import type { LocalWork } from "../../../src/status/index.js";
 import { redisForFile } from "../../support/redis.js";
 import { cleanupAfterEach, deferred, GUARD_MS, makeJob, waitFor } from "../helpers.js";
 
