@@ -16,7 +16,8 @@ import { readdir, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { EmbeddedQueue, storyKey, type JobRecord } from "../src/queue/index.js";
+import { EmbeddedQueue, type JobRecord } from "../src/queue/index.js";
+import { storyKey } from "../src/story-key/index.js";
 import { formatPaired, measurePaired } from "./lib/paired.js";
 
 const { values } = parseArgs({ options: { jobs: { type: "string", default: "10000" }, reps: { type: "string", default: "9" } } });

@@ -9,7 +9,8 @@ import { GitHubReporter, queueNoticeListeners } from "./github/report/index.js";
 import { openStoryOutbox, readAppIdentity, type AppOctokit } from "./github/story/index.js";
 import { doorEvent, TRIGGER_HANDLERS, triggerOf, type TriggerDeps, type TriggerEvent, type TriggerName, type TriggerOutcome } from "./github/triggers/index.js";
 import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "./pipeline/index.js";
-import { storyKey, type StoryQueue } from "./queue/index.js";
+import type { StoryQueue } from "./queue/index.js";
+import { storyKey } from "./story-key/index.js";
 import { createStoryRunner, pushStoryWork, type HousekeepingSettings, type RunnerLog } from "./runner/index.js";
 import { HOST_NETWORK_WARNING, probeSandbox, sandboxFromEnv, UNSANDBOXED_WARNING, type Sandbox } from "./sandbox/index.js";
 

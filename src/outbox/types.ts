@@ -1,6 +1,7 @@
 /** The records of the outbox: one GitHub write that reports a story, by slot. */
 import type { ProcessIdentity } from "../exec/index.js";
 import type { CheckRunOutput } from "../github/report/render/index.js";
+import { storyKey } from "../story-key/index.js";
 
 /** The story a write reports on; the installation authenticates its delivery. */
 export interface OutboxStory {
@@ -65,7 +66,7 @@ export interface OutboxEntry {
 
 /** The key that groups a story's entries. */
 export function storyKeyOf(story: OutboxStory): string {
-  return `${story.owner}/${story.repo}#${story.issueNumber}`;
+  return storyKey(story.owner, story.repo, story.issueNumber);
 }
 
 /** True when a delivered entry needs nothing more, whatever happens to its writer. */

@@ -5,6 +5,7 @@ import { acquireLock, liveHolder, newLockOwner, releaseLock, retireLockOwner, ty
 import { JobStore, newJobId, UnreadableJobError, type JobRecord } from "./job-store.js";
 import type { EnqueueOutcome, JobLease, JobWorker, QueueListeners, QueuedJobView, StoryJob, StoryQueue } from "./port.js";
 import type { QuarantinedJob } from "./quarantine.js";
+import { storyKey } from "../story-key/index.js";
 
 export interface EmbeddedQueueOptions extends QueueListeners {
   /** The queue's folder, `<harnessHome>/queue`. */
@@ -275,7 +276,7 @@ export class EmbeddedQueue implements StoryQueue {
   private async quarantineUnreadable(error: UnreadableJobError): Promise<undefined> {
     const quarantined = await this.store.quarantine(error.jobId, error.reason);
     if (quarantined) {
-      const story = quarantined.story ? ` (story ${quarantined.story.owner}/${quarantined.story.repo}#${quarantined.story.issueNumber})` : "";
+      const story = quarantined.story ? ` (story ${storyKey(quarantined.story.owner, quarantined.story.repo, quarantined.story.issueNumber)})` : "";
       this.logError("quarantine", new Error(`moved ${error.reason} to queue/quarantine/${quarantined.file}${story}`));
       if (this.listeners.onQuarantine) this.listeners.onQuarantine(quarantined);
       else this.untold.push(quarantined);

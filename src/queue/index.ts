@@ -1,5 +1,4 @@
 export {
-  storyKey,
   DEFAULT_LEASE_TIMING,
   type StoryQueue,
   type JobIntake,

@@ -161,8 +161,3 @@ export interface StoryQueue extends JobIntake {
   /** Where jobs are set aside in the queue itself (Redis): the newest of them and how many in all. */
   quarantinedJobs?(): Promise<{ jobs: QuarantinedJobView[]; total: number }>;
 }
-
-/** Builds the story key of an issue. */
-export function storyKey(owner: string, name: string, issue: number): string {
-  return `${owner}/${name}#${issue}`;
-}

@@ -1,6 +1,5 @@
 export { createStoryRunner, type StoryRunnerDeps, type PipelinePort } from "./runner.js";
 export type { RunnerLog } from "./log.js";
-export { storyIdOf } from "./story-end.js";
 export { syncRepoCache, repoCacheDir, type RepoCacheArgs } from "./repo-cache.js";
 export { ensureStoryPull, pushStoryBranch, type StoryPull } from "./story-start.js";
 export { TrackingReporter, type StoryReporter } from "./tracking-reporter.js";

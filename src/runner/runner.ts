@@ -14,9 +14,10 @@ import { ensureStoryPull, type StoryPull } from "./story-start.js";
 import { prepareStoryBranch } from "./story-branch.js";
 import { mergeDefaultBranch } from "./base-merge.js";
 import { TrackingReporter, type StoryReporter } from "./tracking-reporter.js";
-import { describe, reportEnd, storyIdOf } from "./story-end.js";
+import { describe, reportEnd } from "./story-end.js";
 import { housekeepingFromEnv, lowDiskReason, pruneRuns, type HousekeepingSettings } from "./housekeeping.js";
 import { probeSandbox, removeStaleSandboxState, sandboxFromEnv, type Sandbox, type SandboxStatus } from "../sandbox/index.js";
+import { storyKey } from "../story-key/index.js";
 
 /** The pipeline as the runner uses it (the real one in the App, the same in tests). */
 export interface PipelinePort {
@@ -196,7 +197,7 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
     const ownSlot = await slots.acquire(signal);
     const outcome = await deps.pipeline.runStory({
       repoDir,
-      story: { id: storyIdOf(job), title: job.issue.title, body: job.issue.body },
+      story: { id: storyKey(job.repository.owner, job.repository.name, job.issue.number), title: job.issue.title, body: job.issue.body },
       branch: pull.branch,
       baseRef: `refs/remotes/origin/${pull.branch}`,
       config,

@@ -9,14 +9,10 @@ import { failureClassOf, runStartedEvent, type FailureClass, type RunStartedEven
 import type { JobLease, StoryJob } from "../queue/index.js";
 import type { RunnerLog } from "./log.js";
 import type { TrackingReporter } from "./tracking-reporter.js";
-
-/** A story is its issue in its repository: `octo/repo#42` (two repositories' issue #42 are two stories). */
-export function storyIdOf(job: Pick<StoryJob, "repository" | "issue">): string {
-  return `${job.repository.owner}/${job.repository.name}#${job.issue.number}`;
-}
+import { storyKey } from "../story-key/index.js";
 
 function startEvent(job: StoryJob, workflow: Workflow, readmission: boolean): RunStartedEvent {
-  return { ...runStartedEvent({ story: { id: storyIdOf(job), title: job.issue.title }, runId: randomUUID(), workflow, readmission }), at: new Date().toISOString() };
+  return { ...runStartedEvent({ story: { id: storyKey(job.repository.owner, job.repository.name, job.issue.number), title: job.issue.title }, runId: randomUUID(), workflow, readmission }), at: new Date().toISOString() };
 }
 
 export interface EndArgs {

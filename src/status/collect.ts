@@ -6,11 +6,12 @@
 import { readFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { OutboxStore, type OutboxEntry } from "../outbox/index.js";
+import { OutboxStore, storyKeyOf, type OutboxEntry } from "../outbox/index.js";
 import {
   JobStore, liveHolder, listQuarantine, newLockOwner, quarantineDir, retireLockOwner, salvageStory, type JobRecord, type QueuedJobView, type StoryQueue,
 } from "../queue/index.js";
 import type { LocalWork, WorkerReport } from "./model/index.js";
+import { storyKey } from "../story-key/index.js";
 
 export interface JobView {
   jobId: string;
@@ -72,14 +73,14 @@ export async function collectLocalWork(harnessHome: string): Promise<LocalWork> 
   const quarantined: LocalWork["quarantined"] = [];
   for (const file of await listQuarantine(join(harnessHome, "queue"))) {
     const story = salvageStory(await readFile(join(quarantineDir(join(harnessHome, "queue")), file), "utf8").catch(() => ""));
-    quarantined.push({ file, ...(story ? { story: `${story.owner}/${story.repo}#${story.issueNumber}` } : {}) });
+    quarantined.push({ file, ...(story ? { story: storyKey(story.owner, story.repo, story.issueNumber) } : {}) });
   }
   const entries = await new OutboxStore(join(harnessHome, "outbox")).list();
   const undelivered: LocalWork["undelivered"] = [];
   for (const entry of entries) {
     if (entry.state === "delivered") continue;
     undelivered.push({
-      story: `${entry.story.owner}/${entry.story.repo}#${entry.story.issueNumber}`, slot: entry.slot, kind: entry.write.kind, state: entry.state, attempts: entry.attempts,
+      story: storyKeyOf(entry.story), slot: entry.slot, kind: entry.write.kind, state: entry.state, attempts: entry.attempts,
       ...(entry.nextAt ? { nextAt: entry.nextAt } : {}), ...(entry.lastError ? { lastError: entry.lastError } : {}),
     });
   }

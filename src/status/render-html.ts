@@ -5,6 +5,7 @@
  */
 import type { DoorStatus } from "../github/door/index.js";
 import type { RunStatus, StatusReport } from "./report.js";
+import { storyKey } from "../story-key/index.js";
 
 /** Seconds between the page's refreshes. */
 export const REFRESH_SECONDS = 5;
@@ -45,7 +46,7 @@ function jobsSection(report: StatusReport, options: PageOptions): string {
     const pull = view.job.pullNumber !== undefined ? ` · ${link(`${options.webBase}/${repository.owner}/${repository.name}/pull/${view.job.pullNumber}`, `PR #${view.job.pullNumber}`)}` : "";
     return [
       `<span class="${view.state}">${escapeHtml(view.state)}</span>`,
-      `${link(issueUrl, `${repository.owner}/${repository.name}#${issue.number}`)}${pull}`,
+      `${link(issueUrl, storyKey(repository.owner, repository.name, issue.number))}${pull}`,
       escapeHtml(issue.title),
       escapeHtml(view.job.kind),
       escapeHtml(view.startedAt ?? view.job.enqueuedAt),

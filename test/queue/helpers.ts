@@ -2,7 +2,8 @@ import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { storyKey, type StoryJob } from "../../src/queue/index.js";
+import type { StoryJob } from "../../src/queue/index.js";
+import { storyKey } from "../../src/story-key/index.js";
 
 /** A temp folder removed by the returned function. */
 export async function tempDir(prefix: string): Promise<{ dir: string; remove: () => Promise<void> }> {

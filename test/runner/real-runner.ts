@@ -4,7 +4,8 @@
  */
 import { GitHubReporter } from "../../src/github/report/index.js";
 import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "../../src/pipeline/index.js";
-import { storyKey, type JobLease, type JobWorker, type StoryJob } from "../../src/queue/index.js";
+import type { JobLease, JobWorker, StoryJob } from "../../src/queue/index.js";
+import { storyKey } from "../../src/story-key/index.js";
 import { createStoryRunner, type RunnerLog, type StoryRunnerDeps } from "../../src/runner/index.js";
 import type { FakeGitHub } from "../support/fake-github/index.js";
 import { appOctokitOf } from "../support/outbox-fixture.js";

@@ -7,7 +7,7 @@
  * full disk) is still tried from memory: that is when the story most needs to hear it.
  */
 import { errorDetails, type GitHubLog } from "../index.js";
-import type { Outbox, OutboxStory, OutboxWrite } from "../../outbox/index.js";
+import { storyKeyOf, type Outbox, type OutboxStory, type OutboxWrite } from "../../outbox/index.js";
 import { renderStoryStarted } from "./render/index.js";
 
 /** One notice: the slot names it within its story (a second put of the slot replaces it while pending). */
@@ -24,7 +24,7 @@ export async function postNotices(outbox: Outbox | Promise<Outbox>, story: Outbo
       await box.put(story, notice.slot, notice.write);
     } catch (error) {
       // The entry is kept in memory (put records it there first) and delivered from there.
-      log.warn({ err: errorDetails(error), slot: notice.slot, story: `${story.owner}/${story.repo}#${story.issueNumber}` }, "outbox: a notice could not be recorded on disk; it is tried from memory");
+      log.warn({ err: errorDetails(error), slot: notice.slot, story: storyKeyOf(story) }, "outbox: a notice could not be recorded on disk; it is tried from memory");
     }
   }
   await box.flush(story);

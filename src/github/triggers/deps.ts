@@ -1,7 +1,8 @@
 /** What the trigger handlers receive besides Probot's context, and what they answer. */
 import type { EmitterWebhookEventName } from "@octokit/webhooks";
 import type { Context, ProbotOctokit } from "probot";
-import { storyKey, type JobIntake, type JobRepository, type StoryJob } from "../../queue/index.js";
+import type { JobIntake, JobRepository, StoryJob } from "../../queue/index.js";
+import { storyKey } from "../../story-key/index.js";
 import { isAllowedBot, isBotLogin, type AdmissionPolicy } from "./admission.js";
 import type { GitHubLog } from "../index.js";
 import { singleLine } from "../report/render/index.js";

@@ -1,5 +1,5 @@
 /** Re-admitting a blocked story: shared by `/harness retry-blocked` and the Retry button. */
-import { storyKey } from "../../queue/index.js";
+import { storyKey } from "../../story-key/index.js";
 import { BLOCKED_LABEL, hasLabel } from "../index.js";
 import { renderAlreadyActive, renderNotBlocked, renderReadmitted } from "../report/render/index.js";
 import { errorDetails } from "../index.js";

@@ -12,6 +12,7 @@ import { adapterKeys, KEY_PREFIX, QUEUE_NAME, storyJobId } from "./keys.js";
 import { checkStoryJob, readStoryJob } from "./story-data.js";
 import { StoryProcessor } from "./processor.js";
 import { WorkerReports } from "./worker-reports.js";
+import { storyKey } from "../../story-key/index.js";
 
 /** A delivery id is remembered for a week: GitHub redelivers within days, not later. */
 export const DEFAULT_DELIVERY_MEMORY_MS = 7 * 24 * 3600 * 1000;
@@ -236,7 +237,7 @@ export class BullmqQueue implements StoryQueue {
     return {
       jobs: records.map((record) => ({
         entry: record.entry, jobId: record.jobId, reason: record.reason, worker: record.worker, at: record.at,
-        ...(record.story ? { story: `${record.story.owner}/${record.story.repo}#${record.story.issueNumber}` } : {}),
+        ...(record.story ? { story: storyKey(record.story.owner, record.story.repo, record.story.issueNumber) } : {}),
       })),
       total,
     };

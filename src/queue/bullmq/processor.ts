@@ -5,6 +5,7 @@ import type { InstallationSlots } from "./installation-slots.js";
 import type { QuarantinedJob } from "../quarantine.js";
 import { storyJobIssues, type RedisQuarantine } from "./redis-quarantine.js";
 import { readStoryJob } from "./story-data.js";
+import { storyKey } from "../../story-key/index.js";
 
 export interface StoryProcessorArgs {
   worker: JobWorker;
@@ -106,7 +107,7 @@ export class StoryProcessor {
       await job.moveToDelayed(Date.now() + this.args.slotRetryMs, token);
       throw new DelayedError();
     }
-    const story = quarantined.story ? ` (story ${quarantined.story.owner}/${quarantined.story.repo}#${quarantined.story.issueNumber})` : "";
+    const story = quarantined.story ? ` (story ${storyKey(quarantined.story.owner, quarantined.story.repo, quarantined.story.issueNumber)})` : "";
     this.args.logError("quarantine", new Error(`job ${jobId}${story} set aside in ${quarantined.kept}: ${reason}`));
     this.args.onQuarantine(quarantined);
   }
