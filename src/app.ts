@@ -10,7 +10,6 @@ import { openStoryOutbox, readAppIdentity, type AppOctokit } from "./github/stor
 import { doorEvent, TRIGGER_HANDLERS, triggerOf, type TriggerDeps, type TriggerEvent, type TriggerName, type TriggerOutcome } from "./github/triggers/index.js";
 import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "./pipeline/index.js";
 import type { StoryQueue } from "./queue/index.js";
-import { storyKey } from "./story-key/index.js";
 import { createStoryRunner, pushStoryWork, type HousekeepingSettings, type RunnerLog } from "./runner/index.js";
 import { HOST_NETWORK_WARNING, probeSandbox, sandboxFromEnv, UNSANDBOXED_WARNING, type Sandbox } from "./sandbox/index.js";
 
@@ -192,8 +191,6 @@ export function startStoryWorker(args: { queue: StoryQueue; settings: HarnessApp
     if (status.state === "on" && status.hostNetwork) app.log.warn({ sandboxNet: "host" }, HOST_NETWORK_WARNING);
     if (status.state === "unavailable") app.log.error({ sandbox: "unavailable" }, `The sandbox cannot run on this host; stories will be refused: ${status.reason}`);
   });
-  // The revision each running story was admitted at, for its status comment (one job per story at a time).
-  const revisions = new Map<string, string>();
   const runner = createStoryRunner({
     appOctokit,
     harnessHome: settings.harnessHome,
@@ -205,22 +202,11 @@ export function startStoryWorker(args: { queue: StoryQueue; settings: HarnessApp
     taskSlots: settings.concurrency,
     ...(settings.housekeeping ? { housekeeping: settings.housekeeping } : {}),
     pipeline: { runStory, loadWorkflow: () => loadWorkflow(), parseHarnessConfig, defaultConfig: DEFAULT_HARNESS_CONFIG },
-    createReporter: (target) => {
-      const revision = revisions.get(storyKey(target.owner, target.repo, target.issueNumber));
-      return new GitHubReporter({
-        ...target, outbox, appSecrets: settings.appSecrets ?? [], ...(revision ? { revision } : {}), ...(identity.slug ? { botLogin: `${identity.slug}[bot]` } : {}),
-      });
-    },
+    // The target carries the revision the story was admitted at (its status comment names it).
+    createReporter: (target) => new GitHubReporter({ ...target, outbox, appSecrets: settings.appSecrets ?? [], ...(identity.slug ? { botLogin: `${identity.slug}[bot]` } : {}) }),
     log: app.log,
   });
-  queue.start(async (lease, signal) => {
-    if (lease.job.issue.updatedAt) revisions.set(lease.job.storyKey, lease.job.issue.updatedAt);
-    try {
-      await runner(lease, signal);
-    } finally {
-      revisions.delete(lease.job.storyKey);
-    }
-  });
+  queue.start(runner);
   return { drainOutbox };
 }
 

@@ -16,12 +16,11 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { PUSH_SLOT, type Outbox, type OutboxStory } from "../outbox/index.js";
 import { renderPushFailed, renderPushRefusedDetail } from "../github/report/index.js";
-import { type StoryGitHub } from "../github/story/index.js";
 import type { FailureClass, StoryOutcome } from "../pipeline/index.js";
 import { UNPUSHED_BUNDLE } from "./push.js";
 import type { StoryPull } from "./story-start.js";
 import { storyTip } from "./story-branch.js";
-import type { StoryReporter, TrackingReporter } from "./tracking-reporter.js";
+import type { TrackingReporter } from "./tracking-reporter.js";
 
 /** How often the job itself tries the push (with the outbox's backoff) before it leaves it to the outbox. */
 const IN_JOB_PUSH_ATTEMPTS = 3;
@@ -30,14 +29,13 @@ export interface DeliverArgs {
   repoDir: string;
   pull: StoryPull;
   outcome: StoryOutcome;
-  github: Pick<StoryGitHub, "markReadyForReview">;
   outbox: Outbox;
   story: OutboxStory;
   repositoryId: number;
   /** True when the outbox is the App's (on disk, retrying on its own); false for one in memory. */
   durable: boolean;
-  reporter: StoryReporter;
-  tracker: TrackingReporter;
+  /** The story's one reporter, holding its end until the work is delivered. */
+  reporter: TrackingReporter;
   signal?: AbortSignal;
 }
 
@@ -58,11 +56,11 @@ export class PushFailedError extends Error {
 
 /** Pushes the story's work (whatever the outcome), then reports its end truthfully. */
 export async function deliverStoryWork(args: DeliverArgs): Promise<DeliveredEnd> {
-  const { repoDir, pull, outcome, reporter, tracker, outbox, story } = args;
+  const { repoDir, pull, outcome, reporter, outbox, story } = args;
   const tip = outcome.commit ?? (await storyTip(repoDir, pull.branch));
   // Everything the reporter writes from here on is the story's end: recorded durably, delivered after the job
   // (when the reporter's outbox is durable; one in memory keeps awaiting them).
-  const handedOff = reporter.handOff ? await reporter.handOff() : false;
+  const handedOff = await reporter.handOff();
   let pushWaiting = false;
   if (tip && tip !== pull.headSha) {
     // Recorded before it is tried: an App that dies now pushes it when it starts again.
@@ -73,7 +71,7 @@ export async function deliverStoryWork(args: DeliverArgs): Promise<DeliveredEnd>
       await outbox.discard(story, PUSH_SLOT);
       const kept = existsSync(join(outcome.runDir, UNPUSHED_BUNDLE));
       const was = outcome.status === "completed" ? "completed" : `blocked (${outcome.failureClass ?? "unknown"})`;
-      await tracker.block({ failureClass: "push-refused", detail: renderPushRefusedDetail({ branch: pull.branch, sha: tip, refusal, was, bundle: { kept, name: UNPUSHED_BUNDLE } }) });
+      await reporter.block({ failureClass: "push-refused", detail: renderPushRefusedDetail({ branch: pull.branch, sha: tip, refusal, was, bundle: { kept, name: UNPUSHED_BUNDLE } }) });
       return { status: "blocked", failureClass: "push-refused" };
     }
     if (state === "pending" && !args.durable) {
@@ -85,10 +83,9 @@ export async function deliverStoryWork(args: DeliverArgs): Promise<DeliveredEnd>
     // Reports on the new head; while the push waits, the outbox holds them behind it.
     await reporter.setHeadSha(tip);
   }
-  await tracker.releaseEnd();
+  await reporter.releaseEnd();
   if (outcome.status === "completed") {
-    if (reporter.markReadyForReview) await reporter.markReadyForReview(pull.pullNodeId);
-    else await args.github.markReadyForReview(pull.pullNodeId);
+    await reporter.markReadyForReview(pull.pullNodeId);
   }
   return { status: outcome.status, ...(outcome.failureClass ? { failureClass: outcome.failureClass } : {}), ...(pushWaiting ? { pushWaiting } : {}), ...(handedOff ? { handedOff } : {}) };
 }

@@ -169,7 +169,7 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
     const repoDir = await syncRepoCache({ harnessHome: deps.harnessHome, owner, name: repo, cloneUrl: job.repository.cloneUrl, authEnv, branches, ...(remoteTips ? { remoteTips } : {}) });
     const untilAnswered = <T>(work: () => Promise<T>): Promise<T> => untilGitHubAnswers(work, signal, { log, what: { story: job.storyKey }, ...deps.githubDown });
     pull = await ensureStoryPull({ github, repoDir, defaultBranch: job.repository.defaultBranch, issue: job.issue, authEnv, noPullYet, untilAnswered });
-    const reporter = deps.createReporter(github.reporterTarget({ pullNumber: pull.pullNumber, issueNumber: job.issue.number, headSha: pull.headSha, log }));
+    const reporter = deps.createReporter(github.reporterTarget({ pullNumber: pull.pullNumber, issueNumber: job.issue.number, headSha: pull.headSha, log, ...(job.issue.updatedAt ? { revision: job.issue.updatedAt } : {}) }));
     // The end is held until the work is pushed (deliverStoryWork): a conclusion never claims what was not delivered.
     tracker = new TrackingReporter(reporter, (error) => log.warn({ err: describe(error, redact) }, "reporting failed"), true);
     if (pull.opened) {
@@ -214,7 +214,7 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
     }).finally(() => ownSlot.release());
     // The work is pushed whatever the outcome: a blocked story's work so far is worth a look.
     const end = await deliverStoryWork({
-      repoDir, pull, outcome, github, outbox: await outbox(), story: { ...story, pullNumber: pull.pullNumber }, repositoryId: job.repository.id, durable: deps.outbox !== undefined, reporter, tracker, signal,
+      repoDir, pull, outcome, outbox: await outbox(), story: { ...story, pullNumber: pull.pullNumber }, repositoryId: job.repository.id, durable: deps.outbox !== undefined, reporter: tracker, signal,
     });
     if (end.pushWaiting) log.warn({ story: job.storyKey }, "the push waits in the outbox (GitHub could not take it yet); the story's end is reported once it went through");
     log.info({ story: job.storyKey, status: end.status, failureClass: end.failureClass, ...(end.handedOff ? { reports: "outbox" } : {}) }, "story finished");

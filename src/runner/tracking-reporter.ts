@@ -1,15 +1,16 @@
 import { emptySnapshot, reduceSnapshot, type FailureClass, type HistoryEvent, type Reporter, type RunStartedEvent, type StorySnapshot } from "../pipeline/index.js";
 
-/** What the runner needs of a reporter beyond the port: moving to the new head commit after a push. */
+/** What the runner needs of a reporter beyond the port: the story's delivery, reported. */
 export interface StoryReporter extends Reporter {
+  /** Moves the reports to the new head commit after a push. */
   setHeadSha(sha: string): Promise<void>;
-  /** Marks the draft pull request ready for review (through the reporter's outbox, when it has one). */
-  markReadyForReview?(pullNodeId: string): Promise<void>;
+  /** Marks the draft pull request ready for review (after the reports before it). */
+  markReadyForReview(pullNodeId: string): Promise<void>;
   /**
    * Lets later writes resolve once they are durably recorded, delivered in the background (see
    * `GitHubReporter.handOff`); resolves false when the reporter cannot (its outbox is in memory).
    */
-  handOff?(): Promise<boolean>;
+  handOff(): Promise<boolean>;
 }
 
 /**
@@ -17,7 +18,7 @@ export interface StoryReporter extends Reporter {
  * story's end (completed or blocked) was reported, so the runner's `finally` can report an end
  * the pipeline never reached (a crash, an invalid configuration, an interruption).
  */
-export class TrackingReporter implements Reporter {
+export class TrackingReporter implements StoryReporter {
   snapshot: StorySnapshot = emptySnapshot();
   /** True once the story's end reached the reporter. */
   ended = false;
@@ -29,7 +30,7 @@ export class TrackingReporter implements Reporter {
    */
   private held: { event: HistoryEvent; snapshot: StorySnapshot } | undefined;
 
-  constructor(private readonly inner: Reporter, private readonly onFailure: (error: unknown) => void, private readonly holdEnd = false) {}
+  constructor(private readonly inner: StoryReporter, private readonly onFailure: (error: unknown) => void, private readonly holdEnd = false) {}
 
   /** The end the pipeline reported and the runner holds back, if any. */
   get heldEnd(): HistoryEvent | undefined {
@@ -64,6 +65,18 @@ export class TrackingReporter implements Reporter {
     const first = this.afterFirstEvent;
     this.afterFirstEvent = undefined;
     first?.();
+  }
+
+  setHeadSha(sha: string): Promise<void> {
+    return this.inner.setHeadSha(sha);
+  }
+
+  markReadyForReview(pullNodeId: string): Promise<void> {
+    return this.inner.markReadyForReview(pullNodeId);
+  }
+
+  handOff(): Promise<boolean> {
+    return this.inner.handOff();
   }
 
   /** Emits one event, reducing the snapshot itself (for events the runner originates). */

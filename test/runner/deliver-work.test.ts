@@ -53,8 +53,10 @@ describe("delivering a finished story", () => {
     else outbox = await github.memoryOutbox(log, pushStoryWork);
     const story = { ...github.story, pullNumber: pull.pullNumber };
     const inner = new GitHubReporter({ ...github.reporterTarget({ pullNumber: pull.pullNumber, issueNumber: issue.number, headSha: pull.headSha, log }), outbox });
-    // A reporter with the port's methods only (no outbox of its own to mark the pull ready through, nothing to hand off).
-    const reporter: StoryReporter = reporterKind === "github" ? inner : { onEvent: (event, snapshot) => inner.onEvent(event, snapshot), setHeadSha: (sha) => inner.setHeadSha(sha) };
+    // A reporter that cannot hand off, and marks the pull ready its own way (through the story's GitHub, not an outbox).
+    const reporter: StoryReporter = reporterKind === "github"
+      ? inner
+      : { onEvent: (event, snapshot) => inner.onEvent(event, snapshot), setHeadSha: (sha) => inner.setHeadSha(sha), markReadyForReview: (id) => github.markReadyForReview(id), handOff: async () => false };
     const tracker = new TrackingReporter(reporter, (error) => log.warn({ err: String(error) }, "reporting failed"), true);
     const runDir = join(home, "runs", `run-${name}`);
     mkdirSync(runDir, { recursive: true });
@@ -80,7 +82,7 @@ describe("delivering a finished story", () => {
       return work;
     };
     const args = (outcome: Partial<StoryOutcome> & Pick<StoryOutcome, "status">, extra: Partial<DeliverArgs> = {}): DeliverArgs => ({
-      repoDir, pull, github, outbox, story, repositoryId: repo.id, durable: outbox.durable, reporter, tracker,
+      repoDir, pull, outbox, story, repositoryId: repo.id, durable: outbox.durable, reporter: tracker,
       outcome: { branch: pull.branch, runDir, worktree: join(runDir, "worktree"), ...outcome },
       ...extra,
     });
@@ -142,7 +144,7 @@ describe("delivering a finished story", () => {
     fx.fake.assertNoUnexpectedRequests();
   });
 
-  it("marks a completed run ready through the story's GitHub when its reporter cannot", async () => {
+  it("marks a completed run ready the reporter's own way when it cannot hand off", async () => {
     const s = await storyAtItsEnd("plain-reporter", "durable", "plain");
     const work = await s.completeWithWork();
     const end = await deliverStoryWork(s.args({ status: "completed", commit: work }));

@@ -11,6 +11,9 @@ describe("TrackingReporter", () => {
           seen.push(event.kind);
           if (event.kind === "run.started") throw new Error("GitHub is down");
         },
+        setHeadSha: async (sha: string) => void seen.push(`head ${sha}`),
+        markReadyForReview: async () => void seen.push("ready"),
+        handOff: async () => false,
       },
       (error) => failures.push(error),
     );

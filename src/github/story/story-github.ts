@@ -32,7 +32,7 @@ export interface StoryGitHubArgs {
  * What the story's reporter is made from: the GitHub reporter's options that belong to the
  * story, its tokens as a live list (a token refreshed mid-story is redacted too).
  */
-export type ReporterTarget = Required<Pick<GitHubReporterOptions, "octokit" | "owner" | "repo" | "pullNumber" | "issueNumber" | "headSha" | "log" | "installationId" | "secrets">>;
+export type ReporterTarget = Required<Pick<GitHubReporterOptions, "octokit" | "owner" | "repo" | "pullNumber" | "issueNumber" | "headSha" | "log" | "installationId" | "secrets">> & Pick<GitHubReporterOptions, "revision">;
 
 /** The story's GitHub, as the runner uses it. */
 export interface StoryGitHub {
@@ -56,7 +56,7 @@ export interface StoryGitHub {
   ensureDraftPull(args: Omit<DraftPullArgs, "owner" | "repo">): Promise<OpenStoryPull>;
   markReadyForReview(pullNodeId: string): Promise<void>;
   /** The story's reporter's target on pull request `pullNumber` at `headSha`. */
-  reporterTarget(args: { pullNumber: number; issueNumber: number; headSha: string; log: GitHubLog }): ReporterTarget;
+  reporterTarget(args: { pullNumber: number; issueNumber: number; headSha: string; log: GitHubLog; revision?: string }): ReporterTarget;
   /** An outbox in memory that tries each write once, pushing with the story's git token. */
   memoryOutbox(log: GitHubLog, pushWork: PushWork): Promise<Outbox>;
   /** `text` without any of the story's tokens or the App's secrets, in any form they take. */
