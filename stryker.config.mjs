@@ -18,7 +18,7 @@ const ROOMS = {
   exec: { mutate: ["src/exec/**/*.ts"], tests: ["exec", "agents"] },
   workspace: { mutate: ["src/workspace/**/*.ts"], tests: ["workspace", "runner/repo-cache"] },
   queue: { mutate: ["src/queue/**/*.ts", "src/files/**/*.ts"], tests: ["queue", "files"] },
-  github: { mutate: ["src/github/redact.ts", "src/github/triggers/**/*.ts"], tests: ["github"] },
+  github: { mutate: ["src/github/redact.ts", "src/github/triggers/**/*.ts", "!src/github/triggers/admission.ts", "!src/github/triggers/permissions.ts"], tests: ["github"] },
   pipeline: { mutate: ["src/pipeline/stage.ts", "src/pipeline/coordinator.ts", "src/pipeline/checks.ts"], tests: ["pipeline"] },
 };
 const room = process.env.MUTATE_ROOM;

@@ -10,7 +10,7 @@ import { openStoryOutbox, readAppIdentity, type AppOctokit } from "./github/stor
 import { doorEvent, TRIGGER_HANDLERS, triggerOf, type TriggerDeps, type TriggerEvent, type TriggerName, type TriggerOutcome } from "./github/triggers/index.js";
 import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "./pipeline/index.js";
 import type { StoryQueue } from "./queue/index.js";
-import { createStoryRunner, pushStoryWork, type HousekeepingSettings, type RunnerLog } from "./runner/index.js";
+import { createStoryRunner, housekeepingFromEnv, pushStoryWork, type HousekeepingSettings, type RunnerLog } from "./runner/index.js";
 import { HOST_NETWORK_WARNING, probeSandbox, sandboxFromEnv, UNSANDBOXED_WARNING, type Sandbox } from "./sandbox/index.js";
 
 /** The App's own settings (from the environment, see `harness serve`). */
@@ -200,7 +200,7 @@ export function startStoryWorker(args: { queue: StoryQueue; settings: HarnessApp
     appSecrets: settings.appSecrets ?? [],
     outbox,
     taskSlots: settings.concurrency,
-    ...(settings.housekeeping ? { housekeeping: settings.housekeeping } : {}),
+    housekeeping: settings.housekeeping ?? housekeepingFromEnv(),
     pipeline: { runStory, loadWorkflow: () => loadWorkflow(), parseHarnessConfig, defaultConfig: DEFAULT_HARNESS_CONFIG },
     // The target carries the revision the story was admitted at (its status comment names it).
     createReporter: (target) => new GitHubReporter({ ...target, outbox, appSecrets: settings.appSecrets ?? [], ...(identity.slug ? { botLogin: `${identity.slug}[bot]` } : {}) }),

@@ -15,8 +15,8 @@ import { prepareStoryBranch } from "./story-branch.js";
 import { mergeDefaultBranch } from "./base-merge.js";
 import { TrackingReporter, type StoryReporter } from "./tracking-reporter.js";
 import { describe, reportEnd } from "./story-end.js";
-import { housekeepingFromEnv, lowDiskReason, pruneRuns, type HousekeepingSettings } from "./housekeeping.js";
-import { probeSandbox, removeStaleSandboxState, sandboxFromEnv, type Sandbox, type SandboxStatus } from "../sandbox/index.js";
+import { lowDiskReason, pruneRuns, type HousekeepingSettings } from "./housekeeping.js";
+import { probeSandbox, removeStaleSandboxState, type Sandbox, type SandboxStatus } from "../sandbox/index.js";
 import { storyKey } from "../story-key/index.js";
 
 /** The pipeline as the runner uses it (the real one in the App, the same in tests). */
@@ -41,12 +41,12 @@ export interface StoryRunnerDeps {
   githubThrottle?: boolean;
   /** How many times an interrupted story is resumed before it is reported blocked (`interrupted`). */
   maxResumes?: number;
-  /** Where repository code runs; the environment's sandbox (`HARNESS_SANDBOX`) when absent. */
-  sandbox?: Sandbox;
+  /** Where repository code runs, resolved once at the edge (the App, the CLI) from `HARNESS_SANDBOX`…. */
+  sandbox: Sandbox;
   /** The App's own secrets (webhook secret, private key lines), redacted from the runner's logs and comments like its tokens. */
   appSecrets?: readonly string[];
-  /** Retention of run directories and the free space a story needs; from the environment when absent. */
-  housekeeping?: HousekeepingSettings;
+  /** Retention of run directories and the free space a story needs, resolved once at the edge. */
+  housekeeping: HousekeepingSettings;
   /** The App's durable outbox, through which the runner's own notices (announcement, end comments) go; one in memory per job when absent. */
   outbox?: Outbox | Promise<Outbox>;
   /** How a job waits while GitHub is down at its start (tests pass a sleep they control). */
@@ -63,8 +63,7 @@ const DEFAULT_RUNNER_SLOTS = 8;
 
 /** Makes the queue's worker: one call runs one job from token to final report. */
 export function createStoryRunner(deps: StoryRunnerDeps): JobWorker {
-  const sandbox = deps.sandbox ?? sandboxFromEnv();
-  const housekeeping = deps.housekeeping ?? housekeepingFromEnv();
+  const { sandbox } = deps;
   // What a previous run of the App left when it was killed goes before any story starts.
   removeStaleSandboxState();
   // Its processes and scratch folders too (recorded when they started), ended before any job resumes.
@@ -81,7 +80,7 @@ export function createStoryRunner(deps: StoryRunnerDeps): JobWorker {
   };
   const slots = new TaskSlots(deps.taskSlots ?? DEFAULT_RUNNER_SLOTS);
   // Every process a job starts (git, provisioning, agents, suites, clean clone) gets the stop signal and a ledger record.
-  return (lease, signal) => runInStepScope({ signal, ledger }, () => runJob({ ...deps, sandbox, housekeeping }, lease, signal, sandboxStatus, slots));
+  return (lease, signal) => runInStepScope({ signal, ledger }, () => runJob(deps, lease, signal, sandboxStatus, slots));
 }
 
 /** Why a story stopped before or outside the pipeline, with the class it is reported under. */
@@ -150,7 +149,7 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
     const status = await sandboxStatus();
     if (status.state === "unavailable") throw new StoryStop("environment", renderSandboxUnavailable(status.reason));
     // Old run directories go first; then a nearly full disk is this story's report, not a wedged queue.
-    const keep = deps.housekeeping ?? housekeepingFromEnv();
+    const keep = deps.housekeeping;
     try {
       pruneRuns(deps.harnessHome, keep.retentionDays);
     } catch (error) {
@@ -208,7 +207,7 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
       agentEnvAllow: deps.agentEnvAllow,
       readmission,
       signal,
-      ...(deps.sandbox ? { sandbox: deps.sandbox } : {}),
+      sandbox: deps.sandbox,
       ...(deps.taskSlots !== undefined ? { taskSlots: deps.taskSlots } : {}),
       slots,
     }).finally(() => ownSlot.release());

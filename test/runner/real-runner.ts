@@ -6,7 +6,8 @@ import { GitHubReporter } from "../../src/github/report/index.js";
 import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "../../src/pipeline/index.js";
 import type { JobLease, JobWorker, StoryJob } from "../../src/queue/index.js";
 import { storyKey } from "../../src/story-key/index.js";
-import { createStoryRunner, type RunnerLog, type StoryRunnerDeps } from "../../src/runner/index.js";
+import { createStoryRunner, housekeepingFromEnv, type RunnerLog, type StoryRunnerDeps } from "../../src/runner/index.js";
+import { sandboxFromEnv } from "../../src/sandbox/index.js";
 import type { FakeGitHub } from "../support/fake-github/index.js";
 import { appOctokitOf } from "../support/outbox-fixture.js";
 
@@ -18,6 +19,9 @@ export function realRunner(fake: FakeGitHub, home: string, log: RunnerLog, extra
     appOctokit: async () => appOctokit,
     harnessHome: home,
     agentEnvAllow: [],
+    // The tests' edge: the environment's settings, as the App resolves them.
+    sandbox: sandboxFromEnv(),
+    housekeeping: housekeepingFromEnv(),
     githubThrottle: false,
     pipeline: { runStory, loadWorkflow: () => loadWorkflow(), parseHarnessConfig, defaultConfig: DEFAULT_HARNESS_CONFIG },
     createReporter: (target) => new GitHubReporter(outbox ? { ...target, outbox } : target),
