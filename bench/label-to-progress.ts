@@ -13,7 +13,8 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { git } from "../src/workspace/index.js";
 import { startFakeGitHub, type FakeGitHub } from "../test/support/fake-github/index.js";
-import { eventually, startApp, type RunningApp } from "../test/e2e/app-process.js";
+import { startApp, type RunningApp } from "../test/e2e/app-process.js";
+import { eventually } from "../test/support/poll.js";
 import { addStoryRepo, harnessYml, labelNewIssue, OWNER, reportsDelivered } from "../test/e2e/scenario.js";
 import { formatPaired, measurePaired } from "./lib/paired.js";
 

@@ -11,7 +11,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeGitHub, type FakeGitHub } from "../test/support/fake-github/index.js";
-import { eventually, startApp, type RunningApp } from "../test/e2e/app-process.js";
+import { startApp, type RunningApp } from "../test/e2e/app-process.js";
+import { eventually } from "../test/support/poll.js";
 import { OWNER, checksOn, commentAs, labelNewIssue, reportsDelivered, storyEnd, storyPull } from "../test/e2e/scenario.js";
 import { renderMaintainerView, type ViewedCheck } from "./view.js";
 

@@ -2,8 +2,9 @@
 import { join } from "node:path";
 import { webhookNotice } from "../../src/cli/webhook-url.js";
 import { startFakeGitHub } from "../support/fake-github/index.js";
-import { eventually, startApp } from "../e2e/app-process.js";
+import { startApp } from "../e2e/app-process.js";
 import { makeTempDir, removeTempDirs } from "../support/tmp.js";
+import { eventually } from "../support/poll.js";
 
 afterAll(removeTempDirs);
 

@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { exec, type ExecResult } from "../../src/exec/index.js";
 import type { FakeGitHub } from "../support/fake-github/index.js";
 import { freePort } from "../support/net.js";
+import { eventually } from "../support/poll.js";
 export { freePort };
 
 const BIN = fileURLToPath(new URL("../../bin/harness.js", import.meta.url));
@@ -72,17 +73,17 @@ export async function startApp(args: { fake: FakeGitHub; home: string; workDir: 
     exited = result;
   });
   // A hang guard, generous for a loaded machine: the App is polled until it answers.
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    if (exited) throw new Error(`the App exited before answering (exit ${exited.exitCode}):\n${exited.tail}`);
-    const ok = await fetch(`${url}/ping`).then((response) => response.ok, () => false);
-    if (ok) break;
-    if (Date.now() > deadline) {
-      abort.abort();
-      throw new Error(`the App did not answer within 120 s:\n${await readFile(logPath, "utf8").catch(() => "")}`);
-    }
-    await new Promise((wake) => setTimeout(wake, 100));
-  }
+  await eventually(
+    "the App to answer",
+    async () => {
+      if (exited) throw new Error(`the App exited before answering (exit ${exited.exitCode}):\n${exited.tail}`);
+      return (await fetch(`${url}/ping`).then((response) => response.ok, () => false)) ? true : undefined;
+    },
+    120_000,
+  ).catch(async (error: unknown) => {
+    abort.abort();
+    throw exited ? error : new Error(`${String(error)}:\n${await readFile(logPath, "utf8").catch(() => "")}`);
+  });
   return {
     port,
     webhookUrl: `${url}/api/github/webhooks`,
@@ -108,15 +109,4 @@ export async function startApp(args: { fake: FakeGitHub; home: string; workDir: 
       return done;
     },
   };
-}
-
-/** Polls `probe` until it returns a value (not undefined), failing after `timeoutMs` with `what`. */
-export async function eventually<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((wake) => setTimeout(wake, 50));
-  }
 }

@@ -11,8 +11,9 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeGitHub, type FakeGitHub, type FailureWindow } from "../support/fake-github/index.js";
-import { eventually, startApp, type RunningApp } from "./app-process.js";
+import { startApp, type RunningApp } from "./app-process.js";
 import { addStoryRepo, CHECK_NAMES, sandboxGrant, checksOn, harnessYml, labelNewIssue, logged, OWNER, queueDrained, reportsDelivered, STATUS_MARKER, storyEnd, storyPull, storyRunsDir } from "./scenario.js";
+import { eventually } from "../support/poll.js";
 
 jest.setTimeout(240_000);
 

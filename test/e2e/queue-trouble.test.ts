@@ -8,8 +8,9 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
-import { eventually, startApp, type RunningApp } from "./app-process.js";
+import { startApp, type RunningApp } from "./app-process.js";
 import { addStoryRepo, harnessYml, logged, OWNER } from "./scenario.js";
+import { eventually } from "../support/poll.js";
 
 jest.setTimeout(120_000);
 

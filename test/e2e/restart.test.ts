@@ -8,9 +8,10 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
-import { eventually, startApp, type RunningApp } from "./app-process.js";
+import { startApp, type RunningApp } from "./app-process.js";
 import { addStoryRepo, checksOn, harnessYml, labelNewIssue, OWNER, reportsDelivered, sandboxGrant, storyPull, storyRunsDir } from "./scenario.js";
-import { processWithTag, waitFor } from "../support/tmp.js";
+import { processWithTag } from "../support/tmp.js";
+import { eventually, until } from "../support/poll.js";
 
 jest.setTimeout(180_000);
 
@@ -45,7 +46,7 @@ describe("the App killed with SIGKILL mid-story", () => {
     const killed = await first.kill9();
     expect(killed.signal).toBe("SIGKILL");
     // The sandbox dies with the App: the agent it was running is gone, not orphaned.
-    expect(await waitFor(() => !processWithTag(markers), 10_000)).toBe(true);
+    await until("no process of the stopped App left", () => !processWithTag(markers), 10_000);
     const jobs = readdirSync(join(home, "queue", "jobs")).filter((name) => name.endsWith(".json"));
     expect(jobs).toHaveLength(1);
 

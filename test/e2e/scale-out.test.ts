@@ -11,9 +11,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { deliverWebhook, issuesLabeledPayload, signedDelivery, startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { startRedis, type RedisServer } from "../support/redis.js";
-import { eventually, startApp, type RunningApp } from "./app-process.js";
+import { startApp, type RunningApp } from "./app-process.js";
 import { AGENT_SCRIPT, harnessYml, OWNER, pendingOutboxWrites, storyEnd, storyPull, storyRunsDir } from "./scenario.js";
 import { startWorker, tearDown, type RunningWorker } from "./worker-process.js";
+import { eventually } from "../support/poll.js";
 
 // Hang guards, generous for a loaded machine; every wait polls for its condition.
 jest.setTimeout(900_000);

@@ -10,9 +10,10 @@ import {
   type FakeGitHub,
   type PullRecord,
 } from "../support/fake-github/index.js";
-import { eventually, type RunningApp } from "./app-process.js";
+import { type RunningApp } from "./app-process.js";
 import { storyDirName } from "../../src/workspace/index.js";
 import { decodeChunk } from "../../src/queue/wal/index.js";
+import { eventually } from "../support/poll.js";
 
 export const OWNER = "acme";
 

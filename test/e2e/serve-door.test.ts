@@ -9,7 +9,8 @@ import { connect, type Socket } from "node:net";
 import { join } from "node:path";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { makeTempDir, removeTempDirs } from "../support/tmp.js";
-import { eventually, startApp, type RunningApp } from "./app-process.js";
+import { startApp, type RunningApp } from "./app-process.js";
+import { eventually } from "../support/poll.js";
 
 const STATUS_TOKEN = "door-test-status-token-3f9c1e";
 const CAP = 20;

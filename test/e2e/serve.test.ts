@@ -3,8 +3,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { exec } from "../../src/exec/index.js";
-import { eventually, freePort } from "./app-process.js";
+import { freePort } from "./app-process.js";
 import { listenBacklogOf } from "../support/net.js";
+import { eventually } from "../support/poll.js";
 
 const BIN = resolve("bin/harness.js");
 

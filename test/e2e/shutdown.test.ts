@@ -9,9 +9,10 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync }
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
-import { processWithTag, waitFor } from "../support/tmp.js";
-import { eventually, startApp } from "./app-process.js";
+import { processWithTag } from "../support/tmp.js";
+import { startApp } from "./app-process.js";
 import { addStoryRepo, harnessYml, labelNewIssue, sandboxGrant, storyRunsDir } from "./scenario.js";
+import { eventually, until } from "../support/poll.js";
 
 jest.setTimeout(120_000);
 
@@ -47,7 +48,7 @@ describe("A stop signal while a story provisions", () => {
     const stopped = signal === "SIGTERM" ? await app.stop() : await app.interrupt();
     expect([stopped.exitCode, stopped.signal]).toEqual([0, null]);
     // The App awaited the step's group before exiting, so this is only a hang guard.
-    expect(await waitFor(() => !processWithTag(`sleep\0${tag}`), 30_000)).toBe(true);
+    await until("the tagged sleep to end", () => !processWithTag(`sleep\0${tag}`), 30_000);
 
     const runsDir = storyRunsDir(home, repo, number);
     const journal = readdirSync(runsDir).map((run) => readFileSync(join(runsDir, run, "execution-history.ndjson"), "utf8")).join("");

@@ -6,12 +6,13 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { checkRunRequestedActionPayload, deliverWebhook, issuesLabeledPayload, signedDelivery, startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
-import { eventually, startApp, type RunningApp } from "./app-process.js";
+import { startApp, type RunningApp } from "./app-process.js";
 import {
   addStoryRepo, CHECK_NAMES, checksOn, commentAs, filesContaining, harnessYml, labelNewIssue, loggedDelivery, OWNER, reportsDelivered, STATUS_MARKER, storyEnd, storyPull,
 } from "./scenario.js";
 
 import { jest } from "@jest/globals";
+import { eventually } from "../support/poll.js";
 
 jest.setTimeout(180_000);
 

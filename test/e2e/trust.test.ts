@@ -9,8 +9,9 @@ import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { deliverWebhook, issuesLabeledPayload, signedDelivery, startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
-import { eventually, startApp, type RunningApp } from "./app-process.js";
+import { startApp, type RunningApp } from "./app-process.js";
 import { addStoryRepo, checksOn, commentAs, filesContaining, harnessYml, labelNewIssue, loggedDelivery, OWNER, reportsDelivered, sandboxGrant, STATUS_MARKER, storyEnd, storyPull } from "./scenario.js";
+import { eventually } from "../support/poll.js";
 
 jest.setTimeout(240_000);
 

@@ -8,6 +8,7 @@ import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { exec, type ExecResult } from "../../src/exec/index.js";
 import type { FakeGitHub } from "../support/fake-github/index.js";
+import { eventually } from "../support/poll.js";
 
 const BIN = resolve("bin/harness.js");
 
@@ -60,15 +61,17 @@ export async function startWorker(args: { fake: FakeGitHub; name: string; home: 
       .map((line) => JSON.parse(line) as Record<string, unknown>)
       .filter((entry) => entry.msg === msg);
   // A hang guard, generous for a loaded machine: the worker is polled for its line.
-  const deadline = Date.now() + 180_000;
-  while ((await entries("harness worker: taking stories")).length === 0) {
-    if (exited) throw new Error(`worker ${args.name} exited before taking stories (exit ${exited.exitCode}):\n${exited.tail}`);
-    if (Date.now() > deadline) {
-      abort.abort();
-      throw new Error(`worker ${args.name} did not start within 180 s:\n${await log()}`);
-    }
-    await new Promise((wake) => setTimeout(wake, 100));
-  }
+  await eventually(
+    `worker ${args.name} to take stories`,
+    async () => {
+      if (exited) throw new Error(`worker ${args.name} exited before taking stories (exit ${exited.exitCode}):\n${exited.tail}`);
+      return (await entries("harness worker: taking stories")).length > 0 ? true : undefined;
+    },
+    180_000,
+  ).catch(async (error: unknown) => {
+    abort.abort();
+    throw exited ? error : new Error(`${String(error)}:\n${await log()}`);
+  });
   return {
     name: args.name,
     home: args.home,

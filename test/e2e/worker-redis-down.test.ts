@@ -11,9 +11,10 @@ import { join } from "node:path";
 import type { ExecResult } from "../../src/exec/index.js";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { startRedis, type RedisServer } from "../support/redis.js";
-import { eventually, startApp } from "./app-process.js";
+import { startApp } from "./app-process.js";
 import { addStoryRepo, harnessYml, labelNewIssue, sandboxGrant } from "./scenario.js";
 import { startWorker, tearDown } from "./worker-process.js";
+import { eventually } from "../support/poll.js";
 
 jest.setTimeout(600_000);
 const GUARD_MS = 180_000;

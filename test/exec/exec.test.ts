@@ -2,7 +2,8 @@ import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { getEventListeners } from "node:events";
 import { join } from "node:path";
 import { exec, ExecLogError, execShell, succeeded } from "../../src/exec/index.js";
-import { isRunning, makeTempDir, readPid, removeTempDirs, waitFor } from "../support/tmp.js";
+import { isRunning, makeTempDir, readPid, removeTempDirs } from "../support/tmp.js";
+import { until } from "../support/poll.js";
 
 afterAll(removeTempDirs);
 
@@ -57,7 +58,7 @@ describe("exec", () => {
     const dir = makeTempDir();
     const logPath = join(dir, "logs", "run.log");
     const running = exec(["sh", "-c", "echo first; while [ ! -f go ]; do sleep 0.02; done; echo second >&2"], { cwd: dir, logPath });
-    expect(await waitFor(() => existsSync(logPath) && readFileSync(logPath, "utf8").includes("first"), 10_000)).toBe(true);
+    await until("the first line in the log", () => existsSync(logPath) && readFileSync(logPath, "utf8").includes("first"), 10_000);
     expect(readFileSync(logPath, "utf8")).not.toContain("second");
     writeFileSync(join(dir, "go"), "");
     const result = await running;
@@ -69,7 +70,7 @@ describe("exec", () => {
     const dir = makeTempDir();
     const logPath = join(dir, "piped.log");
     const running = exec(["sh", "-c", "echo first; while [ ! -f go ]; do sleep 0.02; done; echo second"], { cwd: dir, logPath, captureStdout: true });
-    expect(await waitFor(() => existsSync(logPath) && readFileSync(logPath, "utf8").includes("first"), 10_000)).toBe(true);
+    await until("the first line in the log", () => existsSync(logPath) && readFileSync(logPath, "utf8").includes("first"), 10_000);
     writeFileSync(join(dir, "go"), "");
     const result = await running;
     expect(result.stdout?.toString()).toBe("first\nsecond\n");
@@ -149,7 +150,8 @@ describe("exec", () => {
       killGraceMs: 300,
       onSpawn: (pid) => {
         spawned = pid;
-        void waitFor(() => existsSync(join(dir, "pid")), 10_000).then(() => controller.abort());
+        // Aborts once the pid file is there, or at the guard (the test then fails reading it).
+        void until("the pid file", () => existsSync(join(dir, "pid")), 10_000).then(() => controller.abort(), () => controller.abort());
       },
     });
     expect(spawned).toBeGreaterThan(0);
@@ -167,7 +169,7 @@ describe("exec", () => {
     const script = "trap 'sleep 0.5; exit 3' TERM; sleep 600 & touch ready; wait";
     const running = exec(["sh", "-c", script], { cwd: dir, signal: controller.signal, killGraceMs: 600_000 });
     try {
-      expect(await waitFor(() => existsSync(join(dir, "ready")), 60_000)).toBe(true);
+      await until("the child ready", () => existsSync(join(dir, "ready")), 60_000);
     } finally {
       controller.abort();
     }

@@ -3,7 +3,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { join, resolve } from "node:path";
 import { exec, ProcessLedger, reapOrphans, runInStepScope, type ExecResult } from "../../src/exec/index.js";
 import { reapScratch } from "../../src/workspace/index.js";
-import { makeTempDir, processWithTag, removeTempDirs, waitFor } from "../support/tmp.js";
+import { makeTempDir, processWithTag, removeTempDirs } from "../support/tmp.js";
+import { until } from "../support/poll.js";
 
 const CHILD = resolve("test/exec/ledger-child.ts");
 
@@ -17,7 +18,7 @@ describe("step scope and process ledger", () => {
     let pid = 0;
     const running = runInStepScope({ signal: stop.signal, ledger }, () =>
       exec(["sleep", "300"], { cwd: dir, onSpawn: (child) => (pid = child), timeoutMs: 120_000 }));
-    expect(await waitFor(() => pid !== 0 && existsSync(join(dir, "ledger", `${pid}.json`)), 60_000)).toBe(true);
+    await until("the process recorded in the ledger", () => pid !== 0 && existsSync(join(dir, "ledger", `${pid}.json`)), 60_000);
     stop.abort();
     const result = await running;
     expect(result).toMatchObject({ aborted: true, signal: "SIGTERM" });
@@ -43,7 +44,7 @@ describe("step scope and process ledger", () => {
     const tag = `3131.${randomInt(1_000_000_000)}`;
     let childPid = 0;
     const child: Promise<ExecResult> = exec([process.execPath, "--import", "tsx", CHILD, dir, tag], { cwd: process.cwd(), timeoutMs: 120_000, onSpawn: (pid) => (childPid = pid) });
-    expect(await waitFor(() => existsSync(join(dir, "spawned")), 60_000)).toBe(true);
+    await until("the child spawned", () => existsSync(join(dir, "spawned")), 60_000);
     // Its own group, not the child's: kill -9 of the App leaves it running.
     process.kill(childPid, "SIGKILL");
     await child;
@@ -51,7 +52,7 @@ describe("step scope and process ledger", () => {
     // A live owner's records are left alone (this process has none); the dead one's orphan is ended.
     const reaped = reapOrphans(join(dir, "ledger"));
     expect(reaped).toEqual([{ pid: expect.any(Number), program: "sleep" }]);
-    expect(await waitFor(() => !processWithTag(`sleep\0${tag}`), 60_000)).toBe(true);
+    await until("the tagged sleep to end", () => !processWithTag(`sleep\0${tag}`), 60_000);
     expect(readdirSync(join(dir, "ledger"))).toEqual([]);
   });
 

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import type { GatedQueue } from "../support/gated-queue.js";
+import { until } from "../support/poll.js";
 import { deliverWebhook, issuesLabeledPayload, signedDelivery, type FakeGitHub } from "../support/fake-github/index.js";
 import { NAME, OWNER } from "./fake-setup.js";
 import { startGatedApp, type GatedApp } from "./gated-app.js";
@@ -24,14 +25,6 @@ afterAll(async () => {
   await app.close();
 });
 
-async function until(condition: () => Promise<boolean> | boolean): Promise<void> {
-  const end = Date.now() + 30_000;
-  while (!(await condition())) {
-    if (Date.now() > end) throw new Error("condition not met before the deadline");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 describe("the App's webhook door", () => {
   it("refuses a bad signature before any handler, then answers a good delivery while its enqueue still waits", async () => {
     const issue = gh.createIssue(OWNER, NAME, { title: "Slow disk", user: OWNER });
@@ -46,7 +39,7 @@ describe("the App's webhook door", () => {
     const key = queue.arrived[0]?.storyKey ?? "";
     expect(await queue.isActive(key)).toBe(false);
     queue.release();
-    await until(() => queue.isActive(key));
+    await until("the story active once the enqueue is released", () => queue.isActive(key), 30_000);
     expect(gh.takeUnexpectedRequests()).toEqual([]);
   });
 });

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { createProbot } from "probot";
 import { doorEvent, installationOctokit, TRIGGER_HANDLERS, triggerOf, type AppAuth } from "../../src/github/triggers/index.js";
 import { deliverWebhook, issueCommentCreatedPayload, issuesLabeledPayload, signedDelivery, startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
+import { until } from "../support/poll.js";
 import { triggerDepsEach } from "../support/trigger-deps.js";
 import { NAME, OWNER, RecordingLog } from "./fake-setup.js";
 import { startGatedApp, type GatedApp } from "./gated-app.js";
@@ -120,11 +121,7 @@ describe("through the App's door", () => {
     const help = signedDelivery("issue_comment", issueCommentCreatedPayload(door, { owner: OWNER, name: NAME, comment }), door.webhookSecret);
     expect((await deliverWebhook(app.webhookUrl, help)).status).toBe(200);
     // The reply goes out after the answer.
-    const end = Date.now() + 30_000;
-    while (!requestsFor(door, help.id).some((route) => route.startsWith("POST"))) {
-      if (Date.now() > end) throw new Error("the reply was not posted before the deadline");
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await until("the reply posted", () => requestsFor(door, help.id).some((route) => route.startsWith("POST")), 30_000);
     expect(requestsFor(door, label.id)).toEqual([]);
     expect(requestsFor(door, help.id)).toEqual(["GET /repos/{owner}/{repo}/collaborators/{username}/permission", "POST /repos/{owner}/{repo}/issues/{issue_number}/comments"]);
     expect(door.takeUnexpectedRequests()).toEqual([]);

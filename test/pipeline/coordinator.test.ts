@@ -3,8 +3,9 @@ import { join } from "node:path";
 import { git } from "../../src/workspace/index.js";
 import { loadWorkflow } from "../../src/pipeline/index.js";
 import { schemas } from "../../src/schema/index.js";
-import { processWithTag, removeTempDirs, waitFor } from "../support/tmp.js";
+import { processWithTag, removeTempDirs } from "../support/tmp.js";
 import { kinds, launches, makeScenario, ofKind, runScenario, scriptedConfig } from "./helpers.js";
+import { until } from "../support/poll.js";
 
 afterAll(removeTempDirs);
 
@@ -167,23 +168,23 @@ describe("runStory", () => {
     expect(ofKind(journal, "stage.finished")[0]).toMatchObject({ stage: "implementer", outcome: "failed", failureClass: "agent-timeout" });
     const tag = readFileSync(`${s.launches}.pid`, "utf8").trim();
     expect(tag).toMatch(/^harness-hang-/);
-    expect(await waitFor(() => !processWithTag(tag), 5000)).toBe(true);
+    await until("the tagged process to end", () => !processWithTag(tag), 5000);
   });
 
   it("stops a running story on its abort signal as interrupted, ending the agent's process tree", async () => {
     const s = await makeScenario();
     const controller = new AbortController();
     const running = runScenario(s, scriptedConfig(s, "hang"), { signal: controller.signal });
-    expect(await waitFor(() => existsSync(`${s.launches}.pid`), 10_000)).toBe(true);
+    await until("the launch's pid file", () => existsSync(`${s.launches}.pid`), 10_000);
     const runningTag = readFileSync(`${s.launches}.pid`, "utf8").trim();
-    expect(await waitFor(() => processWithTag(runningTag), 5000)).toBe(true);
+    await until("the running process", () => processWithTag(runningTag), 5000);
     controller.abort();
     const { outcome, journal } = await running;
     expect(outcome).toMatchObject({ status: "blocked", failureClass: "interrupted" });
     expect(ofKind(journal, "retry.scheduled")).toEqual([]);
     const tag = readFileSync(`${s.launches}.pid`, "utf8").trim();
     expect(tag).toMatch(/^harness-hang-/);
-    expect(await waitFor(() => !processWithTag(tag), 5000)).toBe(true);
+    await until("the tagged process to end", () => !processWithTag(tag), 5000);
   });
 
   it("counts an agent's non-zero exit and an invalid verdict as failed attempts", async () => {

@@ -9,7 +9,8 @@ import { join, resolve } from "node:path";
 import { jest } from "@jest/globals";
 import { exec, type ExecResult } from "../../src/exec/index.js";
 import type { JobLease, QueueConfig, StoryQueue } from "../../src/queue/index.js";
-import { deferred, makeJob, waitFor } from "./helpers.js";
+import { deferred, makeJob } from "./helpers.js";
+import { until } from "../support/poll.js";
 
 export interface OpenOptions {
   concurrency?: number;
@@ -80,7 +81,7 @@ export function describeQueueContract(adapter: string, makeBacking: () => Promis
       } });
       const job = { ...makeJob(1, "d-1"), eventKey: "issues.labeled:acme/widgets#1:story:2026-11-29T19:36:42Z:octocat" };
       void dying.enqueue(job);
-      await waitFor("the enqueue to reach the point between its writes", () => reached);
+      await until("the enqueue to reach the point between its writes", () => reached);
       const restarted = await open();
       // GitHub redelivers (no answer came): the story is queued, so the redelivery adds nothing, and nothing was lost
       // (refused as a repeat of the queued job, or as its story being active: either way not accepted twice).
@@ -90,8 +91,8 @@ export function describeQueueContract(adapter: string, makeBacking: () => Promis
       restarted.start(async (lease) => {
         ran.push(lease.job.deliveryId);
       });
-      await waitFor("the story to run", () => ran.length === 1);
-      await waitFor("story inactive", async () => !(await restarted.isActive("acme/widgets#1")));
+      await until("the story to run", () => ran.length === 1);
+      await until("story inactive", async () => !(await restarted.isActive("acme/widgets#1")));
       // The redelivery was remembered when it was refused.
       expect(await restarted.enqueue(job)).toEqual({ accepted: false, reason: "duplicate-delivery" });
       expect(ran).toEqual(["d-1"]);
@@ -113,12 +114,12 @@ export function describeQueueContract(adapter: string, makeBacking: () => Promis
         ran.push(lease.job.deliveryId);
       });
       await queue.enqueue(makeJob(1, "d-1"));
-      await waitFor("first run", () => ran.length === 1);
-      await waitFor("story inactive", async () => !(await queue.isActive("acme/widgets#1")));
+      await until("first run", () => ran.length === 1);
+      await until("story inactive", async () => !(await queue.isActive("acme/widgets#1")));
       expect((await queue.enqueue(makeJob(1, "d-2"))).accepted).toBe(true);
-      await waitFor("second run", () => ran.length === 2);
+      await until("second run", () => ran.length === 2);
       expect(ran).toEqual(["d-1", "d-2"]);
-      await waitFor("queue empty", async () => (await queue.snapshot()).length === 0);
+      await until("queue empty", async () => (await queue.snapshot()).length === 0);
     });
 
     it("runs at most `concurrency` jobs at once, in enqueue order, and re-admissions first", async () => {
@@ -136,17 +137,17 @@ export function describeQueueContract(adapter: string, makeBacking: () => Promis
       });
       await queue.enqueue(makeJob(1));
       await queue.enqueue(makeJob(2));
-      await waitFor("two started", () => started.length === 2);
+      await until("two started", () => started.length === 2);
       await queue.enqueue(makeJob(3));
       await queue.enqueue(makeJob(4, "d-4", { kind: "retry-blocked" }));
-      await waitFor("snapshot shows two running, two queued", async () => {
+      await until("snapshot shows two running, two queued", async () => {
         const views = await queue.snapshot();
         return views.filter((view) => view.state === "running").length === 2 && views.length === 4;
       });
       gates.get(1)?.resolve();
-      await waitFor("third started", () => started.length === 3);
+      await until("third started", () => started.length === 3);
       gates.get(2)?.resolve();
-      await waitFor("fourth started", () => started.length === 4);
+      await until("fourth started", () => started.length === 4);
       gates.get(3)?.resolve();
       gates.get(4)?.resolve();
       await queue.idle();
@@ -172,10 +173,10 @@ export function describeQueueContract(adapter: string, makeBacking: () => Promis
       await queue.enqueue(makeJob(1, "d-1", { installationId: 1 }));
       await queue.enqueue(makeJob(2, "d-2", { installationId: 1 }));
       await queue.enqueue(makeJob(3, "d-3", { installationId: 2 }));
-      await waitFor("one job of each installation running", () => started.includes(3) && started.length === 2);
+      await until("one job of each installation running", () => started.includes(3) && started.length === 2);
       expect(started.filter((issue) => issue !== 3)).toHaveLength(1);
       release.resolve();
-      await waitFor("all three ran", () => started.length === 3);
+      await until("all three ran", () => started.length === 3);
       await queue.idle();
       expect(mostOfOne).toBe(1);
     });
@@ -193,11 +194,11 @@ export function describeQueueContract(adapter: string, makeBacking: () => Promis
       second.start(work("second"));
       for (const issue of [1, 2]) await first.enqueue(makeJob(issue, `d-${issue}`));
       // Each worker runs one job at a time: two running means both are used.
-      await waitFor("both workers busy", () => ranBy.length === 2);
+      await until("both workers busy", () => ranBy.length === 2);
       expect(new Set(ranBy.map(([, who]) => who))).toEqual(new Set(["first", "second"]));
       for (const issue of [3, 4, 5]) await second.enqueue(makeJob(issue, `d-${issue}`));
       release.resolve();
-      await waitFor(`all five ran (so far ${JSON.stringify(ranBy)})`, () => ranBy.length === 5);
+      await until(`all five ran (so far ${JSON.stringify(ranBy)})`, () => ranBy.length === 5);
       await first.idle();
       await second.idle();
       expect(ranBy.map(([delivery]) => delivery).sort()).toEqual(["d-1", "d-2", "d-3", "d-4", "d-5"]);
@@ -218,7 +219,7 @@ export function describeQueueContract(adapter: string, makeBacking: () => Promis
       second.start(async (lease) => {
         leases.push(lease);
       });
-      await waitFor("resumed job", () => leases.length === 1);
+      await until("resumed job", () => leases.length === 1);
       expect(leases[0]).toMatchObject({ interruptions: 1, job: { deliveryId: "d-5", issue: { number: 5 } } });
     });
 
@@ -234,7 +235,7 @@ export function describeQueueContract(adapter: string, makeBacking: () => Promis
       second.start(async (lease) => {
         leases.push(lease);
       });
-      await waitFor("both jobs", () => leases.length === 2);
+      await until("both jobs", () => leases.length === 2);
       expect(leases.map((lease) => [lease.job.issue.number, lease.interruptions])).toEqual([[1, 0], [2, 0]]);
     });
 
@@ -246,7 +247,7 @@ export function describeQueueContract(adapter: string, makeBacking: () => Promis
         await queue.enqueue(makeJob(3, "d-3"));
         child = await startChild(backing.childConfig(), markers);
         const started = (): string[] => readdirSync(markers).filter((name) => name.startsWith("started-"));
-        await waitFor("the child took the job", () => started().length === 1);
+        await until("the child took the job", () => started().length === 1);
         expect(JSON.parse(readFileSync(join(markers, started()[0] ?? ""), "utf8"))).toEqual({ pid: child.pid, interruptions: 0 });
         const leases: JobLease[] = [];
         queue.start(async (lease) => {
@@ -257,9 +258,9 @@ export function describeQueueContract(adapter: string, makeBacking: () => Promis
         expect(leases).toEqual([]);
         process.kill(child.pid, "SIGKILL");
         expect((await child.done).signal).toBe("SIGKILL");
-        await waitFor("the job taken over here", () => leases.length === 1, TAKEOVER_MS);
+        await until("the job taken over here", () => leases.length === 1, TAKEOVER_MS);
         expect(leases[0]).toMatchObject({ interruptions: 1, job: { deliveryId: "d-3" } });
-        await waitFor("story inactive", async () => !(await queue.isActive("acme/widgets#3")));
+        await until("story inactive", async () => !(await queue.isActive("acme/widgets#3")));
       } finally {
         if (child) {
           try {
@@ -284,6 +285,6 @@ async function startChild(config: QueueConfig, markers: string): Promise<{ pid: 
       pid = childPid;
     },
   });
-  await waitFor("child spawned", () => pid !== 0);
+  await until("child spawned", () => pid !== 0);
   return { pid, done };
 }

@@ -25,15 +25,6 @@ export function makeJob(issue: number, deliveryId = `delivery-${issue}`, options
   };
 }
 
-/** Polls `condition` until it holds, failing after `timeoutMs` (a hang guard, generous for a loaded machine). */
-export async function waitFor(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 export function fileExists(path: string): boolean {
   return existsSync(path);
 }

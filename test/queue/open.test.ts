@@ -2,7 +2,8 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { EmbeddedQueue, openStoryQueue, type JobLease, type StoryQueue } from "../../src/queue/index.js";
-import { deferred, makeJob, tempDir, waitFor } from "./helpers.js";
+import { deferred, makeJob, tempDir } from "./helpers.js";
+import { until } from "../support/poll.js";
 
 describe("openStoryQueue (embedded)", () => {
   let dir: string;
@@ -32,10 +33,10 @@ describe("openStoryQueue (embedded)", () => {
     await queue.enqueue(makeJob(2, "d-2", { installationId: 1 }));
     await queue.enqueue(makeJob(3, "d-3", { installationId: 2 }));
     // Two workers, one slot per installation: issue 1 and issue 3 run, issue 2 waits for its installation.
-    await waitFor("one job of each installation running", () => leases.length === 2);
+    await until("one job of each installation running", () => leases.length === 2);
     expect(leases.map((lease) => lease.job.issue.number).sort()).toEqual([1, 3]);
     release.resolve();
-    await waitFor("the waiting job ran", () => leases.length === 3);
+    await until("the waiting job ran", () => leases.length === 3);
     expect(leases[2]?.job.issue.number).toBe(2);
   });
 
@@ -49,7 +50,7 @@ describe("openStoryQueue (embedded)", () => {
     });
     await queue.enqueue(makeJob(1, "d-1"));
     await queue.enqueue(makeJob(2, "d-2"));
-    await waitFor("both jobs running", () => leases.length === 2);
+    await until("both jobs running", () => leases.length === 2);
     release.resolve();
   });
 

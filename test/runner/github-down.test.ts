@@ -7,11 +7,12 @@ import type { Sleep } from "../../src/github/story/index.js";
 import { EmbeddedQueue, type JobWorker, type StoryJob } from "../../src/queue/index.js";
 import { storyKey } from "../../src/story-key/index.js";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
-import { waitFor } from "../queue/helpers.js";
+import {  } from "../queue/helpers.js";
 import { recordingLog } from "./recording-log.js";
 import { appOctokitOf } from "../support/outbox-fixture.js";
 import { realRunner } from "./real-runner.js";
 import { controlledSleep } from "../support/controlled-sleep.js";
+import { until } from "../support/poll.js";
 
 /**
  * GitHub down when a job starts: its first calls fail with a 5xx, a refused connection or a
@@ -70,7 +71,7 @@ describe("a story started while GitHub is down", () => {
     const queue = await EmbeddedQueue.open({ dir, rescanMs: 50 });
     queue.start(runner(join(root, "home-502"), first.sleep));
     expect((await queue.enqueue(job)).accepted).toBe(true);
-    await waitFor("the job to wait for GitHub", () => first.waits.length === 1);
+    await until("the job to wait for GitHub", () => first.waits.length === 1);
     expect(first.waits).toEqual([1000]);
     expect(window.served).toBe(1);
     // Not failed, not removed, nothing said on the issue.
@@ -84,12 +85,12 @@ describe("a story started while GitHub is down", () => {
     try {
       expect((await reopened.snapshot()).map((view) => view.job.storyKey)).toEqual([job.storyKey]);
       reopened.start(runner(join(root, "home-502"), second.sleep));
-      await waitFor("the restarted job to wait for GitHub", () => second.waits.length === 1);
+      await until("the restarted job to wait for GitHub", () => second.waits.length === 1);
       expect(window.served).toBe(2);
       window.close();
       second.wake();
-      await waitFor("the story to get past its first calls", () => commentsOn(job).length === 1);
-      await waitFor("the job to finish", async () => (await reopened.snapshot()).length === 0);
+      await until("the story to get past its first calls", () => commentsOn(job).length === 1);
+      await until("the job to finish", async () => (await reopened.snapshot()).length === 0);
       expect(commentsOn(job)[0]).toContain("could not start (git-failed)");
       expect(second.waits).toEqual([1000]);
     } finally {
@@ -102,7 +103,7 @@ describe("a story started while GitHub is down", () => {
     const window = fake.injectFailure({ method: "GET", path: /\/collaborators\/[^/]+\/permission$/, failure: { kind: "secondary-rate-limit", retryAfterSeconds: 7 } });
     const { sleep, waits, wake } = controlledSleep();
     const done = runner(join(root, "home-403"), sleep)({ jobId: "job-403", job, interruptions: 0 }, new AbortController().signal);
-    await waitFor("the job to wait for GitHub", () => waits.length === 1);
+    await until("the job to wait for GitHub", () => waits.length === 1);
     expect(waits).toEqual([7000]);
     expect(commentsOn(job)).toEqual([]);
     window.close();
@@ -127,9 +128,9 @@ describe("a story started while GitHub is down", () => {
     const appOctokit = async (): Promise<AppOctokit> => quietOctokit((calls += 1) <= 2 ? `http://127.0.0.1:${closedPort}` : fake.apiUrl);
     const { sleep, waits, wake } = controlledSleep();
     const done = runner(join(root, "home-refused"), sleep, appOctokit)({ jobId: "job-refused", job, interruptions: 0 }, new AbortController().signal);
-    await waitFor("the first wait", () => waits.length === 1);
+    await until("the first wait", () => waits.length === 1);
     wake();
-    await waitFor("the second wait", () => waits.length === 2);
+    await until("the second wait", () => waits.length === 2);
     // Backoff doubles while GitHub stays unreachable.
     expect(waits).toEqual([1000, 2000]);
     expect(commentsOn(job)).toEqual([]);

@@ -6,6 +6,7 @@ import type { JobLease } from "../../src/queue/index.js";
 import { Sandbox, sandboxSettingsFromEnv } from "../../src/sandbox/index.js";
 import { storyDirName } from "../../src/workspace/index.js";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
+import { until } from "../support/poll.js";
 import { realRunner, storyLease } from "./real-runner.js";
 import { recordingLog } from "./recording-log.js";
 
@@ -18,15 +19,6 @@ function mostAtOnce(journal: readonly HistoryEvent[]): number {
     if (event.kind === "task.finished" && running > 0 && event.taskId !== "integration" && !event.kept) running -= 1;
   }
   return most;
-}
-
-/** Polls for `condition`; the deadline only guards against a hang. */
-async function until(condition: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 120_000;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 describe("a plan's tasks at once on a runner shared by several stories", () => {
@@ -78,7 +70,7 @@ describe("a plan's tasks at once on a runner shared by several stories", () => {
 
     const holding = lease(holder, "holder", "Hold a slot", "No plan: one task.");
     const held = worker(holding, new AbortController().signal);
-    await until(() => existsSync(join(out, "holding")), "the holding story's agent");
+    await until("the holding story's agent", () => existsSync(join(out, "holding")));
     const busy = lease(planned, "waves", "Two parts, busy runner", `\`\`\`harness-plan\n${plan}\n\`\`\`\n`);
     await worker(busy, new AbortController().signal);
     const busyJournal = journalOf("waves", busy.job.issue.number);

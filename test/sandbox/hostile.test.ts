@@ -5,9 +5,10 @@ import { exec } from "../../src/exec/index.js";
 import { git } from "../../src/workspace/index.js";
 import { loadWorkflow, parseHarnessConfig, readJournal, runStory, type HistoryEvent } from "../../src/pipeline/index.js";
 import { Sandbox, sandboxSettingsFromEnv } from "../../src/sandbox/index.js";
-import { initRepo, makeTempDir, processWithTag, removeTempDirs, waitFor } from "../support/tmp.js";
+import { initRepo, makeTempDir, processWithTag, removeTempDirs } from "../support/tmp.js";
 import { recordingReporter } from "../pipeline/helpers.js";
 import { attackScript, hostileConfig, SELF_REPORTED, type Targets } from "./hostile-repo.js";
+import { until } from "../support/poll.js";
 
 const LOG_CAP = 4 * 1024 * 1024;
 const MAX_PROCESSES = 200;
@@ -56,7 +57,7 @@ describe("a hostile repository", () => {
     // (exec never passes the App's real credential names, so the stand-in's is another name.)
     let appPid = 0;
     decoy = exec(["sleep", "600"], { cwd: appDir, env: { set: { HARNESS_DECOY_KEY: marker } }, signal: stopDecoy.signal, onSpawn: (pid) => (appPid = pid) });
-    expect(await waitFor(() => appPid > 0, 5000)).toBe(true);
+    await until("the stand-in App to start", () => appPid > 0, 5000);
     mkdirSync(join(home, "queue"), { recursive: true });
     writeFileSync(join(home, "queue", "job.json"), "{}\n");
     const otherWorktree = join(home, "worktrees", "other-story", "task-1");
@@ -114,7 +115,7 @@ describe("a hostile repository", () => {
       "the other worktree unchanged": !existsSync(join(otherWorktree, "pwned")),
       // Provisioning and agents have the network, in a namespace of their own: the host's loopback is not in it.
       "no phase reached the host's loopback server": phasesConnected.length === 0,
-      "no daemon outlived its step": await waitFor(() => !processWithTag(targets.daemonTag), 5000),
+      "no daemon outlived its step": await until("the daemon to end with its step", () => !processWithTag(targets.daemonTag), 5000).then(() => true),
       [`every log within its cap of ${LOG_CAP} bytes`]: logs.every((path) => statSync(path).size <= LOG_CAP + 4096),
     };
 

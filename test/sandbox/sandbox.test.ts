@@ -3,7 +3,8 @@ import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { git } from "../../src/workspace/index.js";
 import { bwrapArgs, etcSecretMasks, probeSandbox, removeStaleScratch, Sandbox, scratchRemoved, sandboxSettingsFromEnv, type SandboxSettings } from "../../src/sandbox/index.js";
-import { initRepo, makeTempDir, processWithTag, removeTempDirs, waitFor, writeFiles } from "../support/tmp.js";
+import { initRepo, makeTempDir, processWithTag, removeTempDirs, writeFiles } from "../support/tmp.js";
+import { until } from "../support/poll.js";
 
 afterAll(removeTempDirs);
 
@@ -141,7 +142,7 @@ describe("a sandboxed step", () => {
     const tag = `harness-daemon-${process.pid}-${Date.now()}`;
     const { code } = await inSandbox(dir, `setsid sh -c 'sleep 120; : ${tag}' > /dev/null 2>&1 < /dev/null & sleep 0.2; echo started`);
     expect(code).toBe(0);
-    expect(await waitFor(() => !processWithTag(tag), 5000)).toBe(true);
+    await until("the tagged process to end", () => !processWithTag(tag), 5000);
   });
 
   it("limits how many processes a step may run", async () => {

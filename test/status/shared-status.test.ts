@@ -13,7 +13,8 @@ import { Journal, JOURNAL_FILE, loadWorkflow, runStartedEvent } from "../../src/
 import { collectLocalWork, collectRuns, collectStatus, renderStatusPage, type HarnessStatus, type StatusReport } from "../../src/status/index.js";
 import { startRedis, type RedisServer } from "../support/redis.js";
 import { makeTempDir, removeTempDirs } from "../support/tmp.js";
-import { deferred, makeJob, waitFor } from "../queue/helpers.js";
+import { deferred, makeJob } from "../queue/helpers.js";
+import { until } from "../support/poll.js";
 
 jest.setTimeout(300_000);
 
@@ -87,7 +88,7 @@ describe("status over Redis", () => {
     for (const issue of [11, 12, 13]) await serve.enqueue(makeJob(issue, `d-${issue}`));
     const operatorHome = makeTempDir("harness-shared-status-operator-");
     let status: HarnessStatus | undefined;
-    await waitFor("two running on two workers and both reports naming their job", async () => {
+    await until("two running on two workers and both reports naming their job", async () => {
       const { code, out } = await statusCommand(operatorHome);
       if (code !== 0) throw new Error(out);
       status = JSON.parse(out) as HarnessStatus;
@@ -119,7 +120,7 @@ describe("status over Redis", () => {
     expect(page).toContain("<h2>Workers (2)</h2>");
     expect(page).toContain(`<code>${ids[1]}</code>`);
     gate.resolve();
-    await waitFor("the queue drained", async () => (await serve.snapshot()).length === 0);
+    await until("the queue drained", async () => (await serve.snapshot()).length === 0);
   });
 
   it("keeps the report of a worker that stopped with work left on its disk, not live, until it runs again; withdraws one that left nothing", async () => {
@@ -130,12 +131,12 @@ describe("status over Redis", () => {
     const clean = await openWorker(prefix, cleanHome, Promise.resolve());
     const reader = await BullmqQueue.open({ url: redis.url, prefix, ...TIMING });
     opened.push(reader);
-    await waitFor("both reports", async () => (await reader.workerReports()).length === 2);
+    await until("both reports", async () => (await reader.workerReports()).length === 2);
     for (const queue of [leftWork, clean]) {
       opened.splice(opened.indexOf(queue), 1);
       await queue.close();
     }
-    await waitFor("the stopped worker shown not live", async () => {
+    await until("the stopped worker shown not live", async () => {
       const reports = await reader.workerReports();
       return reports.length === 1 && reports[0]?.live === false;
     });
@@ -147,7 +148,7 @@ describe("status over Redis", () => {
     // A worker started again on that data directory takes its report over.
     const again = await openWorker(prefix, leftHome, Promise.resolve());
     expect(again.reports.self).toBe(leftWork.reports.self);
-    await waitFor("the report live again", async () => {
+    await until("the report live again", async () => {
       const reports = await reader.workerReports();
       return reports.length === 1 && reports[0]?.live === true;
     });
@@ -169,7 +170,7 @@ describe("status over Redis", () => {
     opened.push(serve);
     const serveHome = makeTempDir("harness-shared-runs-serve-");
     let report: StatusReport | undefined;
-    await waitFor("both workers' runs in their reports", async () => {
+    await until("both workers' runs in their reports", async () => {
       report = await collectStatus({ home: serveHome, jobs: await serve.snapshot(), queue: serve });
       return report.runs.length === 2;
     });

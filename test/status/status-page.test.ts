@@ -8,10 +8,11 @@ import { join } from "node:path";
 import { jest } from "@jest/globals";
 import { renderStatusPage, type StatusReport } from "../../src/status/index.js";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
-import { eventually, startApp, type RunningApp } from "../e2e/app-process.js";
+import { startApp, type RunningApp } from "../e2e/app-process.js";
 import { addStoryRepo, harnessYml, labelNewIssue, sandboxGrant, storyEnd } from "../e2e/scenario.js";
 import { makeTempDir, removeTempDirs } from "../support/tmp.js";
 import { dumpDom, screenshot } from "./chromium.js";
+import { eventually } from "../support/poll.js";
 
 jest.setTimeout(240_000);
 const TOKEN = "status-token-for-tests";

@@ -9,6 +9,7 @@ import { delimiter, join } from "node:path";
 import { Redis } from "ioredis";
 import { exec, type ExecResult } from "../../src/exec/index.js";
 import { freePort } from "./net.js";
+import { until } from "./poll.js";
 
 export interface RedisServer {
   url: string;
@@ -65,8 +66,8 @@ export async function startRedis(): Promise<RedisServer> {
       ended = result;
     });
     const url = `redis://127.0.0.1:${port}/0`;
-    const deadline = Date.now() + 20_000;
-    while (!ended && Date.now() < deadline && !(await answersPing(url))) await new Promise((wake) => setTimeout(wake, 50));
+    // Ends early when the server exited (a port taken meanwhile); the check below says which, and the loop tries another port.
+    await until("redis-server to answer PING", async () => ended !== undefined || (await answersPing(url)), 20_000).catch(() => undefined);
     const stop = async (): Promise<void> => {
       abort.abort();
       await done;

@@ -61,16 +61,6 @@ export async function addWorktree(repo: string, path: string, branch = `wt-${Dat
   return path;
 }
 
-/** Polls `check` until it returns true or `timeoutMs` passes; returns whether it became true. */
-export async function waitFor(check: () => boolean, timeoutMs: number, intervalMs = 20): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (check()) return true;
-    if (Date.now() >= deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
-}
-
 /**
  * True while `pid` runs. A zombie (dead, waiting for a parent that may never reap it, as under
  * some container init processes) counts as gone.

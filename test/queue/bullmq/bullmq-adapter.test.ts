@@ -13,7 +13,8 @@ import { BullmqQueue, DEFAULT_DELIVERY_MEMORY_MS, storyJobId } from "../../../sr
 import { DEFAULT_LEASE_TIMING } from "../../../src/queue/index.js";
 import type { LocalWork } from "../../../src/status/index.js";
 import { redisForFile, startRedis } from "../../support/redis.js";
-import { cleanupAfterEach, deferred, makeJob, waitFor } from "../helpers.js";
+import { cleanupAfterEach, deferred, makeJob } from "../helpers.js";
+import { until } from "../../support/poll.js";
 
 jest.setTimeout(300_000);
 
@@ -73,7 +74,7 @@ describe("BullMQ adapter: what it queues", () => {
     queue.start(async (lease) => {
       ran.push(lease.job.issue.number);
     });
-    await waitFor("the three jobs run", async () => ran.length === 3 && !(await queue.isActive("acme/widgets#3")));
+    await until("the three jobs run", async () => ran.length === 3 && !(await queue.isActive("acme/widgets#3")));
     expect(ran).toEqual([2, 1, 3]);
     await queue.close();
     await expect(queue.enqueue(makeJob(4))).rejects.toThrow("queue is closed");
@@ -113,7 +114,7 @@ describe("BullMQ adapter: what it queues", () => {
   it("lists the jobs set aside, newest first, with their story when one could be read", async () => {
     const { queue } = await open("e-aside");
     const kept = await queue.quarantine.put({ jobId: "story-5", data: { ...makeJob(5), kind: "x" }, reason: "$.kind bad", worker: "w1" });
-    await waitFor("a later millisecond", () => Date.now() > Number(kept.file.split(".").at(-1)));
+    await until("a later millisecond", () => Date.now() > Number(kept.file.split(".").at(-1)));
     const bare = await queue.quarantine.put({ jobId: "foreign", data: 7, reason: "$ must be object", worker: "w2" });
     const { jobs, total } = await queue.quarantinedJobs();
     expect(total).toBe(2);
@@ -136,13 +137,13 @@ describe("BullMQ adapter: its worker", () => {
       await Promise.race([release.promise, new Promise((done) => signal.addEventListener("abort", done, { once: true }))]);
     });
     await queue.enqueue(makeJob(1));
-    await waitFor("the first job running", () => ran.length === 1);
+    await until("the first job running", () => ran.length === 1);
     await queue.enqueue(makeJob(2));
     const second = storyJobId("acme/widgets#2");
-    await waitFor("the second job set aside", async () => (await raw.getJobState(second)) === "delayed" && ((await raw.getJob(second))?.delay ?? 0) > 0);
+    await until("the second job set aside", async () => (await raw.getJobState(second)) === "delayed" && ((await raw.getJob(second))?.delay ?? 0) > 0);
     expect((await raw.getJob(second))?.delay).toBeLessThanOrEqual(LEASE.heartbeatMs);
     release.resolve();
-    await waitFor("the second job run", () => ran.length === 2);
+    await until("the second job run", () => ran.length === 2);
   });
 
   it("lets a running job finish, not aborted, when closed without abortRunning", async () => {
@@ -183,7 +184,7 @@ describe("BullMQ adapter: the worker's report and close", () => {
     expect(queue.reports.self).toBe(`${hostname()}:${createHash("sha256").update("/srv/a").digest("hex").slice(0, 12)}`);
     await queue.enqueue(makeJob(1));
     const jobId = storyJobId("acme/widgets#1");
-    await waitFor("the running job reported", async () => (await reader.workerReports()).some((report) => report.live && report.running.includes(jobId) && report.home === "/srv/a"));
+    await until("the running job reported", async () => (await reader.workerReports()).some((report) => report.live && report.running.includes(jobId) && report.home === "/srv/a"));
     // A report renewed four renewals ago (three are allowed) is not live; two ago is.
     const [{ live: _live, ...report } = { live: true }] = await reader.workerReports();
     const now = await server.now();
@@ -206,9 +207,9 @@ describe("BullMQ adapter: the worker's report and close", () => {
       if (broken) throw new Error("the disk is gone");
       return { quarantined: [{ file: "q.json" }], undelivered: [] };
     } });
-    await waitFor("the report published", async () => (await reader.workerReports()).length === 1);
+    await until("the report published", async () => (await reader.workerReports()).length === 1);
     broken = true;
-    await waitFor("the failed renewal logged", () => errors.includes("queue (redis): worker report: the disk is gone"));
+    await until("the failed renewal logged", () => errors.includes("queue (redis): worker report: the disk is gone"));
     broken = false;
     await queue.close();
     expect(errors.filter((line) => line.includes("close"))).toEqual([]);
@@ -228,7 +229,7 @@ describe("BullMQ adapter: the worker's report and close", () => {
     settling.shareLocalWork({ home: "/srv/settle", collect: async () => ({ quarantined: [], undelivered: left }), settle: async () => {
       left = [];
     } });
-    await waitFor("the report with the write", async () => (await settling.workerReports()).some((one) => one.undelivered.length === 1));
+    await until("the report with the write", async () => (await settling.workerReports()).some((one) => one.undelivered.length === 1));
     await settling.close();
     const { queue: settledReader } = await open("r-settle");
     expect(await settledReader.workerReports()).toEqual([]);
@@ -237,7 +238,7 @@ describe("BullMQ adapter: the worker's report and close", () => {
     failing.shareLocalWork({ home: "/srv/fail", collect: async () => {
       throw new Error("unreadable");
     } });
-    await waitFor("the failed report logged", () => failed.includes("queue (redis): worker report: unreadable"));
+    await until("the failed report logged", () => failed.includes("queue (redis): worker report: unreadable"));
     await failing.close();
     expect(failed.at(-1)).toBe(`queue (redis): close: report: unreadable; jobs not handed back are taken by another worker once their lease (${LEASE.lockTtlMs} ms) expires`);
   });
@@ -248,7 +249,7 @@ describe("BullMQ adapter: the worker's report and close", () => {
       const errors: string[] = [];
       const queue = await BullmqQueue.open({ url: frozen.url, prefix: "c-frozen", lease: LEASE, closeGraceMs: 300, log: { error: (message) => errors.push(message) } });
       queue.start(async () => undefined);
-      await waitFor("the worker ready", async () => (await queue.snapshot()).length === 0);
+      await until("the worker ready", async () => (await queue.snapshot()).length === 0);
       process.kill(frozen.pid, "SIGSTOP");
       try {
         await queue.close();

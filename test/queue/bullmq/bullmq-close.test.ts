@@ -6,7 +6,8 @@
 import { jest } from "@jest/globals";
 import { BullmqQueue } from "../../../src/queue/bullmq/index.js";
 import { startRedis, type RedisServer } from "../../support/redis.js";
-import { deferred, makeJob, waitFor, within } from "../helpers.js";
+import { deferred, makeJob, within } from "../helpers.js";
+import { until } from "../../support/poll.js";
 
 jest.setTimeout(300_000);
 
@@ -38,7 +39,7 @@ describe("BullMQ adapter: close with Redis down", () => {
     await redis.stop();
     redis = undefined;
     // Until close, every connection tries again, and each one's failures are logged, named.
-    for (const where of ["redis", "queue", "worker"]) await waitFor(`a ${where} error logged`, () => errors.some((line) => line.startsWith(`queue (redis): ${where}: `)));
+    for (const where of ["redis", "queue", "worker"]) await until(`a ${where} error logged`, () => errors.some((line) => line.startsWith(`queue (redis): ${where}: `)));
     await within("close with Redis down", queue.close({ abortRunning: true }), GUARD_MS);
     expect(aborted).toBe(true);
     const closing = errors.find((line) => line.startsWith("queue (redis): close: ")) ?? "";
@@ -53,7 +54,7 @@ describe("BullMQ adapter: close with Redis down", () => {
     redis = await startRedis();
     const queue = await BullmqQueue.open({ url: redis.url, prefix: "close-idle", lease: { lockTtlMs: 5000, heartbeatMs: 500 }, log: { error: () => undefined } });
     queue.start(async () => undefined);
-    await waitFor("the worker's connection", async () => (await queue.snapshot()).length === 0);
+    await until("the worker's connection", async () => (await queue.snapshot()).length === 0);
     await redis.stop();
     redis = undefined;
     await within("close with Redis down", queue.close(), GUARD_MS);

@@ -14,7 +14,8 @@ import { BullmqQueue, DEFAULT_DELIVERY_MEMORY_MS, storyJobId, type BullmqQueueOp
 import { reconnectDelay } from "../../../src/queue/bullmq/bullmq-queue.js";
 import type { StoryJob } from "../../../src/queue/index.js";
 import { redisForFile } from "../../support/redis.js";
-import { cleanupAfterEach, GUARD_MS, makeJob, waitFor, within } from "../helpers.js";
+import { cleanupAfterEach, GUARD_MS, makeJob, within } from "../helpers.js";
+import { until } from "../../support/poll.js";
 
 jest.setTimeout(60_000);
 
@@ -88,7 +89,7 @@ describe("BullMQ adapter: its connections", () => {
       // The file's client too (made again at its next use).
       server.dropClient();
       await watcher.call("CLIENT", "KILL", "TYPE", "normal");
-      await waitFor("the redis and queue connections' errors logged", () => ["redis", "queue"].every((where) => errors.some((line) => line.startsWith(`queue (redis): ${where}: `))), GUARD_MS);
+      await until("the redis and queue connections' errors logged", () => ["redis", "queue"].every((where) => errors.some((line) => line.startsWith(`queue (redis): ${where}: `))), GUARD_MS);
     } finally {
       await watcher.config("SET", "maxclients", "10000");
       watcher.disconnect();
@@ -139,18 +140,18 @@ describe("BullMQ adapter: enqueue", () => {
       ran.push(lease.job.deliveryId);
     });
     await queue.enqueue(makeJob(1, "d-1"));
-    await waitFor("the story run and finished", async () => ran.length === 1 && !(await queue.isActive("acme/widgets#1")), GUARD_MS);
+    await until("the story run and finished", async () => ran.length === 1 && !(await queue.isActive("acme/widgets#1")), GUARD_MS);
     expect(await raw.getJob(ID_1)).toBeUndefined();
     expect(await queue.enqueue(makeJob(1, "d-1"))).toEqual({ accepted: false, reason: "duplicate-delivery" });
     expect(await raw.getJob(ID_1)).toBeUndefined();
     // Its start count is a string now: the worker's count fails, and BullMQ fails the job.
     await server.client.set("e-done:stories:harness:runs", "not a hash");
     expect(await queue.enqueue(makeJob(1, "d-2"))).toEqual({ accepted: true, jobId: ID_1 });
-    await waitFor("the job failed and gone", async () => (await raw.getJob(ID_1)) === undefined, GUARD_MS);
+    await until("the job failed and gone", async () => (await raw.getJob(ID_1)) === undefined, GUARD_MS);
     expect(await raw.getJobCounts("failed", "completed")).toEqual({ failed: 0, completed: 0 });
     await server.client.del("e-done:stories:harness:runs");
     expect(await queue.enqueue(makeJob(1, "d-3"))).toEqual({ accepted: true, jobId: ID_1 });
-    await waitFor("the story run again", () => ran.length === 2, GUARD_MS);
+    await until("the story run again", () => ran.length === 2, GUARD_MS);
     expect(ran).toEqual(["d-1", "d-3"]);
   });
 
@@ -158,7 +159,7 @@ describe("BullMQ adapter: enqueue", () => {
     const { queue, raw } = await open("e-kept");
     await raw.add("story", makeJob(1, "d-1"), { jobId: ID_1, removeOnComplete: false });
     queue.start(async () => undefined);
-    await waitFor("the job completed and kept", async () => (await raw.getJobState(ID_1)) === "completed", GUARD_MS);
+    await until("the job completed and kept", async () => (await raw.getJobState(ID_1)) === "completed", GUARD_MS);
     expect(await queue.isActive("acme/widgets#1")).toBe(false);
   });
 

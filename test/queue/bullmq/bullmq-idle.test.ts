@@ -6,7 +6,8 @@
 import { jest } from "@jest/globals";
 import { BullmqQueue } from "../../../src/queue/bullmq/index.js";
 import { redisForFile } from "../../support/redis.js";
-import { cleanupAfterEach, deferred, makeJob, waitFor } from "../helpers.js";
+import { cleanupAfterEach, deferred, makeJob } from "../helpers.js";
+import { until } from "../../support/poll.js";
 
 jest.setTimeout(120_000);
 
@@ -29,7 +30,7 @@ describe("BullMQ adapter: idle", () => {
     });
     await queue.enqueue(makeJob(1));
     await queue.enqueue(makeJob(2));
-    await waitFor("both stories running", () => running.length === 2);
+    await until("both stories running", () => running.length === 2);
     let idled = false;
     const idle = queue.idle().then(() => {
       idled = true;
@@ -39,7 +40,7 @@ describe("BullMQ adapter: idle", () => {
     await server.client.ping();
     expect(idled).toBe(false);
     releases[0]?.resolve();
-    await waitFor("the first story returned", () => returned.length === 1);
+    await until("the first story returned", () => returned.length === 1);
     await server.client.ping();
     expect(idled).toBe(false);
     releases[1]?.resolve();

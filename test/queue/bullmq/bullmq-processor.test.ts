@@ -12,7 +12,8 @@ import { BullmqQueue, storyJobId } from "../../../src/queue/bullmq/index.js";
 import type { JobLease } from "../../../src/queue/index.js";
 import { storyJobIssues } from "../../../src/queue/bullmq/redis-quarantine.js";
 import { redisForFile } from "../../support/redis.js";
-import { cleanupAfterEach, deferred, makeJob, waitFor } from "../helpers.js";
+import { cleanupAfterEach, deferred, makeJob } from "../helpers.js";
+import { until } from "../../support/poll.js";
 
 jest.setTimeout(300_000);
 
@@ -41,14 +42,14 @@ describe("BullMQ adapter: one job on a worker", () => {
       await Promise.race([release.promise, new Promise((done) => signal.addEventListener("abort", done, { once: true }))]);
     });
     await queue.enqueue(makeJob(1));
-    await waitFor("the first job running", () => ran.length === 1);
+    await until("the first job running", () => ran.length === 1);
     await queue.enqueue(makeJob(2));
-    await waitFor("the second job set aside", async () => (await raw.getJob(ID_2))?.delay !== 0 && (await raw.getJobState(ID_2)) === "delayed");
+    await until("the second job set aside", async () => (await raw.getJob(ID_2))?.delay !== 0 && (await raw.getJobState(ID_2)) === "delayed");
     expect((await raw.getJob(ID_2))?.delay).toBeGreaterThan(500_000);
     expect(ran).toEqual([1]);
     expect(await queue.slots.holders(1)).toEqual([ID_1]);
     release.resolve();
-    await waitFor("the first job's slot released", async () => (await queue.slots.holders(1)).length === 0);
+    await until("the first job's slot released", async () => (await queue.slots.holders(1)).length === 0);
   });
 
   it("renews its slot while it runs, and logs a renewal or release that fails without failing the job", async () => {
@@ -60,16 +61,16 @@ describe("BullMQ adapter: one job on a worker", () => {
       await Promise.race([release.promise, new Promise((done) => signal.addEventListener("abort", done, { once: true }))]);
     });
     await queue.enqueue(makeJob(1));
-    await waitFor("the job running", () => leases.length === 1);
+    await until("the job running", () => leases.length === 1);
     const slotKey = "p-renew:stories:harness:slots:1";
     const first = Number(await server.client.zscore(slotKey, ID_1));
-    await waitFor("the slot renewed", async () => Number(await server.client.zscore(slotKey, ID_1)) > first);
+    await until("the slot renewed", async () => Number(await server.client.zscore(slotKey, ID_1)) > first);
     // A slot key Redis refuses to update: the heartbeat's renewal and the release fail.
     await server.client.set(slotKey, "not a sorted set");
-    await waitFor("the failed renewal logged", () => errors.some((line) => line.startsWith(`queue (redis): heartbeat of ${ID_1}: WRONGTYPE`)));
+    await until("the failed renewal logged", () => errors.some((line) => line.startsWith(`queue (redis): heartbeat of ${ID_1}: WRONGTYPE`)));
     release.resolve();
-    await waitFor("the failed release logged", () => errors.some((line) => line.startsWith(`queue (redis): slot of ${ID_1}: WRONGTYPE`)));
-    await waitFor("the job finished", async () => !(await queue.isActive("acme/widgets#1")));
+    await until("the failed release logged", () => errors.some((line) => line.startsWith(`queue (redis): slot of ${ID_1}: WRONGTYPE`)));
+    await until("the job finished", async () => !(await queue.isActive("acme/widgets#1")));
   });
 
   it("logs a story that throws, finishes its job, and forgets its start count", async () => {
@@ -80,11 +81,11 @@ describe("BullMQ adapter: one job on a worker", () => {
       if (leases.length === 1) throw new Error("the story broke");
     });
     await queue.enqueue(makeJob(1, "d-1"));
-    await waitFor("the story run", async () => leases.length === 1 && !(await queue.isActive("acme/widgets#1")));
+    await until("the story run", async () => leases.length === 1 && !(await queue.isActive("acme/widgets#1")));
     expect(errors).toContain(`queue (redis): job ${ID_1}: the story broke`);
     expect(await server.client.hexists("p-throws:stories:harness:runs", ID_1)).toBe(0);
     expect((await queue.enqueue(makeJob(1, "d-2"))).accepted).toBe(true);
-    await waitFor("the story run again", () => leases.length === 2);
+    await until("the story run again", () => leases.length === 2);
     expect(leases.map((lease) => lease.interruptions)).toEqual([0, 0]);
   });
 
@@ -113,15 +114,15 @@ describe("BullMQ adapter: one job on a worker", () => {
     const quarantineKey = "p-aside:stories:harness:quarantine";
     await server.client.set(quarantineKey, "not a hash");
     await raw.add("story", { ...makeJob(5), kind: "rebuild" }, { jobId: "story-5" });
-    await waitFor("the failed set-aside logged", () => errors.some((line) => line.startsWith("queue (redis): job story-5: its data is not a story job ($.kind must be one of")));
+    await until("the failed set-aside logged", () => errors.some((line) => line.startsWith("queue (redis): job story-5: its data is not a story job ($.kind must be one of")));
     expect(errors.find((line) => line.startsWith("queue (redis): job story-5:"))).toMatch(/\) and could not be set aside \(WRONGTYPE .*\); tried again$/);
     expect((await raw.getJob("story-5"))?.delay).toBeGreaterThan(0);
     expect(told).toEqual([]);
     await server.client.del(quarantineKey);
-    await waitFor("the job set aside", () => told.length === 1);
+    await until("the job set aside", () => told.length === 1);
     expect(errors).toContain(`queue (redis): quarantine: job story-5 (story acme/widgets#5) set aside in the Redis hash ${quarantineKey}, field ${told[0] ?? ""}: $.kind must be one of "start", "retry-blocked"`);
     await raw.add("story", { note: "not a story" }, { jobId: "foreign" });
-    await waitFor("the foreign job set aside", () => told.length === 2);
+    await until("the foreign job set aside", () => told.length === 2);
     expect(errors).toContain(`queue (redis): quarantine: job foreign set aside in the Redis hash ${quarantineKey}, field ${told[1] ?? ""}: ${storyJobIssues({ note: "not a story" })}`);
   });
 });

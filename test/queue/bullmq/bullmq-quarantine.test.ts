@@ -13,7 +13,8 @@ import type { QuarantinedJob } from "../../../src/queue/index.js";
 import type { HarnessStatus } from "../../../src/status/index.js";
 import { redisForFile } from "../../support/redis.js";
 import { makeTempDir, removeTempDirs } from "../../support/tmp.js";
-import { makeJob, waitFor } from "../helpers.js";
+import { makeJob } from "../helpers.js";
+import { until } from "../../support/poll.js";
 
 jest.setTimeout(300_000);
 
@@ -38,7 +39,7 @@ describe("BullMQ adapter: a job that is not a story job", () => {
       const damaged = { ...makeJob(5), kind: "rebuild-everything" };
       await raw.add("story", damaged, { jobId: "story-acme%2Fwidgets%235" });
       await queue.enqueue(makeJob(6));
-      await waitFor("the damaged job set aside and the next one run", () => told.length === 1 && ran.includes(6));
+      await until("the damaged job set aside and the next one run", () => told.length === 1 && ran.includes(6));
       expect(ran).toEqual([6]);
       const [notice] = told;
       expect(notice).toMatchObject({ reason: expect.stringContaining("$.kind"), story: { installationId: 1, owner: "acme", repo: "widgets", issueNumber: 5 } });
@@ -50,7 +51,7 @@ describe("BullMQ adapter: a job that is not a story job", () => {
       expect(total).toBe(1);
       expect(records[0]).toMatchObject({ jobId: "story-acme%2Fwidgets%235", worker: queue.reports.self, reason: notice?.reason });
       expect(JSON.parse(records[0]?.data ?? "null")).toEqual(damaged);
-      await waitFor("the queue drained", async () => (await queue.snapshot()).length === 0);
+      await until("the queue drained", async () => (await queue.snapshot()).length === 0);
 
       let out = "";
       const code = await main(["status", "--json"], { stdout: (text) => (out += text), stderr: (text) => (out += text), cwd: process.cwd(), env: { HARNESS_HOME: makeTempDir("harness-quarantine-operator-"), HARNESS_QUEUE: redis.url } });

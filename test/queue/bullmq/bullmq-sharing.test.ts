@@ -10,7 +10,8 @@ import { Queue, Worker } from "bullmq";
 import { BullmqQueue, storyJobId } from "../../../src/queue/bullmq/index.js";
 import type { LocalWork } from "../../../src/status/index.js";
 import { redisForFile } from "../../support/redis.js";
-import { cleanupAfterEach, deferred, GUARD_MS, makeJob, waitFor } from "../helpers.js";
+import { cleanupAfterEach, deferred, GUARD_MS, makeJob } from "../helpers.js";
+import { until } from "../../support/poll.js";
 
 jest.setTimeout(120_000);
 
@@ -21,8 +22,6 @@ const LEASE_NOTE = `; jobs not handed back are taken by another worker once thei
 
 const server = redisForFile();
 const cleanup = cleanupAfterEach();
-
-const until = (what: string, condition: () => boolean | Promise<boolean>): Promise<void> => waitFor(what, condition, GUARD_MS);
 
 /** Ten renewal periods: a renewal timer left running fires within them (timers fire in order of their due time). */
 const tenRenewals = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 10 * EVERY_MS));
@@ -48,16 +47,16 @@ describe("BullMQ adapter: the worker report", () => {
       return NOTHING;
     } });
     expect(() => queue.shareLocalWork({ home: "/srv/again", collect: async () => NOTHING })).toThrow(new Error("this queue already shares a worker's local work"));
-    await until("three renewals", () => calls >= 3);
+    await until("three renewals", () => calls >= 3, GUARD_MS);
     expect((await reader.workerReports()).map((report) => [report.home, report.running])).toEqual([["/srv/renew", []]]);
     holding = true;
     const at = calls;
-    await until("a renewal held", () => calls === at + 1);
+    await until("a renewal held", () => calls === at + 1, GUARD_MS);
     await tenRenewals();
     expect(calls).toBe(at + 1);
     holding = false;
     held.resolve();
-    await until("renewals again", () => calls >= at + 3);
+    await until("renewals again", () => calls >= at + 3, GUARD_MS);
     await queue.close();
     const closedAt = calls;
     await tenRenewals();
@@ -91,7 +90,7 @@ describe("BullMQ adapter: the worker report", () => {
     });
     queue.shareLocalWork({ home: "/srv/running", collect: async () => NOTHING });
     await queue.enqueue(makeJob(1));
-    await until("the running job reported", async () => (await reader.workerReports()).some((report) => report.running.includes(storyJobId("acme/widgets#1"))));
+    await until("the running job reported", async () => (await reader.workerReports()).some((report) => report.running.includes(storyJobId("acme/widgets#1"))), GUARD_MS);
     release.resolve();
   });
 
@@ -109,7 +108,7 @@ describe("BullMQ adapter: the worker report", () => {
       });
       queue.shareLocalWork({ home: `/srv/${prefix}`, collect: async () => work });
       await queue.enqueue(makeJob(1));
-      await until("the running job reported", async () => (await reader.workerReports()).some((report) => report.running.length === 1));
+      await until("the running job reported", async () => (await reader.workerReports()).some((report) => report.running.length === 1), GUARD_MS);
       await queue.close({ abortRunning: true });
       expect(errors).toEqual([]);
       const reports = (await reader.workerReports()).map((report) => [report.running, report.quarantined, report.undelivered]);
@@ -123,9 +122,9 @@ describe("BullMQ adapter: the worker report", () => {
     queue.shareLocalWork({ home: "/srv/fail", collect: async () => {
       throw thrown;
     } });
-    await until("the failed renewal logged", () => errors.includes("queue (redis): worker report: the disk is gone"));
+    await until("the failed renewal logged", () => errors.includes("queue (redis): worker report: the disk is gone"), GUARD_MS);
     thrown = "unreadable";
-    await until("the failed renewal logged as text", () => errors.includes("queue (redis): worker report: unreadable"));
+    await until("the failed renewal logged as text", () => errors.includes("queue (redis): worker report: unreadable"), GUARD_MS);
     await queue.close();
     expect(errors.filter((line) => line.startsWith("queue (redis): close: "))).toEqual([`queue (redis): close: report: unreadable${LEASE_NOTE}`]);
   });
@@ -148,7 +147,7 @@ describe("BullMQ adapter: the worker report", () => {
       queue.shareLocalWork({ home: "/srv/stderr", collect: async () => {
         throw new Error("no disk");
       } });
-      await until("the failed renewal written", () => errors.length > 0);
+      await until("the failed renewal written", () => errors.length > 0, GUARD_MS);
       await queue.close();
     } finally {
       process.stderr.write = write;
@@ -166,7 +165,7 @@ describe("BullMQ adapter: what it shows", () => {
     await raw.add("story", makeJob(9), { jobId: "kept", removeOnComplete: false });
     const finisher = new Worker("stories", async () => undefined, { connection: { url: server.url }, prefix: "v-snap" });
     cleanup(() => finisher.close());
-    await until("the kept job finished", async () => (await raw.getJobState("kept")) === "completed");
+    await until("the kept job finished", async () => (await raw.getJobState("kept")) === "completed", GUARD_MS);
     await finisher.close();
     const release = deferred();
     const started = deferred();
@@ -205,7 +204,7 @@ describe("BullMQ adapter: what it shows", () => {
   it("lists the jobs set aside, newest first, with their story when one could be read", async () => {
     const { queue } = await open("v-aside");
     const kept = await queue.quarantine.put({ jobId: "story-5", data: { ...makeJob(5), kind: "x" }, reason: "$.kind bad", worker: "w1" });
-    await until("a later millisecond", () => Date.now() > Number(kept.file.split(".").at(-1)));
+    await until("a later millisecond", () => Date.now() > Number(kept.file.split(".").at(-1)), GUARD_MS);
     const bare = await queue.quarantine.put({ jobId: "foreign", data: 7, reason: "$ must be object", worker: "w2" });
     const { jobs, total } = await queue.quarantinedJobs();
     expect(total).toBe(2);

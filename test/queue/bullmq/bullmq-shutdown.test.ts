@@ -12,13 +12,12 @@ import { Redis } from "ioredis";
 import { BullmqQueue, storyJobId } from "../../../src/queue/bullmq/index.js";
 import type { QuarantinedJob } from "../../../src/queue/index.js";
 import { startRedis, type RedisServer } from "../../support/redis.js";
-import { cleanupAfterEach, deferred, GUARD_MS, makeJob, waitFor, within } from "../helpers.js";
+import { cleanupAfterEach, deferred, GUARD_MS, makeJob, within } from "../helpers.js";
+import { until } from "../../support/poll.js";
 
 jest.setTimeout(120_000);
 
 const LEASE = { lockTtlMs: 5000, heartbeatMs: 500 };
-
-const until = (what: string, condition: () => boolean | Promise<boolean>): Promise<void> => waitFor(what, condition, GUARD_MS);
 
 /** Each test starts its own redis-server (`server()`): many stop it, freeze it or count its clients. */
 const cleanup = cleanupAfterEach();
@@ -71,7 +70,7 @@ describe("BullMQ adapter: close", () => {
     await within("close before start", queue.close({ abortRunning: true }));
     await within("a second close", queue.close());
     expect(errors).toEqual([]);
-    await until("every connection of the queue ended", async () => (await otherClients(client)) === 0);
+    await until("every connection of the queue ended", async () => (await otherClients(client)) === 0, GUARD_MS);
     await expect(queue.enqueue(makeJob(1))).rejects.toThrow("queue is closed");
   });
 
@@ -92,7 +91,7 @@ describe("BullMQ adapter: close", () => {
     // Back in the list it waits in (by its priority), not left active until its lock expires.
     expect(await raw.getJobState(storyJobId("acme/widgets#1"))).toBe("prioritized");
     await raw.close();
-    await until("every connection of the queue ended", async () => (await otherClients(client)) === 0);
+    await until("every connection of the queue ended", async () => (await otherClients(client)) === 0, GUARD_MS);
   });
 
   it("lets a running story finish when closed without abortRunning; idle waits for it too", async () => {
@@ -128,20 +127,20 @@ describe("BullMQ adapter: close", () => {
     await within("the story's start", story.started);
     await redis.stop();
     // Until close, every connection tries again, and each one's failures are logged, named.
-    for (const where of ["redis", "queue", "worker"]) await until(`a ${where} error logged`, () => errors.some((line) => line.startsWith(`queue (redis): ${where}: `)));
+    for (const where of ["redis", "queue", "worker"]) await until(`a ${where} error logged`, () => errors.some((line) => line.startsWith(`queue (redis): ${where}: `)), GUARD_MS);
     await within("close with Redis stopped", queue.close({ abortRunning: true }));
     expect(story.ended()).toBe("aborted");
     const closing = errors.filter((line) => line.startsWith("queue (redis): close: "));
     // No last report tried, nothing given up on: only Redis unreachable.
     expect(closing).toEqual([`queue (redis): close: Redis unreachable: Connection is closed.${LEASE_NOTE}`]);
-    await until("the failed hand-back logged", () => errors.includes("queue (redis): job story-acme%2Fwidgets%231: could not be handed back (Connection is closed.); another worker takes it once its lease expires"));
+    await until("the failed hand-back logged", () => errors.includes("queue (redis): job story-acme%2Fwidgets%231: could not be handed back (Connection is closed.); another worker takes it once its lease expires"), GUARD_MS);
   });
 
   it("gives up on a frozen Redis after closeGraceMs, and says so", async () => {
     const { redis } = await server();
     const { queue, errors } = await open(redis.url, "c-frozen", { closeGraceMs: 300 });
     queue.start(async () => undefined);
-    await until("the worker ready", async () => (await queue.snapshot()).length === 0);
+    await until("the worker ready", async () => (await queue.snapshot()).length === 0, GUARD_MS);
     process.kill(redis.pid, "SIGSTOP");
     try {
       await within("close with Redis frozen", queue.close());
@@ -178,7 +177,7 @@ describe("BullMQ adapter: close", () => {
       process.kill(redis.pid, "SIGSTOP");
       throw new Error("the disk is gone");
     } });
-    await until("the first report", async () => (await queue.workerReports()).length === 1);
+    await until("the first report", async () => (await queue.workerReports()).length === 1, GUARD_MS);
     closing = true;
     try {
       await within("close", queue.close());
@@ -228,7 +227,7 @@ describe("BullMQ adapter: start", () => {
       await within("the first story's start", story.started);
       await queue.enqueue(makeJob(2));
       const second = storyJobId("acme/widgets#2");
-      await until("the second job set aside", async () => (await raw.getJobState(second)) === "delayed" && ((await raw.getJob(second))?.delay ?? 0) > 0);
+      await until("the second job set aside", async () => (await raw.getJobState(second)) === "delayed" && ((await raw.getJob(second))?.delay ?? 0) > 0, GUARD_MS);
       delays.push((await raw.getJob(second))?.delay ?? 0);
       story.release();
       expect(errors).toEqual([]);
@@ -249,10 +248,10 @@ describe("BullMQ adapter: start", () => {
       const raw = new Queue("stories", { connection: { url: redis.url }, prefix });
       cleanup(() => raw.close());
       await raw.add("story", { not: "a story" }, { jobId: "foreign" });
-      await until("the job set aside", async () => (await queue.quarantinedJobs()).total === 1);
+      await until("the job set aside", async () => (await queue.quarantinedJobs()).total === 1, GUARD_MS);
       const { jobs } = await queue.quarantinedJobs();
       expect(jobs.map((job) => [job.jobId, job.worker])).toEqual([["foreign", queue.reports.self]]);
-      await until("the set-aside logged", () => errors.length > 0);
+      await until("the set-aside logged", () => errors.length > 0, GUARD_MS);
       expect(errors).toEqual([expect.stringMatching(/^queue \(redis\): quarantine: job foreign set aside in .+: /)]);
       expect(heard.map((one) => one.file)).toEqual(prefix === "s-heard" ? [jobs[0]?.entry] : []);
     }
@@ -266,10 +265,10 @@ describe("BullMQ adapter: start", () => {
       ran.push(lease.job.issue.number);
     });
     await queue.enqueue(makeJob(1));
-    await until("the first story run", () => ran.length === 1);
+    await until("the first story run", () => ran.length === 1, GUARD_MS);
     await client.call("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes");
-    await until("the queue's connections back", async () => (await otherClients(client)) >= 3);
+    await until("the queue's connections back", async () => (await otherClients(client)) >= 3, GUARD_MS);
     await queue.enqueue(makeJob(2));
-    await until("the second story run", () => ran.length === 2);
+    await until("the second story run", () => ran.length === 2, GUARD_MS);
   });
 });

@@ -9,7 +9,8 @@ import { InstallationSlots } from "../../../src/queue/bullmq/installation-slots.
 import { QUARANTINE_LISTED, RedisQuarantine, storyJobIssues, type QuarantineRecord } from "../../../src/queue/bullmq/redis-quarantine.js";
 import { schemas } from "../../../src/schema/index.js";
 import { redisForFile } from "../../support/redis.js";
-import { makeJob, waitFor } from "../helpers.js";
+import { makeJob } from "../helpers.js";
+import { until } from "../../support/poll.js";
 
 jest.setTimeout(300_000);
 
@@ -52,7 +53,7 @@ describe("BullMQ adapter: installation slots", () => {
     const slots = new InstallationSlots(server.client, key("renew"), 1, HOLD_MS);
     expect(await slots.acquire(1, "a")).toBe(true);
     const first = Number(await server.client.zscore("renew:slots:1", "a"));
-    await waitFor("Redis's clock to move on", async () => (await server.now()) > first - HOLD_MS);
+    await until("Redis's clock to move on", async () => (await server.now()) > first - HOLD_MS);
     await slots.renew(1, "a");
     expect(Number(await server.client.zscore("renew:slots:1", "a"))).toBeGreaterThan(first);
     await slots.renew(1, "stranger");

@@ -2,7 +2,8 @@
 import { openStoryQueue, type StoryQueue } from "../../../src/queue/index.js";
 import { BullmqQueue } from "../../../src/queue/bullmq/index.js";
 import { startRedis, type RedisServer } from "../../support/redis.js";
-import { makeJob, waitFor } from "../helpers.js";
+import { makeJob } from "../helpers.js";
+import { until } from "../../support/poll.js";
 
 describe("openStoryQueue (redis)", () => {
   let redis: RedisServer | undefined;
@@ -47,7 +48,7 @@ describe("openStoryQueue (redis)", () => {
     queue.start(async () => {
       throw new Error("worker failed");
     });
-    await waitFor("the failure logged", () => errors.length > 0);
+    await until("the failure logged", () => errors.length > 0);
     expect(errors).toEqual([`queue (redis): job ${outcome.jobId}: worker failed`]);
   });
 });

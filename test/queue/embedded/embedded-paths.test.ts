@@ -11,7 +11,8 @@ import { exec } from "../../../src/exec/index.js";
 import { useFileSystem } from "../../../src/files/atomic-file.js";
 import { EmbeddedQueue, newLockOwner, retireLockOwner, type EmbeddedQueueOptions, type JobLease, type QuarantinedJob, type StoryJob } from "../../../src/queue/index.js";
 import { recordingFileSystem } from "../../support/recording-fs.js";
-import { deferred, makeJob, tempDir, waitFor } from "../helpers.js";
+import { deferred, makeJob, tempDir } from "../helpers.js";
+import { until } from "../../support/poll.js";
 
 const HOUR = 3_600_000;
 const idFor = (n: number): string => `${String(1_700_000_000_000 + n).padStart(15, "0")}-${String(n).padStart(6, "0")}-0000000${n}`;
@@ -72,11 +73,11 @@ describe("EmbeddedQueue, path by path", () => {
     try {
       await queue.enqueue(makeJob(1));
       await queue.enqueue(makeJob(2));
-      await waitFor("the first job running", () => started.length === 1);
+      await until("the first job running", () => started.length === 1);
       // The second waits for the first: the pump ran after both enqueues and took only one.
       expect(started).toEqual([1]);
       gates[0]?.resolve();
-      await waitFor("the second job running", () => started.length === 2);
+      await until("the second job running", () => started.length === 2);
     } finally {
       for (const gate of gates) gate.resolve();
     }
@@ -130,7 +131,7 @@ describe("EmbeddedQueue, path by path", () => {
     const job = { ...makeJob(1, "d-1"), eventKey: "issues.labeled:acme/widgets#1:story:1" };
     await accepted(queue, job);
     expect(await queue.enqueue(makeJob(1, "d-2"))).toEqual({ accepted: false, reason: "already-active" });
-    await waitFor("d-2 written to the log", () => readFileSync(join(dir, "deliveries.log"), "utf8").includes("d-2\n"));
+    await until("d-2 written to the log", () => readFileSync(join(dir, "deliveries.log"), "utf8").includes("d-2\n"));
     expect(await queue.enqueue(makeJob(1, "d-2"))).toEqual({ accepted: false, reason: "duplicate-delivery" });
     expect(await queue.enqueue({ ...job, deliveryId: "d-3" })).toEqual({ accepted: false, reason: "duplicate-delivery" });
     // Only the event's key: a replay of another event of the story's is a new delivery.
@@ -271,7 +272,7 @@ describe("EmbeddedQueue, path by path", () => {
       expect(leases.map((lease) => lease.job.issue.number)).toEqual([2]);
       await queue.rescan();
       await queue.enqueue(makeJob(3));
-      await waitFor("the freed job and the third ran", () => leases.length === 3);
+      await until("the freed job and the third ran", () => leases.length === 3);
       expect(leases.map((lease) => lease.job.issue.number)).toEqual([2, 1, 3]);
     } finally {
       retireLockOwner(holder);
@@ -327,7 +328,7 @@ describe("EmbeddedQueue, path by path", () => {
     expect(locks()).toEqual([]);
     await queue.rescan();
     await queue.enqueue(makeJob(3));
-    await waitFor("all three ran", () => leases.length === 3);
+    await until("all three ran", () => leases.length === 3);
     expect(leases.map((lease) => [lease.job.issue.number, lease.interruptions])).toEqual([[2, 0], [1, 0], [3, 0]]);
   });
 
@@ -338,7 +339,7 @@ describe("EmbeddedQueue, path by path", () => {
     queue.start(async (lease) => {
       started.push(lease.job.issue.number);
     });
-    await waitFor("all four ran", () => started.length === 4);
+    await until("all four ran", () => started.length === 4);
     expect(started).toEqual([2, 4, 1, 3]);
   });
 
@@ -348,7 +349,7 @@ describe("EmbeddedQueue, path by path", () => {
     queue.start(async () => {
       throw "not an Error";
     });
-    await waitFor("the job finished", async () => !(await queue.isActive("acme/widgets#1")));
+    await until("the job finished", async () => !(await queue.isActive("acme/widgets#1")));
     await queue.idle();
     expect(errors).toEqual([`queue: job ${id}: not an Error`]);
     expect([jobNames(), locks()]).toEqual([[], []]);
@@ -396,12 +397,12 @@ describe("EmbeddedQueue, path by path", () => {
     expect(leases).toEqual([]);
     // The timer's work, run now rather than in an hour: the rescan finds the other process's job and the pump takes it.
     tick();
-    await waitFor("the job found by the timer's rescan ran", () => leases.length === 1);
+    await until("the job found by the timer's rescan ran", () => leases.length === 1);
     await queue.idle();
     expect(errors).toEqual([]);
     rmSync(jobsDir(), { recursive: true });
     tick();
-    await waitFor("the failed rescan logged", () => errors.length > 0);
+    await until("the failed rescan logged", () => errors.length > 0);
     expect(errors).toEqual([expect.stringMatching(/^queue: rescan: ENOENT/)]);
     (await openQueue({ rescanMs: undefined })).start(async () => undefined);
     expect(intervals.mock.calls.map((call) => call[1])).toEqual([HOUR, 2000]);
@@ -420,7 +421,7 @@ describe("EmbeddedQueue, path by path", () => {
       await release.promise;
     });
     try {
-      await waitFor("both jobs running", () => leases.length === 2);
+      await until("both jobs running", () => leases.length === 2);
       expect(leases.map((lease) => [lease.job.issue.number, lease.interruptions])).toEqual([[1, 2], [2, 1]]);
       // What this process knows is what it wrote: both running, with their counts.
       expect(queue.jobs().map((record) => [record.state, record.interruptions, record.startedAt !== "2026-01-01T00:00:00.000Z"])).toEqual([["running", 2, true], ["running", 1, true]]);
@@ -463,7 +464,7 @@ describe("EmbeddedQueue, path by path", () => {
     queue.start(async (lease) => {
       throw thrown[lease.job.issue.number - 1];
     });
-    await waitFor("the three jobs finished", () => queue.jobs().length === 0);
+    await until("the three jobs finished", () => queue.jobs().length === 0);
     await queue.idle();
     expect(errors).toEqual([`queue: job ${ids[0]}: null`, `queue: job ${ids[1]}: [object Object]`, `queue: job ${ids[2]}: a string`]);
     expect([jobNames(), locks()]).toEqual([[], []]);
@@ -540,13 +541,13 @@ describe("EmbeddedQueue, path by path", () => {
     });
     try {
       const mine = await accepted(queue, makeJob(1, "d-1"));
-      await waitFor("the first job running", () => leases.length === 1);
+      await until("the first job running", () => leases.length === 1);
       // The other process did not know of it: it takes the story too.
       const theirs = await accepted(other, makeJob(1, "d-2"));
       await queue.rescan();
       expect(queue.jobs().map((record) => record.id)).toEqual([mine, theirs]);
       release.resolve();
-      await waitFor("the other process's job running here", () => leases.length === 2);
+      await until("the other process's job running here", () => leases.length === 2);
       expect(leases.map((lease) => lease.jobId)).toEqual([mine, theirs]);
       expect(await queue.isActive("acme/widgets#1")).toBe(true);
     } finally {
@@ -569,7 +570,7 @@ describe("EmbeddedQueue, path by path", () => {
     try {
       await accepted(queue, makeJob(1, "d-1"));
       await accepted(queue, makeJob(2, "d-2"));
-      await waitFor("the failed append logged", () => errors.length > 0);
+      await until("the failed append logged", () => errors.length > 0);
     } finally {
       useFileSystem(previous);
     }
@@ -606,7 +607,7 @@ describe("EmbeddedQueue, path by path", () => {
     queue.start(async () => {
       throw new Error("worker failed");
     });
-    await waitFor("the job finished", async () => !(await queue.isActive("acme/widgets#1")));
+    await until("the job finished", async () => !(await queue.isActive("acme/widgets#1")));
     await queue.idle();
     expect(written.filter((chunk) => chunk.startsWith("queue:"))).toEqual([`queue: job ${id}: worker failed\n`]);
   });

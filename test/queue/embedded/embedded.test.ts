@@ -2,7 +2,8 @@ import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { EmbeddedQueue, type JobLease } from "../../../src/queue/index.js";
 import { appearedOnlyByRename, folderEvents, writtenNames } from "../../support/fs-events.js";
-import { deferred, makeJob, tempDir, waitFor } from "../helpers.js";
+import { deferred, makeJob, tempDir } from "../helpers.js";
+import { until } from "../../support/poll.js";
 
 describe("EmbeddedQueue", () => {
   let dir: string;
@@ -53,7 +54,7 @@ describe("EmbeddedQueue", () => {
     const release = deferred();
     const taken = await folderEvents(jobs, async () => {
       queue.start(() => release.promise);
-      await waitFor("the job taken", async () => (await readFile(join(jobs, `${jobId}.json`), "utf8")).includes('"running"'));
+      await until("the job taken", async () => (await readFile(join(jobs, `${jobId}.json`), "utf8")).includes('"running"'));
     });
     expect(appearedOnlyByRename(taken, `${jobId}.json`)).toBe(true);
     expect(writtenNames(taken).length).toBeGreaterThan(0);
@@ -68,11 +69,11 @@ describe("EmbeddedQueue", () => {
       ran.push(lease.job.deliveryId);
     });
     await queue.enqueue(makeJob(1, "d-1"));
-    await waitFor("first run", () => ran.length === 1);
+    await until("first run", () => ran.length === 1);
     await queue.idle();
     expect(await queue.isActive("acme/widgets#1")).toBe(false);
     expect((await queue.enqueue(makeJob(1, "d-2"))).accepted).toBe(true);
-    await waitFor("second run", () => ran.length === 2);
+    await until("second run", () => ran.length === 2);
     expect(ran).toEqual(["d-1", "d-2"]);
     await queue.idle();
     expect((await readdir(join(dir, "jobs"))).filter((name) => name.endsWith(".json"))).toEqual([]);
@@ -92,10 +93,10 @@ describe("EmbeddedQueue", () => {
       runningNow -= 1;
     });
     for (const issue of [1, 2, 3]) await queue.enqueue(makeJob(issue));
-    await waitFor("two started", () => started.length === 2);
+    await until("two started", () => started.length === 2);
     expect(started).toEqual([1, 2]);
     gates[0]?.resolve();
-    await waitFor("third started", () => started.length === 3);
+    await until("third started", () => started.length === 3);
     gates[1]?.resolve();
     gates[2]?.resolve();
     await queue.idle();
@@ -116,7 +117,7 @@ describe("EmbeddedQueue", () => {
     second.start(async (lease) => {
       leases.push(lease);
     });
-    await waitFor("both jobs", () => leases.length === 2);
+    await until("both jobs", () => leases.length === 2);
     expect(leases.map((lease) => [lease.job.issue.number, lease.interruptions])).toEqual([[1, 0], [2, 0]]);
   });
 
@@ -127,7 +128,7 @@ describe("EmbeddedQueue", () => {
       ran.push(lease.job.deliveryId);
     });
     expect((await queue.enqueue(makeJob(1, "d-done"))).accepted).toBe(true);
-    await waitFor("the job run", () => ran.length === 1);
+    await until("the job run", () => ran.length === 1);
     await queue.idle();
     // Finished: no job file is left to carry its delivery id, only the delivery log.
     expect((await readdir(join(dir, "jobs"))).filter((name) => name.endsWith(".json"))).toEqual([]);
@@ -172,7 +173,7 @@ describe("EmbeddedQueue", () => {
     second.start(async (lease) => {
       leases.push(lease);
     });
-    await waitFor("resumed job", () => leases.length === 1);
+    await until("resumed job", () => leases.length === 1);
     expect(leases[0]?.interruptions).toBe(1);
     expect(leases[0]?.job.issue.number).toBe(5);
   });

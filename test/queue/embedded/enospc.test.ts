@@ -2,7 +2,8 @@ import { readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { exec } from "../../../src/exec/index.js";
 import { EmbeddedQueue, type JobLease, type StoryJob } from "../../../src/queue/index.js";
-import { makeJob, tempDir, waitFor } from "../helpers.js";
+import { makeJob, tempDir } from "../helpers.js";
+import { until } from "../../support/poll.js";
 
 /**
  * A full disk, for real: a small tmpfs mounted as the data directory. Mounting needs root (as
@@ -59,9 +60,9 @@ describe("EmbeddedQueue on a full disk", () => {
       queue.start(async (lease) => {
         leases.push(lease);
       });
-      await waitFor("the story was told of the failed write", () => told.length > 0);
+      await until("the story was told of the failed write", () => told.length > 0);
       // Several rescans fail the same way; the story is told once.
-      await waitFor("a few more attempts", () => errors.filter((line) => line.includes("claiming job") && line.includes("ENOSPC")).length >= 3);
+      await until("a few more attempts", () => errors.filter((line) => line.includes("claiming job") && line.includes("ENOSPC")).length >= 3);
       expect(told).toEqual([{ job: expect.objectContaining({ storyKey: "acme/widgets#1" }), code: "ENOSPC" }]);
       expect(leases).toEqual([]);
       // Between passes (a pass in flight may hold a temp file of its own attempt at this moment).
@@ -70,7 +71,7 @@ describe("EmbeddedQueue on a full disk", () => {
       expect(readdirSync(join(queueDir, "jobs")).filter((name) => !name.endsWith(".json"))).toEqual([]);
 
       for (const name of readdirSync(mount).filter((entry) => entry.startsWith("filler-"))) rmSync(join(mount, name));
-      await waitFor("the job ran once space returned", () => leases.length === 1);
+      await until("the job ran once space returned", () => leases.length === 1);
       expect(leases[0]).toMatchObject({ interruptions: 0, job: { storyKey: "acme/widgets#1" } });
       await queue.idle();
       expect(readdirSync(join(queueDir, "jobs"))).toEqual([]);

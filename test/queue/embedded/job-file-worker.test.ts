@@ -5,7 +5,8 @@ import { pathToFileURL } from "node:url";
 import { exec } from "../../../src/exec/index.js";
 import { JobFileWorker } from "../../../src/queue/job-file-worker.js";
 import { appearedOnlyByRename, folderEvents, writtenNames } from "../../support/fs-events.js";
-import { tempDir, waitFor } from "../helpers.js";
+import { tempDir } from "../helpers.js";
+import { until } from "../../support/poll.js";
 
 /** A stand-in thread that exits, throws or refuses on request (see its comment). */
 const FAILING_THREAD = pathToFileURL(resolve("test/fixtures/queue/failing-job-thread.mjs"));
@@ -167,7 +168,7 @@ describe("JobFileWorker with a thread that fails", () => {
     const threadsBefore = threads();
     await expect(worker.write(join(dir, "throw"), "{}\n")).rejects.toThrow(new Error("the stand-in thread broke"));
     // The thread ends after its error: the error stays the one told.
-    await waitFor("the thread to end", () => threads() < threadsBefore);
+    await until("the thread to end", () => threads() < threadsBefore);
     await expect(worker.write(join(dir, "a.json"), "{}\n")).rejects.toThrow(new Error("the stand-in thread broke"));
   });
 });

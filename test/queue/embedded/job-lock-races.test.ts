@@ -10,7 +10,8 @@ import { join } from "node:path";
 import { exec } from "../../../src/exec/index.js";
 import { acquireLock, newLockOwner, releaseLock, retireLockOwner, type LockOwner } from "../../../src/queue/job-lock.js";
 import { folderEvents, writtenNames } from "../../support/fs-events.js";
-import { tempDir, waitFor } from "../helpers.js";
+import { tempDir } from "../helpers.js";
+import { until } from "../../support/poll.js";
 
 describe("job locks under races, staged", () => {
   let dir: string;
@@ -43,7 +44,7 @@ describe("job locks under races, staged", () => {
     }
   }
   /** Waits until the holder moved the lock aside: its first read is over, and its next read is of the moved file. */
-  const moved = (path: string): Promise<void> => waitFor("the lock moved aside", () => lstat(aside(path)).then(() => true, () => false));
+  const moved = (path: string): Promise<void> => until("the lock moved aside", () => lstat(aside(path)).then(() => true, () => false));
   const mine = async (path: string): Promise<boolean> => JSON.parse(await readFile(path, "utf8")).instance === self.instance;
 
   it("gives up after three rounds on a lock that vanishes each time it is read (a dangling link at its name), one temp file a round", async () => {

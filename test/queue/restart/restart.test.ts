@@ -3,7 +3,8 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { exec, type ExecResult } from "../../../src/exec/index.js";
 import { EmbeddedQueue, type JobLease } from "../../../src/queue/index.js";
-import { makeJob, tempDir, waitFor } from "../helpers.js";
+import { makeJob, tempDir } from "../helpers.js";
+import { until } from "../../support/poll.js";
 
 const CHILD = resolve("test/queue/queue-child.ts");
 
@@ -20,7 +21,7 @@ async function startChild(dir: string): Promise<{ pid: number; done: Promise<Exe
       pid = childPid;
     },
   });
-  await waitFor("child spawned", () => pid !== 0);
+  await until("child spawned", () => pid !== 0);
   return { pid, done };
 }
 
@@ -35,7 +36,7 @@ describe("EmbeddedQueue across processes", () => {
     try {
       await queue.enqueue(makeJob(3, "d-3"));
       const child = await startChild(dir);
-      await waitFor("child took the job", () => startedMarkers(dir).length === 1);
+      await until("child took the job", () => startedMarkers(dir).length === 1);
       const marker = startedMarkers(dir)[0] ?? "";
       const jobId = marker.slice("started-".length);
       expect(JSON.parse(readFileSync(join(dir, marker), "utf8"))).toEqual({ pid: child.pid, interruptions: 0 });
@@ -53,7 +54,7 @@ describe("EmbeddedQueue across processes", () => {
       process.kill(child.pid, "SIGKILL");
       const ended = await child.done;
       expect(ended.signal).toBe("SIGKILL");
-      await waitFor("job resumed here", () => leases.length === 1);
+      await until("job resumed here", () => leases.length === 1);
       expect(leases[0]).toMatchObject({ jobId, interruptions: 1, job: { deliveryId: "d-3" } });
       await queue.idle();
       expect(await queue.isActive("acme/widgets#3")).toBe(false);
@@ -78,7 +79,7 @@ describe("EmbeddedQueue across processes", () => {
         leases.push(lease);
       });
       // The child keeps the one job it takes; this process runs the others.
-      await waitFor("all jobs taken", () => leases.length + startedMarkers(dir).length >= ids.length);
+      await until("all jobs taken", () => leases.length + startedMarkers(dir).length >= ids.length);
       await queue.idle();
       const here = leases.map((lease) => lease.jobId);
       const there = startedMarkers(dir).map((name) => name.slice("started-".length));

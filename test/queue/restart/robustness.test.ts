@@ -3,7 +3,8 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { exec, identityOf, type ExecResult } from "../../../src/exec/index.js";
 import { claimHarnessHome, EmbeddedQueue, HarnessHomeInUseError, type JobLease, type QuarantinedJob } from "../../../src/queue/index.js";
-import { makeJob, tempDir, waitFor } from "../helpers.js";
+import { makeJob, tempDir } from "../helpers.js";
+import { until } from "../../support/poll.js";
 
 const HOME_CHILD = resolve("test/queue/home/home-child.ts");
 
@@ -54,7 +55,7 @@ describe("EmbeddedQueue never wedges", () => {
     queue.start(async (lease) => {
       leases.push(lease);
     });
-    await waitFor("all three jobs ran", () => leases.length === 3);
+    await until("all three jobs ran", () => leases.length === 3);
     expect(leases.map((lease) => [lease.job.issue.number, lease.interruptions]).sort()).toEqual([[1, 1], [2, 1], [3, 0]]);
     await queue.idle();
     expect(readdirSync(join(dir, "locks"))).toEqual([]);
@@ -72,7 +73,7 @@ describe("EmbeddedQueue never wedges", () => {
     queue.start(async (lease) => {
       leases.push(lease);
     });
-    await waitFor("the job ran", () => leases.length === 1);
+    await until("the job ran", () => leases.length === 1);
     expect(leases[0]?.interruptions).toBe(1);
   });
 
@@ -81,7 +82,7 @@ describe("EmbeddedQueue never wedges", () => {
     open.length = 0;
     let pid = 0;
     const sleeper = exec(["sleep", "60"], { cwd: dir, onSpawn: (childPid) => (pid = childPid), timeoutMs: 120_000 });
-    await waitFor("sleep started", () => pid !== 0 && identityOf(pid) !== undefined);
+    await until("sleep started", () => pid !== 0 && identityOf(pid) !== undefined);
     const holder = identityOf(pid);
     plant(idFor(5), jobFile(idFor(5), 5, { state: "running" }), JSON.stringify({ ...holder, instance: "other", at: new Date().toISOString() }));
     const queue = await openQueue();
@@ -95,7 +96,7 @@ describe("EmbeddedQueue never wedges", () => {
     expect((await queue.holder(idFor(5)))?.pid).toBe(pid);
     process.kill(pid, "SIGKILL");
     await sleeper;
-    await waitFor("the job ran once its holder died", () => leases.length === 1);
+    await until("the job ran once its holder died", () => leases.length === 1);
   });
 
   it("moves an unreadable job file to queue/quarantine/, logs its name, tells the story it names, and runs the others", async () => {
@@ -112,7 +113,7 @@ describe("EmbeddedQueue never wedges", () => {
     queue.start(async (lease) => {
       leases.push(lease);
     });
-    await waitFor("the readable job ran", () => leases.length === 1);
+    await until("the readable job ran", () => leases.length === 1);
     await queue.idle();
     expect(leases[0]?.job.issue.number).toBe(9);
     expect(readdirSync(join(dir, "quarantine")).sort()).toEqual([`${idFor(6)}.json`, `${idFor(7)}.json`, `${idFor(8)}.json`]);
@@ -137,7 +138,7 @@ describe("one App per HARNESS_HOME", () => {
     let done: Promise<ExecResult> | undefined;
     try {
       done = exec([process.execPath, "--import", "tsx", HOME_CHILD, home], { cwd: process.cwd(), timeoutMs: 300_000, onSpawn: (childPid) => (pid = childPid) });
-      await waitFor("the other process claimed the folder", () => pid !== 0 && existsSync(join(home, `claimed-${pid}`)));
+      await until("the other process claimed the folder", () => pid !== 0 && existsSync(join(home, `claimed-${pid}`)));
       const refused = await claimHarnessHome(home).then(() => undefined, (error: unknown) => error);
       expect(refused).toBeInstanceOf(HarnessHomeInUseError);
       expect((refused as Error).message).toContain(`pid ${pid}`);

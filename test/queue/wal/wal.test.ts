@@ -4,8 +4,9 @@ import { join, resolve } from "node:path";
 import { exec, type ExecResult } from "../../../src/exec/index.js";
 import { EmbeddedQueue, type JobLease } from "../../../src/queue/index.js";
 import { decodeChunk, encodeEntry, encodeJobLine } from "../../../src/queue/wal/index.js";
-import { makeJob, tempDir, waitFor } from "../helpers.js";
+import { makeJob, tempDir } from "../helpers.js";
 import { loggedJobs, queueDrained } from "../../e2e/scenario.js";
+import { until } from "../../support/poll.js";
 
 // Hang guard for the tests with a child process; the tests poll.
 jest.setTimeout(300_000);
@@ -71,10 +72,10 @@ describe("embedded queue with a write-ahead log", () => {
       leases.push(lease);
       await new Promise<void>((done) => (release = done));
     });
-    await waitFor("the job taken", () => leases.length === 1);
+    await until("the job taken", () => leases.length === 1);
     expect(JSON.parse(readFileSync(join(dir, "jobs", jobFiles()[0] ?? ""), "utf8"))).toMatchObject({ state: "running" });
     release();
-    await waitFor("the job done", () => jobFiles().length === 0);
+    await until("the job done", () => jobFiles().length === 0);
     await queue.idle();
     // Done: tombstoned in the log, so a replay cannot bring it back.
     const after = decodeChunk(readFileSync(join(dir, "wal", segments()[0] ?? ""))).entries;
@@ -101,7 +102,7 @@ describe("embedded queue with a write-ahead log", () => {
       await new Promise<void>((done) => (release = done));
     });
     // Claimed: its file is written, its record still logged.
-    await waitFor("the job taken", () => release !== undefined);
+    await until("the job taken", () => release !== undefined);
     expect(readdirSync(join(dir, "queue", "jobs"))).toHaveLength(1);
     expect(loggedJobs(dir)).toHaveLength(1);
     expect(drained).toBe(false);
@@ -124,7 +125,7 @@ describe("embedded queue with a write-ahead log", () => {
     second.start(async (lease) => {
       ran.push(lease.job.deliveryId);
     });
-    await waitFor("three ran", () => ran.length === 3);
+    await until("three ran", () => ran.length === 3);
     expect(ran).toEqual(["d-1", "d-2", "d-3"]);
   });
 
@@ -148,7 +149,7 @@ describe("embedded queue with a write-ahead log", () => {
     queue.start(async (lease) => {
       leases.push(lease);
     });
-    await waitFor("both ran", () => leases.length === 2);
+    await until("both ran", () => leases.length === 2);
     expect(leases.map((lease) => [lease.job.deliveryId, lease.interruptions])).toEqual([["dead-1", 0], ["dead-3", 1]]);
     // The dead process's deliveries are known: a redelivery starts nothing.
     await queue.idle();
@@ -192,13 +193,13 @@ describe("embedded queue with a write-ahead log", () => {
       ranBy.push(`helper ${lease.job.deliveryId}`);
     });
     await owner.enqueue(makeJob(1, "d-1"));
-    await waitFor("one running", () => ranBy.length >= 1);
+    await until("one running", () => ranBy.length >= 1);
     await owner.enqueue(makeJob(2, "d-2"));
-    await waitFor("the second taken", () => ranBy.length === 2);
+    await until("the second taken", () => ranBy.length === 2);
     release();
     await owner.idle();
     await helper.idle();
-    await waitFor("both done", async () => (await owner.snapshot()).length === 0);
+    await until("both done", async () => (await owner.snapshot()).length === 0);
     expect(ranBy).toHaveLength(2);
     expect(new Set(ranBy.map((who) => who.split(" ")[0]))).toEqual(new Set(["owner", "helper"]));
   });
@@ -211,10 +212,10 @@ describe("embedded queue with a write-ahead log", () => {
     queue.start(async (lease) => {
       ran.push(lease.job.deliveryId);
     });
-    await waitFor("all ran", () => ran.length === 8);
+    await until("all ran", () => ran.length === 8);
     await queue.idle();
     // The next rescans compact: only the newest segment of this log is left.
-    await waitFor("sealed segments removed", () => segments().length === 1);
+    await until("sealed segments removed", () => segments().length === 1);
     expect(ran).toEqual([1, 2, 3, 4, 5, 6, 7, 8].map((issue) => `d-${issue}`));
   });
 
@@ -247,7 +248,7 @@ describe("embedded queue with a write-ahead log", () => {
         pid = childPid;
       },
     });
-    await waitFor("a few hundred answered", () => readFileSync(answered, "utf8").split("\n").length > 300, 200_000);
+    await until("a few hundred answered", () => readFileSync(answered, "utf8").split("\n").length > 300, 200_000);
     process.kill(pid, "SIGKILL");
     expect((await done).signal).toBe("SIGKILL");
     const lines = readFileSync(answered, "utf8").split("\n").filter((line) => line !== "");

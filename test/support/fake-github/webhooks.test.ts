@@ -2,6 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createNodeMiddleware, createProbot, type Probot } from "probot";
 import { fakeOctokit } from "./client.js";
+import { until } from "../poll.js";
 import {
   checkRunRequestedActionPayload,
   deliverWebhook,
@@ -18,15 +19,6 @@ let gh: FakeGitHub;
 let app: Server;
 let webhookUrl: string;
 const received: { event: string; payload: Record<string, unknown> }[] = [];
-
-/** Polls `condition` until it holds or the deadline passes. */
-async function until(condition: () => boolean, deadlineMs = 10_000): Promise<void> {
-  const end = Date.now() + deadlineMs;
-  while (!condition()) {
-    if (Date.now() > end) throw new Error("condition not met before the deadline");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 beforeAll(async () => {
   gh = await startFakeGitHub();
@@ -73,7 +65,7 @@ describe("fake GitHub: webhook helpers against a real Probot", () => {
     const payload = issuesLabeledPayload(gh, { owner: OWNER, name: NAME, number: issue.number, label: "story", sender: "alice" });
     const answer = await deliverWebhook(webhookUrl, signedDelivery("issues", payload, gh.webhookSecret));
     expect(answer.status).toBeLessThan(300);
-    await until(() => gh.state.comments.some((comment) => comment.issueNumber === issue.number));
+    await until("the handler's comment", () => gh.state.comments.some((comment) => comment.issueNumber === issue.number), 10_000);
     expect(gh.state.comments.find((comment) => comment.issueNumber === issue.number)).toMatchObject({ body: "label story (configured: story)", user: gh.botLogin });
     const seen = received.find((delivery) => delivery.event === "issues.labeled")?.payload as Record<string, Record<string, unknown>>;
     expect(seen.repository).toMatchObject({ full_name: `${OWNER}/${NAME}`, clone_url: `${gh.url}/${OWNER}/${NAME}.git` });
@@ -96,7 +88,7 @@ describe("fake GitHub: webhook helpers against a real Probot", () => {
     const delivery = signedDelivery("issue_comment", issueCommentCreatedPayload(gh, { owner: OWNER, name: NAME, comment }), gh.webhookSecret);
     expect(delivery.headers["x-github-delivery"]).toMatch(/^[0-9a-f-]{36}$/);
     expect((await deliverWebhook(webhookUrl, delivery)).status).toBeLessThan(300);
-    await until(() => received.some((entry) => entry.event === "issue_comment"));
+    await until("the issue_comment delivery", () => received.some((entry) => entry.event === "issue_comment"), 10_000);
     const commented = received.find((entry) => entry.event === "issue_comment")?.payload as Record<string, Record<string, unknown>>;
     expect(commented.comment).toMatchObject({ id: comment.id, body: "/harness retry-blocked", user: { login: "bob" } });
     expect(commented.sender).toMatchObject({ login: "bob" });
@@ -106,7 +98,7 @@ describe("fake GitHub: webhook helpers against a real Probot", () => {
     const run = await octokit.rest.checks.create({ owner: OWNER, repo: NAME, name: "harness / story", head_sha: sha, conclusion: "failure", output: { title: "Blocked", summary: "s" } });
     const payload = await checkRunRequestedActionPayload(gh, { owner: OWNER, name: NAME, checkRunId: run.data.id, identifier: "retry-blocked", sender: "bob" });
     expect((await deliverWebhook(webhookUrl, signedDelivery("check_run", payload, gh.webhookSecret))).status).toBeLessThan(300);
-    await until(() => received.some((entry) => entry.event === "check_run"));
+    await until("the check_run delivery", () => received.some((entry) => entry.event === "check_run"), 10_000);
     const pressed = received.find((entry) => entry.event === "check_run")?.payload as Record<string, Record<string, unknown>>;
     expect(pressed.requested_action).toEqual({ identifier: "retry-blocked" });
     expect(pressed.check_run).toMatchObject({ id: run.data.id, head_sha: sha, name: "harness / story" });
