@@ -23,8 +23,22 @@ const LEASE_NOTE = `; jobs not handed back are taken by another worker once thei
 const server = redisForFile();
 const cleanup = cleanupAfterEach();
 
-/** Ten renewal periods: a renewal timer left running fires within them (timers fire in order of their due time). */
-const tenRenewals = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 10 * EVERY_MS));
+/**
+ * Ten renewal periods, counted rather than slept: ten ticks of an interval of the renewals' period armed after the
+ * queue's own. Node keeps the timers of one period in one list in the order they were armed, and re-arms an interval
+ * at its end, so each of these ticks comes after a tick of a renewal timer left running: it has fired ten times by
+ * then, however loaded the machine (a sleep of ten periods guarantees one). The queue takes no clock to drive instead.
+ */
+const tenRenewals = (): Promise<void> =>
+  new Promise((resolve) => {
+    let ticks = 0;
+    const timer = setInterval(() => {
+      ticks += 1;
+      if (ticks < 10) return;
+      clearInterval(timer);
+      resolve();
+    }, EVERY_MS);
+  });
 
 async function open(prefix: string, options: Partial<Parameters<typeof BullmqQueue.open>[0]> = {}): Promise<{ queue: BullmqQueue; errors: string[] }> {
   const errors: string[] = [];

@@ -188,7 +188,7 @@ describe("BullMQ adapter: close", () => {
   });
 
   it("waits its default grace for a report under way, and then says nothing", async () => {
-    const { redis } = await server();
+    const { redis, client } = await server();
     const { queue, errors } = await open(redis.url, "c-grace");
     const collecting = deferred();
     const held = deferred();
@@ -204,8 +204,13 @@ describe("BullMQ adapter: close", () => {
     } });
     await within("the first report collected", collecting.promise);
     const closed = queue.close();
-    // Far shorter than the default grace (5 s): a close that gave up at once would have said so by then.
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    let settled = false;
+    void closed.then(() => (settled = true), () => (settled = true));
+    // Observed, not slept: close has asked Redis (its PING, the only one the queue sends) and so waits on the report
+    // under way; a close that gave up on it would have ended (perhaps before asking) and said so.
+    await until("close to ask Redis, or to end", async () => settled || /\bcmd=ping\b/.test((await client.client("LIST")) as string), GUARD_MS);
+    expect(settled).toBe(false);
+    expect(errors).toEqual([]);
     held.resolve();
     await within("close", closed);
     expect(errors).toEqual([]);
