@@ -3,29 +3,25 @@
  * allowlisted, the admitted text frozen in the job, replays under new delivery ids ignored
  * (also after the queue is reopened), and the permission asked again when the job starts.
  */
-import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { beforeAll, describe, expect, it } from "@jest/globals";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { confirmAdmission, handleIssueComment, handleIssueLabeled } from "../../src/github/triggers/index.js";
 import type { StoryJob } from "../../src/queue/index.js";
 import { fakeOctokit } from "../support/fake-github/client.js";
-import { issueCommentCreatedPayload, issuesLabeledPayload, startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
+import { issueCommentCreatedPayload, issuesLabeledPayload } from "../support/fake-github/index.js";
 import { triggerDepsEach } from "../support/trigger-deps.js";
 import { contextFor, NAME, OWNER, RecordingLog } from "./fake-setup.js";
+import { useFakeGitHub } from "../support/fake-github-fixture.js";
 
-let gh: FakeGitHub;
+const gh = useFakeGitHub();
 let octokit: ReturnType<typeof fakeOctokit>;
 
 beforeAll(async () => {
-  gh = await startFakeGitHub();
   await gh.addRepository({ owner: OWNER, name: NAME, files: { "README.md": "# demo\n" } });
   gh.setPermission(OWNER, NAME, "writer", "write");
   gh.setPermission(OWNER, NAME, "reader", "read");
   octokit = fakeOctokit(gh, { installation: true });
-});
-
-afterAll(async () => {
-  await gh.close();
 });
 
 const triggers = triggerDepsEach("harness-admission-", () => gh, () => new RecordingLog());

@@ -67,7 +67,12 @@ export async function startGatedApp(prefix: string, settings: Partial<HarnessApp
       await queue.close();
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
-      await gh.close();
+      try {
+        // The teardown of every file on the gated App: the fake refused nothing.
+        gh.assertNoUnexpectedRequests();
+      } finally {
+        await gh.close();
+      }
       rmSync(dir, { recursive: true, force: true });
     },
   };

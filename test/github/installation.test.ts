@@ -2,16 +2,14 @@ import { ProbotOctokit } from "probot";
 import { authenticateInstallation, gitAuthEnv, GIT_TOKEN_PERMISSIONS, STORY_API_PERMISSIONS, type AppOctokit } from "../../src/github/story/index.js";
 import { git, gitResult } from "../../src/workspace/index.js";
 import { makeTempDir, removeTempDirs } from "../support/tmp.js";
-import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
+import { useFakeGitHub } from "../support/fake-github-fixture.js";
 
 describe("installation authentication", () => {
-  let fake: FakeGitHub;
+  const fake = useFakeGitHub();
   beforeAll(async () => {
-    fake = await startFakeGitHub();
     await fake.addRepository({ owner: "acme", name: "tokens", files: { "README.md": "x\n" } });
   });
   afterAll(async () => {
-    await fake.close();
     removeTempDirs();
   });
 
@@ -37,12 +35,8 @@ describe("installation authentication", () => {
 });
 
 describe("tokens scoped to the story", () => {
-  let fake: FakeGitHub;
-  beforeAll(async () => {
-    fake = await startFakeGitHub();
-  });
+  const fake = useFakeGitHub();
   afterAll(async () => {
-    await fake.close();
     removeTempDirs();
   });
 

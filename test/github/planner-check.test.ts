@@ -1,11 +1,11 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/globals";
+import { beforeAll, describe, expect, it } from "@jest/globals";
 import { CHECK_RUN_OUTPUT_MAX_BYTES } from "../../src/github/index.js";
 import { GitHubReporter, planChecks, renderPlannerCheck } from "../../src/github/report/index.js";
 import { emptySnapshot, reduceSnapshot, type HistoryEvent } from "../../src/pipeline/events.js";
 import { fakeOctokit } from "../support/fake-github/client.js";
-import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { NAME, openStoryPull, OWNER, RecordingLog } from "./fake-setup.js";
 import { replay } from "./story-events.js";
+import { useFakeGitHub } from "../support/fake-github-fixture.js";
 
 const at = "2026-01-01T00:00:00.000Z";
 const start: HistoryEvent = {
@@ -70,18 +70,11 @@ describe("the planner stage's check run", () => {
 });
 
 describe("the planner's check run on GitHub (fake)", () => {
-  let gh: FakeGitHub;
+  const gh = useFakeGitHub();
   let octokit: ReturnType<typeof fakeOctokit>;
   beforeAll(async () => {
-    gh = await startFakeGitHub();
     await gh.addRepository({ owner: OWNER, name: NAME, files: { "README.md": "# demo\n" } });
     octokit = fakeOctokit(gh, { installation: true });
-  });
-  afterAll(async () => {
-    await gh.close();
-  });
-  afterEach(() => {
-    gh.assertNoUnexpectedRequests();
   });
 
   it("is created queued on the pull request's head, moves to in progress, and completes with the plan", async () => {

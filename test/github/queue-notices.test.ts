@@ -12,23 +12,24 @@ import { githubDelivery, queueNoticeListeners } from "../../src/github/report/in
 import type { StoryJob } from "../../src/queue/index.js";
 import { storyKey } from "../../src/story-key/index.js";
 import { fakeOctokit } from "../support/fake-github/client.js";
-import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
+import { useFakeGitHub } from "../support/fake-github-fixture.js";
 import { NAME, OWNER, RecordingLog } from "./fake-setup.js";
 import { eventually } from "../support/poll.js";
 
-let gh: FakeGitHub;
 const dirs: string[] = [];
 const outboxes: Outbox[] = [];
 
-beforeAll(async () => {
-  gh = await startFakeGitHub();
-  await gh.addRepository({ owner: OWNER, name: NAME, files: { "README.md": "# demo\n" } });
-});
-
+// Declared before the fake's: the outboxes close while the fake still answers.
 afterAll(async () => {
   for (const outbox of outboxes) await outbox.close();
-  await gh.close();
+});
+const gh = useFakeGitHub();
+afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+beforeAll(async () => {
+  await gh.addRepository({ owner: OWNER, name: NAME, files: { "README.md": "# demo\n" } });
 });
 
 async function openOutbox(log: RecordingLog): Promise<{ outbox: Outbox; dir: string }> {
@@ -41,7 +42,6 @@ async function openOutbox(log: RecordingLog): Promise<{ outbox: Outbox; dir: str
   outbox.start();
   return { outbox, dir };
 }
-
 
 const commentsOn = (issueNumber: number): string[] => gh.state.commentsOn(OWNER, NAME, issueNumber).map((comment) => comment.body);
 

@@ -5,10 +5,11 @@
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "@jest/globals";
+import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { fakeOctokit } from "../support/fake-github/index.js";
 import { ASKED_KEPT, nextCursor, RedeliverySweeper, toRedeliver, type HookDelivery } from "../../src/github/door/index.js";
-import { fakeOctokit, startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { RecordingLog } from "./fake-setup.js";
+import { useFakeGitHub } from "../support/fake-github-fixture.js";
 
 const at = (second: number): string => new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString();
 const delivery = (id: number, guid: string, status: number, second = id): HookDelivery => ({ id, guid, delivered_at: at(second), status_code: status });
@@ -63,7 +64,7 @@ describe("nextCursor", () => {
 });
 
 describe("RedeliverySweeper against the fake GitHub", () => {
-  let gh: FakeGitHub;
+  const gh = useFakeGitHub();
   let receiver: Server;
   /** The receiver answers 503 to a delivery id listed here, 200 otherwise. */
   const refuse = new Set<string>();
@@ -73,7 +74,6 @@ describe("RedeliverySweeper against the fake GitHub", () => {
   const got: string[] = [];
 
   beforeAll(async () => {
-    gh = await startFakeGitHub();
     receiver = createServer((request, response) => {
       const id = String(request.headers["x-github-delivery"]);
       got.push(id);
@@ -90,10 +90,6 @@ describe("RedeliverySweeper against the fake GitHub", () => {
   afterAll(async () => {
     receiver.closeAllConnections();
     await new Promise((resolve) => receiver.close(resolve));
-    await gh.close();
-  });
-  beforeEach(() => {
-    gh.assertNoUnexpectedRequests();
   });
 
   const sweeperFor = (log: RecordingLog, options: { now?: () => number; withinMs?: number; maxPages?: number; keepAsked?: number } = {}): RedeliverySweeper =>

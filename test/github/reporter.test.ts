@@ -1,27 +1,19 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/globals";
+import { beforeAll, describe, expect, it } from "@jest/globals";
 import { BLOCKED_LABEL } from "../../src/github/index.js";
 import { GitHubReporter, STATUS_MARKER } from "../../src/github/report/index.js";
 import { emptySnapshot, reduceSnapshot, type HistoryEvent, type StorySnapshot } from "../../src/pipeline/events.js";
 import { fakeOctokit } from "../support/fake-github/client.js";
-import { startFakeGitHub, type CheckRunRecord, type FakeGitHub } from "../support/fake-github/index.js";
+import { type CheckRunRecord } from "../support/fake-github/index.js";
 import { NAME, openStoryPull, OWNER, pushStoryBranch, RecordingLog } from "./fake-setup.js";
 import { completedStory, gate, provisionBlockedStory, retryingStory, stageStarted, started, verdict, cleanClone } from "./story-events.js";
+import { useFakeGitHub } from "../support/fake-github-fixture.js";
 
-let gh: FakeGitHub;
+const gh = useFakeGitHub();
 let octokit: ReturnType<typeof fakeOctokit>;
 
 beforeAll(async () => {
-  gh = await startFakeGitHub();
   await gh.addRepository({ owner: OWNER, name: NAME, files: { "README.md": "# demo\n" } });
   octokit = fakeOctokit(gh, { installation: true });
-});
-
-afterAll(async () => {
-  await gh.close();
-});
-
-afterEach(() => {
-  gh.assertNoUnexpectedRequests();
 });
 
 interface Story {

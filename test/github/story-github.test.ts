@@ -4,32 +4,29 @@
  * once, reads the configuration of the default branch, marks the pull request ready, and
  * redacts every token it handed out (in every form) with the App's own secrets.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/globals";
+import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { HARNESS_CONFIG_PATH, startRefusal, storyGitHub, StoryStartRefusedError, type AppOctokit, type StoryGitHub } from "../../src/github/story/index.js";
 import { renderPullTitle } from "../../src/github/report/index.js";
 import { GIT_TOKEN_PERMISSIONS, STORY_API_PERMISSIONS } from "../../src/github/story/index.js";
 import type { StoryJob } from "../../src/queue/index.js";
 import { git, HARNESS_IDENTITY } from "../../src/workspace/index.js";
 import { fakeOctokit } from "../support/fake-github/client.js";
-import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { makeTempDir, removeTempDirs } from "../support/tmp.js";
 import { RecordingLog } from "./fake-setup.js";
+import { useFakeGitHub } from "../support/fake-github-fixture.js";
 
 const OWNER = "acme";
-let gh: FakeGitHub;
+const gh = useFakeGitHub();
 let repoId: number;
 let bareRepo: { id: number; bareDir: string };
 
 beforeAll(async () => {
-  gh = await startFakeGitHub();
   repoId = (await gh.addRepository({ owner: OWNER, name: "shop", files: { "README.md": "# shop\n", [HARNESS_CONFIG_PATH]: "max_attempts: 2\n" } })).id;
   await gh.addRepository({ owner: OWNER, name: "plain", files: { "README.md": "# plain\n", ".github/harness.yml/inner.txt": "a folder, not a file\n" } });
   bareRepo = await gh.addRepository({ owner: OWNER, name: "bare", files: { "README.md": "# bare\n" } });
   gh.setPermission(OWNER, "shop", "writer", "write");
 });
-afterEach(() => gh.assertNoUnexpectedRequests());
 afterAll(async () => {
-  await gh.close();
   removeTempDirs();
 });
 

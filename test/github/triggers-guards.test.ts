@@ -5,7 +5,7 @@
  * check run without its external id or its pull request, a fork's branch named like a story's,
  * a replayed press, an allowlisted bot commenting through its App, and the replies' words.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "@jest/globals";
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from "@jest/globals";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,26 +14,22 @@ import { BLOCKED_LABEL } from "../../src/github/index.js";
 import { EmbeddedQueue } from "../../src/queue/index.js";
 import { git } from "../../src/workspace/index.js";
 import { fakeOctokit } from "../support/fake-github/client.js";
-import { checkRunRequestedActionPayload, issueCommentCreatedPayload, issuesLabeledPayload, startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
+import { checkRunRequestedActionPayload, issueCommentCreatedPayload, issuesLabeledPayload } from "../support/fake-github/index.js";
 import { contextFor, NAME, openStoryPull, OWNER, pushStoryBranch, RecordingLog } from "./fake-setup.js";
+import { useFakeGitHub } from "../support/fake-github-fixture.js";
 
-let gh: FakeGitHub;
+const gh = useFakeGitHub();
 let queue: EmbeddedQueue;
 let queueDir: string;
 let deps: TriggerDeps;
 let octokit: ReturnType<typeof fakeOctokit>;
 
 beforeAll(async () => {
-  gh = await startFakeGitHub();
   await gh.addRepository({ owner: OWNER, name: NAME, files: { "README.md": "# demo\n" } });
   gh.setPermission(OWNER, NAME, "writer", "write");
   gh.addBotAccount("helper[bot]");
   gh.setPermission(OWNER, NAME, "helper[bot]", "write");
   octokit = fakeOctokit(gh, { installation: true });
-});
-
-afterAll(async () => {
-  await gh.close();
 });
 
 beforeEach(async () => {

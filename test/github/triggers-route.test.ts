@@ -6,26 +6,22 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { createProbot } from "probot";
+import { deliverWebhook, issueCommentCreatedPayload, issuesLabeledPayload, signedDelivery, type FakeGitHub } from "../support/fake-github/index.js";
 import { doorEvent, installationOctokit, TRIGGER_HANDLERS, triggerOf, type AppAuth } from "../../src/github/triggers/index.js";
-import { deliverWebhook, issueCommentCreatedPayload, issuesLabeledPayload, signedDelivery, startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { until } from "../support/poll.js";
 import { triggerDepsEach } from "../support/trigger-deps.js";
 import { NAME, OWNER, RecordingLog } from "./fake-setup.js";
 import { startGatedApp, type GatedApp } from "./gated-app.js";
+import { useFakeGitHub } from "../support/fake-github-fixture.js";
 
-let gh: FakeGitHub;
+const gh = useFakeGitHub();
 let auth: AppAuth;
 
 beforeAll(async () => {
-  gh = await startFakeGitHub();
   await gh.addRepository({ owner: OWNER, name: NAME, files: { "README.md": "# demo\n" } });
   gh.setPermission(OWNER, NAME, "writer", "write");
   const probot = createProbot({ env: { APP_ID: String(gh.appId), PRIVATE_KEY: gh.privateKey, WEBHOOK_SECRET: gh.webhookSecret, GHE_HOST: gh.host, GHE_PROTOCOL: "http", LOG_LEVEL: "fatal" } });
   auth = probot.auth.bind(probot);
-});
-
-afterAll(async () => {
-  await gh.close();
 });
 
 /** Probot's `auth`, counting the octokits asked of it by installation id. */

@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "@jest/globals";
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from "@jest/globals";
 import { rmSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,26 +7,22 @@ import { BLOCKED_LABEL } from "../../src/github/index.js";
 import { isBotActor } from "../../src/github/triggers/deps.js";
 import { EmbeddedQueue } from "../../src/queue/index.js";
 import { fakeOctokit } from "../support/fake-github/client.js";
-import { checkRunRequestedActionPayload, issueCommentCreatedPayload, issuesLabeledPayload, startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
+import { checkRunRequestedActionPayload, issueCommentCreatedPayload, issuesLabeledPayload } from "../support/fake-github/index.js";
 import { contextFor, NAME, openStoryPull, OWNER, RecordingLog } from "./fake-setup.js";
+import { useFakeGitHub } from "../support/fake-github-fixture.js";
 
-let gh: FakeGitHub;
+const gh = useFakeGitHub();
 let queue: EmbeddedQueue;
 let queueDir: string;
 let deps: TriggerDeps;
 let octokit: ReturnType<typeof fakeOctokit>;
 
 beforeAll(async () => {
-  gh = await startFakeGitHub();
   await gh.addRepository({ owner: OWNER, name: NAME, files: { "README.md": "# demo\n" } });
   gh.setPermission(OWNER, NAME, "writer", "write");
   gh.setPermission(OWNER, NAME, "maintainer", "maintain");
   gh.setPermission(OWNER, NAME, "reader", "read");
   octokit = fakeOctokit(gh, { installation: true });
-});
-
-afterAll(async () => {
-  await gh.close();
 });
 
 beforeEach(async () => {

@@ -6,23 +6,21 @@ import { Outbox, retryVerdict, DEFAULT_RETRY_POLICY, type OutboxEntry, type Outb
 import { githubDelivery } from "../../src/github/report/index.js";
 import { identityOf } from "../../src/exec/index.js";
 import { fakeOctokit } from "../support/fake-github/client.js";
-import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { openStoryPull, NAME, OWNER, RecordingLog } from "../github/fake-setup.js";
 import { STATUS_MARKER } from "../e2e/scenario.js";
 import { eventually } from "../support/poll.js";
+import { useFakeGitHub } from "../support/fake-github-fixture.js";
 
-let gh: FakeGitHub;
+const gh = useFakeGitHub();
 let octokit: ReturnType<typeof fakeOctokit>;
 const dirs: string[] = [];
 
 beforeAll(async () => {
-  gh = await startFakeGitHub();
   await gh.addRepository({ owner: OWNER, name: NAME, files: { "README.md": "# demo\n" } });
   octokit = fakeOctokit(gh, { installation: true });
 });
 
 afterAll(async () => {
-  await gh.close();
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -42,7 +40,6 @@ const check = (headSha: string, status: "in_progress" | "completed", title: stri
   kind: "check", name: "harness / story", headSha, externalId: "story-x", status, output: { title, summary: title },
   ...(status === "completed" ? { conclusion: "success" as const, completedAt: new Date().toISOString() } : {}),
 });
-
 
 describe("retryVerdict", () => {
   const policy = { ...DEFAULT_RETRY_POLICY, baseDelayMs: 100, maxDelayMs: 1000, maxAttempts: 5 };

@@ -6,13 +6,13 @@ import type { AppOctokit } from "../../src/github/story/index.js";
 import type { Sleep } from "../../src/github/story/index.js";
 import { EmbeddedQueue, type JobWorker, type StoryJob } from "../../src/queue/index.js";
 import { storyKey } from "../../src/story-key/index.js";
-import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import {  } from "../queue/helpers.js";
 import { recordingLog } from "./recording-log.js";
 import { appOctokitOf } from "../support/outbox-fixture.js";
 import { realRunner } from "./real-runner.js";
 import { controlledSleep } from "../support/controlled-sleep.js";
 import { until } from "../support/poll.js";
+import { useFakeGitHub } from "../support/fake-github-fixture.js";
 
 /**
  * GitHub down when a job starts: its first calls fail with a 5xx, a refused connection or a
@@ -21,16 +21,14 @@ import { until } from "../support/poll.js";
  * says (after it has closed the failure window), or rejects when the queue stops.
  */
 describe("a story started while GitHub is down", () => {
-  let fake: FakeGitHub;
+  const fake = useFakeGitHub();
   let root: string;
   const { lines, log } = recordingLog();
 
   beforeAll(async () => {
-    fake = await startFakeGitHub();
     root = mkdtempSync(join(tmpdir(), "harness-github-down-"));
   });
   afterAll(async () => {
-    await fake.close();
     rmSync(root, { recursive: true, force: true });
   });
   afterEach(() => fake.takeUnexpectedRequests());

@@ -10,11 +10,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { JobLease, StoryJob } from "../../src/queue/index.js";
 import { git, gitResult, HARNESS_IDENTITY } from "../../src/workspace/index.js";
-import { startFakeGitHub, type CheckRunRecord, type FakeGitHub } from "../support/fake-github/index.js";
+import { type CheckRunRecord } from "../support/fake-github/index.js";
 import { AGENT_SCRIPT, STATUS_MARKER } from "../e2e/scenario.js";
 import { jest } from "@jest/globals";
 import { recordingLog } from "./recording-log.js";
 import { realRunner, storyLease } from "./real-runner.js";
+import { useFakeGitHub } from "../support/fake-github-fixture.js";
 
 jest.setTimeout(180_000);
 
@@ -24,16 +25,14 @@ const BROKEN_PROVISION = "#!/bin/sh\necho 'the provisioning script is broken' >&
 const FIXED_PROVISION = "#!/bin/sh\necho provisioned\n";
 
 describe("re-admission merges the default branch first", () => {
-  let fake: FakeGitHub;
+  const fake = useFakeGitHub();
   let root: string;
   const { lines, log } = recordingLog();
 
   beforeAll(async () => {
-    fake = await startFakeGitHub();
     root = mkdtempSync(join(tmpdir(), "harness-readmit-"));
   });
   afterAll(async () => {
-    await fake.close();
     rmSync(root, { recursive: true, force: true });
   });
 

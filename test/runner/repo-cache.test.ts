@@ -4,19 +4,17 @@ import { join } from "node:path";
 import { exec } from "../../src/exec/index.js";
 import { pushStoryBranch, repoCacheDir, syncRepoCache } from "../../src/runner/index.js";
 import { git, HARNESS_IDENTITY } from "../../src/workspace/index.js";
-import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { looseIn17, makeReachable, writeLooseObjectsIn17 } from "../support/loose-objects.js";
+import { useFakeGitHub } from "../support/fake-github-fixture.js";
 
 describe("repository cache", () => {
-  let fake: FakeGitHub;
+  const fake = useFakeGitHub();
   let root: string;
 
   beforeAll(async () => {
-    fake = await startFakeGitHub();
     root = mkdtempSync(join(tmpdir(), "harness-runner-cache-"));
   });
   afterAll(async () => {
-    await fake.close();
     rmSync(root, { recursive: true, force: true });
   });
 

@@ -7,21 +7,19 @@ import type { JobLease } from "../../src/queue/index.js";
 import { git, HARNESS_IDENTITY, storyDirName } from "../../src/workspace/index.js";
 import { Sandbox, sandboxSettingsFromEnv } from "../../src/sandbox/index.js";
 import { fakeOctokit } from "../support/fake-github/client.js";
-import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { recordingLog } from "./recording-log.js";
 import { realRunner, storyLease } from "./real-runner.js";
+import { useFakeGitHub } from "../support/fake-github-fixture.js";
 
 describe("story runner", () => {
-  let fake: FakeGitHub;
+  const fake = useFakeGitHub();
   let root: string;
   const { lines, log } = recordingLog();
 
   beforeAll(async () => {
-    fake = await startFakeGitHub();
     root = mkdtempSync(join(tmpdir(), "harness-runner-"));
   });
   afterAll(async () => {
-    await fake.close();
     rmSync(root, { recursive: true, force: true });
   });
 
@@ -42,7 +40,7 @@ describe("story runner", () => {
     expect(comment?.body).toContain("could not start (git-failed)");
     for (const issued of fake.issuedTokens()) expect(comment?.body).not.toContain(issued.token);
     expect(fake.state.pulls.filter((pull) => pull.repo === "acme/gone")).toHaveLength(0);
-    fake.takeUnexpectedRequests();
+    expect(fake.takeUnexpectedRequests()).toEqual([]);
   });
 
   it("redacts the App's own secrets from its logs and comments, not only its tokens", async () => {
@@ -59,7 +57,7 @@ describe("story runner", () => {
     const logged = lines.slice(before).join("\n");
     expect(logged).toContain("[REDACTED]");
     expect(logged).not.toContain(secret);
-    fake.takeUnexpectedRequests();
+    expect(fake.takeUnexpectedRequests()).toEqual([]);
   });
 
   it("does not start a story on a nearly full disk, or where the sandbox cannot run, and says why on the issue", async () => {
@@ -113,7 +111,7 @@ describe("story runner", () => {
     expect(posted).toContain("suite saw [REDACTED]");
     for (const request of fake.state.requests.slice(seen)) expect(JSON.stringify(request.body ?? "")).not.toContain(opaque);
     expect(lines.join("\n")).not.toContain(opaque);
-    fake.takeUnexpectedRequests();
+    expect(fake.takeUnexpectedRequests()).toEqual([]);
   });
 
   it("reports a story interrupted more often than it may be resumed as blocked (interrupted), with the Retry button", async () => {
@@ -153,6 +151,6 @@ describe("story runner", () => {
     // One slot: the second task of the wave starts only once the first has finished.
     expect(at("task.started", "b")).toBeGreaterThan(at("task.finished", "a"));
     expect(await git(["show", `harness/story-${issue.number}:src/b.txt`], { cwd: repo.bareDir })).toBe("b");
-    fake.takeUnexpectedRequests();
+    expect(fake.takeUnexpectedRequests()).toEqual([]);
   });
 });

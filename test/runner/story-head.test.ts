@@ -8,28 +8,27 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { jest } from "@jest/globals";
 import { git, HARNESS_IDENTITY } from "../../src/workspace/index.js";
-import { startFakeGitHub, type AddedRepository, type FakeGitHub, type RecordedRequest } from "../support/fake-github/index.js";
+import { type AddedRepository, type RecordedRequest } from "../support/fake-github/index.js";
 import { eventually } from "../support/poll.js";
 import { controlledSleep } from "../support/controlled-sleep.js";
 import { AGENT_SCRIPT } from "../e2e/scenario.js";
 import { recordingLog } from "./recording-log.js";
 import { realRunner, storyLease } from "./real-runner.js";
+import { useFakeGitHub } from "../support/fake-github-fixture.js";
 
 jest.setTimeout(180_000);
 
 const HARNESS_YML = ["agent:", "  command: sh .harness-test/agent.sh", "test:", "  command: test -f feature.txt", "provision:", '  command: "true"', "max_attempts: 1", ""].join("\n");
 
 describe("a story's head", () => {
-  let fake: FakeGitHub;
+  const fake = useFakeGitHub();
   let root: string;
   const { log } = recordingLog();
 
   beforeAll(async () => {
-    fake = await startFakeGitHub();
     root = mkdtempSync(join(tmpdir(), "harness-head-"));
   });
   afterAll(async () => {
-    await fake.close();
     rmSync(root, { recursive: true, force: true });
   });
 

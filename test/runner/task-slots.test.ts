@@ -5,10 +5,10 @@ import { JOURNAL_FILE, readJournal, type HistoryEvent } from "../../src/pipeline
 import type { JobLease } from "../../src/queue/index.js";
 import { Sandbox, sandboxSettingsFromEnv } from "../../src/sandbox/index.js";
 import { storyDirName } from "../../src/workspace/index.js";
-import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { until } from "../support/poll.js";
 import { realRunner, storyLease } from "./real-runner.js";
 import { recordingLog } from "./recording-log.js";
+import { useFakeGitHub } from "../support/fake-github-fixture.js";
 
 /** The most tasks of one story that were running at once, read from its journal (task.started … task.finished). */
 function mostAtOnce(journal: readonly HistoryEvent[]): number {
@@ -22,14 +22,12 @@ function mostAtOnce(journal: readonly HistoryEvent[]): number {
 }
 
 describe("a plan's tasks at once on a runner shared by several stories", () => {
-  let fake: FakeGitHub;
+  const fake = useFakeGitHub();
   let root: string;
   beforeAll(async () => {
-    fake = await startFakeGitHub();
     root = mkdtempSync(join(tmpdir(), "harness-slots-"));
   });
   afterAll(async () => {
-    await fake.close();
     rmSync(root, { recursive: true, force: true });
   });
 
@@ -87,6 +85,6 @@ describe("a plan's tasks at once on a runner shared by several stories", () => {
     expect(ended(idleJournal)).toEqual(["story.completed"]);
     // Both slots free: the two tasks of the wave ran at once (each waited for the other inside its slot).
     expect(mostAtOnce(idleJournal)).toBe(2);
-    fake.takeUnexpectedRequests();
+    expect(fake.takeUnexpectedRequests()).toEqual([]);
   });
 });

@@ -11,7 +11,8 @@ import { ProbotOctokit } from "probot";
 import { openStoryOutbox, type AppOctokit } from "../../src/github/story/index.js";
 import { type Outbox } from "../../src/outbox/index.js";
 import { pushStoryWork, type RunnerLog } from "../../src/runner/index.js";
-import { startFakeGitHub, type FailureWindow, type FailureWindowSpec, type FakeGitHub, type RequestGate, type RequestGateSpec } from "./fake-github/index.js";
+import { type FailureWindow, type FailureWindowSpec, type FakeGitHub, type RequestGate, type RequestGateSpec } from "./fake-github/index.js";
+import { useFakeGitHub } from "./fake-github-fixture.js";
 
 /** The App's octokit (JWT) on the fake; `quiet`: no retries or throttling of its own, as `harness serve` configures it. */
 export function appOctokitOf(fake: FakeGitHub, options: { baseUrl?: string; quiet?: boolean } = {}): AppOctokit {
@@ -42,50 +43,49 @@ export interface OutboxFixture {
 /**
  * Registers, in the calling `describe`, the fake GitHub and a temporary root named `prefix…`
  * before its tests; after them the gates open, the windows close, the outboxes close (in that
- * order, so nothing waits on a held request), the fake stops and the root goes.
+ * order, so nothing waits on a held request), the fake is checked for requests it refused and
+ * stops, and the root goes.
  */
 export function outboxFixture(prefix: string, log: RunnerLog): OutboxFixture {
-  let fake: FakeGitHub | undefined;
   let root = "";
   const outboxes: Outbox[] = [];
   const gates: RequestGate[] = [];
   const windows: FailureWindow[] = [];
-  const started = (): FakeGitHub => {
-    if (fake === undefined) throw new Error("the fake GitHub starts before the tests");
-    return fake;
-  };
 
-  beforeAll(async () => {
-    fake = await startFakeGitHub();
-    root = mkdtempSync(join(tmpdir(), prefix));
-  });
+  // Declared before the fake's own teardown (jest runs afterAll hooks in order): nothing waits on a held request, and
+  // the outboxes close while the fake still answers.
   afterAll(async () => {
     for (const gate of gates) gate.open();
     for (const window of windows) window.close();
     for (const outbox of outboxes) await outbox.close();
-    await fake?.close();
+  });
+  const fake = useFakeGitHub();
+  beforeAll(() => {
+    root = mkdtempSync(join(tmpdir(), prefix));
+  });
+  afterAll(() => {
     rmSync(root, { recursive: true, force: true });
   });
 
   return {
     get fake() {
-      return started();
+      return fake;
     },
     get root() {
       return root;
     },
     async openOutbox(home) {
-      const outbox = await openTestOutbox(started(), home, log);
+      const outbox = await openTestOutbox(fake, home, log);
       outboxes.push(outbox);
       return outbox;
     },
     injectFailure(spec) {
-      const window = started().injectFailure(spec);
+      const window = fake.injectFailure(spec);
       windows.push(window);
       return window;
     },
     holdRequests(spec) {
-      const gate = started().holdRequests(spec);
+      const gate = fake.holdRequests(spec);
       gates.push(gate);
       return gate;
     },
