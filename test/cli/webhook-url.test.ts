@@ -1,7 +1,7 @@
 /** `harness serve` tells the operator where GitHub must send webhooks. */
 import { join } from "node:path";
 import { webhookNotice } from "../../src/cli/webhook-url.js";
-import { startFakeGitHub } from "../support/fake-github/index.js";
+import { useFakeGitHub } from "../support/fake-github-fixture.js";
 import { startApp } from "../e2e/app-process.js";
 import { makeTempDir, removeTempDirs } from "../support/tmp.js";
 import { eventually } from "../support/poll.js";
@@ -9,6 +9,8 @@ import { eventually } from "../support/poll.js";
 afterAll(removeTempDirs);
 
 describe("the webhook URL notice", () => {
+  const fake = useFakeGitHub();
+
   it("names the local address, with the path Probot serves", () => {
     expect(webhookNotice({})).toContain("webhooks are received at http://localhost:3000/api/github/webhooks");
     expect(webhookNotice({ HOST: "0.0.0.0", PORT: "8080", WEBHOOK_PATH: "/hooks" })).toContain("http://0.0.0.0:8080/hooks");
@@ -22,7 +24,6 @@ describe("the webhook URL notice", () => {
   });
 
   it("is printed by a configured App at start", async () => {
-    const fake = await startFakeGitHub();
     const root = makeTempDir("harness-notice-");
     const app = await startApp({ fake, home: join(root, "home"), workDir: root });
     try {
@@ -30,7 +31,6 @@ describe("the webhook URL notice", () => {
       expect(line).toBe(`harness serve: webhooks are received at ${app.webhookUrl}`);
     } finally {
       await app.stop();
-      await fake.close();
     }
   });
 });

@@ -7,29 +7,29 @@
 import { request } from "node:http";
 import { connect, type Socket } from "node:net";
 import { join } from "node:path";
-import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { makeTempDir, removeTempDirs } from "../support/tmp.js";
 import { startApp, type RunningApp } from "./app-process.js";
 import { eventually } from "../support/poll.js";
+import { useFakeGitHub } from "../support/fake-github-fixture.js";
 
 const STATUS_TOKEN = "door-test-status-token-3f9c1e";
 const CAP = 20;
 
-let fake: FakeGitHub;
 let app: RunningApp;
 const sockets: Socket[] = [];
 
-beforeAll(async () => {
-  fake = await startFakeGitHub();
-  const root = makeTempDir("harness-serve-door-");
-  app = await startApp({ fake, home: join(root, "home"), workDir: root, env: { HARNESS_MAX_CONNECTIONS: String(CAP) }, dotenv: { HARNESS_STATUS_TOKEN: STATUS_TOKEN } });
-});
-
+// Declared before the fake's teardown (jest runs afterAll hooks in order): the App stops while the fake still answers.
 afterAll(async () => {
   for (const socket of sockets) socket.destroy();
   await app?.stop();
-  await fake?.close();
   removeTempDirs();
+});
+
+const fake = useFakeGitHub();
+
+beforeAll(async () => {
+  const root = makeTempDir("harness-serve-door-");
+  app = await startApp({ fake, home: join(root, "home"), workDir: root, env: { HARNESS_MAX_CONNECTIONS: String(CAP) }, dotenv: { HARNESS_STATUS_TOKEN: STATUS_TOKEN } });
 });
 
 /** One request on a connection of its own (no keep-alive pool): its status and headers, or the error. */

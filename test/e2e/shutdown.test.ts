@@ -8,26 +8,26 @@ import { jest } from "@jest/globals";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { processWithTag } from "../support/tmp.js";
 import { startApp } from "./app-process.js";
 import { addStoryRepo, harnessYml, labelNewIssue, sandboxGrant, storyRunsDir } from "./scenario.js";
 import { eventually, until } from "../support/poll.js";
+import { useFakeGitHub } from "../support/fake-github-fixture.js";
 
 jest.setTimeout(120_000);
 
 describe("A stop signal while a story provisions", () => {
-  let fake: FakeGitHub;
   let root: string;
+
+  // Declared before the fake's teardown (jest runs afterAll hooks in order): the App stops while the fake still answers.
+  afterAll(async () => {
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  const fake = useFakeGitHub();
 
   beforeAll(async () => {
     root = mkdtempSync(join(tmpdir(), "harness-e2e-shutdown-"));
-    fake = await startFakeGitHub();
-  });
-
-  afterAll(async () => {
-    await fake?.close();
-    rmSync(root, { recursive: true, force: true });
   });
 
   // SIGINT is Ctrl-C of `npm start`: Probot's own SIGINT handler (stop the server, process.exit) must not cut the shutdown short.

@@ -8,19 +8,28 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:
 import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { deliverWebhook, issuesLabeledPayload, signedDelivery, startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
+import { deliverWebhook, issuesLabeledPayload, signedDelivery } from "../support/fake-github/index.js";
 import { startApp, type RunningApp } from "./app-process.js";
 import { addStoryRepo, checksOn, commentAs, filesContaining, harnessYml, labelNewIssue, loggedDelivery, OWNER, reportsDelivered, sandboxGrant, STATUS_MARKER, storyEnd, storyPull } from "./scenario.js";
 import { eventually } from "../support/poll.js";
+import { useFakeGitHub } from "../support/fake-github-fixture.js";
 
 jest.setTimeout(240_000);
 
 describe("trust at the door, end to end", () => {
-  let fake: FakeGitHub;
   let app: RunningApp;
   let root: string;
   let home: string;
   let markers: string;
+
+  // Declared before the fake's teardown (jest runs afterAll hooks in order): the App stops while the fake still answers.
+  afterAll(async () => {
+    writeFileSync(join(markers, "release"), "");
+    await app?.stop();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  const fake = useFakeGitHub();
 
   beforeAll(async () => {
     root = mkdtempSync(join(tmpdir(), "harness-e2e-trust-"));
@@ -28,16 +37,8 @@ describe("trust at the door, end to end", () => {
     markers = join(root, "markers");
     mkdirSync(markers);
     mkdirSync(join(root, "gates"));
-    fake = await startFakeGitHub();
     // The scripted agent and the suites read the test's folders outside the worktree: the sandbox is told, as an operator would.
     app = await startApp({ fake, home, workDir: root, env: { ...sandboxGrant(markers), HARNESS_SANDBOX_READ: join(root, "gates") } });
-  });
-
-  afterAll(async () => {
-    writeFileSync(join(markers, "release"), "");
-    await app?.stop();
-    await fake?.close();
-    rmSync(root, { recursive: true, force: true });
   });
 
   const botComments = (name: string, number: number): string[] =>

@@ -95,10 +95,15 @@ export async function startWorker(args: { fake: FakeGitHub; name: string; home: 
  * by a killed worker included), stops the processes newest first, then the fake GitHub and Redis,
  * and removes the scenario's folder.
  */
-export async function tearDown(scenario: { root: string | undefined; processes: Array<{ stop: () => Promise<unknown> }>; fake: { close: () => Promise<unknown> } | undefined; redis: { stop: () => Promise<unknown> } | undefined }): Promise<void> {
+export async function tearDown(scenario: { root: string | undefined; processes: Array<{ stop: () => Promise<unknown> }>; fake: { close: () => Promise<unknown>; assertNoUnexpectedRequests: () => void } | undefined; redis: { stop: () => Promise<unknown> } | undefined }): Promise<void> {
   if (scenario.root && existsSync(join(scenario.root, "markers"))) writeFileSync(join(scenario.root, "markers", "release"), "");
   for (const running of scenario.processes.splice(0).reverse()) await running.stop();
-  await scenario.fake?.close();
+  try {
+    // Every process that talked to the fake has stopped: it refused nothing.
+    scenario.fake?.assertNoUnexpectedRequests();
+  } finally {
+    await scenario.fake?.close();
+  }
   await scenario.redis?.stop();
   if (scenario.root) rmSync(scenario.root, { recursive: true, force: true });
 }

@@ -7,35 +7,35 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { jest } from "@jest/globals";
 import { renderStatusPage, type StatusReport } from "../../src/status/index.js";
-import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
 import { startApp, type RunningApp } from "../e2e/app-process.js";
 import { addStoryRepo, harnessYml, labelNewIssue, sandboxGrant, storyEnd } from "../e2e/scenario.js";
 import { makeTempDir, removeTempDirs } from "../support/tmp.js";
 import { dumpDom, screenshot } from "./chromium.js";
 import { eventually } from "../support/poll.js";
+import { useFakeGitHub } from "../support/fake-github-fixture.js";
 
 jest.setTimeout(240_000);
 const TOKEN = "status-token-for-tests";
 
 describe("GET /harness", () => {
-  let fake: FakeGitHub;
   let app: RunningApp;
   let root: string;
   let markers: string;
+
+  // Declared before the fake's teardown (jest runs afterAll hooks in order): the App stops while the fake still answers.
+  afterAll(async () => {
+    if (markers && existsSync(markers)) writeFileSync(join(markers, "release"), "");
+    await app?.stop();
+    removeTempDirs();
+  });
+
+  const fake = useFakeGitHub();
 
   beforeAll(async () => {
     root = makeTempDir("harness-status-");
     markers = join(root, "markers");
     mkdirSync(markers);
-    fake = await startFakeGitHub();
     app = await startApp({ fake, home: join(root, "home"), workDir: root, env: sandboxGrant(markers), dotenv: { HARNESS_STATUS_TOKEN: TOKEN } });
-  });
-
-  afterAll(async () => {
-    if (markers && existsSync(markers)) writeFileSync(join(markers, "release"), "");
-    await app?.stop();
-    await fake?.close();
-    removeTempDirs();
   });
 
   it("shows a running story with its stage, attempt and live log in a real browser, then its outcome", async () => {
@@ -79,9 +79,10 @@ describe("GET /harness", () => {
 });
 
 describe("the status page without HARNESS_STATUS_TOKEN", () => {
+  const fake = useFakeGitHub();
+
   it("is off, and says how to turn it on", async () => {
     const root = makeTempDir("harness-status-off-");
-    const fake = await startFakeGitHub();
     const app = await startApp({ fake, home: join(root, "home"), workDir: root });
     try {
       const response = await fetch(`http://127.0.0.1:${app.port}/harness`);
@@ -89,7 +90,6 @@ describe("the status page without HARNESS_STATUS_TOKEN", () => {
       expect(await response.text()).toContain("set HARNESS_STATUS_TOKEN");
     } finally {
       await app.stop();
-      await fake.close();
     }
   });
 });
