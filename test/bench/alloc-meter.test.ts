@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { readAllocWindow } from "../../bench/lib/alloc-meter.js";
 import { exec } from "../../src/exec/index.js";
+import { until } from "../support/poll.js";
 
 const MIB = 1024 * 1024;
 
@@ -20,11 +21,7 @@ it("counts what a window allocated and what it retained", async () => {
     cwd: process.cwd(), signal: stop.signal, logPath: join(dir, "child.log"), onSpawn: (spawned) => (pid = spawned),
   });
   try {
-    const deadline = Date.now() + 60_000;
-    while (!existsSync(readyFile)) {
-      if (Date.now() > deadline) throw new Error("the child did not allocate before the deadline");
-      await new Promise((wake) => setTimeout(wake, 50));
-    }
+    await until("the child to allocate", () => existsSync(readyFile), 60_000);
     // The first window: start-up (tsx, the module graph) and the 64 MiB thrown away and 8 MiB kept.
     const first = await readAllocWindow(pid as number, meterFile, 0);
     expect(first.seq).toBe(1);
