@@ -6,6 +6,6 @@ export { gitReadPaths, guardGitLink } from "./git-view.js";
 export { isInside } from "./git-view.js";
 export { netSettingsFromEnv, egressAllows, type NetSettings, type NetAllowEntry } from "./net-settings.js";
 export { etcSecretMasks, type Mask } from "./secret-files.js";
-export { findNetTools, type NetTools } from "./net-launch.js";
+export { endpointsOf, findNetTools, type NetTools } from "./net-launch.js";
 export { startEgressProxy, type EgressProxy } from "./egress-proxy.js";
 export type { NetPolicy } from "./net-step.js";

@@ -10,7 +10,7 @@ import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import { classifySeatEnd, planSeatCommand, runSeat, type AgentPreset, type SeatResult } from "../../src/agents/index.js";
 import { exec } from "../../src/exec/index.js";
-import { Sandbox, sandboxSettingsFromEnv } from "../../src/sandbox/index.js";
+import { endpointsOf, findNetTools, Sandbox, sandboxSettingsFromEnv } from "../../src/sandbox/index.js";
 import { freePort } from "../support/net.js";
 import { makeTempDir, removeTempDirs } from "../support/tmp.js";
 import { prependPath } from "./fake-cli.js";
@@ -43,11 +43,11 @@ function seat(): { worktree: string; promptFile: string; artifactDir: string; lo
 }
 
 /** Runs `preset` in a sandboxed seat with these environment values (set for this test process only while it runs). */
-async function runPreset(preset: AgentPreset, env: Record<string, string> = {}): Promise<SeatResult> {
+async function runPreset(preset: AgentPreset, env: Record<string, string> = {}, box: Sandbox = sandbox): Promise<SeatResult> {
   const saved = Object.fromEntries(Object.keys(env).map((name) => [name, process.env[name]]));
   Object.assign(process.env, env);
   try {
-    return await runSeat({ ...seat(), launch: { preset }, stage: "implementer", attempt: 1, timeoutMs: 120_000, envAllow: Object.keys(env), sandbox, watchIntervalMs: 200 });
+    return await runSeat({ ...seat(), launch: { preset }, stage: "implementer", attempt: 1, timeoutMs: 120_000, envAllow: Object.keys(env), sandbox: box, watchIntervalMs: 200 });
   } finally {
     for (const [name, value] of Object.entries(saved)) {
       if (value === undefined) delete process.env[name];
@@ -69,6 +69,17 @@ async function provider(status: number, type: string): Promise<{ url: string; se
   const address = server.address();
   if (address === null || typeof address === "string") throw new Error("no port");
   return { url: `http://127.0.0.1:${address.port}`, server, requests: () => requests };
+}
+
+/**
+ * A seat's sandbox that may reach the host's loopback `port` (as an operator opens a provider
+ * gateway with HARNESS_NET_ALLOW), and the provider's URL as seen from the step's own network.
+ */
+function openedTo(port: number): { box: Sandbox; url: string } {
+  const tools = findNetTools(process.env.PATH ?? "");
+  if ("missing" in tools) throw new Error(`a networked step needs ${tools.missing.join(", ")}`);
+  const box = new Sandbox({ ...sandboxSettingsFromEnv({ HARNESS_NET_ALLOW: `127.0.0.1:${port}` }), readPaths: [clis.root] });
+  return { box, url: `http://${endpointsOf(tools.kind).hostLoopback}:${port}` };
 }
 
 /** The options (and their values) a preset passes, as `--help` would list them. */
@@ -103,7 +114,8 @@ describe(`the real CLIs (Claude Code ${CLAUDE_CODE_VERSION}, Codex ${CODEX_VERSI
   ] as const)("Claude Code answered %i (%s) by its provider is %s", async (status, type, reason, words) => {
     const fake = await provider(status, type);
     try {
-      const result = await runPreset("claude-code", { ANTHROPIC_API_KEY: "sk-ant-test-not-a-key", ANTHROPIC_BASE_URL: fake.url, CLAUDE_CODE_MAX_RETRIES: "0" });
+      const opened = openedTo(Number(new URL(fake.url).port));
+      const result = await runPreset("claude-code", { ANTHROPIC_API_KEY: "sk-ant-test-not-a-key", ANTHROPIC_BASE_URL: opened.url, CLAUDE_CODE_MAX_RETRIES: "0" }, opened.box);
       expect(fake.requests()).toBeGreaterThan(0);
       expect(classifySeatEnd(result, NOW)).toMatchObject({ reason, message: expect.stringContaining(words) });
     } finally {
