@@ -18,13 +18,18 @@ const ROOMS = {
   exec: { mutate: ["src/exec/**/*.ts"], tests: ["exec", "agents"] },
   workspace: { mutate: ["src/workspace/**/*.ts"], tests: ["workspace", "runner/repo-cache"] },
   queue: { mutate: ["src/queue/**/*.ts", "src/files/**/*.ts"], tests: ["queue", "files"] },
-  github: { mutate: ["src/github/redact.ts", "src/github/triggers/**/*.ts", "!src/github/triggers/admission.ts", "!src/github/triggers/permissions.ts"], tests: ["github"] },
+  github: {
+    mutate: ["src/github/redact.ts", "src/github/triggers/**/*.ts", "!src/github/triggers/admission.ts", "!src/github/triggers/permissions.ts"],
+    tests: ["github"],
+  },
   pipeline: { mutate: ["src/pipeline/stage.ts", "src/pipeline/coordinator.ts", "src/pipeline/checks.ts"], tests: ["pipeline"] },
 };
 const room = process.env.MUTATE_ROOM;
 if (room !== undefined && !(room in ROOMS)) throw new Error(`MUTATE_ROOM must be one of ${Object.keys(ROOMS).join(", ")}; got '${room}'`);
 const chosen = room === undefined ? undefined : ROOMS[room];
-const narrowed = process.env.MUTATE_TESTS?.split(",").map((name) => name.trim()).filter((name) => name !== "");
+const narrowed = process.env.MUTATE_TESTS?.split(",")
+  .map((name) => name.trim())
+  .filter((name) => name !== "");
 if (narrowed !== undefined && chosen === undefined) throw new Error("MUTATE_TESTS narrows a room's tests: set MUTATE_ROOM too");
 const testFolders = narrowed?.length ? narrowed : chosen?.tests;
 

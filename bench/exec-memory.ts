@@ -97,7 +97,9 @@ async function main(reps: number): Promise<void> {
   for (const name of CASES) {
     const runs = results.filter((r) => r.name === name);
     const peak = Math.max(...runs.map((r) => r.peakMiB));
-    console.log(`  ${name.padEnd(23)} peak RSS up to ${peak.toFixed(1)} MiB (before the run ${runs[0]?.beforeMiB.toFixed(1)} MiB), ${runs.map((r) => `${r.seconds.toFixed(1)} s`).join(", ")}${runs[0]?.logBytes ? `, log ${runs[0].logBytes} bytes` : ""}`);
+    console.log(
+      `  ${name.padEnd(23)} peak RSS up to ${peak.toFixed(1)} MiB (before the run ${runs[0]?.beforeMiB.toFixed(1)} MiB), ${runs.map((r) => `${r.seconds.toFixed(1)} s`).join(", ")}${runs[0]?.logBytes ? `, log ${runs[0].logBytes} bytes` : ""}`,
+    );
   }
   const worst = Math.max(...results.map((r) => r.peakMiB));
   console.log(`worst peak RSS: ${worst.toFixed(1)} MiB (target < 120 MiB): ${worst < 120 ? "met" : "MISSED"}`);

@@ -38,17 +38,22 @@ async function bareServer(): Promise<{ url: string; close: () => Promise<void> }
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
-    close: () => new Promise((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
 const work = await mkdtemp(join(tmpdir(), "bench-fake-github-"));
 try {
   console.log(`fake GitHub benchmark (reps ${REPS}); each line subject ÷ baseline, interleaved A B B A`);
-  const startup = await measurePaired(() => timed(async () => (await startFakeGitHub()).close()), () => timed(async () => (await bareServer()).close()), 7);
+  const startup = await measurePaired(
+    () => timed(async () => (await startFakeGitHub()).close()),
+    () => timed(async () => (await bareServer()).close()),
+    7,
+  );
   console.log(formatPaired("startup: startFakeGitHub + close ÷ a bare node:http listen + close", startup));
 
   const gh = await startFakeGitHub();
@@ -61,14 +66,34 @@ try {
   const create = (): Promise<string> => fetch(api, { method: "POST", headers, body: JSON.stringify({ name: "bench", head_sha: sha }) }).then((r) => r.text());
   // The first validated request of the process, once; its baseline, warm requests after it.
   const cold = await timed(create);
-  const warm = await measurePaired(() => timed(create), () => timed(create), 20, { warmup: false });
-  console.log(`cold: first validated request ${cold.toFixed(1)} ms = ${(cold / warm.medianBaselineMs).toFixed(1)}× a warm one (${warm.medianBaselineMs.toFixed(1)} ms, load ${warm.load.before.toFixed(1)}); one sample, it happens once per process`);
+  const warm = await measurePaired(
+    () => timed(create),
+    () => timed(create),
+    20,
+    { warmup: false },
+  );
+  console.log(
+    `cold: first validated request ${cold.toFixed(1)} ms = ${(cold / warm.medianBaselineMs).toFixed(1)}× a warm one (${warm.medianBaselineMs.toFixed(1)} ms, load ${warm.load.before.toFixed(1)}); one sample, it happens once per process`,
+  );
   const runId = gh.state.checkRuns[0]?.id ?? 0;
   let attempt = 0;
   const update = (): Promise<string> =>
-    fetch(`${api}/${runId}`, { method: "PATCH", headers, body: JSON.stringify({ status: "in_progress", output: { title: "t", summary: `attempt ${(attempt += 1)}` } }) }).then((r) => r.text());
+    fetch(`${api}/${runId}`, {
+      method: "PATCH",
+      headers,
+      body: JSON.stringify({ status: "in_progress", output: { title: "t", summary: `attempt ${(attempt += 1)}` } }),
+    }).then((r) => r.text());
   const bare = await bareServer();
-  console.log(formatPaired("request: validated check-run update ÷ GET of a bare node:http server", await measurePaired(() => timed(update), () => timed(() => fetch(bare.url).then((r) => r.text())), REPS)));
+  console.log(
+    formatPaired(
+      "request: validated check-run update ÷ GET of a bare node:http server",
+      await measurePaired(
+        () => timed(update),
+        () => timed(() => fetch(bare.url).then((r) => r.text())),
+        REPS,
+      ),
+    ),
+  );
   await bare.close();
 
   const env = gh.gitAuthEnv(gh.mintToken());

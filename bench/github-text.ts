@@ -37,7 +37,20 @@ async function pair(label: string, subject: () => unknown, baseline: () => unkno
   console.log(formatPaired(label, await measurePaired(timed(subject), timed(baseline), REPS)));
 }
 
-const NEAR_MISSES = ["/harnes retry-blocked", " /harness-x", "> /harness retry-blocked", "```", "    /harness help", "<!-- -->", "text with /harness retry-blocked inside", "~~~", "```", "a `<details>` b", "<pre>x</pre>", "cell | /harness help"];
+const NEAR_MISSES = [
+  "/harnes retry-blocked",
+  " /harness-x",
+  "> /harness retry-blocked",
+  "```",
+  "    /harness help",
+  "<!-- -->",
+  "text with /harness retry-blocked inside",
+  "~~~",
+  "```",
+  "a `<details>` b",
+  "<pre>x</pre>",
+  "cell | /harness help",
+];
 function nearMissComment(bytes: number): string {
   const lines: string[] = [];
   for (let size = 0, i = 0; size < bytes; i += 1) {
@@ -58,16 +71,32 @@ const one = nearMissComment(1 << 20);
 const two = nearMissComment(2 << 20);
 const unbounded = { maxChars: Infinity, maxCommands: Infinity };
 console.log(`reps=${REPS}; every line is subject ÷ baseline, interleaved per repetition`);
-await pair("parse 1 MiB ÷ split+startsWith", () => parseCommands(one, unbounded), () => baselineScan(one));
-await pair("parse 2 MiB ÷ parse 1 MiB (linear = 2.00×)", () => parseCommands(two, unbounded), () => parseCommands(one, unbounded));
+await pair(
+  "parse 1 MiB ÷ split+startsWith",
+  () => parseCommands(one, unbounded),
+  () => baselineScan(one),
+);
+await pair(
+  "parse 2 MiB ÷ parse 1 MiB (linear = 2.00×)",
+  () => parseCommands(two, unbounded),
+  () => parseCommands(one, unbounded),
+);
 // Text that never closes (a comment, a fence, a quote) and one 1 MiB line: 80,000 lines against 40,000.
 const unclosed = (opener: string, lines: number): string => `${opener}${"/harness retry-blocked\n".repeat(lines)}`;
 for (const opener of ["<!--\n", "```\n", "> quote\n"]) {
   const [small, large] = [unclosed(opener, 40_000), unclosed(opener, 80_000)];
-  await pair(`parse unclosed ${opener.trim()} 80k ÷ 40k lines (linear = 2.00×)`, () => parseCommands(large, unbounded), () => parseCommands(small, unbounded));
+  await pair(
+    `parse unclosed ${opener.trim()} 80k ÷ 40k lines (linear = 2.00×)`,
+    () => parseCommands(large, unbounded),
+    () => parseCommands(small, unbounded),
+  );
 }
 const oneLine = "/harnes ".repeat(1 << 17);
-await pair("parse one 1 MiB line ÷ split+startsWith", () => parseCommands(oneLine, unbounded), () => baselineScan(oneLine));
+await pair(
+  "parse one 1 MiB line ÷ split+startsWith",
+  () => parseCommands(oneLine, unbounded),
+  () => baselineScan(oneLine),
+);
 
 const tail = `${"npm ERR! 错误 ✗ at https://x-access-token:ghs_abcdefghijklmnopqrstuv@host/r.git\n".repeat(700)}`.slice(0, 64 * 1024);
 const regexBase = (): string => tail.replace(/ghs_/g, "x");
@@ -76,7 +105,11 @@ await pair("redact 64 KiB tail ÷ one regex pass", () => redactSecrets(tail, ["a
 const storySecrets = Array.from({ length: 12 }, (_, i) => `secret-value-${i}-${"k".repeat(24)}`);
 await pair("redact 64 KiB tail with 12 secrets in all their forms ÷ one regex pass", () => redactSecrets(tail, storySecrets), regexBase);
 const nearMissLine = "a.b-".repeat(250_000) + "x-access-token:".repeat(10_000) + "://a:".repeat(10_000);
-await pair("redact one 1.2 MB near-miss line ÷ one token-regex pass", () => redactSecrets(nearMissLine), () => nearMissLine.replace(/ghs_[A-Za-z0-9]{36}/g, "x"));
+await pair(
+  "redact one 1.2 MB near-miss line ÷ one token-regex pass",
+  () => redactSecrets(nearMissLine),
+  () => nearMissLine.replace(/ghs_[A-Za-z0-9]{36}/g, "x"),
+);
 
 const at = "2026-01-01T00:00:00.000Z";
 const events: HistoryEvent[] = [
@@ -85,4 +118,8 @@ const events: HistoryEvent[] = [
 ];
 const snapshot = events.reduce(reduceSnapshot, emptySnapshot());
 const rendered = renderVerifierCheck(snapshot);
-await pair("render verifier check (64 KiB tail) ÷ JSON.stringify of it", () => renderVerifierCheck(snapshot), () => JSON.stringify(rendered));
+await pair(
+  "render verifier check (64 KiB tail) ÷ JSON.stringify of it",
+  () => renderVerifierCheck(snapshot),
+  () => JSON.stringify(rendered),
+);

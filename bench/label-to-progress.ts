@@ -22,10 +22,17 @@ async function labelToProgress(fake: FakeGitHub, app: RunningApp, repo: string, 
   const started = performance.now();
   const { number } = await labelNewIssue(fake, app, repo, title);
   const sha = await eventually("story branch", () => fake.branchHead(OWNER, repo, `harness/story-${number}`).then((head) => head ?? undefined), 60_000);
-  await eventually("harness / story in progress", () =>
-    fake.state.checkRuns.some((run) => run.repo === `${OWNER}/${repo}` && run.name === "harness / story" && run.headSha === sha && run.history.some((body) => body.status === "in_progress"))
-      ? true
-      : undefined, 60_000);
+  await eventually(
+    "harness / story in progress",
+    () =>
+      fake.state.checkRuns.some(
+        (run) =>
+          run.repo === `${OWNER}/${repo}` && run.name === "harness / story" && run.headSha === sha && run.history.some((body) => body.status === "in_progress"),
+      )
+        ? true
+        : undefined,
+    60_000,
+  );
   return performance.now() - started;
 }
 
@@ -58,9 +65,13 @@ async function main(): Promise<void> {
     // The first story fills the repository cache: measured alone, against one clone.
     const cold = await label();
     const coldClone = await clone();
-    console.log(`label → harness / story in progress, first story (cache cold): ${cold.toFixed(0)} ms = ${(cold / coldClone).toFixed(1)}× one clone (${coldClone.toFixed(0)} ms); one sample`);
+    console.log(
+      `label → harness / story in progress, first story (cache cold): ${cold.toFixed(0)} ms = ${(cold / coldClone).toFixed(1)}× one clone (${coldClone.toFixed(0)} ms); one sample`,
+    );
     // Later stories (cache warm), each paired with a clone, A B B A.
-    console.log(formatPaired("label → in progress, cache warm ÷ git clone over the fake's smart HTTP", await measurePaired(label, clone, stories - 1, { warmup: false })));
+    console.log(
+      formatPaired("label → in progress, cache warm ÷ git clone over the fake's smart HTTP", await measurePaired(label, clone, stories - 1, { warmup: false })),
+    );
     await unthrottled.stop();
     const throttled = await startApp({ fake, home, workDir: root, env: { HARNESS_GITHUB_THROTTLE: "on" } });
     let throttledStory = 0;

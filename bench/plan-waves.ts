@@ -62,8 +62,16 @@ async function planned(root: string, concurrency: number, rep: number): Promise<
   const repo = await freshRepo(root, `plan-c${concurrency}-${rep}`);
   const started = performance.now();
   const outcome = await runStory({
-    repoDir: repo, story: { id: `plan-${concurrency}-${rep}`, title: "Four tasks", body: planBody }, branch: "harness/story-bench", baseRef: "HEAD",
-    config: CONFIG, workflow: loadWorkflow(), harnessHome: join(root, "home"), reporter: quiet, agentEnvAllow: [], concurrency,
+    repoDir: repo,
+    story: { id: `plan-${concurrency}-${rep}`, title: "Four tasks", body: planBody },
+    branch: "harness/story-bench",
+    baseRef: "HEAD",
+    config: CONFIG,
+    workflow: loadWorkflow(),
+    harnessHome: join(root, "home"),
+    reporter: quiet,
+    agentEnvAllow: [],
+    concurrency,
   });
   const ms = performance.now() - started;
   if (outcome.status !== "completed") throw new Error(`planned story ${outcome.status}: ${outcome.detail ?? ""}`);
@@ -75,8 +83,15 @@ async function sequential(root: string, rep: number): Promise<number> {
   const started = performance.now();
   for (const id of TASKS) {
     const outcome = await runStory({
-      repoDir: repo, story: { id: `${id}-${rep}`, title: `Task ${id}`, body: "" }, branch: `harness/story-${id}`, baseRef: "HEAD",
-      config: CONFIG, workflow: loadWorkflow(), harnessHome: join(root, "home"), reporter: quiet, agentEnvAllow: [],
+      repoDir: repo,
+      story: { id: `${id}-${rep}`, title: `Task ${id}`, body: "" },
+      branch: `harness/story-${id}`,
+      baseRef: "HEAD",
+      config: CONFIG,
+      workflow: loadWorkflow(),
+      harnessHome: join(root, "home"),
+      reporter: quiet,
+      agentEnvAllow: [],
     });
     if (outcome.status !== "completed") throw new Error(`story ${id} ${outcome.status}: ${outcome.detail ?? ""}`);
   }
@@ -96,7 +111,9 @@ try {
   const integration: number[] = [];
   const agentSeconds = 2 * SECONDS; // implementer + verifier per task
   let round = 0;
-  console.log(`four independent tasks, ${SECONDS} s scripted agents (implementer + verifier), ${REPS} paired repetitions per concurrency (A B B A against four stories one after another)`);
+  console.log(
+    `four independent tasks, ${SECONDS} s scripted agents (implementer + verifier), ${REPS} paired repetitions per concurrency (A B B A against four stories one after another)`,
+  );
   for (const concurrency of [1, 2, 4]) {
     const plan = async (): Promise<number> => {
       const result = await planned(root, concurrency, (round += 1));
@@ -106,7 +123,9 @@ try {
     const result = await measurePaired(plan, async () => sequential(root, (round += 1)), REPS, { warmup: false });
     const ideal = Math.ceil(4 / concurrency) * agentSeconds * 1000;
     console.log(formatPaired(`plan at concurrency ${concurrency} ÷ sequential`, result));
-    console.log(`  speed-up ×${(1 / result.medianRatio).toFixed(2)} (median of pairs); beyond the agents' critical path ${((result.medianSubjectMs - ideal) / 1000).toFixed(1)} s; agents alone, sequentially: ${4 * agentSeconds} s`);
+    console.log(
+      `  speed-up ×${(1 / result.medianRatio).toFixed(2)} (median of pairs); beyond the agents' critical path ${((result.medianSubjectMs - ideal) / 1000).toFixed(1)} s; agents alone, sequentially: ${4 * agentSeconds} s`,
+    );
   }
   console.log(`integration step (merged-branch worktree, provisioning, story-level clean clone): median ${(median(integration) / 1000).toFixed(2)} s`);
 } finally {

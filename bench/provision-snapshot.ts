@@ -40,7 +40,9 @@ try {
       const started = performance.now();
       const outcome = await provisionWorktree({ worktree, taskId: name, logPath: join(root, `${name}-${round}.log`), harnessHome: home, sandbox, snapshots });
       const elapsed = performance.now() - started;
-      console.log(`round ${round + 1} ${name.padEnd(6)} ${(elapsed / 1000).toFixed(2)} s  ${outcome.receipt.cmd ?? ""}${outcome.snapshot ? `  [snapshot ${outcome.snapshot.action}]` : ""}`);
+      console.log(
+        `round ${round + 1} ${name.padEnd(6)} ${(elapsed / 1000).toFixed(2)} s  ${outcome.receipt.cmd ?? ""}${outcome.snapshot ? `  [snapshot ${outcome.snapshot.action}]` : ""}`,
+      );
       last[name] = worktree;
       return elapsed;
     };
@@ -59,9 +61,17 @@ try {
     // The same suite in an installed and in a linked worktree: linking must not change its result.
     for (const name of ["warm", "linked"]) {
       const worktree = last[name] as string;
-      const suite = await sandbox.run(["/bin/sh", "-c", values.suite], { cwd: worktree, timeoutMs: 1_800_000, logPath: join(root, `suite-${name}.log`) }, { purpose: "suite", network: false, writable: [worktree] });
-      // eslint-disable-next-line no-control-regex
-      const summary = suite.tail.replace(/\x1b\[[0-9;]*m/g, "").split("\n").filter((text) => /Test Files|Tests |Errors/.test(text)).join(" | ");
+      const suite = await sandbox.run(
+        ["/bin/sh", "-c", values.suite],
+        { cwd: worktree, timeoutMs: 1_800_000, logPath: join(root, `suite-${name}.log`) },
+        { purpose: "suite", network: false, writable: [worktree] },
+      );
+      const summary = suite.tail
+        // eslint-disable-next-line no-control-regex
+        .replace(/\x1b\[[0-9;]*m/g, "")
+        .split("\n")
+        .filter((text) => /Test Files|Tests |Errors/.test(text))
+        .join(" | ");
       console.log(`suite in the ${name} worktree (${values.suite}): exit ${String(suite.exitCode)}  ${summary}`);
     }
   }

@@ -31,7 +31,10 @@ const DEPENDENCIES: Record<string, string> = {
 async function makeFixture(dir: string, omitResolved: boolean): Promise<string> {
   const repo = join(dir, "repo");
   mkdirSync(repo, { recursive: true });
-  writeFileSync(join(repo, "package.json"), `${JSON.stringify({ name: "bench-fixture", version: "1.0.0", private: true, dependencies: DEPENDENCIES }, null, 2)}\n`);
+  writeFileSync(
+    join(repo, "package.json"),
+    `${JSON.stringify({ name: "bench-fixture", version: "1.0.0", private: true, dependencies: DEPENDENCIES }, null, 2)}\n`,
+  );
   const lock = await exec(["npm", "install", "--package-lock-only", "--ignore-scripts", "--no-audit", "--no-fund"], {
     cwd: repo,
     // A lockfile as projects usually commit it: with tarball URLs, whatever the local npmrc says.
@@ -80,7 +83,9 @@ async function main(): Promise<void> {
       colds.push(cold);
       warms.push(warm);
       const cached = readdirSync(join(home, "cache", "npm")).length > 0;
-      console.log(`round ${round}: cold ${(cold / 1000).toFixed(2)} s, warm ${(warm / 1000).toFixed(2)} s, warm ÷ cold ${(warm / cold).toFixed(2)} (shared cache used: ${cached})`);
+      console.log(
+        `round ${round}: cold ${(cold / 1000).toFixed(2)} s, warm ${(warm / 1000).toFixed(2)} s, warm ÷ cold ${(warm / cold).toFixed(2)} (shared cache used: ${cached})`,
+      );
     }
     console.log(formatPaired("warm ÷ cold provisioning", summarisePairs(warms, colds, { before, after: loadavg()[0] ?? 0 }), { max: 0.5 }));
   } finally {

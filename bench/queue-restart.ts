@@ -41,7 +41,12 @@ for (let index = 0; index < JOBS; index += 1) {
       kind: "start",
       installationId: 1,
       repository: { id: 7, owner: "acme", name: "widgets", cloneUrl: "https://github.com/acme/widgets.git", defaultBranch: "main" },
-      issue: { number: index + 1, title: `Story ${index + 1}: a title of a usual length for an issue`, body: "As a user I want the widget to do the thing, so that the other thing happens.\n".repeat(4), updatedAt: new Date(start).toISOString() },
+      issue: {
+        number: index + 1,
+        title: `Story ${index + 1}: a title of a usual length for an issue`,
+        body: "As a user I want the widget to do the thing, so that the other thing happens.\n".repeat(4),
+        updatedAt: new Date(start).toISOString(),
+      },
       requestedBy: "octocat",
       deliveryId: `00000000-0000-4000-8000-${String(index).padStart(12, "0")}`,
       eventKey: `issues.labeled/7/${index + 1}/42/${new Date(start).toISOString()}/1`,
@@ -81,8 +86,12 @@ async function plainRead(): Promise<number> {
 
 try {
   console.log(`${JOBS} queued job files, reps=${REPS}`);
-  console.log(formatPaired(`open the queue ÷ plain read and parse, readFile all at once (${JOBS} jobs)`, await measurePaired(openQueue, plainRead, REPS), { max: 2 }));
-  console.log(formatPaired(`open the queue ÷ plain read and parse, readFileSync one by one (${JOBS} jobs)`, await measurePaired(openQueue, syncRead, REPS), { max: 2 }));
+  console.log(
+    formatPaired(`open the queue ÷ plain read and parse, readFile all at once (${JOBS} jobs)`, await measurePaired(openQueue, plainRead, REPS), { max: 2 }),
+  );
+  console.log(
+    formatPaired(`open the queue ÷ plain read and parse, readFileSync one by one (${JOBS} jobs)`, await measurePaired(openQueue, syncRead, REPS), { max: 2 }),
+  );
 } finally {
   rmSync(root, { recursive: true, force: true });
 }

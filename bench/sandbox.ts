@@ -21,7 +21,9 @@ import { exec } from "../src/exec/index.js";
 import { bwrapArgs, hostSystemEntries, probeSandbox, Sandbox, sandboxFromEnv } from "../src/sandbox/index.js";
 import { formatPaired, summarisePairs } from "./lib/paired.js";
 
-const { values } = parseArgs({ options: { launches: { type: "string", default: "60" }, "net-launches": { type: "string", default: "40" }, command: { type: "string", default: "true" } } });
+const { values } = parseArgs({
+  options: { launches: { type: "string", default: "60" }, "net-launches": { type: "string", default: "40" }, command: { type: "string", default: "true" } },
+});
 const LAUNCHES = Number(values.launches);
 const COMMAND = ["/bin/sh", "-c", values.command ?? "true"];
 
@@ -49,7 +51,11 @@ try {
     if (result.exitCode !== 0) throw new Error(`launch failed: ${result.tail}`);
     return performance.now() - started;
   };
-  const bareBwrap = ["bwrap", ...bwrapArgs({ cwd: dir, home: dir, tmp: dir, writable: [dir], readable: [], masked: [], network: false, system: hostSystemEntries() }), ...COMMAND];
+  const bareBwrap = [
+    "bwrap",
+    ...bwrapArgs({ cwd: dir, home: dir, tmp: dir, writable: [dir], readable: [], masked: [], network: false, system: hostSystemEntries() }),
+    ...COMMAND,
+  ];
   const bwrapOnly = async (): Promise<number> => {
     const started = performance.now();
     const result = await exec(bareBwrap, { cwd: dir });
@@ -84,13 +90,25 @@ try {
   }
   console.log(`launches=${LAUNCHES} command=${JSON.stringify(values.command)}`);
   console.log(`exec alone:  median ${median(bare).toFixed(1)} ms  p90 ${quantile(bare, 0.9).toFixed(1)} ms`);
-  console.log(`sandboxed:   median ${median(inBox).toFixed(1)} ms  p90 ${quantile(inBox, 0.9).toFixed(1)} ms  (network off: its own network namespace, as for suites)`);
-  console.log(`  with net:  median ${median(withNet).toFixed(1)} ms  p90 ${quantile(withNet, 0.9).toFixed(1)} ms  (network on, as for provisioning and agents)`);
+  console.log(
+    `sandboxed:   median ${median(inBox).toFixed(1)} ms  p90 ${quantile(inBox, 0.9).toFixed(1)} ms  (network off: its own network namespace, as for suites)`,
+  );
+  console.log(
+    `  with net:  median ${median(withNet).toFixed(1)} ms  p90 ${quantile(withNet, 0.9).toFixed(1)} ms  (network on, as for provisioning and agents)`,
+  );
   const cost = median(extra);
-  console.log(`sandbox cost per launch (median of pairs): ${cost.toFixed(1)} ms  p90 ${quantile(extra, 0.9).toFixed(1)} ms  target <= 20 ms  ${cost <= 20 ? "MET" : "NOT MET"}`);
-  console.log(`bubblewrap alone, over exec (median of pairs): ${median(floor).toFixed(1)} ms  p90 ${quantile(floor, 0.9).toFixed(1)} ms  (the floor of any bubblewrap sandbox here)`);
+  console.log(
+    `sandbox cost per launch (median of pairs): ${cost.toFixed(1)} ms  p90 ${quantile(extra, 0.9).toFixed(1)} ms  target <= 20 ms  ${cost <= 20 ? "MET" : "NOT MET"}`,
+  );
+  console.log(
+    `bubblewrap alone, over exec (median of pairs): ${median(floor).toFixed(1)} ms  p90 ${quantile(floor, 0.9).toFixed(1)} ms  (the floor of any bubblewrap sandbox here)`,
+  );
   console.log(`the sandbox's own share, over bubblewrap alone (median of pairs): ${median(own).toFixed(1)} ms  p90 ${quantile(own, 0.9).toFixed(1)} ms`);
-  console.log(`load average: ${loadavg().map((x) => x.toFixed(1)).join(" ")}`);
+  console.log(
+    `load average: ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(" ")}`,
+  );
   console.log(`ratio sandboxed/exec (medians): ${(median(inBox) / median(bare)).toFixed(2)}`);
   // The same launches as paired ratios (bench/lib/paired.ts: median of per-launch ratios, range, INCONCLUSIVE when the baseline moved more than the effect).
   const load = { before: loadBefore, after: loadavg()[0] ?? 0 };
@@ -137,7 +155,13 @@ async function networkNamespaceCost(): Promise<void> {
   console.log(`network namespace (${tools.kind}): ${netLaunches} paired networked launches of ${JSON.stringify(values.command)}`);
   console.log(`  host network (before):  median ${median(shared).toFixed(1)} ms  p90 ${quantile(shared, 0.9).toFixed(1)} ms`);
   console.log(`  own namespace:          median ${median(own).toFixed(1)} ms  p90 ${quantile(own, 0.9).toFixed(1)} ms`);
-  console.log(`  extra per launch (median of pairs): ${cost.toFixed(1)} ms  p90 ${quantile(extra, 0.9).toFixed(1)} ms  target <= 30 ms  ${cost <= 30 ? "MET" : "NOT MET"}`);
-  console.log(`  load average: before ${loadBefore.toFixed(1)}, after ${loadavg().map((x) => x.toFixed(1)).join(" ")}`);
+  console.log(
+    `  extra per launch (median of pairs): ${cost.toFixed(1)} ms  p90 ${quantile(extra, 0.9).toFixed(1)} ms  target <= 30 ms  ${cost <= 30 ? "MET" : "NOT MET"}`,
+  );
+  console.log(
+    `  load average: before ${loadBefore.toFixed(1)}, after ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(" ")}`,
+  );
   console.log(formatPaired("own namespace ÷ host network", summarisePairs(own, shared, { before: loadBefore, after: loadavg()[0] ?? 0 })));
 }

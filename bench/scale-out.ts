@@ -29,7 +29,15 @@ import { parseArgs } from "node:util";
 import { Redis } from "ioredis";
 import { EmbeddedQueue, openStoryQueue, type StoryJob, type StoryQueue } from "../src/queue/index.js";
 import { storyKey } from "../src/story-key/index.js";
-import { compileRequestValidators, deliverWebhook, issuesLabeledPayload, REST_ROUTES, signedDelivery, startFakeGitHub, type FakeGitHub } from "../test/support/fake-github/index.js";
+import {
+  compileRequestValidators,
+  deliverWebhook,
+  issuesLabeledPayload,
+  REST_ROUTES,
+  signedDelivery,
+  startFakeGitHub,
+  type FakeGitHub,
+} from "../test/support/fake-github/index.js";
 import { startRedis, type RedisServer } from "../test/support/redis.js";
 import { startApp } from "../test/e2e/app-process.js";
 import { AGENT_SCRIPT, harnessYml, OWNER, storyEnd } from "../test/e2e/scenario.js";
@@ -39,7 +47,16 @@ import { idleBetween, meanSteps, storyTimelines } from "./lib/story-timeline.js"
 import { cpuSince, processCpu, type ProcessCpu } from "./lib/proc-cpu.js";
 import { breakDownGaps, breakDownSteps, formatBreakdown, formatSteps, mergeBreakdowns, processesPerStory, readTrace } from "./lib/gap-trace.js";
 
-const { values } = parseArgs({ options: { stories: { type: "string", default: "20" }, rounds: { type: "string", default: "1" }, "latency-jobs": { type: "string", default: "200" }, breakdown: { type: "boolean", default: false }, workers: { type: "string" }, sleep: { type: "string", default: "all" } } });
+const { values } = parseArgs({
+  options: {
+    stories: { type: "string", default: "20" },
+    rounds: { type: "string", default: "1" },
+    "latency-jobs": { type: "string", default: "200" },
+    breakdown: { type: "boolean", default: false },
+    workers: { type: "string" },
+    sleep: { type: "string", default: "all" },
+  },
+});
 const STORIES = Number(values.stories);
 const ROUNDS = Number(values.rounds);
 const LATENCY_JOBS = Number(values["latency-jobs"]);
@@ -50,12 +67,15 @@ const TRACER = fileURLToPath(new URL("./lib/trace-preload.mjs", import.meta.url)
 const traceFile = (home: string): string => `${home}.trace.ndjson`;
 if (values.sleep !== "all" && values.sleep !== "implementer") {
   // Told as node's own option errors are (bench/run.ts prints one line and the usage, exit 2).
-  throw Object.assign(new TypeError(`Option '--sleep' takes all or implementer, not '${values.sleep ?? ""}'.`), { code: "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" });
+  throw Object.assign(new TypeError(`Option '--sleep' takes all or implementer, not '${values.sleep ?? ""}'.`), {
+    code: "ERR_PARSE_ARGS_INVALID_OPTION_VALUE",
+  });
 }
 /** The scripted agent with its 2-second sleep: before every seat's work, or only the implementer's. */
-const SLEEPY_AGENT = values.sleep === "all"
-  ? AGENT_SCRIPT.replace('case "$HARNESS_STAGE" in', 'sleep 2\ncase "$HARNESS_STAGE" in')
-  : AGENT_SCRIPT.replace("    echo hello > feature.txt ;;", "    sleep 2; echo hello > feature.txt ;;");
+const SLEEPY_AGENT =
+  values.sleep === "all"
+    ? AGENT_SCRIPT.replace('case "$HARNESS_STAGE" in', 'sleep 2\ncase "$HARNESS_STAGE" in')
+    : AGENT_SCRIPT.replace("    echo hello > feature.txt ;;", "    sleep 2; echo hello > feature.txt ;;");
 if (SLEEPY_AGENT === AGENT_SCRIPT) throw new Error("scale-out: the scripted agent changed; its sleep could not be placed");
 
 function percentile(samples: number[], p: number): number {
@@ -71,14 +91,32 @@ async function throughput(fake: FakeGitHub, redis: RedisServer, workers: number,
   flush.disconnect();
   const env = { HARNESS_QUEUE: redis.url };
   const name = `scale-${tag}`;
-  await fake.addRepository({ owner: OWNER, name, files: { "README.md": "# bench\n", ".harness-test/agent.sh": SLEEPY_AGENT, ".github/harness.yml": harnessYml() } });
+  await fake.addRepository({
+    owner: OWNER,
+    name,
+    files: { "README.md": "# bench\n", ".harness-test/agent.sh": SLEEPY_AGENT, ".github/harness.yml": harnessYml() },
+  });
   const app = await startApp({ fake, home: join(root, "serve"), workDir: root, env });
   const running = [];
   for (let index = 0; index < workers; index += 1) {
     const home = join(root, `w${index}`);
     // With --breakdown each worker traces its processes, requests and Redis commands (bench/lib/trace-preload.mjs).
-    const trace: { nodeArgs: string[]; traceEnv: Record<string, string> } = values.breakdown ? { nodeArgs: ["--import", TRACER, ...(process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [])], traceEnv: { HARNESS_TRACE_FILE: traceFile(home) } } : { nodeArgs: [], traceEnv: {} };
-    running.push(await startWorker({ fake, name: `w${index}`, home, workDir: root, env: { ...env, HARNESS_CONCURRENCY: "1", ...trace.traceEnv }, nodeArgs: trace.nodeArgs }));
+    const trace: { nodeArgs: string[]; traceEnv: Record<string, string> } = values.breakdown
+      ? {
+          nodeArgs: ["--import", TRACER, ...(process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [])],
+          traceEnv: { HARNESS_TRACE_FILE: traceFile(home) },
+        }
+      : { nodeArgs: [], traceEnv: {} };
+    running.push(
+      await startWorker({
+        fake,
+        name: `w${index}`,
+        home,
+        workDir: root,
+        env: { ...env, HARNESS_CONCURRENCY: "1", ...trace.traceEnv },
+        nodeArgs: trace.nodeArgs,
+      }),
+    );
   }
   try {
     const numbers: number[] = [];
@@ -94,7 +132,8 @@ async function throughput(fake: FakeGitHub, redis: RedisServer, workers: number,
     }
     for (const number of numbers) {
       const { story } = await storyEnd(fake, name, number, 1_200_000);
-      if (story.conclusion !== "success") throw new Error(`story ${number} ended ${story.conclusion}: ${story.output.title ?? ""}\n${story.output.summary ?? ""}`);
+      if (story.conclusion !== "success")
+        throw new Error(`story ${number} ended ${story.conclusion}: ${story.output.title ?? ""}\n${story.output.summary ?? ""}`);
     }
     const took = (performance.now() - started) / 1000;
     const cpu = Object.entries(pids).map(([who, pid]) => [who, cpuSince(cpuBefore[who] as ProcessCpu, processCpu(pid))] as const);
@@ -119,7 +158,10 @@ function describeTime(homes: string[], tookSeconds: number): void {
   const perWorker = homes.map((home) => storyTimelines(home));
   const all = perWorker.flat();
   const { story, steps } = meanSteps(all);
-  const top = steps.slice(0, 7).map(([step, ms]) => `${step} ${(ms / 1000).toFixed(2)}`).join(", ");
+  const top = steps
+    .slice(0, 7)
+    .map(([step, ms]) => `${step} ${(ms / 1000).toFixed(2)}`)
+    .join(", ");
   console.log(`    mean story ${(story / 1000).toFixed(2)} s in its journal: ${top}`);
   const busy = perWorker.map((timelines) => timelines.reduce((sum, timeline) => sum + timeline.end - timeline.start, 0) / 1000 / tookSeconds);
   const gaps = perWorker.flatMap(idleBetween);
@@ -127,24 +169,41 @@ function describeTime(homes: string[], tookSeconds: number): void {
   const lastEnds = perWorker.map((timelines) => timelines.at(-1)?.end ?? Number.NaN);
   const traces = homes.map((home) => readTrace(traceFile(home)));
   const processes = processesPerStory(traces, all.length);
-  console.log(`    processes per story ${processes.total.toFixed(1)} (workers' children): ${processes.kinds.map(([kind, count]) => `${kind} ${count.toFixed(2)}`).join(", ")}`);
+  console.log(
+    `    processes per story ${processes.total.toFixed(1)} (workers' children): ${processes.kinds.map(([kind, count]) => `${kind} ${count.toFixed(2)}`).join(", ")}`,
+  );
   const breakdown = mergeBreakdowns(perWorker.map((timelines, index) => breakDownGaps(timelines, traces[index] ?? [])));
   for (const line of formatBreakdown(breakdown)) console.log(`    ${line}`);
   // The head's every operation, however short, counted: GitHub's requests and the git processes before a story's journal starts.
   const head = [...breakdown.ops.head].map(([label, total]) => [label, total.count / Math.max(1, breakdown.gaps)] as const);
-  const sum = (match: (label: string) => boolean): string => head.filter(([label]) => match(label)).reduce((acc, [, count]) => acc + count, 0).toFixed(1);
-  console.log(`    head per story (after a worker's first): ${sum((label) => label.startsWith("git "))} git processes, ${sum((label) => /^[A-Z]+ \//.test(label))} requests (${head.map(([label, count]) => `${label} ${count.toFixed(1)}`).join(", ")})`);
+  const sum = (match: (label: string) => boolean): string =>
+    head
+      .filter(([label]) => match(label))
+      .reduce((acc, [, count]) => acc + count, 0)
+      .toFixed(1);
+  console.log(
+    `    head per story (after a worker's first): ${sum((label) => label.startsWith("git "))} git processes, ${sum((label) => /^[A-Z]+ \//.test(label))} requests (${head.map(([label, count]) => `${label} ${count.toFixed(1)}`).join(", ")})`,
+  );
   // The journal's own longest non-agent steps, by what they ran (first worker: its stories are enough for the per-step picture).
-  for (const line of formatSteps(breakDownSteps(perWorker[0] ?? [], traces[0] ?? [], ["worktree", "clean_clone", "provision", "story", "gate verifier", "stage tester"]))) console.log(`    ${line}`);
-  console.log(`    stories per worker ${perWorker.map((timelines) => timelines.length).join("/")}; busy ${busy.map((share) => `${(share * 100).toFixed(0)}%`).join("/")}; gap between a worker's stories mean ${(gaps.reduce((a, b) => a + b, 0) / Math.max(1, gaps.length) / 1000).toFixed(2)} s, max ${(Math.max(0, ...gaps) / 1000).toFixed(2)} s; first start spread ${((Math.max(...firstStarts) - Math.min(...firstStarts)) / 1000).toFixed(1)} s, last end spread ${((Math.max(...lastEnds) - Math.min(...lastEnds)) / 1000).toFixed(1)} s`);
+  for (const line of formatSteps(
+    breakDownSteps(perWorker[0] ?? [], traces[0] ?? [], ["worktree", "clean_clone", "provision", "story", "gate verifier", "stage tester"]),
+  ))
+    console.log(`    ${line}`);
+  console.log(
+    `    stories per worker ${perWorker.map((timelines) => timelines.length).join("/")}; busy ${busy.map((share) => `${(share * 100).toFixed(0)}%`).join("/")}; gap between a worker's stories mean ${(gaps.reduce((a, b) => a + b, 0) / Math.max(1, gaps.length) / 1000).toFixed(2)} s, max ${(Math.max(0, ...gaps) / 1000).toFixed(2)} s; first start spread ${((Math.max(...firstStarts) - Math.min(...firstStarts)) / 1000).toFixed(1)} s, last end spread ${((Math.max(...lastEnds) - Math.min(...lastEnds)) / 1000).toFixed(1)} s`,
+  );
 }
 
 /** The fake's smart-HTTP requests per story (`--breakdown`): each is a git process of GitHub's (upload-pack, receive-pack) and the client's. */
 function describeGitRequests(fake: FakeGitHub, name: string): void {
   const git = fake.state.requests.filter((request) => request.route === "git" && request.path.startsWith(`/${OWNER}/${name}.git/`));
   const count = (service: string, advertisement: boolean): number =>
-    git.filter((request) => (advertisement ? request.path.endsWith("/info/refs") && request.query.includes(`service=${service}`) : request.path.endsWith(`/${service}`))).length / STORIES;
-  const line = ["git-upload-pack", "git-receive-pack"].map((service) => `${service} ${count(service, true).toFixed(2)} info/refs + ${count(service, false).toFixed(2)} POST`).join(", ");
+    git.filter((request) =>
+      advertisement ? request.path.endsWith("/info/refs") && request.query.includes(`service=${service}`) : request.path.endsWith(`/${service}`),
+    ).length / STORIES;
+  const line = ["git-upload-pack", "git-receive-pack"]
+    .map((service) => `${service} ${count(service, true).toFixed(2)} info/refs + ${count(service, false).toFixed(2)} POST`)
+    .join(", ");
   console.log(`    fake's git requests per story ${(git.length / STORIES).toFixed(2)}: ${line}`);
 }
 
@@ -210,7 +269,9 @@ async function main(): Promise<void> {
     for (const workers of [2, 4]) {
       const result = await measurePaired(timed(workers), timed(1), ROUNDS, { warmup: false });
       console.log(formatPaired(`time for ${STORIES} stories, ${workers} workers ÷ 1 worker`, result));
-      console.log(`  throughput ${workers} workers / 1 worker: ×${(1 / result.medianRatio).toFixed(2)} (median of pairs; target >= ${workers === 2 ? "1.8" : "3.2"})`);
+      console.log(
+        `  throughput ${workers} workers / 1 worker: ×${(1 / result.medianRatio).toFixed(2)} (median of pairs; target >= ${workers === 2 ? "1.8" : "3.2"})`,
+      );
     }
 
     // Enqueue-to-start, BullMQ against the embedded queue, paired per round: the figure is the round's p50 (p99 alongside).
@@ -237,7 +298,9 @@ async function main(): Promise<void> {
     };
     const latencies = await measurePaired(redisP50, embeddedP50, 4, { warmup: false });
     console.log(formatPaired(`enqueue-to-start p50, BullMQ ÷ embedded (${LATENCY_JOBS} jobs a round)`, latencies));
-    console.log(`  p99 per round: BullMQ ${p99.redis.map((v) => v.toFixed(1)).join(", ")} ms; embedded ${p99.embedded.map((v) => v.toFixed(1)).join(", ")} ms; ratio of medians ${(median(p99.redis) / median(p99.embedded)).toFixed(2)}×`);
+    console.log(
+      `  p99 per round: BullMQ ${p99.redis.map((v) => v.toFixed(1)).join(", ")} ms; embedded ${p99.embedded.map((v) => v.toFixed(1)).join(", ")} ms; ratio of medians ${(median(p99.redis) / median(p99.embedded)).toFixed(2)}×`,
+    );
   } finally {
     await fake.close();
     await redis.stop();

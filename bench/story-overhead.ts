@@ -118,7 +118,11 @@ mkdirSync(emptyHome);
 try {
   const repo = await mediumRepo(root);
   // Warm-up of each side (module loading, schema compilation, page cache), then pairs A B, B A, …
-  const result = await measurePaired((rep) => harness(repo, root, rep), (rep) => baseline(repo, root, rep), REPS);
+  const result = await measurePaired(
+    (rep) => harness(repo, root, rep),
+    (rep) => baseline(repo, root, rep),
+    REPS,
+  );
   // The harness side runs its provisioning, agents and suites in the operator's sandbox (on unless HARNESS_SANDBOX=off).
   console.log(`files=${FILES} reps=${REPS} sandbox=${(await probeSandbox(sandboxFromEnv())).state}`);
   console.log(formatPaired("whole story, harness ÷ its raw commands", result, { max: 1.3 }));

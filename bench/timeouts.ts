@@ -30,8 +30,16 @@ async function seat(): Promise<number> {
   const promptFile = join(dir, "prompt.md");
   writeFileSync(promptFile, "bench\n");
   const result = await runSeat({
-    worktree, artifactDir, promptFile, logPath: join(dir, "seat.log"), stage: "implementer", attempt: 1, envAllow: [],
-    launch: { command: "sleep 30" }, timeoutMs: 300, killGraceMs: 300,
+    worktree,
+    artifactDir,
+    promptFile,
+    logPath: join(dir, "seat.log"),
+    stage: "implementer",
+    attempt: 1,
+    envAllow: [],
+    launch: { command: "sleep 30" },
+    timeoutMs: 300,
+    killGraceMs: 300,
   });
   return result.durationMs - 300;
 }

@@ -12,7 +12,9 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { formatPaired, measurePaired, quantile } from "./lib/paired.js";
 
-const { values } = parseArgs({ options: { records: { type: "string", default: "2000" }, reps: { type: "string", default: "6" }, dir: { type: "string", default: tmpdir() } } });
+const { values } = parseArgs({
+  options: { records: { type: "string", default: "2000" }, reps: { type: "string", default: "6" }, dir: { type: "string", default: tmpdir() } },
+});
 const RECORDS = Number(values.records);
 const REPS = Number(values.reps);
 const RECORD = Buffer.alloc(2048, "x");

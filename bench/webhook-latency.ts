@@ -46,9 +46,15 @@ import { formatPaired, measurePaired, median } from "./lib/paired.js";
 import { meterAllocations, readAllocWindow, type AllocWindow } from "./lib/alloc-meter.js";
 import { PERF_EVENTS, perfCounts, type PerfCounts } from "./lib/perf-counts.js";
 
-interface ServerConfig { appId: number; privateKey: string; secret: string; baseUrl: string; port: number; home: string }
+interface ServerConfig {
+  appId: number;
+  privateKey: string;
+  secret: string;
+  baseUrl: string;
+  port: number;
+  home: string;
+}
 type Kind = "bare" | "harness";
-
 
 /**
  * The App's modules as `npm start` runs them: the compiled JavaScript in dist/ (built at the
@@ -70,7 +76,13 @@ async function compiledApp(): Promise<{
     load<typeof import("../src/queue/index.js")>("queue/index.js"),
     load<typeof import("../src/cli/listen-backlog.js")>("cli/listen-backlog.js"),
   ]);
-  return { harnessApp: app.harnessApp, HarnessOctokit: serveModule.HarnessOctokit, asyncJsonLog: jsonLog.asyncJsonLog, EmbeddedQueue: queue.EmbeddedQueue, backlog };
+  return {
+    harnessApp: app.harnessApp,
+    HarnessOctokit: serveModule.HarnessOctokit,
+    asyncJsonLog: jsonLog.asyncJsonLog,
+    EmbeddedQueue: queue.EmbeddedQueue,
+    backlog,
+  };
 }
 
 /** Child mode: one server, configured from a JSON file (credentials never travel in the environment). */
@@ -84,7 +96,12 @@ async function serve(kind: string, configPath: string): Promise<void> {
   // Without a logger of its own, the bare Server would pretty-print every request line.
   const log = kind === "bare" ? pino({ level: "info", name: "probot", messageKey: "msg" }, pino.destination(1)) : asyncJsonLog(process.env);
   const ProbotWithDefaults = Probot.defaults({
-    appId: config.appId, privateKey: config.privateKey, secret: config.secret, baseUrl: config.baseUrl, ...(kind === "bare" ? {} : { Octokit: HarnessOctokit }), ...(log ? { log } : {}),
+    appId: config.appId,
+    privateKey: config.privateKey,
+    secret: config.secret,
+    baseUrl: config.baseUrl,
+    ...(kind === "bare" ? {} : { Octokit: HarnessOctokit }),
+    ...(log ? { log } : {}),
   });
   const server = new Server({ Probot: ProbotWithDefaults, port: config.port, host: "127.0.0.1", ...(log ? { log } : {}) });
   if (kind === "bare") {
@@ -96,7 +113,15 @@ async function serve(kind: string, configPath: string): Promise<void> {
     // The secret as `harness serve` passes it: the guard checks size, arrival and signature at the door.
     // The load comes from one loopback address, where GitHub's deliveries come from many: the
     // per-client limit is the global one here, so the burst meets the door GitHub would.
-    const settings = { harnessHome: config.home, concurrency: 1, agentEnvAllow: [], labelName: "story", githubThrottle: true, webhookSecret: config.secret, maxInflightPerClient: 256 };
+    const settings = {
+      harnessHome: config.home,
+      concurrency: 1,
+      agentEnvAllow: [],
+      labelName: "story",
+      githubThrottle: true,
+      webhookSecret: config.secret,
+      maxInflightPerClient: 256,
+    };
     await server.load(harnessApp({ queue, settings, runJobs: false }));
   }
   // The App's server listens as `harness serve`'s does: with its backlog (default, cut to somaxconn).
@@ -128,11 +153,18 @@ function traceEnqueue(queue: EmbeddedQueue, file: string): void {
   process.once("exit", () => {
     const sorted = durations.sort((a, b) => a - b);
     const ms = (ns: number): number => ns / 1e6;
-    writeFileSync(file, JSON.stringify({
-      enqueues: sorted.length,
-      enqueueMs: { p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted.at(-1) },
-      loopDelayMs: { p50: ms(loop.percentile(50)), p99: ms(loop.percentile(99)), max: ms(loop.max) },
-    }, null, 2));
+    writeFileSync(
+      file,
+      JSON.stringify(
+        {
+          enqueues: sorted.length,
+          enqueueMs: { p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted.at(-1) },
+          loopDelayMs: { p50: ms(loop.percentile(50)), p99: ms(loop.percentile(99)), max: ms(loop.max) },
+        },
+        null,
+        2,
+      ),
+    );
   });
 }
 
@@ -147,7 +179,10 @@ function percentile(sorted: number[], p: number): number {
  */
 function cpuMs(pid: number | undefined, mainThread = false): number {
   if (pid === undefined) return Number.NaN;
-  const fields = readFileSync(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+  const fields =
+    readFileSync(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, "utf8")
+      .split(") ")[1]
+      ?.split(" ") ?? [];
   const ticks = Number(fields[11]) + Number(fields[12]);
   return (ticks * 1000) / CLOCK_TICKS_PER_S;
 }
@@ -155,10 +190,27 @@ function cpuMs(pid: number | undefined, mainThread = false): number {
 const CLOCK_TICKS_PER_S = 100;
 
 /** One burst's answers, and the server's CPU per delivery during it (robust to a loaded machine, unlike latency). */
-interface Burst { p50: number; p99: number; failed: number; failedStatus: number[]; shed: number; cpuMsPerDelivery: number; mainCpuMsPerDelivery: number; alloc?: BurstAlloc; perf?: PerfCounts }
+interface Burst {
+  p50: number;
+  p99: number;
+  failed: number;
+  failedStatus: number[];
+  shed: number;
+  cpuMsPerDelivery: number;
+  mainCpuMsPerDelivery: number;
+  alloc?: BurstAlloc;
+  perf?: PerfCounts;
+}
 
 /** With `--alloc`: one burst's heap figures, per delivery (retained: per 1,000 deliveries). */
-interface BurstAlloc { allocatedKb: number; promotedKb: number; gcMs: number; scavenges: number; markCompacts: number; retainedKbPer1000: number }
+interface BurstAlloc {
+  allocatedKb: number;
+  promotedKb: number;
+  gcMs: number;
+  scavenges: number;
+  markCompacts: number;
+  retainedKbPer1000: number;
+}
 
 /** Issue numbers handed out so far: every delivery of the run labels an issue of its own. */
 let issueCounter = 0;
@@ -172,7 +224,13 @@ class Target {
   private allocSeq = 0;
   readonly url: string;
 
-  constructor(readonly kind: Kind, private readonly port: number, private readonly root: string, private readonly fake: FakeGitHub, private readonly alloc = false) {
+  constructor(
+    readonly kind: Kind,
+    private readonly port: number,
+    private readonly root: string,
+    private readonly fake: FakeGitHub,
+    private readonly alloc = false,
+  ) {
     this.url = `http://127.0.0.1:${port}/api/github/webhooks`;
   }
 
@@ -185,7 +243,10 @@ class Target {
   private prepare(n: number): string {
     if (!this.template) {
       const issue = this.fake.createIssue("bench", "widgets", { title: `Story for ${this.kind}`, body: "", user: "bench" });
-      this.template = issuesLabeledPayload(this.fake, { owner: "bench", name: "widgets", number: issue.number, label: "story", sender: "bench" }) as Record<string, unknown>;
+      this.template = issuesLabeledPayload(this.fake, { owner: "bench", name: "widgets", number: issue.number, label: "story", sender: "bench" }) as Record<
+        string,
+        unknown
+      >;
     }
     const template = this.template;
     const lines: string[] = [];
@@ -203,19 +264,51 @@ class Target {
   async start(): Promise<void> {
     const fake = this.fake;
     const configPath = join(this.root, `${this.kind}.json`);
-    const config: ServerConfig = { appId: fake.appId, privateKey: fake.privateKey, secret: fake.webhookSecret, baseUrl: fake.apiUrl, port: this.port, home: join(this.root, this.kind) };
+    const config: ServerConfig = {
+      appId: fake.appId,
+      privateKey: fake.privateKey,
+      secret: fake.webhookSecret,
+      baseUrl: fake.apiUrl,
+      port: this.port,
+      home: join(this.root, this.kind),
+    };
     writeFileSync(configPath, JSON.stringify(config));
     const logPath = join(this.root, `${this.kind}.log`);
     // BENCH_PROF=<dir>: a CPU profile of each server (<dir>/bare, <dir>/harness), written when it stops.
     const profile = process.env.BENCH_PROF ? ["--cpu-prof", `--cpu-prof-dir=${join(process.env.BENCH_PROF, this.kind)}`] : [];
     // BENCH_APP_FLAGS="<node flags>": for the App's server only (e.g. "--trace-gc", or a heap setting to try).
-    const flags = [...(this.kind === "harness" && process.env.BENCH_APP_FLAGS ? process.env.BENCH_APP_FLAGS.split(" ") : []), ...(this.alloc ? ["--expose-gc"] : [])];
-    const meter = this.alloc ? { BENCH_ALLOC: this.allocFile, ...(process.env.BENCH_HEAP_PROF ? { BENCH_HEAP_PROF: resolve(process.env.BENCH_HEAP_PROF) } : {}) } : {};
-    this.child = exec([process.execPath, ...flags, ...profile, "--import", "tsx", resolve("bench/webhook-latency.ts"), "--serve", this.kind, "--config", configPath], {
-      cwd: process.cwd(), signal: this.stop.signal, logPath, onSpawn: (pid) => (this.pid = pid), env: { set: { LOG_FORMAT: "json", LOG_LEVEL: "info", NODE_ENV: "production", ...(process.env.BENCH_TRACE && this.kind === "harness" ? { BENCH_TRACE: process.env.BENCH_TRACE } : {}), ...meter } },
-    });
+    const flags = [
+      ...(this.kind === "harness" && process.env.BENCH_APP_FLAGS ? process.env.BENCH_APP_FLAGS.split(" ") : []),
+      ...(this.alloc ? ["--expose-gc"] : []),
+    ];
+    const meter = this.alloc
+      ? { BENCH_ALLOC: this.allocFile, ...(process.env.BENCH_HEAP_PROF ? { BENCH_HEAP_PROF: resolve(process.env.BENCH_HEAP_PROF) } : {}) }
+      : {};
+    this.child = exec(
+      [process.execPath, ...flags, ...profile, "--import", "tsx", resolve("bench/webhook-latency.ts"), "--serve", this.kind, "--config", configPath],
+      {
+        cwd: process.cwd(),
+        signal: this.stop.signal,
+        logPath,
+        onSpawn: (pid) => (this.pid = pid),
+        env: {
+          set: {
+            LOG_FORMAT: "json",
+            LOG_LEVEL: "info",
+            NODE_ENV: "production",
+            ...(process.env.BENCH_TRACE && this.kind === "harness" ? { BENCH_TRACE: process.env.BENCH_TRACE } : {}),
+            ...meter,
+          },
+        },
+      },
+    );
     const deadline = Date.now() + 60_000;
-    while (!(await fetch(`http://127.0.0.1:${this.port}/ping`).then((r) => r.ok, () => false))) {
+    while (
+      !(await fetch(`http://127.0.0.1:${this.port}/ping`).then(
+        (r) => r.ok,
+        () => false,
+      ))
+    ) {
       if (Date.now() > deadline) throw new Error(`${this.kind} server did not start:\n${readFileSync(logPath, "utf8")}`);
       await new Promise((wake) => setTimeout(wake, 100));
     }
@@ -261,11 +354,25 @@ class Target {
     if (before) {
       const after = await this.allocWindow();
       alloc = {
-        allocatedKb: after.allocatedBytes / 1024 / count, promotedKb: after.promotedBytes / 1024 / count, gcMs: after.gcMs / count,
-        scavenges: after.scavenges, markCompacts: after.markCompacts, retainedKbPer1000: ((after.liveBytes - before.liveBytes) / 1024 / count) * 1000,
+        allocatedKb: after.allocatedBytes / 1024 / count,
+        promotedKb: after.promotedBytes / 1024 / count,
+        gcMs: after.gcMs / count,
+        scavenges: after.scavenges,
+        markCompacts: after.markCompacts,
+        retainedKbPer1000: ((after.liveBytes - before.liveBytes) / 1024 / count) * 1000,
       };
     }
-    return { p50: percentile(ok, 50), p99: percentile(ok, 99), failed: results.length - ok.length - shed, failedStatus, shed, cpuMsPerDelivery, mainCpuMsPerDelivery, ...(alloc ? { alloc } : {}), ...(counted ? { perf: counted } : {}) };
+    return {
+      p50: percentile(ok, 50),
+      p99: percentile(ok, 99),
+      failed: results.length - ok.length - shed,
+      failedStatus,
+      shed,
+      cpuMsPerDelivery,
+      mainCpuMsPerDelivery,
+      ...(alloc ? { alloc } : {}),
+      ...(counted ? { perf: counted } : {}),
+    };
   }
 }
 
@@ -276,7 +383,9 @@ function perDelivery(counts: PerfCounts, deliveries: number): PerfCounts {
 /** The BENCH_PERF line of a rate: medians over its repetitions, per delivery, App vs bare. */
 function formatPerf(rate: number, side: Record<Kind, Burst[]>): string {
   const of = (kind: Kind, name: keyof PerfCounts): number => median(side[kind].map((burst) => burst.perf?.[name] ?? Number.NaN));
-  const pairs = (Object.keys(PERF_EVENTS) as Array<keyof PerfCounts>).map((name) => `${name} ${of("harness", name).toFixed(2)} vs ${of("bare", name).toFixed(2)}`);
+  const pairs = (Object.keys(PERF_EVENTS) as Array<keyof PerfCounts>).map(
+    (name) => `${name} ${of("harness", name).toFixed(2)} vs ${of("bare", name).toFixed(2)}`,
+  );
   return `  ${rate}/s kernel counts per delivery, harness vs bare: ${pairs.join("; ")}`;
 }
 
@@ -295,13 +404,21 @@ function formatAlloc(rate: number, side: Record<Kind, Burst[]>): string {
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { serve: { type: "string" }, config: { type: "string" }, count: { type: "string", default: "2000" }, rates: { type: "string", default: "300,800,1200,2000" }, reps: { type: "string", default: "4" }, alloc: { type: "boolean", default: false } },
+    options: {
+      serve: { type: "string" },
+      config: { type: "string" },
+      count: { type: "string", default: "2000" },
+      rates: { type: "string", default: "300,800,1200,2000" },
+      reps: { type: "string", default: "4" },
+      alloc: { type: "boolean", default: false },
+    },
   });
   if (values.serve && values.config) return serve(values.serve, values.config);
   const count = Number(values.count);
   const rates = values.rates.split(",").map(Number);
   const reps = Number(values.reps);
-  if (!Number.isInteger(count) || count < 1 || rates.some((rate) => !(rate > 0)) || !Number.isInteger(reps) || reps < 1) throw new Error("--count, --reps: positive integers; --rates: positive numbers, comma-separated");
+  if (!Number.isInteger(count) || count < 1 || rates.some((rate) => !(rate > 0)) || !Number.isInteger(reps) || reps < 1)
+    throw new Error("--count, --reps: positive integers; --rates: positive numbers, comma-separated");
   // The App's server runs the compiled code (see compiledApp): bring dist/ up to date with src/ first.
   const build = await exec([process.execPath, resolve("node_modules/typescript/bin/tsc"), "-p", "tsconfig.build.json"], { cwd: process.cwd() });
   if (!succeeded(build)) throw new Error(`building dist/ failed: ${build.tail}`);
@@ -320,16 +437,20 @@ async function main(): Promise<void> {
     console.log(`${count} signed issues.labeled deliveries per burst, ${reps} paired repetitions per rate (A B B A …), both servers up for the whole run`);
     for (const rate of rates) {
       const side: Record<Kind, Burst[]> = { bare: [], harness: [] };
-      const run = (target: Target) => async (rep: number): Promise<number> => {
-        const burst = await target.burst(count, rate);
-        if (rep >= 0) side[target.kind].push(burst);
-        return burst.p99;
-      };
+      const run =
+        (target: Target) =>
+        async (rep: number): Promise<number> => {
+          const burst = await target.burst(count, rate);
+          if (rep >= 0) side[target.kind].push(burst);
+          return burst.p99;
+        };
       const paired = await measurePaired(run(harness), run(bare), reps);
       const failed = (kind: Kind): string => {
         const count = side[kind].reduce((sum, burst) => sum + burst.failed, 0);
         const statuses = side[kind].flatMap((burst) => burst.failedStatus);
-        return count === 0 ? "0" : `${count} (status ${[...new Set(statuses)].map((code) => `${code}×${statuses.filter((other) => other === code).length}`).join(", ")})`;
+        return count === 0
+          ? "0"
+          : `${count} (status ${[...new Set(statuses)].map((code) => `${code}×${statuses.filter((other) => other === code).length}`).join(", ")})`;
       };
       const shed = (kind: Kind): number => side[kind].reduce((sum, burst) => sum + burst.shed, 0);
       const p50s = (kind: Kind): number => median(side[kind].map((burst) => burst.p50));

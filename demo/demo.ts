@@ -40,7 +40,9 @@ async function view(fake: FakeGitHub, issue: number): Promise<string> {
   const pull = storyPull(fake, REPO, issue);
   const head = pull ? await fake.branchHead(OWNER, REPO, pull.headRef) : null;
   const checks: ViewedCheck[] = head ? [...checksOn(fake, REPO, head).values()] : [];
-  const comments = fake.state.comments.filter((comment) => comment.repo === `${OWNER}/${REPO}` && (comment.issueNumber === issue || comment.issueNumber === pull?.number));
+  const comments = fake.state.comments.filter(
+    (comment) => comment.repo === `${OWNER}/${REPO}` && (comment.issueNumber === issue || comment.issueNumber === pull?.number),
+  );
   return renderMaintainerView({ pull, checks, comments });
 }
 

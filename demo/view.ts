@@ -37,7 +37,9 @@ function checkLine(check: ViewedCheck): string {
 /** Renders the pull request, its check runs and its comments as indented text. */
 export function renderMaintainerView(view: MaintainerView): string {
   if (!view.pull) return "  (no pull request yet)";
-  const out = [`  Pull request #${view.pull.number} “${view.pull.title}” — ${view.pull.state}, ${view.pull.draft ? "draft" : "ready for review"} (branch ${view.pull.headRef})`];
+  const out = [
+    `  Pull request #${view.pull.number} “${view.pull.title}” — ${view.pull.state}, ${view.pull.draft ? "draft" : "ready for review"} (branch ${view.pull.headRef})`,
+  ];
   out.push(`  Check runs on the head commit (${view.checks.length}):`);
   for (const check of [...view.checks].sort((a, b) => a.name.localeCompare(b.name))) {
     out.push(checkLine(check));

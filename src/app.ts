@@ -4,7 +4,18 @@
  */
 import type { ApplicationFunction, ApplicationFunctionOptions, Probot } from "probot";
 import { collectLocalWork, collectRuns, collectStatus, statusHandler } from "./status/index.js";
-import { DEFAULT_MAX_INFLIGHT, doorStatus, type DoorStatus, guardWebhooks, RedeliverySweeper, ShedLedger, HANDLER_BUDGET_MS, withinBudget, type NodeMiddleware, type WebhookGuardOptions } from "./github/door/index.js";
+import {
+  DEFAULT_MAX_INFLIGHT,
+  doorStatus,
+  type DoorStatus,
+  guardWebhooks,
+  RedeliverySweeper,
+  ShedLedger,
+  HANDLER_BUDGET_MS,
+  withinBudget,
+  type NodeMiddleware,
+  type WebhookGuardOptions,
+} from "./github/door/index.js";
 import { GitHubReporter, queueNoticeListeners } from "./github/report/index.js";
 import { openStoryOutbox, readAppIdentity, type AppOctokit } from "./github/story/index.js";
 import { doorEvent, TRIGGER_HANDLERS, triggerOf, type TriggerDeps, type TriggerEvent, type TriggerName, type TriggerOutcome } from "./github/triggers/index.js";
@@ -99,13 +110,13 @@ export interface AppHandle {
 export function harnessApp(options: HarnessAppOptions): ApplicationFunction {
   return (app: Probot, probotOptions?: ApplicationFunctionOptions) => {
     const { queue, settings } = options;
-    const sweeper = settings.webhookSecret !== undefined && settings.redeliver !== false
-      ? new RedeliverySweeper({ appOctokit: async () => (await app.auth()) as AppOctokit, log: app.log })
-      : undefined;
+    const sweeper =
+      settings.webhookSecret !== undefined && settings.redeliver !== false
+        ? new RedeliverySweeper({ appOctokit: async () => (await app.auth()) as AppOctokit, log: app.log })
+        : undefined;
     const ledger = new ShedLedger({ log: app.log, ...(sweeper ? { onQuiet: () => void sweeper.sweep() } : {}) });
     // The door's part of the status exists only where the door does (a webhook secret).
-    const door = (): { door?: DoorStatus } =>
-      settings.webhookSecret === undefined ? {} : { door: doorStatus(ledger, sweeper?.state()) };
+    const door = (): { door?: DoorStatus } => (settings.webhookSecret === undefined ? {} : { door: doorStatus(ledger, sweeper?.state()) });
     probotOptions?.addHandler(
       statusHandler({
         token: settings.statusToken,
@@ -122,7 +133,13 @@ export function harnessApp(options: HarnessAppOptions): ApplicationFunction {
         work().catch((error: unknown) => app.log.warn({ err: { message: String(error) } }, "a reply to a webhook failed"));
       });
     };
-    const deps: TriggerDeps = { queue, labelName: settings.labelName, log: app.log, defer, ...(settings.allowedBots ? { allowedBots: settings.allowedBots } : {}) };
+    const deps: TriggerDeps = {
+      queue,
+      labelName: settings.labelName,
+      log: app.log,
+      defer,
+      ...(settings.allowedBots ? { allowedBots: settings.allowedBots } : {}),
+    };
     const identity = learnAppIdentity(app);
     void identity.ready.then(() => {
       if (identity.slug) deps.appSlug = identity.slug;
@@ -152,7 +169,14 @@ export function harnessApp(options: HarnessAppOptions): ApplicationFunction {
         if (name) await trigger(name, doorEvent(auth, event));
       };
       guardProbotWebhooks(app, {
-        secret: settings.webhookSecret, path: settings.webhookPath ?? DEFAULT_WEBHOOK_PATH, shed: { maxInflight: settings.maxInflight ?? DEFAULT_MAX_INFLIGHT, ledger, ...(settings.maxInflightPerClient !== undefined ? { maxInflightPerClient: settings.maxInflightPerClient } : {}) }, receive,
+        secret: settings.webhookSecret,
+        path: settings.webhookPath ?? DEFAULT_WEBHOOK_PATH,
+        shed: {
+          maxInflight: settings.maxInflight ?? DEFAULT_MAX_INFLIGHT,
+          ledger,
+          ...(settings.maxInflightPerClient !== undefined ? { maxInflightPerClient: settings.maxInflightPerClient } : {}),
+        },
+        receive,
         ...(settings.answerWithinMs !== undefined ? { answerWithinMs: settings.answerWithinMs } : {}),
       });
     }
@@ -169,12 +193,19 @@ export function startStoryWorker(args: { queue: StoryQueue; settings: HarnessApp
   const identity = args.identity ?? learnAppIdentity(app);
   const appOctokit = async (): Promise<AppOctokit> => (await app.auth()) as AppOctokit;
   const outbox = openStoryOutbox({
-    harnessHome: settings.harnessHome, appOctokit, throttle: settings.githubThrottle, log: app.log, pushWork: pushStoryWork,
+    harnessHome: settings.harnessHome,
+    appOctokit,
+    throttle: settings.githubThrottle,
+    log: app.log,
+    pushWork: pushStoryWork,
     ...(settings.outboxMaxDelayMs !== undefined ? { policy: { maxDelayMs: settings.outboxMaxDelayMs } } : {}),
   });
   outbox.catch((error: unknown) => app.log.error({ err: { message: String(error) } }, "the outbox could not be opened; reports are tried once"));
   const drainOutbox = async (withinMs = OUTBOX_DRAIN_MS): Promise<void> => {
-    await outbox.then((opened) => opened.drain(withinMs), () => undefined);
+    await outbox.then(
+      (opened) => opened.drain(withinMs),
+      () => undefined,
+    );
   };
   queue.listen?.(queueNoticeListeners({ outbox, log: app.log }));
   // On Redis, this worker's outbox, quarantine and runs are on its own disk: published for every process's status.
@@ -189,7 +220,8 @@ export function startStoryWorker(args: { queue: StoryQueue; settings: HarnessApp
   void probeSandbox(sandbox).then((status) => {
     if (status.state === "off") app.log.warn({ sandbox: "off" }, UNSANDBOXED_WARNING);
     if (status.state === "on" && status.hostNetwork) app.log.warn({ sandboxNet: "host" }, HOST_NETWORK_WARNING);
-    if (status.state === "unavailable") app.log.error({ sandbox: "unavailable" }, `The sandbox cannot run on this host; stories will be refused: ${status.reason}`);
+    if (status.state === "unavailable")
+      app.log.error({ sandbox: "unavailable" }, `The sandbox cannot run on this host; stories will be refused: ${status.reason}`);
   });
   const runner = createStoryRunner({
     appOctokit,
@@ -203,7 +235,8 @@ export function startStoryWorker(args: { queue: StoryQueue; settings: HarnessApp
     housekeeping: settings.housekeeping ?? housekeepingFromEnv(),
     pipeline: { runStory, loadWorkflow: () => loadWorkflow(), parseHarnessConfig, defaultConfig: DEFAULT_HARNESS_CONFIG },
     // The target carries the revision the story was admitted at (its status comment names it).
-    createReporter: (target) => new GitHubReporter({ ...target, outbox, appSecrets: settings.appSecrets ?? [], ...(identity.slug ? { botLogin: `${identity.slug}[bot]` } : {}) }),
+    createReporter: (target) =>
+      new GitHubReporter({ ...target, outbox, appSecrets: settings.appSecrets ?? [], ...(identity.slug ? { botLogin: `${identity.slug}[bot]` } : {}) }),
     log: app.log,
   });
   queue.start(runner);
@@ -235,7 +268,13 @@ const DEFAULT_WEBHOOK_PATH = "/api/github/webhooks";
  */
 function guardProbotWebhooks(
   app: Probot,
-  options: { secret: string; path: string; shed: { maxInflight: number; maxInflightPerClient?: number; ledger: ShedLedger }; answerWithinMs?: number; receive: NonNullable<WebhookGuardOptions["receive"]> },
+  options: {
+    secret: string;
+    path: string;
+    shed: { maxInflight: number; maxInflightPerClient?: number; ledger: ShedLedger };
+    answerWithinMs?: number;
+    receive: NonNullable<WebhookGuardOptions["receive"]>;
+  },
 ): void {
   const original = app.getNodeMiddleware.bind(app);
   app.getNodeMiddleware = async (middlewareOptions) => {

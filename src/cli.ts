@@ -49,7 +49,9 @@ export async function main(argv: string[], io: CliIO = defaultIO()): Promise<num
     return 0;
   }
   try {
-    return await (await load())(rest, io);
+    return await (
+      await load()
+    )(rest, io);
   } catch (error) {
     if (error instanceof UsageError) {
       io.stderr(`harness ${name}: ${error.message}\n${error.usage ? `usage: ${error.usage}\n` : ""}`);

@@ -25,8 +25,14 @@ describe("schemas/", () => {
       "workflow",
     ]);
     // Every schema has a fixture here, so a new schema cannot arrive untested.
-    const files = readdirSync(SCHEMAS_DIR).map((file) => file.replace(/\.schema\.json$/, "")).sort();
-    expect(readdirSync(FIXTURES).map((file) => file.replace(/\.json$/, "")).sort()).toEqual(files.filter((name) => name !== "workflow"));
+    const files = readdirSync(SCHEMAS_DIR)
+      .map((file) => file.replace(/\.schema\.json$/, ""))
+      .sort();
+    expect(
+      readdirSync(FIXTURES)
+        .map((file) => file.replace(/\.json$/, ""))
+        .sort(),
+    ).toEqual(files.filter((name) => name !== "workflow"));
   });
 
   it("compiles every schema (each is compiled lazily on first use, so a broken one must fail here)", () => {
@@ -38,13 +44,17 @@ describe("schemas/", () => {
   it("accepts the shipped workflow and every fixture", () => {
     const workflow = JSON.parse(readFileSync(join(import.meta.dirname, "..", "workflows", "story-workflow.json"), "utf8")) as unknown;
     expect(schemas().issues("workflow", workflow)).toEqual([]);
-    for (const name of schemas().names().filter((candidate) => candidate !== "workflow")) {
+    for (const name of schemas()
+      .names()
+      .filter((candidate) => candidate !== "workflow")) {
       expect([name, schemas().issues(name, fixture(name))]).toEqual([name, []]);
     }
   });
 
   it("refuses an extra key in every record, naming its JSON path", () => {
-    for (const name of schemas().names().filter((candidate) => candidate !== "workflow")) {
+    for (const name of schemas()
+      .names()
+      .filter((candidate) => candidate !== "workflow")) {
       const issues = schemas().issues(name, { ...fixture(name), surplus: true });
       expect([name, issues.map((issue) => issue.path)]).toEqual([name, expect.arrayContaining(["$.surplus"])]);
     }

@@ -28,10 +28,19 @@ export interface AllocWindow {
   liveBytes: number;
 }
 
-interface HeapSpace { spaceName: string; spaceUsedSize: number }
-interface GcEntry { gcType: string; cost: number; beforeGC: { heapStatistics: { usedHeapSize: number }; heapSpaceStatistics: HeapSpace[] }; afterGC: { heapStatistics: { usedHeapSize: number }; heapSpaceStatistics: HeapSpace[] } }
+interface HeapSpace {
+  spaceName: string;
+  spaceUsedSize: number;
+}
+interface GcEntry {
+  gcType: string;
+  cost: number;
+  beforeGC: { heapStatistics: { usedHeapSize: number }; heapSpaceStatistics: HeapSpace[] };
+  afterGC: { heapStatistics: { usedHeapSize: number }; heapSpaceStatistics: HeapSpace[] };
+}
 
-const oldSpace = (spaces: HeapSpace[]): number => spaces.filter((space) => space.spaceName === "old_space").reduce((sum, space) => sum + space.spaceUsedSize, 0);
+const oldSpace = (spaces: HeapSpace[]): number =>
+  spaces.filter((space) => space.spaceName === "old_space").reduce((sum, space) => sum + space.spaceUsedSize, 0);
 
 /**
  * Server side: meters windows; on SIGUSR2 ends the current one and writes its figures to `file`
@@ -81,7 +90,11 @@ async function sampleHeap(path: string): Promise<void> {
   const session = new Session();
   session.connect();
   await session.post("HeapProfiler.enable");
-  await session.post("HeapProfiler.startSampling", { samplingInterval: 8192, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true } as never);
+  await session.post("HeapProfiler.startSampling", {
+    samplingInterval: 8192,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  } as never);
   process.once("SIGTERM", () => {
     void session.post("HeapProfiler.stopSampling").then(({ profile }) => {
       writeFileSync(path, JSON.stringify(profile));

@@ -22,7 +22,10 @@ export interface TraceRecord {
 
 export function readTrace(path: string): TraceRecord[] {
   if (!existsSync(path)) return [];
-  return readFileSync(path, "utf8").split("\n").filter((line) => line.startsWith("{")).map((line) => JSON.parse(line) as TraceRecord);
+  return readFileSync(path, "utf8")
+    .split("\n")
+    .filter((line) => line.startsWith("{"))
+    .map((line) => JSON.parse(line) as TraceRecord);
 }
 
 /** A stable name for a traced operation: HTTP paths without owners, numbers and hashes. */
@@ -57,7 +60,10 @@ export interface GapBreakdown {
 
 /** Length of the union of `intervals`, clipped to [from, to]. */
 function covered(intervals: Array<[number, number]>, from: number, to: number): number {
-  const clipped = intervals.map(([s, e]) => [Math.max(s, from), Math.min(e, to)] as [number, number]).filter(([s, e]) => e > s).sort((a, b) => a[0] - b[0]);
+  const clipped = intervals
+    .map(([s, e]) => [Math.max(s, from), Math.min(e, to)] as [number, number])
+    .filter(([s, e]) => e > s)
+    .sort((a, b) => a[0] - b[0]);
   let total = 0;
   let end = from;
   for (const [s, e] of clipped) {
@@ -88,7 +94,14 @@ export function breakDownGaps(timelines: StoryTimeline[], trace: TraceRecord[]):
     sums.gap += to - from;
     const inGap = work.filter((record) => record.s >= from && record.s < to);
     // Blocking reads of an idle BullMQ connection are waiting, not work.
-    sums.uncovered += to - from - covered(inGap.filter((record) => !/^bzpopmin|^brpoplpush|^bzpopmax/i.test(record.w)).map((record) => [record.s, record.e]), from, to);
+    sums.uncovered +=
+      to -
+      from -
+      covered(
+        inGap.filter((record) => !/^bzpopmin|^brpoplpush|^bzpopmax/i.test(record.w)).map((record) => [record.s, record.e]),
+        from,
+        to,
+      );
     for (const sample of cpu) {
       const overlap = Math.min(sample.e, to) - Math.max(sample.s, from);
       if (overlap > 0 && sample.e > sample.s) sums.cpu += ((sample.cpu ?? 0) * overlap) / (sample.e - sample.s);
@@ -147,7 +160,11 @@ export function formatBreakdown(breakdown: GapBreakdown, minMs = 5): string[] {
 }
 
 /** Per journal step (`worktree`, `clean_clone`, …): the operations that started in it, label → totals over all stories. */
-export function breakDownSteps(timelines: StoryTimeline[], trace: TraceRecord[], steps: readonly string[]): Map<string, { stories: number; ops: Map<string, OpTotal> }> {
+export function breakDownSteps(
+  timelines: StoryTimeline[],
+  trace: TraceRecord[],
+  steps: readonly string[],
+): Map<string, { stories: number; ops: Map<string, OpTotal> }> {
   const work = trace.filter((record) => record.k !== "cpu");
   const found = new Map<string, { stories: number; ops: Map<string, OpTotal> }>();
   for (const step of steps) found.set(step, { stories: timelines.length, ops: new Map() });

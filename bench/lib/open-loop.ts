@@ -80,6 +80,9 @@ export async function openLoop(requests: readonly PreparedRequest[], rate: numbe
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const [input, rate, output] = process.argv.slice(2);
   if (!input || !rate || !output || !(Number(rate) > 0)) throw new Error("usage: open-loop.ts <requests.jsonl> <rate> <result.json>");
-  const requests = readFileSync(input, "utf8").split("\n").filter((line) => line !== "").map((line) => JSON.parse(line) as PreparedRequest);
+  const requests = readFileSync(input, "utf8")
+    .split("\n")
+    .filter((line) => line !== "")
+    .map((line) => JSON.parse(line) as PreparedRequest);
   writeFileSync(output, JSON.stringify(await openLoop(requests, Number(rate))));
 }

@@ -20,7 +20,8 @@ export interface StoryTimeline {
 }
 
 function stepOf(event: { kind: string; stage?: string }): string {
-  if (event.kind === "stage.finished" || event.kind === "stage.started") return `stage ${event.stage ?? "?"}${event.kind === "stage.started" ? " (before)" : ""}`;
+  if (event.kind === "stage.finished" || event.kind === "stage.started")
+    return `stage ${event.stage ?? "?"}${event.kind === "stage.started" ? " (before)" : ""}`;
   if (event.kind === "gate.finished") return `gate ${event.stage ?? "?"}`;
   return event.kind.replace(/\.(succeeded|created|finished|completed|recorded)$/, "");
 }

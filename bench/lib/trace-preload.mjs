@@ -80,7 +80,10 @@ function install(path) {
   const sendCommand = Redis.prototype.sendCommand;
   Redis.prototype.sendCommand = function tracedSend(command, stream) {
     const start = now();
-    const name = command?.name === "evalsha" || command?.name === "eval" ? `script ${(scripts.get(String(command.args?.[0])) ?? "?").split(":")[0]}` : String(command?.name);
+    const name =
+      command?.name === "evalsha" || command?.name === "eval"
+        ? `script ${(scripts.get(String(command.args?.[0])) ?? "?").split(":")[0]}`
+        : String(command?.name);
     const result = sendCommand.call(this, command, stream);
     const settle = () => record("redis", name, start, now());
     command?.promise?.then(settle, settle);

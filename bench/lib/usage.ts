@@ -10,7 +10,10 @@ export function usageOf(name: string, source: string): string {
   const description = /^\/\*\*[\s\S]*?\*\//.exec(source.trimStart())?.[0] ?? "";
   const prefix = `npm run bench -- ${name}`;
   for (const line of description.split("\n")) {
-    const text = line.replace(/^\s*\*\s?/, "").replace(/^Run:\s*/, "").trim();
+    const text = line
+      .replace(/^\s*\*\s?/, "")
+      .replace(/^Run:\s*/, "")
+      .trim();
     if (text === prefix || text.startsWith(`${prefix} `)) return text;
   }
   return prefix;

@@ -17,8 +17,7 @@ export interface UnavailableBinding {
 
 /** How a seat's dispatch ended. */
 export type DispatchResult =
-  | { kind: "ran"; launch: AgentLaunch; result: SeatResult; unavailable: UnavailableBinding[] }
-  | { kind: "unavailable"; unavailable: UnavailableBinding[] };
+  { kind: "ran"; launch: AgentLaunch; result: SeatResult; unavailable: UnavailableBinding[] } | { kind: "unavailable"; unavailable: UnavailableBinding[] };
 
 export interface DispatchHooks {
   now: () => Date;
@@ -53,7 +52,10 @@ export async function dispatchSeat(request: Omit<SeatRequest, "launch">, binding
       seen.push(binding);
       await hooks.onUnavailable?.(binding);
     }
-    const resets = round.map((binding) => binding.unavailable.resetAt).filter((at): at is string => at !== undefined).map((at) => new Date(at));
+    const resets = round
+      .map((binding) => binding.unavailable.resetAt)
+      .filter((at): at is string => at !== undefined)
+      .map((at) => new Date(at));
     if (resets.length === 0 || parks >= maxParks) return { kind: "unavailable", unavailable: seen };
     const until = new Date(Math.min(...resets.map((at) => at.getTime())));
     if (until.getTime() - hooks.now().getTime() > (hooks.maxParkMs ?? DEFAULT_MAX_PARK_MS)) return { kind: "unavailable", unavailable: seen };

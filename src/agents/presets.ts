@@ -23,9 +23,7 @@ export interface SeatPaths {
 }
 
 /** What to run: an argument array (stdin may carry the prompt) or a user's shell command. */
-export type SeatCommand =
-  | { kind: "argv"; argv: string[]; promptOnStdin: boolean }
-  | { kind: "shell"; command: string };
+export type SeatCommand = { kind: "argv"; argv: string[]; promptOnStdin: boolean } | { kind: "shell"; command: string };
 
 interface PresetSpec {
   argv: readonly string[];

@@ -90,7 +90,16 @@ function offsetMs(at: Date, zone: string): number | undefined {
 function zoneParts(at: Date, zone: string): { year: number; month: number; day: number; hour: number; minute: number; second: number } | undefined {
   let format: Intl.DateTimeFormat;
   try {
-    format = new Intl.DateTimeFormat("en-US", { timeZone: zone, hourCycle: "h23", year: "numeric", month: "numeric", day: "numeric", hour: "numeric", minute: "numeric", second: "numeric" });
+    format = new Intl.DateTimeFormat("en-US", {
+      timeZone: zone,
+      hourCycle: "h23",
+      year: "numeric",
+      month: "numeric",
+      day: "numeric",
+      hour: "numeric",
+      minute: "numeric",
+      second: "numeric",
+    });
   } catch {
     return undefined;
   }

@@ -33,10 +33,18 @@ const RULES: readonly Rule[] = [
   { reason: "root-refused", pattern: /cannot be used with root\/sudo privileges/i },
   // Claude Code without credentials: "Not logged in · Please run /login"; a key the provider
   // refuses: "Failed to authenticate. API Error: 401 …" (older: "Invalid API key").
-  { reason: "auth-missing", pattern: /Not logged in\b.*\/login|Failed to authenticate|API Error: 401\b|Invalid API key|authentication_error|\b401 Unauthorized\b|Missing bearer or basic authentication/i },
+  {
+    reason: "auth-missing",
+    pattern:
+      /Not logged in\b.*\/login|Failed to authenticate|API Error: 401\b|Invalid API key|authentication_error|\b401 Unauthorized\b|Missing bearer or basic authentication/i,
+  },
   // Claude Code: "You've hit your limit · resets 3pm (UTC)"; Codex: "You've hit your usage limit. … Try again at 3:05 PM."
   // A 429 without those words: "API Error: Request rejected (429) · …".
-  { reason: "rate-limited", pattern: /You've hit your [^\n]*limit|You've reached your usage limit|usage limit reached|rate_limit_error|\b429\b[^\n]*(Too Many Requests|rate limit)|API Error:[^\n]*\(429\)|API Error: 429\b/i },
+  {
+    reason: "rate-limited",
+    pattern:
+      /You've hit your [^\n]*limit|You've reached your usage limit|usage limit reached|rate_limit_error|\b429\b[^\n]*(Too Many Requests|rate limit)|API Error:[^\n]*\(429\)|API Error: 429\b/i,
+  },
   // Codex without a network loops on "ERROR: Reconnecting... waiting for network" until stopped.
   { reason: "provider-unreachable", pattern: /Reconnecting\.\.\. waiting for network/i, loops: true },
   // Claude Code without a network: "API Error: Can't reach the API server — check your internet
@@ -44,10 +52,10 @@ const RULES: readonly Rule[] = [
   // connect to API (ConnectionRefused)"); overload and outage.
   {
     reason: "provider-unreachable",
-    pattern: /Unable to connect to API|API Error: (Connection refused|Can't reach the API server)|API Error:[^\n]*\((ECONNREFUSED|EAI_AGAIN|ENOTFOUND|ETIMEDOUT|ECONNRESET|ENETUNREACH)\)|failed to lookup address information|overloaded_error|\b529\b[^\n]*overloaded|currently experiencing high load/i,
+    pattern:
+      /Unable to connect to API|API Error: (Connection refused|Can't reach the API server)|API Error:[^\n]*\((ECONNREFUSED|EAI_AGAIN|ENOTFOUND|ETIMEDOUT|ECONNRESET|ENETUNREACH)\)|failed to lookup address information|overloaded_error|\b529\b[^\n]*overloaded|currently experiencing high load/i,
   },
 ];
-
 
 /**
  * Recognises an unavailable agent from its output. The last matching line decides (a CLI
@@ -75,7 +83,10 @@ export function showsWaitingLoop(output: string): boolean {
 }
 
 /** How an ended seat is judged: unavailable, or an ordinary result for the stage to judge. */
-export function classifySeatEnd(result: { exitCode: number | null; timedOut: boolean; tail: string; spawnError?: string; stoppedWaiting?: boolean }, now: Date): AgentUnavailable | undefined {
+export function classifySeatEnd(
+  result: { exitCode: number | null; timedOut: boolean; tail: string; spawnError?: string; stoppedWaiting?: boolean },
+  now: Date,
+): AgentUnavailable | undefined {
   if (result.spawnError !== undefined) return { reason: "not-installed", message: result.spawnError.slice(0, 300) };
   if (result.exitCode === 0 && !result.timedOut && result.stoppedWaiting !== true) return undefined;
   return classifyAgentOutput(result.tail, now);

@@ -27,5 +27,8 @@ const LEVELS = new Set(["trace", "debug", "info", "warn", "error", "fatal"]);
 export function asyncJsonLog(env: NodeJS.ProcessEnv): Logger | undefined {
   if (env.LOG_FORMAT !== "json" || env.SENTRY_DSN || env.LOG_LEVEL_IN_STRING === "true" || env.LOG_MESSAGE_KEY) return undefined;
   const level = env.LOG_LEVEL && LEVELS.has(env.LOG_LEVEL) ? env.LOG_LEVEL : "info";
-  return pino({ level, name: "probot", messageKey: "msg" }, pino.destination({ dest: 1, sync: false, minLength: LOG_BATCH_BYTES, periodicFlush: LOG_FLUSH_MS }));
+  return pino(
+    { level, name: "probot", messageKey: "msg" },
+    pino.destination({ dest: 1, sync: false, minLength: LOG_BATCH_BYTES, periodicFlush: LOG_FLUSH_MS }),
+  );
 }

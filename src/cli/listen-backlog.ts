@@ -59,7 +59,11 @@ export function backlogNotice(setting: ListenBacklog): string | undefined {
  * that names none; resolves with its value and how many listens took the backlog. `onServer`
  * sees each server as its listen starts, before it accepts a connection.
  */
-export async function listeningWithBacklog<T>(backlog: number, start: () => Promise<T>, onServer?: (server: Server) => void): Promise<{ value: T; applied: number }> {
+export async function listeningWithBacklog<T>(
+  backlog: number,
+  start: () => Promise<T>,
+  onServer?: (server: Server) => void,
+): Promise<{ value: T; applied: number }> {
   let applied = 0;
   const onListen = (message: unknown): void => {
     const server = (message as { server?: unknown } | undefined)?.server;

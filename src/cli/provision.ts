@@ -2,14 +2,7 @@ import { statSync } from "node:fs";
 import { readBoundedTextSync } from "../files/index.js";
 import { basename, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import {
-  harnessHome,
-  logsDir,
-  provisionWorktree,
-  ProvisionConfigError,
-  WorkspaceProvisionError,
-  type ProvisionConfig,
-} from "../workspace/index.js";
+import { harnessHome, logsDir, provisionWorktree, ProvisionConfigError, WorkspaceProvisionError, type ProvisionConfig } from "../workspace/index.js";
 import { positiveInteger, UsageError, type CliIO } from "./usage.js";
 import { sandboxFromEnv } from "../sandbox/index.js";
 

@@ -18,13 +18,21 @@ import {
 import { git, gitResult, harnessHome, isWorkTree } from "../workspace/index.js";
 import { UsageError, type CliIO } from "./usage.js";
 import { isInputError, strictArgs } from "./validate.js";
-import { assertSandboxUsable, sandboxFromEnv, SandboxSettingsError, SandboxUnavailableError, UNSANDBOXED_WARNING, HOST_NETWORK_WARNING } from "../sandbox/index.js";
+import {
+  assertSandboxUsable,
+  sandboxFromEnv,
+  SandboxSettingsError,
+  SandboxUnavailableError,
+  UNSANDBOXED_WARNING,
+  HOST_NETWORK_WARNING,
+} from "../sandbox/index.js";
 import { readBoundedTextSync } from "../files/index.js";
 
 /** A `.github/harness.yml` is a page of YAML; GitHub's contents API, which the App reads it through, stops at 1 MiB. */
 const MAX_CONFIG_BYTES = 1024 * 1024;
 
-const USAGE = "harness run [<repo>] --story <file.md> [--agent <preset>|--agent-cmd <template>] [--workflow <file>] [--test-cmd <cmd>] [--concurrency <n>] [--continue|--fresh]";
+const USAGE =
+  "harness run [<repo>] --story <file.md> [--agent <preset>|--agent-cmd <template>] [--workflow <file>] [--test-cmd <cmd>] [--concurrency <n>] [--continue|--fresh]";
 
 /** Reads a story file: the first heading (or first line) is the title, the rest the body. */
 export function readStory(path: string): StoryInput {
@@ -32,14 +40,24 @@ export function readStory(path: string): StoryInput {
   const lines = text.split(/\r?\n/);
   const first = lines.findIndex((line) => line.trim() !== "");
   const title = first >= 0 ? (lines[first] ?? "").replace(/^#+\s*/, "").trim() : "";
-  const body = first >= 0 ? lines.slice(first + 1).join("\n").trim() : "";
+  const body =
+    first >= 0
+      ? lines
+          .slice(first + 1)
+          .join("\n")
+          .trim()
+      : "";
   const id = storySlug(basename(path).replace(/\.[^.]*$/, ""));
   return { id, title: title || id, body };
 }
 
 /** A branch-safe slug: lowercase letters, digits and dashes. */
 export function storySlug(name: string): string {
-  const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 60);
+  const slug = name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, 60);
   return slug === "" ? "story" : slug;
 }
 
@@ -172,7 +190,10 @@ async function settleExistingBranch(repoDir: string, branch: string, choice: { c
   if (choice.continue) return;
   if (!choice.fresh) {
     const tip = exists.stdout?.toString().trim().slice(0, 12) ?? "";
-    throw new UsageError(`branch ${branch} exists (at ${tip}) from an earlier run: give --continue to carry on from it, or --fresh to delete it and start again`, USAGE);
+    throw new UsageError(
+      `branch ${branch} exists (at ${tip}) from an earlier run: give --continue to carry on from it, or --fresh to delete it and start again`,
+      USAGE,
+    );
   }
   const deleted = await gitResult(["branch", "-D", branch], { cwd: repoDir });
   if (deleted.exitCode !== 0) throw new UsageError(`--fresh: could not delete branch ${branch}: ${deleted.tail.trim()}`, USAGE);

@@ -42,7 +42,10 @@ export const HarnessOctokit = ProbotOctokit.defaults((options: PluginOptions) =>
 /** Reads the App's own settings from the environment, naming the variable that is wrong. */
 export function readAppSettings(env: NodeJS.ProcessEnv): HarnessAppSettings {
   const concurrency = positiveInteger("HARNESS_CONCURRENCY", env.HARNESS_CONCURRENCY?.trim() || undefined) ?? 1;
-  const agentEnvAllow = (env.HARNESS_AGENT_ENV ?? "").split(",").map((name) => name.trim()).filter((name) => name !== "");
+  const agentEnvAllow = (env.HARNESS_AGENT_ENV ?? "")
+    .split(",")
+    .map((name) => name.trim())
+    .filter((name) => name !== "");
   for (const name of agentEnvAllow) {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new UsageError(`HARNESS_AGENT_ENV: '${name}' is not an environment variable name`, USAGE);
     if (isNeverPassed(name)) throw new UsageError(`HARNESS_AGENT_ENV: '${name}' is one of the App's own credentials and is never passed to agents`, USAGE);
@@ -59,7 +62,10 @@ export function readAppSettings(env: NodeJS.ProcessEnv): HarnessAppSettings {
     if (error instanceof SandboxSettingsError || error instanceof HousekeepingSettingsError) throw new UsageError(error.message, USAGE);
     throw error;
   }
-  const allowedBots = (env.HARNESS_ALLOWED_BOTS ?? "").split(",").map((login) => login.trim()).filter((login) => login !== "");
+  const allowedBots = (env.HARNESS_ALLOWED_BOTS ?? "")
+    .split(",")
+    .map((login) => login.trim())
+    .filter((login) => login !== "");
   for (const login of allowedBots) {
     if (!/^[A-Za-z0-9][A-Za-z0-9-]*\[bot\]$/.test(login)) throw new UsageError(`HARNESS_ALLOWED_BOTS: '${login}' is not a bot login (name[bot])`, USAGE);
   }
@@ -68,7 +74,15 @@ export function readAppSettings(env: NodeJS.ProcessEnv): HarnessAppSettings {
   const maxInflight = positiveInteger("HARNESS_MAX_INFLIGHT", env.HARNESS_MAX_INFLIGHT?.trim() || undefined);
   const maxInflightPerClient = positiveInteger("HARNESS_MAX_INFLIGHT_PER_CLIENT", env.HARNESS_MAX_INFLIGHT_PER_CLIENT?.trim() || undefined);
   return {
-    harnessHome: harnessHome(env), concurrency, agentEnvAllow, labelName, githubThrottle: throttle === "on", sandbox, housekeeping, appSecrets, allowedBots,
+    harnessHome: harnessHome(env),
+    concurrency,
+    agentEnvAllow,
+    labelName,
+    githubThrottle: throttle === "on",
+    sandbox,
+    housekeeping,
+    appSecrets,
+    allowedBots,
     webBase: webBaseFromEnv(env),
     ...(outboxMaxDelayMs !== undefined ? { outboxMaxDelayMs } : {}),
     ...(maxInflight !== undefined ? { maxInflight } : {}),
@@ -130,13 +144,21 @@ export async function serveCommand(args: string[], io: CliIO): Promise<number> {
   const sigintBefore = new Set(process.listeners("SIGINT"));
   const { value: server, applied } = await listeningWithBacklog(
     listen.backlog,
-    () => run(queue ? harnessApp({ queue, settings, runJobs: queueSettings.serveRunsJobs, onWorker: (started) => (worker = started) }) : () => undefined, { env: io.env, Octokit: HarnessOctokit, ...(log ? { log } : {}) }),
+    () =>
+      run(queue ? harnessApp({ queue, settings, runJobs: queueSettings.serveRunsJobs, onWorker: (started) => (worker = started) }) : () => undefined, {
+        env: io.env,
+        Octokit: HarnessOctokit,
+        ...(log ? { log } : {}),
+      }),
     (listening) => guardServer(listening, door),
   );
   for (const listener of process.listeners("SIGINT")) if (!sigintBefore.has(listener)) process.off("SIGINT", listener);
   const capped = backlogNotice(listen);
   if (capped) io.stderr(capped);
-  if (applied === 0) io.stderr(`harness serve: the listen backlog ${listen.backlog} could not be set (this node publishes no net.server.listen channel); node's default applies\n`);
+  if (applied === 0)
+    io.stderr(
+      `harness serve: the listen backlog ${listen.backlog} could not be set (this node publishes no net.server.listen channel); node's default applies\n`,
+    );
   io.stderr(serverDoorNotice(door));
   if (!needsSetup) io.stderr(webhookNotice(io.env));
   const signal = await new Promise<NodeJS.Signals>((resolve) => {

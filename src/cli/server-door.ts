@@ -66,7 +66,10 @@ export function connectionCapFor(nofile: number | undefined): number {
 }
 
 /** Reads `HARNESS_MAX_CONNECTIONS` (a positive integer), else chooses from the descriptor limit. */
-export function readServerDoor(env: Readonly<Record<string, string | undefined>>, limits: { nofile: number | undefined } = { nofile: readNofileLimit() }): ServerDoorSettings {
+export function readServerDoor(
+  env: Readonly<Record<string, string | undefined>>,
+  limits: { nofile: number | undefined } = { nofile: readNofileLimit() },
+): ServerDoorSettings {
   const { nofile } = limits;
   const given = positiveInteger("HARNESS_MAX_CONNECTIONS", env.HARNESS_MAX_CONNECTIONS?.trim() || undefined);
   const limit = nofile === undefined ? {} : { nofile };
@@ -135,10 +138,11 @@ export function shortenTimeouts(server: HttpServer): void {
 
 /** The start-up line that says the cap and where it came from. */
 export function serverDoorNotice(settings: ServerDoorSettings): string {
-  const why = settings.source === "HARNESS_MAX_CONNECTIONS"
-    ? "HARNESS_MAX_CONNECTIONS"
-    : settings.source === "RLIMIT_NOFILE"
-      ? `chosen from the descriptor limit ${settings.nofile ?? "?"}; HARNESS_MAX_CONNECTIONS sets it`
-      : "the descriptor limit could not be read; HARNESS_MAX_CONNECTIONS sets it";
+  const why =
+    settings.source === "HARNESS_MAX_CONNECTIONS"
+      ? "HARNESS_MAX_CONNECTIONS"
+      : settings.source === "RLIMIT_NOFILE"
+        ? `chosen from the descriptor limit ${settings.nofile ?? "?"}; HARNESS_MAX_CONNECTIONS sets it`
+        : "the descriptor limit could not be read; HARNESS_MAX_CONNECTIONS sets it";
   return `harness serve: at most ${settings.maxConnections} connections at once (${why})\n`;
 }

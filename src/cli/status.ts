@@ -23,7 +23,11 @@ export async function statusCommand(args: string[], io: CliIO): Promise<number> 
     return 0;
   }
   const home = harnessHome(io.env);
-  const { queue: config } = readQueueSettings(io.env, { harnessHome: home, concurrency: 1, usage: `harness status [--json]   (reads HARNESS_HOME, ${QUEUE_VARIABLES})` });
+  const { queue: config } = readQueueSettings(io.env, {
+    harnessHome: home,
+    concurrency: 1,
+    usage: `harness status [--json]   (reads HARNESS_HOME, ${QUEUE_VARIABLES})`,
+  });
   // Only Redis is opened: the embedded queue is read from its folder without disturbing the App that holds it.
   const queue = config.kind === "redis" ? await openQueueOrSay(config, io) : undefined;
   if (config.kind === "redis" && !queue) return 2;

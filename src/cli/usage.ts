@@ -2,7 +2,10 @@
 import type { FailureClass } from "../pipeline/index.js";
 export class UsageError extends Error {
   readonly failureClass = "usage" satisfies FailureClass;
-  constructor(message: string, readonly usage?: string) {
+  constructor(
+    message: string,
+    readonly usage?: string,
+  ) {
     super(message);
     this.name = "UsageError";
   }

@@ -39,13 +39,22 @@ export async function validateCommand(args: string[], io: CliIO): Promise<number
   try {
     if (kind === "workflow") {
       const workflow = loadWorkflow(file);
-      io.stdout(`${file}: valid workflow '${workflow.name}' (${workflow.stages.map((stage) => stage.id).join(" → ")}, up to ${workflow.maxAttempts} attempts)\n`);
+      io.stdout(
+        `${file}: valid workflow '${workflow.name}' (${workflow.stages.map((stage) => stage.id).join(" → ")}, up to ${workflow.maxAttempts} attempts)\n`,
+      );
     } else {
       const config = parseHarnessConfig(readFileSync(file, "utf8"), file);
       const workflow = loadWorkflow(values.workflow !== undefined ? resolve(io.cwd, values.workflow) : undefined);
       const base = await repositoryOf(file);
       // The operator's allowlist is not known here: names are checked against the App's own credentials only.
-      await assertPreflight({ config, source: file, workflow, operatorAllow: config.agent.env, ...(base ? { base } : {}), ...(io.env.PATH !== undefined ? { searchPath: io.env.PATH } : {}) });
+      await assertPreflight({
+        config,
+        source: file,
+        workflow,
+        operatorAllow: config.agent.env,
+        ...(base ? { base } : {}),
+        ...(io.env.PATH !== undefined ? { searchPath: io.env.PATH } : {}),
+      });
       io.stdout(`${file}: valid harness configuration${base ? ` for ${base.repoDir}` : ""} (workflow '${workflow.name}')\n`);
     }
     return 0;

@@ -25,8 +25,13 @@ export async function workerCommand(args: string[], io: CliIO): Promise<number> 
   loadDotEnv(io);
   const settings = readAppSettings(io.env);
   const { queue: config } = readQueueSettings(io.env, { harnessHome: settings.harnessHome, concurrency: settings.concurrency, usage: USAGE });
-  if (config.kind !== "redis") throw new UsageError("HARNESS_QUEUE is not set: a worker takes its stories from Redis (HARNESS_QUEUE=redis://host:6379/0); with the embedded queue, harness serve runs them", USAGE);
-  if (!io.env.APP_ID || !(io.env.PRIVATE_KEY || io.env.PRIVATE_KEY_PATH)) throw new UsageError("APP_ID and PRIVATE_KEY (or PRIVATE_KEY_PATH) are required: a worker reports as the App", USAGE);
+  if (config.kind !== "redis")
+    throw new UsageError(
+      "HARNESS_QUEUE is not set: a worker takes its stories from Redis (HARNESS_QUEUE=redis://host:6379/0); with the embedded queue, harness serve runs them",
+      USAGE,
+    );
+  if (!io.env.APP_ID || !(io.env.PRIVATE_KEY || io.env.PRIVATE_KEY_PATH))
+    throw new UsageError("APP_ID and PRIVATE_KEY (or PRIVATE_KEY_PATH) are required: a worker reports as the App", USAGE);
   let claim;
   try {
     claim = await claimHarnessHome(settings.harnessHome);

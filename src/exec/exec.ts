@@ -158,10 +158,13 @@ export async function exec(argv: readonly string[], options: ExecOptions): Promi
   child.stdin?.on("error", () => undefined); // a child that never reads stdin closes it early
   child.stdin?.end(options.input ?? "");
 
-  const timer = options.timeoutMs === undefined ? undefined : setTimeout(() => {
-    timedOut = true;
-    void endTree();
-  }, options.timeoutMs);
+  const timer =
+    options.timeoutMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          timedOut = true;
+          void endTree();
+        }, options.timeoutMs);
   const onAbort = (): void => {
     aborted = true;
     void endTree();

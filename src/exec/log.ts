@@ -10,7 +10,10 @@ import type { FailureClass } from "../failure/index.js";
 /** A log file could not be opened; nothing was started. */
 export class ExecLogError extends Error {
   readonly failureClass = "internal-error" satisfies FailureClass;
-  constructor(readonly logPath: string, readonly reason: string) {
+  constructor(
+    readonly logPath: string,
+    readonly reason: string,
+  ) {
     super(`cannot open log file ${logPath}: ${reason}`);
     this.name = "ExecLogError";
   }
@@ -82,7 +85,10 @@ export class CappedLog {
   private total = 0;
   private readonly tail: TailBuffer;
 
-  constructor(private readonly sink: LogSink, capBytes: number) {
+  constructor(
+    private readonly sink: LogSink,
+    capBytes: number,
+  ) {
     this.headBytes = Math.floor(capBytes / 2);
     this.tail = new TailBuffer(capBytes - this.headBytes);
   }
@@ -103,7 +109,10 @@ export class CappedLog {
   async close(): Promise<string | undefined> {
     const kept = this.tail.bytes();
     const cut = this.total - this.written - kept.length;
-    if (cut > 0) this.sink.write(Buffer.from(`\n[harness: log cut: ${cut} of ${this.total} bytes left out here; the first ${this.written} and the last ${kept.length} are kept]\n`));
+    if (cut > 0)
+      this.sink.write(
+        Buffer.from(`\n[harness: log cut: ${cut} of ${this.total} bytes left out here; the first ${this.written} and the last ${kept.length} are kept]\n`),
+      );
     this.sink.write(kept);
     return this.sink.close();
   }

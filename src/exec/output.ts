@@ -54,7 +54,11 @@ export function openOutput(options: OutputOptions): ChildOutput {
 class DirectFileOutput implements ChildOutput {
   readonly stdio: StdioOptions;
 
-  private constructor(private readonly fd: number, private readonly start: number, private readonly tailBytes: number) {
+  private constructor(
+    private readonly fd: number,
+    private readonly start: number,
+    private readonly tailBytes: number,
+  ) {
     this.stdio = ["pipe", fd, fd];
   }
 

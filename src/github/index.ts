@@ -6,7 +6,15 @@
  * `story/` (the story adapter the runner uses, and the App's identity).
  */
 export { BLOCKED_LABEL, addLabel, removeLabel, ensureLabel, hasLabel } from "./labels.js";
-export { storyBranch, storyIssueFromBranch, storyIssueFromExternalId, storyExternalId, findStoryPullRequest, isCompletedStory, type StoryPullRequest } from "./story-lookup.js";
+export {
+  storyBranch,
+  storyIssueFromBranch,
+  storyIssueFromExternalId,
+  storyExternalId,
+  findStoryPullRequest,
+  isCompletedStory,
+  type StoryPullRequest,
+} from "./story-lookup.js";
 export { redactSecrets, redactPem, REDACTED } from "./redact.js";
 export { errorDetails, hasStatus, type GitHubLog } from "./log.js";
 export { markReadyForReview } from "./ready-for-review.js";

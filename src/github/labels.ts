@@ -33,7 +33,13 @@ export async function addLabel(octokit: ProbotOctokit, owner: string, repo: stri
 }
 
 /** Removes `name` from each issue or pull request number; absent labels are fine. */
-export async function removeLabel(octokit: ProbotOctokit, owner: string, repo: string, numbers: readonly number[], name: string = BLOCKED_LABEL): Promise<void> {
+export async function removeLabel(
+  octokit: ProbotOctokit,
+  owner: string,
+  repo: string,
+  numbers: readonly number[],
+  name: string = BLOCKED_LABEL,
+): Promise<void> {
   for (const issue_number of new Set(numbers)) {
     try {
       await octokit.rest.issues.removeLabel({ owner, repo, issue_number, name });

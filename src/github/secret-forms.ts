@@ -20,7 +20,9 @@ function toBase64Url(base64: string): string {
  * only characters whose six bits all come from the secret.
  */
 export function base64Core(secret: Buffer, offset: 0 | 1 | 2): string {
-  const encoded = Buffer.concat([Buffer.alloc(offset), secret]).toString("base64").replace(/=+$/, "");
+  const encoded = Buffer.concat([Buffer.alloc(offset), secret])
+    .toString("base64")
+    .replace(/=+$/, "");
   const total = offset + secret.length;
   // Character i carries bits [6i, 6i + 6) of the stream; it is the secret's alone when those bits lie in its bytes.
   const first = Math.ceil((offset * 8) / 6);

@@ -10,15 +10,30 @@ import { renderPushRefusedCheck, renderPushRefusedDetail, renderStoryStopped } f
 import type { OutboxEntry, OutboxWrite, PushWrite } from "./types.js";
 
 /** The rewritten followers, and the writes that tell the story (none when nothing waited: the job still reports). */
-export function afterRefusedPush(push: PushWrite, why: string, followers: readonly OutboxEntry[], at: string): { entries: OutboxEntry[]; notices: Array<{ slot: string; write: OutboxWrite }> } {
+export function afterRefusedPush(
+  push: PushWrite,
+  why: string,
+  followers: readonly OutboxEntry[],
+  at: string,
+): { entries: OutboxEntry[]; notices: Array<{ slot: string; write: OutboxWrite }> } {
   if (followers.length === 0) return { entries: [], notices: [] };
   const output = renderPushRefusedCheck(push.branch, push.sha, why);
   const entries = followers.map((entry): OutboxEntry => {
     // A check run on the unpushed commit cannot exist; one on the head GitHub has says what happened.
     if (entry.write.kind === "check" && entry.write.headSha !== push.sha) {
-      return { ...entry, write: { ...entry.write, status: "completed", conclusion: "failure", completedAt: at, output, actions: [] }, attempts: 0, updatedAt: at };
+      return {
+        ...entry,
+        write: { ...entry.write, status: "completed", conclusion: "failure", completedAt: at, output, actions: [] },
+        attempts: 0,
+        updatedAt: at,
+      };
     }
-    return { ...entry, state: "undeliverable", lastError: `withheld: the push it reports on was refused (${why.split("\n")[0]?.slice(0, 200) ?? ""})`, updatedAt: at };
+    return {
+      ...entry,
+      state: "undeliverable",
+      lastError: `withheld: the push it reports on was refused (${why.split("\n")[0]?.slice(0, 200) ?? ""})`,
+      updatedAt: at,
+    };
   });
   const story = followers[0]!.story;
   const detail = renderPushRefusedDetail({ branch: push.branch, sha: push.sha, refusal: why });
@@ -27,7 +42,14 @@ export function afterRefusedPush(push: PushWrite, why: string, followers: readon
     entries,
     notices: [
       { slot: "label:blocked", write: { kind: "label", label: BLOCKED_LABEL, numbers, present: true } },
-      { slot: `comment:push-refused:${push.sha}`, write: { kind: "comment", issueNumber: story.issueNumber, body: renderStoryStopped("finished, but its result could not be delivered", "push-refused", detail) } },
+      {
+        slot: `comment:push-refused:${push.sha}`,
+        write: {
+          kind: "comment",
+          issueNumber: story.issueNumber,
+          body: renderStoryStopped("finished, but its result could not be delivered", "push-refused", detail),
+        },
+      },
     ],
   };
 }

@@ -160,7 +160,9 @@ export class Outbox {
   deliverSoon(story: OutboxStory): void {
     // A closed outbox's pass returns at once. A pass catches its own failures; this catch only keeps a defect from going unhandled.
     // Stryker disable next-line ArrowFunction,ObjectLiteral,StringLiteral: no pass rejects (each attempt and record catches its errors).
-    this.flush(story).catch((error: unknown) => this.options.log.warn({ err: errorDetails(error), story: storyKeyOf(story) }, "outbox: a delivery pass failed; the background retries carry on"));
+    this.flush(story).catch((error: unknown) =>
+      this.options.log.warn({ err: errorDetails(error), story: storyKeyOf(story) }, "outbox: a delivery pass failed; the background retries carry on"),
+    );
   }
 
   /** One delivery pass over the story's due writes (after a pass already running). */
@@ -200,7 +202,10 @@ export class Outbox {
 
   /** Entries not delivered yet, and those given up, oldest first (for `harness status`). */
   list(): OutboxEntry[] {
-    return this.entries.all().filter((entry) => entry.state !== "delivered").sort((a, b) => a.id.localeCompare(b.id));
+    return this.entries
+      .all()
+      .filter((entry) => entry.state !== "delivered")
+      .sort((a, b) => a.id.localeCompare(b.id));
   }
 
   /** True while a write of the story waits for GitHub. */
@@ -309,7 +314,9 @@ export class Outbox {
     const details = { story: storyKeyOf(entry.story), slot: entry.slot, attempts, err: errorDetails(error) };
     if (verdict.retry) this.options.log.warn({ ...details, retryInMs: verdict.afterMs }, "outbox: GitHub refused a write; it is retried");
     else this.options.log.error({ ...details, why: verdict.why }, "outbox: a write is undeliverable");
-    await this.store?.write(next).catch((writeError: unknown) => this.options.log.warn({ err: errorDetails(writeError) }, "outbox: could not record a failed attempt"));
+    await this.store
+      ?.write(next)
+      .catch((writeError: unknown) => this.options.log.warn({ err: errorDetails(writeError) }, "outbox: could not record a failed attempt"));
     if (!verdict.retry && next.write.kind === "push") await this.refusedPush(next, next.write, verdict.why);
     return !verdict.retry;
   }
@@ -320,17 +327,24 @@ export class Outbox {
     const followers = this.entries.ofStory(key).filter((entry) => entry.state === "pending" && entry.id > push.id);
     const { entries, notices } = afterRefusedPush(write, why, followers, new Date(this.now()).toISOString());
     if (notices.length === 0) return;
-    this.options.log.error({ story: key, branch: write.branch, sha: write.sha, why }, "outbox: a story's push was refused after its job ended; its reports say so");
+    this.options.log.error(
+      { story: key, branch: write.branch, sha: write.sha, why },
+      "outbox: a story's push was refused after its job ended; its reports say so",
+    );
     for (const entry of entries) {
       this.entries.set(entry);
-      await this.store?.write(entry).catch((error: unknown) => this.options.log.warn({ err: errorDetails(error) }, "outbox: could not record a withheld write"));
+      await this.store
+        ?.write(entry)
+        .catch((error: unknown) => this.options.log.warn({ err: errorDetails(error) }, "outbox: could not record a withheld write"));
     }
     if (this.watched.has(push.id)) this.watched.set(push.id, "let-go");
     await this.discard(push.story, push.slot);
     const retired = this.entries.isRetired(push.story);
-    for (const notice of notices) await this.put(push.story, notice.slot, notice.write).catch((error: unknown) => this.options.log.warn({ err: errorDetails(error) }, "outbox: could not record a notice"));
+    for (const notice of notices)
+      await this.put(push.story, notice.slot, notice.write).catch((error: unknown) =>
+        this.options.log.warn({ err: errorDetails(error) }, "outbox: could not record a notice"),
+      );
     // The notices are no new run: the story stays retired.
     if (retired) this.entries.retire(push.story);
   }
 }
-

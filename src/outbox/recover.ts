@@ -3,7 +3,6 @@ import { isRunning, type ProcessIdentity } from "../exec/index.js";
 import { renderInterruptedCheck } from "../github/report/render/index.js";
 import type { OutboxEntry, OutboxWrite } from "./types.js";
 
-
 /**
  * A check run that a dead process left unfinished is to be closed as interrupted, so none stays
  * `in_progress` for good; every other entry, and one whose writer still runs, is kept as it is.

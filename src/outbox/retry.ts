@@ -42,7 +42,8 @@ export function retryVerdict(error: unknown, attempt: number, policy: RetryPolic
   if (Array.isArray(e.errors) && e.errors.some((item) => item.type === "NOT_FOUND")) return { retry: false, why };
   const headers = e.response?.headers ?? {};
   const retryAfter = Number(headers["retry-after"]);
-  if ((status === 403 || status === 429) && Number.isFinite(retryAfter) && retryAfter >= 0) return { retry: true, afterMs: Math.min(MAX_HINT_MS, retryAfter * 1000), why };
+  if ((status === 403 || status === 429) && Number.isFinite(retryAfter) && retryAfter >= 0)
+    return { retry: true, afterMs: Math.min(MAX_HINT_MS, retryAfter * 1000), why };
   if ((status === 403 || status === 429) && String(headers["x-ratelimit-remaining"]) === "0") {
     const reset = Number(headers["x-ratelimit-reset"]) * 1000;
     return { retry: true, afterMs: Number.isFinite(reset) ? Math.min(MAX_HINT_MS, Math.max(0, reset - now)) : backoff, why };

@@ -25,7 +25,10 @@ export class OutboxStore {
 
   private inOrder(id: string, operation: () => Promise<void>): Promise<void> {
     const next = (this.chains.get(id) ?? Promise.resolve()).then(operation, operation);
-    const settled = next.then(() => undefined, () => undefined);
+    const settled = next.then(
+      () => undefined,
+      () => undefined,
+    );
     this.chains.set(id, settled);
     void settled.then(() => {
       if (this.chains.get(id) === settled) this.chains.delete(id);

@@ -36,7 +36,10 @@ export interface AttemptsOptions {
  */
 export async function runAttempts(task: TaskRun, options: AttemptsOptions): Promise<AttemptsResult> {
   const { stages, retryStage } = options;
-  const retryIndex = Math.max(0, stages.findIndex((stage) => stage.id === retryStage));
+  const retryIndex = Math.max(
+    0,
+    stages.findIndex((stage) => stage.id === retryStage),
+  );
   let attempt = options.startAttempt ?? 1;
   let index = options.startAtRetryStage ? retryIndex : 0;
   let retry = options.retry;

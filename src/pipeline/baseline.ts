@@ -13,7 +13,6 @@ import type { Stage } from "./workflow-types.js";
 import { stripAnsi } from "../text/index.js";
 import type { BaselineResult } from "./check-results.js";
 
-
 /** Exit codes of `/bin/sh` for a command that could not start: not executable, not found. */
 const CANNOT_START = new Set([126, 127]);
 
@@ -39,16 +38,32 @@ export async function runBaseline(task: TaskRun, stages: readonly Stage[]): Prom
   // Read from the worktree's files when they are laid out plainly: one git process less.
   const commit = readHeadCommit(task.worktree.path) ?? (await git(["rev-parse", "HEAD"], { cwd: task.worktree.path, readOnly: true }));
   // The same policy as the suite gate: sandboxed, writing only the worktree, network only when the repository opts in.
-  const result = await task.sandbox.shell(command, {
-    cwd: task.worktree.path,
-    timeoutMs: task.config.test.timeoutMs,
-    logPath: join(task.layout.logs, `baseline-${task.worktree.taskId}.log`),
-    ...(task.signal ? { signal: task.signal } : {}),
-  }, { purpose: "suite", network: task.config.test.network === true, writable: [task.worktree.path] });
+  const result = await task.sandbox.shell(
+    command,
+    {
+      cwd: task.worktree.path,
+      timeoutMs: task.config.test.timeoutMs,
+      logPath: join(task.layout.logs, `baseline-${task.worktree.taskId}.log`),
+      ...(task.signal ? { signal: task.signal } : {}),
+    },
+    { purpose: "suite", network: task.config.test.network === true, writable: [task.worktree.path] },
+  );
   const exitCode = result.exitCode ?? undefined;
-  const baseline: BaselineResult = { command, commit, timedOut: result.timedOut, outputTail: result.tail, durationMs: result.durationMs, ...(exitCode !== undefined ? { exitCode } : {}) };
+  const baseline: BaselineResult = {
+    command,
+    commit,
+    timedOut: result.timedOut,
+    outputTail: result.tail,
+    durationMs: result.durationMs,
+    ...(exitCode !== undefined ? { exitCode } : {}),
+  };
   task.baseline = baseline;
-  await task.sink.emit({ kind: "baseline.finished", taskId: task.taskId, ...baseline, policy: { sandboxed: result.sandboxed, network: result.network, ...(result.net !== "none" ? { net: result.net } : {}) } });
+  await task.sink.emit({
+    kind: "baseline.finished",
+    taskId: task.taskId,
+    ...baseline,
+    policy: { sandboxed: result.sandboxed, network: result.network, ...(result.net !== "none" ? { net: result.net } : {}) },
+  });
   if (result.spawnError !== undefined || (exitCode !== undefined && CANNOT_START.has(exitCode))) {
     const line = lastLine(result.tail);
     return {
@@ -64,7 +79,10 @@ export async function runBaseline(task: TaskRun, stages: readonly Stage[]): Prom
  * `baseline-red` (infrastructure); anything else stays the change's failure. Output with
  * nothing in it cannot show "the same failure", so it never counts as one.
  */
-export function judgeRedGate(baseline: BaselineResult | undefined, change: { exitCode?: number; timedOut: boolean; outputTail: string }): CheckFailure | undefined {
+export function judgeRedGate(
+  baseline: BaselineResult | undefined,
+  change: { exitCode?: number; timedOut: boolean; outputTail: string },
+): CheckFailure | undefined {
   if (!baseline || !baselineRed(baseline)) return undefined;
   if (baseline.timedOut !== change.timedOut || baseline.exitCode !== change.exitCode) return undefined;
   const base = normaliseOutput(baseline.outputTail);
@@ -84,7 +102,6 @@ export function normaliseOutput(text: string): string {
     .filter((line) => line !== "")
     .join("\n");
 }
-
 
 function lastLine(text: string): string {
   return stripAnsi(text).trim().split("\n").at(-1)?.trim().slice(0, 300) ?? "";

@@ -9,7 +9,6 @@ import type { Stage } from "./workflow-types.js";
 import { provisionConfig, type TaskRun } from "./task.js";
 import type { CheckFailure } from "./check-results.js";
 
-
 /**
  * Runs the repository's suite in the worktree (the deterministic gate before a judging seat)
  * and journals `gate.finished`. Returns a failure when it did not exit 0 in time.
@@ -18,12 +17,16 @@ export async function runSuiteGate(task: TaskRun, stage: Stage, attempt: number,
   // Sandboxed, writing only the worktree; no network unless the repository opts in (test.network).
   // Stryker disable next-line StringLiteral: the sandbox never reads a step's purpose
   const step: SandboxStep = { purpose: "suite", network: task.config.test.network === true, writable: [task.worktree.path] };
-  const result = await task.sandbox.shell(command, {
-    cwd: task.worktree.path,
-    timeoutMs: task.config.test.timeoutMs,
-    logPath: join(task.layout.stageDir(attempt, stage.id), "suite.log"),
-    ...(task.signal ? { signal: task.signal } : {}),
-  }, step);
+  const result = await task.sandbox.shell(
+    command,
+    {
+      cwd: task.worktree.path,
+      timeoutMs: task.config.test.timeoutMs,
+      logPath: join(task.layout.stageDir(attempt, stage.id), "suite.log"),
+      ...(task.signal ? { signal: task.signal } : {}),
+    },
+    step,
+  );
   const exitCode = result.exitCode ?? undefined;
   task.lastSuite = { command, timedOut: result.timedOut, outputTail: result.tail, ...(exitCode !== undefined ? { exitCode } : {}) };
   await task.sink.emit({
@@ -88,7 +91,8 @@ async function readArtifactFrom(artifactDir: string, name: string): Promise<Arti
 export async function checkArtifacts(stage: Stage, artifactDir: string): Promise<CheckFailure | undefined> {
   for (const artifact of stage.artifacts) {
     const read = await readArtifactFrom(artifactDir, artifact.name);
-    if ("missing" in read) return { failureClass: "artifact-missing", reason: `the ${stage.seat ?? stage.id} left no ${artifact.name} in its artifact directory` };
+    if ("missing" in read)
+      return { failureClass: "artifact-missing", reason: `the ${stage.seat ?? stage.id} left no ${artifact.name} in its artifact directory` };
     if ("problem" in read) return { failureClass: "artifact-invalid", reason: read.problem };
     const issues = schemas().issues(artifact.schema, read.data);
     if (issues.length > 0) {

@@ -1,4 +1,14 @@
-import { git, gitResult, HARNESS_IDENTITY, indexMayHold, NO_AUTO_MAINTENANCE, NO_SUBMODULE_STATUS, PROVISION_RECEIPT, readHeadCommit, stageAll } from "../workspace/index.js";
+import {
+  git,
+  gitResult,
+  HARNESS_IDENTITY,
+  indexMayHold,
+  NO_AUTO_MAINTENANCE,
+  NO_SUBMODULE_STATUS,
+  PROVISION_RECEIPT,
+  readHeadCommit,
+  stageAll,
+} from "../workspace/index.js";
 import type { FailureClass } from "./events.js";
 
 /** The message of a story commit: names the story; the trailers say which story and, when blocked, why. */
@@ -26,7 +36,8 @@ export async function commitWorktree(worktree: string, message: string, options:
   if (options.stage) {
     // Not `git add --all`: it would run `git status` inside a nested repository, under the agent's config.
     await stageAll({ cwd: worktree });
-    if (indexMayHold(worktree, PROVISION_RECEIPT)) await gitResult(["rm", "--cached", "--quiet", "--ignore-unmatch", "--", PROVISION_RECEIPT], { cwd: worktree });
+    if (indexMayHold(worktree, PROVISION_RECEIPT))
+      await gitResult(["rm", "--cached", "--quiet", "--ignore-unmatch", "--", PROVISION_RECEIPT], { cwd: worktree });
   }
   await git([...NO_AUTO_MAINTENANCE, ...NO_SUBMODULE_STATUS, "commit", "--quiet", "--no-verify", "--no-gpg-sign", "--allow-empty", "--file", "-"], {
     cwd: worktree,

@@ -3,7 +3,6 @@ import type { AgentLaunch, AgentPreset } from "../agents/index.js";
 import { schemas } from "../schema/index.js";
 import { ConfigError } from "./errors.js";
 
-
 /** A per-seat override of the repository's agent. */
 export interface SeatOverride extends AgentLaunch {
   /** False: no agent sits in this seat; the stage's gate alone decides. */

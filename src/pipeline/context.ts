@@ -135,4 +135,3 @@ function renderCleanClone(result: CleanCloneRecord): string {
     codeBlock(stripAnsi(result.outputTail ?? ""), "text"),
   ].join("\n");
 }
-

@@ -47,7 +47,16 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
   const planning = planStages(args.workflow).length > 0;
   const single = plan === undefined && planError === undefined && !planning;
   await sink.emit(
-    runStartedEvent({ story: args.story, runId, workflow: args.workflow, maxAttempts, readmission: args.readmission ?? false, ...(single ? { taskId } : {}), unsandboxed: !sandbox.settings.enabled, network: networkOf(sandbox.netPolicyOf(true)) }),
+    runStartedEvent({
+      story: args.story,
+      runId,
+      workflow: args.workflow,
+      maxAttempts,
+      readmission: args.readmission ?? false,
+      ...(single ? { taskId } : {}),
+      unsandboxed: !sandbox.settings.enabled,
+      network: networkOf(sandbox.netPolicyOf(true)),
+    }),
   );
 
   try {

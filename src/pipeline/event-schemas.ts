@@ -71,16 +71,30 @@ export const EVENT_SCHEMAS = [
     readmission: Type.Boolean(),
     unsandboxed: Type.Optional(literal(true, { description: "Present when the operator ran the story with HARNESS_SANDBOX=off." })),
     network: Type.Optional(
-      Type.Unsafe<"own" | "egress" | "host">({ enum: ["own", "egress", "host"], description: "How networked steps (provisioning, agents) reached the network, when the story ran sandboxed." }),
+      Type.Unsafe<"own" | "egress" | "host">({
+        enum: ["own", "egress", "host"],
+        description: "How networked steps (provisioning, agents) reached the network, when the story ran sandboxed.",
+      }),
     ),
-    checks: Type.Optional(Type.Array(Type.Object({ stage: name(), kind: oneOf(["gate", "review", "clean-clone", "plan"] as const) }, { additionalProperties: false }))),
+    checks: Type.Optional(
+      Type.Array(Type.Object({ stage: name(), kind: oneOf(["gate", "review", "clean-clone", "plan"] as const) }, { additionalProperties: false })),
+    ),
   }),
   event("worktree.created", { taskId: taskId(), worktree: name(), branch: name(), base: name() }),
   event("provision.succeeded", { taskId: taskId(), cmd: nullable("string"), durationMs: duration(), skipped: Type.Boolean(), phase: name() }),
   event("provision.failed", { taskId: taskId(), cmd: nullable("string"), exitCode: nullable("integer"), logTail: tail() }),
   event(
     "baseline.finished",
-    { taskId: taskId(), command: name(), commit: sha(), exitCode: Type.Optional(Type.Integer()), timedOut: Type.Boolean(), outputTail: tail(), durationMs: duration(), policy: Type.Optional(policy()) },
+    {
+      taskId: taskId(),
+      command: name(),
+      commit: sha(),
+      exitCode: Type.Optional(Type.Integer()),
+      timedOut: Type.Boolean(),
+      outputTail: tail(),
+      durationMs: duration(),
+      policy: Type.Optional(policy()),
+    },
     "The suite run once on the commit the task starts from, before any agent: it decides whether a red gate is the change's failure or the base's.",
   ),
   event("stage.started", { taskId: taskId(), stage: stage(), attempt: attempt() }),
@@ -97,7 +111,11 @@ export const EVENT_SCHEMAS = [
     },
     "An agent of a seat could not work (provider unreachable, no credentials, rate limited, refused to run as root, not installed): not an attempt of the change.",
   ),
-  event("seat.parked", { taskId: taskId(), stage: stage(), attempt: attempt(), until: at() }, "Every binding of a seat was unavailable and one named its reset time: the seat waits until then and is tried again."),
+  event(
+    "seat.parked",
+    { taskId: taskId(), stage: stage(), attempt: attempt(), until: at() },
+    "Every binding of a seat was unavailable and one named its reset time: the seat waits until then and is tried again.",
+  ),
   event("stage.finished", {
     taskId: taskId(),
     stage: stage(),
@@ -126,7 +144,14 @@ export const EVENT_SCHEMAS = [
     findings: Type.Array(Type.String()),
     retryGuidance: Type.Optional(Type.String()),
   }),
-  event("clean_clone.finished", { taskId: taskId(), stage: stage(), attempt: attempt(), artifact: name(), result: cleanCloneResult(), policy: Type.Optional(policy()) }),
+  event("clean_clone.finished", {
+    taskId: taskId(),
+    stage: stage(),
+    attempt: attempt(),
+    artifact: name(),
+    result: cleanCloneResult(),
+    policy: Type.Optional(policy()),
+  }),
   event("attempt.archived", { taskId: taskId(), attempt: attempt(), archiveDir: name() }),
   event("retry.scheduled", {
     taskId: taskId(),
@@ -190,7 +215,6 @@ export const HistoryEventSchema = Type.Union([...EVENT_SCHEMAS]);
 export type HistoryEvent = Static<typeof HistoryEventSchema>;
 
 export type HistoryEventKind = HistoryEvent["kind"];
-
 
 /** The `$defs` name of one event kind's schema (`run.started` → `event_run_started`). */
 const defName = (kind: string): string => `event_${kind.replace(/[^a-z0-9]+/g, "_")}`;

@@ -13,7 +13,18 @@ export type CleanCloneRecord = CleanCloneResult;
 
 export type { HistoryEvent, HistoryEventKind, StepPolicy } from "./event-schemas.js";
 
-export { emptySnapshot, reduceSnapshot, taskSnapshot, INTEGRATION_TASK, INTEGRATION_CLEAN_CLONE, type StageSnapshot, type StorySnapshot, type TaskSnapshot, type TaskState, type DeclaredCheck } from "./snapshot.js";
+export {
+  emptySnapshot,
+  reduceSnapshot,
+  taskSnapshot,
+  INTEGRATION_TASK,
+  INTEGRATION_CLEAN_CLONE,
+  type StageSnapshot,
+  type StorySnapshot,
+  type TaskSnapshot,
+  type TaskState,
+  type DeclaredCheck,
+} from "./snapshot.js";
 import type { StorySnapshot } from "./snapshot.js";
 import type { HistoryEvent } from "./event-schemas.js";
 

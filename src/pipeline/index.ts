@@ -23,4 +23,14 @@ export { consoleReporter, consoleLine, formatDuration } from "./console-reporter
 export { storyCommitMessage } from "./commit.js";
 export { mergeCommit, type MergeResult } from "./merge.js";
 export { defaultDeps, type PipelineDeps } from "./deps.js";
-export { preflight, assertPreflight, PreflightError, nearestName, didYouMean, findOnPath, type PreflightInput, type PreflightProblem, type StoryBase } from "./preflight/index.js";
+export {
+  preflight,
+  assertPreflight,
+  PreflightError,
+  nearestName,
+  didYouMean,
+  findOnPath,
+  type PreflightInput,
+  type PreflightProblem,
+  type StoryBase,
+} from "./preflight/index.js";

@@ -27,7 +27,9 @@ export class Journal {
 
 /** Reads a journal back, validating every line; errors name the file and the line number. */
 export function readJournal(path: string): HistoryEvent[] {
-  const lines = readFileSync(path, "utf8").split("\n").filter((line) => line !== "");
+  const lines = readFileSync(path, "utf8")
+    .split("\n")
+    .filter((line) => line !== "");
   return lines.map((line, index) => {
     const source = `${path}:${index + 1}`;
     let data: unknown;

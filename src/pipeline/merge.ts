@@ -50,13 +50,24 @@ export async function emptyCommit(repoDir: string, tip: string, message: string)
 
 /** The task ids whose merge commits are on the branch's first-parent history. */
 export async function mergedTasks(repoDir: string, tip: string): Promise<Set<string>> {
-  const log = await git(["log", "--first-parent", `--format=%(trailers:key=${TASK_TRAILER},valueonly,separator=%x00)%x00`, tip], { cwd: repoDir, readOnly: true });
-  return new Set(log.split(/[\0\n]/).map((value) => value.trim()).filter((value) => value !== ""));
+  const log = await git(["log", "--first-parent", `--format=%(trailers:key=${TASK_TRAILER},valueonly,separator=%x00)%x00`, tip], {
+    cwd: repoDir,
+    readOnly: true,
+  });
+  return new Set(
+    log
+      .split(/[\0\n]/)
+      .map((value) => value.trim())
+      .filter((value) => value !== ""),
+  );
 }
 
 /** The paths a task changed between its base and its commit (renames as delete and add). */
 export async function changedFiles(worktree: string, base: string, commit: string): Promise<string[]> {
-  const result = await gitResult(["diff", "--name-only", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", base, commit, "--"], { cwd: worktree, readOnly: true });
+  const result = await gitResult(["diff", "--name-only", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", base, commit, "--"], {
+    cwd: worktree,
+    readOnly: true,
+  });
   if (result.exitCode !== 0) throw new Error(`git diff failed in ${worktree}: ${result.tail.slice(-500)}`);
   return splitNul(result.stdout ?? Buffer.alloc(0)).filter((path) => path !== "");
 }

@@ -25,8 +25,24 @@ type OneTaskResult = { passed: true; attempt: number; commit: string } | SlotFai
 export async function runOneTask(run: StoryRun): Promise<StoryOutcome> {
   const { args, context } = run;
   const taskId = oneTaskId(run.runId);
-  await context.sink.emit({ kind: "task.planned", taskId, title: args.story.title, wave: 1, files: [], blockedBy: [], stages: run.taskStages.map((stage) => stage.id) });
-  const slot: Slot<OneTaskResult> = { taskId, worktreeId: taskId, base: args.baseRef, onStoryBranch: true, wave: 1, attempt: 1, land: (task: TaskRun, result: OneTaskResult) => landBlocked(run, task, result) };
+  await context.sink.emit({
+    kind: "task.planned",
+    taskId,
+    title: args.story.title,
+    wave: 1,
+    files: [],
+    blockedBy: [],
+    stages: run.taskStages.map((stage) => stage.id),
+  });
+  const slot: Slot<OneTaskResult> = {
+    taskId,
+    worktreeId: taskId,
+    base: args.baseRef,
+    onStoryBranch: true,
+    wave: 1,
+    attempt: 1,
+    land: (task: TaskRun, result: OneTaskResult) => landBlocked(run, task, result),
+  };
   const result = await inTaskSlot(run, slot, async (task): Promise<OneTaskResult> => {
     const attempts = await attemptTask(run, task, { attempt: 1 });
     if (!attempts.passed) return { passed: false, attempt: attempts.attempt, failureClass: attempts.failureClass, reason: attempts.reason };
@@ -47,7 +63,9 @@ export async function runOneTask(run: StoryRun): Promise<StoryOutcome> {
 async function landBlocked<R extends SlotOutcome>(run: StoryRun, task: TaskRun, result: R | SlotFailure): Promise<R | SlotFailure> {
   if (result.passed) return result;
   try {
-    const commit = await commitWorktree(task.worktree.path, storyCommitMessage(task.story, result.failureClass, result.reason), { stage: task.seatsLaunched > 0 });
+    const commit = await commitWorktree(task.worktree.path, storyCommitMessage(task.story, result.failureClass, result.reason), {
+      stage: task.seatsLaunched > 0,
+    });
     return { ...result, commit };
   } catch (error) {
     appendFileSync(join(run.layout.logs, "coordinator.log"), `commit of blocked work failed: ${String(error)}\n`);

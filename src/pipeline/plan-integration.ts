@@ -15,7 +15,9 @@ export type IntegrationResult = { passed: true; commit: string; worktree: string
 /** Runs the integration step in a fresh worktree of the merged story branch; its commit goes on top of `tip`. */
 export async function runIntegration(run: StoryRun, tip: string): Promise<IntegrationResult> {
   const taskId = INTEGRATION_TASK;
-  const result = await inTaskSlot(run, { taskId, worktreeId: `${run.runId}-${taskId}`, base: tip, wave: 0, attempt: 1 }, (task) => integrate(run, task, task.worktree));
+  const result = await inTaskSlot(run, { taskId, worktreeId: `${run.runId}-${taskId}`, base: tip, wave: 0, attempt: 1 }, (task) =>
+    integrate(run, task, task.worktree),
+  );
   return result.passed ? result : { passed: false, failureClass: result.failureClass, reason: result.reason };
 }
 
@@ -44,9 +46,17 @@ async function storyCleanClone(run: StoryRun, task: TaskRun, command: string): P
   const artifact = run.args.workflow.stages.find((candidate) => candidate.cleanClone !== undefined)?.cleanClone ?? CLEAN_CLONE_RESULT_FILE;
   const record = await runCleanClone(task, { id: stage }, 1, artifact, command);
   const failure: IntegrationResult | undefined = !record.ran
-    ? { passed: false, failureClass: "clean-clone-not-run", reason: `the clean-clone check of the merged branch could not run: ${record.reason ?? "no reason given"}` }
+    ? {
+        passed: false,
+        failureClass: "clean-clone-not-run",
+        reason: `the clean-clone check of the merged branch could not run: ${record.reason ?? "no reason given"}`,
+      }
     : !cleanClonePassed(record)
-      ? { passed: false, failureClass: "clean-clone-failed", reason: `the tasks passed on their own but the suite ${record.timedOut ? "timed out" : `exited ${record.exitCode ?? "without a code"}`} in a fresh clone of the merged story branch` }
+      ? {
+          passed: false,
+          failureClass: "clean-clone-failed",
+          reason: `the tasks passed on their own but the suite ${record.timedOut ? "timed out" : `exited ${record.exitCode ?? "without a code"}`} in a fresh clone of the merged story branch`,
+        }
       : undefined;
   await run.context.sink.emit({
     kind: "stage.finished",

@@ -17,7 +17,15 @@ export async function runPlanner(run: StoryRun, stages: readonly Stage[], base: 
   const first = stages[0];
   if (!first) throw new Error("runPlanner needs a plan-phase stage");
   const taskId = first.id;
-  await run.context.sink.emit({ kind: "task.planned", taskId, title: "Plan the story", wave: 0, files: [], blockedBy: [], stages: stages.map((stage) => stage.id) });
+  await run.context.sink.emit({
+    kind: "task.planned",
+    taskId,
+    title: "Plan the story",
+    wave: 0,
+    files: [],
+    blockedBy: [],
+    stages: stages.map((stage) => stage.id),
+  });
   let plan: Plan | undefined;
   const result = await inTaskSlot(run, { taskId, worktreeId: `${run.runId}-${taskId}`, base, wave: 0, attempt: 1 }, async (task) => {
     const attempts = await runAttempts(task, { stages, retryStage: taskId });

@@ -37,10 +37,26 @@ export async function runPlan(run: StoryRun, plan: Plan): Promise<StoryOutcome> 
   let tip = await ensureStoryBranch(args.repoDir, args.branch, args.baseRef);
   const kept = await mergedTasks(args.repoDir, tip);
   for (const task of plan.tasks) {
-    await sink.emit({ kind: "task.planned", taskId: task.id, title: task.title, wave: task.wave, files: task.files, blockedBy: task.blockedBy, stages: taskStages.map((stage) => stage.id) });
+    await sink.emit({
+      kind: "task.planned",
+      taskId: task.id,
+      title: task.title,
+      wave: task.wave,
+      files: task.files,
+      blockedBy: task.blockedBy,
+      stages: taskStages.map((stage) => stage.id),
+    });
   }
   const integrationStages = [...(args.config.test.command !== undefined ? [INTEGRATION_CLEAN_CLONE] : []), ...run.storyStages.map((stage) => stage.id)];
-  await sink.emit({ kind: "task.planned", taskId: INTEGRATION_TASK, title: "Merged story branch", wave: 0, files: [], blockedBy: plan.tasks.map((task) => task.id), stages: integrationStages });
+  await sink.emit({
+    kind: "task.planned",
+    taskId: INTEGRATION_TASK,
+    title: "Merged story branch",
+    wave: 0,
+    files: [],
+    blockedBy: plan.tasks.map((task) => task.id),
+    stages: integrationStages,
+  });
 
   const state = new Map<string, { outcome: "completed" | "blocked"; failureClass?: FailureClass; detail?: string }>();
   for (const id of kept) {
@@ -80,7 +96,9 @@ export async function runPlan(run: StoryRun, plan: Plan): Promise<StoryOutcome> 
           state.set(item.task.id, { outcome: "blocked", failureClass: result.failureClass, detail: result.reason });
           continue;
         }
-        const message = `Merge task ${item.task.id}: ${item.task.title.replace(/\s+/g, " ").trim()}`.slice(0, 72) + `\n\nStory: ${args.story.id}\n${TASK_TRAILER}: ${item.task.id}\n`;
+        const message =
+          `Merge task ${item.task.id}: ${item.task.title.replace(/\s+/g, " ").trim()}`.slice(0, 72) +
+          `\n\nStory: ${args.story.id}\n${TASK_TRAILER}: ${item.task.id}\n`;
         const merge = await mergeCommit(args.repoDir, tip, result.commit, message);
         if (merge.merged) {
           await advanceStoryBranch(args.repoDir, args.branch, tip, merge.commit);
@@ -106,7 +124,13 @@ export async function runPlan(run: StoryRun, plan: Plan): Promise<StoryOutcome> 
     const failureClass: FailureClass = run.args.signal?.aborted ? "interrupted" : (rootState?.failureClass ?? "interrupted");
     const lines = blocked.map((task) => `- ${task.id}: ${state.get(task.id)?.failureClass ?? "interrupted"}: ${state.get(task.id)?.detail ?? "did not run"}`);
     const detail = [`${blocked.length} of ${plan.tasks.length} tasks blocked:`, ...lines].join("\n");
-    return blockPlan(run, tip, failureClass, detail, blocked.map((task) => task.id));
+    return blockPlan(
+      run,
+      tip,
+      failureClass,
+      detail,
+      blocked.map((task) => task.id),
+    );
   }
   const integration = await runIntegration(run, tip);
   if (!integration.passed) return blockPlan(run, tip, integration.failureClass, integration.reason, []);
@@ -130,7 +154,16 @@ async function conflictFailed(run: StoryRun, item: Pending, attempt: number, con
     await sink.emit({ kind: "task.finished", taskId, outcome: "blocked", attempt, durationMs: 0, failureClass: "retry-ceiling", detail });
     return undefined;
   }
-  await sink.emit({ kind: "retry.scheduled", taskId, failedAttempt: attempt, nextAttempt: attempt + 1, fromStage, retryStage: run.taskRetryStage, failureClass: "base-conflict", reason });
+  await sink.emit({
+    kind: "retry.scheduled",
+    taskId,
+    failedAttempt: attempt,
+    nextAttempt: attempt + 1,
+    fromStage,
+    retryStage: run.taskRetryStage,
+    failureClass: "base-conflict",
+    reason,
+  });
   return { task: item.task, attempt: attempt + 1, retry: { attempt, stage: fromStage, failureClass: "base-conflict", reason } };
 }
 
@@ -146,6 +179,14 @@ export async function blockPlan(run: StoryRun, tip: string, failureClass: Failur
     appendFileSync(join(run.layout.logs, "coordinator.log"), `commit of the blocked story failed: ${String(error)}\n`);
   }
   await run.context.sink.emit({ kind: "story.blocked", failureClass, detail, blockedTasks, ...(commit ? { branch: args.branch, commit } : {}) });
-  return { status: "blocked", failureClass, detail, branch: args.branch, ...(commit ? { commit } : {}), runDir: run.layout.root, worktree: run.layout.root, blockedTasks };
+  return {
+    status: "blocked",
+    failureClass,
+    detail,
+    branch: args.branch,
+    ...(commit ? { commit } : {}),
+    runDir: run.layout.root,
+    worktree: run.layout.root,
+    blockedTasks,
+  };
 }
-

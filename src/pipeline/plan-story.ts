@@ -66,6 +66,13 @@ export async function runPlannedStory(base: StoryRunBase, plan: Plan | undefined
   const tip = await ensureStoryBranch(base.args.repoDir, base.args.branch, base.args.baseRef);
   const planners = planStages(workflow);
   const planned = await runPlanner(run, planners, tip);
-  if (!planned.passed) return blockPlan(run, tip, planned.failureClass, planned.reason, planners.slice(0, 1).map((stage) => stage.id));
+  if (!planned.passed)
+    return blockPlan(
+      run,
+      tip,
+      planned.failureClass,
+      planned.reason,
+      planners.slice(0, 1).map((stage) => stage.id),
+    );
   return runPlan(run, planned.plan);
 }

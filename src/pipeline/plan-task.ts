@@ -12,10 +12,8 @@ import { inTaskSlot } from "./task-slot.js";
 import type { StoryRun } from "./story-run.js";
 import type { TaskRun } from "./task.js";
 
-
 export type PlanTaskResult =
-  | { passed: true; attempt: number; commit: string; changed: string[] }
-  | { passed: false; attempt: number; failureClass: FailureClass; reason: string };
+  { passed: true; attempt: number; commit: string; changed: string[] } | { passed: false; attempt: number; failureClass: FailureClass; reason: string };
 
 export interface PlanTaskInput {
   task: PlanTask;
@@ -37,7 +35,11 @@ export function taskCommitMessage(storyId: string, task: Pick<PlanTask, "id" | "
  * once on the task's base, before its agents, so that a test command that cannot start is the
  * environment's and a red base is told from the task's own failure), then its attempts.
  */
-export async function attemptTask(run: StoryRun, task: TaskRun, options: Omit<AttemptsOptions, "stages" | "retryStage" | "startAttempt"> & { attempt: number }): Promise<AttemptsResult> {
+export async function attemptTask(
+  run: StoryRun,
+  task: TaskRun,
+  options: Omit<AttemptsOptions, "stages" | "retryStage" | "startAttempt"> & { attempt: number },
+): Promise<AttemptsResult> {
   const { attempt, ...rest } = options;
   const environment = await runBaseline(task, run.taskStages);
   if (environment) return { passed: false, attempt, failureClass: environment.failureClass, reason: environment.reason, infrastructure: true };
@@ -49,7 +51,14 @@ export async function runPlanTask(run: StoryRun, input: PlanTaskInput): Promise<
   const { args } = run;
   const { task } = input;
   const planContext = { id: task.id, title: task.title, description: task.description, files: task.files, earlier: input.earlier };
-  const slot = { taskId: task.id, worktreeId: `${run.runId}-${task.id}-${input.attempt}`, base: input.base, wave: task.wave, attempt: input.attempt, planContext };
+  const slot = {
+    taskId: task.id,
+    worktreeId: `${run.runId}-${task.id}-${input.attempt}`,
+    base: input.base,
+    wave: task.wave,
+    attempt: input.attempt,
+    planContext,
+  };
   const result = await inTaskSlot(run, slot, async (taskRun): Promise<PlanTaskResult> => {
     const own = taskRun.worktree;
     let commit = "";
@@ -60,10 +69,20 @@ export async function runPlanTask(run: StoryRun, input: PlanTaskInput): Promise<
       const outside = changed.filter((path) => !matchesAny(path, task.files));
       if (outside.length === 0) return undefined;
       const more = outside.length > 20 ? ` (and ${outside.length - 20} more)` : "";
-      return { failureClass: "scope-violation", reason: `task '${task.id}' changed files outside its declared files (${task.files.join(", ")}): ${outside.slice(0, 20).join(", ")}${more}` };
+      return {
+        failureClass: "scope-violation",
+        reason: `task '${task.id}' changed files outside its declared files (${task.files.join(", ")}): ${outside.slice(0, 20).join(", ")}${more}`,
+      };
     };
-    const attempts = await attemptTask(run, taskRun, { attempt: input.attempt, ...(input.retry ? { retry: input.retry } : {}), startAtRetryStage: input.attempt > 1, accept });
-    return attempts.passed ? { passed: true, attempt: attempts.attempt, commit, changed } : { passed: false, attempt: attempts.attempt, failureClass: attempts.failureClass, reason: attempts.reason };
+    const attempts = await attemptTask(run, taskRun, {
+      attempt: input.attempt,
+      ...(input.retry ? { retry: input.retry } : {}),
+      startAtRetryStage: input.attempt > 1,
+      accept,
+    });
+    return attempts.passed
+      ? { passed: true, attempt: attempts.attempt, commit, changed }
+      : { passed: false, attempt: attempts.attempt, failureClass: attempts.failureClass, reason: attempts.reason };
   });
   return result.passed ? result : { ...result, attempt: result.attempt ?? input.attempt };
 }

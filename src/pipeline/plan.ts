@@ -66,13 +66,18 @@ export function parsePlan(data: unknown, source: string): Plan {
   const raw = data as RawPlan;
   const seen = new Set<string>();
   raw.tasks.forEach((task, index) => {
-    if (task.id === INTEGRATION_TASK) throw new PlanError(source, `$.tasks[${index}].id`, `'${task.id}' is reserved for the story's integration step`, [task.id]);
+    if (task.id === INTEGRATION_TASK)
+      throw new PlanError(source, `$.tasks[${index}].id`, `'${task.id}' is reserved for the story's integration step`, [task.id]);
     if (seen.has(task.id)) throw new PlanError(source, `$.tasks[${index}].id`, `repeats the task id '${task.id}'`, [task.id]);
     seen.add(task.id);
   });
   raw.tasks.forEach((task, index) => {
     (task.blocked_by ?? []).forEach((blocker, at) => {
-      if (!seen.has(blocker)) throw new PlanError(source, `$.tasks[${index}].blocked_by[${at}]`, `task '${task.id}' is blocked by '${blocker}', which is not a task of the plan`, [task.id, blocker]);
+      if (!seen.has(blocker))
+        throw new PlanError(source, `$.tasks[${index}].blocked_by[${at}]`, `task '${task.id}' is blocked by '${blocker}', which is not a task of the plan`, [
+          task.id,
+          blocker,
+        ]);
       if (blocker === task.id) throw new PlanError(source, `$.tasks[${index}].blocked_by[${at}]`, `task '${task.id}' is blocked by itself`, [task.id]);
     });
   });

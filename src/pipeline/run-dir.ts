@@ -23,7 +23,10 @@ export interface RunLayout {
 
 /** A run id that sorts by time and does not collide: `20261129T190500Z-3fa2c1`. */
 export function newRunId(now: Date): string {
-  const stamp = now.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+  const stamp = now
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\.\d+Z$/, "Z");
   return `${stamp}-${randomBytes(3).toString("hex")}`;
 }
 

@@ -13,12 +13,18 @@ import type { TaskRun } from "./task.js";
 import type { Stage } from "./workflow-types.js";
 import type { SeatBinding } from "./seat-binding.js";
 
-
 /** How the seat ended: nothing wrong, or a failure (infrastructure when no agent could work). */
 export type SeatEnd = { ok: true } | { ok: false; failure: CheckFailure; infrastructure: boolean };
 
 /** Runs the seat of `stage`, re-running it once when the verdict is missing or invalid. */
-export async function runSeatOfStage(task: TaskRun, stage: Stage, attempt: number, seat: SeatBinding, promptFile: string, artifactDir: string): Promise<SeatEnd> {
+export async function runSeatOfStage(
+  task: TaskRun,
+  stage: Stage,
+  attempt: number,
+  seat: SeatBinding,
+  promptFile: string,
+  artifactDir: string,
+): Promise<SeatEnd> {
   const stageDir = task.layout.stageDir(attempt, stage.id);
   let prompt = promptFile;
   for (let run = 1; ; run += 1) {
@@ -34,7 +40,15 @@ export async function runSeatOfStage(task: TaskRun, stage: Stage, attempt: numbe
   }
 }
 
-async function launchOnce(task: TaskRun, stage: Stage, attempt: number, seat: SeatBinding, promptFile: string, artifactDir: string, logPath: string): Promise<SeatEnd> {
+async function launchOnce(
+  task: TaskRun,
+  stage: Stage,
+  attempt: number,
+  seat: SeatBinding,
+  promptFile: string,
+  artifactDir: string,
+  logPath: string,
+): Promise<SeatEnd> {
   const taskId = task.worktree.taskId;
   task.seatsLaunched += 1;
   const dispatched = await dispatchSeat(
@@ -79,11 +93,19 @@ async function launchOnce(task: TaskRun, stage: Stage, attempt: number, seat: Se
     return {
       ok: false,
       infrastructure: true,
-      failure: { failureClass: "agent-unavailable", reason: `no agent of the ${stage.seat ?? stage.id} seat could work (${[...new Set(tried)].join("; ")})${last ? `: ${last.message}` : ""}` },
+      failure: {
+        failureClass: "agent-unavailable",
+        reason: `no agent of the ${stage.seat ?? stage.id} seat could work (${[...new Set(tried)].join("; ")})${last ? `: ${last.message}` : ""}`,
+      },
     };
   }
   const result = dispatched.result;
-  if (result.timedOut) return { ok: false, infrastructure: false, failure: { failureClass: "agent-timeout", reason: `the ${stage.seat ?? stage.id} agent was stopped at its timeout (${seat.timeoutMs} ms)` } };
+  if (result.timedOut)
+    return {
+      ok: false,
+      infrastructure: false,
+      failure: { failureClass: "agent-timeout", reason: `the ${stage.seat ?? stage.id} agent was stopped at its timeout (${seat.timeoutMs} ms)` },
+    };
   if (result.exitCode !== 0) {
     const why = result.spawnError ?? `exited ${result.exitCode ?? "on a signal"}`;
     return { ok: false, infrastructure: false, failure: { failureClass: "agent-exit", reason: `the ${stage.seat ?? stage.id} agent ${why}` } };
@@ -103,4 +125,3 @@ function verdictRerunPrompt(original: string, problem: string, verdictPath: stri
     readFileSync(original, "utf8"),
   ].join("\n");
 }
-

@@ -128,7 +128,13 @@ function copy(snapshot: StorySnapshot): StorySnapshot {
   return {
     ...snapshot,
     stages: snapshot.stages.map((stage) => ({ ...stage })),
-    tasks: snapshot.tasks.map((task) => ({ ...task, stages: task.stages.map((stage) => ({ ...stage })), gates: { ...task.gates }, verdicts: { ...task.verdicts }, cleanClones: { ...task.cleanClones } })),
+    tasks: snapshot.tasks.map((task) => ({
+      ...task,
+      stages: task.stages.map((stage) => ({ ...stage })),
+      gates: { ...task.gates },
+      verdicts: { ...task.verdicts },
+      cleanClones: { ...task.cleanClones },
+    })),
   };
 }
 
@@ -156,7 +162,13 @@ export function reduceSnapshot(snapshot: StorySnapshot, event: HistoryEvent): St
     // The one task `run.started` announced: the story has no plan, and its task is already there.
     if (!next.planned && taskSnapshot(next, event.taskId)) return next;
     next.planned = true;
-    const task = { ...newTask(next, event.taskId, event.stages), title: event.title, wave: event.wave, files: [...event.files], blockedBy: [...event.blockedBy] };
+    const task = {
+      ...newTask(next, event.taskId, event.stages),
+      title: event.title,
+      wave: event.wave,
+      files: [...event.files],
+      blockedBy: [...event.blockedBy],
+    };
     next.tasks = [...next.tasks.filter((candidate) => candidate.id !== event.taskId), task];
     return next;
   }
@@ -164,7 +176,11 @@ export function reduceSnapshot(snapshot: StorySnapshot, event: HistoryEvent): St
   if (event.kind === "task.finished" && !next.planned) return next;
   let task = taskSnapshot(next, event.taskId);
   if (!task) {
-    task = newTask(next, event.taskId, next.stages.map((stage) => stage.id));
+    task = newTask(
+      next,
+      event.taskId,
+      next.stages.map((stage) => stage.id),
+    );
     next.tasks.push(task);
   }
   applyToTask(task, event);

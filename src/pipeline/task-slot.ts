@@ -73,7 +73,11 @@ export async function inTaskSlot<R extends SlotOutcome>(run: StoryRun, slot: Slo
     let task: TaskRun | undefined;
     try {
       worktree = await openTaskWorktree(run, slot);
-      task = taskRunOf(context, { taskId: slot.taskId, layout: run.taskLayout(slot.taskId), ...(slot.planContext ? { planContext: slot.planContext } : {}) }, worktree);
+      task = taskRunOf(
+        context,
+        { taskId: slot.taskId, layout: run.taskLayout(slot.taskId), ...(slot.planContext ? { planContext: slot.planContext } : {}) },
+        worktree,
+      );
       await ensureProvisioned(task, "worktree");
       result = await work(task);
     } catch (error) {
@@ -112,7 +116,10 @@ async function classifySlotError(run: StoryRun, taskId: string, error: unknown):
     const how = error.exitCode === null ? "did not finish" : `exited ${error.exitCode}`;
     // The detail reaches commit messages and GitHub: the log is named relative to the run
     // directory, never by a path of the App's machine.
-    return { failureClass: "workspace-provision-failed", reason: `provisioning \`${error.cmd ?? "(none)"}\` ${how}; log: ${relative(run.layout.root, error.logPath)} in the run directory` };
+    return {
+      failureClass: "workspace-provision-failed",
+      reason: `provisioning \`${error.cmd ?? "(none)"}\` ${how}; log: ${relative(run.layout.root, error.logPath)} in the run directory`,
+    };
   }
   // Stryker disable next-line ConditionalExpression: everything the pipeline throws is an Error
   return { failureClass: failureClassOf(error), reason: error instanceof Error ? error.message : String(error) };

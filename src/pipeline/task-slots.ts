@@ -99,7 +99,10 @@ export function inSlots<T, R>(items: readonly T[], limit: number, slots: TaskSlo
         next += 1;
         running += 1;
         void work(items[index] as T)
-          .then((result) => void (results[index] = result), (error: unknown) => void (failure ??= { error }))
+          .then(
+            (result) => void (results[index] = result),
+            (error: unknown) => void (failure ??= { error }),
+          )
           .finally(() => {
             running -= 1;
             if (own) ownBusy = false;

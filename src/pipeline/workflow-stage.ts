@@ -23,12 +23,20 @@ export function seatProblem(stage: RawStage, kind: string, seated: boolean): Sta
  * artifacts first, every artifact schema known, the verdict one of the artifacts, the
  * templates present and using only known placeholders.
  */
-export function loadStage(source: string, at: string, stage: RawStage, kind: string, required: readonly ArtifactSpec[], knownSchemas: ReadonlySet<string>): Stage {
+export function loadStage(
+  source: string,
+  at: string,
+  stage: RawStage,
+  kind: string,
+  required: readonly ArtifactSpec[],
+  knownSchemas: ReadonlySet<string>,
+): Stage {
   const declared = stage.artifacts ?? [];
   // What the kind always requires (a planner's plan.json) comes first, unless the stage declares it itself.
   const artifacts = [...required.filter((spec) => !declared.some((artifact) => artifact.name === spec.name)), ...declared];
   artifacts.forEach((artifact, artifactIndex) => {
-    if (!knownSchemas.has(artifact.schema)) throw new WorkflowError(source, `${at}.artifacts[${artifactIndex}].schema`, `names no known schema ('${artifact.schema}')`);
+    if (!knownSchemas.has(artifact.schema))
+      throw new WorkflowError(source, `${at}.artifacts[${artifactIndex}].schema`, `names no known schema ('${artifact.schema}')`);
   });
   if (stage.verdict !== undefined && !artifacts.some((artifact) => artifact.name === stage.verdict)) {
     throw new WorkflowError(source, `${at}.verdict`, `names '${stage.verdict}', which is not one of the stage's artifacts`);
@@ -56,7 +64,8 @@ function loadTemplate(source: string, at: string, prompt: string): { path: strin
   if (!path) throw new WorkflowError(source, at, `names a template that does not exist ('${prompt}')`);
   const text = readFileSync(path, "utf8");
   const unknown = parseTemplate(text).unknown;
-  if (unknown.length > 0) throw new WorkflowError(source, at, `template ${path} uses unknown placeholder(s) ${unknown.map((name) => `{{${name}}}`).join(", ")}`);
+  if (unknown.length > 0)
+    throw new WorkflowError(source, at, `template ${path} uses unknown placeholder(s) ${unknown.map((name) => `{{${name}}}`).join(", ")}`);
   return { path, text };
 }
 

@@ -39,7 +39,12 @@ export function loadWorkflow(path: string = DEFAULT_WORKFLOW_PATH): Workflow {
     seen.add(stage.id);
     const kindName = stage.kind ?? DEFAULT_STAGE_KIND;
     const kind = stageKinds().get(kindName);
-    if (!kind) throw new WorkflowError(source, `${at}.kind`, `of stage '${stage.id}' names no stage kind ('${kindName}'); the kinds are ${[...stageKinds().keys()].sort().join(", ")}`);
+    if (!kind)
+      throw new WorkflowError(
+        source,
+        `${at}.kind`,
+        `of stage '${stage.id}' names no stage kind ('${kindName}'); the kinds are ${[...stageKinds().keys()].sort().join(", ")}`,
+      );
     const problem = kind.validate(stage, index) ?? seatProblem(stage, kindName, kind.seated);
     if (problem) throw new WorkflowError(source, `${at}.${problem.field}`, problem.problem);
     return loadStage(source, at, kind.normalize?.(stage) ?? stage, kindName, kind.artifacts, known);

@@ -24,7 +24,11 @@ export class DeliveryLog {
   private endWindow: (() => void) | undefined;
   private closing = false;
 
-  private constructor(private readonly path: string, private readonly bound: number, private handle: FileHandle) {}
+  private constructor(
+    private readonly path: string,
+    private readonly bound: number,
+    private handle: FileHandle,
+  ) {}
 
   /** Opens (or creates) the log and loads the newest `bound` ids; a torn last line is ignored. */
   static async open(path: string, bound = DEFAULT_DELIVERY_MEMORY): Promise<DeliveryLog> {
@@ -137,5 +141,5 @@ export class DeliveryLog {
 
 /** Writes every byte of `data` to a descriptor opened for appending. */
 function appendAll(fd: number, data: Buffer): void {
-  for (let offset = 0; offset < data.length; ) offset += writeSync(fd, data, offset, data.length - offset);
+  for (let offset = 0; offset < data.length;) offset += writeSync(fd, data, offset, data.length - offset);
 }

@@ -143,7 +143,10 @@ export class EmbeddedQueue implements StoryQueue {
     this.worker = worker;
     const every = this.options.rescanMs ?? 2000;
     this.timer = setInterval(() => {
-      void this.rescan().then(() => this.schedulePump(), (error: unknown) => this.logError("rescan", error));
+      void this.rescan().then(
+        () => this.schedulePump(),
+        (error: unknown) => this.logError("rescan", error),
+      );
     }, every);
     this.timer.unref();
     this.schedulePump();

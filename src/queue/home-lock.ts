@@ -16,7 +16,11 @@ export const HOME_LOCK_FILE = "harness.lock";
 /** Thrown when another live process holds the data directory. */
 export class HarnessHomeInUseError extends Error {
   readonly failureClass = "environment" satisfies FailureClass;
-  constructor(readonly harnessHome: string, readonly holder: LockOwner | undefined, since: string | undefined) {
+  constructor(
+    readonly harnessHome: string,
+    readonly holder: LockOwner | undefined,
+    since: string | undefined,
+  ) {
     super(
       `HARNESS_HOME ${harnessHome} is in use by another story-harness process` +
         `${holder ? ` (pid ${holder.pid}${since ? `, since ${since}` : ""})` : ""}; ` +

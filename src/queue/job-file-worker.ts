@@ -20,14 +20,28 @@ const THREAD = new URL("./job-file-thread.js", import.meta.url);
 /** One file as read by the worker: its text, or why it could not be read. */
 export type ReadResult = { text: string } | { code: string; message: string };
 
-interface WriteError { message: string; code?: string }
+interface WriteError {
+  message: string;
+  code?: string;
+}
 
 /** The thread's answers, by the kind of message asked (see job-file-thread.js). */
-interface WriteReply { id: number; /** Per write of a batch, in order: null when it was written. */ errors: (WriteError | null)[] }
-interface ReadReply { id: number; files: ReadResult[] }
+interface WriteReply {
+  id: number;
+  /** Per write of a batch, in order: null when it was written. */ errors: (WriteError | null)[];
+}
+interface ReadReply {
+  id: number;
+  files: ReadResult[];
+}
 type Reply = { id: number } | WriteReply | ReadReply;
 
-interface Write { path: string; data: string; resolve: () => void; reject: (error: Error) => void }
+interface Write {
+  path: string;
+  data: string;
+  resolve: () => void;
+  reject: (error: Error) => void;
+}
 
 /** A worker thread that writes job files atomically and reads them in bulk; see the file's comment for when a write is durable. */
 export class JobFileWorker {
@@ -74,13 +88,14 @@ export class JobFileWorker {
     const writes = this.batch.splice(0);
     if (writes.length === 0) return;
     this.ask<WriteReply>({ kind: "write", writes: writes.map(({ path, data }) => ({ path, data })) }).then(
-      (reply) => writes.forEach((write, index) => {
-        const failed = reply.errors[index];
-        if (!failed) return write.resolve();
-        const error = new Error(failed.message) as NodeJS.ErrnoException;
-        if (failed.code) error.code = failed.code;
-        write.reject(error);
-      }),
+      (reply) =>
+        writes.forEach((write, index) => {
+          const failed = reply.errors[index];
+          if (!failed) return write.resolve();
+          const error = new Error(failed.message) as NodeJS.ErrnoException;
+          if (failed.code) error.code = failed.code;
+          write.reject(error);
+        }),
       (error: Error) => writes.forEach((write) => write.reject(error)),
     );
   }
@@ -106,7 +121,9 @@ export class JobFileWorker {
   }
 
   /** Sends one message; the thread keeps the process up until its answer (or its failure) came. */
-  private ask<T extends Reply>(message: { kind: "write"; writes: { path: string; data: string }[] } | { kind: "read"; paths: readonly string[] } | { kind: "flush" }): Promise<T> {
+  private ask<T extends Reply>(
+    message: { kind: "write"; writes: { path: string; data: string }[] } | { kind: "read"; paths: readonly string[] } | { kind: "flush" },
+  ): Promise<T> {
     if (this.failure) return Promise.reject(this.failure);
     // Stryker disable next-line AssignmentOperator: ids only need to differ from each other; counting down does too
     const id = (this.nextId += 1);

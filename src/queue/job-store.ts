@@ -53,7 +53,10 @@ export class JobStore {
   private writer: JobFileWorker | undefined;
   private wal: WriteAheadLog | undefined;
 
-  constructor(readonly queueDir: string, private readonly options: JobStoreOptions = {}) {
+  constructor(
+    readonly queueDir: string,
+    private readonly options: JobStoreOptions = {},
+  ) {
     this.jobsDir = join(queueDir, "jobs");
     this.locksDir = join(queueDir, "locks");
   }
@@ -71,7 +74,11 @@ export class JobStore {
         dir: walDir,
         locksDir: this.locksDir,
         ...(this.options.walSegmentBytes ? { segmentBytes: this.options.walSegmentBytes } : {}),
-        hasFile: (id) => access(this.jobPath(id)).then(() => true, () => false),
+        hasFile: (id) =>
+          access(this.jobPath(id)).then(
+            () => true,
+            () => false,
+          ),
         materialise: (jobs) => this.materialise(jobs),
       });
     }
@@ -153,7 +160,14 @@ export class JobStore {
     const readChunk = (chunk: string[]): Promise<ReadResult[]> =>
       this.writer
         ? this.writer.read(chunk.map((id) => join(this.jobsDir, `${id}.json`)))
-        : Promise.all(chunk.map((id) => readFile(join(this.jobsDir, `${id}.json`), "utf8").then((text) => ({ text }), (error: NodeJS.ErrnoException) => ({ code: String(error.code), message: error.message }))));
+        : Promise.all(
+            chunk.map((id) =>
+              readFile(join(this.jobsDir, `${id}.json`), "utf8").then(
+                (text) => ({ text }),
+                (error: NodeJS.ErrnoException) => ({ code: String(error.code), message: error.message }),
+              ),
+            ),
+          );
     // A few chunks in flight: the worker reads the next ones while this thread parses one.
     const inFlight = chunks.slice(0, READS_IN_FLIGHT).map(readChunk);
     for (const [number, chunk] of chunks.entries()) {
@@ -221,7 +235,10 @@ export class JobStore {
 
 /** A job file that cannot be read as a job. */
 export class UnreadableJobError extends Error {
-  constructor(readonly jobId: string, readonly reason: string) {
+  constructor(
+    readonly jobId: string,
+    readonly reason: string,
+  ) {
     super(`unreadable job file ${reason}`);
     this.name = "UnreadableJobError";
   }

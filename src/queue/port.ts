@@ -44,9 +44,7 @@ export interface StoryJob {
   enqueuedAt: string;
 }
 
-export type EnqueueOutcome =
-  | { accepted: true; jobId: string }
-  | { accepted: false; reason: "duplicate-delivery" | "already-active" };
+export type EnqueueOutcome = { accepted: true; jobId: string } | { accepted: false; reason: "duplicate-delivery" | "already-active" };
 
 /**
  * The producer side, all a webhook handler needs: put work in, ask whether a story has work.

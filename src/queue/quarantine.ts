@@ -39,9 +39,7 @@ export function salvageStory(text: string): QuarantinedStory | undefined {
 
 /** Reads what it can of a story job's data (however damaged): installation, repository and issue number. */
 export function salvageJobStory(value: unknown): QuarantinedStory | undefined {
-  const job = value as
-    | { installationId?: unknown; repository?: { owner?: unknown; name?: unknown }; issue?: { number?: unknown } }
-    | undefined;
+  const job = value as { installationId?: unknown; repository?: { owner?: unknown; name?: unknown }; issue?: { number?: unknown } } | undefined;
   const installationId = job?.installationId;
   const owner = job?.repository?.owner;
   const repo = job?.repository?.name;
@@ -94,5 +92,8 @@ export async function listQuarantine(queueDir: string): Promise<string[]> {
 
 async function exists(path: string): Promise<boolean> {
   // Stryker disable next-line ArrowFunction: a failed stat answering undefined instead of false is as falsy to the loop that asks
-  return stat(path).then(() => true, () => false);
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
 }

@@ -17,7 +17,11 @@ const MAX_NAMED_FILES = 50;
 export class BaseConflictError extends Error {
   readonly failureClass = "base-conflict" satisfies FailureClass;
 
-  constructor(readonly branch: string, readonly defaultBranch: string, readonly files: readonly string[]) {
+  constructor(
+    readonly branch: string,
+    readonly defaultBranch: string,
+    readonly files: readonly string[],
+  ) {
     super(baseConflictDetail(branch, defaultBranch, files));
     this.name = "BaseConflictError";
   }
@@ -51,7 +55,12 @@ export async function mergeDefaultBranch(args: { repoDir: string; branch: string
     if (!story || !base) return { state: "up-to-date" } as const;
     const contained = await gitResult(["merge-base", "--is-ancestor", base, story], { cwd: repoDir, readOnly: true });
     if (contained.exitCode === 0) return { state: "up-to-date" } as const;
-    const result = await mergeCommit(repoDir, story, base, `Merge ${defaultBranch} into ${branch}\n\nstory-harness brought the story branch up to date with ${defaultBranch} before re-admitting it.\n`);
+    const result = await mergeCommit(
+      repoDir,
+      story,
+      base,
+      `Merge ${defaultBranch} into ${branch}\n\nstory-harness brought the story branch up to date with ${defaultBranch} before re-admitting it.\n`,
+    );
     if (!result.merged) throw new BaseConflictError(branch, defaultBranch, result.conflicts);
     // Refused if anything moved the branch meanwhile.
     await git(["update-ref", `refs/heads/${branch}`, result.commit, story], { cwd: repoDir });

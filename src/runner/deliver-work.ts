@@ -71,7 +71,10 @@ export async function deliverStoryWork(args: DeliverArgs): Promise<DeliveredEnd>
       await outbox.discard(story, PUSH_SLOT);
       const kept = existsSync(join(outcome.runDir, UNPUSHED_BUNDLE));
       const was = outcome.status === "completed" ? "completed" : `blocked (${outcome.failureClass ?? "unknown"})`;
-      await reporter.block({ failureClass: "push-refused", detail: renderPushRefusedDetail({ branch: pull.branch, sha: tip, refusal, was, bundle: { kept, name: UNPUSHED_BUNDLE } }) });
+      await reporter.block({
+        failureClass: "push-refused",
+        detail: renderPushRefusedDetail({ branch: pull.branch, sha: tip, refusal, was, bundle: { kept, name: UNPUSHED_BUNDLE } }),
+      });
       return { status: "blocked", failureClass: "push-refused" };
     }
     if (state === "pending" && !args.durable) {
@@ -87,5 +90,10 @@ export async function deliverStoryWork(args: DeliverArgs): Promise<DeliveredEnd>
   if (outcome.status === "completed") {
     await reporter.markReadyForReview(pull.pullNodeId);
   }
-  return { status: outcome.status, ...(outcome.failureClass ? { failureClass: outcome.failureClass } : {}), ...(pushWaiting ? { pushWaiting } : {}), ...(handedOff ? { handedOff } : {}) };
+  return {
+    status: outcome.status,
+    ...(outcome.failureClass ? { failureClass: outcome.failureClass } : {}),
+    ...(pushWaiting ? { pushWaiting } : {}),
+    ...(handedOff ? { handedOff } : {}),
+  };
 }

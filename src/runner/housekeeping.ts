@@ -14,7 +14,10 @@ export const DEFAULT_MIN_FREE_MB = 1024;
 /** A housekeeping setting that cannot be used; names the variable. */
 export class HousekeepingSettingsError extends Error {
   readonly failureClass = "environment" satisfies FailureClass;
-  constructor(readonly variable: string, value: string) {
+  constructor(
+    readonly variable: string,
+    value: string,
+  ) {
     super(`${variable}=${JSON.stringify(value)} must be a positive integer`);
     this.name = "HousekeepingSettingsError";
   }

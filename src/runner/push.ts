@@ -33,7 +33,10 @@ export function isRefusal(stderr: string): boolean {
 
 /** GitHub's words about a refusal: the `remote:` lines and the rejection, without git's noise. */
 export function refusalMessage(stderr: string): string {
-  const lines = stderr.split("\n").map((line) => line.trimEnd()).filter((line) => /^remote:|rejected|declined|^error:/i.test(line.trim()));
+  const lines = stderr
+    .split("\n")
+    .map((line) => line.trimEnd())
+    .filter((line) => /^remote:|rejected|declined|^error:/i.test(line.trim()));
   return (lines.length > 0 ? lines : stderr.split("\n")).join("\n").trim().slice(0, 4000);
 }
 

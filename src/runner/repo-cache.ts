@@ -50,7 +50,11 @@ export async function syncRepoCache(args: RepoCacheArgs): Promise<string> {
   return repositoryLocks.with(dir, async () => {
     // No automatic gc or maintenance after the fetch: the cache's gc runs below, and only when due.
     const fetch = async (): Promise<string> => {
-      const output = await git([...NO_AUTO_MAINTENANCE, "fetch", "--quiet", "--prune", "origin", ...refspecs(args.branches)], { cwd: dir, env: args.authEnv, timeoutMs: NETWORK_TIMEOUT_MS });
+      const output = await git([...NO_AUTO_MAINTENANCE, "fetch", "--quiet", "--prune", "origin", ...refspecs(args.branches)], {
+        cwd: dir,
+        env: args.authEnv,
+        timeoutMs: NETWORK_TIMEOUT_MS,
+      });
       // A gc that fails leaves the cache as it was: the story goes on, as after git's own auto gc.
       await maintainRepoCache(dir).catch(() => false);
       return output;
@@ -69,8 +73,12 @@ export async function syncRepoCache(args: RepoCacheArgs): Promise<string> {
       }
     }
     originUrls.delete(dir);
-    const usable = existsSync(join(dir, "HEAD")) &&
-      (await git(["remote", "set-url", "origin", args.cloneUrl], { cwd: dir }).then(() => true, () => false));
+    const usable =
+      existsSync(join(dir, "HEAD")) &&
+      (await git(["remote", "set-url", "origin", args.cloneUrl], { cwd: dir }).then(
+        () => true,
+        () => false,
+      ));
     // A cache left half-made by a crash is made again rather than trusted.
     if (!usable) await createCache(dir, args.cloneUrl);
     await fetch();
@@ -102,17 +110,27 @@ async function cacheHolds(dir: string, branches: NonNullable<RepoCacheArgs["bran
   // Stryker disable next-line BooleanLiteral: for-each-ref takes no optional lock either way; readOnly says what the call promises
   const listed = await git(["for-each-ref", "--format=%(objectname) %(refname)", ...patterns], { cwd: dir, readOnly: true }).catch(() => undefined);
   if (listed === undefined) return false;
-  const held = new Map(listed.split("\n").filter(Boolean).map((line) => {
-    const space = line.indexOf(" ");
-    return [line.slice(space + 1 + base.length), line.slice(0, space)] as const;
-  }));
+  const held = new Map(
+    listed
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => {
+        const space = line.indexOf(" ");
+        return [line.slice(space + 1 + base.length), line.slice(0, space)] as const;
+      }),
+  );
   return held.size === tips.size && [...tips].every(([name, sha]) => held.get(name) === sha);
 }
 
 /** Brings one branch of the remote into the cache (`refs/remotes/origin/<branch>`), as the story's fetch would. */
 export async function fetchRemoteBranch(dir: string, branch: string, authEnv: Record<string, string>): Promise<void> {
   await repositoryLocks.with(dir, () =>
-    git([...NO_AUTO_MAINTENANCE, "fetch", "--quiet", "origin", `+refs/heads/${branch}:refs/remotes/origin/${branch}`], { cwd: dir, env: authEnv, timeoutMs: NETWORK_TIMEOUT_MS }));
+    git([...NO_AUTO_MAINTENANCE, "fetch", "--quiet", "origin", `+refs/heads/${branch}:refs/remotes/origin/${branch}`], {
+      cwd: dir,
+      env: authEnv,
+      timeoutMs: NETWORK_TIMEOUT_MS,
+    }),
+  );
 }
 
 /** Records in the cache that the remote's `branch` is `sha` (a commit the cache has): what a fetch of it would set. */

@@ -1,6 +1,22 @@
-import { announceNotices, commentNotice, postNotices, renderAlreadyCompleted, renderPushStillWaiting, renderSandboxUnavailable, renderTooManyInterruptions } from "../github/report/index.js";
+import {
+  announceNotices,
+  commentNotice,
+  postNotices,
+  renderAlreadyCompleted,
+  renderPushStillWaiting,
+  renderSandboxUnavailable,
+  renderTooManyInterruptions,
+} from "../github/report/index.js";
 import { storyBranch, isCompletedStory } from "../github/index.js";
-import { HARNESS_CONFIG_PATH, storyGitHub, untilGitHubAnswers, type AppOctokit, type GitHubDownOptions, type ReporterTarget, type StoryGitHub } from "../github/story/index.js";
+import {
+  HARNESS_CONFIG_PATH,
+  storyGitHub,
+  untilGitHubAnswers,
+  type AppOctokit,
+  type GitHubDownOptions,
+  type ReporterTarget,
+  type StoryGitHub,
+} from "../github/story/index.js";
 import { PUSH_SLOT, type Outbox } from "../outbox/index.js";
 import type { JobLease, JobWorker } from "../queue/index.js";
 import { TaskSlots, type FailureClass, type HarnessConfig, type RunStoryArgs, type StoryOutcome, type Workflow } from "../pipeline/index.js";
@@ -26,7 +42,6 @@ export interface PipelinePort {
   parseHarnessConfig(text: string, source: string): HarnessConfig;
   defaultConfig: HarnessConfig;
 }
-
 
 export interface StoryRunnerDeps {
   /** The App-level octokit (JWT), from which installation tokens are made. */
@@ -85,13 +100,22 @@ export function createStoryRunner(deps: StoryRunnerDeps): JobWorker {
 
 /** Why a story stopped before or outside the pipeline, with the class it is reported under. */
 class StoryStop extends Error {
-  constructor(readonly failureClass: FailureClass, message: string) {
+  constructor(
+    readonly failureClass: FailureClass,
+    message: string,
+  ) {
     super(message);
     this.name = "StoryStop";
   }
 }
 
-async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSignal, sandboxStatus: () => Promise<SandboxStatus>, slots: TaskSlots): Promise<void> {
+async function runJob(
+  deps: StoryRunnerDeps,
+  lease: JobLease,
+  signal: AbortSignal,
+  sandboxStatus: () => Promise<SandboxStatus>,
+  slots: TaskSlots,
+): Promise<void> {
   const { job } = lease;
   const { owner, name: repo } = job.repository;
   const log = deps.log;
@@ -101,7 +125,16 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
   let announcing: Promise<void> | undefined;
   let alreadyCompleted = false;
   // Everything this story asks of GitHub, with tokens for this one repository, each with only what its use needs: reporting, and git.
-  const github: StoryGitHub = storyGitHub({ appOctokit: deps.appOctokit, installationId: job.installationId, repository: { id: job.repository.id, owner, name: repo }, throttle: deps.githubThrottle !== false, ...(deps.appSecrets ? { appSecrets: deps.appSecrets } : {}) }, job.issue.number);
+  const github: StoryGitHub = storyGitHub(
+    {
+      appOctokit: deps.appOctokit,
+      installationId: job.installationId,
+      repository: { id: job.repository.id, owner, name: repo },
+      throttle: deps.githubThrottle !== false,
+      ...(deps.appSecrets ? { appSecrets: deps.appSecrets } : {}),
+    },
+    job.issue.number,
+  );
   const { story, redact } = github;
   // Without the App's outbox (a test, a tool), one in memory that tries each notice once.
   let memoryOutbox: Promise<Outbox> | undefined;
@@ -115,33 +148,42 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
     let remoteTips: Map<string, string> | undefined;
     // The story's first GitHub calls; while GitHub is down (5xx, refused, retry-after) the job
     // waits and asks again with backoff instead of failing, so it stays queued.
-    const opened = await untilGitHubAnswers(async () => {
-      await github.connect();
-      // Asked at once, acted on in order: the admission, the git token, and (for a label) the
-      // story's pull request are independent reads, so the job waits for one round trip, not three.
-      const admitted = github.confirmAdmission(job, log);
-      const gitToken = github.gitAuthEnv();
-      const lookup = job.kind === "start" ? github.findStoryPull(job.issue.number) : Promise.resolve(undefined);
-      // Read with the same round trip; no answer only means the cache fetches, as it always did.
-      const tips = github.branchTips({ defaultBranch: branches.exact, prefix: branches.prefix }).catch(() => undefined);
-      // A refusal, or the answer that fails first, decides; the others' failures are then nobody's.
-      gitToken.catch(() => undefined);
-      lookup.catch(() => undefined);
-      // Whoever queued the job must still have write access now; otherwise the issue is told and nothing starts.
-      if (!(await admitted)) return "not-admitted";
-      await gitToken;
-      // A label on a story that already completed starts nothing: asked here, before any clone,
-      // so the webhook handler never waits on GitHub.
-      const existing = await lookup;
-      if (existing && isCompletedStory(existing)) {
-        await postNotices(outbox(), story, [commentNotice(`comment:already-completed:${job.deliveryId}`, job.issue.number, renderAlreadyCompleted(job.issue.number, existing.url))], log);
-        log.info({ story: job.storyKey, pull: existing.number }, "story already completed; nothing started");
-        return "completed";
-      }
-      noPullYet = job.kind === "start" && existing === undefined;
-      remoteTips = await tips;
-      return "open";
-    }, signal, { log, what: { story: job.storyKey }, ...deps.githubDown });
+    const opened = await untilGitHubAnswers(
+      async () => {
+        await github.connect();
+        // Asked at once, acted on in order: the admission, the git token, and (for a label) the
+        // story's pull request are independent reads, so the job waits for one round trip, not three.
+        const admitted = github.confirmAdmission(job, log);
+        const gitToken = github.gitAuthEnv();
+        const lookup = job.kind === "start" ? github.findStoryPull(job.issue.number) : Promise.resolve(undefined);
+        // Read with the same round trip; no answer only means the cache fetches, as it always did.
+        const tips = github.branchTips({ defaultBranch: branches.exact, prefix: branches.prefix }).catch(() => undefined);
+        // A refusal, or the answer that fails first, decides; the others' failures are then nobody's.
+        gitToken.catch(() => undefined);
+        lookup.catch(() => undefined);
+        // Whoever queued the job must still have write access now; otherwise the issue is told and nothing starts.
+        if (!(await admitted)) return "not-admitted";
+        await gitToken;
+        // A label on a story that already completed starts nothing: asked here, before any clone,
+        // so the webhook handler never waits on GitHub.
+        const existing = await lookup;
+        if (existing && isCompletedStory(existing)) {
+          await postNotices(
+            outbox(),
+            story,
+            [commentNotice(`comment:already-completed:${job.deliveryId}`, job.issue.number, renderAlreadyCompleted(job.issue.number, existing.url))],
+            log,
+          );
+          log.info({ story: job.storyKey, pull: existing.number }, "story already completed; nothing started");
+          return "completed";
+        }
+        noPullYet = job.kind === "start" && existing === undefined;
+        remoteTips = await tips;
+        return "open";
+      },
+      signal,
+      { log, what: { story: job.storyKey }, ...deps.githubDown },
+    );
     if (opened === "not-admitted" || opened === "completed") {
       alreadyCompleted = true; // nothing started: the reply on the issue is the whole report
       return;
@@ -165,18 +207,36 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
     const configText = github.harnessConfigText(job.repository.defaultBranch);
     configText.catch(() => undefined); // its failure is the story's where it is read, not an unhandled rejection
     const authEnv = await github.gitAuthEnv();
-    const repoDir = await syncRepoCache({ harnessHome: deps.harnessHome, owner, name: repo, cloneUrl: job.repository.cloneUrl, authEnv, branches, ...(remoteTips ? { remoteTips } : {}) });
-    const untilAnswered = <T>(work: () => Promise<T>): Promise<T> => untilGitHubAnswers(work, signal, { log, what: { story: job.storyKey }, ...deps.githubDown });
+    const repoDir = await syncRepoCache({
+      harnessHome: deps.harnessHome,
+      owner,
+      name: repo,
+      cloneUrl: job.repository.cloneUrl,
+      authEnv,
+      branches,
+      ...(remoteTips ? { remoteTips } : {}),
+    });
+    const untilAnswered = <T>(work: () => Promise<T>): Promise<T> =>
+      untilGitHubAnswers(work, signal, { log, what: { story: job.storyKey }, ...deps.githubDown });
     pull = await ensureStoryPull({ github, repoDir, defaultBranch: job.repository.defaultBranch, issue: job.issue, authEnv, noPullYet, untilAnswered });
-    const reporter = deps.createReporter(github.reporterTarget({ pullNumber: pull.pullNumber, issueNumber: job.issue.number, headSha: pull.headSha, log, ...(job.issue.updatedAt ? { revision: job.issue.updatedAt } : {}) }));
+    const reporter = deps.createReporter(
+      github.reporterTarget({
+        pullNumber: pull.pullNumber,
+        issueNumber: job.issue.number,
+        headSha: pull.headSha,
+        log,
+        ...(job.issue.updatedAt ? { revision: job.issue.updatedAt } : {}),
+      }),
+    );
     // The end is held until the work is pushed (deliverStoryWork): a conclusion never claims what was not delivered.
     tracker = new TrackingReporter(reporter, (error) => log.warn({ err: describe(error, redact) }, "reporting failed"), true);
     if (pull.opened) {
       const opened = pull;
       // After the first check run, so that under GitHub.com's client-side pacing (one write a second) the check run comes first.
       tracker.afterFirstEvent = () => {
-        announcing = postNotices(outbox(), story, announceNotices(job.issue.number, opened), log)
-          .catch((error: unknown) => log.warn({ err: describe(error, redact) }, "announcing the story failed"));
+        announcing = postNotices(outbox(), story, announceNotices(job.issue.number, opened), log).catch((error: unknown) =>
+          log.warn({ err: describe(error, redact) }, "announcing the story failed"),
+        );
       };
     }
     const workflow = deps.pipeline.loadWorkflow();
@@ -190,39 +250,54 @@ async function runJob(deps: StoryRunnerDeps, lease: JobLease, signal: AbortSigna
     // A re-admitted story runs on the default branch as it is now (a conflict blocks it as base-conflict).
     if (job.kind === "retry-blocked") {
       const merged = await mergeDefaultBranch({ repoDir, branch: pull.branch, defaultBranch: job.repository.defaultBranch });
-      if (merged.state === "merged") log.info({ story: job.storyKey, base: merged.base, merge: merged.commit }, "story branch brought up to date with the default branch");
+      if (merged.state === "merged")
+        log.info({ story: job.storyKey, base: merged.base, merge: merged.commit }, "story branch brought up to date with the default branch");
     }
     // The story's own slot; its plan's further tasks take the runner's free ones (`slots`).
     const ownSlot = await slots.acquire(signal);
-    const outcome = await deps.pipeline.runStory({
-      repoDir,
-      story: { id: storyKey(job.repository.owner, job.repository.name, job.issue.number), title: job.issue.title, body: job.issue.body },
-      branch: pull.branch,
-      baseRef: `refs/remotes/origin/${pull.branch}`,
-      config,
-      configSource: HARNESS_CONFIG_PATH,
-      workflow,
-      harnessHome: deps.harnessHome,
-      reporter: tracker,
-      agentEnvAllow: deps.agentEnvAllow,
-      readmission,
-      signal,
-      sandbox: deps.sandbox,
-      ...(deps.taskSlots !== undefined ? { taskSlots: deps.taskSlots } : {}),
-      slots,
-    }).finally(() => ownSlot.release());
+    const outcome = await deps.pipeline
+      .runStory({
+        repoDir,
+        story: { id: storyKey(job.repository.owner, job.repository.name, job.issue.number), title: job.issue.title, body: job.issue.body },
+        branch: pull.branch,
+        baseRef: `refs/remotes/origin/${pull.branch}`,
+        config,
+        configSource: HARNESS_CONFIG_PATH,
+        workflow,
+        harnessHome: deps.harnessHome,
+        reporter: tracker,
+        agentEnvAllow: deps.agentEnvAllow,
+        readmission,
+        signal,
+        sandbox: deps.sandbox,
+        ...(deps.taskSlots !== undefined ? { taskSlots: deps.taskSlots } : {}),
+        slots,
+      })
+      .finally(() => ownSlot.release());
     // The work is pushed whatever the outcome: a blocked story's work so far is worth a look.
     const end = await deliverStoryWork({
-      repoDir, pull, outcome, outbox: await outbox(), story: { ...story, pullNumber: pull.pullNumber }, repositoryId: job.repository.id, durable: deps.outbox !== undefined, reporter: tracker, signal,
+      repoDir,
+      pull,
+      outcome,
+      outbox: await outbox(),
+      story: { ...story, pullNumber: pull.pullNumber },
+      repositoryId: job.repository.id,
+      durable: deps.outbox !== undefined,
+      reporter: tracker,
+      signal,
     });
-    if (end.pushWaiting) log.warn({ story: job.storyKey }, "the push waits in the outbox (GitHub could not take it yet); the story's end is reported once it went through");
+    if (end.pushWaiting)
+      log.warn({ story: job.storyKey }, "the push waits in the outbox (GitHub could not take it yet); the story's end is reported once it went through");
     log.info({ story: job.storyKey, status: end.status, failureClass: end.failureClass, ...(end.handedOff ? { reports: "outbox" } : {}) }, "story finished");
   } catch (error) {
     failure = error;
   } finally {
     await announcing;
-    const tell = github.connected ? (body: string) => postNotices(outbox(), story, [commentNotice(`comment:stopped:${lease.jobId}:${lease.interruptions}`, job.issue.number, body)], log) : undefined;
-    if (!alreadyCompleted || failure !== undefined) await reportEnd({ log, loadWorkflow: () => deps.pipeline.loadWorkflow(), job, lease, tracker, failure, redact, tell, interrupted: signal.aborted });
+    const tell = github.connected
+      ? (body: string) => postNotices(outbox(), story, [commentNotice(`comment:stopped:${lease.jobId}:${lease.interruptions}`, job.issue.number, body)], log)
+      : undefined;
+    if (!alreadyCompleted || failure !== undefined)
+      await reportEnd({ log, loadWorkflow: () => deps.pipeline.loadWorkflow(), job, lease, tracker, failure, redact, tell, interrupted: signal.aborted });
     // The story's reports are all recorded: the App's outbox lets go of what it delivered for them.
     if (deps.outbox) (await deps.outbox).forget(story);
   }

@@ -9,7 +9,13 @@ import { resolveRef } from "./story-start.js";
  * already there (`localTip`) is left as it is; so is an absent one when `absentIsFine` (the
  * pipeline then makes it from the remote's branch, which is `remoteTip`): no git process.
  */
-export async function prepareStoryBranch(args: { repoDir: string; branch: string; remoteTip: string; localTip: string | undefined; absentIsFine: boolean }): Promise<void> {
+export async function prepareStoryBranch(args: {
+  repoDir: string;
+  branch: string;
+  remoteTip: string;
+  localTip: string | undefined;
+  absentIsFine: boolean;
+}): Promise<void> {
   // A worktree whose folder is gone is listed too (as prunable), so no `worktree prune` goes first.
   // Read from the cache's worktree entries in this process; git lists them when they look unusual.
   const stale = await withRepoCache(args.repoDir, async () => linkedWorktreesOn(args.repoDir, args.branch) ?? listWorktreesOn(args.repoDir, args.branch));

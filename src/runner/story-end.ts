@@ -12,7 +12,15 @@ import type { TrackingReporter } from "./tracking-reporter.js";
 import { storyKey } from "../story-key/index.js";
 
 function startEvent(job: StoryJob, workflow: Workflow, readmission: boolean): RunStartedEvent {
-  return { ...runStartedEvent({ story: { id: storyKey(job.repository.owner, job.repository.name, job.issue.number), title: job.issue.title }, runId: randomUUID(), workflow, readmission }), at: new Date().toISOString() };
+  return {
+    ...runStartedEvent({
+      story: { id: storyKey(job.repository.owner, job.repository.name, job.issue.number), title: job.issue.title },
+      runId: randomUUID(),
+      workflow,
+      readmission,
+    }),
+    at: new Date().toISOString(),
+  };
 }
 
 export interface EndArgs {
@@ -73,4 +81,3 @@ export function describe(error: unknown, redact: (text: string) => string): { me
   const status = error instanceof Error ? (error as { status?: unknown }).status : undefined;
   return typeof status === "number" ? { message, status } : { message };
 }
-

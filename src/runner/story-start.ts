@@ -44,13 +44,23 @@ export async function ensureStoryPull(args: StartStoryArgs): Promise<StoryPull> 
   const remoteRef = `refs/remotes/origin/${branch}`;
   const base = `refs/remotes/origin/${args.defaultBranch}`;
   // The local branch and the default branch's tip and tree are read by the same git process.
-  const [remoteTip, localTip, baseCommit, baseTree] = await resolveObjects(args.repoDir, [`${remoteRef}^{commit}`, `refs/heads/${branch}^{commit}`, `${base}^{commit}`, `${base}^{tree}`]);
+  const [remoteTip, localTip, baseCommit, baseTree] = await resolveObjects(args.repoDir, [
+    `${remoteRef}^{commit}`,
+    `refs/heads/${branch}^{commit}`,
+    `${base}^{commit}`,
+    `${base}^{tree}`,
+  ]);
   let headSha = remoteTip;
   if (!headSha) {
     if (!baseCommit || !baseTree) throw new Error(`the repository cache has no ${base} to start the story on`);
     headSha = await startStoryBranch(args, branch, baseCommit, baseTree);
   }
-  const pull = await args.github.ensureDraftPull({ branch, defaultBranch: args.defaultBranch, issue: args.issue, ...(args.noPullYet === true ? { noPullYet: true } : {}) });
+  const pull = await args.github.ensureDraftPull({
+    branch,
+    defaultBranch: args.defaultBranch,
+    issue: args.issue,
+    ...(args.noPullYet === true ? { noPullYet: true } : {}),
+  });
   return { branch, headSha, localTip, ...pull };
 }
 
@@ -74,7 +84,11 @@ async function startStoryBranch(args: StartStoryArgs, branch: string, parent: st
     throw startRefusal(error);
   });
   remote.catch(() => undefined); // awaited below; a failure of the local commit must not leave it unhandled
-  const local = await git(["commit-tree", tree, "-p", parent], { cwd: args.repoDir, input: message, env: { ...HARNESS_IDENTITY, GIT_AUTHOR_DATE: gitDate, GIT_COMMITTER_DATE: gitDate } });
+  const local = await git(["commit-tree", tree, "-p", parent], {
+    cwd: args.repoDir,
+    input: message,
+    env: { ...HARNESS_IDENTITY, GIT_AUTHOR_DATE: gitDate, GIT_COMMITTER_DATE: gitDate },
+  });
   const made = await remote;
   if (made.state === "created" && made.sha === local) {
     await setRemoteBranch(args.repoDir, branch, local);

@@ -1,4 +1,12 @@
-import { emptySnapshot, reduceSnapshot, type FailureClass, type HistoryEvent, type Reporter, type RunStartedEvent, type StorySnapshot } from "../pipeline/index.js";
+import {
+  emptySnapshot,
+  reduceSnapshot,
+  type FailureClass,
+  type HistoryEvent,
+  type Reporter,
+  type RunStartedEvent,
+  type StorySnapshot,
+} from "../pipeline/index.js";
 
 /** What the runner needs of a reporter beyond the port: the story's delivery, reported. */
 export interface StoryReporter extends Reporter {
@@ -30,7 +38,11 @@ export class TrackingReporter implements StoryReporter {
    */
   private held: { event: HistoryEvent; snapshot: StorySnapshot } | undefined;
 
-  constructor(private readonly inner: StoryReporter, private readonly onFailure: (error: unknown) => void, private readonly holdEnd = false) {}
+  constructor(
+    private readonly inner: StoryReporter,
+    private readonly onFailure: (error: unknown) => void,
+    private readonly holdEnd = false,
+  ) {}
 
   /** The end the pipeline reported and the runner holds back, if any. */
   get heldEnd(): HistoryEvent | undefined {

@@ -90,10 +90,21 @@ function mountArgs(mount: Mount): string[] {
  */
 export function bwrapArgs(view: SandboxView): string[] {
   const args = [
-    "--unshare-user", "--uid", String(SANDBOX_UID), "--gid", String(SANDBOX_GID),
-    "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--hostname", "harness-sandbox",
+    "--unshare-user",
+    "--uid",
+    String(SANDBOX_UID),
+    "--gid",
+    String(SANDBOX_GID),
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--hostname",
+    "harness-sandbox",
     ...(view.network ? [] : ["--unshare-net"]),
-    "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+    "--die-with-parent",
+    "--new-session",
+    "--cap-drop",
+    "ALL",
   ];
   for (const entry of view.system) {
     if (entry.kind === "symlink") args.push("--symlink", entry.target, entry.path);

@@ -66,7 +66,9 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
       return { refused: `refused ${method} ${name}:${port} (cannot resolve it: ${(error as NodeJS.ErrnoException).code ?? String(error)})` };
     }
     const address = addresses.find((candidate) => reachable(candidate, port, options.opened));
-    return address === undefined ? { refused: `refused ${method} ${name}:${port} (it resolves to the host's loopback, link-local or private side, which HARNESS_NET_ALLOW does not open)` } : { address };
+    return address === undefined
+      ? { refused: `refused ${method} ${name}:${port} (it resolves to the host's loopback, link-local or private side, which HARNESS_NET_ALLOW does not open)` }
+      : { address };
   };
   const refuse = (line: string): void => options.onRefused(`harness egress proxy: ${line}`);
 
@@ -92,10 +94,13 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
       const headers = { ...req.headers };
       delete headers["proxy-connection"];
       delete headers["proxy-authorization"];
-      const upstream = request({ host: verdict.address, port: target.port, method: req.method, path: `${url.pathname}${url.search}`, headers, setHost: false }, (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      });
+      const upstream = request(
+        { host: verdict.address, port: target.port, method: req.method, path: `${url.pathname}${url.search}`, headers, setHost: false },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
       upstream.on("error", () => (res.headersSent ? res.destroy() : res.writeHead(502).end()));
       req.pipe(upstream);
     })();

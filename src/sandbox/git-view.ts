@@ -74,4 +74,3 @@ export function guardGitLink(dir: string): () => boolean {
 export function isInside(path: string, root: string): boolean {
   return path === root || path.startsWith(root.endsWith("/") ? root : `${root}/`);
 }
-

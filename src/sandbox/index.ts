@@ -1,5 +1,23 @@
-export { Sandbox, sandboxFromEnv, removeStaleScratch, removeStaleSandboxState, scratchRemoved, defaultMasks, SCRATCH_PREFIX, type SandboxStep, type SandboxedResult, type HostView } from "./sandbox.js";
-export { sandboxSettingsFromEnv, SandboxSettingsError, DEFAULT_LOG_CAP_MB, DEFAULT_MAX_PROCESSES, DEFAULT_MEMORY_MB, type SandboxSettings } from "./settings.js";
+export {
+  Sandbox,
+  sandboxFromEnv,
+  removeStaleScratch,
+  removeStaleSandboxState,
+  scratchRemoved,
+  defaultMasks,
+  SCRATCH_PREFIX,
+  type SandboxStep,
+  type SandboxedResult,
+  type HostView,
+} from "./sandbox.js";
+export {
+  sandboxSettingsFromEnv,
+  SandboxSettingsError,
+  DEFAULT_LOG_CAP_MB,
+  DEFAULT_MAX_PROCESSES,
+  DEFAULT_MEMORY_MB,
+  type SandboxSettings,
+} from "./settings.js";
 export { probeSandbox, assertSandboxUsable, SandboxUnavailableError, UNSANDBOXED_WARNING, HOST_NETWORK_WARNING, type SandboxStatus } from "./probe.js";
 export { bwrapArgs, hostSystemEntries, SANDBOX_UID, SANDBOX_GID, type SandboxView, type SystemEntry } from "./bwrap-args.js";
 export { gitReadPaths, guardGitLink } from "./git-view.js";

@@ -85,15 +85,45 @@ function stackCommand(tools: NetTools, hostPorts: readonly number[]): string {
     // --no-map-gw: the gateway is not the host; -P: the pid file, written once the namespace is configured.
     const forwarded = hostPorts.length > 0 ? hostPorts.join(",") : "none";
     return [
-      quote(tools.stack), "--config-net", "-f", "-q", "--runas", `${uid}:${gid}`,
-      "-t", "none", "-u", "none", "-T", forwarded, "-U", "none", "--no-map-gw",
-      "--dns-forward", endpointsOf("pasta").dns, "-P", '"$d/net-ready"', '"$ns"', '4>"$d/net-ready"', '>"$d/net.log"', "2>&1",
+      quote(tools.stack),
+      "--config-net",
+      "-f",
+      "-q",
+      "--runas",
+      `${uid}:${gid}`,
+      "-t",
+      "none",
+      "-u",
+      "none",
+      "-T",
+      forwarded,
+      "-U",
+      "none",
+      "--no-map-gw",
+      "--dns-forward",
+      endpointsOf("pasta").dns,
+      "-P",
+      '"$d/net-ready"',
+      '"$ns"',
+      '4>"$d/net-ready"',
+      '>"$d/net.log"',
+      "2>&1",
     ].join(" ");
   }
   // The host's loopback (10.0.2.2) only where a port of it is opened; the rules then limit it to those ports.
   return [
-    quote(tools.stack), "--configure", "--mtu=65520", ...(hostPorts.length > 0 ? [] : ["--disable-host-loopback"]),
-    "--enable-sandbox", "--enable-seccomp", "--ready-fd=4", '"$ns"', "tap0", '4>"$d/net-ready"', '>"$d/net.log"', "2>&1",
+    quote(tools.stack),
+    "--configure",
+    "--mtu=65520",
+    ...(hostPorts.length > 0 ? [] : ["--disable-host-loopback"]),
+    "--enable-sandbox",
+    "--enable-seccomp",
+    "--ready-fd=4",
+    '"$ns"',
+    "tap0",
+    '4>"$d/net-ready"',
+    '>"$d/net.log"',
+    "2>&1",
   ].join(" ");
 }
 

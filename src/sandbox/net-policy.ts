@@ -32,7 +32,11 @@ export interface NetRules {
  * ranges, then (behind an egress proxy) everything else. Rules are looked up after the
  * namespace's own `local` table, so its own loopback and addresses stay its own.
  */
-export function netRules(endpoints: NetEndpoints, opened: readonly OpenedDestination[], options: { proxyPorts: readonly number[]; blockAll: boolean }): NetRules {
+export function netRules(
+  endpoints: NetEndpoints,
+  opened: readonly OpenedDestination[],
+  options: { proxyPorts: readonly number[]; blockAll: boolean },
+): NetRules {
   const v4: string[] = [];
   const v6: string[] = [];
   const allow = (family: 4 | 6, cidr: string, port?: number, protocols: readonly string[] = ["tcp"]): void => {
@@ -85,7 +89,7 @@ export function inCidr(address: string, cidr: string): boolean {
   if (family === 4) {
     if (prefix === 0) return true;
     const mask = (0xffffffff << (32 - prefix)) >>> 0;
-    return ((v4Number(address) & mask) >>> 0) === ((v4Number(base) & mask) >>> 0);
+    return (v4Number(address) & mask) >>> 0 === (v4Number(base) & mask) >>> 0;
   }
   const shift = BigInt(128 - prefix);
   return v6Bits(address) >> shift === v6Bits(base) >> shift;

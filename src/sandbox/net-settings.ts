@@ -26,7 +26,10 @@ function isHostName(name: string): boolean {
 }
 
 function list(raw: string | undefined): string[] {
-  return (raw ?? "").split(",").map((entry) => entry.trim()).filter((entry) => entry !== "");
+  return (raw ?? "")
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== "");
 }
 
 /** Parses one `HARNESS_NET_ALLOW` entry; throws naming the variable. */

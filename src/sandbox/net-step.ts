@@ -55,7 +55,13 @@ async function openedDestinations(settings: NetSettings, resolve: Resolve): Prom
  * Prepares a networked step in `scratch` (a folder the step does not see). Refusals of the
  * egress proxy are appended to `logPath` as they happen.
  */
-export async function prepareNetStep(settings: NetSettings, tools: NetTools, scratch: string, logPath: string | undefined, resolve: Resolve = systemResolve): Promise<NetStep> {
+export async function prepareNetStep(
+  settings: NetSettings,
+  tools: NetTools,
+  scratch: string,
+  logPath: string | undefined,
+  resolve: Resolve = systemResolve,
+): Promise<NetStep> {
   const endpoints = endpointsOf(tools.kind);
   const { opened, loopbackPorts } = await openedDestinations(settings, resolve);
   const refused: string[] = [];
@@ -79,7 +85,10 @@ export async function prepareNetStep(settings: NetSettings, tools: NetTools, scr
   const hostPorts = [...loopbackPorts, ...(proxy ? [proxy.port] : [])];
   const rules = netRules(endpoints, opened, { proxyPorts: proxy ? [proxy.port] : [], blockAll: proxy !== undefined });
   // slirp4netns shows the host's loopback at its own address: the rules open only the forwarded ports there.
-  const loopbackRules = tools.kind === "slirp4netns" ? loopbackPorts.map((port) => `rule add pref 100 to ${endpoints.hostLoopback}/32 ipproto tcp dport ${port} lookup main\n`).join("") : "";
+  const loopbackRules =
+    tools.kind === "slirp4netns"
+      ? loopbackPorts.map((port) => `rule add pref 100 to ${endpoints.hostLoopback}/32 ipproto tcp dport ${port} lookup main\n`).join("")
+      : "";
   writeFileSync(join(scratch, "net4"), loopbackRules + rules.v4);
   writeFileSync(join(scratch, "net6"), rules.v6);
   const resolvConf = join(scratch, "resolv.conf");

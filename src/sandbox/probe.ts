@@ -24,12 +24,14 @@ export class SandboxUnavailableError extends Error {
  */
 export type SandboxStatus = { state: "on"; hostNetwork?: true } | { state: "off" } | { state: "unavailable"; reason: string };
 
-const NET_OPT_OUT = "or set HARNESS_SANDBOX_NET=host to let networked steps share the host's network, its loopback and private addresses included (not recommended)";
+const NET_OPT_OUT =
+  "or set HARNESS_SANDBOX_NET=host to let networked steps share the host's network, its loopback and private addresses included (not recommended)";
 
 /** Whether networked steps can get a network namespace of their own; the fix when they cannot. */
 async function probeNetwork(sandbox: Sandbox, dir: string): Promise<string | undefined> {
   const tools = sandbox.netTools;
-  if ("missing" in tools) return `networked steps (provisioning, agents, suites with test.network) cannot get a network namespace of their own: ${tools.missing.join(", ")} not found; install it, ${NET_OPT_OUT}`;
+  if ("missing" in tools)
+    return `networked steps (provisioning, agents, suites with test.network) cannot get a network namespace of their own: ${tools.missing.join(", ")} not found; install it, ${NET_OPT_OUT}`;
   const result = await sandbox.run(["true"], { cwd: dir, timeoutMs: 30_000 }, { purpose: "suite", network: true, writable: [dir] });
   if (result.exitCode === 0) return undefined;
   const said = result.tail.trim().split("\n").slice(-3).join(" / ") || result.spawnError || `exit ${result.exitCode ?? "none"}`;
@@ -49,7 +51,8 @@ export async function probeSandbox(sandbox: Sandbox): Promise<SandboxStatus> {
       const netFailure = await probeNetwork(sandbox, dir);
       return netFailure === undefined ? { state: "on" } : { state: "unavailable", reason: netFailure };
     }
-    const notFound = (result.spawnError !== undefined && /^ENOENT: program /.test(result.spawnError)) || (result.exitCode === 127 && /not found/.test(result.tail));
+    const notFound =
+      (result.spawnError !== undefined && /^ENOENT: program /.test(result.spawnError)) || (result.exitCode === 127 && /not found/.test(result.tail));
     if (notFound) {
       return { state: "unavailable", reason: `bubblewrap is not installed (install it: apt-get install -y bubblewrap), ${OPT_OUT}` };
     }

@@ -73,7 +73,10 @@ export interface HostView {
 export class Sandbox {
   private readonly host: HostView;
 
-  constructor(readonly settings: SandboxSettings, host: Partial<HostView> = {}) {
+  constructor(
+    readonly settings: SandboxSettings,
+    host: Partial<HostView> = {},
+  ) {
     this.host = {
       system: host.system ?? hostSystemEntries(),
       masked: host.masked ?? defaultMasks(),
@@ -131,14 +134,17 @@ export class Sandbox {
       const tools = this.host.netTools;
       if (policy === "own" || policy === "egress") {
         // The probe refuses stories on such a host; a step that still comes here does not get the host's network instead.
-        if ("missing" in tools) return notLaunched(argv, options.logPath, `no network namespace can be made for this step: ${tools.missing.join(", ")} missing`, policy);
+        if ("missing" in tools)
+          return notLaunched(argv, options.logPath, `no network namespace can be made for this step: ${tools.missing.join(", ")} missing`, policy);
         net = await prepareNetStep(this.settings.net, tools, scratch, options.logPath, this.host.resolve);
         Object.assign(set, net.env);
       }
       const view = { ...this.view(options.cwd, home, tmp, step), ...(net ? { resolvConf: net.resolvConf } : {}) };
       cgroup = this.host.pidsCgroups ? createPidsCgroup(this.settings.maxProcesses) : undefined;
       const boxed = [this.host.bwrap, ...bwrapArgs(view)];
-      const inside = cgroup ? [...boxed, ...argv] : [...boxed, this.host.prlimit, `--nproc=${this.settings.maxProcesses}`, `--data=${this.settings.memoryBytes}`, "--core=0", "--", ...argv];
+      const inside = cgroup
+        ? [...boxed, ...argv]
+        : [...boxed, this.host.prlimit, `--nproc=${this.settings.maxProcesses}`, `--data=${this.settings.memoryBytes}`, "--core=0", "--", ...argv];
       const wrapped = net ? net.launch(inside) : inside;
       const launched = cgroup ? enterCgroupArgv(cgroup, wrapped, { dataBytes: this.settings.memoryBytes }) : wrapped;
       const result = await exec(launched, { ...options, env, logCapBytes: logCap });
@@ -169,7 +175,11 @@ export class Sandbox {
    */
   sees(path: string): boolean {
     if (!this.settings.enabled) return true;
-    const roots = [...this.host.system.filter((entry) => entry.kind === "ro-bind").map((entry) => entry.path), ...this.settings.readPaths, ...this.settings.writePaths];
+    const roots = [
+      ...this.host.system.filter((entry) => entry.kind === "ro-bind").map((entry) => entry.path),
+      ...this.settings.readPaths,
+      ...this.settings.writePaths,
+    ];
     return roots.some((root) => isInside(path, root)) && !this.host.masked.some((mask) => isInside(path, mask.path));
   }
 
@@ -194,7 +204,19 @@ function notLaunched(argv: readonly string[], logPath: string | undefined, reaso
       // The reason is in the tail.
     }
   }
-  return { argv: [...argv], exitCode: null, signal: null, timedOut: false, durationMs: 0, tail: line, spawnError: reason, sandboxed: true, network: true, net, ...(logPath !== undefined ? { logPath } : {}) };
+  return {
+    argv: [...argv],
+    exitCode: null,
+    signal: null,
+    timedOut: false,
+    durationMs: 0,
+    tail: line,
+    spawnError: reason,
+    sandboxed: true,
+    network: true,
+    net,
+    ...(logPath !== undefined ? { logPath } : {}),
+  };
 }
 
 /** The absolute path of `name` on `path`, when it is there as an executable file. */
@@ -291,7 +313,6 @@ export function removeStaleScratch(root: string = tmpdir()): number {
 export function removeStaleSandboxState(root: string = tmpdir()): { scratch: number; cgroups: number } {
   return { scratch: removeStaleScratch(root), cgroups: removeStalePidsCgroups() };
 }
-
 
 /** The sandbox the operator configured through the App's environment. */
 export function sandboxFromEnv(env: NodeJS.ProcessEnv = process.env): Sandbox {

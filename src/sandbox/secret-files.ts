@@ -18,10 +18,24 @@ export interface Mask {
 
 /** Files and folders of /etc known to hold secrets, masked even where the host left them world-readable. */
 const KNOWN_SECRETS = [
-  "shadow", "shadow-", "gshadow", "gshadow-", "security/opasswd",
-  "sudoers", "sudoers.d", "ssl/private", "pki/tls/private", "krb5.keytab",
-  "ppp/chap-secrets", "ppp/pap-secrets", "ipsec.secrets", "wireguard", "letsencrypt",
-  "NetworkManager/system-connections", "credstore", "credstore.encrypted",
+  "shadow",
+  "shadow-",
+  "gshadow",
+  "gshadow-",
+  "security/opasswd",
+  "sudoers",
+  "sudoers.d",
+  "ssl/private",
+  "pki/tls/private",
+  "krb5.keytab",
+  "ppp/chap-secrets",
+  "ppp/pap-secrets",
+  "ipsec.secrets",
+  "wireguard",
+  "letsencrypt",
+  "NetworkManager/system-connections",
+  "credstore",
+  "credstore.encrypted",
 ];
 
 /** How deep below /etc the permission scan looks (configuration trees are shallow). */

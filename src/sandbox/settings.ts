@@ -43,7 +43,8 @@ function paths(env: NodeJS.ProcessEnv, name: string): string[] {
   const raw = env[name];
   if (raw === undefined || raw.trim() === "") return [];
   const list = raw.split(":").filter((entry) => entry !== "");
-  for (const entry of list) if (!isAbsolute(entry)) throw new SandboxSettingsError(name, raw, `must list absolute paths separated by ':' (${entry} is not absolute)`);
+  for (const entry of list)
+    if (!isAbsolute(entry)) throw new SandboxSettingsError(name, raw, `must list absolute paths separated by ':' (${entry} is not absolute)`);
   return list;
 }
 

@@ -73,7 +73,9 @@ export class SchemaRegistry {
   constructor(dir: string = SCHEMAS_DIR) {
     this.ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true });
     addFormats(this.ajv);
-    const files = readdirSync(dir).filter((file) => file.endsWith(".schema.json")).sort();
+    const files = readdirSync(dir)
+      .filter((file) => file.endsWith(".schema.json"))
+      .sort();
     for (const file of files) {
       this.ajv.addSchema(JSON.parse(readFileSync(join(dir, file), "utf8")) as object, file);
       this.files.set(file.replace(/\.schema\.json$/, ""), file);

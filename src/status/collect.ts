@@ -8,7 +8,16 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { OutboxStore, storyKeyOf, type OutboxEntry } from "../outbox/index.js";
 import {
-  JobStore, liveHolder, listQuarantine, newLockOwner, quarantineDir, retireLockOwner, salvageStory, type JobRecord, type QueuedJobView, type StoryQueue,
+  JobStore,
+  liveHolder,
+  listQuarantine,
+  newLockOwner,
+  quarantineDir,
+  retireLockOwner,
+  salvageStory,
+  type JobRecord,
+  type QueuedJobView,
+  type StoryQueue,
 } from "../queue/index.js";
 import type { LocalWork, WorkerReport } from "./model/index.js";
 import { storyKey } from "../story-key/index.js";
@@ -54,7 +63,16 @@ export interface HarnessStatus {
   /** On Redis: quarantined jobs in Redis beyond those listed. */
   quarantinedNotShown?: number;
   /** Writes waiting for GitHub (`pending`) or given up (`undeliverable`); on Redis, `worker` names whose outbox holds it. */
-  undelivered: Array<{ story: string; slot: string; kind: string; state: OutboxEntry["state"]; attempts: number; nextAt?: string; lastError?: string; worker?: string }>;
+  undelivered: Array<{
+    story: string;
+    slot: string;
+    kind: string;
+    state: OutboxEntry["state"];
+    attempts: number;
+    nextAt?: string;
+    lastError?: string;
+    worker?: string;
+  }>;
   /** With `HARNESS_QUEUE` (Redis): every worker's last report; queued and running jobs then come from Redis. */
   workers?: WorkerView[];
   /** Stories whose job is done with end reports still waiting in an outbox ({@link reportingStories}). */
@@ -80,8 +98,13 @@ export async function collectLocalWork(harnessHome: string): Promise<LocalWork> 
   for (const entry of entries) {
     if (entry.state === "delivered") continue;
     undelivered.push({
-      story: storyKeyOf(entry.story), slot: entry.slot, kind: entry.write.kind, state: entry.state, attempts: entry.attempts,
-      ...(entry.nextAt ? { nextAt: entry.nextAt } : {}), ...(entry.lastError ? { lastError: entry.lastError } : {}),
+      story: storyKeyOf(entry.story),
+      slot: entry.slot,
+      kind: entry.write.kind,
+      state: entry.state,
+      attempts: entry.attempts,
+      ...(entry.nextAt ? { nextAt: entry.nextAt } : {}),
+      ...(entry.lastError ? { lastError: entry.lastError } : {}),
     });
   }
   return { quarantined, undelivered };
@@ -92,15 +115,24 @@ export async function collectLocalWork(harnessHome: string): Promise<LocalWork> 
  * queue, each worker's quarantined files and undelivered writes from its report, and this data
  * directory's own when no worker reports it.
  */
-async function collectSharedStatus(harnessHome: string, queue: StoryQueue & Required<Pick<StoryQueue, "workerReports">>, local: HarnessStatus): Promise<SharedStatus> {
+async function collectSharedStatus(
+  harnessHome: string,
+  queue: StoryQueue & Required<Pick<StoryQueue, "workerReports">>,
+  local: HarnessStatus,
+): Promise<SharedStatus> {
   const [reports, views, inRedis] = await Promise.all([queue.workerReports(), queue.snapshot(), queue.quarantinedJobs?.() ?? { jobs: [], total: 0 }]);
   const runBy = new Map<string, string>();
   for (const report of reports) if (report.live) for (const jobId of report.running) runBy.set(jobId, report.worker);
   const view = (job: QueuedJobView): JobView => {
     const worker = runBy.get(job.jobId);
     return {
-      jobId: job.jobId, story: job.job.storyKey, kind: job.job.kind, enqueuedAt: job.job.enqueuedAt, interruptions: job.interruptions,
-      ...(job.startedAt ? { startedAt: job.startedAt } : {}), ...(job.state === "running" && worker ? { worker } : {}),
+      jobId: job.jobId,
+      story: job.job.storyKey,
+      kind: job.job.kind,
+      enqueuedAt: job.job.enqueuedAt,
+      interruptions: job.interruptions,
+      ...(job.startedAt ? { startedAt: job.startedAt } : {}),
+      ...(job.state === "running" && worker ? { worker } : {}),
     };
   };
   const reported = reports.some((report) => report.home === harnessHome && report.host === hostname());
@@ -109,14 +141,30 @@ async function collectSharedStatus(harnessHome: string, queue: StoryQueue & Requ
     queued: views.filter((job) => job.state === "queued").map(view),
     running: views.filter((job) => job.state === "running").map(view),
     quarantined: [
-      ...inRedis.jobs.map((job) => ({ file: job.entry, ...(job.story ? { story: job.story } : {}), worker: job.worker, reason: job.reason, inRedis: true as const })),
+      ...inRedis.jobs.map((job) => ({
+        file: job.entry,
+        ...(job.story ? { story: job.story } : {}),
+        worker: job.worker,
+        reason: job.reason,
+        inRedis: true as const,
+      })),
       ...(reported ? [] : local.quarantined),
       ...reports.flatMap((report) => report.quarantined.map((entry) => ({ ...entry, worker: report.worker }))),
     ],
     ...(inRedis.total > inRedis.jobs.length ? { quarantinedNotShown: inRedis.total - inRedis.jobs.length } : {}),
-    undelivered: [...(reported ? [] : local.undelivered), ...reports.flatMap((report) => report.undelivered.map((entry) => ({ ...entry, worker: report.worker })))],
+    undelivered: [
+      ...(reported ? [] : local.undelivered),
+      ...reports.flatMap((report) => report.undelivered.map((entry) => ({ ...entry, worker: report.worker }))),
+    ],
     workers: reports.map((report) => ({
-      worker: report.worker, host: report.host, pid: report.pid, home: report.home, live: report.live, at: report.at, running: report.running.length, omitted: report.omitted,
+      worker: report.worker,
+      host: report.host,
+      pid: report.pid,
+      home: report.home,
+      live: report.live,
+      at: report.at,
+      running: report.running.length,
+      omitted: report.omitted,
     })),
   });
   return { status, reports, reportedHere: reported };
@@ -150,8 +198,13 @@ export async function collectStatusAndReports(harnessHome: string, queue?: Story
     for (const record of await store.list().catch(() => [] as JobRecord[])) {
       const holder = await liveHolder(store.lockPath(record.id), self);
       const view: JobView = {
-        jobId: record.id, story: record.job.storyKey, kind: record.job.kind, enqueuedAt: record.job.enqueuedAt, interruptions: record.interruptions,
-        ...(record.startedAt ? { startedAt: record.startedAt } : {}), ...(holder ? { pid: holder.pid } : {}),
+        jobId: record.id,
+        story: record.job.storyKey,
+        kind: record.job.kind,
+        enqueuedAt: record.job.enqueuedAt,
+        interruptions: record.interruptions,
+        ...(record.startedAt ? { startedAt: record.startedAt } : {}),
+        ...(holder ? { pid: holder.pid } : {}),
       };
       (holder ? running : queued).push(view);
     }
@@ -195,12 +248,17 @@ export function renderStatusText(status: HarnessStatus): string {
     lines.push("", `Workers (${status.workers.length}), reporting through Redis`);
     for (const worker of status.workers) {
       const omitted = worker.omitted.quarantined + worker.omitted.undelivered;
-      lines.push(`  ${worker.worker}  ${worker.live ? "live" : "not live"} (report ${worker.at})  running ${worker.running}  home ${worker.home}${omitted > 0 ? `  ${omitted} entries not shown` : ""}`);
+      lines.push(
+        `  ${worker.worker}  ${worker.live ? "live" : "not live"} (report ${worker.at})  running ${worker.running}  home ${worker.home}${omitted > 0 ? `  ${omitted} entries not shown` : ""}`,
+      );
     }
   }
   const jobs = (title: string, list: JobView[]): void => {
     lines.push("", `${title} (${list.length})`);
-    for (const job of list) lines.push(`  ${job.story}  ${job.kind}  job ${job.jobId}${job.interruptions > 0 ? `  interrupted ${job.interruptions}×` : ""}${job.pid ? `  pid ${job.pid}` : ""}${on(job.worker)}`);
+    for (const job of list)
+      lines.push(
+        `  ${job.story}  ${job.kind}  job ${job.jobId}${job.interruptions > 0 ? `  interrupted ${job.interruptions}×` : ""}${job.pid ? `  pid ${job.pid}` : ""}${on(job.worker)}`,
+      );
   };
   jobs("Running", status.running);
   lines.push("", `Reporting (${status.reporting.length}): job done, end reports waiting in the outbox`);
@@ -209,11 +267,15 @@ export function renderStatusText(status: HarnessStatus): string {
   const where = status.workers ? "in Redis or each worker's queue/quarantine/" : "in queue/quarantine/";
   lines.push("", `Quarantined jobs (${status.quarantined.length}${status.quarantinedNotShown ? ` shown, ${status.quarantinedNotShown} more` : ""}), ${where}`);
   for (const entry of status.quarantined) {
-    lines.push(`  ${entry.inRedis ? "redis " : ""}${entry.file}${entry.story ? `  (${entry.story})` : ""}${on(entry.worker)}${entry.reason ? `  why: ${entry.reason}` : ""}`);
+    lines.push(
+      `  ${entry.inRedis ? "redis " : ""}${entry.file}${entry.story ? `  (${entry.story})` : ""}${on(entry.worker)}${entry.reason ? `  why: ${entry.reason}` : ""}`,
+    );
   }
   lines.push("", `Undelivered GitHub writes (${status.undelivered.length})`);
   for (const entry of status.undelivered) {
-    lines.push(`  ${entry.story}  ${entry.slot}  ${entry.state}  attempts ${entry.attempts}${entry.nextAt ? `  next ${entry.nextAt}` : ""}${entry.lastError ? `  last: ${entry.lastError}` : ""}${on(entry.worker)}`);
+    lines.push(
+      `  ${entry.story}  ${entry.slot}  ${entry.state}  attempts ${entry.attempts}${entry.nextAt ? `  next ${entry.nextAt}` : ""}${entry.lastError ? `  last: ${entry.lastError}` : ""}${on(entry.worker)}`,
+    );
   }
   return `${lines.join("\n")}\n`;
 }

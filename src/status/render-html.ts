@@ -43,7 +43,10 @@ function jobsSection(report: StatusReport, options: PageOptions): string {
   const rows = report.jobs.map((view) => {
     const { repository, issue } = view.job;
     const issueUrl = `${options.webBase}/${repository.owner}/${repository.name}/issues/${issue.number}`;
-    const pull = view.job.pullNumber !== undefined ? ` · ${link(`${options.webBase}/${repository.owner}/${repository.name}/pull/${view.job.pullNumber}`, `PR #${view.job.pullNumber}`)}` : "";
+    const pull =
+      view.job.pullNumber !== undefined
+        ? ` · ${link(`${options.webBase}/${repository.owner}/${repository.name}/pull/${view.job.pullNumber}`, `PR #${view.job.pullNumber}`)}`
+        : "";
     return [
       `<span class="${view.state}">${escapeHtml(view.state)}</span>`,
       `${link(issueUrl, storyKey(repository.owner, repository.name, issue.number))}${pull}`,
@@ -57,11 +60,23 @@ function jobsSection(report: StatusReport, options: PageOptions): string {
 }
 
 function runRow(run: RunStatus, shared: boolean): string[] {
-  const where = run.outcome === "running" ? `${run.stage ?? "starting"} · attempt ${run.attempt}/${run.maxAttempts}` : `attempt ${run.attempt}/${run.maxAttempts}`;
+  const where =
+    run.outcome === "running" ? `${run.stage ?? "starting"} · attempt ${run.attempt}/${run.maxAttempts}` : `attempt ${run.attempt}/${run.maxAttempts}`;
   const why = run.failureClass ? `<code>${escapeHtml(run.failureClass)}</code>${run.detail ? ` ${escapeHtml(run.detail.slice(0, 300))}` : ""}` : "";
-  const tasks = run.tasks.length > 0 ? `<br>${run.tasks.map((task) => `${escapeHtml(task.id)} (wave ${task.wave}): <span class="${escapeHtml(task.state)}">${escapeHtml(task.state)}</span>`).join(", ")}` : "";
+  const tasks =
+    run.tasks.length > 0
+      ? `<br>${run.tasks.map((task) => `${escapeHtml(task.id)} (wave ${task.wave}): <span class="${escapeHtml(task.state)}">${escapeHtml(task.state)}</span>`).join(", ")}`
+      : "";
   const worker = shared ? [`<code>${escapeHtml(run.worker ?? "this App")}</code>`] : [];
-  return [`<span class="${run.outcome}">${escapeHtml(run.outcome)}</span>`, escapeHtml(run.story), `${escapeHtml(run.title)}${tasks}`, escapeHtml(where), why, escapeHtml(run.updatedAt), ...worker];
+  return [
+    `<span class="${run.outcome}">${escapeHtml(run.outcome)}</span>`,
+    escapeHtml(run.story),
+    `${escapeHtml(run.title)}${tasks}`,
+    escapeHtml(where),
+    why,
+    escapeHtml(run.updatedAt),
+    ...worker,
+  ];
 }
 
 function runsSection(report: StatusReport): string {
@@ -73,7 +88,10 @@ function runsSection(report: StatusReport): string {
   const row = (run: RunStatus): string[] => runRow(run, shared);
   const tails = running
     .filter((run) => run.liveTail)
-    .map((run) => `<h3>${escapeHtml(run.story)}: ${escapeHtml(run.title)}${run.worker ? ` on <code>${escapeHtml(run.worker)}</code>` : ""} — <code>${escapeHtml(run.liveTail?.file ?? "")}</code></h3><pre>${escapeHtml(run.liveTail?.text ?? "")}</pre>`)
+    .map(
+      (run) =>
+        `<h3>${escapeHtml(run.story)}: ${escapeHtml(run.title)}${run.worker ? ` on <code>${escapeHtml(run.worker)}</code>` : ""} — <code>${escapeHtml(run.liveTail?.file ?? "")}</code></h3><pre>${escapeHtml(run.liveTail?.text ?? "")}</pre>`,
+    )
     .join("");
   return (
     `<h2>Running (${running.length})</h2>${table(headers, running.map(row), "No story is running.")}` +
@@ -91,7 +109,9 @@ function workersSection(report: StatusReport): string {
     String(worker.running),
     escapeHtml(worker.home),
     escapeHtml(worker.at),
-    worker.omitted.quarantined + worker.omitted.undelivered > 0 ? escapeHtml(`${worker.omitted.quarantined + worker.omitted.undelivered} entries not shown`) : "",
+    worker.omitted.quarantined + worker.omitted.undelivered > 0
+      ? escapeHtml(`${worker.omitted.quarantined + worker.omitted.undelivered} entries not shown`)
+      : "",
   ]);
   return `<h2>Workers (${report.workers.length})</h2>${table(["Worker", "State", "Running", "Home", "Reported", ""], rows, "No worker has reported.")}`;
 }
@@ -100,10 +120,18 @@ function workersSection(report: StatusReport): string {
 function sweepText(door: DoorStatus): string {
   const sweeps = door.redelivery;
   if (!sweeps) return "off: shed deliveries are not asked for again.";
-  const now = sweeps.running ? (sweeps.queued ? "a sweep is running, and another follows it" : "a sweep is running") : door.shed.shedding ? "a sweep follows once shedding stops" : "no sweep is running";
+  const now = sweeps.running
+    ? sweeps.queued
+      ? "a sweep is running, and another follows it"
+      : "a sweep is running"
+    : door.shed.shedding
+      ? "a sweep follows once shedding stops"
+      : "no sweep is running";
   const last = sweeps.last;
   if (!last) return `${now}; none has ended yet.`;
-  const result = last.complete ? `${last.listed} deliveries listed, ${last.asked} asked for again, ${last.failed} refused by GitHub` : "the deliveries could not be listed";
+  const result = last.complete
+    ? `${last.listed} deliveries listed, ${last.asked} asked for again, ${last.failed} refused by GitHub`
+    : "the deliveries could not be listed";
   return `${now}; the last ended ${last.endedAt}: ${result}.`;
 }
 
@@ -112,9 +140,10 @@ function doorSection(door: DoorStatus | undefined): string {
   if (!door) return "";
   const { shed } = door;
   const state = shed.shedding ? `<span class="blocked">shedding now</span>` : `<span class="completed">not shedding</span>`;
-  const ids = shed.recentIds.length === 0
-    ? `<p class="empty">No delivery was shed.</p>`
-    : `<p>Newest shed delivery ids, newest first (${shed.recentIds.length} of ${shed.total}):</p><pre>${shed.recentIds.map(escapeHtml).join("\n")}</pre>`;
+  const ids =
+    shed.recentIds.length === 0
+      ? `<p class="empty">No delivery was shed.</p>`
+      : `<p>Newest shed delivery ids, newest first (${shed.recentIds.length} of ${shed.total}):</p><pre>${shed.recentIds.map(escapeHtml).join("\n")}</pre>`;
   return `<h2>Webhook door (${shed.total} shed)</h2><p>${state}. Redelivery: ${escapeHtml(sweepText(door))}</p>${ids}`;
 }
 
@@ -125,14 +154,23 @@ export function renderStatusPage(report: StatusReport, options: PageOptions): st
   const quarantined = table(
     ["Job", "Story", ...(shared ? ["Worker", "Why"] : [])],
     report.quarantined.map((entry) => [
-      `${entry.inRedis ? "Redis " : ""}<code>${escapeHtml(entry.file)}</code>`, escapeHtml(entry.story ?? ""), ...where(entry.worker), ...(shared ? [escapeHtml((entry.reason ?? "").slice(0, 500))] : []),
+      `${entry.inRedis ? "Redis " : ""}<code>${escapeHtml(entry.file)}</code>`,
+      escapeHtml(entry.story ?? ""),
+      ...where(entry.worker),
+      ...(shared ? [escapeHtml((entry.reason ?? "").slice(0, 500))] : []),
     ]),
     "No job was set aside.",
   );
   const undelivered = table(
     ["Story", "Write", "State", "Attempts", "Next", "Last error", ...(shared ? ["Worker"] : [])],
     report.undelivered.map((entry) => [
-      escapeHtml(entry.story), escapeHtml(`${entry.kind} ${entry.slot}`), escapeHtml(entry.state), String(entry.attempts), escapeHtml(entry.nextAt ?? ""), escapeHtml(entry.lastError ?? ""), ...where(entry.worker),
+      escapeHtml(entry.story),
+      escapeHtml(`${entry.kind} ${entry.slot}`),
+      escapeHtml(entry.state),
+      String(entry.attempts),
+      escapeHtml(entry.nextAt ?? ""),
+      escapeHtml(entry.lastError ?? ""),
+      ...where(entry.worker),
     ]),
     "Every GitHub write was delivered.",
   );

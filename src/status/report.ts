@@ -39,7 +39,14 @@ export interface StatusReport extends HarnessStatus {
  * Collects the report from the queue's jobs and the run directories under `home`; on Redis,
  * from every worker's report too (their runs are on their own disks), newest first.
  */
-export async function collectStatus(args: { home: string; jobs: readonly QueuedJobView[]; queue?: StoryQueue; secrets?: readonly string[]; now?: Date; door?: DoorStatus }): Promise<StatusReport> {
+export async function collectStatus(args: {
+  home: string;
+  jobs: readonly QueuedJobView[];
+  queue?: StoryQueue;
+  secrets?: readonly string[];
+  now?: Date;
+  door?: DoorStatus;
+}): Promise<StatusReport> {
   const { status, reports, reportedHere } = await collectStatusAndReports(args.home, args.queue);
   const runs: RunStatus[] = [
     ...(reportedHere ? [] : collectRuns(args.home, args.secrets ?? [])),
@@ -57,7 +64,9 @@ export async function collectStatus(args: { home: string; jobs: readonly QueuedJ
 
 /** The newest {@link RECENT_RUNS} story runs under `<home>/runs`, newest first (what a worker publishes). */
 export function collectRuns(home: string, secrets: readonly string[]): ReportedRun[] {
-  const runs = latestRuns(join(home, "runs")).map((dir) => runStatus(dir, secrets)).filter((run): run is ReportedRun => run !== undefined);
+  const runs = latestRuns(join(home, "runs"))
+    .map((dir) => runStatus(dir, secrets))
+    .filter((run): run is ReportedRun => run !== undefined);
   runs.sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
   return runs.slice(0, RECENT_RUNS);
 }
@@ -84,7 +93,8 @@ function runStatus(run: { story: string; dir: string }, secrets: readonly string
   const last = events.at(-1);
   if (!first || !last) return undefined;
   const snapshot = events.reduce(reduceSnapshot, emptySnapshot());
-  const stage = snapshot.stages.find((candidate) => candidate.state === "running") ?? [...snapshot.stages].reverse().find((candidate) => candidate.state !== "pending");
+  const stage =
+    snapshot.stages.find((candidate) => candidate.state === "running") ?? [...snapshot.stages].reverse().find((candidate) => candidate.state !== "pending");
   const status: ReportedRun = {
     story: run.story,
     runId: snapshot.runId,
@@ -97,7 +107,9 @@ function runStatus(run: { story: string; dir: string }, secrets: readonly string
     ...(snapshot.detail ? { detail: redactSecrets(snapshot.detail, secrets) } : {}),
     startedAt: first.at,
     updatedAt: last.at,
-    tasks: snapshot.planned ? snapshot.tasks.map((task) => ({ id: task.id, title: task.title, wave: task.wave, state: task.state, attempt: task.attempt })) : [],
+    tasks: snapshot.planned
+      ? snapshot.tasks.map((task) => ({ id: task.id, title: task.title, wave: task.wave, state: task.state, attempt: task.attempt }))
+      : [],
   };
   if (snapshot.outcome === "running") {
     const tail = newestLogTail(run.dir, secrets);

@@ -110,7 +110,10 @@ export function fencedBlocks(markdown: string): FencedBlock[] {
 
 /** The lines `[from, to)` without their final line break, and without the `\r` of CRLF line ends. */
 function bodyOf(markdown: string, from: number, to: number): string {
-  return markdown.slice(from, Math.min(to, markdown.length)).replace(/\r?\n$/, "").replace(/\r\n/g, "\n");
+  return markdown
+    .slice(from, Math.min(to, markdown.length))
+    .replace(/\r?\n$/, "")
+    .replace(/\r\n/g, "\n");
 }
 
 /** The fence left open at the end of `markdown`, if any. */

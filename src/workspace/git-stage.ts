@@ -39,8 +39,14 @@ export async function stageAll(options: GitOptions, pathspec: readonly string[] 
   if (gitlinks.length === 0) return;
   // diff-files takes no pathspec file; a repository has few gitlinks.
   const moved = splitNul(
-    await gitBytes([...config, "diff-files", "--ignore-submodules=dirty", "--name-only", "-z", "--", ...gitlinks.map((path) => literal(path))], { ...options, readOnly: true }),
+    await gitBytes([...config, "diff-files", "--ignore-submodules=dirty", "--name-only", "-z", "--", ...gitlinks.map((path) => literal(path))], {
+      ...options,
+      readOnly: true,
+    }),
   );
   if (moved.length === 0) return;
-  await git([...config, "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"], { ...options, input: `${moved.map((path) => literal(path)).join("\0")}\0` });
+  await git([...config, "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"], {
+    ...options,
+    input: `${moved.map((path) => literal(path)).join("\0")}\0`,
+  });
 }

@@ -6,16 +6,24 @@ import type { FailureClass } from "../failure/index.js";
  * credential helpers never run from a harness call.
  */
 export const GIT_HARDENING: readonly string[] = [
-  "-c", "core.hooksPath=/dev/null",
-  "-c", "core.fsmonitor=false",
-  "-c", "credential.helper=",
-  "-c", "protocol.ext.allow=never",
-  "-c", "color.ui=false",
+  "-c",
+  "core.hooksPath=/dev/null",
+  "-c",
+  "core.fsmonitor=false",
+  "-c",
+  "credential.helper=",
+  "-c",
+  "protocol.ext.allow=never",
+  "-c",
+  "color.ui=false",
   // The operator's attribute file is as foreign to a story as the operator's config.
-  "-c", "core.attributesFile=/dev/null",
+  "-c",
+  "core.attributesFile=/dev/null",
   // Never into a nested repository: its config, attributes and hooks are the agent's to write.
-  "-c", "submodule.recurse=false",
-  "-c", "status.submoduleSummary=false",
+  "-c",
+  "submodule.recurse=false",
+  "-c",
+  "status.submoduleSummary=false",
 ];
 
 /**
@@ -134,7 +142,10 @@ export async function git(args: readonly string[], options: GitOptions): Promise
 
 /** Splits NUL-terminated output (`-z`) into its entries. */
 export function splitNul(bytes: Buffer): string[] {
-  return bytes.toString("utf8").split("\0").filter((entry) => entry !== "");
+  return bytes
+    .toString("utf8")
+    .split("\0")
+    .filter((entry) => entry !== "");
 }
 
 /** True when `dir` is inside a git working tree. */

@@ -19,7 +19,11 @@ export interface TaskWorktree {
 /** Why a task worktree could not be made. */
 export class WorktreeError extends Error {
   readonly failureClass = "internal-error" satisfies FailureClass;
-  constructor(readonly path: string, readonly branch: string, message: string) {
+  constructor(
+    readonly path: string,
+    readonly branch: string,
+    message: string,
+  ) {
     super(message);
     this.name = "WorktreeError";
   }
@@ -89,7 +93,10 @@ export async function createTaskWorktree(args: CreateTaskWorktreeArgs): Promise<
  * git process (`cat-file --batch-check`) instead of a `rev-parse` each.
  */
 export async function resolveCommits(repoDir: string, refs: readonly string[]): Promise<Array<string | undefined>> {
-  return resolveObjects(repoDir, refs.map((ref) => `${ref}^{commit}`));
+  return resolveObjects(
+    repoDir,
+    refs.map((ref) => `${ref}^{commit}`),
+  );
 }
 
 /**
@@ -102,7 +109,11 @@ export async function resolveCommits(repoDir: string, refs: readonly string[]): 
 export async function resolveObjects(repoDir: string, revisions: readonly string[]): Promise<Array<string | undefined>> {
   const asked = revisions.filter((revision) => !revision.includes("\n"));
   // Stryker disable next-line BooleanLiteral: cat-file takes no optional lock either way; readOnly says what the call promises
-  const output = await git(["cat-file", "--batch-check=%(objectname)"], { cwd: repoDir, readOnly: true, input: asked.map((revision) => `${revision}\n`).join("") });
+  const output = await git(["cat-file", "--batch-check=%(objectname)"], {
+    cwd: repoDir,
+    readOnly: true,
+    input: asked.map((revision) => `${revision}\n`).join(""),
+  });
   const lines = output.split("\n");
   const answers = new Map(asked.map((revision, index) => [revision, lines[index]]));
   return revisions.map((revision) => {

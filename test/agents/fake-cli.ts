@@ -21,7 +21,12 @@ export function fakeAgentBin(modes: Record<string, string[]>): FakeBin {
   }
   return {
     dir,
-    calls: () => (existsSync(join(dir, "calls.log")) ? readFileSync(join(dir, "calls.log"), "utf8").split("\n").filter((line) => line !== "") : []),
+    calls: () =>
+      existsSync(join(dir, "calls.log"))
+        ? readFileSync(join(dir, "calls.log"), "utf8")
+            .split("\n")
+            .filter((line) => line !== "")
+        : [],
   };
 }
 

@@ -22,7 +22,8 @@ export interface InstalledClis {
 
 function platformSuffix(): string {
   const arch = process.arch === "x64" || process.arch === "arm64" ? process.arch : undefined;
-  if (process.platform !== "linux" || arch === undefined) throw new Error(`the real-CLI tests install linux-x64 or linux-arm64 builds; this is ${process.platform}-${process.arch}`);
+  if (process.platform !== "linux" || arch === undefined)
+    throw new Error(`the real-CLI tests install linux-x64 or linux-arm64 builds; this is ${process.platform}-${process.arch}`);
   return `linux-${arch}`;
 }
 
@@ -43,7 +44,9 @@ export async function installRealClis(): Promise<InstalledClis> {
     logPath: join(root, "install.log"),
   });
   if (result.exitCode !== 0) {
-    throw new Error(`installing the real agent CLIs (${packages.join(", ")}) from the npm registry failed; this test needs the registry reachable (see ${join(root, "install.log")}):\n${result.tail}`);
+    throw new Error(
+      `installing the real agent CLIs (${packages.join(", ")}) from the npm registry failed; this test needs the registry reachable (see ${join(root, "install.log")}):\n${result.tail}`,
+    );
   }
   mkdirSync(bin);
   symlinkSync(join(root, "node_modules", "@anthropic-ai", `claude-code-${platformSuffix()}`, "claude"), join(bin, "claude"));

@@ -47,7 +47,16 @@ async function runPreset(preset: AgentPreset, env: Record<string, string> = {}, 
   const saved = Object.fromEntries(Object.keys(env).map((name) => [name, process.env[name]]));
   Object.assign(process.env, env);
   try {
-    return await runSeat({ ...seat(), launch: { preset }, stage: "implementer", attempt: 1, timeoutMs: 120_000, envAllow: Object.keys(env), sandbox: box, watchIntervalMs: 200 });
+    return await runSeat({
+      ...seat(),
+      launch: { preset },
+      stage: "implementer",
+      attempt: 1,
+      timeoutMs: 120_000,
+      envAllow: Object.keys(env),
+      sandbox: box,
+      watchIntervalMs: 200,
+    });
   } finally {
     for (const [name, value] of Object.entries(saved)) {
       if (value === undefined) delete process.env[name];
@@ -94,7 +103,12 @@ describe(`the real CLIs (Claude Code ${CLAUDE_CODE_VERSION}, Codex ${CODEX_VERSI
     ["claude-code", ["claude", "--help"]],
     ["codex", ["codex", "exec", "--help"]],
   ] as const)("every option and value the %s preset passes is in the installed CLI's --help", async (preset, argv) => {
-    const help = await exec([join(clis.bin, argv[0]), ...argv.slice(1)], { cwd: clis.root, captureStdout: true, timeoutMs: 60_000, env: { set: { HOME: makeTempDir() } } });
+    const help = await exec([join(clis.bin, argv[0]), ...argv.slice(1)], {
+      cwd: clis.root,
+      captureStdout: true,
+      timeoutMs: 60_000,
+      env: { set: { HOME: makeTempDir() } },
+    });
     expect(help.exitCode).toBe(0);
     const text = help.stdout?.toString() ?? "";
     const options = presetOptions(preset);
@@ -111,28 +125,44 @@ describe(`the real CLIs (Claude Code ${CLAUDE_CODE_VERSION}, Codex ${CODEX_VERSI
   it.each([
     [401, "authentication_error", "auth-missing", "Failed to authenticate"],
     [429, "rate_limit_error", "rate-limited", "(429)"],
-  ] as const)("Claude Code answered %i (%s) by its provider is %s", async (status, type, reason, words) => {
-    const fake = await provider(status, type);
-    try {
-      const opened = openedTo(Number(new URL(fake.url).port));
-      const result = await runPreset("claude-code", { ANTHROPIC_API_KEY: "sk-ant-test-not-a-key", ANTHROPIC_BASE_URL: opened.url, CLAUDE_CODE_MAX_RETRIES: "0" }, opened.box);
-      expect(fake.requests()).toBeGreaterThan(0);
-      expect(classifySeatEnd(result, NOW)).toMatchObject({ reason, message: expect.stringContaining(words) });
-    } finally {
-      fake.server.close();
-    }
-  }, 180_000);
+  ] as const)(
+    "Claude Code answered %i (%s) by its provider is %s",
+    async (status, type, reason, words) => {
+      const fake = await provider(status, type);
+      try {
+        const opened = openedTo(Number(new URL(fake.url).port));
+        const result = await runPreset(
+          "claude-code",
+          { ANTHROPIC_API_KEY: "sk-ant-test-not-a-key", ANTHROPIC_BASE_URL: opened.url, CLAUDE_CODE_MAX_RETRIES: "0" },
+          opened.box,
+        );
+        expect(fake.requests()).toBeGreaterThan(0);
+        expect(classifySeatEnd(result, NOW)).toMatchObject({ reason, message: expect.stringContaining(words) });
+      } finally {
+        fake.server.close();
+      }
+    },
+    180_000,
+  );
 
   it("Claude Code whose provider refuses the connection is provider-unreachable", async () => {
     const port = await freePort();
-    const result = await runPreset("claude-code", { ANTHROPIC_API_KEY: "sk-ant-test-not-a-key", ANTHROPIC_BASE_URL: `http://127.0.0.1:${port}`, CLAUDE_CODE_MAX_RETRIES: "0" });
+    const result = await runPreset("claude-code", {
+      ANTHROPIC_API_KEY: "sk-ant-test-not-a-key",
+      ANTHROPIC_BASE_URL: `http://127.0.0.1:${port}`,
+      CLAUDE_CODE_MAX_RETRIES: "0",
+    });
     expect(classifySeatEnd(result, NOW)).toMatchObject({ reason: "provider-unreachable", message: expect.stringContaining("ECONNREFUSED") });
   }, 180_000);
 
   it("Claude Code with no network at all is provider-unreachable", async () => {
     const box = seat();
     const env = { allow: [], set: { ANTHROPIC_API_KEY: "sk-ant-test-not-a-key", CLAUDE_CODE_MAX_RETRIES: "0" } };
-    const result = await sandbox.run(["claude", ...presetOptions("claude-code")], { cwd: box.worktree, env, input: "Say hello.\n", timeoutMs: 150_000, logPath: box.logPath }, { purpose: "agent", network: false, writable: [box.worktree] });
+    const result = await sandbox.run(
+      ["claude", ...presetOptions("claude-code")],
+      { cwd: box.worktree, env, input: "Say hello.\n", timeoutMs: 150_000, logPath: box.logPath },
+      { purpose: "agent", network: false, writable: [box.worktree] },
+    );
     expect(result.network).toBe(false);
     expect(classifySeatEnd(result, NOW)).toMatchObject({ reason: "provider-unreachable" });
   }, 180_000);
@@ -140,11 +170,37 @@ describe(`the real CLIs (Claude Code ${CLAUDE_CODE_VERSION}, Codex ${CODEX_VERSI
   it("Claude Code run as root (an App running unsandboxed as root) is root-refused", async () => {
     // uid 0 in a user namespace is root to the CLI, whoever runs the test.
     const home = makeTempDir();
-    const argv = ["bwrap", "--unshare-user", "--uid", "0", "--gid", "0", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--bind", home, home, "--", "claude", ...presetOptions("claude-code")];
+    const argv = [
+      "bwrap",
+      "--unshare-user",
+      "--uid",
+      "0",
+      "--gid",
+      "0",
+      "--ro-bind",
+      "/",
+      "/",
+      "--proc",
+      "/proc",
+      "--dev",
+      "/dev",
+      "--bind",
+      home,
+      home,
+      "--",
+      "claude",
+      ...presetOptions("claude-code"),
+    ];
     // The root file system is read-only in here: the CLI's temp folder must be writable, or it
     // stops on EROFS (mkdir /tmp/claude-0) before it looks at the uid, on a machine where no
     // earlier run left that folder behind.
-    const result = await exec(argv, { cwd: home, env: { set: { HOME: home, TMPDIR: home } }, input: "Say hello.\n", timeoutMs: 200_000, logPath: join(home, "log") });
+    const result = await exec(argv, {
+      cwd: home,
+      env: { set: { HOME: home, TMPDIR: home } },
+      input: "Say hello.\n",
+      timeoutMs: 200_000,
+      logPath: join(home, "log"),
+    });
     expect({ timedOut: result.timedOut, end: classifySeatEnd(result, NOW) }).toMatchObject({ timedOut: false, end: { reason: "root-refused" } });
   });
 

@@ -59,7 +59,16 @@ function seatSetup(): { request: Parameters<typeof dispatchSeat>[0]; hooks: Disp
   const clock = { now: NOW };
   const parkedUntil: string[] = [];
   return {
-    request: { stage: "implementer", attempt: 1, worktree, promptFile: join(dir, "prompt.md"), artifactDir, logPath: join(dir, "agent.log"), timeoutMs: 600_000, envAllow: [] },
+    request: {
+      stage: "implementer",
+      attempt: 1,
+      worktree,
+      promptFile: join(dir, "prompt.md"),
+      artifactDir,
+      logPath: join(dir, "agent.log"),
+      timeoutMs: 600_000,
+      envAllow: [],
+    },
     hooks: {
       clock,
       parkedUntil,
@@ -74,7 +83,9 @@ function seatSetup(): { request: Parameters<typeof dispatchSeat>[0]; hooks: Disp
 
 /** The sandbox the seat runs in: it may read the fake CLIs and the scripted agent, and write their logs. */
 function sandboxFor(binDir: string, worktree: string): Sandbox {
-  return new Sandbox(sandboxSettingsFromEnv({ ...process.env, HARNESS_SANDBOX_READ: dirname(AGENT_SCRIPT), HARNESS_SANDBOX_WRITE: `${binDir}:${dirname(worktree)}` }));
+  return new Sandbox(
+    sandboxSettingsFromEnv({ ...process.env, HARNESS_SANDBOX_READ: dirname(AGENT_SCRIPT), HARNESS_SANDBOX_WRITE: `${binDir}:${dirname(worktree)}` }),
+  );
 }
 
 describe("dispatchSeat with the fake CLIs", () => {
@@ -88,7 +99,9 @@ describe("dispatchSeat with the fake CLIs", () => {
     request.sandbox = sandboxFor(bin.dir, request.worktree);
     const result = await dispatchSeat(request, [{ preset: "claude-code" }, { preset: "codex" }], hooks);
     expect(result).toMatchObject({ kind: "ran", launch: { preset: "codex" }, result: { exitCode: 0 } });
-    expect(result.unavailable).toEqual([expect.objectContaining({ launch: { preset: "claude-code" }, unavailable: expect.objectContaining({ reason: "root-refused" }) })]);
+    expect(result.unavailable).toEqual([
+      expect.objectContaining({ launch: { preset: "claude-code" }, unavailable: expect.objectContaining({ reason: "root-refused" }) }),
+    ]);
     expect(bin.calls()).toEqual(["claude root", "codex work"]);
   });
 

@@ -18,7 +18,10 @@ it("counts what a window allocated and what it retained", async () => {
   const meterFile = join(dir, "meter.json");
   const readyFile = join(dir, "ready");
   const child = exec([process.execPath, "--expose-gc", "--import", "tsx", resolve("test/bench/alloc-child.ts"), meterFile, readyFile, "64", "8"], {
-    cwd: process.cwd(), signal: stop.signal, logPath: join(dir, "child.log"), onSpawn: (spawned) => (pid = spawned),
+    cwd: process.cwd(),
+    signal: stop.signal,
+    logPath: join(dir, "child.log"),
+    onSpawn: (spawned) => (pid = spawned),
   });
   try {
     await until("the child to allocate", () => existsSync(readyFile), 60_000);

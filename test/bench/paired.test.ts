@@ -23,7 +23,11 @@ describe("paired benchmark summaries", () => {
 
   it("measures the baseline's movement by its median step, so one stray sample does not void a run", () => {
     const steady = [100, 101, 99, 100, 102, 98, 100, 400, 100];
-    const result = summarisePairs(steady.map((value) => value * 0.8), steady, load);
+    const result = summarisePairs(
+      steady.map((value) => value * 0.8),
+      steady,
+      load,
+    );
     // Steps 1 2 1 2 4 2 300 300, sorted 1 1 2 [2 2] 4 300 300: a median step of 2 on a median of 100.
     expect(result.baselineSpread).toBeCloseTo((Math.SQRT2 * 2) / 100);
     expect(result.inconclusive).toBe(false);
@@ -39,7 +43,11 @@ describe("paired benchmark summaries", () => {
     expect(noisy.inconclusive).toBe(true);
     // Load climbing through the run: the baseline doubles from 100 to 240, the subject stays 0.7× of it.
     const drifting = [100, 110, 120, 130, 140, 150, 160, 170, 180, 190, 200, 210, 220, 230, 240];
-    const result = summarisePairs(drifting.map((value) => value * 0.7), drifting, load);
+    const result = summarisePairs(
+      drifting.map((value) => value * 0.7),
+      drifting,
+      load,
+    );
     expect(result.medianRatio).toBeCloseTo(0.7);
     // The interquartile range would be 70 on a median of 170 (41 %, more than the 30 % effect); each step is 10.
     expect(quantile(drifting, 0.75) - quantile(drifting, 0.25)).toBeCloseTo(70);
@@ -69,10 +77,12 @@ describe("paired benchmark summaries", () => {
 
   it("interleaves A B, B A, … after one warm-up of each", async () => {
     const order: string[] = [];
-    const side = (name: string) => async (rep: number): Promise<number> => {
-      order.push(`${name}${rep}`);
-      return 1;
-    };
+    const side =
+      (name: string) =>
+      async (rep: number): Promise<number> => {
+        order.push(`${name}${rep}`);
+        return 1;
+      };
     await measurePaired(side("S"), side("B"), 4);
     expect(order).toEqual(["B-1", "S-1", "S0", "B0", "B1", "S1", "S2", "B2", "B3", "S3"]);
     expect([0, 1, 2, 3].map(subjectFirst)).toEqual([true, false, true, false]);

@@ -41,13 +41,23 @@ describe("bench usage", () => {
   });
 
   it("answers --help with the benchmark's usage, without running it, and a bad option in one line", async () => {
-    const help = await exec([process.execPath, "--import", "tsx", RUN, "webhook-latency", "--help"], { cwd: process.cwd(), captureStdout: true, timeoutMs: 60_000 });
+    const help = await exec([process.execPath, "--import", "tsx", RUN, "webhook-latency", "--help"], {
+      cwd: process.cwd(),
+      captureStdout: true,
+      timeoutMs: 60_000,
+    });
     expect(help.exitCode).toBe(0);
     expect(help.stdout?.toString("utf8")).toBe("usage: npm run bench -- webhook-latency [--rates 300,800,1200,2000] [--count 2000] [--reps 4] [--alloc]\n");
-    const bad = await exec([process.execPath, "--import", "tsx", RUN, "webhook-latency", "--bogus"], { cwd: process.cwd(), captureStdout: true, timeoutMs: 60_000 });
+    const bad = await exec([process.execPath, "--import", "tsx", RUN, "webhook-latency", "--bogus"], {
+      cwd: process.cwd(),
+      captureStdout: true,
+      timeoutMs: 60_000,
+    });
     expect(bad.exitCode).toBe(2);
     expect(bad.stdout?.toString("utf8")).toBe("");
     // The tail (stderr here) is kept without its last newline.
-    expect(bad.tail).toBe("bench webhook-latency: Unknown option '--bogus'\nusage: npm run bench -- webhook-latency [--rates 300,800,1200,2000] [--count 2000] [--reps 4] [--alloc]");
+    expect(bad.tail).toBe(
+      "bench webhook-latency: Unknown option '--bogus'\nusage: npm run bench -- webhook-latency [--rates 300,800,1200,2000] [--count 2000] [--reps 4] [--alloc]",
+    );
   });
 });

@@ -70,7 +70,19 @@ describe("harness clean-clone", () => {
   it("takes --depth, --env, --provision and --allow-external-symlinks, and prints warnings on stderr", async () => {
     process.env.CC_CLI_PASSED = "passed";
     try {
-      const run = await harness(repo, "--command", 'git rev-list --count HEAD; echo "$CI $CC_CLI_PASSED"; node -e 0', "--depth", "1", "--env", "CC_CLI_PASSED", "--interpreter", process.execPath, "--provision", "--allow-external-symlinks");
+      const run = await harness(
+        repo,
+        "--command",
+        'git rev-list --count HEAD; echo "$CI $CC_CLI_PASSED"; node -e 0',
+        "--depth",
+        "1",
+        "--env",
+        "CC_CLI_PASSED",
+        "--interpreter",
+        process.execPath,
+        "--provision",
+        "--allow-external-symlinks",
+      );
       expect(run.code).toBe(0);
       const printed = JSON.parse(run.stdout) as Record<string, unknown>;
       expect(printed).toMatchObject({ ran: true, exitCode: 0, depth: 1, provisioned: true, linked: [], outputTail: "1\ntrue passed" });

@@ -9,13 +9,18 @@ afterAll(removeTempDirs);
 
 describe("harness demo", () => {
   it("shows a completed story, a blocked one, and the blocked one completing after its retry", async () => {
-    const result = await exec([process.execPath, resolve("bin/harness.js"), "demo"], { cwd: makeTempDir("harness-demo-test-"), captureStdout: true, timeoutMs: 240_000 });
+    const result = await exec([process.execPath, resolve("bin/harness.js"), "demo"], {
+      cwd: makeTempDir("harness-demo-test-"),
+      captureStdout: true,
+      timeoutMs: 240_000,
+    });
     const out = result.stdout?.toString("utf8") ?? "";
     expect([result.exitCode, result.tail]).toEqual([0, expect.any(String)]);
     const [first = "", blocked = "", retried = ""] = out.split(/^━━ \d\. /m).slice(1);
     expect(first).toContain("— open, draft (branch harness/story-1)");
     expect(first).toContain("— open, ready for review (branch harness/story-1)");
-    for (const check of ["harness / provision", "harness / verifier", "harness / clean-clone", "harness / story"]) expect(first).toMatch(new RegExp(`✓ ${check} — success`));
+    for (const check of ["harness / provision", "harness / verifier", "harness / clean-clone", "harness / story"])
+      expect(first).toMatch(new RegExp(`✓ ${check} — success`));
     expect(first).toContain("<!-- story-harness:status -->");
     expect(blocked).toContain("✗ harness / story — action_required: Blocked: retry-ceiling   [Retry]");
     expect(blocked).toContain("— open, draft (branch harness/story-3)");
@@ -25,7 +30,11 @@ describe("harness demo", () => {
   });
 
   it("answers --help", async () => {
-    const result = await exec([process.execPath, join(resolve("."), "bin/harness.js"), "demo", "--help"], { cwd: resolve("."), captureStdout: true, timeoutMs: 60_000 });
+    const result = await exec([process.execPath, join(resolve("."), "bin/harness.js"), "demo", "--help"], {
+      cwd: resolve("."),
+      captureStdout: true,
+      timeoutMs: 60_000,
+    });
     expect(result.exitCode).toBe(0);
     expect(result.stdout?.toString("utf8")).toContain("Usage: harness demo");
   });

@@ -6,7 +6,12 @@ afterAll(removeTempDirs);
 
 async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
   const result = { code: 0, out: "", err: "" };
-  const io: CliIO = { cwd: makeTempDir("harness-help-"), env: process.env, stdout: (text) => void (result.out += text), stderr: (text) => void (result.err += text) };
+  const io: CliIO = {
+    cwd: makeTempDir("harness-help-"),
+    env: process.env,
+    stdout: (text) => void (result.out += text),
+    stderr: (text) => void (result.err += text),
+  };
   result.code = await main(args, io);
   return result;
 }

@@ -35,7 +35,11 @@ describe("asyncJsonLog", () => {
     const dir = makeTempDir();
     const logPath = join(dir, "out.log");
     const go = join(dir, "go");
-    const child = exec([process.execPath, "--import", "tsx", join("test", "cli", "json-log-child.ts"), go], { cwd: process.cwd(), logPath, timeoutMs: 120_000 });
+    const child = exec([process.execPath, "--import", "tsx", join("test", "cli", "json-log-child.ts"), go], {
+      cwd: process.cwd(),
+      logPath,
+      timeoutMs: 120_000,
+    });
     const read = (): string => {
       try {
         return readFileSync(logPath, "utf8");
@@ -48,7 +52,13 @@ describe("asyncJsonLog", () => {
     expect(first).not.toContain("last line");
     writeFileSync(go, "");
     expect((await child).exitCode).toBe(0);
-    const lines = read().trim().split("\n").map((line) => JSON.parse(line) as { msg: string; step: number });
-    expect(lines.map((line) => [line.msg, line.step])).toEqual([["first line", 1], ["last line", 2]]);
+    const lines = read()
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { msg: string; step: number });
+    expect(lines.map((line) => [line.msg, line.step])).toEqual([
+      ["first line", 1],
+      ["last line", 2],
+    ]);
   });
 });

@@ -5,7 +5,14 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { channel } from "node:diagnostics_channel";
-import { backlogNotice, DEFAULT_LISTEN_BACKLOG, kernelSomaxconn, LISTEN_CHANNEL, listeningWithBacklog, readListenBacklog } from "../../src/cli/listen-backlog.js";
+import {
+  backlogNotice,
+  DEFAULT_LISTEN_BACKLOG,
+  kernelSomaxconn,
+  LISTEN_CHANNEL,
+  listeningWithBacklog,
+  readListenBacklog,
+} from "../../src/cli/listen-backlog.js";
 import { listenBacklogOf } from "../support/net.js";
 
 function listening(server: Server, options: { port: number; host: string; backlog?: number }): Promise<number> {

@@ -35,7 +35,7 @@ interface Case {
 }
 
 const agentLine = (s: Scenario): string => JSON.stringify(`sh ${q(AGENT_SCRIPT)} complete ${q(s.launches)}`);
-const base = "test:\n  command: test -f feature.txt\nprovision:\n  command: \"true\"\n";
+const base = 'test:\n  command: test -f feature.txt\nprovision:\n  command: "true"\n';
 
 const CASES: Case[] = [
   { name: "a blank --test-cmd", yaml: `agent:\n  command: {agent}\n${base}`, args: ["--test-cmd", "  "], expected: [/--test-cmd must not be blank/] },

@@ -119,7 +119,7 @@ describe("harness run", () => {
     expect(again.err).toContain("--continue");
     expect(again.err).toContain("--fresh");
     expect(await git(["rev-parse", "harness/story-greet-users"], { cwd: s.repo })).toBe(tip);
-    expect((await main(["run", "--story", s.story, "--continue", "--fresh"], captureIO(s.repo, s.home, scenarioSandboxEnv(s))))).toBe(2);
+    expect(await main(["run", "--story", s.story, "--continue", "--fresh"], captureIO(s.repo, s.home, scenarioSandboxEnv(s)))).toBe(2);
 
     // --continue carries on from the tip: the new commit's parent is the earlier run's.
     expect(await main(["run", "--story", s.story, "--continue"], captureIO(s.repo, s.home, scenarioSandboxEnv(s)))).toBe(0);

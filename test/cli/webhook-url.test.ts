@@ -27,7 +27,11 @@ describe("the webhook URL notice", () => {
     const root = makeTempDir("harness-notice-");
     const app = await startApp({ fake, home: join(root, "home"), workDir: root });
     try {
-      const line = await eventually("the notice in the App's log", async () => (await app.log()).split("\n").find((text) => text.startsWith("harness serve: webhooks are received at")), 20_000);
+      const line = await eventually(
+        "the notice in the App's log",
+        async () => (await app.log()).split("\n").find((text) => text.startsWith("harness serve: webhooks are received at")),
+        20_000,
+      );
       expect(line).toBe(`harness serve: webhooks are received at ${app.webhookUrl}`);
     } finally {
       await app.stop();

@@ -22,7 +22,10 @@ describe("queue settings (HARNESS_QUEUE, HARNESS_WORKER, HARNESS_INSTALLATION_SL
   });
 
   it("selects Redis with HARNESS_QUEUE; serve then only takes webhooks unless HARNESS_WORKER=on", () => {
-    expect(read({ HARNESS_QUEUE: "redis://cache:6379/0" })).toEqual({ queue: { kind: "redis", url: "redis://cache:6379/0", concurrency: 2 }, serveRunsJobs: false });
+    expect(read({ HARNESS_QUEUE: "redis://cache:6379/0" })).toEqual({
+      queue: { kind: "redis", url: "redis://cache:6379/0", concurrency: 2 },
+      serveRunsJobs: false,
+    });
     expect(read({ HARNESS_QUEUE: "redis://cache:6379/0", HARNESS_WORKER: "on" }).serveRunsJobs).toBe(true);
     expect(read({ HARNESS_QUEUE: "redis://cache", HARNESS_LEASE_MS: "3000" }).queue).toMatchObject({ lease: { lockTtlMs: 3000, heartbeatMs: 1000 } });
   });

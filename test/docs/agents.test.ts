@@ -27,13 +27,16 @@ describe("docs/agents.md", () => {
   it("its example wrapper drives a whole story, with Claude Code's stand-in behind it", async () => {
     const s = await makeScenario({ ".harness/agent.sh": wrapperScript() });
     writeFiles(s.repo, {
-      ".github/harness.yml": 'agent:\n  command: "sh .harness/agent.sh {prompt_file} {artifact_dir}"\ntest:\n  command: test -f feature.txt\nprovision:\n  command: "true"\n',
+      ".github/harness.yml":
+        'agent:\n  command: "sh .harness/agent.sh {prompt_file} {artifact_dir}"\ntest:\n  command: test -f feature.txt\nprovision:\n  command: "true"\n',
     });
     await commitAll(s.repo, "add the agent wrapper");
     const bin = fakeAgentBin({ claude: [`work ${AGENT_SCRIPT} ${s.launches}`] });
     restore = prependPath(bin.dir);
     const config = parseHarnessConfig(readFileSync(`${s.repo}/.github/harness.yml`, "utf8"), ".github/harness.yml");
-    const sandbox = new Sandbox(sandboxSettingsFromEnv({ ...process.env, HARNESS_SANDBOX_READ: dirname(AGENT_SCRIPT), HARNESS_SANDBOX_WRITE: `${dirname(s.launches)}:${bin.dir}` }));
+    const sandbox = new Sandbox(
+      sandboxSettingsFromEnv({ ...process.env, HARNESS_SANDBOX_READ: dirname(AGENT_SCRIPT), HARNESS_SANDBOX_WRITE: `${dirname(s.launches)}:${bin.dir}` }),
+    );
     const { outcome, journal } = await runScenario(s, config, { sandbox });
     expect(outcome.status).toBe("completed");
     expect(bin.calls()).toEqual(["claude work", "claude work", "claude work", "claude work"]);
@@ -46,7 +49,17 @@ describe("docs/agents.md", () => {
   it("names every placeholder, HARNESS_* variable, artifact schema and agent failure class the code uses", () => {
     for (const name of COMMAND_PLACEHOLDERS) expect(DOC).toContain(`{${name}}`);
     for (const name of ["HARNESS_STAGE", "HARNESS_ATTEMPT", "HARNESS_PROMPT_FILE", "HARNESS_ARTIFACT_DIR", "HARNESS_AGENT_ENV"]) expect(DOC).toContain(name);
-    for (const name of ["schemas/verdict.schema.json", "verdict.json", "agent-exit", "agent-timeout", "agent-unavailable", "artifact-missing", "artifact-invalid", "baseline-red", "environment"]) {
+    for (const name of [
+      "schemas/verdict.schema.json",
+      "verdict.json",
+      "agent-exit",
+      "agent-timeout",
+      "agent-unavailable",
+      "artifact-missing",
+      "artifact-invalid",
+      "baseline-red",
+      "environment",
+    ]) {
       expect(DOC).toContain(name);
     }
     for (const reason of ["root-refused", "auth-missing", "provider-unreachable", "rate-limited", "not-installed"]) expect(DOC).toContain(`\`${reason}\``);

@@ -32,12 +32,20 @@ export interface RunningApp {
 }
 
 /** Starts the App against `fake` with data under `home`; resolves once it answers /ping. */
-export async function startApp(args: { fake: FakeGitHub; home: string; workDir: string; env?: Record<string, string>; dotenv?: Record<string, string> }): Promise<RunningApp> {
+export async function startApp(args: {
+  fake: FakeGitHub;
+  home: string;
+  workDir: string;
+  env?: Record<string, string>;
+  dotenv?: Record<string, string>;
+}): Promise<RunningApp> {
   const { fake } = args;
   // Credentials go in .env, as Probot's setup writes them; src/exec never passes them to a child.
   const pem = Buffer.from(fake.privateKey).toString("base64");
   // Other secrets of the App (HARNESS_STATUS_TOKEN) go there too: src/exec would drop them from the environment.
-  const extra = Object.entries(args.dotenv ?? {}).map(([name, value]) => `${name}=${value}\n`).join("");
+  const extra = Object.entries(args.dotenv ?? {})
+    .map(([name, value]) => `${name}=${value}\n`)
+    .join("");
   writeFileSync(join(args.workDir, ".env"), `APP_ID=${fake.appId}\nPRIVATE_KEY=${pem}\nWEBHOOK_SECRET=${fake.webhookSecret}\n${extra}`);
   const port = await freePort();
   const logPath = join(args.workDir, `app-${port}.log`);
@@ -77,7 +85,12 @@ export async function startApp(args: { fake: FakeGitHub; home: string; workDir: 
     "the App to answer",
     async () => {
       if (exited) throw new Error(`the App exited before answering (exit ${exited.exitCode}):\n${exited.tail}`);
-      return (await fetch(`${url}/ping`).then((response) => response.ok, () => false)) ? true : undefined;
+      return (await fetch(`${url}/ping`).then(
+        (response) => response.ok,
+        () => false,
+      ))
+        ? true
+        : undefined;
     },
     120_000,
   ).catch(async (error: unknown) => {

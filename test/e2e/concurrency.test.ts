@@ -37,15 +37,23 @@ describe("two stories at once", () => {
     await eventually("the first implementer to start", () => (existsSync(join(markers, "started")) ? true : undefined));
     const second = await labelNewIssue(fake, app, "pair", "Second");
     const running = app;
-    await eventually("the second story to complete while the first waits", async () => {
-      const head = await fake.branchHead(OWNER, "pair", `harness/story-${second.number}`);
-      return head && checksOn(fake, "pair", head).get("harness / story")?.conclusion === "success" ? true : undefined;
-    }, 180_000);
+    await eventually(
+      "the second story to complete while the first waits",
+      async () => {
+        const head = await fake.branchHead(OWNER, "pair", `harness/story-${second.number}`);
+        return head && checksOn(fake, "pair", head).get("harness / story")?.conclusion === "success" ? true : undefined;
+      },
+      180_000,
+    );
     writeFileSync(join(markers, "release"), "");
-    await eventually("the first story to complete", async () => {
-      const head = await fake.branchHead(OWNER, "pair", `harness/story-${first.number}`);
-      return head && checksOn(fake, "pair", head).get("harness / story")?.conclusion === "success" ? true : undefined;
-    }, 180_000);
+    await eventually(
+      "the first story to complete",
+      async () => {
+        const head = await fake.branchHead(OWNER, "pair", `harness/story-${first.number}`);
+        return head && checksOn(fake, "pair", head).get("harness / story")?.conclusion === "success" ? true : undefined;
+      },
+      180_000,
+    );
     await reportsDelivered(home);
     expect(storyPull(fake, "pair", first.number)?.draft).toBe(false);
     expect(storyPull(fake, "pair", second.number)?.draft).toBe(false);

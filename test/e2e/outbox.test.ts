@@ -12,7 +12,22 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeGitHub, type FakeGitHub, type FailureWindow } from "../support/fake-github/index.js";
 import { startApp, type RunningApp } from "./app-process.js";
-import { addStoryRepo, CHECK_NAMES, sandboxGrant, checksOn, harnessYml, labelNewIssue, logged, OWNER, queueDrained, reportsDelivered, STATUS_MARKER, storyEnd, storyPull, storyRunsDir } from "./scenario.js";
+import {
+  addStoryRepo,
+  CHECK_NAMES,
+  sandboxGrant,
+  checksOn,
+  harnessYml,
+  labelNewIssue,
+  logged,
+  OWNER,
+  queueDrained,
+  reportsDelivered,
+  STATUS_MARKER,
+  storyEnd,
+  storyPull,
+  storyRunsDir,
+} from "./scenario.js";
 import { eventually } from "../support/poll.js";
 
 jest.setTimeout(240_000);
@@ -54,7 +69,10 @@ describe("the outbox, end to end", () => {
 
     const startHead = await fake.branchHead(OWNER, "flaky", `harness/story-${number}`);
     const repoApi = `^/api/v3/repos/${OWNER}/flaky/`;
-    const rateLimited = fake.injectFailure({ path: new RegExp(`${repoApi}(check-runs|issues/)`), failure: { kind: "secondary-rate-limit", retryAfterSeconds: 1 } });
+    const rateLimited = fake.injectFailure({
+      path: new RegExp(`${repoApi}(check-runs|issues/)`),
+      failure: { kind: "secondary-rate-limit", retryAfterSeconds: 1 },
+    });
     const badGateway = fake.injectFailure({ path: /^\/api\/graphql$/, failure: { kind: "bad-gateway" } });
     windows.push(rateLimited, badGateway);
     writeFileSync(join(markers, "release"), "");
@@ -84,7 +102,8 @@ describe("the outbox, end to end", () => {
     for (const name of CHECK_NAMES) expect([name, onHead.get(name)?.status]).toEqual([name, "completed"]);
     await eventually("the pull request to be ready for review", () => (storyPull(fake, "flaky", number)?.draft === false ? true : undefined));
     const status = await eventually("the final status comment", () =>
-      fake.state.commentsOn(OWNER, "flaky", pull.number).find((comment) => comment.body.startsWith(STATUS_MARKER) && comment.body.includes("✅ Completed")));
+      fake.state.commentsOn(OWNER, "flaky", pull.number).find((comment) => comment.body.startsWith(STATUS_MARKER) && comment.body.includes("✅ Completed")),
+    );
     expect(fake.state.commentsOn(OWNER, "flaky", pull.number).filter((comment) => comment.body.startsWith(STATUS_MARKER))).toEqual([status]);
     await eventually("the outbox to empty", () => (pendingOutbox(home).length === 0 ? true : undefined));
     expect(fake.state.checkRuns.filter((run) => run.repo === `${OWNER}/flaky` && run.status !== "completed")).toEqual([]);
@@ -104,7 +123,11 @@ describe("the outbox, end to end", () => {
     await eventually("the implementer to start", () => (existsSync(join(markers, "started")) ? true : undefined));
     const pull = await eventually("the draft pull request", () => storyPull(fake, "push-later", number));
     const startHead = await fake.branchHead(OWNER, "push-later", `harness/story-${number}`);
-    const badGateway = fake.injectFailure({ method: "POST", path: new RegExp(`^/${OWNER}/push-later\\.git/git-receive-pack$`), failure: { kind: "bad-gateway" } });
+    const badGateway = fake.injectFailure({
+      method: "POST",
+      path: new RegExp(`^/${OWNER}/push-later\\.git/git-receive-pack$`),
+      failure: { kind: "bad-gateway" },
+    });
     windows.push(badGateway);
     writeFileSync(join(markers, "release"), "");
 
@@ -112,7 +135,9 @@ describe("the outbox, end to end", () => {
     await queueDrained(home);
     await logged(first, "the push waits in the outbox");
     expect(await fake.branchHead(OWNER, "push-later", `harness/story-${number}`)).toBe(startHead);
-    expect(fake.state.checkRuns.filter((run) => run.repo === `${OWNER}/push-later` && run.name === "harness / story" && run.conclusion === "success")).toEqual([]);
+    expect(fake.state.checkRuns.filter((run) => run.repo === `${OWNER}/push-later` && run.name === "harness / story" && run.conclusion === "success")).toEqual(
+      [],
+    );
     expect(pendingOutbox(home).length).toBeGreaterThan(0);
 
     await first.stop();
@@ -124,7 +149,10 @@ describe("the outbox, end to end", () => {
     expect(story.conclusion).toBe("success");
     await eventually("the pull request to be ready for review", () => (storyPull(fake, "push-later", number)?.draft === false ? true : undefined));
     const status = await eventually("the final status comment", () =>
-      fake.state.commentsOn(OWNER, "push-later", pull.number).find((comment) => comment.body.startsWith(STATUS_MARKER) && comment.body.includes("✅ Completed")));
+      fake.state
+        .commentsOn(OWNER, "push-later", pull.number)
+        .find((comment) => comment.body.startsWith(STATUS_MARKER) && comment.body.includes("✅ Completed")),
+    );
     expect(status).toBeDefined();
     await eventually("the outbox to empty", () => (pendingOutbox(home).length === 0 ? true : undefined));
     expect(fake.state.checkRuns.filter((run) => run.repo === `${OWNER}/push-later` && run.status !== "completed")).toEqual([]);

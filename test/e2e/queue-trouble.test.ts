@@ -37,25 +37,43 @@ describe("queue trouble, end to end", () => {
     const repository = fake.repositoryJson(OWNER, "trouble") as { id: number; clone_url: string };
     const id = "001700000000000-000001-0000abcd";
     const job = {
-      id, state: "queued", interruptions: 0,
+      id,
+      state: "queued",
+      interruptions: 0,
       job: {
-        storyKey: `${OWNER}/trouble#${issue.number}`, kind: "resurrect", installationId: fake.installationId,
+        storyKey: `${OWNER}/trouble#${issue.number}`,
+        kind: "resurrect",
+        installationId: fake.installationId,
         repository: { id: repository.id, owner: OWNER, name: "trouble", cloneUrl: repository.clone_url, defaultBranch: "main" },
-        issue: { number: issue.number, title: "Odd job", body: "" }, requestedBy: OWNER, deliveryId: "planted", enqueuedAt: new Date().toISOString(),
+        issue: { number: issue.number, title: "Odd job", body: "" },
+        requestedBy: OWNER,
+        deliveryId: "planted",
+        enqueuedAt: new Date().toISOString(),
       },
     };
     mkdirSync(join(home, "queue", "jobs"), { recursive: true });
     writeFileSync(join(home, "queue", "jobs", `${id}.json`), JSON.stringify(job));
 
     // GitHub answers 502 at first: the notice waits in the outbox and is not lost.
-    const badGateway = fake.injectFailure({ method: "POST", path: new RegExp(`/repos/${OWNER}/trouble/issues/${issue.number}/comments$`), failure: { kind: "bad-gateway" } });
-    const app = await startApp({ fake, home, workDir: root, env: { HARNESS_OUTBOX_MAX_DELAY_MS: "500" }, dotenv: { HARNESS_STATUS_TOKEN: "status-token-for-tests" } });
+    const badGateway = fake.injectFailure({
+      method: "POST",
+      path: new RegExp(`/repos/${OWNER}/trouble/issues/${issue.number}/comments$`),
+      failure: { kind: "bad-gateway" },
+    });
+    const app = await startApp({
+      fake,
+      home,
+      workDir: root,
+      env: { HARNESS_OUTBOX_MAX_DELAY_MS: "500" },
+      dotenv: { HARNESS_STATUS_TOKEN: "status-token-for-tests" },
+    });
     apps.push(app);
     await eventually("the notice to meet the 502", () => (badGateway.served > 0 ? true : undefined));
     expect(readdirSync(join(home, "outbox")).filter((name) => name.endsWith(".json"))).toHaveLength(1);
     badGateway.close();
     const told = await eventually("the issue to be told", () =>
-      fake.state.comments.find((comment) => comment.repo === `${OWNER}/trouble` && comment.issueNumber === issue.number && comment.body.includes("quarantine")));
+      fake.state.comments.find((comment) => comment.repo === `${OWNER}/trouble` && comment.issueNumber === issue.number && comment.body.includes("quarantine")),
+    );
     expect(told.body).toContain(`queue/quarantine/${id}.json`);
     expect(fake.state.comments.filter((comment) => comment.repo === `${OWNER}/trouble` && comment.issueNumber === issue.number)).toHaveLength(1);
     expect(told.body).toContain("$.job.kind");
@@ -66,11 +84,17 @@ describe("queue trouble, end to end", () => {
     const statusUrl = `http://127.0.0.1:${app.port}/harness/status.json`;
     expect((await fetch(statusUrl)).status).toBe(401);
     expect((await fetch(statusUrl, { headers: { authorization: "Bearer wrong" } })).status).toBe(401);
-    const status = (await (await fetch(statusUrl, { headers: { authorization: "Bearer status-token-for-tests" } })).json()) as { app: { running: boolean; pid: number }; quarantined: Array<{ file: string; story?: string }> };
+    const status = (await (await fetch(statusUrl, { headers: { authorization: "Bearer status-token-for-tests" } })).json()) as {
+      app: { running: boolean; pid: number };
+      quarantined: Array<{ file: string; story?: string }>;
+    };
     expect(status.app).toEqual({ running: true, pid: app.pid });
     expect(status.quarantined).toEqual([{ file: `${id}.json`, story: `${OWNER}/trouble#${issue.number}` }]);
 
-    const second = await startApp({ fake, home, workDir: root }).then(() => undefined, (error: unknown) => error as Error);
+    const second = await startApp({ fake, home, workDir: root }).then(
+      () => undefined,
+      (error: unknown) => error as Error,
+    );
     expect(second?.message).toMatch(/exited before answering \(exit 2\)/);
     expect(second?.message).toContain(`is in use by another story-harness process (pid ${app.pid}`);
     fake.assertNoUnexpectedRequests();

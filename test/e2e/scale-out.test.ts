@@ -38,7 +38,10 @@ describe("scale-out: serve and two workers on Redis", () => {
   const processes: Array<{ stop: () => Promise<unknown> }> = [];
   // The agents' folders outside their worktrees (intervals, markers) are granted to the sandbox.
   const env = (): Record<string, string> => ({
-    HARNESS_QUEUE: redis.url, HARNESS_INSTALLATION_SLOTS: String(SLOTS), HARNESS_LEASE_MS: "10000", HARNESS_SANDBOX_WRITE: `${join(root, "shared")}:${join(root, "markers")}`,
+    HARNESS_QUEUE: redis.url,
+    HARNESS_INSTALLATION_SLOTS: String(SLOTS),
+    HARNESS_LEASE_MS: "10000",
+    HARNESS_SANDBOX_WRITE: `${join(root, "shared")}:${join(root, "markers")}`,
   });
 
   beforeAll(async () => {
@@ -100,17 +103,24 @@ describe("scale-out: serve and two workers on Redis", () => {
       stories.push(["beta", await label(app, "beta", `Beta ${index}`, SECOND_INSTALLATION)]);
     }
     for (const [name, number] of stories) expect((await storyEnd(fake, name, number, STORY_GUARD_MS)).story.conclusion).toBe("success");
-    const by = await eventually("every story's end logged by a worker", async () => {
-      const logged = await finishedBy(workers);
-      return logged.size === stories.length ? logged : undefined;
-    }, STORY_GUARD_MS);
+    const by = await eventually(
+      "every story's end logged by a worker",
+      async () => {
+        const logged = await finishedBy(workers);
+        return logged.size === stories.length ? logged : undefined;
+      },
+      STORY_GUARD_MS,
+    );
     // None twice, both workers used.
     expect([...by.values()].every((names) => names.length === 1)).toBe(true);
     expect(new Set([...by.values()].flat())).toEqual(new Set(["w1", "w2"]));
     // The serve process ran none.
     expect(await app.log()).not.toContain('"msg":"story finished"');
     // Never more than SLOTS implementers of one installation at once (from the agents' own clock).
-    const events = readFileSync(intervals, "utf8").trim().split("\n").map((line) => line.split(" "));
+    const events = readFileSync(intervals, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => line.split(" "));
     for (const installation of ["first", "second"]) {
       const mine = events.filter(([, label]) => label === installation).map(([kind, , , at]) => [BigInt(at ?? "0"), kind === "start" ? 1 : -1] as const);
       mine.sort((a, b) => (a[0] === b[0] ? a[1] - b[1] : a[0] < b[0] ? -1 : 1));
@@ -124,14 +134,28 @@ describe("scale-out: serve and two workers on Redis", () => {
       expect(most).toBeLessThanOrEqual(SLOTS);
     }
     // Each job ended once its end reports were in its worker's outbox; ready-for-review is the last of them.
-    await eventually("the workers' outboxes to deliver every end report", () => (workers.every((each) => pendingOutboxWrites(each.home).length === 0) ? true : undefined), STORY_GUARD_MS);
+    await eventually(
+      "the workers' outboxes to deliver every end report",
+      () => (workers.every((each) => pendingOutboxWrites(each.home).length === 0) ? true : undefined),
+      STORY_GUARD_MS,
+    );
     for (const [name, number] of stories) expect(storyPull(fake, name, number)?.draft).toBe(false);
     // The status endpoint of serve shows both workers, from their reports in Redis, and nothing left anywhere.
-    const status = await eventually("both workers reporting through Redis", async () => {
-      const answer = await fetch(`http://127.0.0.1:${app.port}/harness/status.json`, { headers: { authorization: `Bearer ${STATUS_TOKEN}` } });
-      const body = (await answer.json()) as { workers?: Array<{ pid: number; live: boolean }>; queued: unknown[]; running: unknown[]; undelivered: unknown[]; quarantined: unknown[] };
-      return body.workers?.length === 2 && body.workers.every((each) => each.live) && body.undelivered.length === 0 ? body : undefined;
-    }, STORY_GUARD_MS);
+    const status = await eventually(
+      "both workers reporting through Redis",
+      async () => {
+        const answer = await fetch(`http://127.0.0.1:${app.port}/harness/status.json`, { headers: { authorization: `Bearer ${STATUS_TOKEN}` } });
+        const body = (await answer.json()) as {
+          workers?: Array<{ pid: number; live: boolean }>;
+          queued: unknown[];
+          running: unknown[];
+          undelivered: unknown[];
+          quarantined: unknown[];
+        };
+        return body.workers?.length === 2 && body.workers.every((each) => each.live) && body.undelivered.length === 0 ? body : undefined;
+      },
+      STORY_GUARD_MS,
+    );
     expect(status.workers?.map((each) => [each.pid, each.live]).sort()).toEqual(workers.map((each) => [each.pid, true]).sort());
     expect([status.queued, status.running, status.undelivered, status.quarantined]).toEqual([[], [], [], []]);
     fake.assertNoUnexpectedRequests();
@@ -145,16 +169,24 @@ describe("scale-out: serve and two workers on Redis", () => {
     const workers = [await worker("k1"), await worker("k2")];
     const number = await label(app, "gamma", "Survive a lost worker");
     await eventually("the implementer to start", () => (existsSync(join(markers, "started")) ? true : undefined), STORY_GUARD_MS);
-    const holder = await eventually("the worker running it", () => workers.find((each) => existsSync(storyRunsDir(each.home, "gamma", number))), STORY_GUARD_MS);
+    const holder = await eventually(
+      "the worker running it",
+      () => workers.find((each) => existsSync(storyRunsDir(each.home, "gamma", number))),
+      STORY_GUARD_MS,
+    );
     const survivor = workers.find((each) => each !== holder);
     expect((await holder.kill9()).signal).toBe("SIGKILL");
     processes.splice(processes.indexOf(holder), 1);
     const { story } = await storyEnd(fake, "gamma", number, STORY_GUARD_MS);
     expect(story.conclusion).toBe("success");
-    const finished = await eventually("the survivor to log the story's end", async () => {
-      const entries = (await survivor?.entries("story finished")) ?? [];
-      return entries.length > 0 ? entries.map((entry) => entry.story) : undefined;
-    }, STORY_GUARD_MS);
+    const finished = await eventually(
+      "the survivor to log the story's end",
+      async () => {
+        const entries = (await survivor?.entries("story finished")) ?? [];
+        return entries.length > 0 ? entries.map((entry) => entry.story) : undefined;
+      },
+      STORY_GUARD_MS,
+    );
     expect(finished).toEqual([`${OWNER}/gamma#${number}`]);
     expect(fake.state.pulls.filter((pull) => pull.repo === `${OWNER}/gamma`)).toHaveLength(1);
     fake.assertNoUnexpectedRequests();
@@ -184,13 +216,26 @@ describe("scale-out: serve and two workers on Redis", () => {
     await eventually("the story's job to end", async () => ((await first.entries("story finished")).length > 0 ? true : undefined), STORY_GUARD_MS);
     await eventually("GitHub to fail the ready-for-review", () => (badGateway.served > 0 ? true : undefined), STORY_GUARD_MS);
     // The job is done in Redis; the write waits in the worker's outbox, and the status says whose.
-    const status = await eventually("the job done and its report waiting, as the status shows", async () => {
-      const answer = await fetch(`http://127.0.0.1:${app.port}/harness/status.json`, { headers: { authorization: `Bearer ${STATUS_TOKEN}` } });
-      const body = (await answer.json()) as { queued: unknown[]; running: unknown[]; undelivered: Array<{ story: string; slot: string; state: string; worker?: string }>; reporting: unknown[] };
-      // The worker reports every few seconds: a report may still list writes delivered since.
-      return body.queued.length === 0 && body.running.length === 0 && body.undelivered.length === 1 && body.undelivered[0]?.slot === "ready-for-review" ? body : undefined;
-    }, STORY_GUARD_MS);
-    expect(status.undelivered).toEqual([expect.objectContaining({ story: `${OWNER}/epsilon#${number}`, slot: "ready-for-review", state: "pending", worker: expect.any(String) })]);
+    const status = await eventually(
+      "the job done and its report waiting, as the status shows",
+      async () => {
+        const answer = await fetch(`http://127.0.0.1:${app.port}/harness/status.json`, { headers: { authorization: `Bearer ${STATUS_TOKEN}` } });
+        const body = (await answer.json()) as {
+          queued: unknown[];
+          running: unknown[];
+          undelivered: Array<{ story: string; slot: string; state: string; worker?: string }>;
+          reporting: unknown[];
+        };
+        // The worker reports every few seconds: a report may still list writes delivered since.
+        return body.queued.length === 0 && body.running.length === 0 && body.undelivered.length === 1 && body.undelivered[0]?.slot === "ready-for-review"
+          ? body
+          : undefined;
+      },
+      STORY_GUARD_MS,
+    );
+    expect(status.undelivered).toEqual([
+      expect.objectContaining({ story: `${OWNER}/epsilon#${number}`, slot: "ready-for-review", state: "pending", worker: expect.any(String) }),
+    ]);
     expect(status.reporting).toEqual([{ story: `${OWNER}/epsilon#${number}`, writes: 1, worker: status.undelivered[0]?.worker }]);
     expect((await first.kill9()).signal).toBe("SIGKILL");
     processes.splice(processes.indexOf(first), 1);
@@ -199,7 +244,11 @@ describe("scale-out: serve and two workers on Redis", () => {
 
     badGateway.close();
     await worker("h1");
-    await eventually("ready for review, from the restarted worker's outbox", () => (storyPull(fake, "epsilon", number)?.draft === false ? true : undefined), STORY_GUARD_MS);
+    await eventually(
+      "ready for review, from the restarted worker's outbox",
+      () => (storyPull(fake, "epsilon", number)?.draft === false ? true : undefined),
+      STORY_GUARD_MS,
+    );
     await eventually("its outbox to empty", () => (pendingOutboxWrites(first.home).length === 0 ? true : undefined), STORY_GUARD_MS);
     const { story } = await storyEnd(fake, "epsilon", number, STORY_GUARD_MS);
     expect(story.conclusion).toBe("success");

@@ -69,7 +69,14 @@ export async function addStoryRepo(fake: FakeGitHub, name: string, config: strin
 }
 
 /** Delivers a signed `issues.labeled` for a new issue; returns the issue number and the answer. */
-export async function labelNewIssue(fake: FakeGitHub, app: RunningApp, name: string, title: string, sender = OWNER, body = `As a user I want ${title}.`): Promise<{ number: number; status: number; deliveryId: string }> {
+export async function labelNewIssue(
+  fake: FakeGitHub,
+  app: RunningApp,
+  name: string,
+  title: string,
+  sender = OWNER,
+  body = `As a user I want ${title}.`,
+): Promise<{ number: number; status: number; deliveryId: string }> {
   const issue = fake.createIssue(OWNER, name, { title, body, user: sender });
   const payload = issuesLabeledPayload(fake, { owner: OWNER, name, number: issue.number, label: "story", sender });
   const delivery = signedDelivery("issues", payload, fake.webhookSecret);
@@ -78,7 +85,14 @@ export async function labelNewIssue(fake: FakeGitHub, app: RunningApp, name: str
 }
 
 /** Posts `body` as `user`'s comment on `number` and delivers the webhook; returns the answer status and delivery id. */
-export async function commentAs(fake: FakeGitHub, app: RunningApp, name: string, number: number, user: string, body: string): Promise<{ status: number; deliveryId: string }> {
+export async function commentAs(
+  fake: FakeGitHub,
+  app: RunningApp,
+  name: string,
+  number: number,
+  user: string,
+  body: string,
+): Promise<{ status: number; deliveryId: string }> {
   const comment = fake.addComment(OWNER, name, number, { body, user });
   const payload = issueCommentCreatedPayload(fake, { owner: OWNER, name, comment });
   const delivery = signedDelivery("issue_comment", payload, fake.webhookSecret);
@@ -105,14 +119,21 @@ export function checksOn(fake: FakeGitHub, name: string, sha: string): Map<strin
  */
 export async function storyEnd(fake: FakeGitHub, name: string, issue: number, timeoutMs = 90_000): Promise<{ head: string; story: CheckRunRecord }> {
   const ended = (run: CheckRunRecord): boolean =>
-    run.repo === `${OWNER}/${name}` && run.name === "harness / story" && run.status === "completed" && (run.externalId === null || run.externalId === `story-${issue}`);
-  return eventually(`story ${name}#${issue} to end`, async () => {
-    if (!fake.state.checkRuns.some(ended)) return undefined;
-    const head = await fake.branchHead(OWNER, name, `harness/story-${issue}`);
-    if (!head) return undefined;
-    const story = checksOn(fake, name, head).get("harness / story");
-    return story?.status === "completed" ? { head, story } : undefined;
-  }, timeoutMs);
+    run.repo === `${OWNER}/${name}` &&
+    run.name === "harness / story" &&
+    run.status === "completed" &&
+    (run.externalId === null || run.externalId === `story-${issue}`);
+  return eventually(
+    `story ${name}#${issue} to end`,
+    async () => {
+      if (!fake.state.checkRuns.some(ended)) return undefined;
+      const head = await fake.branchHead(OWNER, name, `harness/story-${issue}`);
+      if (!head) return undefined;
+      const story = checksOn(fake, name, head).get("harness / story");
+      return story?.status === "completed" ? { head, story } : undefined;
+    },
+    timeoutMs,
+  );
 }
 
 /**
@@ -125,14 +146,18 @@ export async function logged(app: Pick<RunningApp, "log">, text: string): Promis
 
 /** Waits for a log line of the App about a delivery. */
 export async function loggedDelivery(app: RunningApp, deliveryId: string): Promise<Record<string, unknown>> {
-  return eventually(`the App to log delivery ${deliveryId}`, async () => {
-    for (const line of (await app.log()).split("\n")) {
-      if (!line.includes(deliveryId) || !line.startsWith("{")) continue;
-      const entry = JSON.parse(line) as Record<string, unknown>;
-      if (entry.deliveryId === deliveryId && typeof entry.action === "string") return entry;
-    }
-    return undefined;
-  }, 20_000);
+  return eventually(
+    `the App to log delivery ${deliveryId}`,
+    async () => {
+      for (const line of (await app.log()).split("\n")) {
+        if (!line.includes(deliveryId) || !line.startsWith("{")) continue;
+        const entry = JSON.parse(line) as Record<string, unknown>;
+        if (entry.deliveryId === deliveryId && typeof entry.action === "string") return entry;
+      }
+      return undefined;
+    },
+    20_000,
+  );
 }
 
 /** Every file under `dir` whose bytes contain any of `needles`. */

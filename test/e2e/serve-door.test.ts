@@ -29,7 +29,13 @@ const fake = useFakeGitHub();
 
 beforeAll(async () => {
   const root = makeTempDir("harness-serve-door-");
-  app = await startApp({ fake, home: join(root, "home"), workDir: root, env: { HARNESS_MAX_CONNECTIONS: String(CAP) }, dotenv: { HARNESS_STATUS_TOKEN: STATUS_TOKEN } });
+  app = await startApp({
+    fake,
+    home: join(root, "home"),
+    workDir: root,
+    env: { HARNESS_MAX_CONNECTIONS: String(CAP) },
+    dotenv: { HARNESS_STATUS_TOKEN: STATUS_TOKEN },
+  });
 });
 
 /** One request on a connection of its own (no keep-alive pool): its status and headers, or the error. */
@@ -37,7 +43,9 @@ function get(path: string, headers: Record<string, string> = {}): Promise<{ stat
   return new Promise((resolve) => {
     const sent = request({ host: "127.0.0.1", port: app.port, path, headers, agent: false }, (response) => {
       response.resume();
-      response.once("end", () => resolve({ status: response.statusCode ?? 0, ...(response.headers["retry-after"] ? { retryAfter: response.headers["retry-after"] } : {}) }));
+      response.once("end", () =>
+        resolve({ status: response.statusCode ?? 0, ...(response.headers["retry-after"] ? { retryAfter: response.headers["retry-after"] } : {}) }),
+      );
     });
     sent.once("error", (error) => resolve({ error: error.message }));
     sent.end();
@@ -62,10 +70,16 @@ describe("harness serve: the connection cap", () => {
     expect(await app.log()).toContain(`at most ${CAP} connections at once (HARNESS_MAX_CONNECTIONS)`);
 
     for (const socket of sockets.splice(0)) socket.destroy();
-    expect(await eventually("/ping answering 200 again", async () => {
-      const answer = await get("/ping");
-      return "status" in answer && answer.status === 200 ? answer : undefined;
-    }, 30_000)).toEqual({ status: 200 });
+    expect(
+      await eventually(
+        "/ping answering 200 again",
+        async () => {
+          const answer = await get("/ping");
+          return "status" in answer && answer.status === 200 ? answer : undefined;
+        },
+        30_000,
+      ),
+    ).toEqual({ status: 200 });
   });
 });
 
@@ -77,10 +91,14 @@ describe("harness serve: the status token and the log", () => {
     expect(await get(`/harness?token=${STATUS_TOKEN}-wrong`)).toEqual({ status: 401 });
 
     // Probot's request logger writes a line per request once its answer is sent.
-    const log = await eventually("the four request lines in the App's log", async () => {
-      const text = await app.log();
-      return text.split("\n").filter((line) => line.includes('"msg":"GET /harness')).length >= 4 ? text : undefined;
-    }, 30_000);
+    const log = await eventually(
+      "the four request lines in the App's log",
+      async () => {
+        const text = await app.log();
+        return text.split("\n").filter((line) => line.includes('"msg":"GET /harness')).length >= 4 ? text : undefined;
+      },
+      30_000,
+    );
     const leaking = log.split("\n").filter((line) => line.includes(STATUS_TOKEN));
     expect(leaking).toEqual([]);
     expect(log.split("\n").filter((line) => line.includes('"msg":"GET /harness/status.json 200'))).toHaveLength(1);

@@ -51,7 +51,11 @@ describe("harness serve", () => {
     ["HARNESS_LISTEN_BACKLOG", "lots", /HARNESS_LISTEN_BACKLOG must be a positive integer, got 'lots'/],
     ["HARNESS_MAX_INFLIGHT", "0", /HARNESS_MAX_INFLIGHT must be a positive integer, got '0'/],
   ])("exits 2 naming %s when it is invalid", async (name, value, message) => {
-    const result = await exec([process.execPath, BIN, "serve"], { cwd: root, env: { set: { [name]: value, HARNESS_HOME: join(root, "home") } }, timeoutMs: 30_000 });
+    const result = await exec([process.execPath, BIN, "serve"], {
+      cwd: root,
+      env: { set: { [name]: value, HARNESS_HOME: join(root, "home") } },
+      timeoutMs: 30_000,
+    });
     expect(result.exitCode).toBe(2);
     expect(result.tail).toMatch(message);
   });

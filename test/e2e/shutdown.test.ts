@@ -31,30 +31,35 @@ describe("A stop signal while a story provisions", () => {
   });
 
   // SIGINT is Ctrl-C of `npm start`: Probot's own SIGINT handler (stop the server, process.exit) must not cut the shutdown short.
-  it.each(["SIGTERM", "SIGINT"] as const)("%s ends provisioning, records the run as interrupted and exits by itself, leaving the job queued", async (signal) => {
-    const home = join(root, `home-${signal}`);
-    const markers = join(root, `markers-${signal}`);
-    mkdirSync(markers);
-    // Unique to this run: the process table is the machine's, and another checkout's run of this test may be going on beside it.
-    const tag = `4747.${process.pid}${signal.length}`;
-    const repo = `stopping-${signal.toLowerCase()}`;
-    await addStoryRepo(fake, repo, harnessYml({ provision: `touch '${markers}/provisioning' && sleep ${tag}` }));
-    // startApp's stop() sends SIGTERM and SIGKILLs only after a 60 s hang guard: an exit code of 0 means the App stopped by
-    // itself. How fast it stops is a timing claim, not this test's: a loaded machine once took it past 5 s.
-    const app = await startApp({ fake, home, workDir: root, env: sandboxGrant(markers) });
-    const { number } = await labelNewIssue(fake, app, repo, "Stop in time");
-    await eventually("provisioning to run", () => (existsSync(join(markers, "provisioning")) && processWithTag(`sleep\0${tag}`) ? true : undefined));
+  it.each(["SIGTERM", "SIGINT"] as const)(
+    "%s ends provisioning, records the run as interrupted and exits by itself, leaving the job queued",
+    async (signal) => {
+      const home = join(root, `home-${signal}`);
+      const markers = join(root, `markers-${signal}`);
+      mkdirSync(markers);
+      // Unique to this run: the process table is the machine's, and another checkout's run of this test may be going on beside it.
+      const tag = `4747.${process.pid}${signal.length}`;
+      const repo = `stopping-${signal.toLowerCase()}`;
+      await addStoryRepo(fake, repo, harnessYml({ provision: `touch '${markers}/provisioning' && sleep ${tag}` }));
+      // startApp's stop() sends SIGTERM and SIGKILLs only after a 60 s hang guard: an exit code of 0 means the App stopped by
+      // itself. How fast it stops is a timing claim, not this test's: a loaded machine once took it past 5 s.
+      const app = await startApp({ fake, home, workDir: root, env: sandboxGrant(markers) });
+      const { number } = await labelNewIssue(fake, app, repo, "Stop in time");
+      await eventually("provisioning to run", () => (existsSync(join(markers, "provisioning")) && processWithTag(`sleep\0${tag}`) ? true : undefined));
 
-    const stopped = signal === "SIGTERM" ? await app.stop() : await app.interrupt();
-    expect([stopped.exitCode, stopped.signal]).toEqual([0, null]);
-    // The App awaited the step's group before exiting, so this is only a hang guard.
-    await until("the tagged sleep to end", () => !processWithTag(`sleep\0${tag}`), 30_000);
+      const stopped = signal === "SIGTERM" ? await app.stop() : await app.interrupt();
+      expect([stopped.exitCode, stopped.signal]).toEqual([0, null]);
+      // The App awaited the step's group before exiting, so this is only a hang guard.
+      await until("the tagged sleep to end", () => !processWithTag(`sleep\0${tag}`), 30_000);
 
-    const runsDir = storyRunsDir(home, repo, number);
-    const journal = readdirSync(runsDir).map((run) => readFileSync(join(runsDir, run, "execution-history.ndjson"), "utf8")).join("");
-    expect(journal).toContain('"failureClass":"interrupted"');
-    expect(journal).not.toContain("workspace-provision-failed");
-    expect(readdirSync(join(home, "queue", "jobs")).filter((name) => name.endsWith(".json"))).toHaveLength(1);
-    expect(readdirSync(join(home, "run", "processes"))).toEqual([]);
-  });
+      const runsDir = storyRunsDir(home, repo, number);
+      const journal = readdirSync(runsDir)
+        .map((run) => readFileSync(join(runsDir, run, "execution-history.ndjson"), "utf8"))
+        .join("");
+      expect(journal).toContain('"failureClass":"interrupted"');
+      expect(journal).not.toContain("workspace-provision-failed");
+      expect(readdirSync(join(home, "queue", "jobs")).filter((name) => name.endsWith(".json"))).toHaveLength(1);
+      expect(readdirSync(join(home, "run", "processes"))).toEqual([]);
+    },
+  );
 });

@@ -5,10 +5,29 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { checkRunRequestedActionPayload, deliverWebhook, issuesLabeledPayload, signedDelivery, startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
+import {
+  checkRunRequestedActionPayload,
+  deliverWebhook,
+  issuesLabeledPayload,
+  signedDelivery,
+  startFakeGitHub,
+  type FakeGitHub,
+} from "../support/fake-github/index.js";
 import { startApp, type RunningApp } from "./app-process.js";
 import {
-  addStoryRepo, CHECK_NAMES, checksOn, commentAs, filesContaining, harnessYml, labelNewIssue, loggedDelivery, OWNER, reportsDelivered, STATUS_MARKER, storyEnd, storyPull,
+  addStoryRepo,
+  CHECK_NAMES,
+  checksOn,
+  commentAs,
+  filesContaining,
+  harnessYml,
+  labelNewIssue,
+  loggedDelivery,
+  OWNER,
+  reportsDelivered,
+  STATUS_MARKER,
+  storyEnd,
+  storyPull,
 } from "./scenario.js";
 
 import { jest } from "@jest/globals";
@@ -64,10 +83,20 @@ describe("the App end to end", () => {
     const storyRuns = fake.state.checkRuns.filter((run) => run.repo === `${OWNER}/happy` && run.name === "harness / story");
     expect(storyRuns.flatMap((run) => [run.status, ...run.history.map((body) => body.status)]).filter(Boolean)).toContain("in_progress");
 
-    const statusComments = fake.state.comments.filter((comment) => comment.repo === `${OWNER}/happy` && comment.issueNumber === pull.number && comment.body.includes(STATUS_MARKER));
+    const statusComments = fake.state.comments.filter(
+      (comment) => comment.repo === `${OWNER}/happy` && comment.issueNumber === pull.number && comment.body.includes(STATUS_MARKER),
+    );
     expect(statusComments).toHaveLength(1);
-    expect(fake.state.reactions.filter((reaction) => reaction.repo === `${OWNER}/happy` && reaction.issueNumber === issue.number).map((reaction) => reaction.content)).toEqual(["eyes"]);
-    expect(fake.state.comments.some((comment) => comment.repo === `${OWNER}/happy` && comment.issueNumber === issue.number && comment.body.includes(`#${pull.number}`))).toBe(true);
+    expect(
+      fake.state.reactions
+        .filter((reaction) => reaction.repo === `${OWNER}/happy` && reaction.issueNumber === issue.number)
+        .map((reaction) => reaction.content),
+    ).toEqual(["eyes"]);
+    expect(
+      fake.state.comments.some(
+        (comment) => comment.repo === `${OWNER}/happy` && comment.issueNumber === issue.number && comment.body.includes(`#${pull.number}`),
+      ),
+    ).toBe(true);
 
     // One run: one pull request created, one start.
     const creates = fake.state.requests.filter((request) => request.method === "POST" && request.path === `/api/v3/repos/${OWNER}/happy/pulls`);
@@ -180,7 +209,13 @@ describe("the App end to end", () => {
     await reportsDelivered(home);
     writeFileSync(gate, "");
     fake.setPermission(OWNER, "button", "writer", "write");
-    const payload = await checkRunRequestedActionPayload(fake, { owner: OWNER, name: "button", checkRunId: blocked.story.id, identifier: "retry", sender: "writer" });
+    const payload = await checkRunRequestedActionPayload(fake, {
+      owner: OWNER,
+      name: "button",
+      checkRunId: blocked.story.id,
+      identifier: "retry",
+      sender: "writer",
+    });
     const delivery = signedDelivery("check_run", payload, fake.webhookSecret);
     expect((await deliverWebhook(app.webhookUrl, delivery)).status).toBe(200);
     expect(await loggedDelivery(app, delivery.id)).toMatchObject({ action: "enqueued" });

@@ -10,7 +10,21 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { deliverWebhook, issuesLabeledPayload, signedDelivery } from "../support/fake-github/index.js";
 import { startApp, type RunningApp } from "./app-process.js";
-import { addStoryRepo, checksOn, commentAs, filesContaining, harnessYml, labelNewIssue, loggedDelivery, OWNER, reportsDelivered, sandboxGrant, STATUS_MARKER, storyEnd, storyPull } from "./scenario.js";
+import {
+  addStoryRepo,
+  checksOn,
+  commentAs,
+  filesContaining,
+  harnessYml,
+  labelNewIssue,
+  loggedDelivery,
+  OWNER,
+  reportsDelivered,
+  sandboxGrant,
+  STATUS_MARKER,
+  storyEnd,
+  storyPull,
+} from "./scenario.js";
 import { eventually } from "../support/poll.js";
 import { useFakeGitHub } from "../support/fake-github-fixture.js";
 
@@ -42,7 +56,9 @@ describe("trust at the door, end to end", () => {
   });
 
   const botComments = (name: string, number: number): string[] =>
-    fake.state.comments.filter((comment) => comment.repo === `${OWNER}/${name}` && comment.issueNumber === number && comment.user === fake.botLogin).map((comment) => comment.body);
+    fake.state.comments
+      .filter((comment) => comment.repo === `${OWNER}/${name}` && comment.issueNumber === number && comment.user === fake.botLogin)
+      .map((comment) => comment.body);
 
   // First, while the runner's token is the only one the fake has issued.
   it("posts a suite's output with every secret form redacted: webhook secret, PEM lines, the installation token URL-encoded, hex, base64, base64url", async () => {
@@ -120,7 +136,11 @@ describe("trust at the door, end to end", () => {
 
   it("works on the text as labelled, not an edit made after; a replay under a new delivery id starts nothing", async () => {
     await addStoryRepo(fake, "frozen", harnessYml());
-    const issue = fake.createIssue(OWNER, "frozen", { title: "Greet @acme/owners ![p](http://t.invalid/p.png)", body: "Say hello. ORIGINAL-BODY-MARK", user: OWNER });
+    const issue = fake.createIssue(OWNER, "frozen", {
+      title: "Greet @acme/owners ![p](http://t.invalid/p.png)",
+      body: "Say hello. ORIGINAL-BODY-MARK",
+      user: OWNER,
+    });
     const payload = issuesLabeledPayload(fake, { owner: OWNER, name: "frozen", number: issue.number, label: "story", sender: OWNER });
     const admitted = (payload.issue as { updated_at: string }).updated_at;
     // The author edits the issue after the label: GitHub's current state is not what was admitted.
@@ -138,7 +158,9 @@ describe("trust at the door, end to end", () => {
     expect(filesContaining(home, ["EDITED-BODY-MARK"])).toEqual([]);
     expect(filesContaining(home, ["ORIGINAL-BODY-MARK"]).some((path) => path.endsWith("prompt.md"))).toBe(true);
     const pull = storyPull(fake, "frozen", issue.number);
-    const status = fake.state.comments.find((comment) => comment.repo === `${OWNER}/frozen` && comment.issueNumber === pull?.number && comment.body.startsWith(STATUS_MARKER));
+    const status = fake.state.comments.find(
+      (comment) => comment.repo === `${OWNER}/frozen` && comment.issueNumber === pull?.number && comment.body.startsWith(STATUS_MARKER),
+    );
     expect(status?.body).toContain(`revision \`${admitted}\``);
     expect(status?.body).not.toMatch(/@acme/);
     expect(status?.body).not.toContain("![p]");
@@ -168,7 +190,11 @@ describe("trust at the door, end to end", () => {
     expect(await loggedDelivery(app, retry.deliveryId)).toMatchObject({ action: "enqueued" });
     fake.setPermission(OWNER, "downgrade", "writer", "read");
     writeFileSync(join(markers, "release"), "");
-    const refusal = await eventually("the refusal at the job's start", () => botComments("downgrade", number).find((body) => body.includes("was not started")), 120_000);
+    const refusal = await eventually(
+      "the refusal at the job's start",
+      () => botComments("downgrade", number).find((body) => body.includes("was not started")),
+      120_000,
+    );
     expect(refusal).toContain("@writer");
     await reportsDelivered(home);
     const head = await fake.branchHead(OWNER, "downgrade", `harness/story-${number}`);
@@ -184,7 +210,13 @@ describe("trust at the door, end to end", () => {
       let done = false;
       const req = httpRequest(app.webhookUrl, {
         method: "POST",
-        headers: { "content-type": "application/json", "content-length": total, "x-github-event": "issues", "x-github-delivery": "oversized-1", "x-hub-signature-256": "sha256=00" },
+        headers: {
+          "content-type": "application/json",
+          "content-length": total,
+          "x-github-event": "issues",
+          "x-github-delivery": "oversized-1",
+          "x-hub-signature-256": "sha256=00",
+        },
       });
       req.on("response", (response) => {
         done = true;

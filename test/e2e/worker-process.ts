@@ -25,7 +25,14 @@ export interface RunningWorker {
 }
 
 /** `nodeArgs` go before the program (the scale-out bench preloads its tracer with them). */
-export async function startWorker(args: { fake: FakeGitHub; name: string; home: string; workDir: string; env: Record<string, string>; nodeArgs?: string[] }): Promise<RunningWorker> {
+export async function startWorker(args: {
+  fake: FakeGitHub;
+  name: string;
+  home: string;
+  workDir: string;
+  env: Record<string, string>;
+  nodeArgs?: string[];
+}): Promise<RunningWorker> {
   const logPath = join(args.workDir, `worker-${args.name}.log`);
   const abort = new AbortController();
   let pid = 0;
@@ -95,7 +102,12 @@ export async function startWorker(args: { fake: FakeGitHub; name: string; home: 
  * by a killed worker included), stops the processes newest first, then the fake GitHub and Redis,
  * and removes the scenario's folder.
  */
-export async function tearDown(scenario: { root: string | undefined; processes: Array<{ stop: () => Promise<unknown> }>; fake: { close: () => Promise<unknown>; assertNoUnexpectedRequests: () => void } | undefined; redis: { stop: () => Promise<unknown> } | undefined }): Promise<void> {
+export async function tearDown(scenario: {
+  root: string | undefined;
+  processes: Array<{ stop: () => Promise<unknown> }>;
+  fake: { close: () => Promise<unknown>; assertNoUnexpectedRequests: () => void } | undefined;
+  redis: { stop: () => Promise<unknown> } | undefined;
+}): Promise<void> {
   if (scenario.root && existsSync(join(scenario.root, "markers"))) writeFileSync(join(scenario.root, "markers", "release"), "");
   for (const running of scenario.processes.splice(0).reverse()) await running.stop();
   try {

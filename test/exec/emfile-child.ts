@@ -38,5 +38,12 @@ const after = await exec(["git", "--version"], { cwd: dir });
 
 writeFileSync(
   join(dir, "result.json"),
-  JSON.stringify({ refusedWith, held: held.length, direct: { exitCode: direct.exitCode, spawnError: direct.spawnError, tail: direct.tail }, logged, viaGit, after: { exitCode: after.exitCode } }),
+  JSON.stringify({
+    refusedWith,
+    held: held.length,
+    direct: { exitCode: direct.exitCode, spawnError: direct.spawnError, tail: direct.tail },
+    logged,
+    viaGit,
+    after: { exitCode: after.exitCode },
+  }),
 );

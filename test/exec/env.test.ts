@@ -23,11 +23,28 @@ describe("buildChildEnv", () => {
   });
 
   it("lets an explicit value win over a copied one", () => {
-    expect(buildChildEnv({ allow: ["EXTRA"], set: { EXTRA: "set", PATH: "/set/bin" } }, source)).toStrictEqual({ PATH: "/set/bin", HOME: "/home/x", EXTRA: "set" });
+    expect(buildChildEnv({ allow: ["EXTRA"], set: { EXTRA: "set", PATH: "/set/bin" } }, source)).toStrictEqual({
+      PATH: "/set/bin",
+      HOME: "/home/x",
+      EXTRA: "set",
+    });
   });
 
   // Spelled out here, not read from the source's list: a name dropped from that list must fail this test.
-  const CREDENTIALS = ["PRIVATE_KEY", "PRIVATE_KEY_PATH", "WEBHOOK_SECRET", "GITHUB_CLIENT_SECRET", "GITHUB_CLIENT_ID", "GITHUB_TOKEN", "GH_TOKEN", "GITHUB_PAT", "APP_ID", "WEBHOOK_PROXY_URL", "REDIS_URL", "HARNESS_STATUS_TOKEN"];
+  const CREDENTIALS = [
+    "PRIVATE_KEY",
+    "PRIVATE_KEY_PATH",
+    "WEBHOOK_SECRET",
+    "GITHUB_CLIENT_SECRET",
+    "GITHUB_CLIENT_ID",
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+    "GITHUB_PAT",
+    "APP_ID",
+    "WEBHOOK_PROXY_URL",
+    "REDIS_URL",
+    "HARNESS_STATUS_TOKEN",
+  ];
   const spellings = (name: string): string[] => [name, name.toLowerCase(), name.charAt(0) + name.slice(1).toLowerCase()];
 
   it.each(CREDENTIALS)("never passes %s, in any case, copied from the source or set explicitly", (name) => {

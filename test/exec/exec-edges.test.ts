@@ -125,7 +125,8 @@ describe("exec and the child's group", () => {
     const dir = makeTempDir();
     // A member forks a child that exits at once, then leaves the group (setsid) without ever
     // reaping it: the group's one remaining member is a zombie nobody will collect.
-    const perl = 'use POSIX; my $c = fork(); if ($c == 0) { POSIX::_exit(0) } POSIX::setsid(); open(my $f, ">", "zombie.tmp"); print $f $c; close $f; rename("zombie.tmp", "zombie"); open($f, ">", "parent.tmp"); print $f $$; close $f; rename("parent.tmp", "parent"); sleep 600';
+    const perl =
+      'use POSIX; my $c = fork(); if ($c == 0) { POSIX::_exit(0) } POSIX::setsid(); open(my $f, ">", "zombie.tmp"); print $f $c; close $f; rename("zombie.tmp", "zombie"); open($f, ">", "parent.tmp"); print $f $$; close $f; rename("parent.tmp", "parent"); sleep 600';
     const script = `perl -e '${perl}' >/dev/null 2>&1 & while [ ! -f parent ]; do sleep 0.02; done`;
     stragglers.push(join(dir, "parent"));
     // A grace of ten minutes: waiting for the zombie to go would outlast the test's deadline.

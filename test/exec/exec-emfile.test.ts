@@ -18,7 +18,10 @@ describe("exec when the process is out of file descriptors", () => {
     if (probe.spawnError !== undefined) throw new Error("prlimit is missing: install util-linux (apt-get install util-linux)");
     const dir = makeTempDir();
 
-    const child = await exec(["prlimit", "--nofile=256:256", "--", process.execPath, "--import", "tsx", CHILD, dir], { cwd: process.cwd(), timeoutMs: 120_000 });
+    const child = await exec(["prlimit", "--nofile=256:256", "--", process.execPath, "--import", "tsx", CHILD, dir], {
+      cwd: process.cwd(),
+      timeoutMs: 120_000,
+    });
 
     // Before the fix the child died of "Unhandled 'error' event ... spawn git EMFILE" (exit 1).
     expect({ exitCode: child.exitCode, tail: child.tail.includes("Unhandled") ? child.tail : "" }).toEqual({ exitCode: 0, tail: "" });

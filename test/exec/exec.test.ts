@@ -151,7 +151,10 @@ describe("exec", () => {
       onSpawn: (pid) => {
         spawned = pid;
         // Aborts once the pid file is there, or at the guard (the test then fails reading it).
-        void until("the pid file", () => existsSync(join(dir, "pid")), 10_000).then(() => controller.abort(), () => controller.abort());
+        void until("the pid file", () => existsSync(join(dir, "pid")), 10_000).then(
+          () => controller.abort(),
+          () => controller.abort(),
+        );
       },
     });
     expect(spawned).toBeGreaterThan(0);

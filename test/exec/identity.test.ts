@@ -33,7 +33,12 @@ interface Sleeper {
 async function sleeper(): Promise<Sleeper> {
   const controller = new AbortController();
   let pid = 0;
-  const result = exec(["sh", "-c", "while echo; do sleep 1; done"], { cwd: makeTempDir(), signal: controller.signal, killGraceMs: 300, onSpawn: (child) => (pid = child) });
+  const result = exec(["sh", "-c", "while echo; do sleep 1; done"], {
+    cwd: makeTempDir(),
+    signal: controller.signal,
+    killGraceMs: 300,
+    onSpawn: (child) => (pid = child),
+  });
   const stop = (): Promise<ExecResult> => (controller.abort(), result);
   try {
     await eventually("the sleeper to start", () => (pid !== 0 ? true : undefined), 60_000);
@@ -164,7 +169,10 @@ describe("reapOrphans", () => {
       await eventually("the group to start", () => (existsSync(join(dir, "leader")) ? true : undefined), 60_000);
       const [leader, inGroup] = [readPid(join(dir, "leader")), readPid(join(dir, "member"))];
       pids.push(leader, inGroup);
-      writeFileSync(join(dir, `${leader}.json`), JSON.stringify({ child: identityOf(leader), owner: { pid: await deadPid(), startTime: "0:0" }, program: "sh" }));
+      writeFileSync(
+        join(dir, `${leader}.json`),
+        JSON.stringify({ child: identityOf(leader), owner: { pid: await deadPid(), startTime: "0:0" }, program: "sh" }),
+      );
       expect(reapOrphans(dir)).toEqual([{ pid: leader, program: "sh" }]);
       await eventually("the leader and the group's member to end", () => (identityOf(inGroup) || identityOf(leader) ? undefined : true), 60_000);
     } finally {

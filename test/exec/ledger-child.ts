@@ -9,7 +9,5 @@ import { exec, ProcessLedger, runInStepScope } from "../../src/exec/index.js";
 const [dir, seconds] = process.argv.slice(2);
 if (!dir || !seconds) throw new Error("usage: ledger-child <dir> <seconds>");
 const ledger = new ProcessLedger(join(dir, "ledger"));
-void runInStepScope({ ledger }, () =>
-  exec(["sleep", seconds], { cwd: dir, onSpawn: () => writeFileSync(join(dir, "spawned"), "") }),
-);
+void runInStepScope({ ledger }, () => exec(["sleep", seconds], { cwd: dir, onSpawn: () => writeFileSync(join(dir, "spawned"), "") }));
 setInterval(() => undefined, 1 << 30);

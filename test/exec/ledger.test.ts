@@ -17,7 +17,8 @@ describe("step scope and process ledger", () => {
     const stop = new AbortController();
     let pid = 0;
     const running = runInStepScope({ signal: stop.signal, ledger }, () =>
-      exec(["sleep", "300"], { cwd: dir, onSpawn: (child) => (pid = child), timeoutMs: 120_000 }));
+      exec(["sleep", "300"], { cwd: dir, onSpawn: (child) => (pid = child), timeoutMs: 120_000 }),
+    );
     await until("the process recorded in the ledger", () => pid !== 0 && existsSync(join(dir, "ledger", `${pid}.json`)), 60_000);
     stop.abort();
     const result = await running;
@@ -43,7 +44,11 @@ describe("step scope and process ledger", () => {
     // on the whole host, where another run's leftover must not pass or fail this test.
     const tag = `3131.${randomInt(1_000_000_000)}`;
     let childPid = 0;
-    const child: Promise<ExecResult> = exec([process.execPath, "--import", "tsx", CHILD, dir, tag], { cwd: process.cwd(), timeoutMs: 120_000, onSpawn: (pid) => (childPid = pid) });
+    const child: Promise<ExecResult> = exec([process.execPath, "--import", "tsx", CHILD, dir, tag], {
+      cwd: process.cwd(),
+      timeoutMs: 120_000,
+      onSpawn: (pid) => (childPid = pid),
+    });
     await until("the child spawned", () => existsSync(join(dir, "spawned")), 60_000);
     // Its own group, not the child's: kill -9 of the App leaves it running.
     process.kill(childPid, "SIGKILL");

@@ -43,10 +43,12 @@ describe("a capped log (logCapBytes)", () => {
     const logPath = join(dir, "chunks.log");
     // Ten separate writes of 1,000 bytes; whatever the pipe makes of them, the log is the same.
     const block = (n: number): string => `${String(n)}`.repeat(999) + "\n";
-    const script = "for n in 0 1 2 3 4 5 6 7 8 9; do printf \"%s\" \"$(printf \"%0999d\" 0 | tr 0 \"$n\")\"; echo; done";
+    const script = 'for n in 0 1 2 3 4 5 6 7 8 9; do printf "%s" "$(printf "%0999d" 0 | tr 0 "$n")"; echo; done';
     await exec(["sh", "-c", script], { cwd: dir, logPath, logCapBytes: 4000 });
     const all = Array.from({ length: 10 }, (_, n) => block(n)).join("");
-    expect(readFileSync(logPath, "utf8")).toBe(`${all.slice(0, 2000)}\n[harness: log cut: 6000 of 10000 bytes left out here; the first 2000 and the last 2000 are kept]\n${all.slice(-2000)}`);
+    expect(readFileSync(logPath, "utf8")).toBe(
+      `${all.slice(0, 2000)}\n[harness: log cut: 6000 of 10000 bytes left out here; the first 2000 and the last 2000 are kept]\n${all.slice(-2000)}`,
+    );
     const missing = await exec(["no-such-program-harness"], { cwd: dir, logPath: join(dir, "missing.log"), logCapBytes: 4000 });
     expect(missing.spawnError).toContain("ENOENT");
     expect(readFileSync(join(dir, "missing.log"), "utf8")).toContain("exec: could not start no-such-program-harness");
@@ -130,7 +132,11 @@ describe("the log file once the run is over", () => {
 
   it("is closed, whether the child wrote it directly, through pipes, or capped", async () => {
     const dir = makeTempDir();
-    for (const [name, extra] of [["direct.log", {}], ["piped.log", { captureStdout: true }], ["capped.log", { logCapBytes: 10 }]] as const) {
+    for (const [name, extra] of [
+      ["direct.log", {}],
+      ["piped.log", { captureStdout: true }],
+      ["capped.log", { logCapBytes: 10 }],
+    ] as const) {
       const logPath = join(dir, name);
       await exec(["sh", "-c", "echo some output that is longer than the cap"], { cwd: dir, logPath, ...extra });
       expect(holds(logPath)).toBe(false);
@@ -148,7 +154,10 @@ describe("the log file once the run is over", () => {
 describe("a log in a folder that does not exist yet", () => {
   it("gets its folder made, whether the child writes it or the harness's pipes do", async () => {
     const dir = makeTempDir();
-    for (const [name, extra] of [["direct", {}], ["piped", { captureStdout: true }]] as const) {
+    for (const [name, extra] of [
+      ["direct", {}],
+      ["piped", { captureStdout: true }],
+    ] as const) {
       const logPath = join(dir, name, "deeper", "run.log");
       await exec(["echo", name], { cwd: dir, logPath, ...extra });
       expect(readFileSync(logPath, "utf8")).toBe(`${name}\n`);
@@ -187,7 +196,10 @@ describe("a log written by the child directly", () => {
     const script = "readlink /proc/self/fd/1; readlink /proc/self/fd/2 >&2";
     await exec(["sh", "-c", script], { cwd: dir, logPath });
     expect(readFileSync(logPath, "utf8")).toBe(`${logPath}\n${logPath}\n`);
-    for (const [name, extra] of [["captured.log", { captureStdout: true }], ["capped.log", { logCapBytes: 1000 }]] as const) {
+    for (const [name, extra] of [
+      ["captured.log", { captureStdout: true }],
+      ["capped.log", { logCapBytes: 1000 }],
+    ] as const) {
       await exec(["sh", "-c", script], { cwd: dir, logPath: join(dir, name), ...extra });
       expect(readFileSync(join(dir, name), "utf8")).toMatch(/^(pipe|socket):\[\d+\]\n(pipe|socket):\[\d+\]\n$/);
     }

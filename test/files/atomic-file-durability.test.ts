@@ -9,7 +9,14 @@ import { jest } from "@jest/globals";
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BACKGROUND_FLUSH_DELAY_MS, flushPendingWrites, syncDirCoalesced, useFileSystem, writeFileAtomic, writeFileAtomicSync } from "../../src/files/atomic-file.js";
+import {
+  BACKGROUND_FLUSH_DELAY_MS,
+  flushPendingWrites,
+  syncDirCoalesced,
+  useFileSystem,
+  writeFileAtomic,
+  writeFileAtomicSync,
+} from "../../src/files/atomic-file.js";
 import type { AtomicFileSystem } from "../../src/files/file-system.js";
 import { gate, recordingFileSystem, type FsHooks, type RecordingFileSystem } from "../support/recording-fs.js";
 
@@ -56,9 +63,18 @@ describe("atomic writes, call by call", () => {
     recorder.mark("returned");
     writeFileAtomicSync(join(dir, "record.json"), "{}\n", { fsync: true });
     expect(recorder.events).toEqual([
-      ...written, "fsync record.json.tmp", ...renamed, ...folderFlushed, "returned",
-      ...written, ...renamed, "returned",
-      ...written, "fsync record.json.tmp", ...renamed, ...folderFlushed,
+      ...written,
+      "fsync record.json.tmp",
+      ...renamed,
+      ...folderFlushed,
+      "returned",
+      ...written,
+      ...renamed,
+      "returned",
+      ...written,
+      "fsync record.json.tmp",
+      ...renamed,
+      ...folderFlushed,
     ]);
   });
 
@@ -72,7 +88,9 @@ describe("atomic writes, call by call", () => {
   });
 
   it("background writes within one delay share a batch: each file flushed once, the folder once; a later write gets a batch of its own", async () => {
-    jest.useFakeTimers({ doNotFake: ["nextTick", "queueMicrotask", "setImmediate", "clearImmediate", "setInterval", "clearInterval", "Date", "hrtime", "performance"] });
+    jest.useFakeTimers({
+      doNotFake: ["nextTick", "queueMicrotask", "setImmediate", "clearImmediate", "setInterval", "clearInterval", "Date", "hrtime", "performance"],
+    });
     const recorder = record();
     for (const name of ["a.json", "b.json", "a.json"]) await writeFileAtomic(join(dir, name), name, { flush: "background" });
     recorder.events.length = 0;
@@ -98,7 +116,16 @@ describe("atomic writes, call by call", () => {
     recorder.mark("released");
     held.release();
     await flushed;
-    expect(recorder.events).toEqual([...written, ...renamed, "open record.json r", "released", "fsync record.json", "close record.json", ...folderFlushed, "flushed"]);
+    expect(recorder.events).toEqual([
+      ...written,
+      ...renamed,
+      "open record.json r",
+      "released",
+      "fsync record.json",
+      "close record.json",
+      ...folderFlushed,
+      "flushed",
+    ]);
   });
 
   it("a background flush whose file or folder is gone by then finishes without failing", async () => {

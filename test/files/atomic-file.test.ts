@@ -88,7 +88,10 @@ describe("writeFileAtomic", () => {
   });
 
   it("fails with the write's own error when the folder is gone", async () => {
-    const error = await writeFileAtomic(join(dir, "missing", "x.json"), "x").then(() => undefined, (caught: unknown) => caught as NodeJS.ErrnoException);
+    const error = await writeFileAtomic(join(dir, "missing", "x.json"), "x").then(
+      () => undefined,
+      (caught: unknown) => caught as NodeJS.ErrnoException,
+    );
     expect(error?.code).toBe("ENOENT");
     expect(error?.syscall).toBe("open");
   });
@@ -100,10 +103,12 @@ describe("writeFileAtomic", () => {
   ])("a %s write whose rename fails throws its error and removes its temp file", async (_mode, write) => {
     // A folder where the file should go: the rename onto it fails after the temp file was written.
     mkdirSync(join(dir, "taken.json", "inside"), { recursive: true });
-    const error = await write(join(dir, "taken.json"), "x").then(() => undefined, (caught: unknown) => caught as NodeJS.ErrnoException);
+    const error = await write(join(dir, "taken.json"), "x").then(
+      () => undefined,
+      (caught: unknown) => caught as NodeJS.ErrnoException,
+    );
     expect(error?.syscall).toBe("rename");
     expect(readdirSync(dir)).toEqual(["taken.json"]);
     expect(openIn(dir)).toEqual([]);
   });
 });
-

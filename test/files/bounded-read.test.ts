@@ -10,7 +10,10 @@ afterAll(removeTempDirs);
 async function refusal(path: string, options: Parameters<typeof readBoundedFile>[1]): Promise<UnsafeFileReason[]> {
   const reasons: UnsafeFileReason[] = [];
   for (const read of [() => readBoundedFile(path, options), async () => readBoundedFileSync(path, options)]) {
-    const error = await read().then(() => undefined, (caught: unknown) => caught);
+    const error = await read().then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
     expect(error).toBeInstanceOf(UnsafeFileError);
     expect((error as UnsafeFileError).path).toBe(path);
     expect((error as Error).message).toContain(path);

@@ -24,23 +24,36 @@ beforeAll(async () => {
   octokit = fakeOctokit(gh, { installation: true });
 });
 
-const triggers = triggerDepsEach("harness-admission-", () => gh, () => new RecordingLog());
+const triggers = triggerDepsEach(
+  "harness-admission-",
+  () => gh,
+  () => new RecordingLog(),
+);
 
-const labelPayload = (number: number, sender: string): Record<string, unknown> => issuesLabeledPayload(gh, { owner: OWNER, name: NAME, number, label: "story", sender });
+const labelPayload = (number: number, sender: string): Record<string, unknown> =>
+  issuesLabeledPayload(gh, { owner: OWNER, name: NAME, number, label: "story", sender });
 const commentsOn = (number: number): string[] => gh.state.comments.filter((comment) => comment.issueNumber === number).map((comment) => comment.body);
 
 describe("bots", () => {
   it("ignores a labelling bot unless the operator allowlisted its login", async () => {
     const issue = gh.createIssue(OWNER, NAME, { title: "From a bot", user: "writer" });
     const before = gh.state.requests.length;
-    expect(await handleIssueLabeled(contextFor("issues.labeled", labelPayload(issue.number, "helper[bot]"), octokit), triggers.deps)).toEqual({ action: "ignored", reason: "bot" });
+    expect(await handleIssueLabeled(contextFor("issues.labeled", labelPayload(issue.number, "helper[bot]"), octokit), triggers.deps)).toEqual({
+      action: "ignored",
+      reason: "bot",
+    });
     expect(gh.state.requests.length).toBe(before);
     const allowed = { ...triggers.deps, allowedBots: ["Helper[bot]"] };
-    expect(await handleIssueLabeled(contextFor("issues.labeled", labelPayload(issue.number, "helper[bot]"), octokit), allowed)).toMatchObject({ action: "enqueued" });
+    expect(await handleIssueLabeled(contextFor("issues.labeled", labelPayload(issue.number, "helper[bot]"), octokit), allowed)).toMatchObject({
+      action: "enqueued",
+    });
     // The App's own bot is never allowed, even when listed.
     const own = gh.createIssue(OWNER, NAME, { title: "From the App", user: "writer" });
     const listedSelf = { ...triggers.deps, allowedBots: [gh.botLogin] };
-    expect(await handleIssueLabeled(contextFor("issues.labeled", labelPayload(own.number, gh.botLogin), octokit), listedSelf)).toEqual({ action: "ignored", reason: "bot" });
+    expect(await handleIssueLabeled(contextFor("issues.labeled", labelPayload(own.number, gh.botLogin), octokit), listedSelf)).toEqual({
+      action: "ignored",
+      reason: "bot",
+    });
   });
 });
 
@@ -52,7 +65,12 @@ describe("frozen story text", () => {
     issue.updatedAt = "2030-01-01T00:00:00Z";
     const outcome = await handleIssueLabeled(contextFor("issues.labeled", payload, octokit), triggers.deps);
     if (outcome.action !== "enqueued") throw new Error(`not enqueued: ${JSON.stringify(outcome)}`);
-    expect(outcome.job.issue).toEqual({ number: issue.number, title: "Greet Co-authored-by: Eve <eve@example.invalid>", body: "Say hello.", updatedAt: (payload.issue as { updated_at: string }).updated_at });
+    expect(outcome.job.issue).toEqual({
+      number: issue.number,
+      title: "Greet Co-authored-by: Eve <eve@example.invalid>",
+      body: "Say hello.",
+      updatedAt: (payload.issue as { updated_at: string }).updated_at,
+    });
   });
 });
 
@@ -62,11 +80,17 @@ describe("replays", () => {
     const payload = labelPayload(issue.number, "writer");
     const first = await handleIssueLabeled(contextFor("issues.labeled", payload, octokit, "delivery-a"), triggers.deps);
     expect(first).toMatchObject({ action: "enqueued" });
-    expect(await handleIssueLabeled(contextFor("issues.labeled", structuredClone(payload), octokit, "delivery-b"), triggers.deps)).toEqual({ action: "ignored", reason: "duplicate-delivery" });
+    expect(await handleIssueLabeled(contextFor("issues.labeled", structuredClone(payload), octokit, "delivery-b"), triggers.deps)).toEqual({
+      action: "ignored",
+      reason: "duplicate-delivery",
+    });
     // The job finishes (its file goes), the App restarts: the event is still known.
     if (first.action !== "enqueued") throw new Error("not enqueued");
     await triggers.reopen(() => rmSync(join(triggers.dir, "jobs"), { recursive: true, force: true }));
-    expect(await handleIssueLabeled(contextFor("issues.labeled", structuredClone(payload), octokit, "delivery-c"), triggers.deps)).toEqual({ action: "ignored", reason: "duplicate-delivery" });
+    expect(await handleIssueLabeled(contextFor("issues.labeled", structuredClone(payload), octokit, "delivery-c"), triggers.deps)).toEqual({
+      action: "ignored",
+      reason: "duplicate-delivery",
+    });
     expect(commentsOn(issue.number)).toEqual([]);
   });
 
@@ -76,7 +100,10 @@ describe("replays", () => {
     const payload = issueCommentCreatedPayload(gh, { owner: OWNER, name: NAME, comment });
     expect(await handleIssueComment(contextFor("issue_comment.created", payload, octokit, "c-1"), triggers.deps)).toMatchObject({ action: "enqueued" });
     await triggers.reopen(() => rmSync(join(triggers.dir, "jobs"), { recursive: true, force: true }));
-    expect(await handleIssueComment(contextFor("issue_comment.created", structuredClone(payload), octokit, "c-2"), triggers.deps)).toEqual({ action: "ignored", reason: "duplicate-delivery" });
+    expect(await handleIssueComment(contextFor("issue_comment.created", structuredClone(payload), octokit, "c-2"), triggers.deps)).toEqual({
+      action: "ignored",
+      reason: "duplicate-delivery",
+    });
   });
 });
 

@@ -20,7 +20,9 @@ describe("withinBudget", () => {
     const log = new RecordingLog();
     const late: string[] = [];
     expect(await withinBudget(Promise.resolve("done"), 60_000, (value) => late.push(value), log, { event: "e" })).toBe("done");
-    await expect(withinBudget(Promise.reject(new Error("disk full")), 60_000, (value: string) => late.push(value), log, { event: "e" })).rejects.toThrow("disk full");
+    await expect(withinBudget(Promise.reject(new Error("disk full")), 60_000, (value: string) => late.push(value), log, { event: "e" })).rejects.toThrow(
+      "disk full",
+    );
     expect(late).toEqual([]);
     expect(log.lines).toEqual([]);
   });
@@ -30,7 +32,13 @@ describe("withinBudget", () => {
     const work = settleable<string>();
     const late: string[] = [];
     expect(await withinBudget(work.promise, 5, (value) => late.push(value), log, { event: "issues.labeled", deliveryId: "d-1" })).toBeUndefined();
-    expect(log.lines).toEqual([{ level: "warn", details: { event: "issues.labeled", deliveryId: "d-1", budgetMs: 5 }, message: "a webhook handler is still working; GitHub is answered now and the work goes on" }]);
+    expect(log.lines).toEqual([
+      {
+        level: "warn",
+        details: { event: "issues.labeled", deliveryId: "d-1", budgetMs: 5 },
+        message: "a webhook handler is still working; GitHub is answered now and the work goes on",
+      },
+    ]);
     work.resolve("enqueued");
     await work.promise;
     await new Promise((wake) => setImmediate(wake));
@@ -46,6 +54,10 @@ describe("withinBudget", () => {
     await work.promise.catch(() => undefined);
     await new Promise((wake) => setImmediate(wake));
     expect(late).toEqual([]);
-    expect(log.lines.at(-1)).toMatchObject({ level: "error", details: { deliveryId: "d-2", err: expect.objectContaining({ message: "GitHub is down" }) }, message: "a webhook handler failed after the answer" });
+    expect(log.lines.at(-1)).toMatchObject({
+      level: "error",
+      details: { deliveryId: "d-2", err: expect.objectContaining({ message: "GitHub is down" }) },
+      message: "a webhook handler failed after the answer",
+    });
   });
 });

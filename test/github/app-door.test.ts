@@ -10,7 +10,6 @@ import { deliverWebhook, issuesLabeledPayload, signedDelivery, type FakeGitHub }
 import { NAME, OWNER } from "./fake-setup.js";
 import { startGatedApp, type GatedApp } from "./gated-app.js";
 
-
 let app: GatedApp;
 let gh: FakeGitHub;
 let queue: GatedQueue;

@@ -1,17 +1,35 @@
 import { describe, expect, it } from "@jest/globals";
 import { planChecks, RETRY_ACTION } from "../../src/github/report/index.js";
 import type { HistoryEvent } from "../../src/pipeline/events.js";
-import { cleanClone, completedStory, gate, provisionBlockedStory, provisioned, replay, retryingStory, stageStarted, started, verdict, worktree } from "./story-events.js";
+import {
+  cleanClone,
+  completedStory,
+  gate,
+  provisionBlockedStory,
+  provisioned,
+  replay,
+  retryingStory,
+  stageStarted,
+  started,
+  verdict,
+  worktree,
+} from "./story-events.js";
 
 /** Reading order of the assertions below; the posting order is tested on its own. */
 const READING_ORDER = ["harness / provision", "harness / verifier", "harness / clean-clone", "harness / story"];
-const inReadingOrder = <T extends { name: string }>(checks: T[]): T[] => [...checks].sort((a, b) => READING_ORDER.indexOf(a.name) - READING_ORDER.indexOf(b.name));
+const inReadingOrder = <T extends { name: string }>(checks: T[]): T[] =>
+  [...checks].sort((a, b) => READING_ORDER.indexOf(a.name) - READING_ORDER.indexOf(b.name));
 const states = (events: HistoryEvent[]): Array<[string, string, string | undefined, number]> =>
   inReadingOrder(planChecks(replay(events))).map((check) => [check.name, check.status, check.conclusion, check.attempt]);
 
 describe("planChecks", () => {
   it("posts the story's own check run first, so it shows in progress soonest under GitHub's pacing", () => {
-    expect(planChecks(replay([started()])).map((check) => check.name)).toEqual(["harness / story", "harness / provision", "harness / verifier", "harness / clean-clone"]);
+    expect(planChecks(replay([started()])).map((check) => check.name)).toEqual([
+      "harness / story",
+      "harness / provision",
+      "harness / verifier",
+      "harness / clean-clone",
+    ]);
   });
 
   it("moves the checks from queued through in progress to completed", () => {

@@ -55,7 +55,17 @@ describe("parseCommands", () => {
 
   // Speed and linearity on megabytes are benchmark claims (bench/github-text.ts); here only the result.
   it("finds nothing in megabytes of near-misses, with no cap", () => {
-    const nearMisses = ["/harnes retry-blocked", " /harnessx", "> /harness retry-blocked", "```", "/harness-not", "    /harness help", "<!-- -->", "~~", "``` a`"];
+    const nearMisses = [
+      "/harnes retry-blocked",
+      " /harnessx",
+      "> /harness retry-blocked",
+      "```",
+      "/harness-not",
+      "    /harness help",
+      "<!-- -->",
+      "~~",
+      "``` a`",
+    ];
     const lines: string[] = [];
     for (let size = 0, i = 0; size < 2 << 20; i += 1) {
       const line = nearMisses[i % nearMisses.length] ?? "";
@@ -66,7 +76,9 @@ describe("parseCommands", () => {
     // A single 1 MiB line with no newline is near-miss text too.
     expect(parseCommands("/harnes ".repeat(1 << 17), { maxChars: Infinity })).toEqual([]);
     // The same text with one real command after it still finds that command, on the right line.
-    expect(parseCommands(`${lines.slice(0, 9000).join("\n")}\n\n/harness help`, { maxChars: Infinity, maxCommands: Infinity })).toEqual([{ kind: "help", line: 9002 }]);
+    expect(parseCommands(`${lines.slice(0, 9000).join("\n")}\n\n/harness help`, { maxChars: Infinity, maxCommands: Infinity })).toEqual([
+      { kind: "help", line: 9002 },
+    ]);
     // A code span naming a tag hides nothing.
     expect(parseCommands("`<details>` ".repeat(1 << 14) + "\n/harness help", { maxChars: Infinity })).toEqual([{ kind: "help", line: 2 }]);
   });

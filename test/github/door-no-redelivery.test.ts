@@ -11,7 +11,13 @@ import { startGatedApp, type GatedApp } from "./gated-app.js";
 let app: GatedApp;
 
 beforeAll(async () => {
-  app = await startGatedApp("harness-door-off-", { maxInflight: 1, maxInflightPerClient: 1, redeliver: false, handlerBudgetMs: 600_000, answerWithinMs: 600_000 });
+  app = await startGatedApp("harness-door-off-", {
+    maxInflight: 1,
+    maxInflightPerClient: 1,
+    redeliver: false,
+    handlerBudgetMs: 600_000,
+    answerWithinMs: 600_000,
+  });
   app.gh.setWebhookUrl(app.webhookUrl);
 });
 

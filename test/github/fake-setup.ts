@@ -31,7 +31,9 @@ export class RecordingLog implements GitHubLog {
 export async function pushStoryBranch(gh: FakeGitHub, issue: number, message = `Start story #${issue}`): Promise<string> {
   const bareDir = gh.state.repo(OWNER, NAME)?.bareDir ?? "";
   const ref = `refs/heads/harness/story-${issue}`;
-  const parent = (await git(["rev-parse", "--verify", "--quiet", ref], { cwd: bareDir }).catch(() => "")).trim() || (await git(["rev-parse", "refs/heads/main"], { cwd: bareDir })).trim();
+  const parent =
+    (await git(["rev-parse", "--verify", "--quiet", ref], { cwd: bareDir }).catch(() => "")).trim() ||
+    (await git(["rev-parse", "refs/heads/main"], { cwd: bareDir })).trim();
   const tree = (await git(["rev-parse", `${parent}^{tree}`], { cwd: bareDir })).trim();
   const commit = (await git(["commit-tree", tree, "-p", parent, "-m", message], { cwd: bareDir, env: HARNESS_IDENTITY })).trim();
   await git(["update-ref", ref, commit], { cwd: bareDir });
@@ -41,14 +43,27 @@ export async function pushStoryBranch(gh: FakeGitHub, issue: number, message = `
 /** Opens the story's draft pull request as the App would; answers its number and head sha. */
 export async function openStoryPull(gh: FakeGitHub, octokit: ProbotOctokit, issue: number): Promise<{ number: number; headSha: string }> {
   const headSha = await pushStoryBranch(gh, issue);
-  const { data } = await octokit.rest.pulls.create({ owner: OWNER, repo: NAME, head: `harness/story-${issue}`, base: "main", title: `Story #${issue}`, body: `Closes #${issue}`, draft: true });
+  const { data } = await octokit.rest.pulls.create({
+    owner: OWNER,
+    repo: NAME,
+    head: `harness/story-${issue}`,
+    base: "main",
+    title: `Story #${issue}`,
+    body: `Closes #${issue}`,
+    draft: true,
+  });
   return { number: data.number, headSha };
 }
 
 const silentLogger = pino({ level: "silent" });
 
 /** A Probot context for a payload the fake built, as Probot would hand it to a handler. */
-export function contextFor<E extends EmitterWebhookEventName>(name: E, payload: Record<string, unknown>, octokit: ProbotOctokit, id: string = randomUUID()): Context<E> {
+export function contextFor<E extends EmitterWebhookEventName>(
+  name: E,
+  payload: Record<string, unknown>,
+  octokit: ProbotOctokit,
+  id: string = randomUUID(),
+): Context<E> {
   // The fake builds payloads from GitHub's published examples; their static type is GitHub's schema.
   const event = { id, name, payload } as unknown as EmitterWebhookEvent<E>;
   return new Context<E>(event, octokit, silentLogger);

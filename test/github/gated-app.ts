@@ -40,9 +40,25 @@ export async function startGatedApp(prefix: string, settings: Partial<HarnessApp
   const dir = mkdtempSync(join(tmpdir(), prefix));
   const queue = new GatedQueue(await EmbeddedQueue.open({ dir }));
   const probot = createProbot({
-    env: { APP_ID: String(gh.appId), PRIVATE_KEY: gh.privateKey, WEBHOOK_SECRET: gh.webhookSecret, GHE_HOST: gh.host, GHE_PROTOCOL: "http", LOG_LEVEL: "fatal" },
+    env: {
+      APP_ID: String(gh.appId),
+      PRIVATE_KEY: gh.privateKey,
+      WEBHOOK_SECRET: gh.webhookSecret,
+      GHE_HOST: gh.host,
+      GHE_PROTOCOL: "http",
+      LOG_LEVEL: "fatal",
+    },
   });
-  const all: HarnessAppSettings = { harnessHome: dir, concurrency: 1, agentEnvAllow: [], labelName: "story", githubThrottle: false, webhookSecret: gh.webhookSecret, statusToken: STATUS_TOKEN, ...settings };
+  const all: HarnessAppSettings = {
+    harnessHome: dir,
+    concurrency: 1,
+    agentEnvAllow: [],
+    labelName: "story",
+    githubThrottle: false,
+    webhookSecret: gh.webhookSecret,
+    statusToken: STATUS_TOKEN,
+    ...settings,
+  };
   const middleware = await createNodeMiddleware(harnessApp({ queue, settings: all, runJobs: false }), { probot, webhooksPath: "/api/github/webhooks" });
   const server: Server = createServer((request, response) => void middleware(request, response, () => response.writeHead(404).end()));
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

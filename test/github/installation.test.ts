@@ -44,8 +44,16 @@ describe("tokens scoped to the story", () => {
     const mine = await fake.addRepository({ owner: "acme", name: "mine", files: { "README.md": "x\n" } });
     await fake.addRepository({ owner: "acme", name: "theirs", files: { "README.md": "y\n" } });
     const appOctokit = new ProbotOctokit({ auth: { appId: fake.appId, privateKey: fake.privateKey }, baseUrl: fake.apiUrl }) as AppOctokit;
-    const api = await authenticateInstallation(appOctokit, fake.installationId, { throttle: false, repositoryIds: [mine.id], permissions: STORY_API_PERMISSIONS });
-    const gitToken = await authenticateInstallation(appOctokit, fake.installationId, { throttle: false, repositoryIds: [mine.id], permissions: GIT_TOKEN_PERMISSIONS });
+    const api = await authenticateInstallation(appOctokit, fake.installationId, {
+      throttle: false,
+      repositoryIds: [mine.id],
+      permissions: STORY_API_PERMISSIONS,
+    });
+    const gitToken = await authenticateInstallation(appOctokit, fake.installationId, {
+      throttle: false,
+      repositoryIds: [mine.id],
+      permissions: GIT_TOKEN_PERMISSIONS,
+    });
     const issued = fake.issuedTokens();
     expect(issued.map((token) => [token.repositoryIds, token.permissions])).toEqual([
       [[mine.id], STORY_API_PERMISSIONS],
@@ -57,13 +65,20 @@ describe("tokens scoped to the story", () => {
     // Another repository of the same installation is out of the token's reach.
     await expect(api.octokit.rest.issues.listForRepo({ owner: "acme", repo: "theirs" })).rejects.toMatchObject({ status: 404 });
     // The git token cannot report; the API token cannot push.
-    await expect(gitToken.octokit.rest.checks.create({ owner: "acme", repo: "mine", name: "x", head_sha: (await fake.branchHead("acme", "mine", "main"))! })).rejects.toMatchObject({ status: 403 });
+    await expect(
+      gitToken.octokit.rest.checks.create({ owner: "acme", repo: "mine", name: "x", head_sha: (await fake.branchHead("acme", "mine", "main"))! }),
+    ).rejects.toMatchObject({ status: 403 });
     const clone = makeTempDir();
     await git(["clone", "-q", `${fake.url}/acme/mine.git`, clone], { cwd: clone, env: gitAuthEnv(await gitToken.token()) });
     const denied = await gitResult(["push", "-q", "origin", "HEAD:refs/heads/elsewhere"], { cwd: clone, env: gitAuthEnv(await api.token()) });
     expect(denied.exitCode).not.toBe(0);
     const theirs = await gitResult(["ls-remote", `${fake.url}/acme/theirs.git`], { cwd: clone, env: gitAuthEnv(await gitToken.token()) });
     expect(theirs.exitCode).not.toBe(0);
-    expect(fake.takeUnexpectedRequests().map((request) => request.status).sort()).toEqual([403, 403, 404, 404]);
+    expect(
+      fake
+        .takeUnexpectedRequests()
+        .map((request) => request.status)
+        .sort(),
+    ).toEqual([403, 403, 404, 404]);
   });
 });

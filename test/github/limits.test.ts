@@ -1,5 +1,16 @@
 import { describe, expect, it } from "@jest/globals";
-import { boundCheckRunOutput, boundComment, boundMarkdown, CHECK_RUN_OUTPUT_MAX_BYTES, COMMENT_MAX_CHARS, keepLastBytes, TRUNCATION_NOTE, truncateToBytes, truncateToChars, utf8Bytes } from "../../src/github/index.js";
+import {
+  boundCheckRunOutput,
+  boundComment,
+  boundMarkdown,
+  CHECK_RUN_OUTPUT_MAX_BYTES,
+  COMMENT_MAX_CHARS,
+  keepLastBytes,
+  TRUNCATION_NOTE,
+  truncateToBytes,
+  truncateToChars,
+  utf8Bytes,
+} from "../../src/github/index.js";
 
 /** True when `text` survives a UTF-8 round trip, i.e. holds no broken character. */
 const wellFormed = (text: string): boolean => Buffer.from(text, "utf8").toString("utf8") === text && !text.includes("\uFFFD");

@@ -9,19 +9,56 @@ import { useFakeGitHub } from "../support/fake-github-fixture.js";
 
 const at = "2026-01-01T00:00:00.000Z";
 const start: HistoryEvent = {
-  at, kind: "run.started", storyId: "7", runId: "r", title: "Three parts", stages: ["planner", "implementer", "verifier"],
-  checks: [{ stage: "planner", kind: "plan" }, { stage: "verifier", kind: "gate" }], maxAttempts: 2, readmission: false,
+  at,
+  kind: "run.started",
+  storyId: "7",
+  runId: "r",
+  title: "Three parts",
+  stages: ["planner", "implementer", "verifier"],
+  checks: [
+    { stage: "planner", kind: "plan" },
+    { stage: "verifier", kind: "gate" },
+  ],
+  maxAttempts: 2,
+  readmission: false,
 };
 const task = (taskId: string, wave: number, title = `Part ${taskId}`, blockedBy: string[] = []): HistoryEvent => ({
-  at, kind: "task.planned", taskId, title, wave, files: [`src/${taskId}.txt`], blockedBy, stages: wave === 0 ? ["planner"] : ["implementer", "verifier"],
+  at,
+  kind: "task.planned",
+  taskId,
+  title,
+  wave,
+  files: [`src/${taskId}.txt`],
+  blockedBy,
+  stages: wave === 0 ? ["planner"] : ["implementer", "verifier"],
 });
 const planning: HistoryEvent[] = [
   start,
   task("planner", 0, "Plan the story"),
   { at, kind: "task.started", taskId: "planner", wave: 0, attempt: 1 },
   { at, kind: "stage.started", taskId: "planner", stage: "planner", attempt: 1 },
-  { at, kind: "stage.finished", taskId: "planner", stage: "planner", attempt: 1, outcome: "failed", durationMs: 900, failureClass: "artifact-invalid", detail: "cycle of blocked_by: a → b → a" },
-  { at, kind: "retry.scheduled", taskId: "planner", failedAttempt: 1, nextAttempt: 2, fromStage: "planner", retryStage: "planner", failureClass: "artifact-invalid", reason: "cycle of blocked_by: a → b → a" },
+  {
+    at,
+    kind: "stage.finished",
+    taskId: "planner",
+    stage: "planner",
+    attempt: 1,
+    outcome: "failed",
+    durationMs: 900,
+    failureClass: "artifact-invalid",
+    detail: "cycle of blocked_by: a → b → a",
+  },
+  {
+    at,
+    kind: "retry.scheduled",
+    taskId: "planner",
+    failedAttempt: 1,
+    nextAttempt: 2,
+    fromStage: "planner",
+    retryStage: "planner",
+    failureClass: "artifact-invalid",
+    reason: "cycle of blocked_by: a → b → a",
+  },
   { at, kind: "stage.started", taskId: "planner", stage: "planner", attempt: 2 },
 ];
 const planned: HistoryEvent[] = [
@@ -48,20 +85,55 @@ describe("the planner stage's check run", () => {
     expect(done?.output.summary).toContain("Greeting @\u200bocto-org/admins \\<img src=x\\> \\#\u200b1");
     expect(done?.output.summary).not.toMatch(/@octo-org|[^\\]<img/);
     expect(planChecks(replay(planned)).map((check) => check.name)).toEqual([
-      "harness / story", "harness / planner", "harness / task a: Greeting @octo-org/admins <img src=x> #1", "harness / task b: Part b", "harness / task c: Part c", "harness / clean-clone",
+      "harness / story",
+      "harness / planner",
+      "harness / task a: Greeting @octo-org/admins <img src=x> #1",
+      "harness / task b: Part b",
+      "harness / task c: Part c",
+      "harness / clean-clone",
     ]);
   });
 
   it("fails with the class and what to do when no plan was accepted, and is skipped when the story brings its own plan", () => {
-    const blocked = plannerCheck([...planning, { at, kind: "task.finished", taskId: "planner", outcome: "blocked", attempt: 2, durationMs: 2000, failureClass: "retry-ceiling", detail: "attempt 2 of 2 failed at planner" }]);
+    const blocked = plannerCheck([
+      ...planning,
+      {
+        at,
+        kind: "task.finished",
+        taskId: "planner",
+        outcome: "blocked",
+        attempt: 2,
+        durationMs: 2000,
+        failureClass: "retry-ceiling",
+        detail: "attempt 2 of 2 failed at planner",
+      },
+    ]);
     expect(blocked).toMatchObject({ status: "completed", conclusion: "failure", output: { title: "Blocked: retry-ceiling" } });
     expect(blocked?.output.summary).toContain("**What to do:**");
-    expect(plannerCheck([start, task("a", 1), task("b", 1)])).toMatchObject({ status: "completed", conclusion: "skipped", output: { title: "Skipped: the story brings its own plan" } });
-    expect(plannerCheck([start, { at, kind: "story.blocked", failureClass: "config-invalid", detail: "bad" }])).toMatchObject({ status: "completed", conclusion: "skipped", output: { title: "Did not run" } });
+    expect(plannerCheck([start, task("a", 1), task("b", 1)])).toMatchObject({
+      status: "completed",
+      conclusion: "skipped",
+      output: { title: "Skipped: the story brings its own plan" },
+    });
+    expect(plannerCheck([start, { at, kind: "story.blocked", failureClass: "config-invalid", detail: "bad" }])).toMatchObject({
+      status: "completed",
+      conclusion: "skipped",
+      output: { title: "Did not run" },
+    });
   });
 
   it("stays within GitHub's bound for a huge plan with huge texts", () => {
-    const huge = [...planned.slice(0, 9), ...Array.from({ length: 400 }, (_, index) => ({ ...task(`t${index}`, 1 + (index % 5), "x".repeat(5000)), files: Array.from({ length: 50 }, (_, file) => `src/${"d".repeat(300)}/${file}.ts`) }) as HistoryEvent)];
+    const huge = [
+      ...planned.slice(0, 9),
+      ...Array.from(
+        { length: 400 },
+        (_, index) =>
+          ({
+            ...task(`t${index}`, 1 + (index % 5), "x".repeat(5000)),
+            files: Array.from({ length: 50 }, (_, file) => `src/${"d".repeat(300)}/${file}.ts`),
+          }) as HistoryEvent,
+      ),
+    ];
     const output = renderPlannerCheck(replay(huge), "planner");
     expect(Buffer.byteLength(output.summary, "utf8")).toBeLessThanOrEqual(CHECK_RUN_OUTPUT_MAX_BYTES);
     expect(output.title).toBe("Planned 400 tasks in 5 waves (attempt 2/2)");
@@ -80,16 +152,31 @@ describe("the planner's check run on GitHub (fake)", () => {
   it("is created queued on the pull request's head, moves to in progress, and completes with the plan", async () => {
     const issue = gh.createIssue(OWNER, NAME, { title: "Three parts", user: "writer", labels: ["story"] });
     const pull = await openStoryPull(gh, octokit, issue.number);
-    const reporter = new GitHubReporter({ octokit, owner: OWNER, repo: NAME, pullNumber: pull.number, issueNumber: issue.number, headSha: pull.headSha, log: new RecordingLog(), botLogin: gh.botLogin });
+    const reporter = new GitHubReporter({
+      octokit,
+      owner: OWNER,
+      repo: NAME,
+      pullNumber: pull.number,
+      issueNumber: issue.number,
+      headSha: pull.headSha,
+      log: new RecordingLog(),
+      botLogin: gh.botLogin,
+    });
     let snapshot = emptySnapshot();
     for (const event of planned) {
       snapshot = reduceSnapshot(snapshot, event);
       await reporter.onEvent(event, snapshot);
     }
-    const runs = gh.state.checkRuns.filter((run) => run.name === "harness / planner" && run.headSha === pull.headSha && run.externalId === `story-${issue.number}`);
+    const runs = gh.state.checkRuns.filter(
+      (run) => run.name === "harness / planner" && run.headSha === pull.headSha && run.externalId === `story-${issue.number}`,
+    );
     expect(runs).toHaveLength(1);
     expect(runs[0]).toMatchObject({ status: "completed", conclusion: "success", output: { title: "Planned 3 tasks in 2 waves (attempt 2/2)" } });
-    expect(runs[0]?.history.map((body) => body.status).filter((status, index, all) => status !== all[index - 1])).toEqual(["queued", "in_progress", "completed"]);
+    expect(runs[0]?.history.map((body) => body.status).filter((status, index, all) => status !== all[index - 1])).toEqual([
+      "queued",
+      "in_progress",
+      "completed",
+    ]);
     expect(runs[0]?.output.summary).toContain("### The plan");
     expect(runs[0]?.actions).toEqual([]);
   });

@@ -48,9 +48,14 @@ const commentsOn = (issueNumber: number): string[] => gh.state.commentsOn(OWNER,
 function job(issueNumber: number): StoryJob {
   const repository = gh.repositoryJson(OWNER, NAME) as { id: number; clone_url: string };
   return {
-    storyKey: storyKey(OWNER, NAME, issueNumber), kind: "start", installationId: gh.installationId,
+    storyKey: storyKey(OWNER, NAME, issueNumber),
+    kind: "start",
+    installationId: gh.installationId,
     repository: { id: repository.id, owner: OWNER, name: NAME, cloneUrl: repository.clone_url, defaultBranch: "main" },
-    issue: { number: issueNumber, title: "Queued", body: "" }, requestedBy: OWNER, deliveryId: `d-${issueNumber}`, enqueuedAt: new Date().toISOString(),
+    issue: { number: issueNumber, title: "Queued", body: "" },
+    requestedBy: OWNER,
+    deliveryId: `d-${issueNumber}`,
+    enqueuedAt: new Date().toISOString(),
   };
 }
 
@@ -61,10 +66,15 @@ describe("queue notices through the outbox", () => {
     const log = new RecordingLog();
     const { outbox, dir } = await openOutbox(log);
     const issue = gh.createIssue(OWNER, NAME, { title: "Torn job", user: OWNER });
-    const window = gh.injectFailure({ method: "POST", path: new RegExp(`/issues/${issue.number}/comments$`), failure: { kind: "secondary-rate-limit", retryAfterSeconds: 1 } });
+    const window = gh.injectFailure({
+      method: "POST",
+      path: new RegExp(`/issues/${issue.number}/comments$`),
+      failure: { kind: "secondary-rate-limit", retryAfterSeconds: 1 },
+    });
     try {
       queueNoticeListeners({ outbox, log }).onQuarantine?.({
-        file: "000000000000001-000001-deadbeef.json", reason: "$.job.kind: must be equal to one of the allowed values",
+        file: "000000000000001-000001-deadbeef.json",
+        reason: "$.job.kind: must be equal to one of the allowed values",
         story: { installationId: gh.installationId, owner: OWNER, repo: NAME, issueNumber: issue.number },
       });
       await eventually("the rate limit to be met", () => (window.served > 0 ? true : undefined));
@@ -75,7 +85,9 @@ describe("queue notices through the outbox", () => {
     } finally {
       window.close();
     }
-    const told = await eventually("the notice", () => commentsOn(issue.number).find((body) => body.includes("queue/quarantine/000000000000001-000001-deadbeef.json")));
+    const told = await eventually("the notice", () =>
+      commentsOn(issue.number).find((body) => body.includes("queue/quarantine/000000000000001-000001-deadbeef.json")),
+    );
     expect(told).toContain("$.job.kind");
     await eventually("the outbox to empty", () => (readdirSync(dir).filter((name) => name.endsWith(".json")).length === 0 ? true : undefined));
     expect(commentsOn(issue.number)).toHaveLength(1);

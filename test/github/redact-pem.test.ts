@@ -152,4 +152,3 @@ describe("redactSecrets: a PEM block with CRLF line ends cut at its start", () =
     }
   });
 });
-

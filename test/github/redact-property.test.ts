@@ -100,7 +100,12 @@ describe("redactSecrets, property: no form of a given secret survives", () => {
 });
 
 describe("redactSecrets: PEM blocks", () => {
-  const key = ["-----BEGIN RSA PRIVATE KEY-----", "MIIEowIBAAKCAQEAx7b0Y3Jt5c2VjcmV0a2V5bWF0ZXJpYWxoZXJl", "c2VjcmV0a2V5bWF0ZXJpYWxoZXJlc2VjcmV0a2V5bWF0ZXJpYWw=", "-----END RSA PRIVATE KEY-----"];
+  const key = [
+    "-----BEGIN RSA PRIVATE KEY-----",
+    "MIIEowIBAAKCAQEAx7b0Y3Jt5c2VjcmV0a2V5bWF0ZXJpYWxoZXJl",
+    "c2VjcmV0a2V5bWF0ZXJpYWxoZXJlc2VjcmV0a2V5bWF0ZXJpYWw=",
+    "-----END RSA PRIVATE KEY-----",
+  ];
 
   it("removes a whole block, one cut at its end and one cut at its start", () => {
     expect(redactSecrets(`a\n${key.join("\n")}\nb`)).toBe(`a\n${REDACTED}\nb`);

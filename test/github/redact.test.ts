@@ -11,7 +11,9 @@ describe("redactSecrets", () => {
   });
 
   it("removes credentials from remotes and headers", () => {
-    expect(redactSecrets("fatal: https://x-access-token:s3cr3t-value@example.test/o/r.git")).toBe(`fatal: https://x-access-token:${REDACTED}@example.test/o/r.git`);
+    expect(redactSecrets("fatal: https://x-access-token:s3cr3t-value@example.test/o/r.git")).toBe(
+      `fatal: https://x-access-token:${REDACTED}@example.test/o/r.git`,
+    );
     expect(redactSecrets("remote https://user:hunter2hunter2@host.test/x")).toBe(`remote https://user:${REDACTED}@host.test/x`);
     expect(redactSecrets("> Authorization: token abc.def\nnext line")).toBe(`> Authorization: ${REDACTED}\nnext line`);
     expect(redactSecrets("curl -H 'X: Bearer eyJhbGciOi.J9.abc' url")).toBe(`curl -H 'X: Bearer ${REDACTED}' url`);

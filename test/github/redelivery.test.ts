@@ -17,8 +17,10 @@ const delivery = (id: number, guid: string, status: number, second = id): HookDe
 describe("toRedeliver", () => {
   it("picks each GUID's newest failed delivery, skipping a GUID with any 2xx and ids already asked for", () => {
     const list = [
-      delivery(9, "settled", 299), delivery(8, "settled", 503),
-      delivery(7, "twice", 500), delivery(6, "twice", 0),
+      delivery(9, "settled", 299),
+      delivery(8, "settled", 503),
+      delivery(7, "twice", 500),
+      delivery(6, "twice", 0),
       delivery(5, "asked", 503),
       delivery(4, "unanswered", 0),
       delivery(3, "ok", 200),
@@ -52,7 +54,9 @@ describe("toRedeliver", () => {
 
 describe("nextCursor", () => {
   it("reads the cursor of rel=next only", () => {
-    expect(nextCursor('<https://x/app/hook/deliveries?per_page=100&cursor=abc>; rel="next", <https://x/app/hook/deliveries?cursor=zzz>; rel="prev"')).toBe("abc");
+    expect(nextCursor('<https://x/app/hook/deliveries?per_page=100&cursor=abc>; rel="next", <https://x/app/hook/deliveries?cursor=zzz>; rel="prev"')).toBe(
+      "abc",
+    );
     expect(nextCursor('<https://x/app/hook/deliveries?cursor=zzz>; rel="prev", <https://x/app/hook/deliveries?cursor=def>; rel="next"')).toBe("def");
     expect(nextCursor('<https://x/app/hook/deliveries?cursor=zzz>; rel="prev"')).toBeUndefined();
     expect(nextCursor('<https://x/app/hook/deliveries?page=2>; rel="next"')).toBeUndefined();
@@ -165,17 +169,28 @@ describe("RedeliverySweeper against the fake GitHub", () => {
     expect(await sweeper.sweep()).toEqual({ listed: 0, asked: 0, failed: 0, complete: false });
     expect(sweeper.state().last).toMatchObject({ listed: 0, complete: false });
     listing.close();
-    expect(log.lines.at(-1)).toMatchObject({ level: "warn", message: "webhook redelivery: the deliveries could not be listed; the next sweep tries again", details: { err: { status: 502 } } });
+    expect(log.lines.at(-1)).toMatchObject({
+      level: "warn",
+      message: "webhook redelivery: the deliveries could not be listed; the next sweep tries again",
+      details: { err: { status: 502 } },
+    });
     const asks = gh.injectFailure({ method: "POST", path: /\/attempts$/, failure: { kind: "bad-gateway" } });
     const refused = await sweeper.sweep();
     asks.close();
     expect(refused).toMatchObject({ asked: 0, failed: 1, complete: true });
     // A sweep whose every ask failed still says what it did.
     expect(log.lines.at(-1)).toMatchObject({ level: "info", message: "webhook redelivery: failed deliveries asked for again", details: { ...refused } });
-    expect(log.lines.find((line) => line.message === "webhook redelivery: GitHub did not take the request; the next sweep tries again")?.details).toMatchObject({ deliveryId: guid });
+    expect(log.lines.find((line) => line.message === "webhook redelivery: GitHub did not take the request; the next sweep tries again")?.details).toMatchObject(
+      { deliveryId: guid },
+    );
     expect(await sweeper.sweep()).toMatchObject({ asked: 1, failed: 0 });
     await gh.webhooksIdle();
-    expect(gh.hookDeliveries().filter((record) => record.guid === guid).map((record) => record.statusCode)).toEqual([503, 200]);
+    expect(
+      gh
+        .hookDeliveries()
+        .filter((record) => record.guid === guid)
+        .map((record) => record.statusCode),
+    ).toEqual([503, 200]);
   });
 
   it("remembers at most keepAsked ids asked for: a forgotten one is asked for again while its redelivery is on its way", async () => {
@@ -199,7 +214,12 @@ describe("RedeliverySweeper against the fake GitHub", () => {
     hold.clear();
     for (const answer of held.splice(0)) answer();
     await gh.webhooksIdle();
-    expect(gh.hookDeliveries().filter((record) => record.guid.startsWith("kept-") && record.redelivery).map((record) => record.statusCode)).toEqual([200, 200, 200, 200, 200]);
+    expect(
+      gh
+        .hookDeliveries()
+        .filter((record) => record.guid.startsWith("kept-") && record.redelivery)
+        .map((record) => record.statusCode),
+    ).toEqual([200, 200, 200, 200, 200]);
   });
 
   it("runs one sweep at a time: a sweep asked for meanwhile runs once after it; its state says which runs and what the last did", async () => {

@@ -12,7 +12,15 @@ import { replay, started } from "./story-events.js";
 const BASE: CleanCloneRecord = { ran: true, command: "npm test", exitCode: 0, outputTail: "1 passing", durationMs: 1200, commit: "abc1234" };
 
 function finished(result: Partial<CleanCloneRecord>): HistoryEvent {
-  return { at: "2026-01-01T00:00:00.000Z", kind: "clean_clone.finished", taskId: "task-1", stage: "verifier", attempt: 1, artifact: "clean-clone-result.json", result: { ...BASE, ...result } };
+  return {
+    at: "2026-01-01T00:00:00.000Z",
+    kind: "clean_clone.finished",
+    taskId: "task-1",
+    stage: "verifier",
+    attempt: 1,
+    artifact: "clean-clone-result.json",
+    result: { ...BASE, ...result },
+  };
 }
 
 const render = (result: Partial<CleanCloneRecord>, secrets: string[] = []) => renderCleanCloneCheck(replay([started(), finished(result)]), { secrets });
@@ -22,7 +30,10 @@ describe("clean-clone check run: the clone's history, linked folders and warning
     const output = render({
       depth: 1,
       linked: ["node_modules", ".venv"],
-      warnings: ["the command runs .venv/bin/python, not the targeted interpreter /usr/bin/python3", "the symlink docs/x points to \"/etc/hosts\", an absolute path outside the repository (allowed)"],
+      warnings: [
+        "the command runs .venv/bin/python, not the targeted interpreter /usr/bin/python3",
+        'the symlink docs/x points to "/etc/hosts", an absolute path outside the repository (allowed)',
+      ],
     });
     expect(output.title).toBe("Attempt 1: passed in a fresh clone, 2 warnings");
     expect(output.summary).toBe(
@@ -58,7 +69,16 @@ describe("clean-clone check run: the clone's history, linked folders and warning
   });
 
   it("shows the warnings and the linked folders of a check that did not run", () => {
-    const output = render({ ran: false, exitCode: undefined, outputTail: undefined, commit: undefined, reason: "the suite could not be started: ENOENT", linked: ["node_modules"], depth: 2, warnings: ["could not tell which interpreter the command invokes"] });
+    const output = render({
+      ran: false,
+      exitCode: undefined,
+      outputTail: undefined,
+      commit: undefined,
+      reason: "the suite could not be started: ENOENT",
+      linked: ["node_modules"],
+      depth: 2,
+      warnings: ["could not tell which interpreter the command invokes"],
+    });
     expect(output).toEqual({
       title: "Attempt 1: did not run, 1 warning",
       summary: [

@@ -11,7 +11,8 @@ import type { CleanCloneRecord, HistoryEvent } from "../../src/pipeline/events.j
 import { replay, started } from "./story-events.js";
 
 const at = "2026-01-01T00:00:00.000Z";
-const HOSTILE = "x\n# Owned\n[click](https://evil.invalid/a) ![pixel](https://evil.invalid/p.png) <img src=x onerror=alert(1)> @alice @acme/admins https://evil.invalid www.evil.invalid | extra cell\n\n| forged | row |";
+const HOSTILE =
+  "x\n# Owned\n[click](https://evil.invalid/a) ![pixel](https://evil.invalid/p.png) <img src=x onerror=alert(1)> @alice @acme/admins https://evil.invalid www.evil.invalid | extra cell\n\n| forged | row |";
 
 /** What a rendered Markdown text must not hold, each with why. */
 function liveMarkdown(markdown: string): string[] {
@@ -33,7 +34,16 @@ describe("hostile task titles in the waves table", () => {
   const events: HistoryEvent[] = [
     { ...started(), title: "A plan" } as HistoryEvent,
     { at, kind: "task.planned", taskId: "a", title: HOSTILE, wave: 1, files: ["src/a.ts"], blockedBy: [], stages: ["implementer"] },
-    { at, kind: "task.planned", taskId: "b", title: "@acme/admins look ![x](https://evil.invalid/x.png)", wave: 2, files: [], blockedBy: ["a"], stages: ["implementer"] },
+    {
+      at,
+      kind: "task.planned",
+      taskId: "b",
+      title: "@acme/admins look ![x](https://evil.invalid/x.png)",
+      wave: 2,
+      files: [],
+      blockedBy: ["a"],
+      stages: ["implementer"],
+    },
   ];
 
   it("renders each title as text in its one cell, in the status comment and the story check run", () => {
@@ -55,8 +65,22 @@ describe("hostile task titles in the waves table", () => {
 describe("a hostile path in the clean-clone refusal", () => {
   const link = `docs/${HOSTILE}`;
   const reason = `the symlink ${link} points to "/etc/hosts", an absolute path outside the repository: it resolves on this machine only and dangles in any other checkout (allow it with --allow-external-symlinks or clean_clone.allow_external_symlinks)`;
-  const result: CleanCloneRecord = { ran: false, command: "npm test", reason, warnings: [`the symlink ${link} points to "/etc/passwd"`], linked: [link] } as CleanCloneRecord;
-  const finished: HistoryEvent = { at, kind: "clean_clone.finished", taskId: "task-1", stage: "verifier", attempt: 1, artifact: "clean-clone-result.json", result };
+  const result: CleanCloneRecord = {
+    ran: false,
+    command: "npm test",
+    reason,
+    warnings: [`the symlink ${link} points to "/etc/passwd"`],
+    linked: [link],
+  } as CleanCloneRecord;
+  const finished: HistoryEvent = {
+    at,
+    kind: "clean_clone.finished",
+    taskId: "task-1",
+    stage: "verifier",
+    attempt: 1,
+    artifact: "clean-clone-result.json",
+    result,
+  };
 
   it("says why it did not run as one line of text: no heading, link, image, HTML or mention", () => {
     const output = renderCleanCloneCheck(replay([started(), finished]));

@@ -7,7 +7,11 @@ const withPolicy = (event: HistoryEvent, policy: { sandboxed: boolean; network: 
 
 describe("the check runs say which policy repository code ran under", () => {
   it("names the suite gate's and the clean clone's sandbox and network", () => {
-    const snapshot = replay([started(), withPolicy(gate(1, 0), { sandboxed: true, network: false }), withPolicy(cleanClone(1, 0), { sandboxed: true, network: true })]);
+    const snapshot = replay([
+      started(),
+      withPolicy(gate(1, 0), { sandboxed: true, network: false }),
+      withPolicy(cleanClone(1, 0), { sandboxed: true, network: true }),
+    ]);
     expect(renderVerifierCheck(snapshot).summary).toContain("**Ran:** sandboxed, network off");
     expect(renderCleanCloneCheck(snapshot).summary).toContain("**Ran:** sandboxed, network on");
     expect(renderStoryCheck(snapshot).title).not.toContain("unsandboxed");
@@ -26,7 +30,9 @@ describe("the check runs say which policy repository code ran under", () => {
 describe("the check runs say which network networked steps had", () => {
   it("names a step's own namespace, the egress proxy, or the host's network", () => {
     const own = replay([{ ...started(), network: "own" } as HistoryEvent, withNet(gate(1, 0), "own"), withNet(cleanClone(1, 0), "egress")]);
-    expect(renderVerifierCheck(own).summary).toContain("**Ran:** sandboxed, network on (a namespace of its own: no host loopback, link-local or private addresses)");
+    expect(renderVerifierCheck(own).summary).toContain(
+      "**Ran:** sandboxed, network on (a namespace of its own: no host loopback, link-local or private addresses)",
+    );
     expect(renderCleanCloneCheck(own).summary).toContain("out only through the egress proxy to the hosts of HARNESS_EGRESS_ALLOW");
     expect(renderStoryCheck(own).summary).toContain("**Network:** provisioning and agents ran sandboxed with the network on (a namespace of its own");
     expect(renderStoryCheck(own).title).not.toContain("host network");

@@ -1,6 +1,15 @@
 /** The texts the App posts about a story outside its check runs: pure renderers, bounded, and safe with hostile details. */
 import { describe, expect, it } from "@jest/globals";
-import { renderLowDisk, renderPullTitle, renderPushFailed, renderPushRefusedDetail, renderPushStillWaiting, renderSandboxUnavailable, renderStoryStopped, renderTooManyInterruptions } from "../../src/github/report/index.js";
+import {
+  renderLowDisk,
+  renderPullTitle,
+  renderPushFailed,
+  renderPushRefusedDetail,
+  renderPushStillWaiting,
+  renderSandboxUnavailable,
+  renderStoryStopped,
+  renderTooManyInterruptions,
+} from "../../src/github/report/index.js";
 import { renderMovedCheck, renderInterruptedCheck } from "../../src/github/report/render/index.js";
 import { renderPullBody } from "../../src/github/report/render/index.js";
 import { renderPushRefusedCheck } from "../../src/github/report/render/index.js";
@@ -49,10 +58,18 @@ describe("check runs the App closes itself", () => {
 
 describe("why the runner stopped a story", () => {
   it("names the cause and what to do next", () => {
-    expect(renderSandboxUnavailable("bwrap is not installed")).toBe("The sandbox cannot run on this host, so this story was not started: bwrap is not installed.");
-    expect(renderLowDisk(50 * 1024 * 1024 + 5, 1024 * 1024 * 1024)).toMatch(/^Only 50 MiB are free .*asks for 1024 MiB.*\/harness retry-blocked or label the issue again\.$/);
+    expect(renderSandboxUnavailable("bwrap is not installed")).toBe(
+      "The sandbox cannot run on this host, so this story was not started: bwrap is not installed.",
+    );
+    expect(renderLowDisk(50 * 1024 * 1024 + 5, 1024 * 1024 * 1024)).toMatch(
+      /^Only 50 MiB are free .*asks for 1024 MiB.*\/harness retry-blocked or label the issue again\.$/,
+    );
     expect(renderPushStillWaiting()).toContain("still waiting to be pushed");
-    expect(renderTooManyInterruptions(3)).toBe("The App stopped 3 times while this story ran; it was not resumed again. Use /harness retry-blocked to run it once more.");
-    expect(renderPushFailed("c".repeat(40), "harness/story-1", 3, "connection reset")).toBe("Pushing cccccccccccc to harness/story-1 failed 3 times: connection reset");
+    expect(renderTooManyInterruptions(3)).toBe(
+      "The App stopped 3 times while this story ran; it was not resumed again. Use /harness retry-blocked to run it once more.",
+    );
+    expect(renderPushFailed("c".repeat(40), "harness/story-1", 3, "connection reset")).toBe(
+      "Pushing cccccccccccc to harness/story-1 failed 3 times: connection reset",
+    );
   });
 });

@@ -1,9 +1,31 @@
 import { describe, expect, it } from "@jest/globals";
 import { CHECK_RUN_OUTPUT_MAX_BYTES, COMMENT_MAX_CHARS, REDACTED, utf8Bytes } from "../../src/github/index.js";
-import { renderCleanCloneCheck, renderHelp, renderProvisionCheck, renderStatusComment, renderStoryCheck, renderTaskCheck, renderVerifierCheck, STATUS_MARKER } from "../../src/github/report/index.js";
+import {
+  renderCleanCloneCheck,
+  renderHelp,
+  renderProvisionCheck,
+  renderStatusComment,
+  renderStoryCheck,
+  renderTaskCheck,
+  renderVerifierCheck,
+  STATUS_MARKER,
+} from "../../src/github/report/index.js";
 import { openFenceAtEnd } from "../../src/text/index.js";
 import type { HistoryEvent } from "../../src/pipeline/events.js";
-import { cleanClone, completedStory, gate, provisioned, provisionBlockedStory, replay, retryingStory, stagePassed, stageStarted, started, verdict, worktree } from "./story-events.js";
+import {
+  cleanClone,
+  completedStory,
+  gate,
+  provisioned,
+  provisionBlockedStory,
+  replay,
+  retryingStory,
+  stagePassed,
+  stageStarted,
+  started,
+  verdict,
+  worktree,
+} from "./story-events.js";
 
 const TABLE_HEAD = "| Stage | State | Attempt | Duration |\n| --- | --- | --- | --- |";
 
@@ -38,10 +60,18 @@ describe("story check and status comment", () => {
   });
 
   it("say a parked seat waits for its agents' limit, until when, and stop saying it once the stage ends", () => {
-    const parked: HistoryEvent = { at: "2026-01-01T00:01:00.000Z", kind: "seat.parked", taskId: "task-1", stage: "implementer", attempt: 1, until: "2026-01-01T15:00:00.000Z" };
+    const parked: HistoryEvent = {
+      at: "2026-01-01T00:01:00.000Z",
+      kind: "seat.parked",
+      taskId: "task-1",
+      stage: "implementer",
+      attempt: 1,
+      until: "2026-01-01T15:00:00.000Z",
+    };
     const waiting = [started(), worktree, provisioned, stageStarted("implementer"), parked];
     const snapshot = replay(waiting);
-    const line = "⏸️ Attempt 1 of 3 is waiting. Stage `implementer` is parked: every agent it may use is rate limited. It is tried again at 2026-01-01 15:00 UTC; the wait counts as no attempt.";
+    const line =
+      "⏸️ Attempt 1 of 3 is waiting. Stage `implementer` is parked: every agent it may use is rate limited. It is tried again at 2026-01-01 15:00 UTC; the wait counts as no attempt.";
     const check = renderStoryCheck(snapshot);
     expect(check.title).toBe("Attempt 1/3 parked until 2026-01-01 15:00 UTC");
     expect(check.summary.split("\n")[0]).toBe(line);
@@ -53,14 +83,23 @@ describe("story check and status comment", () => {
     if (!task) throw new Error("the story has its one task");
     const taskCheck = renderTaskCheck(snapshot, task);
     expect(taskCheck.title).toBe("Attempt 1/3 parked until 2026-01-01 15:00 UTC");
-    expect(taskCheck.summary).toContain("\n\n⏸️ Stage `implementer` is parked: every agent it may use is rate limited. It is tried again at 2026-01-01 15:00 UTC");
+    expect(taskCheck.summary).toContain(
+      "\n\n⏸️ Stage `implementer` is parked: every agent it may use is rate limited. It is tried again at 2026-01-01 15:00 UTC",
+    );
   });
 
   it("show the final commit of a completed story", () => {
     const check = renderStoryCheck(replay(completedStory()));
     expect(check.title).toBe("Completed (attempt 1/3)");
     expect(check.summary).toBe(
-      ["✅ Completed on attempt 1 of 3.", "", TABLE_HEAD, ...["implementer", "tester", "verifier", "documenter"].map((id) => `| ${id} | ✅ passed | 1 | 2.0 s |`), "", "Final commit: `def5678`"].join("\n"),
+      [
+        "✅ Completed on attempt 1 of 3.",
+        "",
+        TABLE_HEAD,
+        ...["implementer", "tester", "verifier", "documenter"].map((id) => `| ${id} | ✅ passed | 1 | 2.0 s |`),
+        "",
+        "Final commit: `def5678`",
+      ].join("\n"),
     );
   });
 });
@@ -69,7 +108,8 @@ describe("gate check runs", () => {
   it("provision: receipt, or failure with class, command, exit code and log tail", () => {
     expect(renderProvisionCheck(replay(completedStory()))).toEqual({
       title: "Provisioned",
-      summary: "**Command:** `npm ci`\n**Duration:** 1.5 s\n\nReceipt `.harness-provisioned` written at the worktree root; every stage and gate entered a provisioned worktree.",
+      summary:
+        "**Command:** `npm ci`\n**Duration:** 1.5 s\n\nReceipt `.harness-provisioned` written at the worktree root; every stage and gate entered a provisioned worktree.",
     });
     expect(renderProvisionCheck(replay(provisionBlockedStory()))).toEqual({
       title: "Provisioning failed: workspace-provision-failed",
@@ -82,7 +122,8 @@ describe("gate check runs", () => {
     const failing = replay([started(), gate(1, 0, "3 passing"), verdict(1, false)]);
     expect(renderVerifierCheck(failing)).toEqual({
       title: "Attempt 1: verdict fail",
-      summary: "**Suite:** `npm test`\n**Exit code:** 0\n**Duration:** 800 ms\n\n**Verdict:** ❌ fail\n\n#### Findings\n- greeting is not exported\n\n#### Suite output tail\n```text\n3 passing\n```",
+      summary:
+        "**Suite:** `npm test`\n**Exit code:** 0\n**Duration:** 800 ms\n\n**Verdict:** ❌ fail\n\n#### Findings\n- greeting is not exported\n\n#### Suite output tail\n```text\n3 passing\n```",
     });
     expect(renderVerifierCheck(replay([started(), gate(1, 2, "```\nboom")])).title).toBe("Attempt 1: suite failed (exit 2)");
     // Output holding a fence cannot close the block it is shown in.
@@ -118,7 +159,8 @@ describe("gate check runs", () => {
   it("clean-clone: command, interpreter and version, exit code, tail and commit; or why it did not run", () => {
     expect(renderCleanCloneCheck(replay([started(), cleanClone(1, 1, "FAIL fixture")]))).toEqual({
       title: "Attempt 1: failed in a fresh clone (exit 1)",
-      summary: "**Command:** `npm test`\n**Interpreter:** `node v20.19.0`\n**Exit code:** 1\n**Commit:** `abc1234`\n**Duration:** 1.2 s\n\n#### Output tail\n```text\nFAIL fixture\n```",
+      summary:
+        "**Command:** `npm test`\n**Interpreter:** `node v20.19.0`\n**Exit code:** 1\n**Commit:** `abc1234`\n**Duration:** 1.2 s\n\n#### Output tail\n```text\nFAIL fixture\n```",
     });
     const notRun: HistoryEvent = {
       at: "2026-01-01T00:00:00.000Z",
@@ -153,9 +195,17 @@ describe("bounds", () => {
       replay(provisionBlockedStory(huge)),
       replay([started(), gate(1, 1, huge), verdict(1, false)]),
       replay([started(), cleanClone(1, 1, huge)]),
-      replay([...provisionBlockedStory(), { at: "2026-01-01T00:00:00.000Z", kind: "story.blocked", taskId: "t", failureClass: "internal-error", detail: huge }]),
+      replay([
+        ...provisionBlockedStory(),
+        { at: "2026-01-01T00:00:00.000Z", kind: "story.blocked", taskId: "t", failureClass: "internal-error", detail: huge },
+      ]),
     ];
-    const outputs = snapshots.flatMap((snapshot) => [renderProvisionCheck(snapshot), renderVerifierCheck(snapshot), renderCleanCloneCheck(snapshot), renderStoryCheck(snapshot)]);
+    const outputs = snapshots.flatMap((snapshot) => [
+      renderProvisionCheck(snapshot),
+      renderVerifierCheck(snapshot),
+      renderCleanCloneCheck(snapshot),
+      renderStoryCheck(snapshot),
+    ]);
     for (const output of outputs) {
       expect(utf8Bytes(output.summary)).toBeLessThanOrEqual(CHECK_RUN_OUTPUT_MAX_BYTES);
       expect(openFenceAtEnd(output.summary)).toBeUndefined();
@@ -170,12 +220,37 @@ describe("bounds", () => {
   it("keep the verifier and provision summaries within 65,535 bytes when the command, findings or guidance are huge", () => {
     const at = "2026-01-01T00:00:00.000Z";
     const hugeCommand = `npm test -- ${"错误✗".repeat(30_000)}`;
-    const hugeGate: HistoryEvent = { at, kind: "gate.finished", taskId: "task-1", stage: "verifier", attempt: 1, command: hugeCommand, exitCode: 1, timedOut: false, outputTail: "short", durationMs: 5 };
-    const hugeVerdict: HistoryEvent = {
-      at, kind: "verdict.recorded", taskId: "task-1", stage: "verifier", attempt: 1, verdict: "fail",
-      findings: Array.from({ length: 2_000 }, (_, i) => `finding ${i}: ${"😀".repeat(20)}`), retryGuidance: "错误 ".repeat(40_000),
+    const hugeGate: HistoryEvent = {
+      at,
+      kind: "gate.finished",
+      taskId: "task-1",
+      stage: "verifier",
+      attempt: 1,
+      command: hugeCommand,
+      exitCode: 1,
+      timedOut: false,
+      outputTail: "short",
+      durationMs: 5,
     };
-    const provisionedHuge: HistoryEvent = { at, kind: "provision.succeeded", taskId: "task-1", cmd: hugeCommand, durationMs: 5, skipped: false, phase: "create" };
+    const hugeVerdict: HistoryEvent = {
+      at,
+      kind: "verdict.recorded",
+      taskId: "task-1",
+      stage: "verifier",
+      attempt: 1,
+      verdict: "fail",
+      findings: Array.from({ length: 2_000 }, (_, i) => `finding ${i}: ${"😀".repeat(20)}`),
+      retryGuidance: "错误 ".repeat(40_000),
+    };
+    const provisionedHuge: HistoryEvent = {
+      at,
+      kind: "provision.succeeded",
+      taskId: "task-1",
+      cmd: hugeCommand,
+      durationMs: 5,
+      skipped: false,
+      phase: "create",
+    };
     const provisionFailedHuge: HistoryEvent = { at, kind: "provision.failed", taskId: "task-1", cmd: hugeCommand, exitCode: 1, logTail: "short" };
     const outputs = [
       renderVerifierCheck(replay([started(), hugeGate])),
@@ -193,7 +268,10 @@ describe("bounds", () => {
   });
 
   it("keep the status comment within 65,536 characters", () => {
-    const snapshot = replay([...provisionBlockedStory(), { at: "2026-01-01T00:00:00.000Z", kind: "story.blocked", taskId: "t", failureClass: "internal-error", detail: huge }]);
+    const snapshot = replay([
+      ...provisionBlockedStory(),
+      { at: "2026-01-01T00:00:00.000Z", kind: "story.blocked", taskId: "t", failureClass: "internal-error", detail: huge },
+    ]);
     const comment = renderStatusComment(snapshot);
     expect(comment.length).toBeLessThanOrEqual(COMMENT_MAX_CHARS);
     expect(comment.startsWith(STATUS_MARKER)).toBe(true);

@@ -29,7 +29,17 @@ async function newStory(secrets: readonly string[] = []): Promise<Story> {
   const issue = gh.createIssue(OWNER, NAME, { title: "Add a greeting", user: "writer", labels: ["story"] });
   const pull = await openStoryPull(gh, octokit, issue.number);
   const log = new RecordingLog();
-  const reporter = new GitHubReporter({ octokit, owner: OWNER, repo: NAME, pullNumber: pull.number, issueNumber: issue.number, headSha: pull.headSha, log, secrets, botLogin: gh.botLogin });
+  const reporter = new GitHubReporter({
+    octokit,
+    owner: OWNER,
+    repo: NAME,
+    pullNumber: pull.number,
+    issueNumber: issue.number,
+    headSha: pull.headSha,
+    log,
+    secrets,
+    botLogin: gh.botLogin,
+  });
   return { issue: issue.number, pull: pull.number, headSha: pull.headSha, log, reporter, snapshot: emptySnapshot() };
 }
 
@@ -61,7 +71,11 @@ describe("GitHubReporter", () => {
     expect(provision.output.summary).toContain("npm ERR! 404 left-pad");
     expect(provision.history.map((body) => body.status)).toEqual(["queued", "in_progress", "completed"]);
     const storyRun = only(story, "harness / story");
-    expect(storyRun).toMatchObject({ status: "completed", conclusion: "action_required", actions: [{ label: "Retry", description: "Re-admit this story", identifier: "retry" }] });
+    expect(storyRun).toMatchObject({
+      status: "completed",
+      conclusion: "action_required",
+      actions: [{ label: "Retry", description: "Re-admit this story", identifier: "retry" }],
+    });
     expect(storyRun.history[0]).toMatchObject({ status: "in_progress" });
     expect(only(story, "harness / clean-clone")).toMatchObject({ status: "completed", conclusion: "skipped" });
     expect(labelsOf(story.issue)).toContain(BLOCKED_LABEL);
@@ -80,7 +94,9 @@ describe("GitHubReporter", () => {
     const requests = gh.state.requests.slice(from);
     const labelled = requests.findIndex((request) => request.method === "POST" && request.path.endsWith(`/issues/${story.issue}/labels`));
     const offered = requests.findIndex((request) => (request.body as { conclusion?: string } | undefined)?.conclusion === "action_required");
-    const commented = requests.findLastIndex((request) => request.path.includes("/comments") && String((request.body as { body?: string } | undefined)?.body).includes("/harness retry-blocked"));
+    const commented = requests.findLastIndex(
+      (request) => request.path.includes("/comments") && String((request.body as { body?: string } | undefined)?.body).includes("/harness retry-blocked"),
+    );
     expect(labelled).toBeGreaterThanOrEqual(0);
     expect(offered).toBeGreaterThan(labelled);
     expect(commented).toBeGreaterThan(labelled);
@@ -111,7 +127,16 @@ describe("GitHubReporter", () => {
     const story = await newStory();
     await feed(story, [started()]);
     gh.addComment(OWNER, NAME, story.pull, { body: `${STATUS_MARKER}\nquoted by a person`, user: "writer" });
-    const restarted = new GitHubReporter({ octokit, owner: OWNER, repo: NAME, pullNumber: story.pull, issueNumber: story.issue, headSha: story.headSha, log: story.log, botLogin: gh.botLogin });
+    const restarted = new GitHubReporter({
+      octokit,
+      owner: OWNER,
+      repo: NAME,
+      pullNumber: story.pull,
+      issueNumber: story.issue,
+      headSha: story.headSha,
+      log: story.log,
+      botLogin: gh.botLogin,
+    });
     await feed(story, provisionBlockedStory().slice(1), restarted);
     const mine = statusComments(story).filter((comment) => comment.user === gh.botLogin);
     expect(mine).toHaveLength(1);
@@ -182,8 +207,17 @@ describe("GitHubReporter redaction", () => {
     const pull = await openStoryPull(gh, octokit, issue.number);
     const webhookSecret = "webhook-secret-value-1234";
     const reporter = new GitHubReporter({
-      octokit, owner: OWNER, repo: NAME, pullNumber: pull.number, issueNumber: issue.number, headSha: pull.headSha, log: new RecordingLog(),
-      secrets: tokens, appSecrets: [webhookSecret], revision: "2026-01-02T03:04:05Z", botLogin: gh.botLogin,
+      octokit,
+      owner: OWNER,
+      repo: NAME,
+      pullNumber: pull.number,
+      issueNumber: issue.number,
+      headSha: pull.headSha,
+      log: new RecordingLog(),
+      secrets: tokens,
+      appSecrets: [webhookSecret],
+      revision: "2026-01-02T03:04:05Z",
+      botLogin: gh.botLogin,
     });
     const refreshed = "refreshed-opaque-token-5678";
     tokens.push(refreshed);
@@ -198,7 +232,14 @@ describe("GitHubReporter redaction", () => {
     const story: Story = { issue: issue.number, pull: pull.number, headSha: pull.headSha, log: new RecordingLog(), reporter, snapshot: emptySnapshot() };
     await feed(story, [{ ...(started() as Extract<HistoryEvent, { kind: "run.started" }>), title: issue.title }, stageStarted("verifier"), gate(1, 1, tail)]);
     const summary = only(story, "harness / verifier").output?.summary ?? "";
-    for (const leaked of [webhookSecret, refreshed, encodeURIComponent(refreshed), Buffer.from(refreshed).toString("hex"), Buffer.from(refreshed).toString("base64url"), "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7"]) {
+    for (const leaked of [
+      webhookSecret,
+      refreshed,
+      encodeURIComponent(refreshed),
+      Buffer.from(refreshed).toString("hex"),
+      Buffer.from(refreshed).toString("base64url"),
+      "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7",
+    ]) {
       expect([leaked, summary.includes(leaked)]).toEqual([leaked, false]);
     }
     const comment = statusComments(story)[0]?.body ?? "";

@@ -13,7 +13,6 @@ import type { FakeGitHub, HookDeliveryRecord } from "../support/fake-github/inde
 import { eventually } from "../support/poll.js";
 import { startGatedApp, type GatedApp } from "./gated-app.js";
 
-
 let app: GatedApp;
 let gh: FakeGitHub;
 let queue: GatedQueue;
@@ -93,7 +92,12 @@ describe("a shed burst", () => {
       expect(history.slice(1, -1).every(([redelivery, status]) => redelivery === true && status === 503)).toBe(true);
     }
     const asks = gh.state.requests.filter((request) => request.route === "/app/hook/deliveries/{delivery_id}/attempts");
-    expect(asks.map((request) => request.status)).toEqual(gh.hookDeliveries().filter((record) => record.redelivery).map(() => 202));
+    expect(asks.map((request) => request.status)).toEqual(
+      gh
+        .hookDeliveries()
+        .filter((record) => record.redelivery)
+        .map(() => 202),
+    );
     expect(asks.length).toBeGreaterThanOrEqual(6);
 
     // A later sweep (say, at the next start) finds nothing left to ask for, and a repeated delivery is one job.

@@ -29,7 +29,15 @@ export const worktree: HistoryEvent = { at, kind: "worktree.created", taskId, wo
 export const provisioned: HistoryEvent = { at, kind: "provision.succeeded", taskId, cmd: "npm ci", durationMs: 1500, skipped: false, phase: "create" };
 export const provisionFailed = (logTail: string): HistoryEvent => ({ at, kind: "provision.failed", taskId, cmd: "npm ci", exitCode: 1, logTail });
 export const stageStarted = (stage: string, attempt = 1): HistoryEvent => ({ at, kind: "stage.started", taskId, stage, attempt });
-export const stagePassed = (stage: string, attempt = 1, durationMs = 2000): HistoryEvent => ({ at, kind: "stage.finished", taskId, stage, attempt, outcome: "passed", durationMs });
+export const stagePassed = (stage: string, attempt = 1, durationMs = 2000): HistoryEvent => ({
+  at,
+  kind: "stage.finished",
+  taskId,
+  stage,
+  attempt,
+  outcome: "passed",
+  durationMs,
+});
 export const gate = (attempt: number, exitCode: number, outputTail = "ok"): HistoryEvent => ({
   at,
   kind: "gate.finished",
@@ -71,7 +79,13 @@ export const retry = (failedAttempt: number): HistoryEvent => ({
   failureClass: "clean-clone-failed",
   reason: "suite fails in a fresh clone: fixture.json is ignored",
 });
-export const blocked = (failureClass: "workspace-provision-failed" | "retry-ceiling", detail: string): HistoryEvent => ({ at, kind: "story.blocked", taskId, failureClass, detail });
+export const blocked = (failureClass: "workspace-provision-failed" | "retry-ceiling", detail: string): HistoryEvent => ({
+  at,
+  kind: "story.blocked",
+  taskId,
+  failureClass,
+  detail,
+});
 export const completed: HistoryEvent = { at, kind: "story.completed", taskId, branch: "harness/story-7", commit: "def5678" };
 
 /** Attempt 1 passes verification but fails the clean clone; attempt 2 is running its implementer. */

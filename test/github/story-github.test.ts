@@ -31,10 +31,24 @@ afterAll(async () => {
 });
 
 const adapter = (name = "shop", id = repoId, appSecrets: string[] = []): StoryGitHub =>
-  storyGitHub({ appOctokit: async () => fakeOctokit(gh) as AppOctokit, installationId: gh.installationId, repository: { id, owner: OWNER, name }, throttle: false, appSecrets }, 1);
+  storyGitHub(
+    {
+      appOctokit: async () => fakeOctokit(gh) as AppOctokit,
+      installationId: gh.installationId,
+      repository: { id, owner: OWNER, name },
+      throttle: false,
+      appSecrets,
+    },
+    1,
+  );
 
 const job = (requestedBy: string, number: number): StoryJob => ({
-  storyKey: `${OWNER}/shop#${number}`, kind: "start", installationId: gh.installationId, requestedBy, deliveryId: "d1", enqueuedAt: new Date().toISOString(),
+  storyKey: `${OWNER}/shop#${number}`,
+  kind: "start",
+  installationId: gh.installationId,
+  requestedBy,
+  deliveryId: "d1",
+  enqueuedAt: new Date().toISOString(),
   repository: { id: repoId, owner: OWNER, name: "shop", defaultBranch: "main", cloneUrl: `${gh.url}/${OWNER}/shop.git` },
   issue: { number, title: "T", body: "" },
 });
@@ -147,7 +161,8 @@ describe("the story adapter", () => {
     expect(header).toBe(`Authorization: Basic ${Buffer.from(`x-access-token:${gitToken}`).toString("base64")}`);
     const text = `api ${api}; basic ${header.slice("Authorization: Basic ".length)}; url https://x:${gitToken}@host/r.git; secret webhook-secret-value`;
     const redacted = github.redact(text);
-    for (const value of [api, gitToken, "webhook-secret-value", Buffer.from(`x-access-token:${gitToken}`).toString("base64")]) expect(redacted).not.toContain(value);
+    for (const value of [api, gitToken, "webhook-secret-value", Buffer.from(`x-access-token:${gitToken}`).toString("base64")])
+      expect(redacted).not.toContain(value);
     expect(redacted).toContain("[REDACTED]");
   });
 
@@ -157,13 +172,22 @@ describe("the story adapter", () => {
     const { bareDir } = bareRepo;
     const main = (await gh.branchHead(OWNER, "bare", "main"))!;
     for (const branch of ["harness/story-4-a", "harness/story-5"]) await git(["update-ref", `refs/heads/${branch}`, main], { cwd: bareDir });
-    expect([...(await github.branchTips({ defaultBranch: "main", prefix: "harness/story-4" }))]).toEqual([["harness/story-4-a", main], ["main", main]]);
+    expect([...(await github.branchTips({ defaultBranch: "main", prefix: "harness/story-4" }))]).toEqual([
+      ["harness/story-4-a", main],
+      ["main", main],
+    ]);
     // A default branch GitHub does not have is absent, not an error.
     expect([...(await github.branchTips({ defaultBranch: "trunk", prefix: "harness/story-9" }))]).toEqual([]);
 
     const before = gh.state.requests.length;
     const tree = await git(["rev-parse", `${main}^{tree}`], { cwd: bareDir });
-    const start = { branch: "harness/story-4", tree, parent: main, message: "Start\n", signature: { name: "story-harness", email: "story-harness@users.noreply.github.com", date: "2026-03-01T00:00:00Z" } };
+    const start = {
+      branch: "harness/story-4",
+      tree,
+      parent: main,
+      message: "Start\n",
+      signature: { name: "story-harness", email: "story-harness@users.noreply.github.com", date: "2026-03-01T00:00:00Z" },
+    };
     const made = await github.createStartBranch(start);
     expect(made.state).toBe("created");
     expect(await gh.branchHead(OWNER, "bare", "harness/story-4")).toBe(made.state === "created" ? made.sha : "");
@@ -171,7 +195,10 @@ describe("the story adapter", () => {
     // Written with the git token (contents: write): the reporting one would get a 403, which the fake records as unexpected.
     const writes = gh.state.requests.slice(before).filter((request) => request.route?.includes("/git/"));
     expect(writes.map((request) => `${request.route} ${request.status}`)).toEqual([
-      "/repos/{owner}/{repo}/git/commits 201", "/repos/{owner}/{repo}/git/refs 201", "/repos/{owner}/{repo}/git/commits 201", "/repos/{owner}/{repo}/git/refs 422",
+      "/repos/{owner}/{repo}/git/commits 201",
+      "/repos/{owner}/{repo}/git/refs 201",
+      "/repos/{owner}/{repo}/git/commits 201",
+      "/repos/{owner}/{repo}/git/refs 422",
     ]);
     // A final refusal becomes the story's typed error; a failure that is no HTTP answer stays as it is.
     const refused = await github.createStartBranch({ ...start, branch: "harness/story-6", tree: "1".repeat(40) }).catch(startRefusal);

@@ -65,7 +65,12 @@ async function storyCheckRun(issue: number, headSha: string, options: { name?: s
 }
 
 async function press(checkRunId: number, sender = "writer", id?: string) {
-  return contextFor("check_run.requested_action", await checkRunRequestedActionPayload(gh, { owner: OWNER, name: NAME, checkRunId, identifier: "retry", sender }), octokit, id);
+  return contextFor(
+    "check_run.requested_action",
+    await checkRunRequestedActionPayload(gh, { owner: OWNER, name: NAME, checkRunId, identifier: "retry", sender }),
+    octokit,
+    id,
+  );
 }
 
 describe("events the App cannot act on", () => {
@@ -73,7 +78,17 @@ describe("events the App cannot act on", () => {
     const issue = gh.createIssue(OWNER, NAME, { title: "t", user: "writer", labels: [BLOCKED_LABEL] });
     const pull = await openStoryPull(gh, octokit, issue.number);
     const run = await storyCheckRun(issue.number, pull.headSha);
-    const label = contextFor("issues.labeled", issuesLabeledPayload(gh, { owner: OWNER, name: NAME, number: gh.createIssue(OWNER, NAME, { title: "u", user: "writer" }).number, label: "story", sender: "writer" }), octokit);
+    const label = contextFor(
+      "issues.labeled",
+      issuesLabeledPayload(gh, {
+        owner: OWNER,
+        name: NAME,
+        number: gh.createIssue(OWNER, NAME, { title: "u", user: "writer" }).number,
+        label: "story",
+        sender: "writer",
+      }),
+      octokit,
+    );
     const comment = commented(issue.number, "/harness retry-blocked");
     const retry = await press(run);
     for (const context of [label, comment, retry]) delete (context.payload as { installation?: unknown }).installation;
@@ -86,10 +101,24 @@ describe("events the App cannot act on", () => {
 
   it("ignores the story label on a pull request, and a label event without a label", async () => {
     const pull = await openStoryPull(gh, octokit, gh.createIssue(OWNER, NAME, { title: "p", user: "writer" }).number);
-    const context = contextFor("issues.labeled", issuesLabeledPayload(gh, { owner: OWNER, name: NAME, number: pull.number, label: "story", sender: "writer" }), octokit);
+    const context = contextFor(
+      "issues.labeled",
+      issuesLabeledPayload(gh, { owner: OWNER, name: NAME, number: pull.number, label: "story", sender: "writer" }),
+      octokit,
+    );
     (context.payload.issue as { pull_request?: unknown }).pull_request = { url: `${gh.apiUrl}/repos/${OWNER}/${NAME}/pulls/${pull.number}` };
     expect(await handleIssueLabeled(context, deps)).toEqual({ action: "ignored", reason: "pull-request" });
-    const unlabelled = contextFor("issues.labeled", issuesLabeledPayload(gh, { owner: OWNER, name: NAME, number: gh.createIssue(OWNER, NAME, { title: "q", user: "writer" }).number, label: "story", sender: "writer" }), octokit);
+    const unlabelled = contextFor(
+      "issues.labeled",
+      issuesLabeledPayload(gh, {
+        owner: OWNER,
+        name: NAME,
+        number: gh.createIssue(OWNER, NAME, { title: "q", user: "writer" }).number,
+        label: "story",
+        sender: "writer",
+      }),
+      octokit,
+    );
     delete (unlabelled.payload as { label?: unknown }).label;
     expect(await handleIssueLabeled(unlabelled, deps)).toEqual({ action: "ignored", reason: "other-label" });
   });
@@ -98,7 +127,10 @@ describe("events the App cannot act on", () => {
 describe("issue_comment.created", () => {
   it("answers each different unknown command once, naming it", async () => {
     const issue = gh.createIssue(OWNER, NAME, { title: "t", user: "writer" });
-    expect(await handleIssueComment(commented(issue.number, "/harness deploy\n/harness rollback\n/harness deploy"), deps)).toEqual({ action: "replied", reason: "unknown-command" });
+    expect(await handleIssueComment(commented(issue.number, "/harness deploy\n/harness rollback\n/harness deploy"), deps)).toEqual({
+      action: "replied",
+      reason: "unknown-command",
+    });
     const replies = commentsOn(issue.number).filter((body) => body.startsWith("Unknown command"));
     expect(replies.map((body) => body.split(".")[0])).toEqual(["Unknown command `/harness deploy`", "Unknown command `/harness rollback`"]);
   });
@@ -135,7 +167,11 @@ describe("issue_comment.created", () => {
 
   it("says a story that is not blocked but queued is already queued or running", async () => {
     const issue = gh.createIssue(OWNER, NAME, { title: "Busy", user: "writer" });
-    const label = contextFor("issues.labeled", issuesLabeledPayload(gh, { owner: OWNER, name: NAME, number: issue.number, label: "story", sender: "writer" }), octokit);
+    const label = contextFor(
+      "issues.labeled",
+      issuesLabeledPayload(gh, { owner: OWNER, name: NAME, number: issue.number, label: "story", sender: "writer" }),
+      octokit,
+    );
     expect(await handleIssueLabeled(label, deps)).toMatchObject({ action: "enqueued" });
     expect(await handleIssueComment(commented(issue.number, "/harness retry-blocked"), deps)).toEqual({ action: "replied", reason: "already-active" });
     expect(commentsOn(issue.number).at(-1)).toBe(`Story #${issue.number} is queued or running, so \`/harness retry-blocked\` does nothing.`);
@@ -169,7 +205,10 @@ describe("check_run.requested_action", () => {
   it("ignores Retry on a check run other than the story's, and a press without an action", async () => {
     const issue = gh.createIssue(OWNER, NAME, { title: "Other run", user: "writer", labels: ["story", BLOCKED_LABEL] });
     const pull = await openStoryPull(gh, octokit, issue.number);
-    expect(await handleRetryAction(await press(await storyCheckRun(issue.number, pull.headSha, { name: "lint" })), deps)).toEqual({ action: "ignored", reason: "other-check-run" });
+    expect(await handleRetryAction(await press(await storyCheckRun(issue.number, pull.headSha, { name: "lint" })), deps)).toEqual({
+      action: "ignored",
+      reason: "other-check-run",
+    });
     const bare = await press(await storyCheckRun(issue.number, pull.headSha));
     delete (bare.payload as { requested_action?: unknown }).requested_action;
     expect(await handleRetryAction(bare, deps)).toEqual({ action: "ignored", reason: "other-action" });
@@ -209,7 +248,10 @@ describe("check_run.requested_action", () => {
     delete (suiteless.payload.check_run as { check_suite?: unknown }).check_suite;
     expect(await handleRetryAction(suiteless, deps)).toEqual({ action: "ignored", reason: "not-a-story" });
 
-    expect(await handleRetryAction(await press(await storyCheckRun(issue.number, sha)), deps)).toMatchObject({ action: "enqueued", job: { issue: { number: issue.number } } });
+    expect(await handleRetryAction(await press(await storyCheckRun(issue.number, sha)), deps)).toMatchObject({
+      action: "enqueued",
+      job: { issue: { number: issue.number } },
+    });
     expect(commentsOn(issue.number).at(-1)).toBe(`Re-admitting story #${issue.number} in a fresh worktree.`);
   });
 

@@ -20,7 +20,16 @@ let auth: AppAuth;
 beforeAll(async () => {
   await gh.addRepository({ owner: OWNER, name: NAME, files: { "README.md": "# demo\n" } });
   gh.setPermission(OWNER, NAME, "writer", "write");
-  const probot = createProbot({ env: { APP_ID: String(gh.appId), PRIVATE_KEY: gh.privateKey, WEBHOOK_SECRET: gh.webhookSecret, GHE_HOST: gh.host, GHE_PROTOCOL: "http", LOG_LEVEL: "fatal" } });
+  const probot = createProbot({
+    env: {
+      APP_ID: String(gh.appId),
+      PRIVATE_KEY: gh.privateKey,
+      WEBHOOK_SECRET: gh.webhookSecret,
+      GHE_HOST: gh.host,
+      GHE_PROTOCOL: "http",
+      LOG_LEVEL: "fatal",
+    },
+  });
   auth = probot.auth.bind(probot);
 });
 
@@ -55,12 +64,19 @@ describe("triggerOf", () => {
 });
 
 describe("a delivery's octokit, on demand", () => {
-  const triggers = triggerDepsEach("harness-route-queue-", () => gh, () => new RecordingLog());
+  const triggers = triggerDepsEach(
+    "harness-route-queue-",
+    () => gh,
+    () => new RecordingLog(),
+  );
 
   it("is never built for a label: the story is enqueued without a GitHub request", async () => {
     const counting = countingAuth();
     const issue = gh.createIssue(OWNER, NAME, { title: "Lazy", user: "writer" });
-    const delivery = { id: "delivery-label", payload: issuesLabeledPayload(gh, { owner: OWNER, name: NAME, number: issue.number, label: "story", sender: "writer" }) };
+    const delivery = {
+      id: "delivery-label",
+      payload: issuesLabeledPayload(gh, { owner: OWNER, name: NAME, number: issue.number, label: "story", sender: "writer" }),
+    };
     const outcome = await TRIGGER_HANDLERS["issues.labeled"](doorEvent(counting.auth, delivery), triggers.deps);
     expect(outcome).toMatchObject({ action: "enqueued" });
     expect(counting.calls).toEqual([]);
@@ -76,8 +92,16 @@ describe("a delivery's octokit, on demand", () => {
     expect(outcome).toEqual({ action: "replied", reason: "help" });
     // The permission check and the reply: two requests, one octokit, the delivery's installation.
     expect(counting.calls).toEqual([gh.installationId]);
-    expect(requestsOf("delivery-help")).toEqual(["GET /repos/{owner}/{repo}/collaborators/{username}/permission", "POST /repos/{owner}/{repo}/issues/{issue_number}/comments"]);
-    expect(gh.state.comments.filter((entry) => entry.issueNumber === issue.number).map((entry) => entry.body).at(-1)).toContain("/harness");
+    expect(requestsOf("delivery-help")).toEqual([
+      "GET /repos/{owner}/{repo}/collaborators/{username}/permission",
+      "POST /repos/{owner}/{repo}/issues/{issue_number}/comments",
+    ]);
+    expect(
+      gh.state.comments
+        .filter((entry) => entry.issueNumber === issue.number)
+        .map((entry) => entry.body)
+        .at(-1),
+    ).toContain("/harness");
   });
 
   it("refuses to be built for a delivery without an installation, whose handler never asks", async () => {
@@ -108,7 +132,11 @@ describe("through the App's door", () => {
   it("answers a label with no request made for it, and a command with its octokit's requests carrying the delivery id", async () => {
     const door = app.gh;
     const labelled = door.createIssue(OWNER, NAME, { title: "Door", user: "writer" });
-    const label = signedDelivery("issues", issuesLabeledPayload(door, { owner: OWNER, name: NAME, number: labelled.number, label: "story", sender: "writer" }), door.webhookSecret);
+    const label = signedDelivery(
+      "issues",
+      issuesLabeledPayload(door, { owner: OWNER, name: NAME, number: labelled.number, label: "story", sender: "writer" }),
+      door.webhookSecret,
+    );
     app.queue.release();
     expect((await deliverWebhook(app.webhookUrl, label)).status).toBe(200);
     expect(app.queue.arrived.map((job) => job.deliveryId)).toEqual([label.id]);
@@ -119,7 +147,10 @@ describe("through the App's door", () => {
     // The reply goes out after the answer.
     await until("the reply posted", () => requestsFor(door, help.id).some((route) => route.startsWith("POST")), 30_000);
     expect(requestsFor(door, label.id)).toEqual([]);
-    expect(requestsFor(door, help.id)).toEqual(["GET /repos/{owner}/{repo}/collaborators/{username}/permission", "POST /repos/{owner}/{repo}/issues/{issue_number}/comments"]);
+    expect(requestsFor(door, help.id)).toEqual([
+      "GET /repos/{owner}/{repo}/collaborators/{username}/permission",
+      "POST /repos/{owner}/{repo}/issues/{issue_number}/comments",
+    ]);
     expect(door.takeUnexpectedRequests()).toEqual([]);
   });
 });

@@ -140,13 +140,18 @@ describe("issue_comment.created", () => {
     const issue = gh.createIssue(OWNER, NAME, { title: "t", user: "writer", labels: ["story", BLOCKED_LABEL] });
     const before = requestCount();
     expect(await handleIssueComment(commented(issue.number, "/harness retry-blocked", "reader"), deps)).toEqual({ action: "replied", reason: "not-permitted" });
-    expect(await handleIssueComment(commented(issue.number, "/harness retry-blocked", "stranger"), deps)).toEqual({ action: "replied", reason: "not-permitted" });
+    expect(await handleIssueComment(commented(issue.number, "/harness retry-blocked", "stranger"), deps)).toEqual({
+      action: "replied",
+      reason: "not-permitted",
+    });
     const routes = gh.state.requests.slice(before).map((request) => `${request.method} ${request.route ?? request.path}`);
     expect(routes.filter((route) => !route.includes("/comments") || route.startsWith("GET"))).toEqual([
       "GET /repos/{owner}/{repo}/collaborators/{username}/permission",
       "GET /repos/{owner}/{repo}/collaborators/{username}/permission",
     ]);
-    expect(commentsOn(issue.number).at(-1)).toBe("@stranger only people with write, maintain or admin permission on this repository can run story-harness commands.");
+    expect(commentsOn(issue.number).at(-1)).toBe(
+      "@stranger only people with write, maintain or admin permission on this repository can run story-harness commands.",
+    );
     expect(await queue.isActive(`${OWNER}/${NAME}#${issue.number}`)).toBe(false);
   });
 
@@ -163,11 +168,16 @@ describe("issue_comment.created", () => {
     const issue = gh.createIssue(OWNER, NAME, { title: "Blocked story", body: "b", user: "writer", labels: ["story"] });
     const pull = await openStoryPull(gh, octokit, issue.number);
     expect(await handleIssueComment(commented(pull.number, "/harness retry-blocked"), deps)).toEqual({ action: "replied", reason: "not-blocked" });
-    expect(commentsOn(pull.number).at(-1)).toBe(`Story #${issue.number} is not blocked (no \`harness:blocked\` label), so \`/harness retry-blocked\` does nothing.`);
+    expect(commentsOn(pull.number).at(-1)).toBe(
+      `Story #${issue.number} is not blocked (no \`harness:blocked\` label), so \`/harness retry-blocked\` does nothing.`,
+    );
 
     gh.addLabel(OWNER, NAME, issue.number, BLOCKED_LABEL);
     const outcome = await handleIssueComment(commented(pull.number, "  /harness retry-blocked\n/harness retry-blocked", "maintainer"), deps);
-    expect(outcome).toMatchObject({ action: "enqueued", job: { kind: "retry-blocked", pullNumber: pull.number, requestedBy: "maintainer", issue: { number: issue.number, title: "Blocked story" } } });
+    expect(outcome).toMatchObject({
+      action: "enqueued",
+      job: { kind: "retry-blocked", pullNumber: pull.number, requestedBy: "maintainer", issue: { number: issue.number, title: "Blocked story" } },
+    });
     expect(commentsOn(pull.number).at(-1)).toBe(`Re-admitting story #${issue.number} in a fresh worktree.`);
     expect(await handleIssueComment(commented(issue.number, "/harness retry-blocked"), deps)).toEqual({ action: "replied", reason: "already-active" });
 
@@ -189,13 +199,28 @@ describe("check_run.requested_action", () => {
   it("re-admits on Retry from a writer and refuses a reader", async () => {
     const issue = gh.createIssue(OWNER, NAME, { title: "Retry me", user: "writer", labels: ["story", BLOCKED_LABEL] });
     const pull = await openStoryPull(gh, octokit, issue.number);
-    const run = await octokit.rest.checks.create({ owner: OWNER, repo: NAME, name: "harness / story", head_sha: pull.headSha, external_id: `story-${issue.number}`, status: "completed", conclusion: "action_required" });
+    const run = await octokit.rest.checks.create({
+      owner: OWNER,
+      repo: NAME,
+      name: "harness / story",
+      head_sha: pull.headSha,
+      external_id: `story-${issue.number}`,
+      status: "completed",
+      conclusion: "action_required",
+    });
     const press = async (sender: string, identifier = "retry") =>
-      contextFor("check_run.requested_action", await checkRunRequestedActionPayload(gh, { owner: OWNER, name: NAME, checkRunId: run.data.id, identifier, sender }), octokit);
+      contextFor(
+        "check_run.requested_action",
+        await checkRunRequestedActionPayload(gh, { owner: OWNER, name: NAME, checkRunId: run.data.id, identifier, sender }),
+        octokit,
+      );
     expect(await handleRetryAction(await press("writer", "other"), deps)).toEqual({ action: "ignored", reason: "other-action" });
     expect(await handleRetryAction(await press("reader"), deps)).toEqual({ action: "replied", reason: "not-permitted" });
     expect(commentsOn(pull.number).at(-1)).toMatch(/^@reader only people with write/);
-    expect(await handleRetryAction(await press("writer"), deps)).toMatchObject({ action: "enqueued", job: { kind: "retry-blocked", pullNumber: pull.number, requestedBy: "writer", issue: { number: issue.number } } });
+    expect(await handleRetryAction(await press("writer"), deps)).toMatchObject({
+      action: "enqueued",
+      job: { kind: "retry-blocked", pullNumber: pull.number, requestedBy: "writer", issue: { number: issue.number } },
+    });
     expect(commentsOn(pull.number).at(-1)).toBe(`Re-admitting story #${issue.number} in a fresh worktree.`);
   });
 
@@ -203,11 +228,23 @@ describe("check_run.requested_action", () => {
   it("ignores Retry pressed by a bot, by the App itself, or on another App's check run", async () => {
     const issue = gh.createIssue(OWNER, NAME, { title: "Not for bots", user: "writer", labels: ["story", BLOCKED_LABEL] });
     const pull = await openStoryPull(gh, octokit, issue.number);
-    const run = await octokit.rest.checks.create({ owner: OWNER, repo: NAME, name: "harness / story", head_sha: pull.headSha, external_id: `story-${issue.number}`, status: "completed", conclusion: "action_required" });
+    const run = await octokit.rest.checks.create({
+      owner: OWNER,
+      repo: NAME,
+      name: "harness / story",
+      head_sha: pull.headSha,
+      external_id: `story-${issue.number}`,
+      status: "completed",
+      conclusion: "action_required",
+    });
     gh.addBotAccount("helper[bot]");
     gh.setPermission(OWNER, NAME, "helper[bot]", "write");
     const press = async (sender: string) =>
-      contextFor("check_run.requested_action", await checkRunRequestedActionPayload(gh, { owner: OWNER, name: NAME, checkRunId: run.data.id, identifier: "retry", sender }), octokit);
+      contextFor(
+        "check_run.requested_action",
+        await checkRunRequestedActionPayload(gh, { owner: OWNER, name: NAME, checkRunId: run.data.id, identifier: "retry", sender }),
+        octokit,
+      );
 
     const bot = await press("helper[bot]");
     expect(bot.payload.sender.type).toBe("Bot");

@@ -29,12 +29,19 @@ afterEach(async () => {
   }
 });
 
-async function startDoor(options: { maxInflight: number; bodyDeadlineMs: number; hold?: Promise<void> }): Promise<{ port: number; ledger: ShedLedger; received: string[] }> {
+async function startDoor(options: {
+  maxInflight: number;
+  bodyDeadlineMs: number;
+  hold?: Promise<void>;
+}): Promise<{ port: number; ledger: ShedLedger; received: string[] }> {
   const log = new RecordingLog();
   const ledger = new ShedLedger({ log });
   const received: string[] = [];
   const guard = guardWebhooks(async () => false, {
-    path: PATH, secret: SECRET, log, bodyDeadlineMs: options.bodyDeadlineMs,
+    path: PATH,
+    secret: SECRET,
+    log,
+    bodyDeadlineMs: options.bodyDeadlineMs,
     receive: async (event) => {
       received.push(event.id);
       await options.hold;
@@ -52,8 +59,19 @@ function deliver(port: number, from: string, id: string, options: { withhold?: b
   const body = JSON.stringify({ action: "labeled", id });
   return new Promise((resolve, reject) => {
     const request = httpRequest({
-      host: "127.0.0.1", port, path: PATH, method: "POST", localAddress: from, agent: false,
-      headers: { "content-type": "application/json", "content-length": String(body.length), "x-github-event": "issues", "x-github-delivery": id, "x-hub-signature-256": sign(body, options.secret) },
+      host: "127.0.0.1",
+      port,
+      path: PATH,
+      method: "POST",
+      localAddress: from,
+      agent: false,
+      headers: {
+        "content-type": "application/json",
+        "content-length": String(body.length),
+        "x-github-event": "issues",
+        "x-github-delivery": id,
+        "x-hub-signature-256": sign(body, options.secret),
+      },
     });
     open.push(request);
     request.on("response", (response) => {
@@ -98,7 +116,9 @@ describe("the shed list", () => {
     const held = deliver(door.port, GITHUB, "held");
     await eventually("the held delivery at the handler", () => (door.received.length === 1 ? true : undefined));
 
-    const forged = await Promise.all(Array.from({ length: 40 }, (_, index) => deliver(door.port, ATTACKER, `attacker-chosen-${index}`, { secret: "not-the-secret" })));
+    const forged = await Promise.all(
+      Array.from({ length: 40 }, (_, index) => deliver(door.port, ATTACKER, `attacker-chosen-${index}`, { secret: "not-the-secret" })),
+    );
     expect(new Set(forged)).toEqual(new Set([503]));
     expect(await deliver(door.port, GITHUB, "github-shed")).toBe(503);
     expect(door.ledger.total).toBe(41);

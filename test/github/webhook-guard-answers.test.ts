@@ -69,12 +69,14 @@ function post(port: number, body: Buffer, headers: Record<string, string> = {}, 
     request.on("response", (response) => {
       const chunks: Buffer[] = [];
       response.on("data", (chunk: Buffer) => chunks.push(chunk));
-      response.on("end", () => resolve({
-        status: response.statusCode ?? 0,
-        type: response.headers["content-type"],
-        length: response.headers["content-length"],
-        text: Buffer.concat(chunks).toString("utf8"),
-      }));
+      response.on("end", () =>
+        resolve({
+          status: response.statusCode ?? 0,
+          type: response.headers["content-type"],
+          length: response.headers["content-length"],
+          text: Buffer.concat(chunks).toString("utf8"),
+        }),
+      );
     });
     request.on("error", reject);
     request.end(body);
@@ -91,7 +93,19 @@ describe("the body's deadline", () => {
   it("is BODY_DEADLINE_MS when none is given: a body sent in two parts is taken", async () => {
     const { port, reached } = await start({ bodyDeadlineMs: undefined });
     const status = await new Promise<number>((resolve, reject) => {
-      const request = httpRequest({ host: "127.0.0.1", port, path: PATH, method: "POST", headers: { "content-type": "application/json", "content-length": "2", "x-github-event": "issues", "x-github-delivery": "two-parts", "x-hub-signature-256": sign("{}") } });
+      const request = httpRequest({
+        host: "127.0.0.1",
+        port,
+        path: PATH,
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "content-length": "2",
+          "x-github-event": "issues",
+          "x-github-delivery": "two-parts",
+          "x-hub-signature-256": sign("{}"),
+        },
+      });
       request.on("response", (response) => {
         response.resume();
         resolve(response.statusCode ?? 0);
@@ -128,11 +142,19 @@ describe("a refusal", () => {
       length: undefined,
       text: `${JSON.stringify({ error: "the signature does not match the body and the webhook secret" })}\n`,
     });
-    expect(log.lines).toEqual([{
-      level: "warn",
-      message: "webhook delivery refused",
-      details: { deliveryId: "delivery-42", event: "issues", bytes: body.length, status: 400, reason: "the signature does not match the body and the webhook secret" },
-    }]);
+    expect(log.lines).toEqual([
+      {
+        level: "warn",
+        message: "webhook delivery refused",
+        details: {
+          deliveryId: "delivery-42",
+          event: "issues",
+          bytes: body.length,
+          status: 400,
+          reason: "the signature does not match the body and the webhook secret",
+        },
+      },
+    ]);
   });
 
   it("refuses empty id and event headers as missing ones, and names the delivery (none)", async () => {
@@ -157,7 +179,8 @@ describe("a delivery the handlers take", () => {
     const ends: Array<() => void> = [];
     const { port, log, returned } = await start({
       answerWithinMs: 100,
-      receive: (event) => new Promise<void>((resolve, reject) => ends.push((event.payload as { fail?: boolean }).fail ? () => reject(new Error("late failure")) : resolve)),
+      receive: (event) =>
+        new Promise<void>((resolve, reject) => ends.push((event.payload as { fail?: boolean }).fail ? () => reject(new Error("late failure")) : resolve)),
     });
     const unhandled: unknown[] = [];
     const record = (reason: unknown): void => void unhandled.push(reason);
@@ -237,7 +260,13 @@ describe("what the guard reads", () => {
   it("refuses a body that does not arrive in time with 408", async () => {
     const { port, log } = await start({ bodyDeadlineMs: 200 });
     const answer = await new Promise<number>((resolve, reject) => {
-      const request = httpRequest({ host: "127.0.0.1", port, path: PATH, method: "POST", headers: { "content-type": "application/json", "content-length": "100", "x-github-event": "issues", "x-github-delivery": "slow" } });
+      const request = httpRequest({
+        host: "127.0.0.1",
+        port,
+        path: PATH,
+        method: "POST",
+        headers: { "content-type": "application/json", "content-length": "100", "x-github-event": "issues", "x-github-delivery": "slow" },
+      });
       request.on("response", (response) => {
         response.resume();
         resolve(response.statusCode ?? 0);
@@ -247,14 +276,22 @@ describe("what the guard reads", () => {
       request.write("{");
     });
     expect(answer).toBe(408);
-    expect(log.lines.map((line) => line.details)).toEqual([{ deliveryId: "slow", event: "issues", bytes: 1, status: 408, reason: "the body did not arrive in time" }]);
+    expect(log.lines.map((line) => line.details)).toEqual([
+      { deliveryId: "slow", event: "issues", bytes: 1, status: 408, reason: "the body did not arrive in time" },
+    ]);
   });
 
   it("logs a body whose sender went away mid-way as one that could not be read", async () => {
     const { port, log, reached } = await start({});
-    const request = httpRequest({ host: "127.0.0.1", port, path: PATH, method: "POST", headers: { "content-type": "application/json", "content-length": "100", "x-github-event": "issues", "x-github-delivery": "gone" } });
+    const request = httpRequest({
+      host: "127.0.0.1",
+      port,
+      path: PATH,
+      method: "POST",
+      headers: { "content-type": "application/json", "content-length": "100", "x-github-event": "issues", "x-github-delivery": "gone" },
+    });
     request.on("error", () => undefined);
-    request.write("{\"partial\":", () => setTimeout(() => request.destroy(), 50));
+    request.write('{"partial":', () => setTimeout(() => request.destroy(), 50));
     const line = await eventually("the refusal's log line", () => log.lines[0]);
     expect(line.details).toEqual({ deliveryId: "gone", event: "issues", bytes: 11, status: 400, reason: "the body could not be read" });
     expect(reached).toEqual([]);
@@ -267,11 +304,17 @@ describe("what the guard reads", () => {
  * `paced`). Resolves once all were handed to the kernel, once the server cut the connection,
  * or, with `giveUpMs`, when the server has neither read them all nor cut it by then.
  */
-function refusedUpload(port: number, framing: "declared" | "chunked", times: number, options: { paced?: boolean; giveUpMs?: number } = {}): Promise<{ status: string; upload: "finished" | "cut" | "still sending" }> {
+function refusedUpload(
+  port: number,
+  framing: "declared" | "chunked",
+  times: number,
+  options: { paced?: boolean; giveUpMs?: number } = {},
+): Promise<{ status: string; upload: "finished" | "cut" | "still sending" }> {
   return new Promise((resolve) => {
     const socket = connect(port, "127.0.0.1");
     const chunk = Buffer.alloc(64 * 1024, 0x61);
-    const frame = (bytes: Buffer): Buffer => (framing === "chunked" ? Buffer.concat([Buffer.from(`${bytes.length.toString(16)}\r\n`), bytes, Buffer.from("\r\n")]) : bytes);
+    const frame = (bytes: Buffer): Buffer =>
+      framing === "chunked" ? Buffer.concat([Buffer.from(`${bytes.length.toString(16)}\r\n`), bytes, Buffer.from("\r\n")]) : bytes;
     const length = framing === "chunked" ? "transfer-encoding: chunked" : `content-length: ${2048 + times * chunk.length}`;
     let answer = "";
     const done = (upload: "finished" | "cut" | "still sending"): void => {
@@ -303,7 +346,9 @@ function refusedUpload(port: number, framing: "declared" | "chunked", times: num
       // After the answer, 32 MB more: more than any socket buffer holds, so only a server that reads them lets the upload finish.
       setTimeout(pump, 200);
     });
-    socket.write(`POST ${PATH} HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\nx-github-event: issues\r\nx-github-delivery: big\r\n${length}\r\n\r\n`);
+    socket.write(
+      `POST ${PATH} HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\nx-github-event: issues\r\nx-github-delivery: big\r\n${length}\r\n\r\n`,
+    );
     socket.write(frame(Buffer.alloc(2048, 0x61)));
   });
 }

@@ -45,7 +45,13 @@ function send(headers: Record<string, string | number>, chunk: Buffer, times: nu
   return new Promise((resolve, reject) => {
     let sent = 0;
     let answered = false;
-    const req = httpRequest({ host: "127.0.0.1", port, path: PATH, method: "POST", headers: { "x-github-event": "issues", "x-github-delivery": "d-1", ...headers } });
+    const req = httpRequest({
+      host: "127.0.0.1",
+      port,
+      path: PATH,
+      method: "POST",
+      headers: { "x-github-event": "issues", "x-github-delivery": "d-1", ...headers },
+    });
     req.on("response", (response) => {
       answered = true;
       response.resume();
@@ -119,7 +125,12 @@ describe("guardWebhooks answering deliveries itself (given Probot's receive)", (
         return true;
       },
       {
-        path: PATH, secret: SECRET, log: ownLog, maxBytes: MAX, bodyDeadlineMs: 30_000, answerWithinMs: 200,
+        path: PATH,
+        secret: SECRET,
+        log: ownLog,
+        maxBytes: MAX,
+        bodyDeadlineMs: 30_000,
+        answerWithinMs: 200,
         receive: async (event) => {
           received.push(event);
           if (behaviour === "fail") throw new AggregateError([Object.assign(new Error("no such installation"), { status: 404 })]);
@@ -164,7 +175,11 @@ describe("guardWebhooks answering deliveries itself (given Probot's receive)", (
   it("refuses what Probot's middleware refuses, before any handler runs: wrong content type, missing headers, a body that is not JSON", async () => {
     const before = received.length;
     expect((await post("{}", { "content-type": "text/plain" })).status).toBe(415);
-    const noEvent = await fetch(`http://127.0.0.1:${ownPort}${PATH}`, { method: "POST", headers: { "content-type": "application/json; charset=utf-8", "x-github-delivery": "d-x", "x-hub-signature-256": sign("{}") }, body: "{}" });
+    const noEvent = await fetch(`http://127.0.0.1:${ownPort}${PATH}`, {
+      method: "POST",
+      headers: { "content-type": "application/json; charset=utf-8", "x-github-delivery": "d-x", "x-hub-signature-256": sign("{}") },
+      body: "{}",
+    });
     expect(noEvent.status).toBe(400);
     expect(await noEvent.text()).toContain("x-github-event");
     const notJson = await post("{not json");

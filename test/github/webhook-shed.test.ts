@@ -54,9 +54,14 @@ async function startDoor(maxInflight: number, retryAfterSeconds?: number, maxInf
   const ledger = new ShedLedger({ log, clock, onQuiet: () => quiet.push(ledger.total) });
   const received: string[] = [];
   let release!: () => void;
-  const gate = new Promise<void>((resolve) => { release = resolve; });
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
   const guard = guardWebhooks(async () => false, {
-    path: PATH, secret: SECRET, log, bodyDeadlineMs: 60_000,
+    path: PATH,
+    secret: SECRET,
+    log,
+    bodyDeadlineMs: 60_000,
     receive: async (event) => {
       received.push(event.id);
       await gate;
@@ -69,15 +74,28 @@ async function startDoor(maxInflight: number, retryAfterSeconds?: number, maxInf
   return { port: (server.address() as AddressInfo).port, log, ledger, clock, received, quiet, release };
 }
 
-interface Answer { status: number; retryAfter: string | undefined; text: string }
+interface Answer {
+  status: number;
+  retryAfter: string | undefined;
+  text: string;
+}
 
 /** Posts a signed delivery `id`; with `withhold`, sends the headers and never the body. */
 function deliver(port: number, id: string, withhold = false): Promise<Answer> {
   const body = JSON.stringify({ action: "labeled", id });
   return new Promise((resolve, reject) => {
     const request = httpRequest({
-      host: "127.0.0.1", port, path: PATH, method: "POST",
-      headers: { "content-type": "application/json", "content-length": String(body.length), "x-github-event": "issues", "x-github-delivery": id, "x-hub-signature-256": sign(body) },
+      host: "127.0.0.1",
+      port,
+      path: PATH,
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "content-length": String(body.length),
+        "x-github-event": "issues",
+        "x-github-delivery": id,
+        "x-hub-signature-256": sign(body),
+      },
     });
     request.on("response", (response) => {
       const chunks: Buffer[] = [];
@@ -104,7 +122,11 @@ describe("shedding at the webhook door", () => {
 
     const shed = await Promise.all(["shed-1", "shed-2", "shed-3"].map((id) => deliver(door.port, id)));
     for (const answer of shed) {
-      expect(answer).toEqual({ status: 503, retryAfter: String(SHED_RETRY_AFTER_SECONDS), text: `${JSON.stringify({ error: "too many deliveries in flight" })}\n` });
+      expect(answer).toEqual({
+        status: 503,
+        retryAfter: String(SHED_RETRY_AFTER_SECONDS),
+        text: `${JSON.stringify({ error: "too many deliveries in flight" })}\n`,
+      });
     }
     expect(SHED_RETRY_AFTER_SECONDS).toBe(5);
     expect(door.received).toEqual(["held-1", "held-2"]);
@@ -152,8 +174,17 @@ describe("shedding at the webhook door", () => {
   it("frees the slot of a refused delivery, and keeps counting a delivery without an id", async () => {
     const door = await startDoor(1);
     const refused = await new Promise<number>((resolve, reject) => {
-      const request = httpRequest({ host: "127.0.0.1", port: door.port, path: PATH, method: "POST", headers: { "content-type": "application/json", "x-github-event": "issues", "x-github-delivery": "bad", "x-hub-signature-256": "sha256=00" } });
-      request.on("response", (response) => { response.resume(); resolve(response.statusCode ?? 0); });
+      const request = httpRequest({
+        host: "127.0.0.1",
+        port: door.port,
+        path: PATH,
+        method: "POST",
+        headers: { "content-type": "application/json", "x-github-event": "issues", "x-github-delivery": "bad", "x-hub-signature-256": "sha256=00" },
+      });
+      request.on("response", (response) => {
+        response.resume();
+        resolve(response.statusCode ?? 0);
+      });
       request.on("error", reject);
       request.end("{}");
     });
@@ -162,7 +193,10 @@ describe("shedding at the webhook door", () => {
     await eventually("the held delivery at the handlers", () => (door.received.length === 1 ? true : undefined));
     const anonymous = await new Promise<number>((resolve, reject) => {
       const request = httpRequest({ host: "127.0.0.1", port: door.port, path: PATH, method: "POST", headers: { "content-type": "application/json" } });
-      request.on("response", (response) => { response.resume(); resolve(response.statusCode ?? 0); });
+      request.on("response", (response) => {
+        response.resume();
+        resolve(response.statusCode ?? 0);
+      });
       request.on("error", reject);
       request.end("{}");
     });
@@ -205,7 +239,14 @@ describe("ShedLedger", () => {
     const log = new RecordingLog();
     const clock = new HandClock();
     let quiet = 0;
-    const ledger = new ShedLedger({ log, clock, everyMs: 250, onQuiet: () => { quiet += 1; } });
+    const ledger = new ShedLedger({
+      log,
+      clock,
+      everyMs: 250,
+      onQuiet: () => {
+        quiet += 1;
+      },
+    });
     ledger.record();
     ledger.verified("a");
     clock.fire();

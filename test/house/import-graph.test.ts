@@ -78,8 +78,23 @@ describe("the import graph of src/", () => {
     const a = join(SRC, "a.ts");
     const b = join(SRC, "b.ts");
     const c = join(SRC, "c.ts");
-    expect(cycles(new Map([[a, [b]], [b, [c]], [c, [a]]]))).toEqual([["a.ts", "b.ts", "c.ts"]]);
-    expect(cycles(new Map([[a, [b]], [b, []]]))).toEqual([]);
+    expect(
+      cycles(
+        new Map([
+          [a, [b]],
+          [b, [c]],
+          [c, [a]],
+        ]),
+      ),
+    ).toEqual([["a.ts", "b.ts", "c.ts"]]);
+    expect(
+      cycles(
+        new Map([
+          [a, [b]],
+          [b, []],
+        ]),
+      ),
+    ).toEqual([]);
   });
 
   it("keeps the ground floor below the rooms that use it: no lower room imports the pipeline, the runner, GitHub or the CLI", () => {

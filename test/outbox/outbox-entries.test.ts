@@ -9,7 +9,14 @@ const AT = "2026-12-01T00:00:00.000Z";
 function entry(issue: number, slot: string, write: OutboxWrite, state: OutboxEntry["state"] = "pending", id = `00${issue}-${slot}`): OutboxEntry {
   return { id, story: story(issue), slot, write, state, attempts: 0, writer: { pid: 1, startTime: "1" }, createdAt: AT, updatedAt: AT };
 }
-const check: OutboxWrite = { kind: "check", name: "harness / story", headSha: "a".repeat(40), externalId: "x", status: "in_progress", output: { title: "t", summary: "s" } };
+const check: OutboxWrite = {
+  kind: "check",
+  name: "harness / story",
+  headSha: "a".repeat(40),
+  externalId: "x",
+  status: "in_progress",
+  output: { title: "t", summary: "s" },
+};
 const comment: OutboxWrite = { kind: "comment", issueNumber: 1, body: "hi" };
 
 describe("the outbox's entries in memory", () => {
@@ -81,7 +88,15 @@ describe("an entry's transitions", () => {
 
   it("is delivered when GitHub took its latest state: the retry state is cleared and the answer kept", () => {
     const next = afterDelivery(sent, sent, { checkRunId: 5 }, Date.parse("2026-12-01T01:00:00.000Z"));
-    expect(next).toEqual({ ...sent, state: "delivered", attempts: 0, result: { checkRunId: 5 }, nextAt: undefined, lastError: undefined, updatedAt: "2026-12-01T01:00:00.000Z" });
+    expect(next).toEqual({
+      ...sent,
+      state: "delivered",
+      attempts: 0,
+      result: { checkRunId: 5 },
+      nextAt: undefined,
+      lastError: undefined,
+      updatedAt: "2026-12-01T01:00:00.000Z",
+    });
     expect("nextAt" in next || "lastError" in next).toBe(false);
   });
 

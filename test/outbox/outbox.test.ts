@@ -37,7 +37,12 @@ async function story(): Promise<{ ref: OutboxStory; headSha: string }> {
 }
 
 const check = (headSha: string, status: "in_progress" | "completed", title: string): OutboxWrite => ({
-  kind: "check", name: "harness / story", headSha, externalId: "story-x", status, output: { title, summary: title },
+  kind: "check",
+  name: "harness / story",
+  headSha,
+  externalId: "story-x",
+  status,
+  output: { title, summary: title },
   ...(status === "completed" ? { conclusion: "success" as const, completedAt: new Date().toISOString() } : {}),
 });
 
@@ -47,7 +52,10 @@ describe("retryVerdict", () => {
 
   it("honours retry-after and a rate-limit reset, backs off on 5xx, and gives up on a target that is gone", () => {
     expect(retryVerdict(failure(403, { "retry-after": "7" }), 1, policy)).toMatchObject({ retry: true, afterMs: 7000 });
-    expect(retryVerdict(failure(403, { "x-ratelimit-remaining": "0", "x-ratelimit-reset": "110" }), 1, policy, 100_000)).toMatchObject({ retry: true, afterMs: 10_000 });
+    expect(retryVerdict(failure(403, { "x-ratelimit-remaining": "0", "x-ratelimit-reset": "110" }), 1, policy, 100_000)).toMatchObject({
+      retry: true,
+      afterMs: 10_000,
+    });
     expect(retryVerdict(failure(502), 1, policy)).toMatchObject({ retry: true, afterMs: 100 });
     expect(retryVerdict(failure(502), 3, policy)).toMatchObject({ retry: true, afterMs: 400 });
     expect(retryVerdict(failure(502), 4, policy)).toMatchObject({ retry: true, afterMs: 800 });
@@ -111,7 +119,13 @@ describe("Outbox", () => {
 
   it("holds in memory only what a later write needs: a story's delivered writes go once its reporter is done, pending ones once delivered", async () => {
     const { ref, headSha } = await story();
-    const outbox = await Outbox.open({ dir: tempDir(), deliver: githubDelivery(async () => octokit), log: new RecordingLog(), policy: { baseDelayMs: 10, maxDelayMs: 50 }, tickMs: 20 });
+    const outbox = await Outbox.open({
+      dir: tempDir(),
+      deliver: githubDelivery(async () => octokit),
+      log: new RecordingLog(),
+      policy: { baseDelayMs: 10, maxDelayMs: 50 },
+      tickMs: 20,
+    });
     // A comment is never written again: delivered, it is gone from memory at once.
     await outbox.put(ref, "comment:hello", { kind: "comment", issueNumber: ref.issueNumber, body: "hello" });
     await outbox.flush(ref);
@@ -123,7 +137,9 @@ describe("Outbox", () => {
     expect(id).toEqual(expect.any(Number));
     await outbox.put(ref, "check:a", check(headSha, "completed", "done"));
     await outbox.flush(ref);
-    expect(gh.state.checkRuns.filter((run) => run.headSha === headSha && run.externalId === "story-x")).toEqual([expect.objectContaining({ id, status: "completed" })]);
+    expect(gh.state.checkRuns.filter((run) => run.headSha === headSha && run.externalId === "story-x")).toEqual([
+      expect.objectContaining({ id, status: "completed" }),
+    ]);
     // GitHub refuses the status comment for a while when the reporter is done.
     const window = gh.injectFailure({ method: "POST", path: /\/comments$/, failure: { kind: "bad-gateway" } });
     try {
@@ -146,12 +162,27 @@ describe("Outbox", () => {
   it("closes, as interrupted, a check run that a dead process left in progress", async () => {
     const dir = tempDir();
     const { ref, headSha } = await story();
-    const { data } = await octokit.rest.checks.create({ owner: OWNER, repo: NAME, name: "harness / story", head_sha: headSha, status: "in_progress", external_id: "story-x" });
+    const { data } = await octokit.rest.checks.create({
+      owner: OWNER,
+      repo: NAME,
+      name: "harness / story",
+      head_sha: headSha,
+      status: "in_progress",
+      external_id: "story-x",
+    });
     const init = identityOf(1);
     const now = new Date().toISOString();
     const left: OutboxEntry = {
-      id: "001700000000000-000001-00000001", story: ref, slot: "check:old", write: check(headSha, "in_progress", "running"), state: "delivered", attempts: 0,
-      result: { checkRunId: data.id }, writer: { pid: 1, startTime: `${init?.startTime ?? "x"}0` }, createdAt: now, updatedAt: now,
+      id: "001700000000000-000001-00000001",
+      story: ref,
+      slot: "check:old",
+      write: check(headSha, "in_progress", "running"),
+      state: "delivered",
+      attempts: 0,
+      result: { checkRunId: data.id },
+      writer: { pid: 1, startTime: `${init?.startTime ?? "x"}0` },
+      createdAt: now,
+      updatedAt: now,
     };
     writeFileSync(join(dir, `${left.id}.json`), JSON.stringify(left));
     const outbox = await Outbox.open({ dir, deliver: githubDelivery(async () => octokit), log: new RecordingLog(), tickMs: 20 });
@@ -196,14 +227,20 @@ describe("Outbox", () => {
     await outbox.put(ref, "check:story", check(headSha, "in_progress", "Running"));
     await outbox.put(ref, "status-comment", { kind: "status-comment", issueNumber: ref.pullNumber!, body: `${STATUS_MARKER}\nRunning` });
     await outbox.put(ref, "check:story", check(headSha, "completed", "Kept its place"));
-    const order = (): string[] => readdirSync(dir).sort().map((name) => (JSON.parse(readFileSync(join(dir, name), "utf8")) as OutboxEntry).slot);
+    const order = (): string[] =>
+      readdirSync(dir)
+        .sort()
+        .map((name) => (JSON.parse(readFileSync(join(dir, name), "utf8")) as OutboxEntry).slot);
     expect(order()).toEqual(["check:story", "status-comment"]);
     await outbox.put(ref, "check:story", check(headSha, "completed", "Goes last"), { last: true });
     // One file per slot: the earlier state's file is gone, the new one sorts after the comment.
     expect(order()).toEqual(["status-comment", "check:story"]);
     const from = gh.state.requests.length;
     await outbox.flush(ref);
-    const sent = gh.state.requests.slice(from).filter((request) => request.method === "POST").map((request) => request.path.split("/").pop());
+    const sent = gh.state.requests
+      .slice(from)
+      .filter((request) => request.method === "POST")
+      .map((request) => request.path.split("/").pop());
     expect(sent).toEqual(["comments", "check-runs"]);
     expect(gh.state.checkRuns.at(-1)?.output.title).toBe("Goes last");
     await outbox.close();

@@ -17,7 +17,9 @@ afterEach(() => restore());
 
 /** The scenario's sandbox, which may also run the fake CLIs and write their call log. */
 function sandboxWith(s: Scenario, bin: FakeBin): Sandbox {
-  return new Sandbox(sandboxSettingsFromEnv({ ...process.env, HARNESS_SANDBOX_READ: dirname(AGENT_SCRIPT), HARNESS_SANDBOX_WRITE: `${dirname(s.launches)}:${bin.dir}` }));
+  return new Sandbox(
+    sandboxSettingsFromEnv({ ...process.env, HARNESS_SANDBOX_READ: dirname(AGENT_SCRIPT), HARNESS_SANDBOX_WRITE: `${dirname(s.launches)}:${bin.dir}` }),
+  );
 }
 
 const presetConfig = (yamlAgent: string) =>
@@ -33,7 +35,11 @@ describe("agents that cannot work", () => {
     expect(bin.calls()).toEqual(["claude root", "codex work", "claude root", "codex work", "claude root", "codex work", "claude root", "codex work"]);
     const unavailable = ofKind(journal, "seat.unavailable");
     expect(unavailable).toHaveLength(4);
-    expect(unavailable[0]).toMatchObject({ stage: "implementer", reason: "root-refused", message: expect.stringContaining("cannot be used with root/sudo privileges") });
+    expect(unavailable[0]).toMatchObject({
+      stage: "implementer",
+      reason: "root-refused",
+      message: expect.stringContaining("cannot be used with root/sudo privileges"),
+    });
     expect(ofKind(journal, "retry.scheduled")).toEqual([]);
   });
 

@@ -19,7 +19,11 @@ describe("the baseline run", () => {
     expect(launches(s)).toEqual([]);
     expect(kinds(journal)).not.toContain("stage.started");
     // The base commit the task's worktree started from (read from the worktree's ref file).
-    expect(ofKind(journal, "baseline.finished")[0]).toMatchObject({ command: "kcd-scripts test", exitCode: 127, commit: await git(["rev-parse", "main"], { cwd: s.repo }) });
+    expect(ofKind(journal, "baseline.finished")[0]).toMatchObject({
+      command: "kcd-scripts test",
+      exitCode: 127,
+      commit: await git(["rev-parse", "main"], { cwd: s.repo }),
+    });
   });
 
   it("blocks as baseline-red, without retrying the agents, when the base fails the same way", async () => {
@@ -49,9 +53,18 @@ describe("the baseline run", () => {
 });
 
 describe("judgeRedGate", () => {
-  const base = { command: "npm test", commit: "a".repeat(40), exitCode: 1, timedOut: false, outputTail: "\u001b[31mFAIL\u001b[0m a.test.js (31 ms)\nTests: 1 failed, 4 passed", durationMs: 9 };
+  const base = {
+    command: "npm test",
+    commit: "a".repeat(40),
+    exitCode: 1,
+    timedOut: false,
+    outputTail: "\u001b[31mFAIL\u001b[0m a.test.js (31 ms)\nTests: 1 failed, 4 passed",
+    durationMs: 9,
+  };
   it("matches the same failure through colours and timings, and nothing else", () => {
-    expect(judgeRedGate(base, { exitCode: 1, timedOut: false, outputTail: "FAIL a.test.js (48 ms)\nTests: 1 failed, 4 passed\n" })?.failureClass).toBe("baseline-red");
+    expect(judgeRedGate(base, { exitCode: 1, timedOut: false, outputTail: "FAIL a.test.js (48 ms)\nTests: 1 failed, 4 passed\n" })?.failureClass).toBe(
+      "baseline-red",
+    );
     expect(judgeRedGate(base, { exitCode: 1, timedOut: false, outputTail: "FAIL b.test.js (48 ms)\nTests: 1 failed, 4 passed" })).toBeUndefined();
     expect(judgeRedGate(base, { exitCode: 2, timedOut: false, outputTail: base.outputTail })).toBeUndefined();
     expect(judgeRedGate({ ...base, exitCode: 0 }, { exitCode: 1, timedOut: false, outputTail: base.outputTail })).toBeUndefined();

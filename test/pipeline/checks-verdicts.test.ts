@@ -65,7 +65,10 @@ describe("runSuiteGate", () => {
     const command = "trap 'exit 0' TERM; sleep 600 & wait";
     const { task, journal } = await makeTask({ yaml: yaml(command) });
     task.config.test.timeoutMs = 1000;
-    expect(await runSuiteGate(task, gateStage, 1, command)).toEqual({ failureClass: "suite-failed", reason: `test suite \`${command}\` timed out after 1000 ms` });
+    expect(await runSuiteGate(task, gateStage, 1, command)).toEqual({
+      failureClass: "suite-failed",
+      reason: `test suite \`${command}\` timed out after 1000 ms`,
+    });
     expect(task.lastSuite).toMatchObject({ command, timedOut: true });
     expect(journal()[0]).toMatchObject({ kind: "gate.finished", timedOut: true });
   });
@@ -140,14 +143,26 @@ describe("checkArtifacts", () => {
   });
 
   it("reports the first artifact missing, naming the seat, or the stage when it has none", async () => {
-    expect(await checkArtifacts(stage, dirWith({}))).toEqual({ failureClass: "artifact-missing", reason: "the verifier left no a.json in its artifact directory" });
-    expect(await checkArtifacts(stage, dirWith({ "a.json": good }))).toEqual({ failureClass: "artifact-missing", reason: "the verifier left no b.json in its artifact directory" });
+    expect(await checkArtifacts(stage, dirWith({}))).toEqual({
+      failureClass: "artifact-missing",
+      reason: "the verifier left no a.json in its artifact directory",
+    });
+    expect(await checkArtifacts(stage, dirWith({ "a.json": good }))).toEqual({
+      failureClass: "artifact-missing",
+      reason: "the verifier left no b.json in its artifact directory",
+    });
     const { seat: _none, ...unseated } = stage;
-    expect(await checkArtifacts(unseated, dirWith({ "a.json": good }))).toEqual({ failureClass: "artifact-missing", reason: "the verify left no b.json in its artifact directory" });
+    expect(await checkArtifacts(unseated, dirWith({ "a.json": good }))).toEqual({
+      failureClass: "artifact-missing",
+      reason: "the verify left no b.json in its artifact directory",
+    });
   });
 
   it("reports an artifact that is not JSON, or not what its schema says, with every issue", async () => {
-    expect(await checkArtifacts(stage, dirWith({ "a.json": good, "b.json": "{ not json" }))).toEqual({ failureClass: "artifact-invalid", reason: "b.json is not valid JSON" });
+    expect(await checkArtifacts(stage, dirWith({ "a.json": good, "b.json": "{ not json" }))).toEqual({
+      failureClass: "artifact-invalid",
+      reason: "b.json is not valid JSON",
+    });
     const wrong = JSON.stringify({ verdict: "maybe" });
     expect(await checkArtifacts(stage, dirWith({ "a.json": wrong, "b.json": good }))).toEqual({
       failureClass: "artifact-invalid",
@@ -164,7 +179,10 @@ describe("checkArtifacts against an agent's hostile artifacts", () => {
     writeFileSync(join(dir, "verdict.json"), "");
     truncateSync(join(dir, "verdict.json"), 1.5 * 1024 ** 3);
     const before = process.memoryUsage().arrayBuffers;
-    expect(await checkArtifacts(stage, dir)).toEqual({ failureClass: "artifact-invalid", reason: `verdict.json is larger than ${MAX_ARTIFACT_BYTES} bytes (${1.5 * 1024 ** 3})` });
+    expect(await checkArtifacts(stage, dir)).toEqual({
+      failureClass: "artifact-invalid",
+      reason: `verdict.json is larger than ${MAX_ARTIFACT_BYTES} bytes (${1.5 * 1024 ** 3})`,
+    });
     expect(await readArtifact(join(dir, "verdict.json"))).toBeUndefined();
     // Reading it would have allocated 1.5 GiB.
     expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(64 * 1024 * 1024);
@@ -228,18 +246,50 @@ describe("runCleanClone", () => {
     const record = await runCleanClone(task, { id: "fresh" }, 2, "fresh.json", command);
 
     const attemptDir = task.layout.attemptDir(2);
-    expect(check.asked).toEqual([{ repo: task.worktree.path, command, timeoutMs: task.config.test.timeoutMs, logPath: join(attemptDir, "clean-clone.log"), sandbox: task.sandbox, network: false }]);
+    expect(check.asked).toEqual([
+      {
+        repo: task.worktree.path,
+        command,
+        timeoutMs: task.config.test.timeoutMs,
+        logPath: join(attemptDir, "clean-clone.log"),
+        sandbox: task.sandbox,
+        network: false,
+      },
+    ]);
     expect(record).toMatchObject({ ran: true, exitCode: 0 });
     expect(existsSync(join(attemptDir, "clean-clone.log"))).toBe(true);
     const written = JSON.parse(readFileSync(join(attemptDir, "fresh.json"), "utf8")) as unknown;
     expect(record).toEqual(written);
-    expect(journal()).toEqual([{ kind: "clean_clone.finished", taskId: "task-demo", stage: "fresh", attempt: 2, artifact: "fresh.json", result: written, policy: { sandboxed: true, network: false }, at: expect.any(String) }]);
+    expect(journal()).toEqual([
+      {
+        kind: "clean_clone.finished",
+        taskId: "task-demo",
+        stage: "fresh",
+        attempt: 2,
+        artifact: "fresh.json",
+        result: written,
+        policy: { sandboxed: true, network: false },
+        at: expect.any(String),
+      },
+    ]);
   });
 
   it("hands the check every clean_clone setting of the repository, and the network when the repository opts in", async () => {
     const check = recorded();
-    const extra = ["clean_clone:", "  link: [vendor]", `  interpreter: ${JSON.stringify(process.execPath)}`, "  depth: 1", "  env: [SOME_SETTING]", "  provision: true", "  allow_external_symlinks: true", "test:"].join("\n");
-    const { task, journal } = await makeTask({ yaml: `provision:\n  command: "true"\n${extra}\n  command: "true"\n  network: true\n`, deps: { runCleanCloneCheck: check.run } });
+    const extra = [
+      "clean_clone:",
+      "  link: [vendor]",
+      `  interpreter: ${JSON.stringify(process.execPath)}`,
+      "  depth: 1",
+      "  env: [SOME_SETTING]",
+      "  provision: true",
+      "  allow_external_symlinks: true",
+      "test:",
+    ].join("\n");
+    const { task, journal } = await makeTask({
+      yaml: `provision:\n  command: "true"\n${extra}\n  command: "true"\n  network: true\n`,
+      deps: { runCleanCloneCheck: check.run },
+    });
     const record = await runCleanClone(task, { id: "fresh" }, 1, "clean.json", "true");
     expect(check.asked).toEqual([
       {

@@ -27,7 +27,14 @@ describe("context assembler", () => {
         stage: "verifier",
         failureClass: "clean-clone-failed",
         reason: "the suite failed in a fresh clone",
-        cleanClone: { ran: true, command: "npm test", exitCode: 1, outputTail: "\u001b[31m1 failing\u001b[39m ``` fence", durationMs: 10, commit: "a".repeat(40) },
+        cleanClone: {
+          ran: true,
+          command: "npm test",
+          exitCode: 1,
+          outputTail: "\u001b[31m1 failing\u001b[39m ``` fence",
+          durationMs: 10,
+          commit: "a".repeat(40),
+        },
       },
     });
     expect(text).toContain("Attempt 1 failed at stage verifier (clean-clone-failed)");

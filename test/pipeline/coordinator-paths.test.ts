@@ -8,7 +8,17 @@
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
-import { loadWorkflow, parseHarnessConfig, readJournal, runStory, type HarnessConfig, type HistoryEvent, type RunStoryArgs, type StoryOutcome, type Workflow } from "../../src/pipeline/index.js";
+import {
+  loadWorkflow,
+  parseHarnessConfig,
+  readJournal,
+  runStory,
+  type HarnessConfig,
+  type HistoryEvent,
+  type RunStoryArgs,
+  type StoryOutcome,
+  type Workflow,
+} from "../../src/pipeline/index.js";
 import { createTaskWorktree, git, removeTaskWorktree, taskWorktreePath } from "../../src/workspace/index.js";
 import { removeTempDirs } from "../support/tmp.js";
 import { kinds, makeScenario, ofKind, recordingReporter, type Scenario } from "./helpers.js";
@@ -40,7 +50,10 @@ function config(options: { agent?: string; test?: string; provision?: string; ex
   return parseHarnessConfig(lines.join("\n"), "harness.yml");
 }
 
-async function run(s: Scenario, args: Partial<RunStoryArgs> & { config: HarnessConfig; workflow: Workflow }): Promise<{ outcome: StoryOutcome; journal: HistoryEvent[] }> {
+async function run(
+  s: Scenario,
+  args: Partial<RunStoryArgs> & { config: HarnessConfig; workflow: Workflow },
+): Promise<{ outcome: StoryOutcome; journal: HistoryEvent[] }> {
   const outcome = await runStory({
     repoDir: s.repo,
     story: { id: "demo", title: "Greet the user", body: "Write feature.txt saying hello." },
@@ -55,7 +68,8 @@ async function run(s: Scenario, args: Partial<RunStoryArgs> & { config: HarnessC
   return { outcome, journal: readJournal(join(outcome.runDir, "execution-history.ndjson")) };
 }
 
-const filesOf = async (s: Scenario, commit: string): Promise<string[]> => (await git(["show", "--name-only", "--format=", commit], { cwd: s.repo })).split("\n").filter((line) => line !== "");
+const filesOf = async (s: Scenario, commit: string): Promise<string[]> =>
+  (await git(["show", "--name-only", "--format=", commit], { cwd: s.repo })).split("\n").filter((line) => line !== "");
 const coordinatorLog = (outcome: StoryOutcome): string => {
   const path = join(outcome.runDir, "logs", "coordinator.log");
   return existsSync(path) ? readFileSync(path, "utf8") : "";
@@ -112,7 +126,14 @@ describe("runStory's decisions", () => {
       },
     };
     // No sandbox given: the operator's, from the environment (on by default).
-    const { outcome, journal } = await run(s, { config: config({ test: "echo made > made.txt" }), workflow: gateOnly(s), clock: () => at, deps, readmission: true, sandbox: undefined });
+    const { outcome, journal } = await run(s, {
+      config: config({ test: "echo made > made.txt" }),
+      workflow: gateOnly(s),
+      clock: () => at,
+      deps,
+      readmission: true,
+      sandbox: undefined,
+    });
 
     const started = ofKind(journal, "run.started")[0];
     const taskId = started?.taskId ?? "";
@@ -122,7 +143,13 @@ describe("runStory's decisions", () => {
     expect(started).not.toHaveProperty("unsandboxed");
     expect(created).toEqual([{ repoDir: s.repo, harnessHome: s.home, storyId: "demo", taskId, branch: "harness/story-demo", baseRef: "HEAD" }]);
     expect(removed).toEqual([[s.repo, outcome.worktree]]);
-    expect(outcome).toEqual({ status: "completed", branch: "harness/story-demo", commit: expect.stringMatching(/^[0-9a-f]{40}$/), runDir: outcome.runDir, worktree: taskWorktreePath(s.home, "demo", taskId) });
+    expect(outcome).toEqual({
+      status: "completed",
+      branch: "harness/story-demo",
+      commit: expect.stringMatching(/^[0-9a-f]{40}$/),
+      runDir: outcome.runDir,
+      worktree: taskWorktreePath(s.home, "demo", taskId),
+    });
     expect(kinds(journal)).toEqual([
       "run.started",
       "task.planned",
@@ -137,12 +164,22 @@ describe("runStory's decisions", () => {
       "story.completed",
     ]);
     // The story's one task, as a planned story's tasks are journaled: planned, started and finished with its commit.
-    expect(ofKind(journal, "task.planned")).toEqual([{ kind: "task.planned", taskId, title: "Greet the user", wave: 1, files: [], blockedBy: [], stages: ["check"], at: at.toISOString() }]);
+    expect(ofKind(journal, "task.planned")).toEqual([
+      { kind: "task.planned", taskId, title: "Greet the user", wave: 1, files: [], blockedBy: [], stages: ["check"], at: at.toISOString() },
+    ]);
     expect(ofKind(journal, "task.started")).toEqual([{ kind: "task.started", taskId, wave: 1, attempt: 1, at: at.toISOString() }]);
-    expect(ofKind(journal, "task.finished")).toEqual([{ kind: "task.finished", taskId, outcome: "completed", attempt: 1, durationMs: expect.any(Number), commit: outcome.commit, at: at.toISOString() }]);
+    expect(ofKind(journal, "task.finished")).toEqual([
+      { kind: "task.finished", taskId, outcome: "completed", attempt: 1, durationMs: expect.any(Number), commit: outcome.commit, at: at.toISOString() },
+    ]);
     expect(ofKind(journal, "worktree.created")[0]).toMatchObject({ taskId, worktree: outcome.worktree, branch: "harness/story-demo", base: head });
     expect(ofKind(journal, "provision.succeeded")[0]).toMatchObject({ taskId, phase: "worktree" });
-    expect(ofKind(journal, "story.completed")[0]).toEqual({ kind: "story.completed", taskId, branch: "harness/story-demo", commit: outcome.commit, at: at.toISOString() });
+    expect(ofKind(journal, "story.completed")[0]).toEqual({
+      kind: "story.completed",
+      taskId,
+      branch: "harness/story-demo",
+      commit: outcome.commit,
+      at: at.toISOString(),
+    });
     expect(await git(["rev-parse", "harness/story-demo"], { cwd: s.repo })).toBe(outcome.commit);
     expect(await filesOf(s, outcome.commit ?? "")).toEqual(["made.txt"]);
     expect(await git(["log", "-1", "--format=%s", outcome.commit ?? ""], { cwd: s.repo })).toBe("Story demo: Greet the user");
@@ -152,7 +189,11 @@ describe("runStory's decisions", () => {
 
   it("blocks a story whose gate fails at the configuration's ceiling, with an empty commit when no agent ran", async () => {
     const s = await makeScenario();
-    const { outcome, journal } = await run(s, { config: config({ test: "echo made > made.txt; exit 1", extra: "max_attempts: 1" }), workflow: gateOnly(s), sandbox: sandboxOf(false) });
+    const { outcome, journal } = await run(s, {
+      config: config({ test: "echo made > made.txt; exit 1", extra: "max_attempts: 1" }),
+      workflow: gateOnly(s),
+      sandbox: sandboxOf(false),
+    });
     const started = ofKind(journal, "run.started")[0];
     const taskId = started?.taskId ?? "";
     expect(started).toMatchObject({ maxAttempts: 1, readmission: false, unsandboxed: true });
@@ -166,7 +207,15 @@ describe("runStory's decisions", () => {
       worktree: taskWorktreePath(s.home, "demo", taskId),
     });
     expect(ofKind(journal, "story.blocked")).toEqual([
-      { kind: "story.blocked", taskId, failureClass: "retry-ceiling", detail: outcome.detail, branch: "harness/story-demo", commit: outcome.commit, at: expect.any(String) },
+      {
+        kind: "story.blocked",
+        taskId,
+        failureClass: "retry-ceiling",
+        detail: outcome.detail,
+        branch: "harness/story-demo",
+        commit: outcome.commit,
+        at: expect.any(String),
+      },
     ]);
     expect(await git(["rev-parse", "harness/story-demo"], { cwd: s.repo })).toBe(outcome.commit);
     expect(await filesOf(s, outcome.commit ?? "")).toEqual([]);
@@ -178,7 +227,7 @@ describe("runStory's decisions", () => {
     const s = await makeScenario();
     process.env.COORDINATOR_TEST_KEY = "allowed-value";
     try {
-      const cfg = config({ agent: 'printenv COORDINATOR_TEST_KEY > feature.txt; exit 1', extra: "max_attempts: 1" });
+      const cfg = config({ agent: "printenv COORDINATOR_TEST_KEY > feature.txt; exit 1", extra: "max_attempts: 1" });
       cfg.agent.env = ["COORDINATOR_TEST_KEY"];
       const { outcome, journal } = await run(s, { config: cfg, workflow: seatOnly(s), agentEnvAllow: ["COORDINATOR_TEST_KEY"] });
       expect(outcome).toMatchObject({ status: "blocked", failureClass: "retry-ceiling" });
@@ -200,7 +249,11 @@ describe("runStory's decisions", () => {
         throw new Error("removal refused");
       },
     };
-    const { outcome, journal } = await run(s, { config: config({ provision: "echo p > provisioned.txt", test: "no-such-suite-here" }), workflow: gateOnly(s), deps });
+    const { outcome, journal } = await run(s, {
+      config: config({ provision: "echo p > provisioned.txt", test: "no-such-suite-here" }),
+      workflow: gateOnly(s),
+      deps,
+    });
     expect(outcome).toMatchObject({ status: "blocked", failureClass: "environment", detail: expect.stringContaining("`no-such-suite-here` cannot start") });
     expect(kinds(journal)).not.toContain("stage.started");
     expect(await filesOf(s, outcome.commit ?? "")).toEqual([]);
@@ -212,7 +265,11 @@ describe("runStory's decisions", () => {
     const s = await makeScenario();
     // Unsandboxed, provisioning can lock the worktree's index: the commit then fails.
     const lock = 'touch "$(git rev-parse --git-path index.lock)"';
-    const { outcome, journal } = await run(s, { config: config({ provision: lock, test: "no-such-suite-here" }), workflow: gateOnly(s), sandbox: sandboxOf(false) });
+    const { outcome, journal } = await run(s, {
+      config: config({ provision: lock, test: "no-such-suite-here" }),
+      workflow: gateOnly(s),
+      sandbox: sandboxOf(false),
+    });
     expect(outcome).toMatchObject({ status: "blocked", failureClass: "environment" });
     expect(outcome).not.toHaveProperty("commit");
     expect(coordinatorLog(outcome)).toContain("commit of blocked work failed");
@@ -230,7 +287,9 @@ describe("runStory's decisions", () => {
       failureClass: "workspace-provision-failed",
       detail: `provisioning \`echo broken; exit 5\` exited 5; log: logs/provision-${taskId}.log in the run directory`,
     });
-    expect(ofKind(journal, "provision.failed")).toEqual([{ kind: "provision.failed", taskId, cmd: "echo broken; exit 5", exitCode: 5, logTail: expect.stringContaining("broken"), at: expect.any(String) }]);
+    expect(ofKind(journal, "provision.failed")).toEqual([
+      { kind: "provision.failed", taskId, cmd: "echo broken; exit 5", exitCode: 5, logTail: expect.stringContaining("broken"), at: expect.any(String) },
+    ]);
     expect(await filesOf(s, outcome.commit ?? "")).toEqual([]);
   });
 
@@ -239,7 +298,10 @@ describe("runStory's decisions", () => {
     const cfg = config({ provision: "sleep 600" });
     cfg.provision.timeoutMs = 500;
     const { outcome } = await run(s, { config: cfg, workflow: gateOnly(s) });
-    expect(outcome).toMatchObject({ failureClass: "workspace-provision-failed", detail: expect.stringMatching(/^provisioning `sleep 600` did not finish; log: logs\//) });
+    expect(outcome).toMatchObject({
+      failureClass: "workspace-provision-failed",
+      detail: expect.stringMatching(/^provisioning `sleep 600` did not finish; log: logs\//),
+    });
   });
 
   it("ends a stopped story as interrupted, even when its provisioning then failed", async () => {
@@ -265,7 +327,11 @@ describe("runStory's decisions", () => {
     const s = await makeScenario();
     const plan = { tasks: [{ id: "a", title: "Part a", files: ["a.txt"] }] };
     const body = `One part.\n\n\`\`\`harness-plan\n${JSON.stringify(plan)}\n\`\`\`\n`;
-    const { outcome, journal } = await run(s, { config: config({ agent: "exit 1", extra: "max_attempts: 1" }), workflow: seatOnly(s), story: { id: "demo", title: "Plan", body } });
+    const { outcome, journal } = await run(s, {
+      config: config({ agent: "exit 1", extra: "max_attempts: 1" }),
+      workflow: seatOnly(s),
+      story: { id: "demo", title: "Plan", body },
+    });
     expect(ofKind(journal, "run.started")[0]).not.toHaveProperty("taskId");
     expect(ofKind(journal, "worktree.created").map((event) => event.taskId)).toEqual(["a"]);
     expect(outcome).toMatchObject({ status: "blocked", blockedTasks: ["a"] });

@@ -31,7 +31,11 @@ function workflow(s: Scenario, maxRounds: number): string {
 
 function config(s: Scenario) {
   return parseHarnessConfig(
-    [`agent:\n  command: ${JSON.stringify(`sh ${q(FIX_AGENT)} ${q(s.launches)}`)}`, 'test:\n  command: "test -f gate.txt"', 'provision:\n  command: "true"'].join("\n"),
+    [
+      `agent:\n  command: ${JSON.stringify(`sh ${q(FIX_AGENT)} ${q(s.launches)}`)}`,
+      'test:\n  command: "test -f gate.txt"',
+      'provision:\n  command: "true"',
+    ].join("\n"),
     "harness.yml",
   );
 }

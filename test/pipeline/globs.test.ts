@@ -70,7 +70,7 @@ describe("matchesPattern", () => {
 
   it("agrees with the old expression on thousands of random short patterns and paths", () => {
     const next = random(30);
-    const pick = <T,>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T;
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T;
     const patternPieces = ["a", "b", ".", "/", "*", "?", "**", "**/", "./", "[", "]"];
     const pathPieces = ["a", "b", ".", "/", "ab", "[", "]", "é", "\u{1F600}"];
     const word = (pieces: readonly string[], most: number): string => Array.from({ length: Math.floor(next() * most) }, () => pick(pieces)).join("");
@@ -81,7 +81,8 @@ describe("matchesPattern", () => {
       const path = word(pathPieces, 8);
       const expected = oracle(pattern).test(path);
       if (expected) matched += 1;
-      if (matchesPattern(pattern, path) !== expected) disagreements = [...disagreements, `${JSON.stringify(pattern)} vs ${JSON.stringify(path)}: expected ${expected}`];
+      if (matchesPattern(pattern, path) !== expected)
+        disagreements = [...disagreements, `${JSON.stringify(pattern)} vs ${JSON.stringify(path)}: expected ${expected}`];
     }
     expect(disagreements).toEqual([]);
     // The sample is not all misses: both answers were exercised.

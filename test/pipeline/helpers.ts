@@ -106,7 +106,11 @@ export async function runScenario(
 
 /** The "<stage> <attempt>" lines the scripted agent logged. */
 export function launches(s: Scenario): string[] {
-  return existsSync(s.launches) ? readFileSync(s.launches, "utf8").split("\n").filter((line) => line !== "") : [];
+  return existsSync(s.launches)
+    ? readFileSync(s.launches, "utf8")
+        .split("\n")
+        .filter((line) => line !== "")
+    : [];
 }
 
 /** The kinds of a journal, in order. */

@@ -41,7 +41,13 @@ describe("a story without a plan, as a plan of one task", () => {
     const taskEvents = journal.filter((event) => TASK_EVENTS.has(event.kind));
     expect(kinds(taskEvents)).toEqual(["task.planned", "task.started", "task.finished"]);
     for (const event of taskEvents) expect(event).toMatchObject({ taskId });
-    expect(ofKind(journal, "task.planned")[0]).toMatchObject({ title: "Greet the user", wave: 1, files: [], blockedBy: [], stages: ["implementer", "tester", "verifier", "documenter"] });
+    expect(ofKind(journal, "task.planned")[0]).toMatchObject({
+      title: "Greet the user",
+      wave: 1,
+      files: [],
+      blockedBy: [],
+      stages: ["implementer", "tester", "verifier", "documenter"],
+    });
     expect(ofKind(journal, "task.finished")[0]).toMatchObject({ outcome: "completed", attempt: 1, commit: outcome.commit });
     // One commit on the base, on the story branch itself: no task branch, no merge step.
     expect(await git(["rev-list", "--parents", "-n", "1", "harness/story-demo"], { cwd: s.repo })).toBe(`${outcome.commit ?? ""} ${base}`);

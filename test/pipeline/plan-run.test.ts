@@ -39,7 +39,12 @@ const story = (tasks: Task[]) => ({ story: { id: "plan", title: "Three parts", b
 /** Index in the journal of the first event matching. */
 const indexOf = (journal: HistoryEvent[], kind: string, taskId: string): number =>
   journal.findIndex((event) => event.kind === kind && "taskId" in event && event.taskId === taskId);
-const taskLaunches = (s: Scenario): string[] => (existsSync(s.launches) ? readFileSync(s.launches, "utf8").split("\n").filter((line) => line !== "") : []);
+const taskLaunches = (s: Scenario): string[] =>
+  existsSync(s.launches)
+    ? readFileSync(s.launches, "utf8")
+        .split("\n")
+        .filter((line) => line !== "")
+    : [];
 
 describe("a story with a plan", () => {
   it("blocks a task whose test command cannot start in its provisioned worktree as environment, before any agent", async () => {
@@ -49,7 +54,12 @@ describe("a story with a plan", () => {
 
     expect(outcome).toMatchObject({ status: "blocked" });
     const finished = ofKind(journal, "task.finished").filter((event) => event.taskId === "a" || event.taskId === "b");
-    expect(finished.map((event) => [event.taskId, event.outcome, event.failureClass])).toEqual(expect.arrayContaining([["a", "blocked", "environment"], ["b", "blocked", "environment"]]));
+    expect(finished.map((event) => [event.taskId, event.outcome, event.failureClass])).toEqual(
+      expect.arrayContaining([
+        ["a", "blocked", "environment"],
+        ["b", "blocked", "environment"],
+      ]),
+    );
     expect(finished[0]?.detail).toContain("`no-such-suite-runner --all` cannot start");
     expect(ofKind(journal, "baseline.finished").map((event) => event.exitCode)).toEqual([127, 127]);
     expect(taskLaunches(s)).toEqual([]);
@@ -73,7 +83,12 @@ describe("a story with a plan", () => {
 
     expect(outcome).toMatchObject({ status: "completed", branch: "harness/story-plan" });
     expect(ofKind(journal, "run.started")[0]?.taskId).toBeUndefined();
-    expect(ofKind(journal, "task.planned").map((event) => [event.taskId, event.wave])).toEqual([["a", 1], ["b", 1], ["c", 2], ["integration", 0]]);
+    expect(ofKind(journal, "task.planned").map((event) => [event.taskId, event.wave])).toEqual([
+      ["a", 1],
+      ["b", 1],
+      ["c", 2],
+      ["integration", 0],
+    ]);
     expect(ofKind(journal, "wave.started").map((event) => event.tasks)).toEqual([["a", "b"], ["c"]]);
     // Overlap, from the record: both tasks of wave 1 started before either finished.
     const firstFinish = Math.min(indexOf(journal, "task.finished", "a"), indexOf(journal, "task.finished", "b"));
@@ -95,9 +110,15 @@ describe("a story with a plan", () => {
     }
     expect(ofKind(journal, "baseline.finished").filter((event) => event.taskId === "c")[0]?.commit).toBe(ofKind(journal, "wave.merged")[0]?.commit);
     // Agents knew their task.
-    expect(taskLaunches(s).filter((line) => line.endsWith("implementer 1")).sort()).toEqual(["a implementer 1", "b implementer 1", "c implementer 1"]);
+    expect(
+      taskLaunches(s)
+        .filter((line) => line.endsWith("implementer 1"))
+        .sort(),
+    ).toEqual(["a implementer 1", "b implementer 1", "c implementer 1"]);
     // Story level, on the merged branch: the clean-clone check, then the documenter; once.
-    const integration = journal.filter((event) => "taskId" in event && event.taskId === "integration" && event.kind === "stage.started").map((event) => (event as { stage: string }).stage);
+    const integration = journal
+      .filter((event) => "taskId" in event && event.taskId === "integration" && event.kind === "stage.started")
+      .map((event) => (event as { stage: string }).stage);
     expect(integration).toEqual(["clean-clone", "documenter"]);
     expect(ofKind(journal, "clean_clone.finished").filter((event) => event.taskId === "integration")[0]?.result).toMatchObject({ ran: true, exitCode: 0 });
     expect(taskLaunches(s).filter((line) => line.includes("documenter"))).toEqual(["integration documenter 1"]);
@@ -134,7 +155,11 @@ describe("a story with a plan", () => {
     writeFileSync(s.launches, "");
     const second = await runScenario(s, planConfig(s, "fail-a"), { ...story(THREE), readmission: true });
     expect(second.outcome.status).toBe("completed");
-    expect(ofKind(second.journal, "task.started").map((event) => event.taskId).sort()).toEqual(["a", "c", "integration"]);
+    expect(
+      ofKind(second.journal, "task.started")
+        .map((event) => event.taskId)
+        .sort(),
+    ).toEqual(["a", "c", "integration"]);
     expect(ofKind(second.journal, "task.finished").find((event) => event.taskId === "b")).toMatchObject({ outcome: "completed", kept: true });
     expect(taskLaunches(s).some((line) => line.startsWith("b "))).toBe(false);
     const files = (await git(["ls-tree", "-r", "--name-only", "harness/story-plan"], { cwd: s.repo })).split("\n");
@@ -142,8 +167,22 @@ describe("a story with a plan", () => {
   });
 
   it.each([
-    ["a cycle", [{ id: "a", files: ["a"], blocked_by: ["b"] }, { id: "b", files: ["b"], blocked_by: ["a"] }], "cycle of blocked_by: a → b → a"],
-    ["overlapping files in one wave", [{ id: "a", files: ["src/**"] }, { id: "b", files: ["src/b.txt"] }], "tasks 'a' and 'b' run in wave 1 and their files overlap"],
+    [
+      "a cycle",
+      [
+        { id: "a", files: ["a"], blocked_by: ["b"] },
+        { id: "b", files: ["b"], blocked_by: ["a"] },
+      ],
+      "cycle of blocked_by: a → b → a",
+    ],
+    [
+      "overlapping files in one wave",
+      [
+        { id: "a", files: ["src/**"] },
+        { id: "b", files: ["src/b.txt"] },
+      ],
+      "tasks 'a' and 'b' run in wave 1 and their files overlap",
+    ],
     ["an unknown id", [{ id: "a", files: ["a"], blocked_by: ["zz"] }], "task 'a' is blocked by 'zz'"],
   ])("refuses %s before any worktree, naming the tasks", async (_name, tasks, words) => {
     const s = await makeScenario();

@@ -22,7 +22,10 @@ describe("readStoryPlan", () => {
   });
 
   it("groups tasks into waves by what blocks them, in plan order", () => {
-    const plan = readStoryPlan(story({ tasks: [task("a", ["src/a/**"]), task("b", ["src/b.ts"]), task("c", ["docs/"], ["a", "b"]), task("d", ["x"], ["c"])] }), "story");
+    const plan = readStoryPlan(
+      story({ tasks: [task("a", ["src/a/**"]), task("b", ["src/b.ts"]), task("c", ["docs/"], ["a", "b"]), task("d", ["x"], ["c"])] }),
+      "story",
+    );
     expect(plan?.waves).toEqual([["a", "b"], ["c"], ["d"]]);
     expect(plan?.tasks.map((t) => [t.id, t.wave, t.blockedBy])).toEqual([
       ["a", 1, []],

@@ -12,12 +12,33 @@ const PLAN_AGENT = fileURLToPath(new URL("../fixtures/agents/plan-agent.sh", imp
 const PLANNER_WORKFLOW = fileURLToPath(new URL("../fixtures/workflows/planner-workflow.json", import.meta.url));
 
 function planConfig(s: Scenario, scenario: string): HarnessConfig {
-  const yaml = ["agent:", `  command: ${JSON.stringify(`sh ${q(PLAN_AGENT)} ${scenario} ${q(s.launches)}`)}`, "test:", '  command: "true"', "provision:", '  command: "true"', "max_attempts: 2", "plan:", "  concurrency: 2", ""];
+  const yaml = [
+    "agent:",
+    `  command: ${JSON.stringify(`sh ${q(PLAN_AGENT)} ${scenario} ${q(s.launches)}`)}`,
+    "test:",
+    '  command: "true"',
+    "provision:",
+    '  command: "true"',
+    "max_attempts: 2",
+    "plan:",
+    "  concurrency: 2",
+    "",
+  ];
   return parseHarnessConfig(yaml.join("\n"), "harness.yml");
 }
-const launched = (s: Scenario): string[] => (existsSync(s.launches) ? readFileSync(s.launches, "utf8").split("\n").filter((line) => line !== "") : []);
-const at = (journal: HistoryEvent[], kind: string, taskId: string): number => journal.findIndex((event) => event.kind === kind && "taskId" in event && event.taskId === taskId);
-const story = (body: string) => ({ story: { id: "planned", title: "Three parts", body }, branch: "harness/story-planned", workflow: loadWorkflow(PLANNER_WORKFLOW) });
+const launched = (s: Scenario): string[] =>
+  existsSync(s.launches)
+    ? readFileSync(s.launches, "utf8")
+        .split("\n")
+        .filter((line) => line !== "")
+    : [];
+const at = (journal: HistoryEvent[], kind: string, taskId: string): number =>
+  journal.findIndex((event) => event.kind === kind && "taskId" in event && event.taskId === taskId);
+const story = (body: string) => ({
+  story: { id: "planned", title: "Three parts", body },
+  branch: "harness/story-planned",
+  workflow: loadWorkflow(PLANNER_WORKFLOW),
+});
 
 describe("a workflow that starts with a planner stage", () => {
   it("runs the planner seat in its own provisioned worktree, then the plan it wrote (plan.json) as the story's tasks in waves", async () => {
@@ -26,7 +47,13 @@ describe("a workflow that starts with a planner stage", () => {
 
     expect(outcome).toMatchObject({ status: "completed", branch: "harness/story-planned" });
     expect(ofKind(journal, "run.started")[0]?.taskId).toBeUndefined();
-    expect(ofKind(journal, "task.planned").map((event) => [event.taskId, event.wave])).toEqual([["planner", 0], ["a", 1], ["b", 1], ["c", 2], ["integration", 0]]);
+    expect(ofKind(journal, "task.planned").map((event) => [event.taskId, event.wave])).toEqual([
+      ["planner", 0],
+      ["a", 1],
+      ["b", 1],
+      ["c", 2],
+      ["integration", 0],
+    ]);
     // The planner ran before any task was planned, in a worktree of its own, provisioned first.
     expect(at(journal, "provision.succeeded", "planner")).toBeGreaterThan(at(journal, "worktree.created", "planner"));
     expect(at(journal, "provision.succeeded", "planner")).toBeLessThan(at(journal, "stage.started", "planner"));
@@ -35,8 +62,14 @@ describe("a workflow that starts with a planner stage", () => {
     expect(ofKind(journal, "wave.started").map((event) => event.tasks)).toEqual([["a", "b"], ["c"]]);
     // The planner's seat saw its own stage and task; the tasks ran the per-task stages, not the planner.
     expect(launched(s).filter((line) => line.startsWith("planner "))).toEqual(["planner planner 1"]);
-    expect(launched(s).filter((line) => line.endsWith("implementer 1")).sort()).toEqual(["a implementer 1", "b implementer 1", "c implementer 1"]);
-    const plan = JSON.parse(readFileSync(join(outcome.runDir, "tasks", "planner", "attempts", "1", "planner", "artifacts", "plan.json"), "utf8")) as { tasks: { id: string }[] };
+    expect(
+      launched(s)
+        .filter((line) => line.endsWith("implementer 1"))
+        .sort(),
+    ).toEqual(["a implementer 1", "b implementer 1", "c implementer 1"]);
+    const plan = JSON.parse(readFileSync(join(outcome.runDir, "tasks", "planner", "attempts", "1", "planner", "artifacts", "plan.json"), "utf8")) as {
+      tasks: { id: string }[];
+    };
     expect(plan.tasks.map((task) => task.id)).toEqual(["a", "b", "c"]);
     const files = (await git(["ls-tree", "-r", "--name-only", "harness/story-planned"], { cwd: s.repo })).split("\n");
     expect(files).toEqual(expect.arrayContaining(["src/a.txt", "src/b.txt", "src/c.txt"]));

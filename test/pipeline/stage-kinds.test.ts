@@ -41,7 +41,11 @@ describe("the review, gate and clean-clone stage kinds", () => {
       ["suite", "gate", undefined],
       ["fresh", "clean-clone", undefined],
     ]);
-    expect(workflow.stages[1]).toMatchObject({ verdict: "review.json", artifacts: [{ name: "review.json", schema: "verdict" }], fix: { seat: "fixer", maxRounds: 2 } });
+    expect(workflow.stages[1]).toMatchObject({
+      verdict: "review.json",
+      artifacts: [{ name: "review.json", schema: "verdict" }],
+      fix: { seat: "fixer", maxRounds: 2 },
+    });
     expect(workflow.stages[1]?.template).toContain("{{artifact_dir}}/review.json");
     expect(workflow.stages[2]).toMatchObject({ gate: "suite", artifacts: [], fix: { seat: "fixer", maxRounds: 1 } });
     expect(workflow.stages[2]?.fix?.template).toContain("You are the fixer");
@@ -55,14 +59,28 @@ describe("the review, gate and clean-clone stage kinds", () => {
 
   it("refuse what their kind does not take, naming the stage and the field", () => {
     const fix = { fix: { seat: "fixer", max_rounds: 1 } };
-    expect(refusal([{ ...implementer, on_fail: fix }])).toBe("$.stages[0].on_fail is not an option of a seat stage ('implementer'): a fix ladder belongs to a stage of kind 'review' (a failing review) or 'gate' (a red suite)");
-    expect(refusal([implementer, { id: "look", kind: "review", prompt: "prompts/reviewer.md" }])).toBe("$.stages[1].seat is required: stage 'look' of kind 'review' runs an agent seat");
-    expect(refusal([implementer, { id: "look", kind: "review", seat: "reviewer", prompt: "prompts/reviewer.md", gate: "suite" }])).toMatch(/^\$\.stages\[1\]\.gate is not an option of a review stage \('look'/);
-    expect(refusal([implementer, { id: "suite", kind: "gate", seat: "gatekeeper" }])).toBe("$.stages[1].seat is not an option of a gate stage ('suite' runs no seat)");
+    expect(refusal([{ ...implementer, on_fail: fix }])).toBe(
+      "$.stages[0].on_fail is not an option of a seat stage ('implementer'): a fix ladder belongs to a stage of kind 'review' (a failing review) or 'gate' (a red suite)",
+    );
+    expect(refusal([implementer, { id: "look", kind: "review", prompt: "prompts/reviewer.md" }])).toBe(
+      "$.stages[1].seat is required: stage 'look' of kind 'review' runs an agent seat",
+    );
+    expect(refusal([implementer, { id: "look", kind: "review", seat: "reviewer", prompt: "prompts/reviewer.md", gate: "suite" }])).toMatch(
+      /^\$\.stages\[1\]\.gate is not an option of a review stage \('look'/,
+    );
+    expect(refusal([implementer, { id: "suite", kind: "gate", seat: "gatekeeper" }])).toBe(
+      "$.stages[1].seat is not an option of a gate stage ('suite' runs no seat)",
+    );
     expect(refusal([implementer, { id: "suite", kind: "gate", verdict: "v.json" }])).toMatch(/^\$\.stages\[1\]\.verdict is not an option of a gate stage/);
-    expect(refusal([implementer, { id: "fresh", kind: "clean-clone", prompt: "prompts/verifier.md" }])).toBe("$.stages[1].prompt is not an option of a clean-clone stage ('fresh' runs no seat)");
-    expect(refusal([implementer, { id: "fresh", kind: "clean-clone", on_fail: fix }])).toMatch(/^\$\.stages\[1\]\.on_fail is not an option of a clean-clone stage/);
-    expect(refusal([implementer, { id: "fresh", kind: "clean-clone", scope: "story" }])).toMatch(/^\$\.stages\[1\]\.scope of clean-clone stage 'fresh' cannot be 'story'/);
+    expect(refusal([implementer, { id: "fresh", kind: "clean-clone", prompt: "prompts/verifier.md" }])).toBe(
+      "$.stages[1].prompt is not an option of a clean-clone stage ('fresh' runs no seat)",
+    );
+    expect(refusal([implementer, { id: "fresh", kind: "clean-clone", on_fail: fix }])).toMatch(
+      /^\$\.stages\[1\]\.on_fail is not an option of a clean-clone stage/,
+    );
+    expect(refusal([implementer, { id: "fresh", kind: "clean-clone", scope: "story" }])).toMatch(
+      /^\$\.stages\[1\]\.scope of clean-clone stage 'fresh' cannot be 'story'/,
+    );
     expect(refusal([{ id: "implementer", seat: "implementer" }])).toBe("$.stages[0].prompt is required: stage 'implementer' of kind 'seat' runs an agent seat");
     expect(refusal([implementer, { id: "look", kind: "reviewer", seat: "reviewer", prompt: "prompts/reviewer.md" }])).toBe(
       "$.stages[1].kind of stage 'look' names no stage kind ('reviewer'); the kinds are clean-clone, gate, planner, review, seat",
@@ -76,7 +94,10 @@ describe("the review, gate and clean-clone stage kinds", () => {
     const config = scriptedConfig(s, "clean-clone", { test: "test -f generated/data.txt" });
     const { outcome, journal } = await runScenario(s, config, { workflow: loadWorkflow(path) });
     expect([outcome.status, outcome.detail]).toEqual(["completed", undefined]);
-    expect(ofKind(journal, "gate.finished").map((event) => [event.stage, event.attempt, event.exitCode])).toEqual([["suite", 1, 0], ["suite", 2, 0]]);
+    expect(ofKind(journal, "gate.finished").map((event) => [event.stage, event.attempt, event.exitCode])).toEqual([
+      ["suite", 1, 0],
+      ["suite", 2, 0],
+    ]);
     const clean = ofKind(journal, "clean_clone.finished");
     expect(clean.map((event) => [event.stage, event.attempt, event.artifact, event.result.ran, event.result.exitCode === 0])).toEqual([
       ["fresh", 1, "fresh.json", true, false],

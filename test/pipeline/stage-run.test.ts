@@ -39,7 +39,17 @@ describe("runStage", () => {
     const outcome = await runStage(task, gate, 1, undefined);
     expect(outcome).toEqual({ passed: false, failureClass: "suite-failed", reason: "test suite `exit 4` exited 4", infrastructure: false, evidence: {} });
     expect(journal().filter((event) => event.kind === "stage.finished")).toEqual([
-      { kind: "stage.finished", taskId: "task-demo", stage: "check", attempt: 1, outcome: "failed", durationMs: expect.any(Number), failureClass: "suite-failed", detail: "test suite `exit 4` exited 4", at: expect.any(String) },
+      {
+        kind: "stage.finished",
+        taskId: "task-demo",
+        stage: "check",
+        attempt: 1,
+        outcome: "failed",
+        durationMs: expect.any(Number),
+        failureClass: "suite-failed",
+        detail: "test suite `exit 4` exited 4",
+        at: expect.any(String),
+      },
     ]);
   });
 });

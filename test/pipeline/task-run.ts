@@ -28,7 +28,9 @@ export function sandboxOf(enabled: boolean): Sandbox {
 }
 
 /** A task whose worktree is a fresh repository holding `files` in one commit. */
-export async function makeTask(options: { yaml?: string; files?: Record<string, string>; sandbox?: Sandbox; deps?: Partial<PipelineDeps>; signal?: AbortSignal } = {}): Promise<TaskBench> {
+export async function makeTask(
+  options: { yaml?: string; files?: Record<string, string>; sandbox?: Sandbox; deps?: Partial<PipelineDeps>; signal?: AbortSignal } = {},
+): Promise<TaskBench> {
   const dir = makeTempDir("harness-task-");
   const path = join(dir, "worktree");
   await initRepo(path, { "README.md": "# demo\n", ...options.files });

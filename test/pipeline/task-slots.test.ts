@@ -10,10 +10,12 @@ function gatedWork() {
     started.push(item);
     running += 1;
     most = Math.max(most, running);
-    return new Promise<string>((resolve) => ends.set(item, () => {
-      running -= 1;
-      resolve(`${item} done`);
-    }));
+    return new Promise<string>((resolve) =>
+      ends.set(item, () => {
+        running -= 1;
+        resolve(`${item} done`);
+      }),
+    );
   };
   const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
   const end = async (item: string) => {
@@ -81,7 +83,10 @@ describe("the runner's task slots", () => {
     const slots = new TaskSlots(1);
     const gate = gatedWork();
     const all = inSlots(["a", "b", "c"], 2, slots, (item) => (item === "b" ? Promise.reject(new Error("b broke")) : gate.work(item)));
-    const failed = all.then(() => "resolved", (error: Error) => error.message);
+    const failed = all.then(
+      () => "resolved",
+      (error: Error) => error.message,
+    );
     await gate.settle();
     expect(gate.started).toEqual(["a"]);
     await gate.end("a");

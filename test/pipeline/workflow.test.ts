@@ -74,7 +74,9 @@ describe("loadWorkflow", () => {
     (unknown.stages[1] as Record<string, unknown>).kind = "reviewer";
     const path = writeWorkflow(unknown);
     expect(() => loadWorkflow(path)).toThrow(WorkflowError);
-    expect(() => loadWorkflow(path)).toThrow(`${path}: $.stages[1].kind of stage 'tester' names no stage kind ('reviewer'); the kinds are clean-clone, gate, planner, review, seat`);
+    expect(() => loadWorkflow(path)).toThrow(
+      `${path}: $.stages[1].kind of stage 'tester' names no stage kind ('reviewer'); the kinds are clean-clone, gate, planner, review, seat`,
+    );
     const malformed = defaultJson();
     (malformed.stages[0] as Record<string, unknown>).kind = "Seat!";
     expect(() => loadWorkflow(writeWorkflow(malformed))).toThrow(/\$\.stages\[0\]\.kind/);
@@ -90,7 +92,9 @@ describe("loadWorkflow", () => {
 
     const later = defaultJson();
     later.stages.splice(1, 0, planner);
-    expect(() => loadWorkflow(writeWorkflow(later))).toThrow(/\$\.stages\[1\]\.kind makes stage 'planner' a planner, but only a workflow's first stage may plan the story/);
+    expect(() => loadWorkflow(writeWorkflow(later))).toThrow(
+      /\$\.stages\[1\]\.kind makes stage 'planner' a planner, but only a workflow's first stage may plan the story/,
+    );
     const gated = defaultJson();
     gated.stages.unshift({ ...planner, gate: "suite" });
     expect(() => loadWorkflow(writeWorkflow(gated))).toThrow(/\$\.stages\[0\]\.gate is not an option of a planner stage/);

@@ -1,7 +1,17 @@
 import { createHash } from "node:crypto";
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createTaskWorktree, git, gitResult, pathComponent, removeTaskWorktree, resolveCommits, storyDirName, taskWorktreePath, WorktreeError } from "../../src/workspace/index.js";
+import {
+  createTaskWorktree,
+  git,
+  gitResult,
+  pathComponent,
+  removeTaskWorktree,
+  resolveCommits,
+  storyDirName,
+  taskWorktreePath,
+  WorktreeError,
+} from "../../src/workspace/index.js";
 import { countProcesses } from "../support/processes.js";
 import { commitAll, initRepo, makeTempDir, removeTempDirs } from "../support/tmp.js";
 
@@ -17,7 +27,14 @@ async function repoWithHome(): Promise<{ repo: string; home: string; base: strin
 describe("task worktrees", () => {
   it("creates the branch from the base ref in a folder per task, and removes it whatever it holds", async () => {
     const { repo, home, base } = await repoWithHome();
-    const worktree = await createTaskWorktree({ repoDir: repo, harnessHome: home, storyId: "42", taskId: "task-1", branch: "harness/story-42", baseRef: "HEAD" });
+    const worktree = await createTaskWorktree({
+      repoDir: repo,
+      harnessHome: home,
+      storyId: "42",
+      taskId: "task-1",
+      branch: "harness/story-42",
+      baseRef: "HEAD",
+    });
     expect(worktree).toEqual({ taskId: "task-1", path: taskWorktreePath(home, "42", "task-1"), branch: "harness/story-42", base });
     expect(await git(["symbolic-ref", "--short", "HEAD"], { cwd: worktree.path })).toBe("harness/story-42");
     expect(await git(["symbolic-ref", "--short", "HEAD"], { cwd: repo })).toBe("main");
@@ -31,7 +48,11 @@ describe("task worktrees", () => {
   it("creates and removes several tasks' worktrees of one repository at once (git does not guard its worktree list)", async () => {
     const { repo, home } = await repoWithHome();
     const ids = [1, 2, 3, 4, 5, 6];
-    const made = await Promise.all(ids.map((n) => createTaskWorktree({ repoDir: repo, harnessHome: home, storyId: String(n), taskId: `task-${n}`, branch: `harness/story-${n}`, baseRef: "HEAD" })));
+    const made = await Promise.all(
+      ids.map((n) =>
+        createTaskWorktree({ repoDir: repo, harnessHome: home, storyId: String(n), taskId: `task-${n}`, branch: `harness/story-${n}`, baseRef: "HEAD" }),
+      ),
+    );
     expect(made.map((worktree) => existsSync(worktree.path))).toEqual(ids.map(() => true));
     await Promise.all(made.map((worktree) => removeTaskWorktree(repo, worktree.path)));
     expect((await git(["worktree", "list", "--porcelain"], { cwd: repo })).split("\n").filter((line) => line.startsWith("worktree "))).toHaveLength(1);
@@ -84,7 +105,15 @@ describe("task worktrees: edges", () => {
     const { repo, home, base } = await repoWithHome();
     writeFileSync(join(repo, "b.txt"), "b\n");
     await commitAll(repo, "second");
-    const worktree = await createTaskWorktree({ repoDir: repo, harnessHome: home, storyId: "5", taskId: "t-a", branch: "harness/story-5", baseRef: "main~1", detach: true });
+    const worktree = await createTaskWorktree({
+      repoDir: repo,
+      harnessHome: home,
+      storyId: "5",
+      taskId: "t-a",
+      branch: "harness/story-5",
+      baseRef: "main~1",
+      detach: true,
+    });
     expect(worktree).toEqual({ taskId: "t-a", path: taskWorktreePath(home, "5", "t-a"), branch: "harness/story-5", base });
     expect(await git(["rev-parse", "HEAD"], { cwd: worktree.path })).toBe(base);
     expect((await gitResult(["symbolic-ref", "-q", "HEAD"], { cwd: worktree.path })).exitCode).not.toBe(0);
@@ -117,7 +146,11 @@ describe("task worktrees: edges", () => {
     });
     expect(existsSync(path)).toBe(false);
     await createTaskWorktree({ ...args, branch: "harness/story-8" });
-    await expect(createTaskWorktree({ ...args, branch: "harness/story-8" })).rejects.toMatchObject({ path, branch: "harness/story-8", message: `task worktree ${path} already exists` });
+    await expect(createTaskWorktree({ ...args, branch: "harness/story-8" })).rejects.toMatchObject({
+      path,
+      branch: "harness/story-8",
+      message: `task worktree ${path} already exists`,
+    });
   });
 
   it("removes a worktree git no longer recognises (its .git file gone), folder and entry", async () => {
@@ -157,7 +190,11 @@ describe("task worktrees: edges", () => {
   it("names a base that is no commit, making nothing", async () => {
     const { repo, home } = await repoWithHome();
     const args = { repoDir: repo, harnessHome: home, storyId: "3", taskId: "t", branch: "harness/story-3", baseRef: "refs/heads/none" };
-    await expect(createTaskWorktree(args)).rejects.toMatchObject({ name: "WorktreeError", branch: "harness/story-3", message: `'refs/heads/none' names no commit in ${repo}` });
+    await expect(createTaskWorktree(args)).rejects.toMatchObject({
+      name: "WorktreeError",
+      branch: "harness/story-3",
+      message: `'refs/heads/none' names no commit in ${repo}`,
+    });
     await expect(createTaskWorktree({ ...args, baseRef: "main\nHEAD" })).rejects.toThrow(WorktreeError);
     expect(existsSync(taskWorktreePath(home, "3", "t"))).toBe(false);
   });
@@ -165,7 +202,9 @@ describe("task worktrees: edges", () => {
   it("resolves several refs with one process, each to its commit or to nothing", async () => {
     const { repo, base } = await repoWithHome();
     const tree = await git(["rev-parse", "HEAD^{tree}"], { cwd: repo });
-    const { result, programs } = await countProcesses(() => resolveCommits(repo, ["main", "refs/heads/none", tree, "HEAD", "a\nb", base, "main\r", "0".repeat(40), "main"]));
+    const { result, programs } = await countProcesses(() =>
+      resolveCommits(repo, ["main", "refs/heads/none", tree, "HEAD", "a\nb", base, "main\r", "0".repeat(40), "main"]),
+    );
     expect(programs).toEqual(["git"]);
     expect(result).toEqual([base, undefined, undefined, base, undefined, base, undefined, undefined, base]);
   });

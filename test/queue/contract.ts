@@ -75,10 +75,12 @@ export function describeQueueContract(adapter: string, makeBacking: () => Promis
     it("loses no story when the process dies between storing the job and remembering its delivery", async () => {
       let reached = false;
       // The enqueue stops for good between its two writes, as a process killed there would.
-      const dying = await open({ crashPoint: () => {
-        reached = true;
-        return new Promise<void>(() => undefined);
-      } });
+      const dying = await open({
+        crashPoint: () => {
+          reached = true;
+          return new Promise<void>(() => undefined);
+        },
+      });
       const job = { ...makeJob(1, "d-1"), eventKey: "issues.labeled:acme/widgets#1:story:2026-11-29T19:36:42Z:octocat" };
       void dying.enqueue(job);
       await until("the enqueue to reach the point between its writes", () => reached);
@@ -104,7 +106,9 @@ export function describeQueueContract(adapter: string, makeBacking: () => Promis
       expect((await queue.enqueue(job)).accepted).toBe(true);
       const other = await open();
       expect(await other.enqueue({ ...job, deliveryId: "d-replay" })).toEqual({ accepted: false, reason: "duplicate-delivery" });
-      expect(await queue.enqueue({ ...makeJob(2, "d-2"), eventKey: "issues.labeled:acme/widgets#2:story:2026-11-29T19:36:43Z:octocat" })).toMatchObject({ accepted: true });
+      expect(await queue.enqueue({ ...makeJob(2, "d-2"), eventKey: "issues.labeled:acme/widgets#2:story:2026-11-29T19:36:43Z:octocat" })).toMatchObject({
+        accepted: true,
+      });
     });
 
     it("lets a story be queued again once its job finished", async () => {
@@ -186,10 +190,12 @@ export function describeQueueContract(adapter: string, makeBacking: () => Promis
       const second = await open();
       const release = deferred();
       const ranBy: Array<[string, string]> = [];
-      const work = (who: string) => async (lease: JobLease): Promise<void> => {
-        ranBy.push([lease.job.deliveryId, who]);
-        await release.promise;
-      };
+      const work =
+        (who: string) =>
+        async (lease: JobLease): Promise<void> => {
+          ranBy.push([lease.job.deliveryId, who]);
+          await release.promise;
+        };
       first.start(work("first"));
       second.start(work("second"));
       for (const issue of [1, 2]) await first.enqueue(makeJob(issue, `d-${issue}`));
@@ -236,43 +242,50 @@ export function describeQueueContract(adapter: string, makeBacking: () => Promis
         leases.push(lease);
       });
       await until("both jobs", () => leases.length === 2);
-      expect(leases.map((lease) => [lease.job.issue.number, lease.interruptions])).toEqual([[1, 0], [2, 0]]);
+      expect(leases.map((lease) => [lease.job.issue.number, lease.interruptions])).toEqual([
+        [1, 0],
+        [2, 0],
+      ]);
     });
 
-    it("gives the job of a worker killed with SIGKILL to another worker", async () => {
-      const markers = mkdtempSync(join(tmpdir(), "harness-queue-markers-"));
-      const queue = await open();
-      let child: { pid: number; done: Promise<ExecResult> } | undefined;
-      try {
-        await queue.enqueue(makeJob(3, "d-3"));
-        child = await startChild(backing.childConfig(), markers);
-        const started = (): string[] => readdirSync(markers).filter((name) => name.startsWith("started-"));
-        await until("the child took the job", () => started().length === 1);
-        expect(JSON.parse(readFileSync(join(markers, started()[0] ?? ""), "utf8"))).toEqual({ pid: child.pid, interruptions: 0 });
-        const leases: JobLease[] = [];
-        queue.start(async (lease) => {
-          leases.push(lease);
-        });
-        // While the child lives, its job is its own.
-        expect((await queue.snapshot()).map((view) => view.state)).toEqual(["running"]);
-        expect(leases).toEqual([]);
-        process.kill(child.pid, "SIGKILL");
-        expect((await child.done).signal).toBe("SIGKILL");
-        await until("the job taken over here", () => leases.length === 1, TAKEOVER_MS);
-        expect(leases[0]).toMatchObject({ interruptions: 1, job: { deliveryId: "d-3" } });
-        await until("story inactive", async () => !(await queue.isActive("acme/widgets#3")));
-      } finally {
-        if (child) {
-          try {
-            process.kill(child.pid, "SIGKILL");
-          } catch {
-            // Already gone.
+    it(
+      "gives the job of a worker killed with SIGKILL to another worker",
+      async () => {
+        const markers = mkdtempSync(join(tmpdir(), "harness-queue-markers-"));
+        const queue = await open();
+        let child: { pid: number; done: Promise<ExecResult> } | undefined;
+        try {
+          await queue.enqueue(makeJob(3, "d-3"));
+          child = await startChild(backing.childConfig(), markers);
+          const started = (): string[] => readdirSync(markers).filter((name) => name.startsWith("started-"));
+          await until("the child took the job", () => started().length === 1);
+          expect(JSON.parse(readFileSync(join(markers, started()[0] ?? ""), "utf8"))).toEqual({ pid: child.pid, interruptions: 0 });
+          const leases: JobLease[] = [];
+          queue.start(async (lease) => {
+            leases.push(lease);
+          });
+          // While the child lives, its job is its own.
+          expect((await queue.snapshot()).map((view) => view.state)).toEqual(["running"]);
+          expect(leases).toEqual([]);
+          process.kill(child.pid, "SIGKILL");
+          expect((await child.done).signal).toBe("SIGKILL");
+          await until("the job taken over here", () => leases.length === 1, TAKEOVER_MS);
+          expect(leases[0]).toMatchObject({ interruptions: 1, job: { deliveryId: "d-3" } });
+          await until("story inactive", async () => !(await queue.isActive("acme/widgets#3")));
+        } finally {
+          if (child) {
+            try {
+              process.kill(child.pid, "SIGKILL");
+            } catch {
+              // Already gone.
+            }
+            await child.done;
           }
-          await child.done;
+          rmSync(markers, { recursive: true, force: true });
         }
-        rmSync(markers, { recursive: true, force: true });
-      }
-    }, TAKEOVER_MS + TEST_GUARD_MS);
+      },
+      TAKEOVER_MS + TEST_GUARD_MS,
+    );
   });
 }
 

@@ -28,7 +28,8 @@ describe("delivering a finished story", () => {
   const fx = outboxFixture("harness-deliver-", log);
 
   const storyChecks = (name: string) => fx.fake.state.checkRuns.filter((run) => run.repo === `acme/${name}` && run.name === "harness / story");
-  const pullOf = (name: string, number: number) => fx.fake.state.pulls.find((pull) => pull.repo === `acme/${name}` && pull.headRef === `harness/story-${number}`)!;
+  const pullOf = (name: string, number: number) =>
+    fx.fake.state.pulls.find((pull) => pull.repo === `acme/${name}` && pull.headRef === `harness/story-${number}`)!;
   /** Requests of git's smart HTTP on the repository (a push, or a push's look at the refs) from `from` on. */
   const gitRequests = (name: string, from: number) => fx.fake.state.requests.slice(from).filter((request) => request.path.startsWith(`/acme/${name}.git/`));
   const readyRequests = (from: number) => fx.fake.state.requests.slice(from).filter((request) => request.method === "POST" && request.path === "/api/graphql");
@@ -38,29 +39,72 @@ describe("delivering a finished story", () => {
    * draft pull request (its start commit pushed), the reporter on the pull's head and the tracker
    * that holds the end; `outbox`: the App's on disk, or one in memory (already `closed` if asked).
    */
-  async function storyAtItsEnd(name: string, outboxKind: "durable" | "closed-durable" | "memory" | "closed-memory", reporterKind: "github" | "plain" = "github") {
+  async function storyAtItsEnd(
+    name: string,
+    outboxKind: "durable" | "closed-durable" | "memory" | "closed-memory",
+    reporterKind: "github" | "plain" = "github",
+  ) {
     const repo = await fx.fake.addRepository({ owner: "acme", name, files: { "README.md": `# ${name}\n` } });
     const issue = fx.fake.createIssue("acme", name, { title: "Deliver it", body: "", user: "acme" });
     const home = join(fx.root, `home-${name}`);
     const appOctokit = appOctokitOf(fx.fake);
-    const github = storyGitHub({ appOctokit: async () => appOctokit as AppOctokit, installationId: fx.fake.installationId, repository: { id: repo.id, owner: "acme", name }, throttle: false }, issue.number);
+    const github = storyGitHub(
+      {
+        appOctokit: async () => appOctokit as AppOctokit,
+        installationId: fx.fake.installationId,
+        repository: { id: repo.id, owner: "acme", name },
+        throttle: false,
+      },
+      issue.number,
+    );
     await github.connect();
     const authEnv = await github.gitAuthEnv();
-    const repoDir = await syncRepoCache({ harnessHome: home, owner: "acme", name, cloneUrl: repo.cloneUrl, authEnv, branches: { exact: "main", prefix: storyBranch(issue.number) } });
-    const pull = await ensureStoryPull({ github, repoDir, defaultBranch: "main", issue: { number: issue.number, title: "Deliver it" }, authEnv, noPullYet: true });
+    const repoDir = await syncRepoCache({
+      harnessHome: home,
+      owner: "acme",
+      name,
+      cloneUrl: repo.cloneUrl,
+      authEnv,
+      branches: { exact: "main", prefix: storyBranch(issue.number) },
+    });
+    const pull = await ensureStoryPull({
+      github,
+      repoDir,
+      defaultBranch: "main",
+      issue: { number: issue.number, title: "Deliver it" },
+      authEnv,
+      noPullYet: true,
+    });
     let outbox: Outbox;
     if (outboxKind === "durable" || outboxKind === "closed-durable") outbox = await fx.openOutbox(home);
     else outbox = await github.memoryOutbox(log, pushStoryWork);
     const story = { ...github.story, pullNumber: pull.pullNumber };
-    const inner = new GitHubReporter({ ...github.reporterTarget({ pullNumber: pull.pullNumber, issueNumber: issue.number, headSha: pull.headSha, log }), outbox });
+    const inner = new GitHubReporter({
+      ...github.reporterTarget({ pullNumber: pull.pullNumber, issueNumber: issue.number, headSha: pull.headSha, log }),
+      outbox,
+    });
     // A reporter that cannot hand off, and marks the pull ready its own way (through the story's GitHub, not an outbox).
-    const reporter: StoryReporter = reporterKind === "github"
-      ? inner
-      : { onEvent: (event, snapshot) => inner.onEvent(event, snapshot), setHeadSha: (sha) => inner.setHeadSha(sha), markReadyForReview: (id) => github.markReadyForReview(id), handOff: async () => false };
+    const reporter: StoryReporter =
+      reporterKind === "github"
+        ? inner
+        : {
+            onEvent: (event, snapshot) => inner.onEvent(event, snapshot),
+            setHeadSha: (sha) => inner.setHeadSha(sha),
+            markReadyForReview: (id) => github.markReadyForReview(id),
+            handOff: async () => false,
+          };
     const tracker = new TrackingReporter(reporter, (error) => log.warn({ err: String(error) }, "reporting failed"), true);
     const runDir = join(home, "runs", `run-${name}`);
     mkdirSync(runDir, { recursive: true });
-    await tracker.emit({ ...runStartedEvent({ story: { id: `acme/${name}#${issue.number}`, title: "Deliver it" }, runId: `run-${name}`, workflow: loadWorkflow(), readmission: false }), at: new Date().toISOString() });
+    await tracker.emit({
+      ...runStartedEvent({
+        story: { id: `acme/${name}#${issue.number}`, title: "Deliver it" },
+        runId: `run-${name}`,
+        workflow: loadWorkflow(),
+        readmission: false,
+      }),
+      at: new Date().toISOString(),
+    });
     // An outbox closed as the App stops: it records, it tries nothing more.
     if (outboxKind.startsWith("closed-")) await outbox.close();
 
@@ -82,11 +126,31 @@ describe("delivering a finished story", () => {
       return work;
     };
     const args = (outcome: Partial<StoryOutcome> & Pick<StoryOutcome, "status">, extra: Partial<DeliverArgs> = {}): DeliverArgs => ({
-      repoDir, pull, outbox, story, repositoryId: repo.id, durable: outbox.durable, reporter: tracker,
+      repoDir,
+      pull,
+      outbox,
+      story,
+      repositoryId: repo.id,
+      durable: outbox.durable,
+      reporter: tracker,
       outcome: { branch: pull.branch, runDir, worktree: join(runDir, "worktree"), ...outcome },
       ...extra,
     });
-    return { number: issue.number, home, repoDir, pull, outbox, story, runDir, tracker, end, commitWork, completeWithWork, args, requestsBefore: fx.fake.state.requests.length };
+    return {
+      number: issue.number,
+      home,
+      repoDir,
+      pull,
+      outbox,
+      story,
+      runDir,
+      tracker,
+      end,
+      commitWork,
+      completeWithWork,
+      args,
+      requestsBefore: fx.fake.state.requests.length,
+    };
   }
 
   it("pushes nothing for a completed run with no new commit, still reports its end and marks the pull ready", async () => {
@@ -127,18 +191,35 @@ describe("delivering a finished story", () => {
   it("pushes the work of a blocked run before its end is reported, on the new head, and does not mark it ready", async () => {
     const s = await storyAtItsEnd("blocked-work", "memory");
     const work = await s.commitWork();
-    await s.end({ kind: "story.blocked", at: new Date().toISOString(), taskId: "story", failureClass: "suite-failed", detail: "red", branch: s.pull.branch, commit: work });
+    await s.end({
+      kind: "story.blocked",
+      at: new Date().toISOString(),
+      taskId: "story",
+      failureClass: "suite-failed",
+      detail: "red",
+      branch: s.pull.branch,
+      commit: work,
+    });
     const from = fx.fake.state.requests.length;
     // Without the pipeline's commit, the branch's tip is what is pushed.
     const end = await deliverStoryWork(s.args({ status: "blocked", failureClass: "suite-failed" }));
     expect(end).toEqual({ status: "blocked", failureClass: "suite-failed" });
     expect(await fx.fake.branchHead("acme", "blocked-work", s.pull.branch)).toBe(work);
     const requests = fx.fake.state.requests;
-    const pushed = requests.findIndex((request, index) => index >= from && request.method === "POST" && request.path === "/acme/blocked-work.git/git-receive-pack" && request.status === 200);
-    const blockedOnHead = requests.findIndex((request, index) => index >= from && request.path.includes("/check-runs") && JSON.stringify(request.body ?? "").includes('"title":"Blocked: suite-failed"'));
+    const pushed = requests.findIndex(
+      (request, index) => index >= from && request.method === "POST" && request.path === "/acme/blocked-work.git/git-receive-pack" && request.status === 200,
+    );
+    const blockedOnHead = requests.findIndex(
+      (request, index) =>
+        index >= from && request.path.includes("/check-runs") && JSON.stringify(request.body ?? "").includes('"title":"Blocked: suite-failed"'),
+    );
     expect(pushed).toBeGreaterThan(-1);
     expect(blockedOnHead).toBeGreaterThan(pushed);
-    expect(storyChecks("blocked-work").filter((run) => run.headSha === work).map((run) => run.conclusion)).toEqual(["action_required"]);
+    expect(
+      storyChecks("blocked-work")
+        .filter((run) => run.headSha === work)
+        .map((run) => run.conclusion),
+    ).toEqual(["action_required"]);
     expect(readyRequests(from)).toEqual([]);
     expect(pullOf("blocked-work", s.number).draft).toBe(true);
     fx.fake.assertNoUnexpectedRequests();
@@ -153,14 +234,26 @@ describe("delivering a finished story", () => {
     expect(await fx.fake.branchHead("acme", "plain-reporter", s.pull.branch)).toBe(work);
     expect(pullOf("plain-reporter", s.number).draft).toBe(false);
     await s.outbox.flush(s.story);
-    expect(storyChecks("plain-reporter").filter((run) => run.headSha === work).map((run) => run.conclusion)).toEqual(["success"]);
+    expect(
+      storyChecks("plain-reporter")
+        .filter((run) => run.headSha === work)
+        .map((run) => run.conclusion),
+    ).toEqual(["success"]);
     fx.fake.assertNoUnexpectedRequests();
   });
 
   it("says a refused push's run had been blocked, with its class, and that no bundle could be kept", async () => {
     const s = await storyAtItsEnd("refused-blocked", "memory");
     const work = await s.commitWork();
-    await s.end({ kind: "story.blocked", at: new Date().toISOString(), taskId: "story", failureClass: "suite-failed", detail: "red", branch: s.pull.branch, commit: work });
+    await s.end({
+      kind: "story.blocked",
+      at: new Date().toISOString(),
+      taskId: "story",
+      failureClass: "suite-failed",
+      detail: "red",
+      branch: s.pull.branch,
+      commit: work,
+    });
     const refusal = fx.injectFailure({ method: "POST", path: /^\/acme\/refused-blocked\.git\/git-receive-pack$/, failure: { kind: "push-refused" } });
     // A run directory that is gone: the bundle cannot be written there.
     const end = await deliverStoryWork(s.args({ status: "blocked", failureClass: "suite-failed", commit: work, runDir: join(s.runDir, "gone") }));
@@ -171,7 +264,9 @@ describe("delivering a finished story", () => {
     expect(blocked.headSha).toBe(s.pull.headSha);
     expect(blocked.output.title).toContain("push-refused");
     const said = `${blocked.output.summary}\n${blocked.output.text ?? ""}`;
-    expect(said).toContain(`GitHub refused the push of ${work.slice(0, 12)} to ${s.pull.branch}, so the pull request does not hold this work (the run had blocked (suite-failed)).`);
+    expect(said).toContain(
+      `GitHub refused the push of ${work.slice(0, 12)} to ${s.pull.branch}, so the pull request does not hold this work (the run had blocked (suite-failed)).`,
+    );
     expect(said).toContain("GH001: Large files detected");
     expect(said).toContain("The work could not be saved as a bundle.");
     expect(said).not.toContain(UNPUSHED_BUNDLE);
@@ -208,7 +303,9 @@ describe("delivering a finished story", () => {
     const waiting = s.outbox.list().filter((entry) => entry.state === "pending");
     const push = waiting.findIndex((entry) => entry.slot === "push");
     expect(waiting[push]?.write).toMatchObject({ kind: "push", sha: work, branch: s.pull.branch, runDir: s.runDir });
-    expect(waiting.findIndex((entry) => entry.write.kind === "check" && entry.write.headSha === work && entry.write.status === "completed")).toBeGreaterThan(push);
+    expect(waiting.findIndex((entry) => entry.write.kind === "check" && entry.write.headSha === work && entry.write.status === "completed")).toBeGreaterThan(
+      push,
+    );
     expect(waiting.findIndex((entry) => entry.slot === "ready-for-review")).toBeGreaterThan(push);
     expect(await fx.fake.branchHead("acme", "stopping", s.pull.branch)).toBe(s.pull.headSha);
     expect(pullOf("stopping", s.number).draft).toBe(true);
@@ -217,7 +314,15 @@ describe("delivering a finished story", () => {
   it("says a refused push's blocked run had no class when it named none, and that its work is kept as a bundle", async () => {
     const s = await storyAtItsEnd("refused-unnamed", "durable");
     const work = await s.commitWork();
-    await s.end({ kind: "story.blocked", at: new Date().toISOString(), taskId: "story", failureClass: "suite-failed", detail: "red", branch: s.pull.branch, commit: work });
+    await s.end({
+      kind: "story.blocked",
+      at: new Date().toISOString(),
+      taskId: "story",
+      failureClass: "suite-failed",
+      detail: "red",
+      branch: s.pull.branch,
+      commit: work,
+    });
     const refusal = fx.injectFailure({ method: "POST", path: /^\/acme\/refused-unnamed\.git\/git-receive-pack$/, failure: { kind: "push-refused" } });
     const end = await deliverStoryWork(s.args({ status: "blocked", commit: work }));
     refusal.close();

@@ -6,7 +6,7 @@ import type { AppOctokit } from "../../src/github/story/index.js";
 import type { Sleep } from "../../src/github/story/index.js";
 import { EmbeddedQueue, type JobWorker, type StoryJob } from "../../src/queue/index.js";
 import { storyKey } from "../../src/story-key/index.js";
-import {  } from "../queue/helpers.js";
+import {} from "../queue/helpers.js";
 import { recordingLog } from "./recording-log.js";
 import { appOctokitOf } from "../support/outbox-fixture.js";
 import { realRunner } from "./real-runner.js";
@@ -59,7 +59,9 @@ describe("a story started while GitHub is down", () => {
   }
 
   const commentsOn = (job: StoryJob): string[] =>
-    fake.state.comments.filter((comment) => comment.repo === `acme/${job.repository.name}` && comment.issueNumber === job.issue.number).map((comment) => comment.body);
+    fake.state.comments
+      .filter((comment) => comment.repo === `acme/${job.repository.name}` && comment.issueNumber === job.issue.number)
+      .map((comment) => comment.body);
 
   it("keeps a job whose token request gets 502s queued, across a restart, and runs it once GitHub answers", async () => {
     const dir = join(root, "queue-502");
@@ -98,7 +100,11 @@ describe("a story started while GitHub is down", () => {
 
   it("waits as long as GitHub's retry-after says when the admission check is rate limited", async () => {
     const job = await unfetchableStory("rate-limited");
-    const window = fake.injectFailure({ method: "GET", path: /\/collaborators\/[^/]+\/permission$/, failure: { kind: "secondary-rate-limit", retryAfterSeconds: 7 } });
+    const window = fake.injectFailure({
+      method: "GET",
+      path: /\/collaborators\/[^/]+\/permission$/,
+      failure: { kind: "secondary-rate-limit", retryAfterSeconds: 7 },
+    });
     const { sleep, waits, wake } = controlledSleep();
     const done = runner(join(root, "home-403"), sleep)({ jobId: "job-403", job, interruptions: 0 }, new AbortController().signal);
     await until("the job to wait for GitHub", () => waits.length === 1);

@@ -23,14 +23,23 @@ describe("a job hands its end reports to the durable outbox", () => {
   const { lines, log } = recordingLog();
   const fx = outboxFixture("harness-hand-off-", log);
   const holdReady = (): RequestGate => fx.holdRequests({ method: "POST", path: READY_PATH });
-  const pullOf = (name: string, number: number) => fx.fake.state.pulls.find((pull) => pull.repo === `acme/${name}` && pull.headRef === `harness/story-${number}`)!;
+  const pullOf = (name: string, number: number) =>
+    fx.fake.state.pulls.find((pull) => pull.repo === `acme/${name}` && pull.headRef === `harness/story-${number}`)!;
   const storyOf = (name: string, number: number) => ({ installationId: fx.fake.installationId, owner: "acme", repo: name, issueNumber: number });
 
   /** A repository with the scripted agent, an issue, and the job's lease and data directory. */
   async function story(name: string) {
-    const repo = await fx.fake.addRepository({ owner: "acme", name, files: { "README.md": `# ${name}\n`, ".github/harness.yml": harnessYml(), ".harness-test/agent.sh": AGENT_SCRIPT } });
+    const repo = await fx.fake.addRepository({
+      owner: "acme",
+      name,
+      files: { "README.md": `# ${name}\n`, ".github/harness.yml": harnessYml(), ".harness-test/agent.sh": AGENT_SCRIPT },
+    });
     const issue = fx.fake.createIssue("acme", name, { title: "Hand it off", body: "", user: "acme" });
-    return { number: issue.number, home: join(fx.root, `home-${name}`), lease: storyLease(fx.fake, { name, number: issue.number, repository: repo, title: "Hand it off" }) };
+    return {
+      number: issue.number,
+      home: join(fx.root, `home-${name}`),
+      lease: storyLease(fx.fake, { name, number: issue.number, repository: repo, title: "Hand it off" }),
+    };
   }
 
   /** Starts the job; `ended` turns true once it resolved. */
@@ -53,7 +62,9 @@ describe("a job hands its end reports to the durable outbox", () => {
     await eventually("the ready-for-review to reach GitHub's gate", () => (gate.waiting === 1 ? true : undefined));
     expect(pullOf("handed", number).draft).toBe(true);
     expect(outbox.hasPending(storyOf("handed", number))).toBe(true);
-    expect(lines.some((line) => line.startsWith("info story finished") && line.includes('"reports":"outbox"') && line.includes(`acme/handed#${number}`))).toBe(true);
+    expect(lines.some((line) => line.startsWith("info story finished") && line.includes('"reports":"outbox"') && line.includes(`acme/handed#${number}`))).toBe(
+      true,
+    );
     // Its push went through in the job: only the reports wait, not the push.
     expect(lines.filter((line) => line.includes("the push waits in the outbox") && line.includes(`acme/handed#${number}`))).toEqual([]);
     // `harness status` shows the story reporting: its job is done, its end reports wait in the outbox.
@@ -71,15 +82,27 @@ describe("a job hands its end reports to the durable outbox", () => {
     // In order: the push, then the check runs on the new head, the final status comment, ready for review.
     const head = (await fx.fake.branchHead("acme", "handed", `harness/story-${number}`))!;
     const requests = fx.fake.state.requests;
-    const pushed = requests.findLastIndex((request) => request.method === "POST" && request.path === "/acme/handed.git/git-receive-pack" && request.status === 200);
-    const firstOnHead = requests.findIndex((request) => request.method === "POST" && request.path.endsWith("/check-runs") && (request.body as { head_sha?: string } | undefined)?.head_sha === head);
-    const completed = requests.findIndex((request) => request.path.includes("/repos/acme/handed/issues/") && JSON.stringify(request.body ?? "").includes("Completed"));
+    const pushed = requests.findLastIndex(
+      (request) => request.method === "POST" && request.path === "/acme/handed.git/git-receive-pack" && request.status === 200,
+    );
+    const firstOnHead = requests.findIndex(
+      (request) => request.method === "POST" && request.path.endsWith("/check-runs") && (request.body as { head_sha?: string } | undefined)?.head_sha === head,
+    );
+    const completed = requests.findIndex(
+      (request) => request.path.includes("/repos/acme/handed/issues/") && JSON.stringify(request.body ?? "").includes("Completed"),
+    );
     const ready = requests.findIndex((request) => request.method === "POST" && READY_PATH.test(request.path) && request.status === 200);
     expect(pushed).toBeGreaterThan(-1);
     expect([pushed < firstOnHead, firstOnHead < ready, completed < ready, completed > pushed]).toEqual([true, true, true, true]);
-    expect(fx.fake.state.checkRuns.filter((run) => run.repo === "acme/handed" && run.headSha === head && run.name === "harness / story").map((run) => run.conclusion)).toEqual(["success"]);
+    expect(
+      fx.fake.state.checkRuns
+        .filter((run) => run.repo === "acme/handed" && run.headSha === head && run.name === "harness / story")
+        .map((run) => run.conclusion),
+    ).toEqual(["success"]);
     // The story's own check run is the last created on the new head: once it shows, the others are there.
-    const createdOnHead = requests.filter((request) => request.method === "POST" && request.path.endsWith("/check-runs") && (request.body as { head_sha?: string } | undefined)?.head_sha === head);
+    const createdOnHead = requests.filter(
+      (request) => request.method === "POST" && request.path.endsWith("/check-runs") && (request.body as { head_sha?: string } | undefined)?.head_sha === head,
+    );
     expect(createdOnHead.map((request) => (request.body as { name: string }).name).at(-1)).toBe("harness / story");
     expect(createdOnHead.length).toBeGreaterThan(1);
     expect(fx.fake.state.checkRuns.filter((run) => run.repo === "acme/handed" && run.status !== "completed")).toEqual([]);
@@ -114,19 +137,33 @@ describe("a job hands its end reports to the durable outbox", () => {
     const { number, home, lease } = await story("in-memory");
     const gate = holdReady();
     let requestsAtEnd = -1;
-    const job = start(realRunner(fx.fake, home, log)(lease, new AbortController().signal).then(() => {
-      requestsAtEnd = fx.fake.state.requests.length;
-    }));
+    const job = start(
+      realRunner(
+        fx.fake,
+        home,
+        log,
+      )(lease, new AbortController().signal).then(() => {
+        requestsAtEnd = fx.fake.state.requests.length;
+      }),
+    );
     await eventually("the ready-for-review to reach GitHub's gate", () => (gate.waiting === 1 ? true : undefined));
     // The job waits for the request GitHub holds.
     expect(job.ended()).toBe(false);
     gate.open();
     await job.done;
     expect(pullOf("in-memory", number).draft).toBe(false);
-    const ready = fx.fake.state.requests.findIndex((request) => request.method === "POST" && READY_PATH.test(request.path) && request.status === 200 && JSON.stringify(request.body ?? "").includes(pullOf("in-memory", number).nodeId));
+    const ready = fx.fake.state.requests.findIndex(
+      (request) =>
+        request.method === "POST" &&
+        READY_PATH.test(request.path) &&
+        request.status === 200 &&
+        JSON.stringify(request.body ?? "").includes(pullOf("in-memory", number).nodeId),
+    );
     expect(ready).toBeGreaterThan(-1);
     expect(ready).toBeLessThan(requestsAtEnd);
-    expect(lines.some((line) => line.startsWith("info story finished") && line.includes(`acme/in-memory#${number}`) && !line.includes('"reports":"outbox"'))).toBe(true);
+    expect(
+      lines.some((line) => line.startsWith("info story finished") && line.includes(`acme/in-memory#${number}`) && !line.includes('"reports":"outbox"')),
+    ).toBe(true);
     fx.fake.assertNoUnexpectedRequests();
   });
 });

@@ -24,18 +24,26 @@ describe("the runner's notices through the outbox", () => {
 
   const worker = (home: string, outbox: Outbox) => realRunner(fx.fake, home, log, { outbox });
 
-  const lease = (name: string, number: number, repository: { id: number; cloneUrl: string }): JobLease => storyLease(fx.fake, { name, number, repository, title: "Notices" });
+  const lease = (name: string, number: number, repository: { id: number; cloneUrl: string }): JobLease =>
+    storyLease(fx.fake, { name, number, repository, title: "Notices" });
 
   const pending = (home: string): string[] => readdirSync(outboxDir(home)).filter((name) => name.endsWith(".json"));
   const commentsOn = (name: string, number: number): string[] => fx.fake.state.commentsOn("acme", name, number).map((comment) => comment.body);
 
-
   it("announces the story once a secondary rate limit (403 retry-after) on the issue has passed", async () => {
-    const repo = await fx.fake.addRepository({ owner: "acme", name: "announce", files: { "README.md": "# announce\n", ".github/harness.yml": harnessYml(), ".harness-test/agent.sh": AGENT_SCRIPT } });
+    const repo = await fx.fake.addRepository({
+      owner: "acme",
+      name: "announce",
+      files: { "README.md": "# announce\n", ".github/harness.yml": harnessYml(), ".harness-test/agent.sh": AGENT_SCRIPT },
+    });
     const issue = fx.fake.createIssue("acme", "announce", { title: "Notices", body: "", user: "acme" });
     const home = join(fx.root, "home-announce");
     const outbox = await fx.openOutbox(home);
-    const window = fx.fake.injectFailure({ method: "POST", path: new RegExp(`/repos/acme/announce/issues/${issue.number}/(comments|reactions)$`), failure: { kind: "secondary-rate-limit", retryAfterSeconds: 1 } });
+    const window = fx.fake.injectFailure({
+      method: "POST",
+      path: new RegExp(`/repos/acme/announce/issues/${issue.number}/(comments|reactions)$`),
+      failure: { kind: "secondary-rate-limit", retryAfterSeconds: 1 },
+    });
     try {
       await worker(home, outbox)(lease("announce", issue.number, repo), new AbortController().signal);
       expect(window.served).toBeGreaterThan(0);
@@ -48,7 +56,11 @@ describe("the runner's notices through the outbox", () => {
     await eventually("the announcement", () => (commentsOn("announce", issue.number).length > 0 ? true : undefined));
     await eventually("the outbox to empty", () => (pending(home).length === 0 ? true : undefined));
     expect(commentsOn("announce", issue.number)).toEqual([`Started this story in #${pull.number} (${fx.fake.url}/acme/announce/pull/${pull.number}).`]);
-    expect(fx.fake.state.reactions.filter((reaction) => reaction.repo === "acme/announce" && reaction.issueNumber === issue.number).map((reaction) => reaction.content)).toEqual(["eyes"]);
+    expect(
+      fx.fake.state.reactions
+        .filter((reaction) => reaction.repo === "acme/announce" && reaction.issueNumber === issue.number)
+        .map((reaction) => reaction.content),
+    ).toEqual(["eyes"]);
     // Everything behind it arrived too: the story's end, and the pull request is ready.
     const story = fx.fake.state.checkRuns.filter((run) => run.repo === "acme/announce" && run.name === "harness / story").at(-1);
     expect(story).toMatchObject({ status: "completed", conclusion: "success" });
@@ -63,7 +75,11 @@ describe("the runner's notices through the outbox", () => {
     const issue = fx.fake.createIssue("acme", "unstartable", { title: "Nowhere", body: "", user: "acme" });
     const home = join(fx.root, "home-unstartable");
     const first = await fx.openOutbox(home);
-    const window = fx.fake.injectFailure({ method: "POST", path: new RegExp(`/repos/acme/unstartable/issues/${issue.number}/comments$`), failure: { kind: "bad-gateway" } });
+    const window = fx.fake.injectFailure({
+      method: "POST",
+      path: new RegExp(`/repos/acme/unstartable/issues/${issue.number}/comments$`),
+      failure: { kind: "bad-gateway" },
+    });
     try {
       // The repository cannot be fetched: the story cannot start, and the issue must hear it.
       await worker(home, first)(lease("unstartable", issue.number, { id: repo.id, cloneUrl: `${fx.fake.url}/acme/missing.git` }), new AbortController().signal);

@@ -28,23 +28,37 @@ describe("the final push through the outbox", () => {
 
   const worker = (home: string, outbox: Outbox) => realRunner(fx.fake, home, log, { outbox });
 
-  const lease = (name: string, number: number, repository: { id: number; cloneUrl: string }): JobLease => storyLease(fx.fake, { name, number, repository, title: "Push it" });
-
+  const lease = (name: string, number: number, repository: { id: number; cloneUrl: string }): JobLease =>
+    storyLease(fx.fake, { name, number, repository, title: "Push it" });
 
   const pushEntries = (home: string): string[] =>
-    readdirSync(outboxDir(home)).filter((name) => name.endsWith(".json") && (JSON.parse(readFileSync(join(outboxDir(home), name), "utf8")) as { write: { kind: string } }).write.kind === "push");
+    readdirSync(outboxDir(home)).filter(
+      (name) => name.endsWith(".json") && (JSON.parse(readFileSync(join(outboxDir(home), name), "utf8")) as { write: { kind: string } }).write.kind === "push",
+    );
   const storyChecks = (name: string) => fx.fake.state.checkRuns.filter((run) => run.repo === `acme/${name}` && run.name === "harness / story");
-  const pullOf = (name: string, number: number) => fx.fake.state.pulls.find((pull) => pull.repo === `acme/${name}` && pull.headRef === `harness/story-${number}`)!;
+  const pullOf = (name: string, number: number) =>
+    fx.fake.state.pulls.find((pull) => pull.repo === `acme/${name}` && pull.headRef === `harness/story-${number}`)!;
 
   /** A story whose branch and draft pull request exist already (as after its first start), so the only push is the final one. */
   async function startedStory(name: string) {
-    const repo = await fx.fake.addRepository({ owner: "acme", name, files: { "README.md": `# ${name}\n`, ".github/harness.yml": harnessYml(), ".harness-test/agent.sh": AGENT_SCRIPT } });
+    const repo = await fx.fake.addRepository({
+      owner: "acme",
+      name,
+      files: { "README.md": `# ${name}\n`, ".github/harness.yml": harnessYml(), ".harness-test/agent.sh": AGENT_SCRIPT },
+    });
     const issue = fx.fake.createIssue("acme", name, { title: "Push it", body: "", user: "acme" });
     const home = join(fx.root, `home-${name}`);
     const main = (await fx.fake.branchHead("acme", name, "main"))!;
     const start = await git(["commit-tree", `${main}^{tree}`, "-p", main, "-m", "Story started"], { cwd: repo.bareDir, env: HARNESS_IDENTITY });
     await git(["update-ref", `refs/heads/harness/story-${issue.number}`, start], { cwd: repo.bareDir });
-    await fakeOctokit(fx.fake, { installation: true }).rest.pulls.create({ owner: "acme", repo: name, head: `harness/story-${issue.number}`, base: "main", title: `Story #${issue.number}: Push it`, draft: true });
+    await fakeOctokit(fx.fake, { installation: true }).rest.pulls.create({
+      owner: "acme",
+      repo: name,
+      head: `harness/story-${issue.number}`,
+      base: "main",
+      title: `Story #${issue.number}: Push it`,
+      draft: true,
+    });
     return { repo, issue, home, start };
   }
 
@@ -82,7 +96,9 @@ describe("the final push through the outbox", () => {
       const current = await fx.fake.branchHead("acme", "pushy", `harness/story-${number}`);
       return current && current !== startHead ? current : undefined;
     });
-    const story = await eventually("the story's end on the pushed head", () => storyChecks("pushy").find((run) => run.headSha === head && run.status === "completed"));
+    const story = await eventually("the story's end on the pushed head", () =>
+      storyChecks("pushy").find((run) => run.headSha === head && run.status === "completed"),
+    );
     expect(story.conclusion).toBe("success");
     await eventually("ready for review", () => (pullOf("pushy", number).draft === false ? true : undefined));
     await eventually("the outbox to empty", () => (readdirSync(outboxDir(home)).filter((file) => file.endsWith(".json")).length === 0 ? true : undefined));
@@ -92,14 +108,20 @@ describe("the final push through the outbox", () => {
     // Nothing reported the end before the work arrived.
     const requests = fx.fake.state.requests;
     const pushed = requests.findIndex((request) => request.method === "POST" && request.path === "/acme/pushy.git/git-receive-pack" && request.status === 200);
-    const firstOnHead = requests.findIndex((request) => request.method === "POST" && request.path.endsWith("/check-runs") && (request.body as { head_sha?: string } | undefined)?.head_sha === head);
-    const completedComment = requests.findIndex((request) => request.path.includes("/repos/acme/pushy/issues/") && JSON.stringify(request.body ?? "").includes("Completed"));
+    const firstOnHead = requests.findIndex(
+      (request) => request.method === "POST" && request.path.endsWith("/check-runs") && (request.body as { head_sha?: string } | undefined)?.head_sha === head,
+    );
+    const completedComment = requests.findIndex(
+      (request) => request.path.includes("/repos/acme/pushy/issues/") && JSON.stringify(request.body ?? "").includes("Completed"),
+    );
     expect(pushed).toBeGreaterThan(-1);
     expect(firstOnHead).toBeGreaterThan(pushed);
     expect(completedComment).toBeGreaterThan(pushed);
     expect(fx.fake.state.checkRuns.filter((run) => run.repo === "acme/pushy" && run.status !== "completed")).toEqual([]);
     // The second label's answer came after the push too.
-    const told = await eventually("the answer to the second label", () => fx.fake.state.commentsOn("acme", "pushy", number).find((comment) => comment.body.includes("still waiting to be pushed")));
+    const told = await eventually("the answer to the second label", () =>
+      fx.fake.state.commentsOn("acme", "pushy", number).find((comment) => comment.body.includes("still waiting to be pushed")),
+    );
     expect(requests.indexOf(requests.find((request) => JSON.stringify(request.body ?? "").includes("still waiting to be pushed"))!)).toBeGreaterThan(pushed);
     expect(told.body).toContain("git-failed");
     fx.fake.assertNoUnexpectedRequests();
@@ -110,15 +132,21 @@ describe("the final push through the outbox", () => {
     const refusal = fx.injectFailure({ method: "POST", path: /^\/acme\/refused-later\.git\/git-receive-pack$/, failure: { kind: "push-refused" } });
     badGateway.close();
 
-    const blocked = await eventually("the story check to say push-refused", () => storyChecks("refused-later").find((run) => run.status === "completed" && run.output.title === "Blocked: push-refused"));
+    const blocked = await eventually("the story check to say push-refused", () =>
+      storyChecks("refused-later").find((run) => run.status === "completed" && run.output.title === "Blocked: push-refused"),
+    );
     refusal.close();
     expect(blocked.conclusion).toBe("failure");
     expect(`${blocked.output.summary}`).toContain("GH001: Large files detected");
     expect(storyChecks("refused-later").filter((run) => run.conclusion === "success")).toEqual([]);
     expect(await fx.fake.branchHead("acme", "refused-later", `harness/story-${number}`)).toBe(startHead);
-    const told = await eventually("the issue to be told", () => fx.fake.state.commentsOn("acme", "refused-later", number).find((comment) => comment.body.includes("push-refused")));
+    const told = await eventually("the issue to be told", () =>
+      fx.fake.state.commentsOn("acme", "refused-later", number).find((comment) => comment.body.includes("push-refused")),
+    );
     expect(told.body).toContain("could not be delivered");
-    await eventually("harness:blocked", () => (fx.fake.state.issue(fx.fake.state.repo("acme", "refused-later")!, number)?.labels.includes("harness:blocked") ? true : undefined));
+    await eventually("harness:blocked", () =>
+      fx.fake.state.issue(fx.fake.state.repo("acme", "refused-later")!, number)?.labels.includes("harness:blocked") ? true : undefined,
+    );
     expect(pullOf("refused-later", number).draft).toBe(true);
     const runsDir = join(home, "runs", storyDirName(`acme/refused-later#${number}`));
     expect(readdirSync(runsDir).some((run) => existsSync(join(runsDir, run, UNPUSHED_BUNDLE)))).toBe(true);
@@ -139,7 +167,9 @@ describe("the final push through the outbox", () => {
     const runsDir = join(home, "runs", storyDirName(`acme/refused-now#${issue.number}`));
     expect(readdirSync(runsDir).some((run) => existsSync(join(runsDir, run, UNPUSHED_BUNDLE)))).toBe(true);
     expect(lines.some((line) => line.includes("the push waits in the outbox") && line.includes("acme/refused-now"))).toBe(false);
-    const blocked = await eventually("the story check to say push-refused", () => storyChecks("refused-now").find((run) => run.status === "completed" && run.headSha === start));
+    const blocked = await eventually("the story check to say push-refused", () =>
+      storyChecks("refused-now").find((run) => run.status === "completed" && run.headSha === start),
+    );
     expect(blocked.conclusion).not.toBe("success");
     expect(blocked.output.title).toContain("push-refused");
     const said = `${blocked.output.summary}\n${blocked.output.text ?? ""}`;
@@ -150,7 +180,9 @@ describe("the final push through the outbox", () => {
     expect(lines.filter((line) => line.startsWith("info story finished") && line.includes(`acme/refused-now#${issue.number}`))).toEqual([
       expect.stringContaining('"status":"blocked","failureClass":"push-refused"'),
     ]);
-    await eventually("harness:blocked", () => (fx.fake.state.issue(fx.fake.state.repo("acme", "refused-now")!, issue.number)?.labels.includes("harness:blocked") ? true : undefined));
+    await eventually("harness:blocked", () =>
+      fx.fake.state.issue(fx.fake.state.repo("acme", "refused-now")!, issue.number)?.labels.includes("harness:blocked") ? true : undefined,
+    );
     await eventually("the outbox to empty", () => (readdirSync(outboxDir(home)).filter((file) => file.endsWith(".json")).length === 0 ? true : undefined));
     expect(pullOf("refused-now", issue.number).draft).toBe(true);
     expect(storyChecks("refused-now").filter((run) => run.conclusion === "success")).toEqual([]);

@@ -64,8 +64,14 @@ describe("re-admission merges the default branch first", () => {
   /** A repository whose provisioning is broken on main, and its story run once: blocked. */
   const blockedStory = async (name: string) => {
     const repo = await fake.addRepository({
-      owner: "acme", name,
-      files: { "README.md": `# ${name}\n`, ".github/harness.yml": HARNESS_YML, ".harness-test/agent.sh": AGENT_SCRIPT, ".harness/provision.sh": BROKEN_PROVISION },
+      owner: "acme",
+      name,
+      files: {
+        "README.md": `# ${name}\n`,
+        ".github/harness.yml": HARNESS_YML,
+        ".harness-test/agent.sh": AGENT_SCRIPT,
+        ".harness/provision.sh": BROKEN_PROVISION,
+      },
       executable: [".harness/provision.sh"],
     });
     const issue = fake.createIssue("acme", name, { title: "Needs its dependencies", body: "", user: "acme" });
@@ -103,8 +109,20 @@ describe("re-admission merges the default branch first", () => {
   it("blocks as base-conflict naming the conflicting files, and leaves the story branch and its work as they were", async () => {
     const { repo, number, home, branch } = await blockedStory("conflicted");
     // Someone worked on the story branch, and main changed the same lines differently.
-    const work = await pushFiles("conflicted", repo.bareDir, branch, { "README.md": "# conflicted\n\nThe story's version.\n", "notes.txt": "work in progress\n" }, "Work on the story");
-    await pushFiles("conflicted", repo.bareDir, "main", { "README.md": "# conflicted\n\nMain's version.\n", ".harness/provision.sh": FIXED_PROVISION }, "Main moves on");
+    const work = await pushFiles(
+      "conflicted",
+      repo.bareDir,
+      branch,
+      { "README.md": "# conflicted\n\nThe story's version.\n", "notes.txt": "work in progress\n" },
+      "Work on the story",
+    );
+    await pushFiles(
+      "conflicted",
+      repo.bareDir,
+      "main",
+      { "README.md": "# conflicted\n\nMain's version.\n", ".harness/provision.sh": FIXED_PROVISION },
+      "Main moves on",
+    );
     const runsBefore = fake.state.checkRuns.filter((run) => run.repo === "acme/conflicted").length;
 
     await worker(home)(lease("conflicted", number, repo, "retry-blocked"), new AbortController().signal);
@@ -118,7 +136,10 @@ describe("re-admission merges the default branch first", () => {
     expect(blocked?.actions.map((action) => action.identifier)).toEqual(["retry"]);
     expect(fake.state.checkRuns.filter((run) => run.repo === "acme/conflicted").length).toBeGreaterThan(runsBefore);
     const pull = fake.state.pulls.find((candidate) => candidate.repo === "acme/conflicted" && candidate.headRef === branch)!;
-    const status = fake.state.commentsOn("acme", "conflicted", pull.number).filter((comment) => comment.body.startsWith(STATUS_MARKER)).at(-1);
+    const status = fake.state
+      .commentsOn("acme", "conflicted", pull.number)
+      .filter((comment) => comment.body.startsWith(STATUS_MARKER))
+      .at(-1);
     expect(status?.body).toContain("base-conflict");
     expect(status?.body).toContain("README.md");
     // Nothing lost: the branch still holds exactly the work that was pushed to it.

@@ -112,8 +112,10 @@ describe("repository cache", () => {
     const args = { harnessHome: join(root, "home"), owner: "acme", name: "many", cloneUrl: repo.cloneUrl, authEnv: fake.gitAuthEnv(token) };
     const work = join(root, "many-work");
     await git(["clone", "--quiet", repo.cloneUrl, work], { cwd: root, env: fake.gitAuthEnv(token) });
-    for (const branch of ["other", "harness/story-5", "harness/story-6"]) await git(["push", "--quiet", "origin", `HEAD:refs/heads/${branch}`], { cwd: work, env: fake.gitAuthEnv(token) });
-    const refs = async (dir: string): Promise<string[]> => (await git(["for-each-ref", "--format=%(refname)", "refs/remotes/origin"], { cwd: dir, readOnly: true })).split("\n").filter(Boolean).sort();
+    for (const branch of ["other", "harness/story-5", "harness/story-6"])
+      await git(["push", "--quiet", "origin", `HEAD:refs/heads/${branch}`], { cwd: work, env: fake.gitAuthEnv(token) });
+    const refs = async (dir: string): Promise<string[]> =>
+      (await git(["for-each-ref", "--format=%(refname)", "refs/remotes/origin"], { cwd: dir, readOnly: true })).split("\n").filter(Boolean).sort();
 
     // A story whose branch the remote does not have yet: the default branch only, and no error.
     const dir = await syncRepoCache({ ...args, branches: { exact: "main", prefix: "harness/story-7" } });
@@ -141,10 +143,25 @@ describe("repository cache", () => {
     /** The remote's tips of the story's branches, as GitHub's matching-refs and ref answers report them. */
     const tips = async (): Promise<Map<string, string>> => {
       const listed = await git(["for-each-ref", "--format=%(refname:strip=2) %(objectname)", "refs/heads/"], { cwd: repo.bareDir, readOnly: true });
-      return new Map(listed.split("\n").map((line) => line.split(" ") as [string, string]).filter(([name]) => name === "main" || name.startsWith(branches.prefix)));
+      return new Map(
+        listed
+          .split("\n")
+          .map((line) => line.split(" ") as [string, string])
+          .filter(([name]) => name === "main" || name.startsWith(branches.prefix)),
+      );
     };
     const fetches = (): number => fake.state.requests.filter((request) => request.path === "/acme/tips.git/git-upload-pack").length;
-    const remoteRefs = async (dir: string): Promise<string> => git(["for-each-ref", "--format=%(refname) %(objectname)", "refs/remotes/origin/main", "refs/remotes/origin/harness/story-3*", "refs/remotes/origin/harness/story-3*/**"], { cwd: dir, readOnly: true });
+    const remoteRefs = async (dir: string): Promise<string> =>
+      git(
+        [
+          "for-each-ref",
+          "--format=%(refname) %(objectname)",
+          "refs/remotes/origin/main",
+          "refs/remotes/origin/harness/story-3*",
+          "refs/remotes/origin/harness/story-3*/**",
+        ],
+        { cwd: dir, readOnly: true },
+      );
 
     // A new cache is fetched whatever GitHub says.
     const dir = await syncRepoCache({ ...args, remoteTips: await tips() });
@@ -163,7 +180,14 @@ describe("repository cache", () => {
       await git(["commit", "--quiet", "--allow-empty", "-m", "moved"], { cwd: work, env: HARNESS_IDENTITY });
       return push("HEAD:refs/heads/harness/story-3");
     };
-    const changes = ["HEAD:refs/heads/harness/story-3", moveStory, "HEAD:refs/heads/harness/story-30/task", ":refs/heads/harness/story-3", ":refs/heads/harness/story-30/task", "HEAD:refs/heads/main"];
+    const changes = [
+      "HEAD:refs/heads/harness/story-3",
+      moveStory,
+      "HEAD:refs/heads/harness/story-30/task",
+      ":refs/heads/harness/story-3",
+      ":refs/heads/harness/story-30/task",
+      "HEAD:refs/heads/main",
+    ];
     for (const change of changes) {
       await (typeof change === "string" ? push(change) : change());
       await syncRepoCache({ ...args, remoteTips: await tips() });
@@ -191,7 +215,9 @@ describe("repository cache", () => {
 
   it("is refused without a token: the fake's git endpoint requires one", async () => {
     const repo = await fake.addRepository({ owner: "acme", name: "locked", files: { "README.md": "x\n" } });
-    await expect(syncRepoCache({ harnessHome: join(root, "home"), owner: "acme", name: "locked", cloneUrl: repo.cloneUrl, authEnv: {} })).rejects.toMatchObject({ kind: "auth" });
+    await expect(syncRepoCache({ harnessHome: join(root, "home"), owner: "acme", name: "locked", cloneUrl: repo.cloneUrl, authEnv: {} })).rejects.toMatchObject(
+      { kind: "auth" },
+    );
   });
 
   it("fetches without git's automatic gc, even where the cache's config asks for it, and runs its own gc once due", async () => {
@@ -214,5 +240,4 @@ describe("repository cache", () => {
     expect(() => repoCacheDir("/data", "..", "x")).toThrow(/invalid repository name part/);
     expect(() => repoCacheDir("/data", "a", "b/c")).toThrow(/invalid repository name part/);
   });
-
 });

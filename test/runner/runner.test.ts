@@ -24,8 +24,16 @@ describe("story runner", () => {
   });
 
   /** The real runner (real pipeline, real reporter) against the fake, with its own data directory. */
-  const realWorker = (home: string, extra: { maxResumes?: number; housekeeping?: { retentionDays: number; minFreeBytes: number }; sandbox?: Sandbox; appSecrets?: string[]; taskSlots?: number } = {}) =>
-    realRunner(fake, home, log, extra);
+  const realWorker = (
+    home: string,
+    extra: {
+      maxResumes?: number;
+      housekeeping?: { retentionDays: number; minFreeBytes: number };
+      sandbox?: Sandbox;
+      appSecrets?: string[];
+      taskSlots?: number;
+    } = {},
+  ) => realRunner(fake, home, log, extra);
 
   /** A lease on a `start` job for issue `number` of acme/<name>. */
   const startLease = (name: string, number: number, title: string, repository: { id: number; cloneUrl: string }, interruptions = 0, body = ""): JobLease =>
@@ -86,11 +94,20 @@ describe("story runner", () => {
     const main = (await fake.branchHead("acme", "done", "main"))!;
     const story = await git(["commit-tree", `${main}^{tree}`, "-p", main, "-m", "story"], { cwd: repo.bareDir, env: HARNESS_IDENTITY });
     await git(["update-ref", `refs/heads/harness/story-${issue.number}`, story], { cwd: repo.bareDir });
-    const { data: pull } = await fakeOctokit(fake, { installation: true }).rest.pulls.create({ owner: "acme", repo: "done", head: `harness/story-${issue.number}`, base: "main", title: "Story", draft: true });
+    const { data: pull } = await fakeOctokit(fake, { installation: true }).rest.pulls.create({
+      owner: "acme",
+      repo: "done",
+      head: `harness/story-${issue.number}`,
+      base: "main",
+      title: "Story",
+      draft: true,
+    });
     fake.state.pulls.find((candidate) => candidate.repo === "acme/done" && candidate.number === pull.number)!.draft = false;
     await worker(startLease("done", issue.number, issue.title, repo), new AbortController().signal);
     const comments = fake.state.comments.filter((candidate) => candidate.repo === "acme/done" && candidate.issueNumber === issue.number);
-    expect(comments.map((comment) => comment.body)).toEqual([`Story #${issue.number} already completed: ${fake.url}/acme/done/pull/${pull.number}. Nothing new was started.`]);
+    expect(comments.map((comment) => comment.body)).toEqual([
+      `Story #${issue.number} already completed: ${fake.url}/acme/done/pull/${pull.number}. Nothing new was started.`,
+    ]);
     expect(existsSync(join(home, "repos"))).toBe(false);
     expect(fake.state.checkRuns.filter((run) => run.repo === "acme/done")).toHaveLength(0);
     fake.assertNoUnexpectedRequests();
@@ -98,7 +115,16 @@ describe("story runner", () => {
 
   it("redacts the installation token by its value in what it reports, even in a form no pattern recognises", async () => {
     const opaque = `v1${randomBytes(20).toString("hex")}`;
-    const harnessYml = ["agent:", "  command: \"true\"", "test:", `  command: "echo suite saw ${opaque}; exit 1"`, "provision:", '  command: "true"', "max_attempts: 1", ""].join("\n");
+    const harnessYml = [
+      "agent:",
+      '  command: "true"',
+      "test:",
+      `  command: "echo suite saw ${opaque}; exit 1"`,
+      "provision:",
+      '  command: "true"',
+      "max_attempts: 1",
+      "",
+    ].join("\n");
     const repo = await fake.addRepository({ owner: "acme", name: "leaky", files: { "README.md": "x\n", ".github/harness.yml": harnessYml } });
     const issue = fake.createIssue("acme", "leaky", { title: "Leaks", body: "", user: "acme" });
     fake.issueNextTokenAs(opaque);
@@ -133,9 +159,29 @@ describe("story runner", () => {
 
   it("caps a plan's concurrency at the runner's own limit (HARNESS_CONCURRENCY): two independent tasks with plan.concurrency 4 run one after the other on a runner of one slot", async () => {
     // The agent lives in the repository: each task writes its own file, the verifier passes.
-    const agent = ['mkdir -p src', 'echo "$HARNESS_TASK" > "src/$HARNESS_TASK.txt"', `printf '{"verdict":"pass","findings":[]}' > "$HARNESS_ARTIFACT_DIR/verdict.json"`, ""].join("\n");
-    const harnessYml = ["agent:", '  command: "sh tools/agent.sh"', "test:", '  command: "true"', "provision:", '  command: "true"', "max_attempts: 1", "plan:", "  concurrency: 4", ""].join("\n");
-    const repo = await fake.addRepository({ owner: "acme", name: "planned", files: { "README.md": "x\n", "tools/agent.sh": agent, ".github/harness.yml": harnessYml } });
+    const agent = [
+      "mkdir -p src",
+      'echo "$HARNESS_TASK" > "src/$HARNESS_TASK.txt"',
+      `printf '{"verdict":"pass","findings":[]}' > "$HARNESS_ARTIFACT_DIR/verdict.json"`,
+      "",
+    ].join("\n");
+    const harnessYml = [
+      "agent:",
+      '  command: "sh tools/agent.sh"',
+      "test:",
+      '  command: "true"',
+      "provision:",
+      '  command: "true"',
+      "max_attempts: 1",
+      "plan:",
+      "  concurrency: 4",
+      "",
+    ].join("\n");
+    const repo = await fake.addRepository({
+      owner: "acme",
+      name: "planned",
+      files: { "README.md": "x\n", "tools/agent.sh": agent, ".github/harness.yml": harnessYml },
+    });
     const plan = { tasks: ["a", "b"].map((id) => ({ id, title: `Part ${id}`, description: `Write src/${id}.txt`, files: [`src/${id}.txt`], blocked_by: [] })) };
     const body = `Two parts.\n\n\`\`\`harness-plan\n${JSON.stringify(plan)}\n\`\`\`\n`;
     const issue = fake.createIssue("acme", "planned", { title: "Two parts", body, user: "acme" });
@@ -146,7 +192,9 @@ describe("story runner", () => {
     const [runId] = readdirSync(runs);
     const journal = readJournal(join(runs, runId!, JOURNAL_FILE));
     const at = (kind: string, taskId: string): number => journal.findIndex((event) => event.kind === kind && "taskId" in event && event.taskId === taskId);
-    expect(journal.filter((event) => event.kind === "story.completed" || event.kind === "story.blocked").map((event) => event.kind)).toEqual(["story.completed"]);
+    expect(journal.filter((event) => event.kind === "story.completed" || event.kind === "story.blocked").map((event) => event.kind)).toEqual([
+      "story.completed",
+    ]);
     expect(at("task.started", "a")).toBeGreaterThanOrEqual(0);
     // One slot: the second task of the wave starts only once the first has finished.
     expect(at("task.started", "b")).toBeGreaterThan(at("task.finished", "a"));

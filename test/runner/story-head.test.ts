@@ -18,7 +18,16 @@ import { useFakeGitHub } from "../support/fake-github-fixture.js";
 
 jest.setTimeout(180_000);
 
-const HARNESS_YML = ["agent:", "  command: sh .harness-test/agent.sh", "test:", "  command: test -f feature.txt", "provision:", '  command: "true"', "max_attempts: 1", ""].join("\n");
+const HARNESS_YML = [
+  "agent:",
+  "  command: sh .harness-test/agent.sh",
+  "test:",
+  "  command: test -f feature.txt",
+  "provision:",
+  '  command: "true"',
+  "max_attempts: 1",
+  "",
+].join("\n");
 
 describe("a story's head", () => {
   const fake = useFakeGitHub();
@@ -33,7 +42,11 @@ describe("a story's head", () => {
   });
 
   const addRepository = (name: string): Promise<AddedRepository> =>
-    fake.addRepository({ owner: "acme", name, files: { "README.md": `# ${name}\n`, ".github/harness.yml": HARNESS_YML, ".harness-test/agent.sh": AGENT_SCRIPT } });
+    fake.addRepository({
+      owner: "acme",
+      name,
+      files: { "README.md": `# ${name}\n`, ".github/harness.yml": HARNESS_YML, ".harness-test/agent.sh": AGENT_SCRIPT },
+    });
 
   /** Runs a start job for a new issue of acme/<name> in `home`; returns the issue's number and the requests the job made. */
   const runStory = async (name: string, repo: AddedRepository, home: string): Promise<{ number: number; requests: RecordedRequest[] }> => {
@@ -56,7 +69,8 @@ describe("a story's head", () => {
 
   const completed = (name: string): boolean =>
     fake.state.checkRuns.filter((run) => run.repo === `acme/${name}` && run.name === "harness / story").at(-1)?.conclusion === "success";
-  const commitOf = (bareDir: string, rev: string, format: string): Promise<string> => git(["log", "-1", `--format=${format}`, rev], { cwd: bareDir, readOnly: true });
+  const commitOf = (bareDir: string, rev: string, format: string): Promise<string> =>
+    git(["log", "-1", `--format=${format}`, rev], { cwd: bareDir, readOnly: true });
 
   /** Commits a file on main of the fake's repository, as a person pushing would; returns the new head. */
   const pushToMain = async (name: string, bareDir: string): Promise<string> => {
@@ -88,7 +102,9 @@ describe("a story's head", () => {
     expect(pull).toBeDefined();
     // The start commit is the one GitHub made: on main, with the story's title, and the work on top of it.
     const start = (await git(["rev-list", "--max-parents=1", "--reverse", `main..${firstBranch}`], { cwd: repo.bareDir, readOnly: true })).split("\n")[0]!;
-    expect(await commitOf(repo.bareDir, start, "%P%n%s%n%an <%ae>")).toBe(`${main}\nStory #${first.number}: Story of quiet\nstory-harness <story-harness@users.noreply.github.com>`);
+    expect(await commitOf(repo.bareDir, start, "%P%n%s%n%an <%ae>")).toBe(
+      `${main}\nStory #${first.number}: Story of quiet\nstory-harness <story-harness@users.noreply.github.com>`,
+    );
     expect(apiCalls(first.requests, "POST", /\/git\/commits$/)).toBe(1);
 
     // The second story of the repository, nothing moved: no fetch at all in its head.
@@ -102,7 +118,14 @@ describe("a story's head", () => {
 
     // The first story run again (`/harness retry-blocked`): its branch is reused, no start commit is asked for.
     const seen = fake.state.requests.length;
-    await realRunner(fake, home, log)(storyLease(fake, { name: "quiet", number: first.number, repository: repo, title: `Story of quiet`, kind: "retry-blocked" }), new AbortController().signal);
+    await realRunner(
+      fake,
+      home,
+      log,
+    )(
+      storyLease(fake, { name: "quiet", number: first.number, repository: repo, title: `Story of quiet`, kind: "retry-blocked" }),
+      new AbortController().signal,
+    );
     const resumed = fake.state.requests.slice(seen);
     expect(apiCalls(resumed, "POST", /\/git\/(commits|refs)$/)).toBe(0);
     expect(gitService(head(resumed), "git-upload-pack")).toEqual([]);
@@ -113,7 +136,9 @@ describe("a story's head", () => {
     const third = await runStory("quiet", repo, home);
     expect(gitService(head(third.requests), "git-upload-pack").length).toBeGreaterThan(0);
     expect(completed("quiet")).toBe(true);
-    const thirdStart = (await git(["rev-list", "--max-parents=1", "--reverse", `main..harness/story-${third.number}`], { cwd: repo.bareDir, readOnly: true })).split("\n")[0]!;
+    const thirdStart = (
+      await git(["rev-list", "--max-parents=1", "--reverse", `main..harness/story-${third.number}`], { cwd: repo.bareDir, readOnly: true })
+    ).split("\n")[0]!;
     expect(await commitOf(repo.bareDir, thirdStart, "%P")).toBe(moved);
     fake.assertNoUnexpectedRequests();
   });
@@ -145,7 +170,11 @@ describe("a story's head", () => {
     const issue = fake.createIssue("acme", "raced", { title: "Raced", body: "", user: "acme" });
     const branch = `harness/story-${issue.number}`;
     const gate = fake.holdRequests({ method: "POST", path: /\/git\/refs$/ });
-    const job = realRunner(fake, home, log)(storyLease(fake, { name: "raced", number: issue.number, repository: repo, title: issue.title }), new AbortController().signal);
+    const job = realRunner(
+      fake,
+      home,
+      log,
+    )(storyLease(fake, { name: "raced", number: issue.number, repository: repo, title: issue.title }), new AbortController().signal);
     await eventually("the ref's creation to wait at the gate", () => (gate.waiting > 0 ? true : undefined));
     // Someone else makes the story branch meanwhile, on a commit of their own.
     const main = (await fake.branchHead("acme", "raced", "main"))!;
@@ -156,7 +185,7 @@ describe("a story's head", () => {
     expect(completed("raced")).toBe(true);
     const head = (await fake.branchHead("acme", "raced", branch))!;
     // The story's work sits on the branch as it was made elsewhere.
-    expect((await git(["merge-base", "--is-ancestor", theirs, head], { cwd: repo.bareDir, readOnly: true }))).toBe("");
+    expect(await git(["merge-base", "--is-ancestor", theirs, head], { cwd: repo.bareDir, readOnly: true })).toBe("");
     expect(fake.state.requests.some((request) => request.path.endsWith("/git/refs") && request.status === 422)).toBe(true);
     fake.assertNoUnexpectedRequests();
   });
@@ -167,7 +196,10 @@ describe("a story's head", () => {
     const { sleep, waits, wake } = controlledSleep();
     const window = fake.injectFailure({ method: "POST", path: /\/git\/commits$/, failure: { kind: "secondary-rate-limit", retryAfterSeconds: 1 } });
     const seen = fake.state.requests.length;
-    const job = realRunner(fake, join(root, "home-down"), log, { githubDown: { sleep } })(storyLease(fake, { name: "down", number: issue.number, repository: repo, title: issue.title }), new AbortController().signal);
+    const job = realRunner(fake, join(root, "home-down"), log, { githubDown: { sleep } })(
+      storyLease(fake, { name: "down", number: issue.number, repository: repo, title: issue.title }),
+      new AbortController().signal,
+    );
     await eventually("the runner to wait for GitHub", () => (waits.length > 0 ? true : undefined));
     window.close();
     wake();
@@ -183,8 +215,16 @@ describe("a story's head", () => {
   it("says on the issue that the story could not start (git-failed) when GitHub refuses its branch", async () => {
     const repo = await addRepository("ruled");
     const issue = fake.createIssue("acme", "ruled", { title: "Ruled out", body: "", user: "acme" });
-    const window = fake.injectFailure({ method: "POST", path: /\/git\/refs$/, failure: { kind: "refused", status: 422, message: "Repository rule violations found" } });
-    await realRunner(fake, join(root, "home-ruled"), log)(storyLease(fake, { name: "ruled", number: issue.number, repository: repo, title: issue.title }), new AbortController().signal);
+    const window = fake.injectFailure({
+      method: "POST",
+      path: /\/git\/refs$/,
+      failure: { kind: "refused", status: 422, message: "Repository rule violations found" },
+    });
+    await realRunner(
+      fake,
+      join(root, "home-ruled"),
+      log,
+    )(storyLease(fake, { name: "ruled", number: issue.number, repository: repo, title: issue.title }), new AbortController().signal);
     window.close();
     expect(window.served).toBe(1);
     const comment = fake.state.comments.find((candidate) => candidate.repo === "acme/ruled" && candidate.issueNumber === issue.number);

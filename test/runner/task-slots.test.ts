@@ -47,24 +47,41 @@ describe("a plan's tasks at once on a runner shared by several stories", () => {
       "exit 0",
       "",
     ].join("\n");
-    const yml = ["agent:", `  command: ${JSON.stringify(`sh tools/agent.sh '${out}'`)}`, "test:", '  command: "true"', "provision:", '  command: "true"', "max_attempts: 1", "plan:", "  concurrency: 4", ""].join("\n");
+    const yml = [
+      "agent:",
+      `  command: ${JSON.stringify(`sh tools/agent.sh '${out}'`)}`,
+      "test:",
+      '  command: "true"',
+      "provision:",
+      '  command: "true"',
+      "max_attempts: 1",
+      "plan:",
+      "  concurrency: 4",
+      "",
+    ].join("\n");
     const files = { "README.md": "x\n", "tools/agent.sh": agent, ".github/harness.yml": yml };
     const holder = await fake.addRepository({ owner: "acme", name: "holder", files });
     const planned = await fake.addRepository({ owner: "acme", name: "waves", files });
-    const plan = JSON.stringify({ tasks: ["a", "b"].map((id) => ({ id, title: `Part ${id}`, description: `Write src/${id}.txt`, files: [`src/${id}.txt`], blocked_by: [] })) });
+    const plan = JSON.stringify({
+      tasks: ["a", "b"].map((id) => ({ id, title: `Part ${id}`, description: `Write src/${id}.txt`, files: [`src/${id}.txt`], blocked_by: [] })),
+    });
     const lease = (repository: { id: number; cloneUrl: string }, name: string, title: string, body: string): JobLease => {
       const issue = fake.createIssue("acme", name, { title, body, user: "acme" });
       return storyLease(fake, { name, number: issue.number, repository, title, body });
     };
     const home = join(root, "home");
     // One runner, two slots (HARNESS_CONCURRENCY=2), running both stories; the agents may write only `out`.
-    const worker = realRunner(fake, home, recordingLog().log, { taskSlots: 2, sandbox: new Sandbox(sandboxSettingsFromEnv({ ...process.env, HARNESS_SANDBOX_WRITE: out })) });
+    const worker = realRunner(fake, home, recordingLog().log, {
+      taskSlots: 2,
+      sandbox: new Sandbox(sandboxSettingsFromEnv({ ...process.env, HARNESS_SANDBOX_WRITE: out })),
+    });
     const journalOf = (name: string, number: number): HistoryEvent[] => {
       const runs = join(home, "runs", storyDirName(`acme/${name}#${number}`));
       const [runId] = readdirSync(runs);
       return readJournal(join(runs, runId ?? "", JOURNAL_FILE));
     };
-    const ended = (journal: HistoryEvent[]) => journal.filter((event) => event.kind === "story.completed" || event.kind === "story.blocked").map((event) => event.kind);
+    const ended = (journal: HistoryEvent[]) =>
+      journal.filter((event) => event.kind === "story.completed" || event.kind === "story.blocked").map((event) => event.kind);
 
     const holding = lease(holder, "holder", "Hold a slot", "No plan: one task.");
     const held = worker(holding, new AbortController().signal);

@@ -18,7 +18,15 @@ describe("TrackingReporter", () => {
       (error) => failures.push(error),
     );
     const start: Extract<HistoryEvent, { kind: "run.started" }> = {
-      kind: "run.started", at: new Date().toISOString(), storyId: "7", runId: "r1", taskId: "story", title: "T", stages: ["implementer", "verifier"], maxAttempts: 3, readmission: false,
+      kind: "run.started",
+      at: new Date().toISOString(),
+      storyId: "7",
+      runId: "r1",
+      taskId: "story",
+      title: "T",
+      stages: ["implementer", "verifier"],
+      maxAttempts: 3,
+      readmission: false,
     };
     expect(tracker.ended).toBe(false);
     await tracker.block({ failureClass: "config-invalid", detail: ".github/harness.yml: $.max_attempts must be integer", start });

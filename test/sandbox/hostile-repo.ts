@@ -29,7 +29,18 @@ export interface Targets {
 }
 
 /** Names of the attacks every phase reports on. */
-export const SELF_REPORTED = ["key-file", "proc-environ", "proc-cwd-env", "app-process", "queue", "other-worktree-read", "other-worktree-write", "cache-config", "refs-replace", "fork"] as const;
+export const SELF_REPORTED = [
+  "key-file",
+  "proc-environ",
+  "proc-cwd-env",
+  "app-process",
+  "queue",
+  "other-worktree-read",
+  "other-worktree-write",
+  "cache-config",
+  "refs-replace",
+  "fork",
+] as const;
 
 export function attackScript(t: Targets): string {
   return `#!/bin/sh

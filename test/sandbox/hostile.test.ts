@@ -94,7 +94,9 @@ describe("a hostile repository", () => {
     expect([first.outcome.status, first.outcome.detail]).toEqual(["completed", undefined]);
     const gates = first.journal.filter((event): event is Extract<HistoryEvent, { kind: "gate.finished" }> => event.kind === "gate.finished");
     expect(gates.map((gate) => gate.policy)).toEqual([{ sandboxed: true, network: false }]);
-    const cleanClones = first.journal.filter((event): event is Extract<HistoryEvent, { kind: "clean_clone.finished" }> => event.kind === "clean_clone.finished");
+    const cleanClones = first.journal.filter(
+      (event): event is Extract<HistoryEvent, { kind: "clean_clone.finished" }> => event.kind === "clean_clone.finished",
+    );
     expect(cleanClones.map((event) => [event.result.ran, event.result.exitCode, event.policy])).toEqual([[true, 0, { sandboxed: true, network: false }]]);
 
     // What each phase found (its own words, judged by whether the read or write worked).
@@ -111,7 +113,8 @@ describe("a hostile repository", () => {
       "cache config unchanged": readFileSync(join(hostile, ".git", "config"), "utf8") === cacheConfigBefore,
       "no replace refs in the cache": (await git(["for-each-ref", "refs/replace"], { cwd: hostile })) === "",
       "no attacker filter ran in the App's git": !existsSync(targets.filterMarker),
-      "the operator's ~/.gitconfig unchanged": (existsSync(operatorGitConfig) ? readFileSync(operatorGitConfig, "utf8") : undefined) === operatorGitConfigBefore,
+      "the operator's ~/.gitconfig unchanged":
+        (existsSync(operatorGitConfig) ? readFileSync(operatorGitConfig, "utf8") : undefined) === operatorGitConfigBefore,
       "the other worktree unchanged": !existsSync(join(otherWorktree, "pwned")),
       // Provisioning and agents have the network, in a namespace of their own: the host's loopback is not in it.
       "no phase reached the host's loopback server": phasesConnected.length === 0,
@@ -122,7 +125,11 @@ describe("a hostile repository", () => {
     // A second repository's story afterwards: its provisioning runs as `sh -lc`, where the
     // attacker's `test() { return 0; }` in a shared ~/.profile would have changed the outcome.
     const honest = join(root, "honest");
-    await initRepo(honest, { "README.md": "# honest\n", ".harness-test/agent.sh": 'case "$HARNESS_STAGE" in implementer) echo hi > feature.txt ;; verifier) printf \'{"verdict":"pass","findings":[]}\\n\' > "$HARNESS_ARTIFACT_DIR/verdict.json" ;; esac\n' });
+    await initRepo(honest, {
+      "README.md": "# honest\n",
+      ".harness-test/agent.sh":
+        'case "$HARNESS_STAGE" in implementer) echo hi > feature.txt ;; verifier) printf \'{"verdict":"pass","findings":[]}\\n\' > "$HARNESS_ARTIFACT_DIR/verdict.json" ;; esac\n',
+    });
     const honestConfig = [
       "agent:",
       "  command: sh .harness-test/agent.sh",
@@ -137,7 +144,9 @@ describe("a hostile repository", () => {
     const files = await git(["ls-tree", "-r", "--name-only", second.outcome.commit ?? "HEAD"], { cwd: honest });
     outside["the next story's login shell read a clean profile"] = !files.split("\n").includes("poisoned.txt");
 
-    const failedOutside = Object.entries(outside).filter(([, contained]) => !contained).map(([name]) => name);
+    const failedOutside = Object.entries(outside)
+      .filter(([, contained]) => !contained)
+      .map(([name]) => name);
     const total = lines.length + Object.keys(outside).length;
     const contained = total - escaped.length - failedOutside.length;
     console.log(`hostile repository: ${contained}/${total} attacks contained`);

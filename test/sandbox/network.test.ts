@@ -1,7 +1,15 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
-import { findNetTools, netSettingsFromEnv, probeSandbox, Sandbox, sandboxSettingsFromEnv, type NetTools, type SandboxSettings } from "../../src/sandbox/index.js";
+import {
+  findNetTools,
+  netSettingsFromEnv,
+  probeSandbox,
+  Sandbox,
+  sandboxSettingsFromEnv,
+  type NetTools,
+  type SandboxSettings,
+} from "../../src/sandbox/index.js";
 import { makeTempDir, removeTempDirs } from "../support/tmp.js";
 
 afterAll(removeTempDirs);
@@ -35,7 +43,11 @@ const connectLine = (label: string, host: string, port: number): string =>
 
 async function networkedStep(sandbox: Sandbox, script: string, logPath?: string): Promise<{ out: string; code: number | null; net: string; tail: string }> {
   const dir = makeTempDir();
-  const result = await sandbox.shell(script, { cwd: dir, captureStdout: true, timeoutMs: 60_000, ...(logPath ? { logPath } : {}) }, { purpose: "agent", network: true, writable: [dir] });
+  const result = await sandbox.shell(
+    script,
+    { cwd: dir, captureStdout: true, timeoutMs: 60_000, ...(logPath ? { logPath } : {}) },
+    { purpose: "agent", network: true, writable: [dir] },
+  );
   return { out: result.stdout?.toString() ?? "", code: result.exitCode, net: result.net, tail: result.tail };
 }
 
@@ -54,9 +66,14 @@ describe("network settings", () => {
     expect(() => netSettingsFromEnv({ HARNESS_NET_ALLOW: "registry:70000" })).toThrow(/HARNESS_NET_ALLOW="registry:70000".*port must be 1-65535/);
     expect(() => netSettingsFromEnv({ HARNESS_NET_ALLOW: "127.0.0.0/8" })).toThrow(/HARNESS_NET_ALLOW=.*loopback opens only with a port/);
     expect(() => netSettingsFromEnv({ HARNESS_EGRESS_ALLOW: "registry.example.com, bad host" })).toThrow(/HARNESS_EGRESS_ALLOW=.*bad host is not a host name/);
-    expect(() => sandboxSettingsFromEnv({ HARNESS_SANDBOX_NET: "shared" })).toThrow(/HARNESS_SANDBOX_NET="shared" must be 'namespace' \(the default\) or 'host'/);
+    expect(() => sandboxSettingsFromEnv({ HARNESS_SANDBOX_NET: "shared" })).toThrow(
+      /HARNESS_SANDBOX_NET="shared" must be 'namespace' \(the default\) or 'host'/,
+    );
     expect(netSettingsFromEnv({})).toEqual({ mode: "namespace", allow: [], egressAllow: [] });
-    expect(netSettingsFromEnv({ HARNESS_SANDBOX_NET: "host", HARNESS_EGRESS_ALLOW: "*.Example.org" })).toMatchObject({ mode: "host", egressAllow: ["*.example.org"] });
+    expect(netSettingsFromEnv({ HARNESS_SANDBOX_NET: "host", HARNESS_EGRESS_ALLOW: "*.Example.org" })).toMatchObject({
+      mode: "host",
+      egressAllow: ["*.example.org"],
+    });
   });
 });
 
@@ -64,28 +81,32 @@ describe.each(["pasta", "slirp4netns"] as const)("a networked step with %s", (ki
   it("cannot reach the host's loopback, link-local or private addresses, and cannot lift the rules", async () => {
     const host = await hostListener();
     try {
-      const { out, net } = await networkedStep(box({}, kind), [
-        connectLine("host-loopback", "127.0.0.1", host.port),
-        connectLine("metadata", "169.254.169.254", 80),
-        connectLine("private10", "10.1.2.3", 80),
-        connectLine("private172", "172.16.0.1", 80),
-        connectLine("private192", "192.168.1.1", 80),
-        connectLine("ula", "fd00::1", 80),
-        // The step is uid 1000 without capabilities in a user namespace of its own: the rules are not its to change.
-        "ip rule del pref 200 2>/dev/null && echo lifted || echo kept",
-        "ip route add unreachable 10.99.0.0/16 2>/dev/null && echo routed || echo not-routed",
-        connectLine("metadata-again", "169.254.169.254", 80),
-        // With no internet here, that public destinations are routed out is shown by the kernel's route choice.
-        "ip route get 203.0.113.7 >/dev/null 2>&1 && echo public-routed || echo public-blocked",
-        "ip route get 10.1.2.3 >/dev/null 2>&1 && echo private-routed || echo private-blocked",
-        "cat /etc/resolv.conf",
-      ].join("; "));
+      const { out, net } = await networkedStep(
+        box({}, kind),
+        [
+          connectLine("host-loopback", "127.0.0.1", host.port),
+          connectLine("metadata", "169.254.169.254", 80),
+          connectLine("private10", "10.1.2.3", 80),
+          connectLine("private172", "172.16.0.1", 80),
+          connectLine("private192", "192.168.1.1", 80),
+          connectLine("ula", "fd00::1", 80),
+          // The step is uid 1000 without capabilities in a user namespace of its own: the rules are not its to change.
+          "ip rule del pref 200 2>/dev/null && echo lifted || echo kept",
+          "ip route add unreachable 10.99.0.0/16 2>/dev/null && echo routed || echo not-routed",
+          connectLine("metadata-again", "169.254.169.254", 80),
+          // With no internet here, that public destinations are routed out is shown by the kernel's route choice.
+          "ip route get 203.0.113.7 >/dev/null 2>&1 && echo public-routed || echo public-blocked",
+          "ip route get 10.1.2.3 >/dev/null 2>&1 && echo private-routed || echo private-blocked",
+          "cat /etc/resolv.conf",
+        ].join("; "),
+      );
       expect(net).toBe("own");
       // The namespace's loopback is its own: nothing listens there, and nothing reached the host's listener.
       expect(out).toMatch(/^host-loopback ECONNREFUSED$/m);
       expect(host.connections()).toBe(0);
       // Refused at once by a prohibit rule (EACCES from connect), not left to time out.
-      for (const label of ["metadata", "private10", "private172", "private192", "ula", "metadata-again"]) expect(out).toMatch(new RegExp(`^${label} EACCES$`, "m"));
+      for (const label of ["metadata", "private10", "private172", "private192", "ula", "metadata-again"])
+        expect(out).toMatch(new RegExp(`^${label} EACCES$`, "m"));
       expect(out).toMatch(/^kept$/m);
       expect(out).toMatch(/^not-routed$/m);
       expect(out).toMatch(/^public-routed$/m);
@@ -98,7 +119,11 @@ describe.each(["pasta", "slirp4netns"] as const)("a networked step with %s", (ki
 
   it("hands the step its standard input (an agent's prompt arrives on stdin)", async () => {
     const dir = makeTempDir();
-    const result = await box({}, kind).run(["/bin/sh", "-c", "cat"], { cwd: dir, captureStdout: true, timeoutMs: 60_000, input: "the prompt\n" }, { purpose: "agent", network: true, writable: [dir] });
+    const result = await box({}, kind).run(
+      ["/bin/sh", "-c", "cat"],
+      { cwd: dir, captureStdout: true, timeoutMs: 60_000, input: "the prompt\n" },
+      { purpose: "agent", network: true, writable: [dir] },
+    );
     expect(result.net).toBe("own");
     expect(result.stdout?.toString()).toBe("the prompt\n");
   });
@@ -109,12 +134,15 @@ describe.each(["pasta", "slirp4netns"] as const)("a networked step with %s", (ki
     try {
       const sandbox = box({ HARNESS_NET_ALLOW: `127.0.0.1:${host.port},10.1.0.0/16` }, kind);
       const loopback = kind === "pasta" ? "127.0.0.1" : "10.0.2.2";
-      const { out } = await networkedStep(sandbox, [
-        connectLine("allowed", loopback, host.port),
-        connectLine("other-port", loopback, other.port),
-        "ip route get 10.1.2.3 >/dev/null 2>&1 && echo opened-range-routed || echo opened-range-blocked",
-        connectLine("outside-range", "10.2.0.1", 80),
-      ].join("; "));
+      const { out } = await networkedStep(
+        sandbox,
+        [
+          connectLine("allowed", loopback, host.port),
+          connectLine("other-port", loopback, other.port),
+          "ip route get 10.1.2.3 >/dev/null 2>&1 && echo opened-range-routed || echo opened-range-blocked",
+          connectLine("outside-range", "10.2.0.1", 80),
+        ].join("; "),
+      );
       expect(out).toMatch(/^allowed reached$/m);
       expect(host.connections()).toBe(1);
       expect(out).toMatch(kind === "pasta" ? /^other-port ECONNREFUSED$/m : /^other-port EACCES$/m);
@@ -137,12 +165,13 @@ describe("the egress proxy", () => {
     const tunnel = (target: string): string =>
       `node -e 'const u = new URL(process.env.HTTPS_PROXY); const s = require("net").connect(u.port, u.hostname, () => s.write("CONNECT ${target} HTTP/1.1\\r\\nHost: ${target}\\r\\n\\r\\n")); let t = ""; s.on("data", (d) => { t += d; if (t.includes("hello")) { console.log("${target} " + t.split("\\r\\n")[0] + " " + t.trim().split("\\n").pop()); process.exit(0) } }).on("end", () => { console.log("${target} " + t.split("\\r\\n")[0]); process.exit(0) })'`;
     try {
-      const { out, net, tail } = await networkedStep(sandbox, [
-        'echo "proxy=$HTTPS_PROXY"',
-        tunnel(`localhost:${host.port}`),
-        tunnel("elsewhere.example:443"),
-        connectLine("direct-public", "203.0.113.7", 443),
-      ].join("; "), logPath);
+      const { out, net, tail } = await networkedStep(
+        sandbox,
+        ['echo "proxy=$HTTPS_PROXY"', tunnel(`localhost:${host.port}`), tunnel("elsewhere.example:443"), connectLine("direct-public", "203.0.113.7", 443)].join(
+          "; ",
+        ),
+        logPath,
+      );
       expect(net).toBe("egress");
       expect(out).toMatch(/^proxy=http:\/\/127\.0\.0\.1:\d+$/m);
       expect(out).toMatch(new RegExp(`^localhost:${host.port} HTTP/1.1 200 Connection Established hello from the host$`, "m"));
@@ -172,8 +201,12 @@ describe("HARNESS_SANDBOX_NET", () => {
   });
 
   it("refuses stories where no network namespace can be made, naming the fix and the opt-out", async () => {
-    const missing = await probeSandbox(new Sandbox(sandboxSettingsFromEnv({}), { netTools: { missing: ["pasta (apt-get install -y passt) or slirp4netns (apt-get install -y slirp4netns)"] } }));
-    expect(missing.state === "unavailable" && missing.reason).toMatch(/network namespace of their own: pasta \(apt-get install -y passt\).*HARNESS_SANDBOX_NET=host/);
+    const missing = await probeSandbox(
+      new Sandbox(sandboxSettingsFromEnv({}), { netTools: { missing: ["pasta (apt-get install -y passt) or slirp4netns (apt-get install -y slirp4netns)"] } }),
+    );
+    expect(missing.state === "unavailable" && missing.reason).toMatch(
+      /network namespace of their own: pasta \(apt-get install -y passt\).*HARNESS_SANDBOX_NET=host/,
+    );
 
     const dir = makeTempDir();
     writeFileSync(join(dir, "pasta"), "#!/bin/sh\necho 'Failed to open tun socket in namespace' >&2\nexit 1\n", { mode: 0o755 });

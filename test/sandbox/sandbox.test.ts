@@ -2,7 +2,16 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { git } from "../../src/workspace/index.js";
-import { bwrapArgs, etcSecretMasks, probeSandbox, removeStaleScratch, Sandbox, scratchRemoved, sandboxSettingsFromEnv, type SandboxSettings } from "../../src/sandbox/index.js";
+import {
+  bwrapArgs,
+  etcSecretMasks,
+  probeSandbox,
+  removeStaleScratch,
+  Sandbox,
+  scratchRemoved,
+  sandboxSettingsFromEnv,
+  type SandboxSettings,
+} from "../../src/sandbox/index.js";
 import { initRepo, makeTempDir, processWithTag, removeTempDirs, writeFiles } from "../support/tmp.js";
 import { until } from "../support/poll.js";
 
@@ -12,13 +21,21 @@ const settings = (overrides: Partial<SandboxSettings> = {}): SandboxSettings => 
 const sandbox = (overrides: Partial<SandboxSettings> = {}): Sandbox => new Sandbox(settings(overrides));
 
 /** Runs `script` with `sh -c` in a sandboxed step writing `dir`; stdout and the exit code. */
-async function inSandbox(dir: string, script: string, options: { network?: boolean; box?: Sandbox; readable?: string[] } = {}): Promise<{ out: string; code: number | null }> {
-  const result = await (options.box ?? sandbox()).shell(script, { cwd: dir, captureStdout: true, timeoutMs: 60_000 }, {
-    purpose: "suite",
-    network: options.network ?? false,
-    writable: [dir],
-    ...(options.readable ? { readable: options.readable } : {}),
-  });
+async function inSandbox(
+  dir: string,
+  script: string,
+  options: { network?: boolean; box?: Sandbox; readable?: string[] } = {},
+): Promise<{ out: string; code: number | null }> {
+  const result = await (options.box ?? sandbox()).shell(
+    script,
+    { cwd: dir, captureStdout: true, timeoutMs: 60_000 },
+    {
+      purpose: "suite",
+      network: options.network ?? false,
+      writable: [dir],
+      ...(options.readable ? { readable: options.readable } : {}),
+    },
+  );
   return { out: result.stdout?.toString() ?? "", code: result.exitCode };
 }
 
@@ -43,14 +60,21 @@ describe("bwrapArgs", () => {
     tmp: "/s/tmp",
     writable: ["/w/tree", "/w/home/worktrees/a"],
     readable: ["/w/home/repos/x"],
-    masked: [{ path: "/w/home", directory: true }, { path: "/etc/shadow", directory: false }],
+    masked: [
+      { path: "/w/home", directory: true },
+      { path: "/etc/shadow", directory: false },
+    ],
     network: false,
-    system: [{ kind: "ro-bind" as const, path: "/usr" }, { kind: "symlink" as const, path: "/bin", target: "usr/bin" }],
+    system: [
+      { kind: "ro-bind" as const, path: "/usr" },
+      { kind: "symlink" as const, path: "/bin", target: "usr/bin" },
+    ],
   };
 
   it("isolates every namespace, drops the network unless asked, and ends with the command separator", () => {
     const args = bwrapArgs(view);
-    for (const flag of ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net", "--die-with-parent", "--new-session"]) expect(args).toContain(flag);
+    for (const flag of ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net", "--die-with-parent", "--new-session"])
+      expect(args).toContain(flag);
     expect(args.slice(args.indexOf("--uid"), args.indexOf("--uid") + 4)).toEqual(["--uid", "1000", "--gid", "1000"]);
     expect(bwrapArgs({ ...view, network: true })).not.toContain("--unshare-net");
     expect(args.at(-1)).toBe("--");
@@ -72,16 +96,19 @@ describe("a sandboxed step", () => {
     const dir = makeTempDir();
     const outside = makeTempDir("harness-secret-");
     writeFileSync(join(outside, "secret.txt"), "top secret\n");
-    const { out, code } = await inSandbox(dir, [
-      "id -u",
-      "ls /proc | grep -c '^[0-9]'",
-      `test -e /proc/${process.pid} && echo app-visible || echo app-hidden`,
-      'echo "home=$HOME"',
-      "ls -A \"$HOME\" | wc -l",
-      `cat ${outside}/secret.txt 2>/dev/null || echo secret-hidden`,
-      "touch /usr/harness-probe 2>/dev/null && echo usr-writable || echo usr-read-only",
-      "echo made > here.txt",
-    ].join("\n"));
+    const { out, code } = await inSandbox(
+      dir,
+      [
+        "id -u",
+        "ls /proc | grep -c '^[0-9]'",
+        `test -e /proc/${process.pid} && echo app-visible || echo app-hidden`,
+        'echo "home=$HOME"',
+        'ls -A "$HOME" | wc -l',
+        `cat ${outside}/secret.txt 2>/dev/null || echo secret-hidden`,
+        "touch /usr/harness-probe 2>/dev/null && echo usr-writable || echo usr-read-only",
+        "echo made > here.txt",
+      ].join("\n"),
+    );
     expect(code).toBe(0);
     const lines = out.trim().split("\n");
     expect(lines[0]).toBe("1000");
@@ -147,15 +174,21 @@ describe("a sandboxed step", () => {
 
   it("limits how many processes a step may run", async () => {
     const dir = makeTempDir();
-    const { out } = await inSandbox(dir, "n=0; for i in $(seq 300); do sleep 5 2>/dev/null & n=$((n+1)); done 2>/dev/null; ls /proc | grep -c '^[0-9]'", { box: sandbox({ maxProcesses: 64 }) });
+    const { out } = await inSandbox(dir, "n=0; for i in $(seq 300); do sleep 5 2>/dev/null & n=$((n+1)); done 2>/dev/null; ls /proc | grep -c '^[0-9]'", {
+      box: sandbox({ maxProcesses: 64 }),
+    });
     expect(Number(out.trim())).toBeLessThanOrEqual(64);
   });
 
   it("limits the data memory of a process", async () => {
     const dir = makeTempDir();
-    const { out } = await inSandbox(dir, `node -e 'try { const b = Buffer.alloc(1024 * 1024 * 1024, 1); console.log("allocated " + b.length) } catch (e) { console.log("refused") }' 2>&1 | tail -1`, {
-      box: sandbox({ memoryBytes: 512 * 1024 * 1024 }),
-    });
+    const { out } = await inSandbox(
+      dir,
+      `node -e 'try { const b = Buffer.alloc(1024 * 1024 * 1024, 1); console.log("allocated " + b.length) } catch (e) { console.log("refused") }' 2>&1 | tail -1`,
+      {
+        box: sandbox({ memoryBytes: 512 * 1024 * 1024 }),
+      },
+    );
     expect(out.trim()).not.toMatch(/^allocated/);
   });
 
@@ -174,12 +207,15 @@ describe("a sandboxed step", () => {
     const worktree = join(root, "wt");
     await git(["worktree", "add", "-q", "-b", "work", worktree], { cwd: repo });
     const link = readFileSync(join(worktree, ".git"), "utf8");
-    const { out } = await inSandbox(worktree, [
-      "git show HEAD:README.md",
-      "git config remote.origin.pushurl http://evil.invalid/ 2>/dev/null && echo config-written || echo config-refused",
-      "git update-ref refs/replace/abc HEAD 2>/dev/null && echo ref-written || echo ref-refused",
-      "mkdir -p evil && printf 'gitdir: %s/evil\\n' \"$PWD\" > .git && echo link-rewritten",
-    ].join("\n"));
+    const { out } = await inSandbox(
+      worktree,
+      [
+        "git show HEAD:README.md",
+        "git config remote.origin.pushurl http://evil.invalid/ 2>/dev/null && echo config-written || echo config-refused",
+        "git update-ref refs/replace/abc HEAD 2>/dev/null && echo ref-written || echo ref-refused",
+        "mkdir -p evil && printf 'gitdir: %s/evil\\n' \"$PWD\" > .git && echo link-rewritten",
+      ].join("\n"),
+    );
     expect(out).toBe("# r\nconfig-refused\nref-refused\nlink-rewritten\n");
     expect(readFileSync(join(worktree, ".git"), "utf8")).toBe(link);
     expect(await git(["config", "--get-regexp", "pushurl"], { cwd: repo }).catch(() => "")).toBe("");
@@ -189,7 +225,11 @@ describe("a sandboxed step", () => {
     const dir = makeTempDir();
     const logPath = join(makeTempDir(), "step.log");
     const box = sandbox({ logCapBytes: 1024 * 1024 });
-    const result = await box.shell("echo FIRST-LINE; head -c 5000000 /dev/zero | tr '\\0' x; echo; echo LAST-LINE", { cwd: dir, logPath }, { purpose: "suite", network: false, writable: [dir] });
+    const result = await box.shell(
+      "echo FIRST-LINE; head -c 5000000 /dev/zero | tr '\\0' x; echo; echo LAST-LINE",
+      { cwd: dir, logPath },
+      { purpose: "suite", network: false, writable: [dir] },
+    );
     expect(result.exitCode).toBe(0);
     const log = readFileSync(logPath, "latin1");
     expect(log.length).toBeLessThan(1024 * 1024 + 512);
@@ -201,7 +241,11 @@ describe("a sandboxed step", () => {
 
   it("with HARNESS_SANDBOX=off runs unsandboxed but still with a private HOME, and says so", async () => {
     const dir = makeTempDir();
-    const result = await sandbox({ enabled: false }).shell('echo "$HOME"', { cwd: dir, captureStdout: true }, { purpose: "suite", network: false, writable: [dir] });
+    const result = await sandbox({ enabled: false }).shell(
+      'echo "$HOME"',
+      { cwd: dir, captureStdout: true },
+      { purpose: "suite", network: false, writable: [dir] },
+    );
     expect(result).toMatchObject({ exitCode: 0, sandboxed: false, network: true });
     expect(result.stdout?.toString().trim()).not.toBe(process.env.HOME);
   });
@@ -219,7 +263,7 @@ describe("probeSandbox", () => {
     expect(missing.state === "unavailable" && missing.reason).toMatch(/apt-get install -y bubblewrap.*HARNESS_SANDBOX=off/);
 
     const dir = makeTempDir();
-    writeFiles(dir, { "bwrap": { content: "#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n", mode: 0o755 } });
+    writeFiles(dir, { bwrap: { content: "#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n", mode: 0o755 } });
     const refused = await probeSandbox(new Sandbox(settings(), { bwrap: join(dir, "bwrap"), pidsCgroups: false }));
     expect(refused.state === "unavailable" && refused.reason).toMatch(/uid map: Permission denied.*user namespaces/);
     expect(existsSync(join(dir, "bwrap"))).toBe(true);
@@ -231,7 +275,8 @@ describe("a step's scratch folder", () => {
     const root = makeTempDir();
     const dir = makeTempDir();
     const box = new Sandbox(settings(), { scratchRoot: root });
-    const script = 'mkdir -p "$HOME/locked/in" "$TMPDIR/t" && echo x > "$HOME/locked/in/f" && chmod 500 "$HOME/locked" "$HOME/locked/in" && ls -A "$HOME" "$TMPDIR" && echo "$HOME"';
+    const script =
+      'mkdir -p "$HOME/locked/in" "$TMPDIR/t" && echo x > "$HOME/locked/in/f" && chmod 500 "$HOME/locked" "$HOME/locked/in" && ls -A "$HOME" "$TMPDIR" && echo "$HOME"';
     const result = await box.shell(script, { cwd: dir, captureStdout: true, timeoutMs: 60_000 }, { purpose: "suite", network: false, writable: [dir] });
     expect(result.exitCode).toBe(0);
     const out = result.stdout?.toString() ?? "";
@@ -262,11 +307,13 @@ describe("etcSecretMasks", () => {
       "ssh/ssh_host_ed25519_key": { content: "PRIVATE\n", mode: 0o644 },
       "ssh/ssh_host_ed25519_key.pub": { content: "PUBLIC\n", mode: 0o644 },
       "redis/redis.conf": { content: "requirepass s3cret\n", mode: 0o640 },
-      "hostname": { content: "box\n", mode: 0o644 },
+      hostname: { content: "box\n", mode: 0o644 },
     });
     mkdirSync(join(etc, "ssl"));
     mkdirSync(join(etc, "ssl", "private"), { mode: 0o700 });
-    const masks = etcSecretMasks(etc).map((mask) => `${mask.path.slice(etc.length)}${mask.directory ? "/" : ""}`).sort();
+    const masks = etcSecretMasks(etc)
+      .map((mask) => `${mask.path.slice(etc.length)}${mask.directory ? "/" : ""}`)
+      .sort();
     expect(masks).toEqual(["/redis/redis.conf", "/shadow-", "/ssh/ssh_host_ed25519_key", "/ssl/private/"]);
   });
 });

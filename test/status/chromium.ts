@@ -11,7 +11,17 @@ export const CHROMIUM = "/usr/bin/chromium";
 
 /** The flags that keep Chromium off the network and out of any profile but a fresh one. */
 function flags(profile: string): string[] {
-  return ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", `--user-data-dir=${profile}`];
+  return [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    `--user-data-dir=${profile}`,
+  ];
 }
 
 function requireChromium(): void {
@@ -21,7 +31,11 @@ function requireChromium(): void {
 /** The page's DOM after it loaded, as Chromium serialises it. */
 export async function dumpDom(url: string): Promise<string> {
   requireChromium();
-  const result = await exec([CHROMIUM, ...flags(makeTempDir("harness-chromium-")), "--dump-dom", url], { cwd: makeTempDir("harness-chromium-cwd-"), captureStdout: true, timeoutMs: 120_000 });
+  const result = await exec([CHROMIUM, ...flags(makeTempDir("harness-chromium-")), "--dump-dom", url], {
+    cwd: makeTempDir("harness-chromium-cwd-"),
+    captureStdout: true,
+    timeoutMs: 120_000,
+  });
   if (result.exitCode !== 0) throw new Error(`chromium --dump-dom exited ${String(result.exitCode)}: ${result.tail}`);
   return result.stdout?.toString("utf8") ?? "";
 }

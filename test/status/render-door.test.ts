@@ -7,7 +7,16 @@ import { DOOR_ID_CHARS, DOOR_IDS_SHOWN, doorStatus, type DoorStatus, type SweepS
 import { renderStatusPage, type StatusReport } from "../../src/status/index.js";
 
 const report = (door?: DoorStatus): StatusReport => ({
-  generatedAt: "2026-12-02T20:00:00.000Z", jobs: [], runs: [], quarantined: [], undelivered: [], reporting: [], app: { running: true, pid: 1 }, queued: [], running: [], ...(door ? { door } : {}),
+  generatedAt: "2026-12-02T20:00:00.000Z",
+  jobs: [],
+  runs: [],
+  quarantined: [],
+  undelivered: [],
+  reporting: [],
+  app: { running: true, pid: 1 },
+  queued: [],
+  running: [],
+  ...(door ? { door } : {}),
 });
 const page = (door?: DoorStatus): string => renderStatusPage(report(door), { webBase: "https://github.com" });
 /** The door section's paragraph: its state and what the sweeps say. */
@@ -28,7 +37,10 @@ describe("doorStatus", () => {
     const long = "x".repeat(DOOR_ID_CHARS + 1);
     const exact = "y".repeat(DOOR_ID_CHARS);
     expect(doorStatus(ledger(2, false, [long, exact])).shed.recentIds).toEqual([exact, `${"x".repeat(DOOR_ID_CHARS - 1)}…`]);
-    expect(doorStatus(ledger(0, false, []), sweeps({ running: true }))).toEqual({ shed: { total: 0, shedding: false, recentIds: [] }, redelivery: { running: true, queued: false } });
+    expect(doorStatus(ledger(0, false, []), sweeps({ running: true }))).toEqual({
+      shed: { total: 0, shedding: false, recentIds: [] },
+      redelivery: { running: true, queued: false },
+    });
   });
 });
 
@@ -47,12 +59,16 @@ describe("the status page's webhook door", () => {
 
   it("says nothing was shed, and what each state of the sweeps is", () => {
     const quiet = (state?: SweepState): string => said(page(doorStatus(ledger(0, false, []), state)));
-    expect(page(doorStatus(ledger(0, false, [])))).toContain('<h2>Webhook door (0 shed)</h2><p><span class="completed">not shedding</span>. Redelivery: off: shed deliveries are not asked for again.</p><p class="empty">No delivery was shed.</p>');
+    expect(page(doorStatus(ledger(0, false, [])))).toContain(
+      '<h2>Webhook door (0 shed)</h2><p><span class="completed">not shedding</span>. Redelivery: off: shed deliveries are not asked for again.</p><p class="empty">No delivery was shed.</p>',
+    );
     expect(quiet(sweeps({}))).toBe('<span class="completed">not shedding</span>. Redelivery: no sweep is running; none has ended yet.');
     expect(quiet(sweeps({ running: true, last }))).toBe(
       '<span class="completed">not shedding</span>. Redelivery: a sweep is running; the last ended 2026-12-02T19:59:00.000Z: 12 deliveries listed, 3 asked for again, 1 refused by GitHub.',
     );
-    expect(quiet(sweeps({ running: true, queued: true }))).toBe('<span class="completed">not shedding</span>. Redelivery: a sweep is running, and another follows it; none has ended yet.');
+    expect(quiet(sweeps({ running: true, queued: true }))).toBe(
+      '<span class="completed">not shedding</span>. Redelivery: a sweep is running, and another follows it; none has ended yet.',
+    );
     expect(quiet(sweeps({ last: { ...last, complete: false } }))).toBe(
       '<span class="completed">not shedding</span>. Redelivery: no sweep is running; the last ended 2026-12-02T19:59:00.000Z: the deliveries could not be listed.',
     );

@@ -36,15 +36,28 @@ afterAll(async () => {
 function workerHome(issue: number): string {
   const home = makeTempDir("harness-shared-status-");
   mkdirSync(join(home, "queue", "quarantine"), { recursive: true });
-  writeFileSync(join(home, "queue", "quarantine", `00170000000000${issue}-000001-0000000${issue}.json`), JSON.stringify({ job: { installationId: 1, repository: { owner: "acme", name: "widgets" }, issue: { number: issue + 100 } } }));
+  writeFileSync(
+    join(home, "queue", "quarantine", `00170000000000${issue}-000001-0000000${issue}.json`),
+    JSON.stringify({ job: { installationId: 1, repository: { owner: "acme", name: "widgets" }, issue: { number: issue + 100 } } }),
+  );
   mkdirSync(join(home, "outbox"));
   const now = new Date().toISOString();
   const id = `00170000000000${issue}-000001-0000000a`;
-  writeFileSync(join(home, "outbox", `${id}.json`), JSON.stringify({
-    id, story: { installationId: 1, owner: "acme", repo: "widgets", issueNumber: issue }, slot: "status-comment",
-    write: { kind: "status-comment", issueNumber: issue, body: "x" }, state: "undeliverable", attempts: 3, lastError: `404: Not Found (${issue})`,
-    writer: { pid: 4242, startTime: "b:1" }, createdAt: now, updatedAt: now,
-  }));
+  writeFileSync(
+    join(home, "outbox", `${id}.json`),
+    JSON.stringify({
+      id,
+      story: { installationId: 1, owner: "acme", repo: "widgets", issueNumber: issue },
+      slot: "status-comment",
+      write: { kind: "status-comment", issueNumber: issue, body: "x" },
+      state: "undeliverable",
+      attempts: 3,
+      lastError: `404: Not Found (${issue})`,
+      writer: { pid: 4242, startTime: "b:1" },
+      createdAt: now,
+      updatedAt: now,
+    }),
+  );
   return home;
 }
 
@@ -59,7 +72,10 @@ async function openWorker(prefix: string, home: string, gate: Promise<void>): Pr
 async function statusCommand(home: string, extra: Record<string, string> = {}): Promise<{ code: number; out: string }> {
   let out = "";
   const code = await main(["status", ...(extra.json === "no" ? [] : ["--json"])], {
-    stdout: (text) => (out += text), stderr: (text) => (out += text), cwd: process.cwd(), env: { HARNESS_HOME: home, HARNESS_QUEUE: redis.url },
+    stdout: (text) => (out += text),
+    stderr: (text) => (out += text),
+    cwd: process.cwd(),
+    env: { HARNESS_HOME: home, HARNESS_QUEUE: redis.url },
   });
   return { code, out };
 }
@@ -69,7 +85,10 @@ function writeRun(home: string, issue: number, title: string, state: "running" |
   const dir = join(home, "runs", String(issue), `2026-12-01T00-00-0${issue}Z`);
   const journal = new Journal(join(dir, JOURNAL_FILE));
   const at = (second: number): string => new Date(Date.now() - 60_000 + second * 1000).toISOString();
-  journal.append({ ...runStartedEvent({ story: { id: `acme/widgets#${issue}`, title }, runId: `run-${issue}`, workflow: loadWorkflow(), readmission: false }), at: at(issue) });
+  journal.append({
+    ...runStartedEvent({ story: { id: `acme/widgets#${issue}`, title }, runId: `run-${issue}`, workflow: loadWorkflow(), readmission: false }),
+    at: at(issue),
+  });
   journal.append({ kind: "stage.started", taskId: "task-1", stage: "implementer", attempt: 1, at: at(issue + 1) });
   mkdirSync(join(dir, "logs"), { recursive: true });
   writeFileSync(join(dir, "logs", "implementer.log"), `writing the feature of #${issue}\n`);
@@ -93,11 +112,20 @@ describe("status over Redis", () => {
       if (code !== 0) throw new Error(out);
       status = JSON.parse(out) as HarnessStatus;
       // Polled until both renewed in time: a worker starved of CPU on a loaded machine may show not live for a moment.
-      return status.running.length === 2 && status.running.every((job) => job.worker !== undefined) && (status.workers ?? []).every((worker) => worker.running === 1 && worker.live);
+      return (
+        status.running.length === 2 &&
+        status.running.every((job) => job.worker !== undefined) &&
+        (status.workers ?? []).every((worker) => worker.running === 1 && worker.live)
+      );
     });
     if (!status) throw new Error("no status");
     const ids = workers.map((worker) => worker.reports.self);
-    expect(status.workers?.map((worker) => [worker.worker, worker.live, worker.home]).sort()).toEqual([[ids[0], true, homes[0]], [ids[1], true, homes[1]]].sort());
+    expect(status.workers?.map((worker) => [worker.worker, worker.live, worker.home]).sort()).toEqual(
+      [
+        [ids[0], true, homes[0]],
+        [ids[1], true, homes[1]],
+      ].sort(),
+    );
     expect(new Set(status.running.map((job) => job.worker))).toEqual(new Set(ids));
     expect(status.queued).toHaveLength(1);
     expect([...status.running, ...status.queued].map((job) => job.story).sort()).toEqual(["acme/widgets#11", "acme/widgets#12", "acme/widgets#13"]);
@@ -105,7 +133,10 @@ describe("status over Redis", () => {
       ["acme/widgets#1", "undeliverable", "404: Not Found (1)", ids[0]],
       ["acme/widgets#2", "undeliverable", "404: Not Found (2)", ids[1]],
     ]);
-    expect(status.quarantined.map((entry) => [entry.story, entry.worker]).sort()).toEqual([["acme/widgets#101", ids[0]], ["acme/widgets#102", ids[1]]]);
+    expect(status.quarantined.map((entry) => [entry.story, entry.worker]).sort()).toEqual([
+      ["acme/widgets#101", ids[0]],
+      ["acme/widgets#102", ids[1]],
+    ]);
 
     const text = await statusCommand(operatorHome, { json: "no" });
     expect(text.out).toContain("Workers (2), reporting through Redis");
@@ -193,7 +224,12 @@ describe("status over Redis", () => {
 
   it("says where Redis is when harness status cannot reach it", async () => {
     let out = "";
-    const code = await main(["status"], { stdout: (text) => (out += text), stderr: (text) => (out += text), cwd: process.cwd(), env: { HARNESS_HOME: makeTempDir(), HARNESS_QUEUE: "redis://:pw@127.0.0.1:1/0" } });
+    const code = await main(["status"], {
+      stdout: (text) => (out += text),
+      stderr: (text) => (out += text),
+      cwd: process.cwd(),
+      env: { HARNESS_HOME: makeTempDir(), HARNESS_QUEUE: "redis://:pw@127.0.0.1:1/0" },
+    });
     expect(code).toBe(2);
     expect(out).toMatch(/cannot reach Redis at redis:\/\/:\*\*\*@127\.0\.0\.1:1\/0/);
     expect(out).not.toContain("pw@");

@@ -43,10 +43,14 @@ describe("GET /harness", () => {
     const story = await labelNewIssue(fake, app, "shown", "Wave <b>hello</b>");
     await eventually("the implementer to start", () => (existsSync(join(markers, "started")) ? true : undefined));
     const page = `http://127.0.0.1:${app.port}/harness?token=${TOKEN}`;
-    const dom = await eventually("the page to show the running stage", async () => {
-      const html = await dumpDom(page);
-      return html.includes("implementer · attempt 1/") ? html : undefined;
-    }, 180_000);
+    const dom = await eventually(
+      "the page to show the running stage",
+      async () => {
+        const html = await dumpDom(page);
+        return html.includes("implementer · attempt 1/") ? html : undefined;
+      },
+      180_000,
+    );
     expect(dom).toContain("<h2>Queue (1)</h2>");
     expect(dom).toMatch(/<span class="running">running<\/span>/);
     expect(dom).toContain(`acme/shown#${story.number}`);
@@ -57,10 +61,14 @@ describe("GET /harness", () => {
 
     writeFileSync(join(markers, "release"), "");
     await storyEnd(fake, "shown", story.number);
-    const after = await eventually("the outcome on the page", async () => {
-      const html = await dumpDom(page);
-      return html.includes("<h2>Recent outcomes (1)</h2>") && html.includes("<h2>Queue (0)</h2>") ? html : undefined;
-    }, 180_000);
+    const after = await eventually(
+      "the outcome on the page",
+      async () => {
+        const html = await dumpDom(page);
+        return html.includes("<h2>Recent outcomes (1)</h2>") && html.includes("<h2>Queue (0)</h2>") ? html : undefined;
+      },
+      180_000,
+    );
     expect(after).toMatch(/<span class="completed">completed<\/span>/);
   });
 
@@ -104,13 +112,32 @@ describe("renderStatusPage", () => {
           state: "queued",
           interruptions: 0,
           job: {
-            storyKey: "o/r#7", kind: "start", installationId: 1, requestedBy: "alice", deliveryId: "d", enqueuedAt: "2026-12-01T09:59:00.000Z",
+            storyKey: "o/r#7",
+            kind: "start",
+            installationId: 1,
+            requestedBy: "alice",
+            deliveryId: "d",
+            enqueuedAt: "2026-12-01T09:59:00.000Z",
             repository: { id: 1, owner: "o", name: "r", cloneUrl: "https://example.invalid/o/r.git", defaultBranch: "main" },
             issue: { number: 7, title: `"><img src=x onerror=alert(1)>`, body: "" },
           },
         } as StatusReport["jobs"][number],
       ],
-      runs: [{ story: "7", runId: "r1", title: "t", outcome: "running", attempt: 1, maxAttempts: 3, stage: "tester", startedAt: "a", updatedAt: "b", tasks: [], liveTail: { file: "logs/x.log", text: "</pre><script>x()</script>" } }],
+      runs: [
+        {
+          story: "7",
+          runId: "r1",
+          title: "t",
+          outcome: "running",
+          attempt: 1,
+          maxAttempts: 3,
+          stage: "tester",
+          startedAt: "a",
+          updatedAt: "b",
+          tasks: [],
+          liveTail: { file: "logs/x.log", text: "</pre><script>x()</script>" },
+        },
+      ],
       quarantined: [{ file: "<bad>.json" }],
       undelivered: [{ story: "o/r#7", slot: "check:<x>", kind: "check-run", state: "pending", attempts: 2, lastError: "<502>" }],
       reporting: [{ story: "o/<r>#8", writes: 2 }],

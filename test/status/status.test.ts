@@ -21,14 +21,27 @@ describe("harness status", () => {
     await queue.enqueue(makeJob(4, "d-4"));
     await queue.close();
     mkdirSync(join(home, "queue", "quarantine"), { recursive: true });
-    writeFileSync(join(home, "queue", "quarantine", "001700000000000-000001-00000009.json"), JSON.stringify({ job: { installationId: 1, repository: { owner: "acme", name: "widgets" }, issue: { number: 9 } } }));
+    writeFileSync(
+      join(home, "queue", "quarantine", "001700000000000-000001-00000009.json"),
+      JSON.stringify({ job: { installationId: 1, repository: { owner: "acme", name: "widgets" }, issue: { number: 9 } } }),
+    );
     mkdirSync(join(home, "outbox"));
     const now = new Date().toISOString();
-    writeFileSync(join(home, "outbox", "001700000000000-000001-0000000a.json"), JSON.stringify({
-      id: "001700000000000-000001-0000000a", story: { installationId: 1, owner: "acme", repo: "widgets", issueNumber: 5 }, slot: "status-comment",
-      write: { kind: "status-comment", issueNumber: 6, body: "x" }, state: "undeliverable", attempts: 3, lastError: "404: Not Found",
-      writer: { pid: 4242, startTime: "b:1" }, createdAt: now, updatedAt: now,
-    }));
+    writeFileSync(
+      join(home, "outbox", "001700000000000-000001-0000000a.json"),
+      JSON.stringify({
+        id: "001700000000000-000001-0000000a",
+        story: { installationId: 1, owner: "acme", repo: "widgets", issueNumber: 5 },
+        slot: "status-comment",
+        write: { kind: "status-comment", issueNumber: 6, body: "x" },
+        state: "undeliverable",
+        attempts: 3,
+        lastError: "404: Not Found",
+        writer: { pid: 4242, startTime: "b:1" },
+        createdAt: now,
+        updatedAt: now,
+      }),
+    );
     const env = { HARNESS_HOME: home };
     const json = await run(["status", "--json"], env);
     expect(json.code).toBe(0);
@@ -37,7 +50,9 @@ describe("harness status", () => {
       queued: [expect.objectContaining({ story: "acme/widgets#4", kind: "start", interruptions: 0 })],
       running: [],
       quarantined: [{ file: "001700000000000-000001-00000009.json", story: "acme/widgets#9" }],
-      undelivered: [expect.objectContaining({ story: "acme/widgets#5", slot: "status-comment", state: "undeliverable", attempts: 3, lastError: "404: Not Found" })],
+      undelivered: [
+        expect.objectContaining({ story: "acme/widgets#5", slot: "status-comment", state: "undeliverable", attempts: 3, lastError: "404: Not Found" }),
+      ],
       // A given-up write is not a story reporting.
       reporting: [],
     });
@@ -52,7 +67,14 @@ describe("harness status", () => {
 
 describe("harness status: stories reporting", () => {
   it("lists a story whose job ended with writes pending in an outbox as reporting, not a running story's or a given-up write", () => {
-    const pending = (story: string, slot: string, worker?: string) => ({ story, slot, kind: "check", state: "pending" as const, attempts: 0, ...(worker ? { worker } : {}) });
+    const pending = (story: string, slot: string, worker?: string) => ({
+      story,
+      slot,
+      kind: "check",
+      state: "pending" as const,
+      attempts: 0,
+      ...(worker ? { worker } : {}),
+    });
     const status = {
       app: { running: true, pid: 7 },
       queued: [],
@@ -67,9 +89,14 @@ describe("harness status: stories reporting", () => {
       ],
     };
     const reporting = reportingStories(status);
-    expect(reporting).toEqual([{ story: "acme/widgets#2", writes: 2 }, { story: "acme/widgets#3", writes: 1, worker: "host:abc" }]);
+    expect(reporting).toEqual([
+      { story: "acme/widgets#2", writes: 2 },
+      { story: "acme/widgets#3", writes: 1, worker: "host:abc" },
+    ]);
     const text = renderStatusText({ ...status, reporting });
-    expect(text).toContain("Reporting (2): job done, end reports waiting in the outbox\n  acme/widgets#2  2 write(s) waiting\n  acme/widgets#3  1 write(s) waiting  on host:abc\n");
+    expect(text).toContain(
+      "Reporting (2): job done, end reports waiting in the outbox\n  acme/widgets#2  2 write(s) waiting\n  acme/widgets#3  1 write(s) waiting  on host:abc\n",
+    );
     expect(text).toContain("Undelivered GitHub writes (5)");
   });
 });

@@ -23,7 +23,14 @@ export function appOctokitOf(fake: FakeGitHub, options: { baseUrl?: string; quie
 /** The App's outbox in `home`, as an App process opens it at start-up (a second one is the restarted App), retrying fast. */
 export async function openTestOutbox(fake: FakeGitHub, home: string, log: RunnerLog): Promise<Outbox> {
   const octokit = appOctokitOf(fake);
-  return openStoryOutbox({ harnessHome: home, appOctokit: async () => octokit, throttle: false, log, pushWork: pushStoryWork, policy: { baseDelayMs: 20, maxDelayMs: 200 } });
+  return openStoryOutbox({
+    harnessHome: home,
+    appOctokit: async () => octokit,
+    throttle: false,
+    log,
+    pushWork: pushStoryWork,
+    policy: { baseDelayMs: 20, maxDelayMs: 200 },
+  });
 }
 
 /** The fake GitHub and the temporary root of one test file, with what its tests open on them. */

@@ -65,7 +65,8 @@ export function recordingFileSystem(base: string, hooks: FsHooks = {}): Recordin
     closeSync: (fd) => sync("close", names.get(fd) ?? "?", `close ${names.get(fd) ?? "?"}`, () => real.closeSync(fd)),
     renameSync: (from, to) => sync("rename", nameOf(from), `rename ${nameOf(from)} ${nameOf(to)}`, () => real.renameSync(from, to)),
     rmSync: (path, options) => sync("rm", nameOf(path), `rm ${nameOf(path)}`, () => real.rmSync(path, options)),
-    open: async (path, flags, mode) => wrap(await later("open", nameOf(path), `open ${nameOf(path)} ${flags}`, () => real.open(path, flags, mode)), nameOf(path)),
+    open: async (path, flags, mode) =>
+      wrap(await later("open", nameOf(path), `open ${nameOf(path)} ${flags}`, () => real.open(path, flags, mode)), nameOf(path)),
     rename: (from, to) => later("rename", nameOf(from), `rename ${nameOf(from)} ${nameOf(to)}`, () => real.rename(from, to)),
     rm: (path, options) => later("rm", nameOf(path), `rm ${nameOf(path)}`, () => real.rm(path, options)),
   };

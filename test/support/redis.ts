@@ -53,15 +53,18 @@ export async function startRedis(): Promise<RedisServer> {
     const abort = new AbortController();
     let pid = 0;
     let ended: ExecResult | undefined;
-    const done = exec([program, "--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning"], {
-      cwd: dir,
-      logPath: join(dir, "redis.log"),
-      signal: abort.signal,
-      killGraceMs: 2000,
-      onSpawn: (childPid) => {
-        pid = childPid;
+    const done = exec(
+      [program, "--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning"],
+      {
+        cwd: dir,
+        logPath: join(dir, "redis.log"),
+        signal: abort.signal,
+        killGraceMs: 2000,
+        onSpawn: (childPid) => {
+          pid = childPid;
+        },
       },
-    });
+    );
     void done.then((result) => {
       ended = result;
     });

@@ -22,9 +22,21 @@ describe("inlineCode", () => {
 
 describe("fencedBlocks", () => {
   it("finds each block with its info word and body, by CommonMark's fence rules", () => {
-    const text = ["intro", "```harness-plan json", "{\"a\": 1}", "", "``", "````", "~~~", "inside ``` tilde", "~~~~", "```x`y", "not a fence: backtick in its info"].join("\n");
+    const text = [
+      "intro",
+      "```harness-plan json",
+      '{"a": 1}',
+      "",
+      "``",
+      "````",
+      "~~~",
+      "inside ``` tilde",
+      "~~~~",
+      "```x`y",
+      "not a fence: backtick in its info",
+    ].join("\n");
     expect(fencedBlocks(text)).toEqual([
-      { fence: { char: "`", length: 3, info: "harness-plan" }, body: "{\"a\": 1}\n\n``", closed: true },
+      { fence: { char: "`", length: 3, info: "harness-plan" }, body: '{"a": 1}\n\n``', closed: true },
       { fence: { char: "~", length: 3, info: "" }, body: "inside ``` tilde", closed: true },
     ]);
   });

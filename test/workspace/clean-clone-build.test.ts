@@ -28,7 +28,13 @@ describe("resolveTarget", () => {
   it("locates the top, the caller's prefix, HEAD, its branch and the index", async () => {
     const repo = await repoWith({ "pkg/sub/a.txt": "a\n" });
     const head = await look(repo, "rev-parse", "HEAD");
-    expect(await resolveTarget(join(repo, "pkg", "sub"))).toEqual({ top: repo, prefix: "pkg/sub/", base: head, branch: "main", indexFile: join(repo, ".git", "index") });
+    expect(await resolveTarget(join(repo, "pkg", "sub"))).toEqual({
+      top: repo,
+      prefix: "pkg/sub/",
+      base: head,
+      branch: "main",
+      indexFile: join(repo, ".git", "index"),
+    });
     await run(repo, "checkout", "-q", "--detach");
     expect(await resolveTarget(repo)).toEqual({ top: repo, prefix: "", base: head, indexFile: join(repo, ".git", "index") });
   });
@@ -217,7 +223,9 @@ describe("buildCleanClone", () => {
     expect(refused.detail).toMatch(/^the commit cannot be checked out as it stands here: the symlink hosts points to "\/etc\/hosts"/);
     expect(existsSync(join(scratchDir, "clone", "node_modules"))).toBe(false);
     const allowed = await build({ repo, allowExternalSymlinks: true, links: ["node_modules"] });
-    expect(allowed.warnings).toEqual([expect.stringMatching(/^the symlink hosts points to "\/etc\/hosts", an absolute path outside the repository: .* \(allowed\)$/)]);
+    expect(allowed.warnings).toEqual([
+      expect.stringMatching(/^the symlink hosts points to "\/etc\/hosts", an absolute path outside the repository: .* \(allowed\)$/),
+    ]);
     expect(allowed.linked).toEqual(["node_modules"]);
   });
 

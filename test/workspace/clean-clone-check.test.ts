@@ -29,7 +29,14 @@ describe("runCleanCloneCheck's result", () => {
     write(repo, { "deps/d.txt": "d\n" });
     const scratchRoot = temp("cc-check-root-");
     const before = performance.now();
-    const result = await runCleanCloneCheck({ repo, command: 'case "$PWD" in "$ROOT"/harness-clean-clone-*/clone) echo under-root;; esac; git rev-parse --is-shallow-repository', links: ["deps"], depth: 1, scratchRoot, env: { set: { ROOT: scratchRoot } } });
+    const result = await runCleanCloneCheck({
+      repo,
+      command: 'case "$PWD" in "$ROOT"/harness-clean-clone-*/clone) echo under-root;; esac; git rev-parse --is-shallow-repository',
+      links: ["deps"],
+      depth: 1,
+      scratchRoot,
+      env: { set: { ROOT: scratchRoot } },
+    });
     const wall = performance.now() - before;
     expect(Object.keys(result)).toEqual(["ran", "command", "exitCode", "outputTail", "durationMs", "commit", "depth", "linked"]);
     expect(result).toMatchObject({ ran: true, exitCode: 0, outputTail: "under-root\ntrue", depth: 1, linked: ["deps"] });
@@ -43,7 +50,13 @@ describe("runCleanCloneCheck's result", () => {
     const repo = await repoWith({ "a.txt": "a\n" });
     const bin = temp("cc-check-bin-");
     write(bin, { "python3.99": { content: '#!/bin/sh\necho "Python 3.99.5"\n', mode: 0o755 } });
-    const result = await check({ repo, command: "true", interpreter: "python3.99", interpreterFromOperator: true, env: { set: { PATH: `${bin}:/usr/bin:/bin` } } });
+    const result = await check({
+      repo,
+      command: "true",
+      interpreter: "python3.99",
+      interpreterFromOperator: true,
+      env: { set: { PATH: `${bin}:/usr/bin:/bin` } },
+    });
     expect(result).toMatchObject({ ran: true, exitCode: 0, interpreter: join(bin, "python3.99"), interpreterVersion: "Python 3.99.5" });
     expect(result.warnings).toEqual([expect.stringMatching(/^could not tell which interpreter the command invokes/)]);
   });
@@ -51,12 +64,25 @@ describe("runCleanCloneCheck's result", () => {
   it("did not run with an interpreter it cannot use, naming it as asked or as resolved", async () => {
     const repo = await repoWith({ "a.txt": "a\n" });
     const missing = await check({ repo, command: "true", interpreter: "python-nowhere", env: { set: { PATH: "/usr/bin:/bin" } } });
-    expect(missing).toEqual({ ran: false, command: "true", interpreter: "python-nowhere", durationMs: expect.any(Number), reason: "interpreter python-nowhere was not found on PATH" });
+    expect(missing).toEqual({
+      ran: false,
+      command: "true",
+      interpreter: "python-nowhere",
+      durationMs: expect.any(Number),
+      reason: "interpreter python-nowhere was not found on PATH",
+    });
     const bin = temp("cc-check-bin-");
     write(bin, { mute: { content: "#!/bin/sh\nexit 9\n", mode: 0o755 } });
     const mute = await check({ repo, command: "true", interpreter: join(bin, "mute"), interpreterFromOperator: true, env: { allow: ["HOME"] } });
     // Its version is asked in the built clone's sandbox, so the clone's links are already known.
-    expect(mute).toEqual({ ran: false, command: "true", interpreter: join(bin, "mute"), linked: [], durationMs: expect.any(Number), reason: `interpreter ${join(bin, "mute")} could not report its version (--version exited 9)` });
+    expect(mute).toEqual({
+      ran: false,
+      command: "true",
+      interpreter: join(bin, "mute"),
+      linked: [],
+      durationMs: expect.any(Number),
+      reason: `interpreter ${join(bin, "mute")} could not report its version (--version exited 9)`,
+    });
   });
 
   it("did not run when the clone cannot be built, with the build error as the reason", async () => {
@@ -109,7 +135,12 @@ describe("runCleanCloneCheck with provisioning", () => {
     const invalid = await check({ repo, command: "true", provision: { config: { command: 42 } as never, harnessHome } });
     expect(invalid.reason).toMatch(new RegExp(`^clean clone of ${repo} could not be built \\(provision\\): internal error: `));
     // The install runs in the caller's sandbox too.
-    const boxed = await check({ repo, command: "true", sandbox: broken(new Error("the sandbox fell over")), provision: { config: { command: "true" }, harnessHome } });
+    const boxed = await check({
+      repo,
+      command: "true",
+      sandbox: broken(new Error("the sandbox fell over")),
+      provision: { config: { command: "true" }, harnessHome },
+    });
     expect(boxed.reason).toBe(`clean clone of ${repo} could not be built (provision): internal error: the sandbox fell over`);
   });
 });

@@ -33,19 +33,23 @@ async function checkTree(target: string, entry: CorpusCase): Promise<{ tree: str
 }
 
 describe("clean-clone corpus: the check's commit is the user's commit, checked out as CI gets it", () => {
-  it.each(CORPUS.map((entry) => [entry.name, entry] as const))("%s", async (_name, entry) => {
-    const target = await entry.build();
-    // The case is live: its assertion holds where the user stands.
-    const here = await execShell(entry.assertion, { cwd: target, timeoutMs: 60_000 });
-    expect({ assertionInWorkingTree: here.exitCode, tail: here.tail }).toEqual({ assertionInWorkingTree: 0, tail: here.tail });
-    const before = await observe(target);
+  it.each(CORPUS.map((entry) => [entry.name, entry] as const))(
+    "%s",
+    async (_name, entry) => {
+      const target = await entry.build();
+      // The case is live: its assertion holds where the user stands.
+      const here = await execShell(entry.assertion, { cwd: target, timeoutMs: 60_000 });
+      expect({ assertionInWorkingTree: here.exitCode, tail: here.tail }).toEqual({ assertionInWorkingTree: 0, tail: here.tail });
+      const before = await observe(target);
 
-    const check = await checkTree(target, entry);
+      const check = await checkTree(target, entry);
 
-    expect(check.verdict).toBe(entry.verdict);
-    if (entry.reason) expect(check.reason).toMatch(entry.reason);
-    expect(await observe(target)).toEqual(before);
-    expect(check.tree).toBe(await realCommitTree(target));
-    // A deadline against hangs only: the 60 MB and 3,000-file cases copy a lot on a loaded machine.
-  }, 300_000);
+      expect(check.verdict).toBe(entry.verdict);
+      if (entry.reason) expect(check.reason).toMatch(entry.reason);
+      expect(await observe(target)).toEqual(before);
+      expect(check.tree).toBe(await realCommitTree(target));
+      // A deadline against hangs only: the 60 MB and 3,000-file cases copy a lot on a loaded machine.
+    },
+    300_000,
+  );
 });

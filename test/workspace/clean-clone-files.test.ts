@@ -132,7 +132,9 @@ describe("pointsBackIntoTarget", () => {
     );
     const pypackages = temp("cc-top-");
     write(pypackages, { "__pypackages__/3.12/lib/m.pth": `${pypackages}\n` });
-    expect(await pointsBackIntoTarget(pypackages, "__pypackages__")).toEqual(["__pypackages__/3.12/lib/m.pth points at . in the target's own tree (an editable install)"]);
+    expect(await pointsBackIntoTarget(pypackages, "__pypackages__")).toEqual([
+      "__pypackages__/3.12/lib/m.pth points at . in the target's own tree (an editable install)",
+    ]);
   });
 
   it("walks no folder a symlink leads out of the linked folder to, and does follow one that stays inside", async () => {
@@ -156,7 +158,9 @@ describe("pointsBackIntoTarget", () => {
   it("names one record once, by its first mention that leaks", async () => {
     const top = temp("cc-top-");
     write(top, { "venv/lib/python3.12/site-packages/two.pth": `${top}/venv/lib/x\n${top}/first\n${top}/second\n` });
-    expect(await pointsBackIntoTarget(top, "venv")).toEqual(["venv/lib/python3.12/site-packages/two.pth points at first in the target's own tree (an editable install)"]);
+    expect(await pointsBackIntoTarget(top, "venv")).toEqual([
+      "venv/lib/python3.12/site-packages/two.pth points at first in the target's own tree (an editable install)",
+    ]);
   });
 });
 
@@ -207,13 +211,23 @@ describe("invokedInterpreter", () => {
     expect(await invokedInterpreter("./run-spaced", cwd, bin)).toEqual({ path: join(bin, "python3"), byPath: true });
   });
 
-  it.each(["./run-flag", "./run-rel", "./run-sh", "./run-plain", "./run-not-shebang", "./not-exec", "./missing", "tool", "python-config", "not-exec-python", "if true; then python3; fi", "$PY -m pytest"])(
-    "knows no interpreter for %j",
-    async (command) => {
-      const { cwd, bin } = fixture();
-      expect(await invokedInterpreter(command, cwd, bin)).toBeUndefined();
-    },
-  );
+  it.each([
+    "./run-flag",
+    "./run-rel",
+    "./run-sh",
+    "./run-plain",
+    "./run-not-shebang",
+    "./not-exec",
+    "./missing",
+    "tool",
+    "python-config",
+    "not-exec-python",
+    "if true; then python3; fi",
+    "$PY -m pytest",
+  ])("knows no interpreter for %j", async (command) => {
+    const { cwd, bin } = fixture();
+    expect(await invokedInterpreter(command, cwd, bin)).toBeUndefined();
+  });
 
   it("tells the same file through links", async () => {
     const dir = temp("cc-same-");
@@ -253,7 +267,13 @@ describe("the targeted interpreter", () => {
     expect(await resolveInterpreter("local/py", cwd, "")).toBe(join(cwd, "local/py"));
     const missing = await resolveInterpreter("./nope", cwd, second).catch((error: unknown) => error);
     expect(missing).toBeInstanceOf(InterpreterError);
-    expect(missing).toMatchObject({ name: "InterpreterError", failureClass: "clean-clone-interpreter", interpreter: join(cwd, "nope"), detail: "is not an executable file", message: `interpreter ${join(cwd, "nope")} is not an executable file` });
+    expect(missing).toMatchObject({
+      name: "InterpreterError",
+      failureClass: "clean-clone-interpreter",
+      interpreter: join(cwd, "nope"),
+      detail: "is not an executable file",
+      message: `interpreter ${join(cwd, "nope")} is not an executable file`,
+    });
   });
 
   it("refuses a relative path that leaves the root it is resolved in, before looking at the file", async () => {
@@ -262,7 +282,9 @@ describe("the targeted interpreter", () => {
     write(outside, { "evil.sh": script("exit 0") });
     write(root, { "sub/py": script("exit 0") });
     const escape = relative(join(root, "sub"), join(outside, "evil.sh"));
-    await expect(resolveInterpreter(escape, join(root, "sub"), "", root)).rejects.toThrow(/leaves the repository: clean_clone.interpreter, when relative, names a file inside the clone/);
+    await expect(resolveInterpreter(escape, join(root, "sub"), "", root)).rejects.toThrow(
+      /leaves the repository: clean_clone.interpreter, when relative, names a file inside the clone/,
+    );
     await expect(resolveInterpreter("../x", root, "", root)).rejects.toThrow(/leaves the repository/);
     expect(await resolveInterpreter("../sub/py", join(root, "sub"), "", root)).toBe(join(root, "sub", "py"));
     // An absolute path is the operator's or the repository's choice of a program on this machine: it runs in the sandbox.
@@ -270,19 +292,33 @@ describe("the targeted interpreter", () => {
   });
 
   /** The probe's launcher (the check passes the sandbox; the parsing is what is tested here). */
-  const runIn = (cwd: string) => (argv: readonly string[], bounds: { timeoutMs: number; tailLines: number; tailBytes: number }): Promise<ExecResult> => exec(argv, { cwd, ...bounds });
+  const runIn =
+    (cwd: string) =>
+    (argv: readonly string[], bounds: { timeoutMs: number; tailLines: number; tailBytes: number }): Promise<ExecResult> =>
+      exec(argv, { cwd, ...bounds });
 
   it("reports its version's last line, on stdout or stderr", async () => {
     const dir = temp("cc-ver-");
     const asked = (body: string) => script(`[ "$1" = --version ] || exit 2\n${body}`);
-    write(dir, { out: asked('echo "banner"; echo "  Python 3.99.2  "'), err: asked('echo "Python 2.7.18" >&2'), blank: asked('echo "Python 3.99.3"; echo "   "'), where: asked('echo "$PWD"'), fails: script("exit 3"), killed: script("kill -9 $$") });
+    write(dir, {
+      out: asked('echo "banner"; echo "  Python 3.99.2  "'),
+      err: asked('echo "Python 2.7.18" >&2'),
+      blank: asked('echo "Python 3.99.3"; echo "   "'),
+      where: asked('echo "$PWD"'),
+      fails: script("exit 3"),
+      killed: script("kill -9 $$"),
+    });
     expect(await interpreterVersion(join(dir, "out"), runIn(dir))).toBe("Python 3.99.2");
     expect(await interpreterVersion(join(dir, "blank"), runIn(dir))).toBe("Python 3.99.3");
     const elsewhere = temp("cc-ver-cwd-");
     expect(await interpreterVersion(join(dir, "where"), runIn(elsewhere))).toBe(elsewhere);
     expect(await interpreterVersion(join(dir, "err"), runIn(dir))).toBe("Python 2.7.18");
-    await expect(interpreterVersion(join(dir, "fails"), runIn(dir))).rejects.toThrow(new InterpreterError(join(dir, "fails"), "could not report its version (--version exited 3)"));
-    await expect(interpreterVersion(join(dir, "killed"), runIn(dir))).rejects.toThrow(new InterpreterError(join(dir, "killed"), "could not report its version (--version exited SIGKILL)"));
+    await expect(interpreterVersion(join(dir, "fails"), runIn(dir))).rejects.toThrow(
+      new InterpreterError(join(dir, "fails"), "could not report its version (--version exited 3)"),
+    );
+    await expect(interpreterVersion(join(dir, "killed"), runIn(dir))).rejects.toThrow(
+      new InterpreterError(join(dir, "killed"), "could not report its version (--version exited SIGKILL)"),
+    );
   });
 
   it("keeps at most 256 bytes of a long version line", async () => {
@@ -331,8 +367,14 @@ describe("the scratch folder", () => {
     writeFileSync(join(root, "other-folder.owner"), "{");
     writeFileSync(join(root, "harness-clean-clone-no-owner-suffix"), "x");
     const removed = await reapScratch(root);
-    expect(removed.sort()).toEqual(Object.keys(owners).map((name) => join(root, `harness-clean-clone-${name}`)).sort());
-    expect(readdirSync(root).sort()).toEqual([mine.slice(root.length + 1), `${mine.slice(root.length + 1)}.owner`, "harness-clean-clone-no-owner-suffix", "other-folder", "other-folder.owner"].sort());
+    expect(removed.sort()).toEqual(
+      Object.keys(owners)
+        .map((name) => join(root, `harness-clean-clone-${name}`))
+        .sort(),
+    );
+    expect(readdirSync(root).sort()).toEqual(
+      [mine.slice(root.length + 1), `${mine.slice(root.length + 1)}.owner`, "harness-clean-clone-no-owner-suffix", "other-folder", "other-folder.owner"].sort(),
+    );
     expect(existsSync(mine)).toBe(true);
     expect(await reapScratch(join(root, "missing"))).toEqual([]);
   });

@@ -62,7 +62,9 @@ function listing(dir: string, prefix = ""): string[] {
 export async function observe(repo: string): Promise<Record<string, string | string[]>> {
   const gitDir = await look(repo, "rev-parse", "--absolute-git-dir");
   return {
-    index: createHash("sha256").update(readFileSync(join(gitDir, "index"))).digest("hex"),
+    index: createHash("sha256")
+      .update(readFileSync(join(gitDir, "index")))
+      .digest("hex"),
     head: await look(repo, "rev-parse", "HEAD"),
     symbolicHead: readFileSync(join(gitDir, "HEAD"), "utf8"),
     refs: await look(repo, "for-each-ref", "--format=%(refname) %(objectname)"),

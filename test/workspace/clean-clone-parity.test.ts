@@ -30,7 +30,11 @@ async function threeCommits(): Promise<string> {
 describe("CI parity", () => {
   it("--depth: the clone holds only the last n commits, the story's own commit first", async () => {
     const repo = await threeCommits();
-    const shallow = await check({ repo, depth: 1, command: "git rev-parse --is-shallow-repository; git rev-list --count HEAD; cat v.txt; git symbolic-ref --short HEAD" });
+    const shallow = await check({
+      repo,
+      depth: 1,
+      command: "git rev-parse --is-shallow-repository; git rev-list --count HEAD; cat v.txt; git symbolic-ref --short HEAD",
+    });
     expect(shallow).toMatchObject({ ran: true, exitCode: 0, depth: 1, outputTail: "true\n1\n4\nmain" });
     // A test that walks history to a baseline fails here as it would in CI.
     const baseline = await check({ repo, depth: 1, command: "git show HEAD~1:v.txt" });
@@ -56,7 +60,11 @@ describe("CI parity", () => {
     process.env.CC_PARITY_ALLOWED = "allowed-value";
     process.env.CC_PARITY_OTHER = "other-value";
     try {
-      const result = await check({ repo, command: 'echo "$CI ${CC_PARITY_ALLOWED:-absent} ${CC_PARITY_OTHER:-absent}"', env: { allow: ["CC_PARITY_ALLOWED"] } });
+      const result = await check({
+        repo,
+        command: 'echo "$CI ${CC_PARITY_ALLOWED:-absent} ${CC_PARITY_OTHER:-absent}"',
+        env: { allow: ["CC_PARITY_ALLOWED"] },
+      });
       expect(result.outputTail).toBe("true allowed-value absent");
       const overridden = await check({ repo, command: 'echo "$CI"', env: { set: { CI: "false" } } });
       expect(overridden.outputTail).toBe("false");
@@ -91,7 +99,9 @@ describe("linked folders tell the truth", () => {
     symlinkSync("../../packages/lib", join(repo, "node_modules", "@scope", "lib"));
     const result = await check({ repo, command: "true", links: ["node_modules"] });
     expect(result.ran).toBe(false);
-    expect(result.reason).toMatch(/could not be built \(link\).*node_modules\/@scope\/lib is a symlink to packages\/lib in the target's own tree.*clean_clone\.provision: true/);
+    expect(result.reason).toMatch(
+      /could not be built \(link\).*node_modules\/@scope\/lib is a symlink to packages\/lib in the target's own tree.*clean_clone\.provision: true/,
+    );
   });
 
   it("refuses a .venv whose editable install points at the target's src (.pth, direct_url.json), naming the file", async () => {
@@ -165,7 +175,11 @@ describe("the interpreter tells the truth", () => {
     const targeted = fakeInterpreter(temp("cc-bin-"), "python3.10", "Python 3.10.13");
     const result = await check({ repo, command: ".venv/bin/python -m pytest", interpreter: targeted, interpreterFromOperator: true, links: [".venv"] });
     expect(result).toMatchObject({ ran: true, exitCode: 0, interpreter: ".venv/bin/python", interpreterVersion: "Python 3.13.0", linked: [".venv"] });
-    expect(result.warnings).toEqual([expect.stringMatching(/invokes \.venv\/bin\/python \(Python 3\.13\.0\), not the targeted interpreter .*python3\.10 \(Python 3\.10\.13\).*names it by path/)]);
+    expect(result.warnings).toEqual([
+      expect.stringMatching(
+        /invokes \.venv\/bin\/python \(Python 3\.13\.0\), not the targeted interpreter .*python3\.10 \(Python 3\.10\.13\).*names it by path/,
+      ),
+    ]);
 
     const same = await check({ repo, command: "python3.10 -m pytest", interpreter: targeted, interpreterFromOperator: true });
     expect(same).toMatchObject({ ran: true, interpreter: targeted, interpreterVersion: "Python 3.10.13" });

@@ -12,7 +12,15 @@ import { programWord } from "../../src/workspace/clean-clone/invoked.js";
 import { commandWithInterpreter, pathWithInterpreter } from "../../src/workspace/clean-clone/interpreter.js";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { CLEAN_CLONE_DETAIL_BYTES, CleanCloneBuildError, CleanCloneOptionsError, cleanCloneExitCode, cleanClonePassed, writeCleanCloneResult, type CleanCloneResult } from "../../src/workspace/index.js";
+import {
+  CLEAN_CLONE_DETAIL_BYTES,
+  CleanCloneBuildError,
+  CleanCloneOptionsError,
+  cleanCloneExitCode,
+  cleanClonePassed,
+  writeCleanCloneResult,
+  type CleanCloneResult,
+} from "../../src/workspace/index.js";
 import { removeTemps, temp } from "./clean-clone-fixtures.js";
 
 afterAll(removeTemps);
@@ -108,7 +116,13 @@ describe("CleanCloneBuildError", () => {
     const error = new CleanCloneBuildError("clone", "/some/repo", detail, "t".repeat(40));
     expect(error.detail).toBe(detail);
     expect(error.message).toBe(`clean clone of /some/repo could not be built (clone): ${detail}`);
-    expect(error).toMatchObject({ name: "CleanCloneBuildError", step: "clone", repo: "/some/repo", tree: "t".repeat(40), failureClass: "clean-clone-build-failed" });
+    expect(error).toMatchObject({
+      name: "CleanCloneBuildError",
+      step: "clone",
+      repo: "/some/repo",
+      tree: "t".repeat(40),
+      failureClass: "clean-clone-build-failed",
+    });
   });
 
   it("cuts a longer detail to its end, marked, within the bound", () => {
@@ -207,8 +221,24 @@ describe("the result", () => {
   it("comes in the pinned key order, without undefined values or empty warnings", () => {
     const result = ordered("npm test", { warnings: [], commit: "c", exitCode: 0, outputTail: "ok", interpreter: undefined, ran: true }, 12);
     expect(JSON.stringify(result)).toBe('{"ran":true,"command":"npm test","exitCode":0,"outputTail":"ok","durationMs":12,"commit":"c"}');
-    const all = ordered("t", { provisioned: true, linked: ["a"], depth: 1, reason: "r", timedOut: true, interpreterVersion: "v", interpreter: "i", warnings: ["w"] }, 3);
-    expect(Object.keys(all)).toEqual(["ran", "command", "interpreter", "interpreterVersion", "durationMs", "timedOut", "reason", "depth", "linked", "provisioned", "warnings"]);
+    const all = ordered(
+      "t",
+      { provisioned: true, linked: ["a"], depth: 1, reason: "r", timedOut: true, interpreterVersion: "v", interpreter: "i", warnings: ["w"] },
+      3,
+    );
+    expect(Object.keys(all)).toEqual([
+      "ran",
+      "command",
+      "interpreter",
+      "interpreterVersion",
+      "durationMs",
+      "timedOut",
+      "reason",
+      "depth",
+      "linked",
+      "provisioned",
+      "warnings",
+    ]);
     expect(all.ran).toBe(false);
   });
 

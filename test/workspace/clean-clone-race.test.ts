@@ -64,7 +64,12 @@ describe("a clean clone of a target another git process is writing into", () => 
 
   it("lets the check run the suite in it", async () => {
     const repo = await targetMidWrite();
-    const result = await runCleanCloneCheck({ repo, command: 'test "$(cat a.txt)" = changed && test -f new/c.txt', links: [], scratchRoot: temp("cc-race-root-") });
+    const result = await runCleanCloneCheck({
+      repo,
+      command: 'test "$(cat a.txt)" = changed && test -f new/c.txt',
+      links: [],
+      scratchRoot: temp("cc-race-root-"),
+    });
     expect({ ran: result.ran, exitCode: result.exitCode, reason: result.reason }).toEqual({ ran: true, exitCode: 0, reason: undefined });
   });
 });

@@ -49,9 +49,20 @@ describe("the suite's environment", () => {
     const clone = fakeClone();
     const box = new Sandbox(sandboxSettingsFromEnv({}));
     expect(cloneStep(options(), clone, undefined)).toStrictEqual({ cloneDir: clone.cloneDir, targetTop: clone.targetTop });
-    expect(cloneStep(options({ sandbox: box, network: false, interpreterFromOperator: true }), clone, "/opt/py/bin/python")).toEqual({ cloneDir: clone.cloneDir, targetTop: clone.targetTop, sandbox: box, network: false, interpreter: "/opt/py/bin/python" });
+    expect(cloneStep(options({ sandbox: box, network: false, interpreterFromOperator: true }), clone, "/opt/py/bin/python")).toEqual({
+      cloneDir: clone.cloneDir,
+      targetTop: clone.targetTop,
+      sandbox: box,
+      network: false,
+      interpreter: "/opt/py/bin/python",
+    });
     // One the repository names is not the operator's to show: its installation is not made readable.
-    expect(cloneStep(options({ sandbox: box, network: false }), clone, "/opt/py/bin/python")).toEqual({ cloneDir: clone.cloneDir, targetTop: clone.targetTop, sandbox: box, network: false });
+    expect(cloneStep(options({ sandbox: box, network: false }), clone, "/opt/py/bin/python")).toEqual({
+      cloneDir: clone.cloneDir,
+      targetTop: clone.targetTop,
+      sandbox: box,
+      network: false,
+    });
   });
 });
 
@@ -74,7 +85,11 @@ describe("launchInClone", () => {
     expect(result).toMatchObject({ exitCode: 0, sandboxed: true, network: false });
     expect(readFileSync(join(clone.cloneDir, "made.txt"), "utf8")).toBe("made\n");
     // Without the interpreter named, its installation is out of view.
-    const hidden = await launchInClone(["/bin/sh", "-c", `test -e ${interpreter} || echo no-interpreter`], { cwd: clone.workDir, timeoutMs: 60_000 }, { cloneDir: clone.cloneDir, targetTop: clone.targetTop });
+    const hidden = await launchInClone(
+      ["/bin/sh", "-c", `test -e ${interpreter} || echo no-interpreter`],
+      { cwd: clone.workDir, timeoutMs: 60_000 },
+      { cloneDir: clone.cloneDir, targetTop: clone.targetTop },
+    );
     expect(hidden.tail).toBe("no-interpreter");
     const online = await launchInClone(["/bin/sh", "-c", "true"], { cwd: clone.workDir, timeoutMs: 60_000 }, { ...step, network: true });
     expect(online.network).toBe(true);
@@ -87,7 +102,15 @@ describe("runSuite", () => {
     process.env.CC_SUITE_ALLOWED = "allowed";
     process.env.CC_SUITE_OTHER = "other";
     try {
-      const result = await runSuite(options({ command: 'echo "$PWD $CI ${CC_SUITE_ALLOWED:-none} ${CC_SUITE_OTHER:-none} $GIVEN"', env: { allow: ["CC_SUITE_ALLOWED"], set: { GIVEN: "given" } } }), clone, undefined, 60_000);
+      const result = await runSuite(
+        options({
+          command: 'echo "$PWD $CI ${CC_SUITE_ALLOWED:-none} ${CC_SUITE_OTHER:-none} $GIVEN"',
+          env: { allow: ["CC_SUITE_ALLOWED"], set: { GIVEN: "given" } },
+        }),
+        clone,
+        undefined,
+        60_000,
+      );
       expect(result).toEqual({ ran: true, exitCode: 0, commit: COMMIT, outputTail: `${clone.workDir} true allowed none given` });
     } finally {
       delete process.env.CC_SUITE_ALLOWED;
@@ -98,13 +121,23 @@ describe("runSuite", () => {
   it("puts the targeted interpreter first on PATH even when the caller's PATH is set", async () => {
     const clone = fakeClone();
     const interpreter = fakeInterpreter("python3.99", "Python 3.99.0");
-    const result = await runSuite(options({ command: "command -v python3.99; python3.99 --version", env: { set: { PATH: "/usr/bin:/bin" } }, interpreterFromOperator: true }), clone, interpreter, 60_000);
+    const result = await runSuite(
+      options({ command: "command -v python3.99; python3.99 --version", env: { set: { PATH: "/usr/bin:/bin" } }, interpreterFromOperator: true }),
+      clone,
+      interpreter,
+      60_000,
+    );
     expect(result).toMatchObject({ ran: true, exitCode: 0, outputTail: `${interpreter}\nPython 3.99.0` });
   });
 
   it("records a failing exit code, and a signal as 128 plus its number", async () => {
     const clone = fakeClone();
-    expect(await runSuite(options({ command: "echo failing; exit 3" }), clone, undefined, 60_000)).toEqual({ ran: true, exitCode: 3, commit: COMMIT, outputTail: "failing" });
+    expect(await runSuite(options({ command: "echo failing; exit 3" }), clone, undefined, 60_000)).toEqual({
+      ran: true,
+      exitCode: 3,
+      commit: COMMIT,
+      outputTail: "failing",
+    });
     const killed = await runSuite(options({ command: "kill -TERM $$" }), clone, undefined, 60_000);
     expect(killed).toMatchObject({ ran: true, exitCode: 143 });
     // Unsandboxed, the shell itself is what the signal ends: no exit code, a signal.
@@ -115,7 +148,12 @@ describe("runSuite", () => {
 
   it("is a run that failed without an exit code when it runs out of time, the caller's limit or the default", async () => {
     const clone = fakeClone();
-    expect(await runSuite(options({ command: "echo started; sleep 600", timeoutMs: 1000 }), clone, undefined, 600_000)).toEqual({ ran: true, timedOut: true, commit: COMMIT, outputTail: "started" });
+    expect(await runSuite(options({ command: "echo started; sleep 600", timeoutMs: 1000 }), clone, undefined, 600_000)).toEqual({
+      ran: true,
+      timedOut: true,
+      commit: COMMIT,
+      outputTail: "started",
+    });
     expect(await runSuite(options({ command: "sleep 600" }), clone, undefined, 1000)).toMatchObject({ ran: true, timedOut: true });
   });
 
@@ -152,7 +190,9 @@ describe("describeInvoked", () => {
   it("warns that the targeted interpreter's version is all it knows when the command's program is unknown", async () => {
     const clone = fakeClone();
     const described = await describeInvoked(options({ command: "make test" }), clone, "/opt/py/bin/python3", { warnings: ["earlier"] });
-    expect(described).toEqual({ warnings: ["earlier", "could not tell which interpreter the command invokes; interpreterVersion is the targeted interpreter's (/opt/py/bin/python3)"] });
+    expect(described).toEqual({
+      warnings: ["earlier", "could not tell which interpreter the command invokes; interpreterVersion is the targeted interpreter's (/opt/py/bin/python3)"],
+    });
   });
 
   it("says nothing more when the command invokes the targeted interpreter itself, by path or on PATH", async () => {
@@ -165,8 +205,15 @@ describe("describeInvoked", () => {
   it("records what the command invokes when nothing is targeted, named inside the clone relative to the suite folder", async () => {
     const clone = fakeClone();
     write(clone.workDir, { ".venv/bin/python": script('[ "$1" = --version ] || exit 2; echo "   Python 3.13.1"'), ".venv/bin/python3": script("exit 4") });
-    expect(await describeInvoked(options({ command: ".venv/bin/python -m pytest" }), clone, undefined, {})).toEqual({ interpreter: ".venv/bin/python", interpreterVersion: "Python 3.13.1", warnings: [] });
-    expect(await describeInvoked(options({ command: ".venv/bin/python3 -m pytest" }), clone, undefined, {})).toEqual({ interpreter: ".venv/bin/python3", warnings: ["could not ask .venv/bin/python3 its version"] });
+    expect(await describeInvoked(options({ command: ".venv/bin/python -m pytest" }), clone, undefined, {})).toEqual({
+      interpreter: ".venv/bin/python",
+      interpreterVersion: "Python 3.13.1",
+      warnings: [],
+    });
+    expect(await describeInvoked(options({ command: ".venv/bin/python3 -m pytest" }), clone, undefined, {})).toEqual({
+      interpreter: ".venv/bin/python3",
+      warnings: ["could not ask .venv/bin/python3 its version"],
+    });
     const outside = fakeInterpreter("node", "v99.0.0");
     const byPath = await describeInvoked(options({ command: "node test.js", env: { set: { PATH: dirname(outside) } } }), clone, undefined, {});
     // Found outside the clone it is named by its absolute path; outside the step's view, it cannot be asked.
@@ -181,13 +228,17 @@ describe("describeInvoked", () => {
     expect(byPath).toEqual({
       interpreter: ".venv/bin/python",
       interpreterVersion: "Python 3.13.1",
-      warnings: [`the command invokes .venv/bin/python (Python 3.13.1), not the targeted interpreter ${targeted} (Python 3.10.13): targeting puts ${dirname(targeted)} first on PATH, and the command names it by path`],
+      warnings: [
+        `the command invokes .venv/bin/python (Python 3.13.1), not the targeted interpreter ${targeted} (Python 3.10.13): targeting puts ${dirname(targeted)} first on PATH, and the command names it by path`,
+      ],
     });
     const onPath = await describeInvoked(options({ command: "python3.12 -m pytest", env: { set: { PATH: join(clone.workDir, "bin") } } }), clone, targeted, {});
     expect(onPath).toEqual({
       interpreter: "bin/python3.12",
       interpreterVersion: undefined,
-      warnings: [`the command invokes bin/python3.12, not the targeted interpreter ${targeted} (version unknown): targeting puts ${dirname(targeted)} first on PATH, and the command finds it on PATH`],
+      warnings: [
+        `the command invokes bin/python3.12, not the targeted interpreter ${targeted} (version unknown): targeting puts ${dirname(targeted)} first on PATH, and the command finds it on PATH`,
+      ],
     });
   });
 
@@ -208,7 +259,14 @@ describe("describeInvoked", () => {
   it("keeps the last line of a version, trimmed and bounded, and takes silence for no version", async () => {
     const clone = fakeClone();
     write(clone.workDir, { python: script(`echo banner; echo "  ${"v".repeat(300)}  "`), node: script("exit 0") });
-    expect(await describeInvoked(options({ command: "./python" }), clone, undefined, {})).toEqual({ interpreter: "python", interpreterVersion: "v".repeat(256), warnings: [] });
-    expect(await describeInvoked(options({ command: "./node" }), clone, undefined, {})).toEqual({ interpreter: "node", warnings: ["could not ask node its version"] });
+    expect(await describeInvoked(options({ command: "./python" }), clone, undefined, {})).toEqual({
+      interpreter: "python",
+      interpreterVersion: "v".repeat(256),
+      warnings: [],
+    });
+    expect(await describeInvoked(options({ command: "./node" }), clone, undefined, {})).toEqual({
+      interpreter: "node",
+      warnings: ["could not ask node its version"],
+    });
   });
 });

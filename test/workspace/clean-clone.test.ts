@@ -138,7 +138,13 @@ describe("runCleanCloneCheck", () => {
     const fake = await check({ repo, command: "python3.99", interpreter: join(bin, "python3.99"), interpreterFromOperator: true });
     expect(fake).toMatchObject({ ran: true, exitCode: 0, interpreter: join(bin, "python3.99"), interpreterVersion: "Python 3.99.1" });
 
-    const byName = await check({ repo, command: "true", interpreter: "python3.99", interpreterFromOperator: true, env: { set: { PATH: `${bin}:${process.env.PATH ?? ""}` } } });
+    const byName = await check({
+      repo,
+      command: "true",
+      interpreter: "python3.99",
+      interpreterFromOperator: true,
+      env: { set: { PATH: `${bin}:${process.env.PATH ?? ""}` } },
+    });
     expect(byName).toMatchObject({ ran: true, interpreter: join(bin, "python3.99"), interpreterVersion: "Python 3.99.1" });
 
     const missing = await check({ repo, command: "true", interpreter: join(bin, "python2") });
@@ -155,7 +161,11 @@ describe("runCleanCloneCheck", () => {
     const saved = Object.fromEntries(Object.keys(planted).map((name) => [name, process.env[name]]));
     Object.assign(process.env, planted);
     try {
-      const copied = await check({ repo, command: 'echo "${HARNESS_CC_ASKED:-none} ${HARNESS_CC_UNASKED:-none} ${PRIVATE_KEY:-none}"', env: { allow: ["HARNESS_CC_ASKED", "PRIVATE_KEY"] } });
+      const copied = await check({
+        repo,
+        command: 'echo "${HARNESS_CC_ASKED:-none} ${HARNESS_CC_UNASKED:-none} ${PRIVATE_KEY:-none}"',
+        env: { allow: ["HARNESS_CC_ASKED", "PRIVATE_KEY"] },
+      });
       expect(copied.outputTail).toBe("asked none none");
     } finally {
       for (const [name, value] of Object.entries(saved)) {
@@ -199,6 +209,10 @@ describe("clean-clone-result schema", () => {
     [{ ran: true, command: "t", durationMs: 1, exitCode: 0, outputTail: "", commit: "a".repeat(40), reason: "r" }, "$"],
     [{ ran: false, command: "", durationMs: 1, reason: "r" }, "$.command"],
   ])("refuses %j at %s", (data, path) => {
-    expect(schemas().issues("clean-clone-result", data).map((issue) => issue.path)).toContain(path);
+    expect(
+      schemas()
+        .issues("clean-clone-result", data)
+        .map((issue) => issue.path),
+    ).toContain(path);
   });
 });

@@ -117,7 +117,11 @@ describe("no App git command runs a nested repository's filter", () => {
     const commit = await commitWorktree(worktree, "Story 1: x\n", { stage: true });
     arm(join(repo, "..", "sub-source"), worktree, marker);
     expect(await changedFiles(worktree, base, commit)).toEqual(["a.txt"]);
-    for (const args of [["status", "--porcelain"], ["diff", "--stat"], ["diff", "HEAD"]]) {
+    for (const args of [
+      ["status", "--porcelain"],
+      ["diff", "--stat"],
+      ["diff", "HEAD"],
+    ]) {
       const result = await gitResult([...NO_SUBMODULE_STATUS, ...args], { cwd: worktree, readOnly: true });
       expect(result.exitCode).toBe(0);
     }

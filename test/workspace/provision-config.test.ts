@@ -43,7 +43,8 @@ describe("validateProvisionConfig", () => {
   });
 
   it("refuses settings that are not an object", () => {
-    for (const config of [[], "npm ci", 3]) expect(failure(config)).toMatchObject({ field: "", message: expect.stringMatching(/^provision\. must be an object, got /) });
+    for (const config of [[], "npm ci", 3])
+      expect(failure(config)).toMatchObject({ field: "", message: expect.stringMatching(/^provision\. must be an object, got /) });
   });
 
   it("keeps a valid command, timeout and environment as given", () => {

@@ -11,7 +11,16 @@ describe("WorkspaceProvisionError", () => {
     const dir = makeTempDir("harness-prov-error-");
     const logPath = join(dir, "provision.log");
     writeFileSync(logPath, "installing\nnpm error code E404\n");
-    const error = new WorkspaceProvisionError("it failed", { cmd: "npm ci", exitCode: 1, logPath, logTail: "last line", taskId: "t-1", phase: "seat", timedOut: true, attempts: 2 });
+    const error = new WorkspaceProvisionError("it failed", {
+      cmd: "npm ci",
+      exitCode: 1,
+      logPath,
+      logTail: "last line",
+      taskId: "t-1",
+      phase: "seat",
+      timedOut: true,
+      attempts: 2,
+    });
     expect(error).toBeInstanceOf(Error);
     expect(error.name).toBe("WorkspaceProvisionError");
     expect(error.message).toBe("it failed");
@@ -40,6 +49,9 @@ describe("WorkspaceProvisionError", () => {
     expect(error.taskId).toBeUndefined();
     expect(error.phase).toBeUndefined();
     expect(error.logTail).toBe("");
-    expect(new WorkspaceProvisionError("x", { cmd: null, exitCode: null, logPath, logTail: "", timedOut: false, attempts: 1 })).toMatchObject({ timedOut: false, attempts: 1 });
+    expect(new WorkspaceProvisionError("x", { cmd: null, exitCode: null, logPath, logTail: "", timedOut: false, attempts: 1 })).toMatchObject({
+      timedOut: false,
+      attempts: 1,
+    });
   });
 });

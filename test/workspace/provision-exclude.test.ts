@@ -73,7 +73,10 @@ describe("excludeReceipt", () => {
     expect(readdirSync(plain)).toEqual([]);
     const { repo } = await repoWithExclude("");
     writeFileSync(join(repo, ".git", "config"), "[core\n");
-    const error = await excludeReceipt(repo).then(() => undefined, (caught: unknown) => caught);
+    const error = await excludeReceipt(repo).then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
     expect(error).toBeInstanceOf(GitError);
     expect((error as GitError).kind).not.toBe("not-a-repository");
   });

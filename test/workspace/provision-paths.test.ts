@@ -65,7 +65,12 @@ describe("provisionWorktree and dependency snapshots", () => {
     const wt2 = await p.worktree();
     const second = await withPathFirst(join(p.bin, "fail"), () => p.provision(wt2));
     // Saving the new tree needs cp too, so no snapshot is claimed either.
-    expect(second.outcome).toEqual({ receiptPath: join(wt2, PROVISION_RECEIPT), receipt: expect.objectContaining({ cmd: "npm ci" }), attempts: 1, skipped: false });
+    expect(second.outcome).toEqual({
+      receiptPath: join(wt2, PROVISION_RECEIPT),
+      receipt: expect.objectContaining({ cmd: "npm ci" }),
+      attempts: 1,
+      skipped: false,
+    });
     expect(p.runs()).toBe(2);
     const log = readFileSync(second.logPath, "utf8").split("\n");
     expect(log[0]).toBe(`# harness provision: snapshot ${key} could not be linked, installing instead: linking the dependency snapshot failed: cp refused -al`);
@@ -90,7 +95,10 @@ describe("provisionWorktree and dependency snapshots", () => {
     expect(outcome.snapshot).toBeUndefined();
     expect(existsSync(snapshotsDir(p.home))).toBe(false);
     // The next line is the install's: no link was tried.
-    expect(readFileSync(logPath, "utf8").split("\n").slice(0, 2)).toEqual(["# harness provision: no dependency snapshot: snapshots are off", `# harness provision: attempt 1/2 in ${wt}: npm ci`]);
+    expect(readFileSync(logPath, "utf8").split("\n").slice(0, 2)).toEqual([
+      "# harness provision: no dependency snapshot: snapshots are off",
+      `# harness provision: attempt 1/2 in ${wt}: npm ci`,
+    ]);
   });
 
   it("uses no snapshot for a worktree outside git, saying why, and still installs", async () => {
@@ -123,7 +131,9 @@ describe("provisionWorktree failures, exactly", () => {
     expect(error).toBeInstanceOf(WorkspaceProvisionError);
     const logPath = join(p.root, "logs", "deep", "wt1.log");
     expect(error.message).toBe(`provisioning ${wt} failed after 2 attempts: exit 3 exited with code 3 (log: ${logPath})`);
-    const notes = readFileSync(logPath, "utf8").split("\n").filter((line) => line.startsWith("# harness provision: attempt"));
+    const notes = readFileSync(logPath, "utf8")
+      .split("\n")
+      .filter((line) => line.startsWith("# harness provision: attempt"));
     expect(notes).toEqual([
       `# harness provision: attempt 1/2 in ${wt}: exit 3`,
       "# harness provision: attempt 1 exited with code 3",
@@ -166,7 +176,9 @@ describe("provisionWorktree failures, exactly", () => {
     writeFileSync(join(p.root, "logs-file"), "");
     const logPath = join(p.root, "logs-file", "p.log");
     const config = { command: "npm ci", env: { set: { PATH: fakePath(p.bin), RECORD_DIR: p.records } } };
-    const error = (await provisionWorktree({ worktree: wt, taskId: "t9", logPath, harnessHome: p.home, snapshots: false, config }).catch((e: unknown) => e)) as WorkspaceProvisionError;
+    const error = (await provisionWorktree({ worktree: wt, taskId: "t9", logPath, harnessHome: p.home, snapshots: false, config }).catch(
+      (e: unknown) => e,
+    )) as WorkspaceProvisionError;
     expect(error.message).toMatch(new RegExp(`^cannot write the provisioning log ${logPath}: EEXIST`));
     expect({ ...error }).toMatchObject({ cmd: "npm ci", exitCode: null, logPath, logTail: "", taskId: "t9" });
     expect(p.runs()).toBe(0);
@@ -174,7 +186,13 @@ describe("provisionWorktree failures, exactly", () => {
 
   it.each([
     ["is missing", (root: string) => join(root, "missing")],
-    ["is a file", (root: string) => { writeFileSync(join(root, "file"), ""); return join(root, "file"); }],
+    [
+      "is a file",
+      (root: string) => {
+        writeFileSync(join(root, "file"), "");
+        return join(root, "file");
+      },
+    ],
   ])("refuses a worktree that %s, naming it", async (_what, make) => {
     const root = makeTempDir("harness-prov-paths-");
     const worktree = make(root);
@@ -189,7 +207,12 @@ describe("provisioning's environment and admission", () => {
   it("runs with the network (registries) in a namespace of its own, not the App's (issue 30)", async () => {
     const p = await project();
     const wt = await p.worktree();
-    await p.provision(wt, { config: { command: 'readlink /proc/self/ns/net > "$RECORD_DIR/net"; ip route show default > "$RECORD_DIR/route"', env: { set: { PATH: fakePath(p.bin), RECORD_DIR: p.records } } } });
+    await p.provision(wt, {
+      config: {
+        command: 'readlink /proc/self/ns/net > "$RECORD_DIR/net"; ip route show default > "$RECORD_DIR/route"',
+        env: { set: { PATH: fakePath(p.bin), RECORD_DIR: p.records } },
+      },
+    });
     expect(readFileSync(join(p.records, "net"), "utf8").trim()).not.toBe(readlinkSync("/proc/self/ns/net"));
     expect(readFileSync(join(p.records, "route"), "utf8")).toMatch(/^default via /);
   });

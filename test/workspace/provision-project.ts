@@ -40,7 +40,12 @@ export async function project(files: Record<string, FileSpec> = DEFAULT_FILES) {
   const repo = join(root, "repo");
   const bin = join(root, "bin");
   const records = join(root, "records");
-  writeFiles(bin, { npm: { content: FAKE_INSTALLER, mode: 0o755 }, yarn: { content: FAKE_INSTALLER, mode: 0o755 }, "fail/cp": { content: FAILING_CP, mode: 0o755 }, "fail-early/cp": { content: FAILING_EARLY_CP, mode: 0o755 } });
+  writeFiles(bin, {
+    npm: { content: FAKE_INSTALLER, mode: 0o755 },
+    yarn: { content: FAKE_INSTALLER, mode: 0o755 },
+    "fail/cp": { content: FAILING_CP, mode: 0o755 },
+    "fail-early/cp": { content: FAILING_EARLY_CP, mode: 0o755 },
+  });
   mkdirSync(records);
   await initRepo(repo, files);
   const sandbox = new Sandbox({ ...sandboxSettingsFromEnv({}), readPaths: [bin], writePaths: [records] });
@@ -59,7 +64,8 @@ export async function project(files: Record<string, FileSpec> = DEFAULT_FILES) {
     const outcome = await provisionWorktree({ worktree: wt, taskId: "t", logPath, harnessHome: home, sandbox, config: { env }, ...more });
     return { outcome, logPath, took: performance.now() - before, log: (): string[] => readFileSync(logPath, "utf8").split("\n") };
   };
-  const runs = (tool = "npm"): number => (existsSync(join(records, `${tool}.count`)) ? readFileSync(join(records, `${tool}.count`), "utf8").split("\n").length - 1 : 0);
+  const runs = (tool = "npm"): number =>
+    existsSync(join(records, `${tool}.count`)) ? readFileSync(join(records, `${tool}.count`), "utf8").split("\n").length - 1 : 0;
   return { root, repo, bin, records, home, env, worktree, provision, runs };
 }
 

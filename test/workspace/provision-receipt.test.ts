@@ -23,7 +23,9 @@ describe("receipt", () => {
   it("appears at its path only by a rename of a written temp file beside it", async () => {
     const worktree = makeTempDir("harness-receipt-");
     for (const i of [1, 2]) {
-      const events = await folderEvents(worktree, () => writeReceipt(worktree, { cmd: `install ${i}`, exitCode: 0, at: new Date().toISOString(), durationMs: i }));
+      const events = await folderEvents(worktree, () =>
+        writeReceipt(worktree, { cmd: `install ${i}`, exitCode: 0, at: new Date().toISOString(), durationMs: i }),
+      );
       expect(appearedOnlyByRename(events, PROVISION_RECEIPT)).toBe(true);
       expect(writtenNames(events)).toEqual([expect.stringMatching(new RegExp(`^\\${PROVISION_RECEIPT}\\.\\d+\\.[0-9a-f]{8}\\.tmp$`))]);
       expect(readReceipt(worktree)?.durationMs).toBe(i);
@@ -35,7 +37,15 @@ describe("receipt", () => {
     const root = makeTempDir("harness-receipt-prov-");
     const worktree = join(root, "wt");
     mkdirSync(worktree);
-    const events = await folderEvents(worktree, () => provisionWorktree({ worktree, taskId: "t", logPath: join(root, "p.log"), harnessHome: join(root, "home"), config: { command: "echo installed > deps.txt" } }));
+    const events = await folderEvents(worktree, () =>
+      provisionWorktree({
+        worktree,
+        taskId: "t",
+        logPath: join(root, "p.log"),
+        harnessHome: join(root, "home"),
+        config: { command: "echo installed > deps.txt" },
+      }),
+    );
     expect(appearedOnlyByRename(events, PROVISION_RECEIPT)).toBe(true);
     expect(writtenNames(events)).toContain("deps.txt");
     expect(isProvisioned(worktree)).toBe(true);
@@ -134,7 +144,9 @@ describe("receipt and git", () => {
     // One at a time: git itself does not guard concurrent `worktree add` (the provisioning is what runs concurrently here).
     const worktrees: string[] = [];
     for (const n of [1, 2, 3]) worktrees.push(await addWorktree(repo, join(root, `wt${n}`), `b${n}`));
-    await Promise.all(worktrees.map((worktree, n) => provisionWorktree({ worktree, taskId: `t${n}`, logPath: join(root, `l${n}.log`), harnessHome: join(root, "home") })));
+    await Promise.all(
+      worktrees.map((worktree, n) => provisionWorktree({ worktree, taskId: `t${n}`, logPath: join(root, `l${n}.log`), harnessHome: join(root, "home") })),
+    );
     const exclude = readFileSync(join(repo, ".git", "info", "exclude"), "utf8");
     expect(exclude.split("\n").filter((line) => line === `/${PROVISION_RECEIPT}`)).toHaveLength(1);
   });

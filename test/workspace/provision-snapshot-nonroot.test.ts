@@ -49,11 +49,23 @@ describe("dependency snapshots with the App not root", () => {
     mkdirSync(join(root, "a", "node_modules", "left"), { recursive: true });
     writeFileSync(join(root, "a", "node_modules", "left", "index.js"), "module.exports = 'clean';\n");
     writeFileSync(join(root, "app.mjs"), APP);
-    for (const path of [root, join(root, "a"), join(root, "a", "node_modules"), join(root, "a", "node_modules", "left"), join(root, "a", "node_modules", "left", "index.js"), join(root, "app.mjs")]) {
+    for (const path of [
+      root,
+      join(root, "a"),
+      join(root, "a", "node_modules"),
+      join(root, "a", "node_modules", "left"),
+      join(root, "a", "node_modules", "left", "index.js"),
+      join(root, "app.mjs"),
+    ]) {
       chownSync(path, NOBODY, NOBODY);
     }
     const setpriv = ["setpriv", `--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups"];
-    const run = await exec([...setpriv, process.execPath, join(root, "app.mjs"), root], { cwd: root, env: { set: { HOME: root } }, captureStdout: true, timeoutMs: 120_000 });
+    const run = await exec([...setpriv, process.execPath, join(root, "app.mjs"), root], {
+      cwd: root,
+      env: { set: { HOME: root } },
+      captureStdout: true,
+      timeoutMs: 120_000,
+    });
     if (run.spawnError !== undefined) throw new Error(`setpriv is needed to run the App as another user: apt-get install util-linux (${run.spawnError})`);
     expect({ exitCode: run.exitCode, tail: run.exitCode === 0 ? "" : run.tail }).toEqual({ exitCode: 0, tail: "" });
     const seen = JSON.parse(run.stdout?.toString() ?? "") as Record<string, unknown>;

@@ -29,13 +29,33 @@ function snapshotEntries(home: string): { scope: string; names: string[] } {
 describe("which installs are kept as snapshots", () => {
   it.each<[string, Record<string, FileSpec>, string, { command?: string } | undefined]>([
     ["a configured command", DEFAULT_FILES, "the config rung is not a lockfile install", { command: "npm ci" }],
-    ["the repository's hook", { ...DEFAULT_FILES, ".harness/provision.sh": { content: '#!/bin/sh\nexec npm ci\n', mode: 0o755 } }, "the hook rung is not a lockfile install", undefined],
+    [
+      "the repository's hook",
+      { ...DEFAULT_FILES, ".harness/provision.sh": { content: "#!/bin/sh\nexec npm ci\n", mode: 0o755 } },
+      "the hook rung is not a lockfile install",
+      undefined,
+    ],
     ["no package.json", { "package-lock.json": "{}" }, "package.json is missing or not JSON", undefined],
     ["a package.json that is not JSON", { "package-lock.json": "{}", "package.json": "{ name" }, "package.json is missing or not JSON", undefined],
-    ["root lifecycle scripts", { "package-lock.json": "{}", "package.json": manifest({ scripts: { preinstall: "x", test: "jest", postinstall: "y" } }) }, "package.json runs preinstall, postinstall on install", undefined],
-    ["workspaces, even none", { "package-lock.json": "{}", "package.json": manifest({ workspaces: [] }) }, "workspaces install more than the root node_modules", undefined],
+    [
+      "root lifecycle scripts",
+      { "package-lock.json": "{}", "package.json": manifest({ scripts: { preinstall: "x", test: "jest", postinstall: "y" } }) },
+      "package.json runs preinstall, postinstall on install",
+      undefined,
+    ],
+    [
+      "workspaces, even none",
+      { "package-lock.json": "{}", "package.json": manifest({ workspaces: [] }) },
+      "workspaces install more than the root node_modules",
+      undefined,
+    ],
     ["a pnpm workspace file", { ...DEFAULT_FILES, "pnpm-workspace.yaml": "packages: []\n" }, "workspaces install more than the root node_modules", undefined],
-    ["a committed node_modules", { "package.json": manifest({}), "package-lock.json": "{}", "node_modules/own/index.js": "1" }, "node_modules is part of the checkout", undefined],
+    [
+      "a committed node_modules",
+      { "package.json": manifest({}), "package-lock.json": "{}", "node_modules/own/index.js": "1" },
+      "node_modules is part of the checkout",
+      undefined,
+    ],
   ])("not with %s, and the log says why", async (_what, files, reason, config) => {
     const p = await project(files);
     const { outcome, log } = await p.provision(await p.worktree(), config ? { config: { ...config, env: p.env } } : {});
@@ -121,7 +141,10 @@ describe("what a snapshot's key covers", () => {
 describe("how a kept tree is sealed", () => {
   it("takes every write bit and any setuid or setgid bit away, hands files to nobody when root, and keeps symlinks", async () => {
     const p = await project();
-    writeFileSync(join(p.records, "extra.sh"), "printf x > node_modules/left/tool && chmod 6775 node_modules/left/tool\nln -s index.js node_modules/left/alias\n");
+    writeFileSync(
+      join(p.records, "extra.sh"),
+      "printf x > node_modules/left/tool && chmod 6775 node_modules/left/tool\nln -s index.js node_modules/left/alias\n",
+    );
     const { outcome } = await p.provision(await p.worktree());
     expect(outcome.snapshot?.action).toBe("saved");
     const kept = join(snapshotEntries(p.home).scope, outcome.snapshot?.key ?? "", "node_modules", "left");
@@ -179,7 +202,9 @@ describe("when linking or saving fails", () => {
     const { outcome: first } = await p.provision(await p.worktree());
     const wt = await p.worktree();
     const second = await withPathFirst(join(p.bin, "fail"), () => p.provision(wt));
-    expect(second.log()[0]).toBe(`# harness provision: snapshot ${first.snapshot?.key} could not be linked, installing instead: linking the dependency snapshot failed: cp refused -al`);
+    expect(second.log()[0]).toBe(
+      `# harness provision: snapshot ${first.snapshot?.key} could not be linked, installing instead: linking the dependency snapshot failed: cp refused -al`,
+    );
     expect(second.log()[1]).toBe(`# harness provision: attempt 1/2 in ${wt}: npm ci`);
     expect(existsSync(join(p.records, "npm.found"))).toBe(false);
     expect(existsSync(join(wt, "node_modules", "partial"))).toBe(false);
@@ -193,7 +218,9 @@ describe("when linking or saving fails", () => {
     const { outcome: first } = await p.provision(await p.worktree());
     const wt = await p.worktree();
     const second = await withPathFirst(join(p.bin, "fail-early"), () => p.provision(wt));
-    expect(second.log()[0]).toBe(`# harness provision: snapshot ${first.snapshot?.key} could not be linked, installing instead: linking the dependency snapshot failed: cp refused early`);
+    expect(second.log()[0]).toBe(
+      `# harness provision: snapshot ${first.snapshot?.key} could not be linked, installing instead: linking the dependency snapshot failed: cp refused early`,
+    );
     expect(second.log()[1]).toBe(`# harness provision: attempt 1/2 in ${wt}: npm ci`);
     expect(second.outcome).toMatchObject({ attempts: 1 });
   });

@@ -53,7 +53,9 @@ describe("dependency snapshots", () => {
     // Folders are each worktree's own: a new file in one is not in the other.
     writeFileSync(join(second.worktree, "node_modules", "left", "cache.json"), "{}");
     expect(existsSync(join(first.worktree, "node_modules", "left", "cache.json"))).toBe(false);
-    expect(existsSync(join(first.worktree, "node_modules", ".package-lock.json"))).toBe(existsSync(join(second.worktree, "node_modules", ".package-lock.json")));
+    expect(existsSync(join(first.worktree, "node_modules", ".package-lock.json"))).toBe(
+      existsSync(join(second.worktree, "node_modules", ".package-lock.json")),
+    );
   });
 
   it("a sandboxed step cannot write into a linked package, so the other worktree's copy never changes", async () => {
@@ -63,11 +65,15 @@ describe("dependency snapshots", () => {
     expect(second.outcome.snapshot?.action).toBe("linked");
     const sandbox = new Sandbox(sandboxSettingsFromEnv({}));
     const target = join(second.worktree, "node_modules", "left", "index.js");
-    const attempt = await sandbox.run(["/bin/sh", "-c", `echo poisoned >> '${target}'; chmod u+w '${target}' && echo poisoned >> '${target}'; exit 0`], { cwd: second.worktree, timeoutMs: 60_000 }, {
-      purpose: "suite",
-      network: false,
-      writable: [second.worktree],
-    });
+    const attempt = await sandbox.run(
+      ["/bin/sh", "-c", `echo poisoned >> '${target}'; chmod u+w '${target}' && echo poisoned >> '${target}'; exit 0`],
+      { cwd: second.worktree, timeoutMs: 60_000 },
+      {
+        purpose: "suite",
+        network: false,
+        writable: [second.worktree],
+      },
+    );
     expect(attempt.exitCode).toBe(0);
     expect(readFileSync(join(first.worktree, "node_modules", "left", "index.js"), "utf8")).not.toContain("poisoned");
     expect(readFileSync(target, "utf8")).not.toContain("poisoned");
@@ -92,7 +98,10 @@ describe("dependency snapshots", () => {
   });
 
   it.each([
-    ["root lifecycle scripts", JSON.stringify({ name: "app", version: "1.0.0", scripts: { prepare: "true" }, dependencies: { left: "file:vendor/left-1.0.0.tgz" } })],
+    [
+      "root lifecycle scripts",
+      JSON.stringify({ name: "app", version: "1.0.0", scripts: { prepare: "true" }, dependencies: { left: "file:vendor/left-1.0.0.tgz" } }),
+    ],
     ["workspaces", JSON.stringify({ name: "app", version: "1.0.0", workspaces: ["packages/*"], dependencies: { left: "file:vendor/left-1.0.0.tgz" } })],
   ])("never snapshots an install with %s: each worktree installs", async (_what, manifest) => {
     const p = await project(manifest);

@@ -61,7 +61,16 @@ describe("provisioning tail: error lines from earlier in the log", () => {
       long,
     ].join("\n");
     expect(tailOf(log, "last")).toBe(
-      ["error: blanks", "error: windows", "npm ERR! code E404", "error: colours with parameters", "fatal: an escape with an intermediate byte", long.slice(0, 1000), MARKER, "last"].join("\n"),
+      [
+        "error: blanks",
+        "error: windows",
+        "npm ERR! code E404",
+        "error: colours with parameters",
+        "fatal: an escape with an intermediate byte",
+        long.slice(0, 1000),
+        MARKER,
+        "last",
+      ].join("\n"),
     );
   });
 

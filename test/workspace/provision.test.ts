@@ -1,12 +1,6 @@
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import {
-  provisionWorktree,
-  ProvisionConfigError,
-  readReceipt,
-  WorkspaceProvisionError,
-  type ProvisionConfig,
-} from "../../src/workspace/index.js";
+import { provisionWorktree, ProvisionConfigError, readReceipt, WorkspaceProvisionError, type ProvisionConfig } from "../../src/workspace/index.js";
 import { Sandbox, sandboxSettingsFromEnv } from "../../src/sandbox/index.js";
 import { makeTempDir, removeTempDirs, writeFiles, type FileSpec } from "../support/tmp.js";
 import { fakePath, recorded, writeFakeTools } from "./provision-fakes.js";
@@ -53,7 +47,14 @@ describe("provisionWorktree rungs", () => {
   it("passes the shared caches under the harness home, and no secret", async () => {
     const s = setup({ "package-lock.json": "{}" });
     // Every name asserted absent below is present in the harness's own environment.
-    const planted = { GITHUB_TOKEN: "ghs_secret", PRIVATE_KEY: "-----BEGIN", WEBHOOK_SECRET: "hook", GH_TOKEN: "gh", HARNESS_UNASKED: "x", HARNESS_ASKED: "asked" };
+    const planted = {
+      GITHUB_TOKEN: "ghs_secret",
+      PRIVATE_KEY: "-----BEGIN",
+      WEBHOOK_SECRET: "hook",
+      GH_TOKEN: "gh",
+      HARNESS_UNASKED: "x",
+      HARNESS_ASKED: "asked",
+    };
     const saved = Object.fromEntries(Object.keys(planted).map((name) => [name, process.env[name]]));
     Object.assign(process.env, planted);
     try {
@@ -86,14 +87,20 @@ describe("provisionWorktree rungs", () => {
   });
 
   it("runs an executable hook as itself from the worktree root", async () => {
-    const s = setup({ ".harness/provision.sh": { content: '#!/bin/sh\necho "$0" > "$RECORD_DIR/hook"; pwd >> "$RECORD_DIR/hook"\n', mode: 0o755 }, "yarn.lock": "" });
+    const s = setup({
+      ".harness/provision.sh": { content: '#!/bin/sh\necho "$0" > "$RECORD_DIR/hook"; pwd >> "$RECORD_DIR/hook"\n', mode: 0o755 },
+      "yarn.lock": "",
+    });
     const outcome = await run(s);
     const hook = join(s.worktree, ".harness/provision.sh");
     expect(readFileSync(join(s.records, "hook"), "utf8")).toBe(`${hook}\n${s.worktree}\n`);
     expect(outcome.receipt.cmd).toBe(hook);
   });
 
-  it.each([["cargo", { "Cargo.toml": "[package]\n" }], ["none", { "README.md": "" }]])("%s is a no-op that still writes a receipt", async (_rung, files) => {
+  it.each([
+    ["cargo", { "Cargo.toml": "[package]\n" }],
+    ["none", { "README.md": "" }],
+  ])("%s is a no-op that still writes a receipt", async (_rung, files) => {
     const s = setup(files);
     const at = new Date("2026-01-02T03:04:05.000Z");
     const outcome = await provisionWorktree({ worktree: s.worktree, taskId: "t", logPath: s.logPath, harnessHome: s.home, now: () => at });
@@ -129,7 +136,15 @@ describe("provisionWorktree failures", () => {
     const error = await run(s, { command }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(WorkspaceProvisionError);
     const failure = error as WorkspaceProvisionError;
-    expect(failure).toMatchObject({ failureClass: "workspace-provision-failed", cmd: command, exitCode: 3, logPath: s.logPath, taskId: "t1", attempts: 2, timedOut: false });
+    expect(failure).toMatchObject({
+      failureClass: "workspace-provision-failed",
+      cmd: command,
+      exitCode: 3,
+      logPath: s.logPath,
+      taskId: "t1",
+      attempts: 2,
+      timedOut: false,
+    });
     expect(readFileSync(join(s.records, "count"), "utf8")).toBe("attempt\nattempt\n");
     const tailLines = failure.logTail.split("\n");
     expect(tailLines.length).toBeLessThanOrEqual(20);
@@ -147,12 +162,12 @@ describe("provisionWorktree failures", () => {
     // npm writes all of it to stderr.
     const command = [
       "exec 1>&2",
-      "i=0; while [ $i -lt 8 ]; do echo \"npm http fetch GET 200 package $i\"; i=$((i+1)); done",
+      'i=0; while [ $i -lt 8 ]; do echo "npm http fetch GET 200 package $i"; i=$((i+1)); done',
       "echo 'npm error code EUSAGE' >&2",
       "echo 'npm error' >&2",
       "echo 'npm error `npm ci` can only install packages when your package.json and package-lock.json are in sync.' >&2",
       "echo 'npm error Missing: left-pad@1.3.0 from lock file' >&2",
-      "i=0; while [ $i -lt 200 ]; do echo \"npm error   --usage-option-$i\"; i=$((i+1)); done",
+      'i=0; while [ $i -lt 200 ]; do echo "npm error   --usage-option-$i"; i=$((i+1)); done',
       "exit 1",
     ].join("\n");
     const failure = (await run(s, { command }).catch((e: unknown) => e)) as WorkspaceProvisionError;
@@ -204,7 +219,9 @@ describe("provisionWorktree failures", () => {
   it("a timed-out attempt is retried with the same timeout, then fails as timed out", async () => {
     const s = setup({});
     // Long enough for the shell to record each attempt under load; the 600 s sleep outlives jest's deadline if never ended.
-    const error = (await run(s, { command: 'echo go >> "$RECORD_DIR/count"; exec sleep 600', timeoutMs: 2500 }).catch((e: unknown) => e)) as WorkspaceProvisionError;
+    const error = (await run(s, { command: 'echo go >> "$RECORD_DIR/count"; exec sleep 600', timeoutMs: 2500 }).catch(
+      (e: unknown) => e,
+    )) as WorkspaceProvisionError;
     expect(error).toBeInstanceOf(WorkspaceProvisionError);
     expect(error.timedOut).toBe(true);
     expect(error.exitCode).toBeNull();
@@ -267,7 +284,12 @@ describe("WorkspaceProvisionError", () => {
     expect(Buffer.byteLength(error.logTail)).toBeGreaterThan(32 * 1024);
     expect(error.logTail.endsWith("错错错")).toBe(true);
     expect(error.logTail.includes("\uFFFD")).toBe(false);
-    const short = new WorkspaceProvisionError("failed", { cmd: null, exitCode: null, logPath: "", logTail: Array.from({ length: 30 }, (_, i) => `l${i}`).join("\n") });
+    const short = new WorkspaceProvisionError("failed", {
+      cmd: null,
+      exitCode: null,
+      logPath: "",
+      logTail: Array.from({ length: 30 }, (_, i) => `l${i}`).join("\n"),
+    });
     expect(short.logTail).toBe(Array.from({ length: 20 }, (_, i) => `l${i + 10}`).join("\n"));
   });
 });

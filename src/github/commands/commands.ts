@@ -13,9 +13,7 @@ export const KNOWN_COMMANDS = ["retry-blocked", "help"] as const;
 export type KnownCommand = (typeof KNOWN_COMMANDS)[number];
 
 /** One command found in a comment; `line` is 1-based. */
-export type HarnessCommand =
-  | { kind: KnownCommand; line: number }
-  | { kind: "unknown"; name: string; line: number };
+export type HarnessCommand = { kind: KnownCommand; line: number } | { kind: "unknown"; name: string; line: number };
 
 /** At most this many commands are taken from one comment. */
 export const MAX_COMMANDS = 10;
@@ -176,7 +174,6 @@ function isTableDelimiterRow(text: string, at: number, end: number): boolean {
   }
   return pipe && dash;
 }
-
 
 function isSpace(code: number): boolean {
   return code === 0x20 || code === 0x09 || code === 0x0d;

@@ -24,7 +24,10 @@ const DETAILS_TAG = /<(\/?)details(?=[\s>/]|$)/gim;
 export class CharFinder {
   private next = -2;
   private searchedFrom = 0;
-  constructor(private readonly text: string, private readonly char: string) {}
+  constructor(
+    private readonly text: string,
+    private readonly char: string,
+  ) {}
 
   /** Index of the character in `[from, end)`, or -1. */
   within(from: number, end: number): number {
@@ -89,7 +92,7 @@ function regionFrom(text: string, at: number): number {
 /** The code spans of the line `[start, end)`, as `[from, to)` pairs, for a line that holds backticks. */
 function codeSpans(text: string, start: number, end: number): number[] {
   const runs: Array<{ at: number; length: number }> = [];
-  for (let i = start; i < end; ) {
+  for (let i = start; i < end;) {
     if (text.charCodeAt(i) !== 0x60) {
       i += 1;
       continue;
@@ -109,7 +112,7 @@ function codeSpans(text: string, start: number, end: number): number[] {
     lastOfLength.set(run.length, k);
   }
   const spans: number[] = [];
-  for (let k = 0; k < runs.length; ) {
+  for (let k = 0; k < runs.length;) {
     const close = next[k] ?? -1;
     const open = runs[k];
     const closing = close >= 0 ? runs[close] : undefined;

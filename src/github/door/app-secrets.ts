@@ -18,7 +18,10 @@ export function appSecretValues(args: { webhookSecret?: string; privateKey?: str
     const pem = key.includes("-----BEGIN") ? key : Buffer.from(key, "base64").toString("utf8");
     if (pem.includes("-----BEGIN")) {
       // Probot accepts "\n" written as the two characters backslash-n in an env file.
-      const lines = pem.replace(/\\n/g, "\n").split(/\r?\n/).map((line) => line.trim());
+      const lines = pem
+        .replace(/\\n/g, "\n")
+        .split(/\r?\n/)
+        .map((line) => line.trim());
       const body = lines.filter((line) => line !== "" && !line.startsWith("-----"));
       for (const line of body) if (line.length >= MIN_PEM_LINE) values.add(line);
       if (body.length > 0) values.add(body.join(""));

@@ -28,6 +28,10 @@ export interface DoorStatus {
 
 /** The door's status from the ledger and the sweeper's state. */
 export function doorStatus(shed: Pick<ShedLedger, "total" | "shedding" | "recentIds">, redelivery?: SweepState): DoorStatus {
-  const recentIds = shed.recentIds().slice(-DOOR_IDS_SHOWN).reverse().map((id) => (id.length > DOOR_ID_CHARS ? `${id.slice(0, DOOR_ID_CHARS - 1)}…` : id));
+  const recentIds = shed
+    .recentIds()
+    .slice(-DOOR_IDS_SHOWN)
+    .reverse()
+    .map((id) => (id.length > DOOR_ID_CHARS ? `${id.slice(0, DOOR_ID_CHARS - 1)}…` : id));
   return { shed: { total: shed.total, shedding: shed.shedding, recentIds }, ...(redelivery ? { redelivery } : {}) };
 }

@@ -70,7 +70,7 @@ const retryable = (status: number): boolean => status === 0 || status === 408 ||
 export function nextCursor(link: string | undefined): string | undefined {
   const next = link?.split(",").find((part) => /;\s*rel="next"/.test(part));
   const url = next ? /<([^>]+)>/.exec(next)?.[1] : undefined;
-  return url ? new URL(url).searchParams.get("cursor") ?? undefined : undefined;
+  return url ? (new URL(url).searchParams.get("cursor") ?? undefined) : undefined;
 }
 
 /**
@@ -85,7 +85,8 @@ export function toRedeliver(deliveries: readonly HookDelivery[], asked: Readonly
     if (settled.has(delivery.guid)) continue;
     const seen = newest.get(delivery.guid);
     // Stryker disable next-line EqualityOperator: an equal id is the same delivery (listed twice when pages shift): either copy will do
-    if (!seen || Date.parse(delivery.delivered_at) > Date.parse(seen.delivered_at) || (delivery.delivered_at === seen.delivered_at && delivery.id > seen.id)) newest.set(delivery.guid, delivery);
+    if (!seen || Date.parse(delivery.delivered_at) > Date.parse(seen.delivered_at) || (delivery.delivered_at === seen.delivered_at && delivery.id > seen.id))
+      newest.set(delivery.guid, delivery);
   }
   return [...newest.values()].filter((delivery) => retryable(delivery.status_code) && !asked.has(delivery.id));
 }
@@ -144,7 +145,10 @@ export class RedeliverySweeper {
         result.asked += 1;
       } catch (error) {
         result.failed += 1;
-        log.warn({ deliveryId: delivery.guid, hookDeliveryId: delivery.id, err: errorDetails(error) }, "webhook redelivery: GitHub did not take the request; the next sweep tries again");
+        log.warn(
+          { deliveryId: delivery.guid, hookDeliveryId: delivery.id, err: errorDetails(error) },
+          "webhook redelivery: GitHub did not take the request; the next sweep tries again",
+        );
       }
     }
     if (result.asked > 0 || result.failed > 0) log.info({ ...result }, "webhook redelivery: failed deliveries asked for again");

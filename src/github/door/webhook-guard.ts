@@ -190,14 +190,20 @@ export function guardWebhooks(inner: NodeMiddleware, options: WebhookGuardOption
     }
   };
 
-  async function guarded(request: IncomingMessage, response: ServerResponse, next: (() => void) | undefined, delivery: { deliveryId: string; event: string }): Promise<boolean | void> {
+  async function guarded(
+    request: IncomingMessage,
+    response: ServerResponse,
+    next: (() => void) | undefined,
+    delivery: { deliveryId: string; event: string },
+  ): Promise<boolean | void> {
     const refuse = (refusal: Refusal, bytes: number): boolean => {
       options.log.warn({ ...delivery, bytes, status: refusal.status, reason: refusal.reason }, "webhook delivery refused");
       answer(response, refusal);
       drain(request, drainMs);
       return true;
     };
-    if (options.receive && !JSON_CONTENT.test(header(request, "content-type"))) return refuse({ status: 415, reason: 'the content type must be "application/json"' }, 0);
+    if (options.receive && !JSON_CONTENT.test(header(request, "content-type")))
+      return refuse({ status: 415, reason: 'the content type must be "application/json"' }, 0);
     // Absent, the length reads as 0 (a chunked body is measured as it arrives); malformed, as NaN.
     const declared = Number(header(request, "content-length"));
     if (declared > maxBytes) return refuse({ status: 413, reason: `the body is over ${maxBytes} bytes` }, declared);
@@ -206,7 +212,8 @@ export function guardWebhooks(inner: NodeMiddleware, options: WebhookGuardOption
     if (!signatureMatches(options.secret, read.body, header(request, "x-hub-signature-256"))) {
       return refuse({ status: 400, reason: "the signature does not match the body and the webhook secret" }, read.body.length);
     }
-    if (options.receive) return receiveVerified(options.receive, options.answerWithinMs ?? ANSWER_WITHIN_MS, read.body, delivery, refuse, response, options.log);
+    if (options.receive)
+      return receiveVerified(options.receive, options.answerWithinMs ?? ANSWER_WITHIN_MS, read.body, delivery, refuse, response, options.log);
     (request as IncomingMessage & { body?: string }).body = read.body.toString("utf8");
     return inner(request, response, next);
   }
@@ -222,7 +229,8 @@ async function receiveVerified(
   response: ServerResponse,
   log: GitHubLog,
 ): Promise<boolean> {
-  if (delivery.deliveryId === "(none)" || delivery.event === "(none)") return refuse({ status: 400, reason: "the x-github-event and x-github-delivery headers are required" }, body.length);
+  if (delivery.deliveryId === "(none)" || delivery.event === "(none)")
+    return refuse({ status: 400, reason: "the x-github-event and x-github-delivery headers are required" }, body.length);
   let payload: unknown;
   try {
     payload = JSON.parse(body.toString("utf8"));

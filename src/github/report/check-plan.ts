@@ -65,7 +65,8 @@ export interface PlannedCheck {
 type Phase = { status: CheckStatus; conclusion?: CheckConclusion };
 
 const ended = (task: TaskSnapshot | undefined, snapshot: StorySnapshot): boolean => (task?.outcome ?? snapshot.outcome) !== "running";
-const stageRunning = (task: TaskSnapshot | undefined, stage: string): boolean => task?.stages.some((candidate) => candidate.state === "running" && candidate.id === stage) ?? false;
+const stageRunning = (task: TaskSnapshot | undefined, stage: string): boolean =>
+  task?.stages.some((candidate) => candidate.state === "running" && candidate.id === stage) ?? false;
 
 function provisionPhase(task: TaskSnapshot | undefined, snapshot: StorySnapshot): Phase {
   if (task?.provision) return { status: "completed", conclusion: task.provision.state === "passed" ? "success" : "failure" };
@@ -116,7 +117,12 @@ function plannerPhase(snapshot: StorySnapshot, stage: string): Phase {
 function plannerChecks(snapshot: StorySnapshot, options: RenderOptions): PlannedCheck[] {
   return snapshot.checks
     .filter((check) => check.kind === "plan")
-    .map((check) => ({ name: stageCheckName(check, snapshot.checks), ...plannerPhase(snapshot, check.stage), output: renderPlannerCheck(snapshot, check.stage, options), attempt: 0 }));
+    .map((check) => ({
+      name: stageCheckName(check, snapshot.checks),
+      ...plannerPhase(snapshot, check.stage),
+      output: renderPlannerCheck(snapshot, check.stage, options),
+      attempt: 0,
+    }));
 }
 
 function taskPhase(task: TaskSnapshot): Phase {
@@ -129,7 +135,9 @@ function taskPhase(task: TaskSnapshot): Phase {
 function stageChecks(snapshot: StorySnapshot, task: TaskSnapshot | undefined, options: RenderOptions): PlannedCheck[] {
   const attempt = task?.attempt ?? snapshot.attempt;
   const taskId = task?.id;
-  const checks: PlannedCheck[] = [{ name: CHECK_NAMES.provision, ...provisionPhase(task, snapshot), output: renderProvisionCheck(snapshot, options, taskId), attempt: 0 }];
+  const checks: PlannedCheck[] = [
+    { name: CHECK_NAMES.provision, ...provisionPhase(task, snapshot), output: renderProvisionCheck(snapshot, options, taskId), attempt: 0 },
+  ];
   for (const declared of snapshot.checks) {
     if (declared.kind === "plan") continue;
     const name = stageCheckName(declared, snapshot.checks);
@@ -166,8 +174,14 @@ export function planChecks(snapshot: StorySnapshot, options: RenderOptions = {})
   const target = { ...(integration ? { taskId: integration.id } : {}), stage: INTEGRATION_CLEAN_CLONE };
   const merged: PlannedCheck = {
     name: CHECK_NAMES.cleanClone,
-    ...(integration ? cleanClonePhase(integration, snapshot, INTEGRATION_CLEAN_CLONE) : ended(undefined, snapshot) ? { status: "completed" as const, conclusion: "skipped" as const } : { status: "queued" as const }),
-    output: integration ? renderCleanCloneCheck(snapshot, options, target) : renderCleanCloneCheck(snapshot, options, { taskId: "", stage: INTEGRATION_CLEAN_CLONE }),
+    ...(integration
+      ? cleanClonePhase(integration, snapshot, INTEGRATION_CLEAN_CLONE)
+      : ended(undefined, snapshot)
+        ? { status: "completed" as const, conclusion: "skipped" as const }
+        : { status: "queued" as const }),
+    output: integration
+      ? renderCleanCloneCheck(snapshot, options, target)
+      : renderCleanCloneCheck(snapshot, options, { taskId: "", stage: INTEGRATION_CLEAN_CLONE }),
     attempt: integration?.attempt ?? 1,
   };
   return [story, ...planners, ...perTask, merged];

@@ -34,7 +34,13 @@ export async function deliverEntry(octokit: Octokit, entry: OutboxEntry): Promis
         await octokit.rest.checks.update({ ...common, check_run_id: id, actions: write.actions ?? [] });
         return { checkRunId: id };
       }
-      const { data } = await octokit.rest.checks.create({ ...common, name: write.name, head_sha: write.headSha, external_id: write.externalId, ...(write.actions ? { actions: write.actions } : {}) });
+      const { data } = await octokit.rest.checks.create({
+        ...common,
+        name: write.name,
+        head_sha: write.headSha,
+        external_id: write.externalId,
+        ...(write.actions ? { actions: write.actions } : {}),
+      });
       return { checkRunId: data.id };
     }
     case "status-comment": {
@@ -72,9 +78,17 @@ export async function deliverEntry(octokit: Octokit, entry: OutboxEntry): Promis
 }
 
 /** The App's own status comment on an issue or pull request, found by its marker. */
-async function findStatusComment(octokit: Octokit, owner: string, repo: string, issueNumber: number, botLogin: string | undefined): Promise<number | undefined> {
+async function findStatusComment(
+  octokit: Octokit,
+  owner: string,
+  repo: string,
+  issueNumber: number,
+  botLogin: string | undefined,
+): Promise<number | undefined> {
   const comments = await octokit.paginate(octokit.rest.issues.listComments, { owner, repo, issue_number: issueNumber, per_page: 100 });
   // Only the App's own comment counts: anyone can paste the marker into theirs.
-  const own = comments.find((comment) => (comment.body ?? "").startsWith(STATUS_MARKER) && (botLogin ? comment.user?.login === botLogin : comment.user?.type === "Bot"));
+  const own = comments.find(
+    (comment) => (comment.body ?? "").startsWith(STATUS_MARKER) && (botLogin ? comment.user?.login === botLogin : comment.user?.type === "Bot"),
+  );
   return own?.id;
 }

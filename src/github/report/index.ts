@@ -4,7 +4,18 @@
  */
 export { GitHubReporter, type GitHubReporterOptions } from "./reporter.js";
 export { githubDelivery } from "./deliver.js";
-export { planChecks, CHECK_NAMES, RETRY_ACTION, stageCheckName, taskCheckName, isRetryCheckName, type CheckName, type PlannedCheck, type CheckStatus, type CheckConclusion } from "./check-plan.js";
+export {
+  planChecks,
+  CHECK_NAMES,
+  RETRY_ACTION,
+  stageCheckName,
+  taskCheckName,
+  isRetryCheckName,
+  type CheckName,
+  type PlannedCheck,
+  type CheckStatus,
+  type CheckConclusion,
+} from "./check-plan.js";
 export { postNotices, commentNotice, announceNotices, type StoryNotice } from "./notices.js";
 export { queueNoticeListeners, type QueueNoticeDeps } from "./queue-notices.js";
 export * from "./render/index.js";

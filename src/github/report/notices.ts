@@ -24,7 +24,10 @@ export async function postNotices(outbox: Outbox | Promise<Outbox>, story: Outbo
       await box.put(story, notice.slot, notice.write);
     } catch (error) {
       // The entry is kept in memory (put records it there first) and delivered from there.
-      log.warn({ err: errorDetails(error), slot: notice.slot, story: storyKeyOf(story) }, "outbox: a notice could not be recorded on disk; it is tried from memory");
+      log.warn(
+        { err: errorDetails(error), slot: notice.slot, story: storyKeyOf(story) },
+        "outbox: a notice could not be recorded on disk; it is tried from memory",
+      );
     }
   }
   await box.flush(story);

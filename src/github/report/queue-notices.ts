@@ -20,13 +20,25 @@ export interface QueueNoticeDeps {
 export function queueNoticeListeners(deps: QueueNoticeDeps): QueueListeners {
   const tell = (story: OutboxStory, slot: string, body: string): void => {
     postNotices(deps.outbox, story, [commentNotice(slot, story.issueNumber, body)], deps.log).catch((error: unknown) =>
-      deps.log.warn({ err: { message: String(error) }, owner: story.owner, repo: story.repo, issueNumber: story.issueNumber }, "telling a story about a queue problem failed"));
+      deps.log.warn(
+        { err: { message: String(error) }, owner: story.owner, repo: story.repo, issueNumber: story.issueNumber },
+        "telling a story about a queue problem failed",
+      ),
+    );
   };
   return {
     onQuarantine: (quarantined) => {
       const story = quarantined.story;
-      deps.log.error({ file: quarantined.file, reason: quarantined.reason, story, ...(quarantined.kept ? { kept: quarantined.kept } : {}) }, "queue: job file quarantined");
-      if (story) tell({ installationId: story.installationId, owner: story.owner, repo: story.repo, issueNumber: story.issueNumber }, `comment:quarantined:${quarantined.file}`, renderQuarantinedJob(quarantined.file, quarantined.reason, quarantined.kept));
+      deps.log.error(
+        { file: quarantined.file, reason: quarantined.reason, story, ...(quarantined.kept ? { kept: quarantined.kept } : {}) },
+        "queue: job file quarantined",
+      );
+      if (story)
+        tell(
+          { installationId: story.installationId, owner: story.owner, repo: story.repo, issueNumber: story.issueNumber },
+          `comment:quarantined:${quarantined.file}`,
+          renderQuarantinedJob(quarantined.file, quarantined.reason, quarantined.kept),
+        );
     },
     onWriteFailure: (job, error) => {
       deps.log.error({ story: job.storyKey, err: { message: error.message } }, "queue: a job could not be claimed; it stays queued");

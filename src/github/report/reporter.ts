@@ -78,10 +78,14 @@ export class GitHubReporter implements Reporter {
 
   constructor(private readonly options: GitHubReporterOptions) {
     this.headSha = options.headSha;
-    this.story = { installationId: options.installationId ?? 0, owner: options.owner, repo: options.repo, issueNumber: options.issueNumber, pullNumber: options.pullNumber };
-    this.outbox = options.outbox
-      ? Promise.resolve(options.outbox)
-      : Outbox.open({ deliver: githubDelivery(async () => options.octokit), log: options.log });
+    this.story = {
+      installationId: options.installationId ?? 0,
+      owner: options.owner,
+      repo: options.repo,
+      issueNumber: options.issueNumber,
+      pullNumber: options.pullNumber,
+    };
+    this.outbox = options.outbox ? Promise.resolve(options.outbox) : Outbox.open({ deliver: githubDelivery(async () => options.octokit), log: options.log });
   }
 
   /** Applies one event; resolves once its writes are recorded and tried (a refusal is retried later), or only recorded once handed off. */
@@ -97,7 +101,12 @@ export class GitHubReporter implements Reporter {
       for (const check of this.planChecks(snapshot)) await outbox.put(this.story, check.slot, this.checkWrite(check), place);
       const body = renderStatusComment(snapshot, this.renderOptions());
       if (body !== this.lastBody) {
-        const comment: OutboxWrite = { kind: "status-comment", issueNumber: this.options.pullNumber, body, ...(this.options.botLogin ? { botLogin: this.options.botLogin } : {}) };
+        const comment: OutboxWrite = {
+          kind: "status-comment",
+          issueNumber: this.options.pullNumber,
+          body,
+          ...(this.options.botLogin ? { botLogin: this.options.botLogin } : {}),
+        };
         await outbox.put(this.story, "status-comment", comment, place);
         this.lastBody = body;
       }

@@ -33,7 +33,10 @@ export type StartBranch = { state: "created"; sha: string } | { state: "exists" 
  */
 export class StoryStartRefusedError extends Error {
   readonly failureClass = "git-failed" satisfies FailureClass;
-  constructor(readonly status: number, message: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
     super(`GitHub refused the story's start branch (HTTP ${status}): ${message}`);
     this.name = "StoryStartRefusedError";
   }
@@ -45,20 +48,27 @@ export class StoryStartRefusedError extends Error {
  * `<prefix>*` refspec is). Branch name → commit id; a default branch GitHub does not have is
  * absent. Two requests, asked at once.
  */
-export async function readBranchTips(octokit: AppOctokit, args: { owner: string; repo: string; defaultBranch: string; prefix: string }): Promise<Map<string, string>> {
+export async function readBranchTips(
+  octokit: AppOctokit,
+  args: { owner: string; repo: string; defaultBranch: string; prefix: string },
+): Promise<Map<string, string>> {
   const { owner, repo } = args;
   const [story, base] = await Promise.all([
     octokit.rest.git.listMatchingRefs({ owner, repo, ref: `heads/${args.prefix}` }),
-    octokit.rest.git.getRef({ owner, repo, ref: `heads/${args.defaultBranch}` }).then((answer) => [answer.data], (error: unknown) => {
-      if (statusOf(error) === 404) return [];
-      throw error;
-    }),
+    octokit.rest.git.getRef({ owner, repo, ref: `heads/${args.defaultBranch}` }).then(
+      (answer) => [answer.data],
+      (error: unknown) => {
+        if (statusOf(error) === 404) return [];
+        throw error;
+      },
+    ),
   ]);
   const tips = new Map<string, string>();
   for (const ref of [...story.data, ...base]) {
     // `getRef` of a missing ref may answer with the refs it begins; only the exact name counts.
     const name = ref.ref.replace(/^refs\/heads\//, "");
-    if (ref.ref.startsWith("refs/heads/") && ref.object.type === "commit" && (name === args.defaultBranch || name.startsWith(args.prefix))) tips.set(name, ref.object.sha);
+    if (ref.ref.startsWith("refs/heads/") && ref.object.type === "commit" && (name === args.defaultBranch || name.startsWith(args.prefix)))
+      tips.set(name, ref.object.sha);
   }
   return tips;
 }
@@ -73,7 +83,13 @@ export async function readBranchTips(octokit: AppOctokit, args: { owner: string;
 export async function createStartBranch(octokit: AppOctokit, args: StartCommitArgs): Promise<StartBranch> {
   const { owner, repo } = args;
   const commit = await octokit.rest.git.createCommit({
-    owner, repo, message: args.message, tree: args.tree, parents: [args.parent], author: { ...args.signature }, committer: { ...args.signature },
+    owner,
+    repo,
+    message: args.message,
+    tree: args.tree,
+    parents: [args.parent],
+    author: { ...args.signature },
+    committer: { ...args.signature },
   });
   try {
     await octokit.rest.git.createRef({ owner, repo, ref: `refs/heads/${args.branch}`, sha: commit.data.sha });

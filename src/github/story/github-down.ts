@@ -49,7 +49,10 @@ export async function untilGitHubAnswers<T>(work: () => Promise<T>, signal: Abor
     } catch (error) {
       const delayMs = githubDownDelay(error, attempt, policy);
       if (delayMs === undefined || signal.aborted) throw error;
-      options.log.warn({ ...options.what, attempt, retryInMs: delayMs, err: errorDetails(error) }, "GitHub did not answer the story's first calls; the job stays queued and asks again");
+      options.log.warn(
+        { ...options.what, attempt, retryInMs: delayMs, err: errorDetails(error) },
+        "GitHub did not answer the story's first calls; the job stays queued and asks again",
+      );
       await sleep(delayMs, signal);
     }
   }

@@ -7,7 +7,13 @@ export type AppOctokit = InstanceType<typeof ProbotOctokit>;
  * What the runner's API token may do for a story: report (checks, issues, pull requests) and
  * read `.github/harness.yml`. Pushing is a separate token's ({@link GIT_TOKEN_PERMISSIONS}).
  */
-export const STORY_API_PERMISSIONS: Readonly<Record<string, string>> = { checks: "write", issues: "write", pull_requests: "write", contents: "read", metadata: "read" };
+export const STORY_API_PERMISSIONS: Readonly<Record<string, string>> = {
+  checks: "write",
+  issues: "write",
+  pull_requests: "write",
+  contents: "read",
+  metadata: "read",
+};
 /** What the token git fetches and pushes with may do. */
 export const GIT_TOKEN_PERMISSIONS: Readonly<Record<string, string>> = { contents: "write", metadata: "read" };
 
@@ -27,7 +33,9 @@ interface TokenAuthHook {
   (): Promise<{ type: "token"; tokenType: "installation"; token: string }>;
   hook: (request: RequestLike, route: string | object, parameters?: object) => Promise<unknown>;
 }
-type RequestLike = ((options: object) => Promise<unknown>) & { endpoint: { merge: (route: string | object, parameters?: object) => { headers: Record<string, string> } } };
+type RequestLike = ((options: object) => Promise<unknown>) & {
+  endpoint: { merge: (route: string | object, parameters?: object) => { headers: Record<string, string> } };
+};
 
 /**
  * Authenticates as an installation through the App-level octokit's
@@ -90,6 +98,11 @@ export async function authenticateInstallation(
   type Options = { authStrategy: () => TokenAuthHook; baseUrl: string; throttle: { enabled: boolean }; retry: { enabled: boolean } };
   const OctokitClass = appOctokit.constructor as new (options: Options) => AppOctokit;
   const baseUrl = appOctokit.request.endpoint.DEFAULTS.baseUrl;
-  const octokit = new OctokitClass({ authStrategy: () => auth, baseUrl, throttle: { enabled: options.throttle !== false }, retry: { enabled: options.retry !== false } });
+  const octokit = new OctokitClass({
+    authStrategy: () => auth,
+    baseUrl,
+    throttle: { enabled: options.throttle !== false },
+    retry: { enabled: options.retry !== false },
+  });
   return { token, tokensSeen: () => seen, octokit };
 }

@@ -40,10 +40,14 @@ export async function openStoryOutbox(args: StoryOutboxArgs): Promise<Outbox> {
   const octokitFor = async (installationId: number): Promise<AppOctokit> => {
     let installation = installations.get(installationId);
     if (!installation) {
-      installation = (async () => authenticateInstallation(await args.appOctokit(), installationId, { throttle: args.throttle, retry: false, permissions: STORY_API_PERMISSIONS }))();
+      installation = (async () =>
+        authenticateInstallation(await args.appOctokit(), installationId, { throttle: args.throttle, retry: false, permissions: STORY_API_PERMISSIONS }))();
       installations.set(installationId, installation);
       // A failed token request is tried afresh next time.
-      installation.then((made) => ready.push(made), () => installations.delete(installationId));
+      installation.then(
+        (made) => ready.push(made),
+        () => installations.delete(installationId),
+      );
     }
     return (await installation).octokit;
   };
@@ -51,10 +55,22 @@ export async function openStoryOutbox(args: StoryOutboxArgs): Promise<Outbox> {
   const secretsSeen = (): string[] => ready.flatMap((installation) => installation.tokensSeen());
   // A story's final push: a token for its one repository, allowed to write contents only, per attempt.
   const pusher = async (story: OutboxStory, push: PushWrite): Promise<void> => {
-    const git = await authenticateInstallation(await args.appOctokit(), story.installationId, { throttle: false, retry: false, repositoryIds: [push.repositoryId], permissions: GIT_TOKEN_PERMISSIONS });
+    const git = await authenticateInstallation(await args.appOctokit(), story.installationId, {
+      throttle: false,
+      retry: false,
+      repositoryIds: [push.repositoryId],
+      permissions: GIT_TOKEN_PERMISSIONS,
+    });
     await args.pushWork(push, gitAuthEnv(await git.token()));
   };
-  const outbox = await Outbox.open({ dir: outboxDir(args.harnessHome), deliver: githubDelivery(octokitFor), secretsSeen, pusher, log: args.log, ...(args.policy ? { policy: args.policy } : {}) });
+  const outbox = await Outbox.open({
+    dir: outboxDir(args.harnessHome),
+    deliver: githubDelivery(octokitFor),
+    secretsSeen,
+    pusher,
+    log: args.log,
+    ...(args.policy ? { policy: args.policy } : {}),
+  });
   outbox.start();
   return outbox;
 }

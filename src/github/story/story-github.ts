@@ -32,7 +32,10 @@ export interface StoryGitHubArgs {
  * What the story's reporter is made from: the GitHub reporter's options that belong to the
  * story, its tokens as a live list (a token refreshed mid-story is redacted too).
  */
-export type ReporterTarget = Required<Pick<GitHubReporterOptions, "octokit" | "owner" | "repo" | "pullNumber" | "issueNumber" | "headSha" | "log" | "installationId" | "secrets">> & Pick<GitHubReporterOptions, "revision">;
+export type ReporterTarget = Required<
+  Pick<GitHubReporterOptions, "octokit" | "owner" | "repo" | "pullNumber" | "issueNumber" | "headSha" | "log" | "installationId" | "secrets">
+> &
+  Pick<GitHubReporterOptions, "revision">;
 
 /** The story's GitHub, as the runner uses it. */
 export interface StoryGitHub {

@@ -5,7 +5,17 @@ import { hasLabel } from "../index.js";
 import { admitActor, isAllowedBot } from "./admission.js";
 import { renderHelp, renderNotAStory, renderNotPermitted, renderUnknownCommand } from "../report/render/index.js";
 import { storyIssueFromBranch } from "../index.js";
-import { admissionPolicy, DEFAULT_STORY_LABEL, isBotActor, reply, scopeOf, type TriggerDeps, type TriggerEvent, type TriggerOutcome, type TriggerScope } from "./deps.js";
+import {
+  admissionPolicy,
+  DEFAULT_STORY_LABEL,
+  isBotActor,
+  reply,
+  scopeOf,
+  type TriggerDeps,
+  type TriggerEvent,
+  type TriggerOutcome,
+  type TriggerScope,
+} from "./deps.js";
 import { loadStoryIssue, readmitBlockedStory, type StoryIssue } from "./readmit.js";
 
 type CommentPayload = Context<"issue_comment.created">["payload"];
@@ -70,7 +80,13 @@ async function retryFromComment(scope: TriggerScope, payload: CommentPayload, au
       await reply(scope, here, renderNotAStory("issue", labelName));
       return { action: "replied", reason: "not-a-story" };
     }
-    const issue: StoryIssue = { number: here, title: payload.issue.title, body: payload.issue.body, updatedAt: payload.issue.updated_at, labels: payload.issue.labels };
+    const issue: StoryIssue = {
+      number: here,
+      title: payload.issue.title,
+      body: payload.issue.body,
+      updatedAt: payload.issue.updated_at,
+      labels: payload.issue.labels,
+    };
     return readmitBlockedStory(scope, issue, undefined, here, author, deps);
   }
   const { data: pull } = await (await scope.octokit()).rest.pulls.get({ owner: scope.owner, repo: scope.repo, pull_number: here });

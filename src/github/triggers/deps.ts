@@ -32,20 +32,11 @@ export const DEFAULT_STORY_LABEL = "story";
 
 /** Why a handler replied instead of enqueueing. */
 export type ReplyReason =
-  | "help"
-  | "unknown-command"
-  | "not-permitted"
-  | "already-active"
-  | "already-completed"
-  | "blocked-use-retry"
-  | "not-blocked"
-  | "not-a-story";
+  "help" | "unknown-command" | "not-permitted" | "already-active" | "already-completed" | "blocked-use-retry" | "not-blocked" | "not-a-story";
 
 /** What a handler did; returned so the caller can log it and tests can assert it. */
 export type TriggerOutcome =
-  | { action: "enqueued"; jobId: string; job: StoryJob }
-  | { action: "replied"; reason: ReplyReason }
-  | { action: "ignored"; reason: string };
+  { action: "enqueued"; jobId: string; job: StoryJob } | { action: "replied"; reason: ReplyReason } | { action: "ignored"; reason: string };
 
 /** The repository fields of any webhook payload the handlers take. */
 export interface PayloadRepository {
@@ -102,7 +93,13 @@ export function scopeOf(
     octokit: typeof octokit === "function" ? once(octokit) : () => Promise.resolve(octokit),
     owner: repository.owner.login,
     repo: repository.name,
-    repository: { id: repository.id, owner: repository.owner.login, name: repository.name, cloneUrl: repository.clone_url, defaultBranch: repository.default_branch },
+    repository: {
+      id: repository.id,
+      owner: repository.owner.login,
+      name: repository.name,
+      cloneUrl: repository.clone_url,
+      defaultBranch: repository.default_branch,
+    },
     installationId: installation.id,
     deliveryId,
   };

@@ -123,7 +123,10 @@ function checkLaunch(launch: AgentLaunch, at: string, searchPath: string, add: A
   if (launch.preset !== undefined) {
     const program = presetProgram(launch.preset);
     if (!findOnPath(program, searchPath)) {
-      add(at.endsWith("]") ? at : `${at}.preset`, `is '${launch.preset}', whose program '${program}' is not on PATH: install it (${INSTALL_HINT[launch.preset]})${at.endsWith("]") ? " or remove it from the list" : ` or set ${at.slice(2)}.command`}`);
+      add(
+        at.endsWith("]") ? at : `${at}.preset`,
+        `is '${launch.preset}', whose program '${program}' is not on PATH: install it (${INSTALL_HINT[launch.preset]})${at.endsWith("]") ? " or remove it from the list" : ` or set ${at.slice(2)}.command`}`,
+      );
     }
     return;
   }
@@ -132,7 +135,10 @@ function checkLaunch(launch: AgentLaunch, at: string, searchPath: string, add: A
   for (const match of template.matchAll(TEMPLATE_PLACEHOLDER)) {
     const name = match[2] ?? "";
     if (!COMMAND_PLACEHOLDERS.includes(name)) {
-      add(`${at}.command`, `uses unknown placeholder {${name}} (known: ${COMMAND_PLACEHOLDERS.map((known) => `{${known}}`).join(", ")})${didYouMean(name, COMMAND_PLACEHOLDERS)}`);
+      add(
+        `${at}.command`,
+        `uses unknown placeholder {${name}} (known: ${COMMAND_PLACEHOLDERS.map((known) => `{${known}}`).join(", ")})${didYouMean(name, COMMAND_PLACEHOLDERS)}`,
+      );
     }
   }
   const program = firstProgram(template);

@@ -77,7 +77,8 @@ async function runFixer(step: StageStep, round: number, failure: Failed): Promis
       ...(task.signal ? { signal: task.signal } : {}),
     });
     if (result.timedOut) outcome = failed({ failureClass: "agent-timeout", reason: `the ${fix.seat} agent was stopped at its timeout (${seat.timeoutMs} ms)` });
-    else if (result.exitCode !== 0) outcome = failed({ failureClass: "agent-exit", reason: `the ${fix.seat} agent ${result.spawnError ?? `exited ${result.exitCode ?? "on a signal"}`}` });
+    else if (result.exitCode !== 0)
+      outcome = failed({ failureClass: "agent-exit", reason: `the ${fix.seat} agent ${result.spawnError ?? `exited ${result.exitCode ?? "on a signal"}`}` });
   }
   await task.sink.emit({
     kind: "fix.finished",

@@ -57,10 +57,14 @@ export async function cleanCloneStep(step: StageStep, artifact: string): Promise
   const test = testCommandOf(step);
   if ("missing" in test) return test.missing;
   const record = await runCleanClone(task, stage, attempt, artifact, test.command);
-  if (!record.ran) return failed({ failureClass: "clean-clone-not-run", reason: `the clean-clone check could not run: ${record.reason ?? "no reason given"}` }, {}, true);
+  if (!record.ran)
+    return failed({ failureClass: "clean-clone-not-run", reason: `the clean-clone check could not run: ${record.reason ?? "no reason given"}` }, {}, true);
   if (cleanClonePassed(record)) return undefined;
   const how = record.timedOut ? "timed out" : `exited ${record.exitCode ?? "without a code"}`;
-  return failed({ failureClass: "clean-clone-failed", reason: `the suite passed in the worktree but ${how} in a fresh clone of the committed change` }, { cleanClone: record });
+  return failed(
+    { failureClass: "clean-clone-failed", reason: `the suite passed in the worktree but ${how} in a fresh clone of the committed change` },
+    { cleanClone: record },
+  );
 }
 
 /** The folder of one pass of a stage: round 0 its own, a pass after a fixer round `round-<n>` inside it. */

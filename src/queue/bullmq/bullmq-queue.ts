@@ -1,7 +1,16 @@
 import { Queue, type Job, type Worker } from "bullmq";
 import { Redis } from "ioredis";
 import {
-  DEFAULT_LEASE_TIMING, type EnqueueOutcome, type JobWorker, type LeaseTiming, type LocalWorkSource, type QuarantinedJobView, type QueuedJobView, type QueueListeners, type StoryJob, type StoryQueue,
+  DEFAULT_LEASE_TIMING,
+  type EnqueueOutcome,
+  type JobWorker,
+  type LeaseTiming,
+  type LocalWorkSource,
+  type QuarantinedJobView,
+  type QueuedJobView,
+  type QueueListeners,
+  type StoryJob,
+  type StoryQueue,
 } from "../port.js";
 import type { WorkerReport } from "../../status/model/index.js";
 import { RedisQuarantine } from "./redis-quarantine.js";
@@ -118,7 +127,12 @@ export class BullmqQueue implements StoryQueue {
     let lastError: Error | undefined;
     // `closing` is set once the queue closes.
     const shutdown: { closing?: boolean } = {};
-    const redis = new Redis(target.url, { lazyConnect: true, maxRetriesPerRequest: 2, disconnectTimeout: DISCONNECT_TIMEOUT_MS, retryStrategy: (times) => reconnectDelay(shutdown, times) });
+    const redis = new Redis(target.url, {
+      lazyConnect: true,
+      maxRetriesPerRequest: 2,
+      disconnectTimeout: DISCONNECT_TIMEOUT_MS,
+      retryStrategy: (times) => reconnectDelay(shutdown, times),
+    });
     // Kept for the connection's life (it only notes the error); once open, errors are logged too.
     redis.on("error", (error: Error) => {
       lastError = error;
@@ -181,7 +195,13 @@ export class BullmqQueue implements StoryQueue {
 
   /** Remembers the delivery keys unless one of them is remembered already (false then), in one step. */
   private async remember(seenKeys: string[], job: StoryJob): Promise<boolean> {
-    const fresh = await this.redis.eval(REMEMBER_UNSEEN, seenKeys.length, ...seenKeys, job.storyKey, String(this.options.deliveryMemoryMs ?? DEFAULT_DELIVERY_MEMORY_MS));
+    const fresh = await this.redis.eval(
+      REMEMBER_UNSEEN,
+      seenKeys.length,
+      ...seenKeys,
+      job.storyKey,
+      String(this.options.deliveryMemoryMs ?? DEFAULT_DELIVERY_MEMORY_MS),
+    );
     return fresh === 1;
   }
 
@@ -214,7 +234,12 @@ export class BullmqQueue implements StoryQueue {
     });
     this.processor = processor;
     this.worker = new ClosingWorker(QUEUE_NAME, (job, token) => processor.process(job, token), {
-      connection: { url: parseRedisUrl(this.options.url).url, maxRetriesPerRequest: null, disconnectTimeout: DISCONNECT_TIMEOUT_MS, retryStrategy: (times: number) => reconnectDelay(this.shutdown, times) },
+      connection: {
+        url: parseRedisUrl(this.options.url).url,
+        maxRetriesPerRequest: null,
+        disconnectTimeout: DISCONNECT_TIMEOUT_MS,
+        retryStrategy: (times: number) => reconnectDelay(this.shutdown, times),
+      },
       prefix: this.prefix,
       concurrency: this.concurrency,
       lockDuration: this.lease.lockTtlMs,
@@ -236,7 +261,11 @@ export class BullmqQueue implements StoryQueue {
     const { records, total } = await this.quarantine.list();
     return {
       jobs: records.map((record) => ({
-        entry: record.entry, jobId: record.jobId, reason: record.reason, worker: record.worker, at: record.at,
+        entry: record.entry,
+        jobId: record.jobId,
+        reason: record.reason,
+        worker: record.worker,
+        at: record.at,
         ...(record.story ? { story: storyKey(record.story.owner, record.story.repo, record.story.issueNumber) } : {}),
       })),
       total,
@@ -269,15 +298,20 @@ export class BullmqQueue implements StoryQueue {
     await this.processor?.idle();
     this.shutdown.closing = true;
     const failures: string[] = [];
-    const note = (what: string) => (error: unknown): void => {
-      failures.push(`${what}: ${errorText(error)}`);
-    };
+    const note =
+      (what: string) =>
+      (error: unknown): void => {
+        failures.push(`${what}: ${errorText(error)}`);
+      };
     const steps = (async () => {
       // Unreachable now (a lost connection ends from here on): BullMQ's worker is closed without waiting on Redis.
-      const reachable = await this.redis.ping().then(() => true, (error: unknown) => {
-        note("Redis unreachable")(error);
-        return false;
-      });
+      const reachable = await this.redis.ping().then(
+        () => true,
+        (error: unknown) => {
+          note("Redis unreachable")(error);
+          return false;
+        },
+      );
       await this.worker?.close(!reachable).catch(note("worker"));
       // A story stopped by the shutdown is handed back after it ends (a forced worker close does not wait for that): its
       // attempt settles, or fails and says so, before close returns, so a process that exits next does not cut it short.
@@ -306,7 +340,10 @@ export class BullmqQueue implements StoryQueue {
       this.redis.disconnect();
     }
     if (failures.length > 0) {
-      this.logError("close", new Error(`${failures.join("; ")}; jobs not handed back are taken by another worker once their lease (${this.lease.lockTtlMs} ms) expires`));
+      this.logError(
+        "close",
+        new Error(`${failures.join("; ")}; jobs not handed back are taken by another worker once their lease (${this.lease.lockTtlMs} ms) expires`),
+      );
     }
   }
 

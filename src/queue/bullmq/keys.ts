@@ -14,7 +14,10 @@ export function storyJobId(storyKey: string): string {
 }
 
 /** The adapter's own keys, in the queue's namespace. */
-export function adapterKeys(prefix = KEY_PREFIX, queue = QUEUE_NAME): {
+export function adapterKeys(
+  prefix = KEY_PREFIX,
+  queue = QUEUE_NAME,
+): {
   delivery: (deliveryId: string) => string;
   runs: string;
   slots: (installationId: number) => string;

@@ -85,7 +85,10 @@ export class StoryProcessor {
         await job.moveToWait(token);
       } catch (error) {
         // Redis is gone: the job stays active there, and its lock, no longer renewed, expires.
-        this.args.logError(`job ${jobId}`, new Error(`could not be handed back (${error instanceof Error ? error.message : String(error)}); another worker takes it once its lease expires`));
+        this.args.logError(
+          `job ${jobId}`,
+          new Error(`could not be handed back (${error instanceof Error ? error.message : String(error)}); another worker takes it once its lease expires`),
+        );
       }
       // Either way BullMQ must not finish the job (it would retry that for as long as Redis is away).
       throw new WaitingError();
@@ -103,7 +106,12 @@ export class StoryProcessor {
     try {
       quarantined = await this.args.quarantine.put({ jobId, data: job.data, reason, worker: this.args.workerId() });
     } catch (error) {
-      this.args.logError(`job ${jobId}`, new Error(`its data is not a story job (${reason}) and could not be set aside (${error instanceof Error ? error.message : String(error)}); tried again`));
+      this.args.logError(
+        `job ${jobId}`,
+        new Error(
+          `its data is not a story job (${reason}) and could not be set aside (${error instanceof Error ? error.message : String(error)}); tried again`,
+        ),
+      );
       await job.moveToDelayed(Date.now() + this.args.slotRetryMs, token);
       throw new DelayedError();
     }

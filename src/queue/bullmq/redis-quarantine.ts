@@ -30,7 +30,12 @@ export interface QuarantineRecord {
 /** Why `data` is not a story job: each schema issue with the field it names. */
 export function storyJobIssues(data: unknown): string {
   const issues = schemas().issues("queue-story-job", data);
-  return issues.map((issue) => `${issue.path} ${issue.message}`).join("; ").slice(0, REASON_CHARS) || "not a story job";
+  return (
+    issues
+      .map((issue) => `${issue.path} ${issue.message}`)
+      .join("; ")
+      .slice(0, REASON_CHARS) || "not a story job"
+  );
 }
 
 export class RedisQuarantine {

@@ -84,7 +84,9 @@ export class WorkerReports {
       home: home.slice(0, 4096),
       running: running.slice(0, 1000),
       quarantined: work.quarantined.slice(0, REPORT_ENTRIES),
-      undelivered: work.undelivered.slice(0, REPORT_ENTRIES).map((entry) => (entry.lastError ? { ...entry, lastError: entry.lastError.slice(0, ERROR_CHARS) } : entry)),
+      undelivered: work.undelivered
+        .slice(0, REPORT_ENTRIES)
+        .map((entry) => (entry.lastError ? { ...entry, lastError: entry.lastError.slice(0, ERROR_CHARS) } : entry)),
       ...(work.runs ? { runs: work.runs.slice(0, REPORT_RUNS).map(boundRun) } : {}),
       omitted: { quarantined: Math.max(0, work.quarantined.length - REPORT_ENTRIES), undelivered: Math.max(0, work.undelivered.length - REPORT_ENTRIES) },
       at: new Date().toISOString(),

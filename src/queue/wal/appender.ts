@@ -19,7 +19,12 @@ import { open, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
 import { syncDir } from "../../files/index.js";
 
-interface Pending { line: string; synced: boolean; resolve: (segment: number) => void; reject: (error: Error) => void }
+interface Pending {
+  line: string;
+  synced: boolean;
+  resolve: (segment: number) => void;
+  reject: (error: Error) => void;
+}
 
 /** What a background sync owes: a segment's file written to (and its new folder entry), closed after when sealed. */
 interface Flush {
@@ -206,7 +211,7 @@ export class Appender {
 
 /** Writes every byte of `data` at the descriptor's position. */
 function writeAll(fd: number, data: Buffer): void {
-  for (let offset = 0; offset < data.length; ) offset += writeSync(fd, data, offset, data.length - offset, null);
+  for (let offset = 0; offset < data.length;) offset += writeSync(fd, data, offset, data.length - offset, null);
 }
 
 function datasync(fd: number): Promise<void> {

@@ -73,7 +73,8 @@ export class WriteAheadLog {
   private constructor(private readonly options: WriteAheadLogOptions) {
     this.name = `${this.owner.pid}-${this.owner.instance}`;
     this.appender = new Appender((number) => join(options.dir, segmentName(this.name, number)), options.segmentBytes ?? DEFAULT_SEGMENT_BYTES, {
-      opening: (number) => this.segments.set(segmentName(this.name, number), { log: this.name, number, mine: true, offset: 0, jobs: new Set(), tombs: new Set() }),
+      opening: (number) =>
+        this.segments.set(segmentName(this.name, number), { log: this.name, number, mine: true, offset: 0, jobs: new Set(), tombs: new Set() }),
       sealed: () => undefined,
     });
   }

@@ -77,7 +77,8 @@ export async function buildCleanClone(options: BuildCleanCloneOptions): Promise<
   ]);
   if (located.status === "rejected") throw located.reason;
   const target = located.value;
-  let cloned: () => Promise<{ objectsDir: string }> = () => (early.status === "fulfilled" ? Promise.resolve(early.value) : Promise.reject(early.reason as Error));
+  let cloned: () => Promise<{ objectsDir: string }> = () =>
+    early.status === "fulfilled" ? Promise.resolve(early.value) : Promise.reject(early.reason as Error);
   // Stryker disable next-line ConditionalExpression: cloning again when `repo` is the top gives the same clone, only later
   if (target.top !== resolve(repo)) {
     // A subfolder, or another spelling of the top (a symlink): an early clone that worked is of that spelling, so it goes.
@@ -91,7 +92,9 @@ export async function buildCleanClone(options: BuildCleanCloneOptions): Promise<
   // The refusals only read the commit, so they are looked for while git checks it out; a refusal
   // still wins over a checkout that failed, and nothing is linked into a refused clone.
   const [refusal, checkout] = await Promise.allSettled([
-    step("refuse", repo, () => refusals(target.base, tree, target.top, scratchGitEnv(scratch), options.allowExternalSymlinks === true ? { allowExternalSymlinks: true } : {})),
+    step("refuse", repo, () =>
+      refusals(target.base, tree, target.top, scratchGitEnv(scratch), options.allowExternalSymlinks === true ? { allowExternalSymlinks: true } : {}),
+    ),
     // Stryker disable next-line ConditionalExpression: a depth of undefined is no depth to checkOutCommit
     step("clone", repo, () => checkOutCommit({ target, historyDir, commit, cloneDir, ...(options.depth !== undefined ? { depth: options.depth } : {}) })),
   ]);

@@ -61,19 +61,31 @@ function searchPathOf(options: CleanCloneOptions): string | undefined {
  * Resolves the targeted interpreter inside the clone and asks its version in the sandbox, as a
  * step of the clean clone: the repository names it, so the App never starts it itself.
  */
-async function targetInterpreter(options: CleanCloneOptions, clone: BuiltCleanClone, result: Partial<CleanCloneResult>, early: string | undefined): Promise<string> {
+async function targetInterpreter(
+  options: CleanCloneOptions,
+  clone: BuiltCleanClone,
+  result: Partial<CleanCloneResult>,
+  early: string | undefined,
+): Promise<string> {
   const asked = options.interpreter ?? "";
   const interpreter = early ?? (await resolveInterpreter(asked, clone.workDir, searchPathOf(options), clone.cloneDir));
   if (early !== undefined && options.interpreterFromOperator !== true && !isInside(realpathSync(early), clone.cloneDir)) {
     // The repository named a program outside its clone: the sandbox shows it only if the operator already shows it to every step.
     if (!(options.sandbox ?? sandboxFromEnv()).sees(realpathSync(early))) {
-      throw new InterpreterError(asked, "is not visible in the sandbox: clean_clone.interpreter names a program outside the system folders; an operator who trusts its installation adds that folder to HARNESS_SANDBOX_READ");
+      throw new InterpreterError(
+        asked,
+        "is not visible in the sandbox: clean_clone.interpreter names a program outside the system folders; an operator who trusts its installation adds that folder to HARNESS_SANDBOX_READ",
+      );
     }
   }
   // A path inside the clone is named as the repository names it: the clone is gone afterwards.
   result.interpreter = early ?? relative(clone.workDir, interpreter);
   result.interpreterVersion = await interpreterVersion(interpreter, (argv, bounds) =>
-    launchInClone(argv, { cwd: clone.workDir, env: { allow: options.env?.allow ?? [], set: suiteEnvSet(options, interpreter) }, ...bounds }, cloneStep(options, clone, interpreter)),
+    launchInClone(
+      argv,
+      { cwd: clone.workDir, env: { allow: options.env?.allow ?? [], set: suiteEnvSet(options, interpreter) }, ...bounds },
+      cloneStep(options, clone, interpreter),
+    ),
   );
   return interpreter;
 }
@@ -95,7 +107,10 @@ export async function runCleanCloneCheck(options: CleanCloneOptions): Promise<Cl
     // Recorded as asked first, so a result about an unusable interpreter still names it.
     if (options.interpreter !== undefined) result.interpreter = options.interpreter;
     // A name on PATH or an absolute path can be found before the clone is built (a missing one costs no clone).
-    const early = options.interpreter !== undefined && !isRelativePath(options.interpreter) ? await resolveInterpreter(options.interpreter, scratch, searchPathOf(options)) : undefined;
+    const early =
+      options.interpreter !== undefined && !isRelativePath(options.interpreter)
+        ? await resolveInterpreter(options.interpreter, scratch, searchPathOf(options))
+        : undefined;
     if (early !== undefined) result.interpreter = early;
     const clone = await buildCleanClone({
       repo: options.repo,

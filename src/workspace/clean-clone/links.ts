@@ -94,8 +94,11 @@ export async function linkDependencyRoots(targetTop: string, cloneDir: string, n
   }
   if (leaks.length > 0) {
     const list = leaks.join("; ");
-    throw new CleanCloneBuildError("link", repo, `a linked folder leads back into the target, so the clean clone would import the target's uncommitted files: ${list} (provision the clean clone instead with clean_clone.provision: true or --provision)`);
+    throw new CleanCloneBuildError(
+      "link",
+      repo,
+      `a linked folder leads back into the target, so the clean clone would import the target's uncommitted files: ${list} (provision the clean clone instead with clean_clone.provision: true or --provision)`,
+    );
   }
   return linked;
 }
-

@@ -53,7 +53,8 @@ export function checkOptions(options: CleanCloneOptions): void {
   options.links?.forEach((name, index) => validateLinkName(name, `links[${index}]`));
   positive("timeoutMs", options.timeoutMs);
   positive("depth", options.depth);
-  if (options.interpreter !== undefined && options.interpreter.trim() === "") throw new CleanCloneOptionsError("interpreter", options.interpreter, "must not be empty");
+  if (options.interpreter !== undefined && options.interpreter.trim() === "")
+    throw new CleanCloneOptionsError("interpreter", options.interpreter, "must not be empty");
   options.env?.allow?.forEach((name, index) => {
     if (!ENV_NAME.test(name)) throw new CleanCloneOptionsError(`env.allow[${index}]`, name, "must be an environment variable name");
   });

@@ -79,14 +79,21 @@ export interface Verdicts {
  */
 export async function refusals(base: string, tree: string, cwd: string, env: Record<string, string>, options: RefusalOptions = {}): Promise<Verdicts> {
   // Stryker disable next-line BooleanLiteral: diff-tree between two trees takes no optional lock either way; readOnly says what the call promises
-  const raw = await gitBytes(["diff-tree", "-r", "-z", "--raw", "--no-renames", "--no-abbrev", base, tree], { cwd, readOnly: true, env, timeoutMs: CLEAN_CLONE_STEP_TIMEOUT_MS });
+  const raw = await gitBytes(["diff-tree", "-r", "-z", "--raw", "--no-renames", "--no-abbrev", base, tree], {
+    cwd,
+    readOnly: true,
+    env,
+    timeoutMs: CLEAN_CLONE_STEP_TIMEOUT_MS,
+  });
   const changes = parseRawDiff(raw);
   const refused: string[] = [];
   const warnings: string[] = [];
   for (const change of changes) {
     if (change.newMode !== GITLINK) continue;
     if (change.oldMode !== GITLINK) {
-      refused.push(`${change.path} is a nested git repository that is not a submodule: git add -A records it as a bare gitlink, so a checkout of the commit has an empty folder there (commit its files in the outer repository, or make it a submodule)`);
+      refused.push(
+        `${change.path} is a nested git repository that is not a submodule: git add -A records it as a bare gitlink, so a checkout of the commit has an empty folder there (commit its files in the outer repository, or make it a submodule)`,
+      );
     } else {
       refused.push(`the change moves the submodule pointer ${change.path}; a clean clone has no submodule checkout to carry it`);
     }
@@ -94,7 +101,14 @@ export async function refusals(base: string, tree: string, cwd: string, env: Rec
   // A deleted symlink has new mode 000000, so only added, changed or retyped links are read.
   const links = changes.filter((change) => change.newMode === SYMLINK);
   // Stryker disable next-line ConditionalExpression,EqualityOperator: an empty list read through cat-file gives an empty map too; the test only saves a process
-  const targets = links.length > 0 ? await readBlobs(links.map((link) => link.newObject), cwd, env) : new Map<string, string>();
+  const targets =
+    links.length > 0
+      ? await readBlobs(
+          links.map((link) => link.newObject),
+          cwd,
+          env,
+        )
+      : new Map<string, string>();
   for (const link of links) {
     const target = targets.get(link.newObject) ?? "";
     const where = outsideTarget(link.path, target);
@@ -127,4 +141,3 @@ export function describeRefusals(refused: readonly string[], maxBytes: number): 
   const rest = refused.length - shown;
   return rest === 0 ? text : `${text}; … and ${rest} more`;
 }
-

@@ -40,21 +40,30 @@ export function cloneStep(options: CleanCloneOptions, clone: BuiltCleanClone, in
 }
 
 /** Runs the suite in `clone.workDir`; a timeout is a run that failed, a spawn failure "did not run". */
-export async function runSuite(options: CleanCloneOptions, clone: BuiltCleanClone, interpreter: string | undefined, defaultTimeoutMs: number): Promise<Partial<CleanCloneResult>> {
+export async function runSuite(
+  options: CleanCloneOptions,
+  clone: BuiltCleanClone,
+  interpreter: string | undefined,
+  defaultTimeoutMs: number,
+): Promise<Partial<CleanCloneResult>> {
   // Under `sh -c` (no login profile) the environment's PATH already starts with the interpreter's
   // folder; the prefix keeps it first should a profile or a sandbox reset PATH.
   // Stryker disable next-line ConditionalExpression: see above
   const command = interpreter === undefined ? options.command : commandWithInterpreter(options.command, interpreter);
-  const result = await launchInClone(["/bin/sh", "-c", command], {
-    cwd: clone.workDir,
-    // Stryker disable next-line ArrayDeclaration: a name that is no variable name allows nothing
-    env: { allow: options.env?.allow ?? [], set: suiteEnvSet(options, interpreter) },
-    timeoutMs: options.timeoutMs ?? defaultTimeoutMs,
-    tailLines: CLEAN_CLONE_TAIL_LINES,
-    tailBytes: CLEAN_CLONE_TAIL_BYTES,
-    // Stryker disable next-line ConditionalExpression: a logPath of undefined is no log to exec
-    ...(options.logPath !== undefined ? { logPath: options.logPath } : {}),
-  }, cloneStep(options, clone, interpreter));
+  const result = await launchInClone(
+    ["/bin/sh", "-c", command],
+    {
+      cwd: clone.workDir,
+      // Stryker disable next-line ArrayDeclaration: a name that is no variable name allows nothing
+      env: { allow: options.env?.allow ?? [], set: suiteEnvSet(options, interpreter) },
+      timeoutMs: options.timeoutMs ?? defaultTimeoutMs,
+      tailLines: CLEAN_CLONE_TAIL_LINES,
+      tailBytes: CLEAN_CLONE_TAIL_BYTES,
+      // Stryker disable next-line ConditionalExpression: a logPath of undefined is no log to exec
+      ...(options.logPath !== undefined ? { logPath: options.logPath } : {}),
+    },
+    cloneStep(options, clone, interpreter),
+  );
   const outcome: Partial<CleanCloneResult> = { outputTail: result.tail, commit: clone.commit };
   const exitCode = exitCodeOf(result);
   // A suite that hangs once the change is committed is the change's failure, not the harness's:
@@ -62,6 +71,7 @@ export async function runSuite(options: CleanCloneOptions, clone: BuiltCleanClon
   if (result.timedOut) return { ...outcome, ran: true, timedOut: true };
   // exec reports a spawnError exactly when the child has neither an exit code nor a signal: either test alone would do.
   // Stryker disable next-line ConditionalExpression,LogicalOperator: see above
-  if (result.spawnError !== undefined || exitCode === undefined) return { ...outcome, ran: false, reason: `the suite could not be started: ${result.spawnError ?? "no exit status"}` };
+  if (result.spawnError !== undefined || exitCode === undefined)
+    return { ...outcome, ran: false, reason: `the suite could not be started: ${result.spawnError ?? "no exit status"}` };
   return { ...outcome, ran: true, exitCode };
 }

@@ -39,7 +39,8 @@ export async function reapScratch(root: string = tmpdir()): Promise<string[]> {
       owner &&
       // The type checks keep isRunning's contract; isRunning itself finds no process for a pid that is no integer or a start time that differs.
       // Stryker disable next-line ConditionalExpression: see above
-      typeof owner.pid === "number" && typeof owner.startTime === "string" &&
+      typeof owner.pid === "number" &&
+      typeof owner.startTime === "string" &&
       isRunning({ pid: owner.pid, startTime: owner.startTime });
     if (live) continue;
     await removeScratch(dir);

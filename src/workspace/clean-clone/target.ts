@@ -44,10 +44,24 @@ async function whyNot(repo: string): Promise<CleanCloneBuildError> {
 /** Locates the target of `repo` (any folder inside its working tree, a linked worktree too) in one git call. */
 export async function resolveTarget(repo: string): Promise<CleanCloneTarget> {
   // Stryker disable next-line ArrowFunction: undefined is as false as false to the check below
-  const exists = await stat(repo).then((info) => info.isDirectory(), () => false);
+  const exists = await stat(repo).then(
+    (info) => info.isDirectory(),
+    () => false,
+  );
   if (!exists) throw new CleanCloneBuildError("resolve", repo, "is not a directory");
   const located = await gitResult(
-    ["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-path", "index", "--path-format=relative", "--show-prefix", "HEAD^{commit}", "--symbolic-full-name", "HEAD"],
+    [
+      "rev-parse",
+      "--path-format=absolute",
+      "--show-toplevel",
+      "--git-path",
+      "index",
+      "--path-format=relative",
+      "--show-prefix",
+      "HEAD^{commit}",
+      "--symbolic-full-name",
+      "HEAD",
+    ],
     read(repo),
   );
   if (located.exitCode !== 0) throw await whyNot(repo);

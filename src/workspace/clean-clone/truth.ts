@@ -16,14 +16,18 @@ import { launchInClone } from "./suite.js";
 
 /** Asks `program` its version the way the suite would run it; undefined when it cannot say. */
 async function probeVersion(program: string, clone: BuiltCleanClone, options: CleanCloneOptions, interpreter: string | undefined): Promise<string | undefined> {
-  const result = await launchInClone([program, "--version"], {
-    cwd: clone.workDir,
-    // Stryker disable next-line ArrayDeclaration: a name that is no variable name allows nothing
-    env: { allow: options.env?.allow ?? [], set: suiteEnvSet(options, interpreter) },
-    timeoutMs: 30_000,
-    tailLines: 5,
-    tailBytes: 4096,
-  }, cloneStep(options, clone, interpreter));
+  const result = await launchInClone(
+    [program, "--version"],
+    {
+      cwd: clone.workDir,
+      // Stryker disable next-line ArrayDeclaration: a name that is no variable name allows nothing
+      env: { allow: options.env?.allow ?? [], set: suiteEnvSet(options, interpreter) },
+      timeoutMs: 30_000,
+      tailLines: 5,
+      tailBytes: 4096,
+    },
+    cloneStep(options, clone, interpreter),
+  );
   if (result.exitCode !== 0 || result.timedOut) return undefined;
   const line = keepLastBytes(result.tail.trim().split("\n").pop() ?? "", 256).trim();
   return line === "" ? undefined : line;
@@ -51,7 +55,8 @@ export async function describeInvoked(
   const invoked = await invokedInterpreter(options.command, workDir, searchPath);
   const warnings: string[] = [...(result.warnings ?? [])];
   if (invoked === undefined) {
-    if (interpreter !== undefined) warnings.push(`could not tell which interpreter the command invokes; interpreterVersion is the targeted interpreter's (${interpreter})`);
+    if (interpreter !== undefined)
+      warnings.push(`could not tell which interpreter the command invokes; interpreterVersion is the targeted interpreter's (${interpreter})`);
     return { warnings };
   }
   // Stryker disable next-line ConditionalExpression: sameFile of a path and no interpreter is false too (the realpath of undefined fails)
@@ -59,7 +64,9 @@ export async function describeInvoked(
   const name = displayed(invoked.path, workDir);
   const version = await probeVersion(invoked.path, clone, options, interpreter);
   if (interpreter === undefined) {
-    return version === undefined ? { interpreter: name, warnings: [...warnings, `could not ask ${name} its version`] } : { interpreter: name, interpreterVersion: version, warnings };
+    return version === undefined
+      ? { interpreter: name, warnings: [...warnings, `could not ask ${name} its version`] }
+      : { interpreter: name, interpreterVersion: version, warnings };
   }
   const how = invoked.byPath ? "names it by path" : "finds it on PATH";
   warnings.push(

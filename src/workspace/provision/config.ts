@@ -28,7 +28,11 @@ export interface ProvisionSettings {
 /** A provisioning setting is unusable; names the field and the value. Nothing ran. */
 export class ProvisionConfigError extends Error {
   readonly failureClass = "config-invalid" satisfies FailureClass;
-  constructor(readonly field: string, readonly value: unknown, reason: string) {
+  constructor(
+    readonly field: string,
+    readonly value: unknown,
+    reason: string,
+  ) {
     super(`provision.${field} ${reason}, got ${describe(value)}`);
     this.name = "ProvisionConfigError";
   }

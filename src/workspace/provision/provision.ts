@@ -128,7 +128,12 @@ export async function provisionWorktree(args: ProvisionArgs): Promise<ProvisionO
  * Whether this install may use or leave a snapshot. Never without a sandbox when the App is
  * root: unsandboxed repository code would run as root and could write the shared read-only files.
  */
-async function snapshotPlan(args: ProvisionArgs, resolved: Extract<ResolvedProvision, { argv: string[] }>, home: string, sandbox: Sandbox): Promise<SnapshotPlan> {
+async function snapshotPlan(
+  args: ProvisionArgs,
+  resolved: Extract<ResolvedProvision, { argv: string[] }>,
+  home: string,
+  sandbox: Sandbox,
+): Promise<SnapshotPlan> {
   if (args.snapshots === false) return { eligible: false, reason: "snapshots are off" };
   // Stryker disable next-line OptionalChaining: getuid exists on every POSIX platform, and the sandbox needs Linux
   if (!sandbox.settings.enabled && process.getuid?.() === 0) return { eligible: false, reason: "unsandboxed as root" };
@@ -229,5 +234,9 @@ function describeFailure(result: ExecResult, timeoutMs: number): string {
 function isDirectory(path: string): boolean {
   // On one line so the mark reaches the catch (the try's own block is pinned by the missing-worktree tests).
   // Stryker disable next-line BlockStatement: an empty catch answers undefined, which the one caller reads as false
-  try { return statSync(path).isDirectory(); } catch { return false; }
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }

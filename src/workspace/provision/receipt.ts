@@ -50,7 +50,11 @@ export function readReceipt(worktree: string): ProvisionReceipt | undefined {
   // On one line so the mark reaches the catch. An empty catch leaves text undefined, which parseValid refuses like a
   // missing file (the try's block is pinned by the receipt tests). Any refusal of the bounded reader means "not provisioned".
   // Stryker disable next-line ObjectLiteral,BlockStatement: see above
-  try { text = readBoundedTextSync(provisionReceiptPath(worktree), { maxBytes: MAX_RECEIPT_BYTES }); } catch { return undefined; }
+  try {
+    text = readBoundedTextSync(provisionReceiptPath(worktree), { maxBytes: MAX_RECEIPT_BYTES });
+  } catch {
+    return undefined;
+  }
   return schemas().parseValid<ProvisionReceipt>("provision-receipt", text);
 }
 

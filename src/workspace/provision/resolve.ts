@@ -8,8 +8,7 @@ export type ProvisionSource = "config" | "hook" | "pnpm" | "npm" | "yarn" | "car
 
 /** The command a worktree provisions with; `cmd` and `argv` are null for the no-op rungs. */
 export type ResolvedProvision =
-  | { source: Exclude<ProvisionSource, "cargo" | "none">; cmd: string; argv: string[] }
-  | { source: "cargo" | "none"; cmd: null; argv: null };
+  { source: Exclude<ProvisionSource, "cargo" | "none">; cmd: string; argv: string[] } | { source: "cargo" | "none"; cmd: null; argv: null };
 
 /** The repository hook, relative to the worktree root. */
 export const PROVISION_HOOK = ".harness/provision.sh";
@@ -44,7 +43,11 @@ export function resolveProvisionCommand(args: { worktree: string; config?: Provi
 function isFile(path: string): boolean {
   // On one line so the mark reaches the catch (the try's own block is pinned by the ladder's tests).
   // Stryker disable next-line BlockStatement: an empty catch answers undefined, which every caller reads as false
-  try { return statSync(path).isFile(); } catch { return false; }
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
 }
 
 /** A hook without the executable bit is ignored on purpose: the repository did not opt in. */
@@ -52,5 +55,10 @@ function isExecutableFile(path: string): boolean {
   if (!isFile(path)) return false;
   // On one line so the mark reaches the catch (the try's own block is pinned by the hook tests).
   // Stryker disable next-line BlockStatement: an empty catch answers undefined, which every caller reads as false
-  try { accessSync(path, constants.X_OK); return true; } catch { return false; }
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -73,7 +73,8 @@ export async function planSnapshot(worktree: string, resolved: Extract<ResolvedP
   }
   const scripts = Object.keys(manifest.scripts ?? {}).filter((name) => LIFECYCLE_SCRIPTS.includes(name));
   if (scripts.length > 0) return { eligible: false, reason: `package.json runs ${scripts.join(", ")} on install` };
-  if (manifest.workspaces !== undefined || existsSync(join(worktree, "pnpm-workspace.yaml"))) return { eligible: false, reason: "workspaces install more than the root node_modules" };
+  if (manifest.workspaces !== undefined || existsSync(join(worktree, "pnpm-workspace.yaml")))
+    return { eligible: false, reason: "workspaces install more than the root node_modules" };
   if (lstatSync(join(worktree, "node_modules"), { throwIfNoEntry: false })) return { eligible: false, reason: "node_modules is part of the checkout" };
   // Stryker disable next-line BooleanLiteral: rev-parse takes no optional lock either way; readOnly says what the call promises
   const common = await git(["rev-parse", "--path-format=absolute", "--git-common-dir"], { cwd: worktree, readOnly: true });
@@ -108,7 +109,10 @@ export function shareFlags(asRoot: boolean = process.getuid?.() === 0): string[]
 /** Gives `worktree` the snapshot's `node_modules` (see {@link shareFlags}); throws when `cp` fails. */
 export async function linkSnapshot(plan: Extract<SnapshotPlan, { eligible: true }>, worktree: string): Promise<void> {
   // Stryker disable next-line ObjectLiteral: cp is given absolute paths (the folder it runs in is never read), and only a cp hanging for ten minutes meets the bound
-  const result = await exec(["cp", ...shareFlags(), "--", join(plan.dir, "node_modules"), join(worktree, "node_modules")], { cwd: worktree, timeoutMs: 600_000 });
+  const result = await exec(["cp", ...shareFlags(), "--", join(plan.dir, "node_modules"), join(worktree, "node_modules")], {
+    cwd: worktree,
+    timeoutMs: 600_000,
+  });
   if (result.exitCode !== 0) {
     rmSync(join(worktree, "node_modules"), { recursive: true, force: true });
     throw new Error(`linking the dependency snapshot failed: ${result.tail.trim()}`);

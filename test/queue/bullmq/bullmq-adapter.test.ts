@@ -34,7 +34,9 @@ const NOTHING: LocalWork = { quarantined: [], undelivered: [] };
 describe("BullMQ adapter: options", () => {
   it("refuses a lease whose heartbeat is not shorter than its TTL, before it connects", async () => {
     for (const heartbeatMs of [1000, 1001]) {
-      await expect(BullmqQueue.open({ url: "redis://127.0.0.1:1/0", lease: { lockTtlMs: 1000, heartbeatMs } })).rejects.toThrow(new RangeError("the lease heartbeat must be shorter than its TTL"));
+      await expect(BullmqQueue.open({ url: "redis://127.0.0.1:1/0", lease: { lockTtlMs: 1000, heartbeatMs } })).rejects.toThrow(
+        new RangeError("the lease heartbeat must be shorter than its TTL"),
+      );
     }
     const { queue } = await open("o-lease", { lease: { lockTtlMs: 1000, heartbeatMs: 999 } });
     expect(queue.lease).toEqual({ lockTtlMs: 1000, heartbeatMs: 999 });
@@ -184,7 +186,9 @@ describe("BullMQ adapter: the worker's report and close", () => {
     expect(queue.reports.self).toBe(`${hostname()}:${createHash("sha256").update("/srv/a").digest("hex").slice(0, 12)}`);
     await queue.enqueue(makeJob(1));
     const jobId = storyJobId("acme/widgets#1");
-    await until("the running job reported", async () => (await reader.workerReports()).some((report) => report.live && report.running.includes(jobId) && report.home === "/srv/a"));
+    await until("the running job reported", async () =>
+      (await reader.workerReports()).some((report) => report.live && report.running.includes(jobId) && report.home === "/srv/a"),
+    );
     // A report renewed four renewals ago (three are allowed) is not live; two ago is.
     const [{ live: _live, ...report } = { live: true }] = await reader.workerReports();
     const now = await server.now();
@@ -203,10 +207,13 @@ describe("BullMQ adapter: the worker's report and close", () => {
     const { queue, errors } = await open("r-left", { reportEveryMs: 100 });
     const { queue: reader } = await open("r-left");
     let broken = false;
-    queue.shareLocalWork({ home: "/srv/left", collect: async () => {
-      if (broken) throw new Error("the disk is gone");
-      return { quarantined: [{ file: "q.json" }], undelivered: [] };
-    } });
+    queue.shareLocalWork({
+      home: "/srv/left",
+      collect: async () => {
+        if (broken) throw new Error("the disk is gone");
+        return { quarantined: [{ file: "q.json" }], undelivered: [] };
+      },
+    });
     await until("the report published", async () => (await reader.workerReports()).length === 1);
     broken = true;
     await until("the failed renewal logged", () => errors.includes("queue (redis): worker report: the disk is gone"));
@@ -226,28 +233,43 @@ describe("BullMQ adapter: the worker's report and close", () => {
     // What the worker settles at close (its outbox's last pass) goes before the last report: nothing left, the report is withdrawn.
     const { queue: settling } = await open("r-settle", { reportEveryMs: 100 });
     let left = undelivered;
-    settling.shareLocalWork({ home: "/srv/settle", collect: async () => ({ quarantined: [], undelivered: left }), settle: async () => {
-      left = [];
-    } });
+    settling.shareLocalWork({
+      home: "/srv/settle",
+      collect: async () => ({ quarantined: [], undelivered: left }),
+      settle: async () => {
+        left = [];
+      },
+    });
     await until("the report with the write", async () => (await settling.workerReports()).some((one) => one.undelivered.length === 1));
     await settling.close();
     const { queue: settledReader } = await open("r-settle");
     expect(await settledReader.workerReports()).toEqual([]);
 
     const { queue: failing, errors: failed } = await open("r-fail", { reportEveryMs: 100 });
-    failing.shareLocalWork({ home: "/srv/fail", collect: async () => {
-      throw new Error("unreadable");
-    } });
+    failing.shareLocalWork({
+      home: "/srv/fail",
+      collect: async () => {
+        throw new Error("unreadable");
+      },
+    });
     await until("the failed report logged", () => failed.includes("queue (redis): worker report: unreadable"));
     await failing.close();
-    expect(failed.at(-1)).toBe(`queue (redis): close: report: unreadable; jobs not handed back are taken by another worker once their lease (${LEASE.lockTtlMs} ms) expires`);
+    expect(failed.at(-1)).toBe(
+      `queue (redis): close: report: unreadable; jobs not handed back are taken by another worker once their lease (${LEASE.lockTtlMs} ms) expires`,
+    );
   });
 
   it("gives up on a Redis that does not answer after closeGraceMs, and says so", async () => {
     const frozen = await startRedis();
     try {
       const errors: string[] = [];
-      const queue = await BullmqQueue.open({ url: frozen.url, prefix: "c-frozen", lease: LEASE, closeGraceMs: 300, log: { error: (message) => errors.push(message) } });
+      const queue = await BullmqQueue.open({
+        url: frozen.url,
+        prefix: "c-frozen",
+        lease: LEASE,
+        closeGraceMs: 300,
+        log: { error: (message) => errors.push(message) },
+      });
       queue.start(async () => undefined);
       await until("the worker ready", async () => (await queue.snapshot()).length === 0);
       process.kill(frozen.pid, "SIGSTOP");
@@ -256,7 +278,9 @@ describe("BullMQ adapter: the worker's report and close", () => {
       } finally {
         process.kill(frozen.pid, "SIGCONT");
       }
-      expect(errors.find((line) => line.startsWith("queue (redis): close: "))).toMatch(/Redis did not answer within 300 ms; jobs not handed back are taken by another worker once their lease \(10000 ms\) expires$/);
+      expect(errors.find((line) => line.startsWith("queue (redis): close: "))).toMatch(
+        /Redis did not answer within 300 ms; jobs not handed back are taken by another worker once their lease \(10000 ms\) expires$/,
+      );
     } finally {
       await frozen.stop();
     }

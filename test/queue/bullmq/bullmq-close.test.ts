@@ -25,7 +25,14 @@ describe("BullMQ adapter: close with Redis down", () => {
     redis = await startRedis();
     const errors: string[] = [];
     // A grace far beyond what closing takes (each connection ends at its next reconnect), so it is never given up on.
-    const queue = await BullmqQueue.open({ url: redis.url, prefix: "close-down", lease: { lockTtlMs: 5000, heartbeatMs: 500 }, reportEveryMs: 200, closeGraceMs: 60_000, log: { error: (message) => errors.push(message) } });
+    const queue = await BullmqQueue.open({
+      url: redis.url,
+      prefix: "close-down",
+      lease: { lockTtlMs: 5000, heartbeatMs: 500 },
+      reportEveryMs: 200,
+      closeGraceMs: 60_000,
+      log: { error: (message) => errors.push(message) },
+    });
     const started = deferred();
     let aborted = false;
     queue.shareLocalWork({ home: "/nonexistent-home", collect: async () => ({ quarantined: [], undelivered: [] }) });
@@ -39,20 +46,32 @@ describe("BullMQ adapter: close with Redis down", () => {
     await redis.stop();
     redis = undefined;
     // Until close, every connection tries again, and each one's failures are logged, named.
-    for (const where of ["redis", "queue", "worker"]) await until(`a ${where} error logged`, () => errors.some((line) => line.startsWith(`queue (redis): ${where}: `)));
+    for (const where of ["redis", "queue", "worker"])
+      await until(`a ${where} error logged`, () => errors.some((line) => line.startsWith(`queue (redis): ${where}: `)));
     await within("close with Redis down", queue.close({ abortRunning: true }), GUARD_MS);
     expect(aborted).toBe(true);
     const closing = errors.find((line) => line.startsWith("queue (redis): close: ")) ?? "";
-    expect(closing).toBe("queue (redis): close: Redis unreachable: Connection is closed.; jobs not handed back are taken by another worker once their lease (5000 ms) expires");
+    expect(closing).toBe(
+      "queue (redis): close: Redis unreachable: Connection is closed.; jobs not handed back are taken by another worker once their lease (5000 ms) expires",
+    );
     // Redis known to be gone: no last report is tried, and the connection is dropped, not asked to quit.
     expect(closing).not.toMatch(/[:;] (report|redis): /);
     // The job could not go back to the waiting list: said, naming the job, before close returns (close waits for the hand-back).
-    expect(errors.some((line) => /^queue \(redis\): job story-acme%2Fwidgets%231: could not be handed back \(.+\); another worker takes it once its lease expires$/.test(line))).toBe(true);
+    expect(
+      errors.some((line) =>
+        /^queue \(redis\): job story-acme%2Fwidgets%231: could not be handed back \(.+\); another worker takes it once its lease expires$/.test(line),
+      ),
+    ).toBe(true);
   });
 
   it("returns from close with no job running and from a second close at once", async () => {
     redis = await startRedis();
-    const queue = await BullmqQueue.open({ url: redis.url, prefix: "close-idle", lease: { lockTtlMs: 5000, heartbeatMs: 500 }, log: { error: () => undefined } });
+    const queue = await BullmqQueue.open({
+      url: redis.url,
+      prefix: "close-idle",
+      lease: { lockTtlMs: 5000, heartbeatMs: 500 },
+      log: { error: () => undefined },
+    });
     queue.start(async () => undefined);
     await until("the worker's connection", async () => (await queue.snapshot()).length === 0);
     await redis.stop();

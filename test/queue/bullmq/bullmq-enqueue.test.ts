@@ -25,11 +25,24 @@ const cleanup = cleanupAfterEach();
 
 async function open(prefix: string | undefined, options: Partial<BullmqQueueOptions> = {}): Promise<{ queue: BullmqQueue; errors: string[]; raw: Queue }> {
   const errors: string[] = [];
-  const queue = await within("open", BullmqQueue.open({ url: server.url, ...(prefix ? { prefix } : {}), lease: LEASE, closeGraceMs: 1000, log: { error: (message) => errors.push(message) }, ...options }));
+  const queue = await within(
+    "open",
+    BullmqQueue.open({
+      url: server.url,
+      ...(prefix ? { prefix } : {}),
+      lease: LEASE,
+      closeGraceMs: 1000,
+      log: { error: (message) => errors.push(message) },
+      ...options,
+    }),
+  );
   // Closed while waiting to reconnect (the connection test drops it), its socket is closed already: ioredis's
   // disconnect timer (2 s by default) then held the file's process after the run ("Jest did not exit").
   const raw = new Queue("stories", { connection: { url: server.url, disconnectTimeout: 0 }, prefix: prefix ?? "harness" });
-  cleanup(() => queue.close({ abortRunning: true }), () => raw.close());
+  cleanup(
+    () => queue.close({ abortRunning: true }),
+    () => raw.close(),
+  );
   return { queue, errors, raw };
 }
 
@@ -89,12 +102,19 @@ describe("BullMQ adapter: its connections", () => {
       // The file's client too (made again at its next use).
       server.dropClient();
       await watcher.call("CLIENT", "KILL", "TYPE", "normal");
-      await until("the redis and queue connections' errors logged", () => ["redis", "queue"].every((where) => errors.some((line) => line.startsWith(`queue (redis): ${where}: `))), GUARD_MS);
+      await until(
+        "the redis and queue connections' errors logged",
+        () => ["redis", "queue"].every((where) => errors.some((line) => line.startsWith(`queue (redis): ${where}: `))),
+        GUARD_MS,
+      );
     } finally {
       await watcher.config("SET", "maxclients", "10000");
       watcher.disconnect();
     }
-    expect(await within("an enqueue once Redis takes clients again", queue.enqueue(makeJob(2, "d-2")))).toEqual({ accepted: true, jobId: storyJobId("acme/widgets#2") });
+    expect(await within("an enqueue once Redis takes clients again", queue.enqueue(makeJob(2, "d-2")))).toEqual({
+      accepted: true,
+      jobId: storyJobId("acme/widgets#2"),
+    });
   });
 });
 
@@ -103,7 +123,10 @@ describe("BullMQ adapter: enqueue", () => {
     const { queue, raw } = await open("e-write", { deliveryMemoryMs: 120_000 });
     expect(await queue.isActive("acme/widgets#1")).toBe(false);
     expect(await queue.enqueue(makeJob(1, "d-1"))).toEqual({ accepted: true, jobId: ID_1 });
-    expect(await queue.enqueue({ ...makeJob(2, "d-2", { kind: "retry-blocked" }), eventKey: "issues.labeled:2" })).toEqual({ accepted: true, jobId: storyJobId("acme/widgets#2") });
+    expect(await queue.enqueue({ ...makeJob(2, "d-2", { kind: "retry-blocked" }), eventKey: "issues.labeled:2" })).toEqual({
+      accepted: true,
+      jobId: storyJobId("acme/widgets#2"),
+    });
     const first = await raw.getJob(ID_1);
     const second = await raw.getJob(storyJobId("acme/widgets#2"));
     expect([first?.name, first?.data.deliveryId, first?.opts.priority]).toEqual(["story", "d-1", 2]);
@@ -171,7 +194,10 @@ describe("BullMQ adapter: enqueue", () => {
   });
 
   describe("when another process writes between the job and its delivery ids (staged at crashPoint)", () => {
-    async function racing(prefix: string, other: (raw: Queue) => Promise<unknown>): Promise<{ outcome: Awaited<ReturnType<BullmqQueue["enqueue"]>>; raw: Queue }> {
+    async function racing(
+      prefix: string,
+      other: (raw: Queue) => Promise<unknown>,
+    ): Promise<{ outcome: Awaited<ReturnType<BullmqQueue["enqueue"]>>; raw: Queue }> {
       const { queue, raw } = await open(prefix, {
         crashPoint: async () => {
           await other(raw);

@@ -16,7 +16,13 @@ const cleanup = cleanupAfterEach();
 
 describe("BullMQ adapter: idle", () => {
   it("resolves at once with no story running, and only after the running stories returned", async () => {
-    const queue = await BullmqQueue.open({ url: server.url, prefix: "idle", lease: { lockTtlMs: 10_000, heartbeatMs: 500 }, concurrency: 2, log: { error: () => undefined } });
+    const queue = await BullmqQueue.open({
+      url: server.url,
+      prefix: "idle",
+      lease: { lockTtlMs: 10_000, heartbeatMs: 500 },
+      concurrency: 2,
+      log: { error: () => undefined },
+    });
     cleanup(() => queue.close({ abortRunning: true }));
     await queue.idle();
     const releases = [deferred(), deferred()];

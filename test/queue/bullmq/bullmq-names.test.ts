@@ -57,7 +57,9 @@ describe("BullMQ adapter: HARNESS_QUEUE", () => {
     expect(unparsable.message).toBe("HARNESS_QUEUE must be a redis:// URL such as redis://localhost:6379/0, got '***@'");
     expect(refusal("//:s3cret@x", "REDIS").message).toBe("REDIS must be a redis:// URL such as redis://localhost:6379/0, got '//***@x'");
     // No parser reads it, so nothing tells where a password with a '/' ends: all before the last '@' is hidden.
-    expect(refusal("redis://user:pa/ss@cache:6379/0").message).toBe("HARNESS_QUEUE must be a redis:// URL such as redis://localhost:6379/0, got 'redis://***@cache:6379/0'");
+    expect(refusal("redis://user:pa/ss@cache:6379/0").message).toBe(
+      "HARNESS_QUEUE must be a redis:// URL such as redis://localhost:6379/0, got 'redis://***@cache:6379/0'",
+    );
     expect(refusal("redis://u:p/a@b@h").message).toContain("got 'redis://***@h'");
     expect(refusal("http://cache:6379").message).toBe("HARNESS_QUEUE must start with redis:// or rediss://, got 'http:'");
     expect(refusal("redis:///0").message).toBe("HARNESS_QUEUE names no host");

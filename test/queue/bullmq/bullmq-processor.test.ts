@@ -21,11 +21,17 @@ const LEASE = { lockTtlMs: 10_000, heartbeatMs: 500 };
 const server = redisForFile();
 const cleanup = cleanupAfterEach();
 
-async function open(prefix: string, options: { installationSlots?: number; slotRetryMs?: number; concurrency?: number } = {}): Promise<{ queue: BullmqQueue; errors: string[]; raw: Queue }> {
+async function open(
+  prefix: string,
+  options: { installationSlots?: number; slotRetryMs?: number; concurrency?: number } = {},
+): Promise<{ queue: BullmqQueue; errors: string[]; raw: Queue }> {
   const errors: string[] = [];
   const queue = await BullmqQueue.open({ url: server.url, prefix, lease: LEASE, ...options, log: { error: (message) => errors.push(message) } });
   const raw = new Queue("stories", { connection: { url: server.url }, prefix });
-  cleanup(() => queue.close({ abortRunning: true }), () => raw.close());
+  cleanup(
+    () => queue.close({ abortRunning: true }),
+    () => raw.close(),
+  );
   return { queue, errors, raw };
 }
 
@@ -114,15 +120,21 @@ describe("BullMQ adapter: one job on a worker", () => {
     const quarantineKey = "p-aside:stories:harness:quarantine";
     await server.client.set(quarantineKey, "not a hash");
     await raw.add("story", { ...makeJob(5), kind: "rebuild" }, { jobId: "story-5" });
-    await until("the failed set-aside logged", () => errors.some((line) => line.startsWith("queue (redis): job story-5: its data is not a story job ($.kind must be one of")));
+    await until("the failed set-aside logged", () =>
+      errors.some((line) => line.startsWith("queue (redis): job story-5: its data is not a story job ($.kind must be one of")),
+    );
     expect(errors.find((line) => line.startsWith("queue (redis): job story-5:"))).toMatch(/\) and could not be set aside \(WRONGTYPE .*\); tried again$/);
     expect((await raw.getJob("story-5"))?.delay).toBeGreaterThan(0);
     expect(told).toEqual([]);
     await server.client.del(quarantineKey);
     await until("the job set aside", () => told.length === 1);
-    expect(errors).toContain(`queue (redis): quarantine: job story-5 (story acme/widgets#5) set aside in the Redis hash ${quarantineKey}, field ${told[0] ?? ""}: $.kind must be one of "start", "retry-blocked"`);
+    expect(errors).toContain(
+      `queue (redis): quarantine: job story-5 (story acme/widgets#5) set aside in the Redis hash ${quarantineKey}, field ${told[0] ?? ""}: $.kind must be one of "start", "retry-blocked"`,
+    );
     await raw.add("story", { note: "not a story" }, { jobId: "foreign" });
     await until("the foreign job set aside", () => told.length === 2);
-    expect(errors).toContain(`queue (redis): quarantine: job foreign set aside in the Redis hash ${quarantineKey}, field ${told[1] ?? ""}: ${storyJobIssues({ note: "not a story" })}`);
+    expect(errors).toContain(
+      `queue (redis): quarantine: job foreign set aside in the Redis hash ${quarantineKey}, field ${told[1] ?? ""}: ${storyJobIssues({ note: "not a story" })}`,
+    );
   });
 });

@@ -54,12 +54,24 @@ describe("BullMQ adapter: a job that is not a story job", () => {
       await until("the queue drained", async () => (await queue.snapshot()).length === 0);
 
       let out = "";
-      const code = await main(["status", "--json"], { stdout: (text) => (out += text), stderr: (text) => (out += text), cwd: process.cwd(), env: { HARNESS_HOME: makeTempDir("harness-quarantine-operator-"), HARNESS_QUEUE: redis.url } });
+      const code = await main(["status", "--json"], {
+        stdout: (text) => (out += text),
+        stderr: (text) => (out += text),
+        cwd: process.cwd(),
+        env: { HARNESS_HOME: makeTempDir("harness-quarantine-operator-"), HARNESS_QUEUE: redis.url },
+      });
       expect(code).toBe(0);
       const status = JSON.parse(out) as HarnessStatus;
-      expect(status.quarantined).toEqual([{ file: records[0]?.entry, story: "acme/widgets#5", worker: queue.reports.self, reason: notice?.reason, inRedis: true }]);
+      expect(status.quarantined).toEqual([
+        { file: records[0]?.entry, story: "acme/widgets#5", worker: queue.reports.self, reason: notice?.reason, inRedis: true },
+      ]);
       let text = "";
-      await main(["status"], { stdout: (chunk) => (text += chunk), stderr: (chunk) => (text += chunk), cwd: process.cwd(), env: { HARNESS_HOME: makeTempDir("harness-quarantine-operator-"), HARNESS_QUEUE: redis.url } });
+      await main(["status"], {
+        stdout: (chunk) => (text += chunk),
+        stderr: (chunk) => (text += chunk),
+        cwd: process.cwd(),
+        env: { HARNESS_HOME: makeTempDir("harness-quarantine-operator-"), HARNESS_QUEUE: redis.url },
+      });
       expect(text).toContain("Quarantined jobs (1), in Redis or each worker's queue/quarantine/");
       expect(text).toMatch(/redis story-acme%2Fwidgets%235\.\d+ {2}\(acme\/widgets#5\) {2}on \S+ {2}why: \$\.kind /);
     } finally {

@@ -21,9 +21,19 @@ function reports(prefix: string, memoryMs?: number): WorkerReports {
   return new WorkerReports(server.client, { index: `${prefix}:workers`, report: (worker) => `${prefix}:worker:${worker}` }, STALE_MS, memoryMs);
 }
 
-
 function run(index: number, extra: Partial<ReportedRun> = {}): ReportedRun {
-  return { story: String(index), runId: `run-${index}`, title: `t${index}`, outcome: "running", attempt: 1, maxAttempts: 3, startedAt: "2026-12-01T00:00:00.000Z", updatedAt: "2026-12-01T00:00:01.000Z", tasks: [], ...extra };
+  return {
+    story: String(index),
+    runId: `run-${index}`,
+    title: `t${index}`,
+    outcome: "running",
+    attempt: 1,
+    maxAttempts: 3,
+    startedAt: "2026-12-01T00:00:00.000Z",
+    updatedAt: "2026-12-01T00:00:01.000Z",
+    tasks: [],
+    ...extra,
+  };
 }
 
 const NOTHING: LocalWork = { quarantined: [], undelivered: [] };
@@ -43,23 +53,48 @@ describe("BullMQ adapter: worker reports", () => {
     const own = reports("bounds");
     const quarantined = Array.from({ length: REPORT_ENTRIES + 50 }, (_, index) => ({ file: `q${index}.json`, story: `acme/widgets#${index}` }));
     const undelivered = Array.from({ length: REPORT_ENTRIES + 20 }, (_, index) => ({
-      story: `acme/widgets#${index}`, slot: "status-comment", kind: "status-comment", state: "pending" as const, attempts: index,
+      story: `acme/widgets#${index}`,
+      slot: "status-comment",
+      kind: "status-comment",
+      state: "pending" as const,
+      attempts: index,
       ...(index % 2 === 0 ? { lastError: `${index}:${"e".repeat(500)}` } : {}),
     }));
-    const tasks = Array.from({ length: 60 }, (_, index) => ({ id: `task-${index}`, title: `${index}${"t".repeat(400)}`, wave: 1, state: "running", attempt: 1 }));
+    const tasks = Array.from({ length: 60 }, (_, index) => ({
+      id: `task-${index}`,
+      title: `${index}${"t".repeat(400)}`,
+      wave: 1,
+      state: "running",
+      attempt: 1,
+    }));
     const runs = [
-      run(0, { title: "T".repeat(400), detail: "D".repeat(400), tasks, liveTail: { file: `/${"f".repeat(1200)}`, text: `${"x".repeat(1000)}${"y".repeat(4096)}` } }),
+      run(0, {
+        title: "T".repeat(400),
+        detail: "D".repeat(400),
+        tasks,
+        liveTail: { file: `/${"f".repeat(1200)}`, text: `${"x".repeat(1000)}${"y".repeat(4096)}` },
+      }),
       ...Array.from({ length: REPORT_RUNS + 4 }, (_, index) => run(index + 1)),
     ] as ReportedRun[];
     const running = Array.from({ length: 1100 }, (_, index) => `story-${index}`);
     const home = `/${"h".repeat(5000)}`;
     const report = await own.publish({ quarantined, undelivered, runs }, running, home);
     expect(report).toEqual({
-      worker: own.self, host: hostname(), pid: process.pid, home: home.slice(0, 4096), running: running.slice(0, 1000),
+      worker: own.self,
+      host: hostname(),
+      pid: process.pid,
+      home: home.slice(0, 4096),
+      running: running.slice(0, 1000),
       quarantined: quarantined.slice(0, REPORT_ENTRIES),
       undelivered: undelivered.slice(0, REPORT_ENTRIES).map((entry) => (entry.lastError ? { ...entry, lastError: entry.lastError.slice(0, 300) } : entry)),
       runs: [
-        { ...runs[0], title: "T".repeat(300), detail: "D".repeat(300), tasks: tasks.slice(0, 50).map((task) => ({ ...task, title: task.title.slice(0, 300) })), liveTail: { file: `/${"f".repeat(999)}`, text: "y".repeat(4096) } },
+        {
+          ...runs[0],
+          title: "T".repeat(300),
+          detail: "D".repeat(300),
+          tasks: tasks.slice(0, 50).map((task) => ({ ...task, title: task.title.slice(0, 300) })),
+          liveTail: { file: `/${"f".repeat(999)}`, text: "y".repeat(4096) },
+        },
         ...runs.slice(1, REPORT_RUNS),
       ],
       omitted: { quarantined: 50, undelivered: 20 },
@@ -82,7 +117,9 @@ describe("BullMQ adapter: worker reports", () => {
 
   it("refuses to publish a report that breaks its schema, naming the worker", async () => {
     const own = reports("refused");
-    await expect(own.publish({ quarantined: [{ file: "" }], undelivered: [] }, [], "/home")).rejects.toThrow(new RegExp(`^worker report of ${own.self}: \\$\\.quarantined\\[0\\]\\.file `));
+    await expect(own.publish({ quarantined: [{ file: "" }], undelivered: [] }, [], "/home")).rejects.toThrow(
+      new RegExp(`^worker report of ${own.self}: \\$\\.quarantined\\[0\\]\\.file `),
+    );
     expect(await server.client.exists("refused:workers")).toBe(0);
   });
 
@@ -103,7 +140,7 @@ describe("BullMQ adapter: worker reports", () => {
     await server.client.zadd("list:workers", now - STALE_MS - 1, stale.self);
     await server.client.zadd("list:workers", now - 5, first.self, now, second.self);
     await server.client.zadd("list:workers", now - 3, "gone-worker", now - 2, "torn-worker");
-    await server.client.set("list:worker:torn-worker", "{\"worker\":");
+    await server.client.set("list:worker:torn-worker", '{"worker":');
     const listed = await list.list();
     expect(listed).toEqual([
       { ...staleReport, at: new Date(now - STALE_MS - 1).toISOString(), live: false },

@@ -42,7 +42,14 @@ const tenRenewals = (): Promise<void> =>
 
 async function open(prefix: string, options: Partial<Parameters<typeof BullmqQueue.open>[0]> = {}): Promise<{ queue: BullmqQueue; errors: string[] }> {
   const errors: string[] = [];
-  const queue = await BullmqQueue.open({ url: server.url, prefix, lease: LEASE, reportEveryMs: EVERY_MS, log: { error: (message) => errors.push(message) }, ...options });
+  const queue = await BullmqQueue.open({
+    url: server.url,
+    prefix,
+    lease: LEASE,
+    reportEveryMs: EVERY_MS,
+    log: { error: (message) => errors.push(message) },
+    ...options,
+  });
   cleanup(() => queue.close({ abortRunning: true }));
   return { queue, errors };
 }
@@ -55,12 +62,17 @@ describe("BullMQ adapter: the worker report", () => {
     const held = deferred();
     let holding = false;
     cleanup(() => held.resolve());
-    queue.shareLocalWork({ home: "/srv/renew", collect: async () => {
-      calls += 1;
-      if (holding) await held.promise;
-      return NOTHING;
-    } });
-    expect(() => queue.shareLocalWork({ home: "/srv/again", collect: async () => NOTHING })).toThrow(new Error("this queue already shares a worker's local work"));
+    queue.shareLocalWork({
+      home: "/srv/renew",
+      collect: async () => {
+        calls += 1;
+        if (holding) await held.promise;
+        return NOTHING;
+      },
+    });
+    expect(() => queue.shareLocalWork({ home: "/srv/again", collect: async () => NOTHING })).toThrow(
+      new Error("this queue already shares a worker's local work"),
+    );
     await until("three renewals", () => calls >= 3, GUARD_MS);
     expect((await reader.workerReports()).map((report) => [report.home, report.running])).toEqual([["/srv/renew", []]]);
     holding = true;
@@ -84,10 +96,13 @@ describe("BullMQ adapter: the worker report", () => {
     const { queue: reader } = await open("r-late");
     await queue.close();
     let calls = 0;
-    queue.shareLocalWork({ home: "/srv/late", collect: async () => {
-      calls += 1;
-      return NOTHING;
-    } });
+    queue.shareLocalWork({
+      home: "/srv/late",
+      collect: async () => {
+        calls += 1;
+        return NOTHING;
+      },
+    });
     await tenRenewals();
     expect(calls).toBe(0);
     expect(errors).toEqual([]);
@@ -104,14 +119,22 @@ describe("BullMQ adapter: the worker report", () => {
     });
     queue.shareLocalWork({ home: "/srv/running", collect: async () => NOTHING });
     await queue.enqueue(makeJob(1));
-    await until("the running job reported", async () => (await reader.workerReports()).some((report) => report.running.includes(storyJobId("acme/widgets#1"))), GUARD_MS);
+    await until(
+      "the running job reported",
+      async () => (await reader.workerReports()).some((report) => report.running.includes(storyJobId("acme/widgets#1"))),
+      GUARD_MS,
+    );
     release.resolve();
   });
 
   it("withdraws it at close when nothing is left on disk, else leaves it, with no job running", async () => {
     const quarantined = [{ file: "q.json" }];
     const undelivered = [{ story: "acme/widgets#1", slot: "status-comment", kind: "status-comment", state: "pending" as const, attempts: 1 }];
-    const cases: Array<[string, LocalWork, boolean]> = [["r-none", NOTHING, false], ["r-quarantined", { quarantined, undelivered: [] }, true], ["r-undelivered", { quarantined: [], undelivered }, true]];
+    const cases: Array<[string, LocalWork, boolean]> = [
+      ["r-none", NOTHING, false],
+      ["r-quarantined", { quarantined, undelivered: [] }, true],
+      ["r-undelivered", { quarantined: [], undelivered }, true],
+    ];
     for (const [prefix, work, left] of cases) {
       const { queue, errors } = await open(prefix);
       const { queue: reader } = await open(prefix);
@@ -133,9 +156,12 @@ describe("BullMQ adapter: the worker report", () => {
   it("logs a renewal or a last report it cannot collect, an error by its message, anything else as text", async () => {
     const { queue, errors } = await open("r-fail");
     let thrown: unknown = new Error("the disk is gone");
-    queue.shareLocalWork({ home: "/srv/fail", collect: async () => {
-      throw thrown;
-    } });
+    queue.shareLocalWork({
+      home: "/srv/fail",
+      collect: async () => {
+        throw thrown;
+      },
+    });
     await until("the failed renewal logged", () => errors.includes("queue (redis): worker report: the disk is gone"), GUARD_MS);
     thrown = "unreadable";
     await until("the failed renewal logged as text", () => errors.includes("queue (redis): worker report: unreadable"), GUARD_MS);
@@ -158,9 +184,12 @@ describe("BullMQ adapter: the worker report", () => {
       return write.call(process.stderr, chunk, ...rest);
     }) as typeof process.stderr.write;
     try {
-      queue.shareLocalWork({ home: "/srv/stderr", collect: async () => {
-        throw new Error("no disk");
-      } });
+      queue.shareLocalWork({
+        home: "/srv/stderr",
+        collect: async () => {
+          throw new Error("no disk");
+        },
+      });
       await until("the failed renewal written", () => errors.length > 0, GUARD_MS);
       await queue.close();
     } finally {
@@ -194,7 +223,11 @@ describe("BullMQ adapter: what it shows", () => {
     await queue.enqueue(running);
     await started.promise;
     await raw.add("story", { not: "a story" }, { jobId: "foreign", priority: 2 });
-    const queued = [{ ...makeJob(2), enqueuedAt: at(3) }, { ...makeJob(3), enqueuedAt: at(-2) }, { ...makeJob(4), enqueuedAt: at(-1) }];
+    const queued = [
+      { ...makeJob(2), enqueuedAt: at(3) },
+      { ...makeJob(3), enqueuedAt: at(-2) },
+      { ...makeJob(4), enqueuedAt: at(-1) },
+    ];
     for (const job of queued) await queue.enqueue(job);
     await server.client.hset("v-snap:stories:harness:runs", storyJobId("acme/widgets#3"), "2");
     // A job handed back keeps the time it last started: queued, it shows none.

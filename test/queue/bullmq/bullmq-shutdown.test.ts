@@ -25,11 +25,18 @@ const cleanup = cleanupAfterEach();
 async function server(): Promise<{ redis: RedisServer; client: Redis }> {
   const redis = await startRedis();
   const client = new Redis(redis.url);
-  cleanup(() => redis.stop(), () => client.disconnect());
+  cleanup(
+    () => redis.stop(),
+    () => client.disconnect(),
+  );
   return { redis, client };
 }
 
-async function open(url: string, prefix: string, options: Partial<Parameters<typeof BullmqQueue.open>[0]> = {}): Promise<{ queue: BullmqQueue; errors: string[] }> {
+async function open(
+  url: string,
+  prefix: string,
+  options: Partial<Parameters<typeof BullmqQueue.open>[0]> = {},
+): Promise<{ queue: BullmqQueue; errors: string[] }> {
   const errors: string[] = [];
   const queue = await BullmqQueue.open({ url, prefix, lease: LEASE, log: { error: (message) => errors.push(message) }, ...options });
   cleanup(() => queue.close({ abortRunning: true }));
@@ -37,7 +44,12 @@ async function open(url: string, prefix: string, options: Partial<Parameters<typ
 }
 
 /** A story that runs until the test releases it or the queue aborts it; `release` is also a cleanup. */
-function heldStory(): { worker: Parameters<BullmqQueue["start"]>[0]; started: Promise<void>; release: () => void; ended: () => "released" | "aborted" | undefined } {
+function heldStory(): {
+  worker: Parameters<BullmqQueue["start"]>[0];
+  started: Promise<void>;
+  release: () => void;
+  ended: () => "released" | "aborted" | undefined;
+} {
   const started = deferred();
   const released = deferred();
   let ended: "released" | "aborted" | undefined;
@@ -127,13 +139,21 @@ describe("BullMQ adapter: close", () => {
     await within("the story's start", story.started);
     await redis.stop();
     // Until close, every connection tries again, and each one's failures are logged, named.
-    for (const where of ["redis", "queue", "worker"]) await until(`a ${where} error logged`, () => errors.some((line) => line.startsWith(`queue (redis): ${where}: `)), GUARD_MS);
+    for (const where of ["redis", "queue", "worker"])
+      await until(`a ${where} error logged`, () => errors.some((line) => line.startsWith(`queue (redis): ${where}: `)), GUARD_MS);
     await within("close with Redis stopped", queue.close({ abortRunning: true }));
     expect(story.ended()).toBe("aborted");
     const closing = errors.filter((line) => line.startsWith("queue (redis): close: "));
     // No last report tried, nothing given up on: only Redis unreachable.
     expect(closing).toEqual([`queue (redis): close: Redis unreachable: Connection is closed.${LEASE_NOTE}`]);
-    await until("the failed hand-back logged", () => errors.includes("queue (redis): job story-acme%2Fwidgets%231: could not be handed back (Connection is closed.); another worker takes it once its lease expires"), GUARD_MS);
+    await until(
+      "the failed hand-back logged",
+      () =>
+        errors.includes(
+          "queue (redis): job story-acme%2Fwidgets%231: could not be handed back (Connection is closed.); another worker takes it once its lease expires",
+        ),
+      GUARD_MS,
+    );
   });
 
   it("gives up on a frozen Redis after closeGraceMs, and says so", async () => {
@@ -147,7 +167,9 @@ describe("BullMQ adapter: close", () => {
     } finally {
       process.kill(redis.pid, "SIGCONT");
     }
-    expect(errors.filter((line) => line.startsWith("queue (redis): close: "))).toEqual([`queue (redis): close: Redis did not answer within 300 ms${LEASE_NOTE}`]);
+    expect(errors.filter((line) => line.startsWith("queue (redis): close: "))).toEqual([
+      `queue (redis): close: Redis did not answer within 300 ms${LEASE_NOTE}`,
+    ]);
   });
 
   it("gives up on a frozen Redis with a story stopped, after one closeGraceMs over its steps and the hand-back, and says so once", async () => {
@@ -164,19 +186,24 @@ describe("BullMQ adapter: close", () => {
       process.kill(redis.pid, "SIGCONT");
     }
     expect(story.ended()).toBe("aborted");
-    expect(errors.filter((line) => line.startsWith("queue (redis): close: "))).toEqual([`queue (redis): close: Redis did not answer within 300 ms${LEASE_NOTE}`]);
+    expect(errors.filter((line) => line.startsWith("queue (redis): close: "))).toEqual([
+      `queue (redis): close: Redis did not answer within 300 ms${LEASE_NOTE}`,
+    ]);
   });
 
   it("says every step it could not do, in order, in one line", async () => {
     const { redis } = await server();
     const { queue, errors } = await open(redis.url, "c-both", { closeGraceMs: 300 });
     let closing = false;
-    queue.shareLocalWork({ home: "/srv/both", collect: async () => {
-      if (!closing) return { quarantined: [], undelivered: [] };
-      // The last report fails, and Redis freezes before the queue's connection quits.
-      process.kill(redis.pid, "SIGSTOP");
-      throw new Error("the disk is gone");
-    } });
+    queue.shareLocalWork({
+      home: "/srv/both",
+      collect: async () => {
+        if (!closing) return { quarantined: [], undelivered: [] };
+        // The last report fails, and Redis freezes before the queue's connection quits.
+        process.kill(redis.pid, "SIGSTOP");
+        throw new Error("the disk is gone");
+      },
+    });
     await until("the first report", async () => (await queue.workerReports()).length === 1, GUARD_MS);
     closing = true;
     try {
@@ -184,7 +211,9 @@ describe("BullMQ adapter: close", () => {
     } finally {
       process.kill(redis.pid, "SIGCONT");
     }
-    expect(errors.filter((line) => line.startsWith("queue (redis): close: "))).toEqual([`queue (redis): close: report: the disk is gone; Redis did not answer within 300 ms${LEASE_NOTE}`]);
+    expect(errors.filter((line) => line.startsWith("queue (redis): close: "))).toEqual([
+      `queue (redis): close: report: the disk is gone; Redis did not answer within 300 ms${LEASE_NOTE}`,
+    ]);
   });
 
   it("waits its default grace for a report under way, and then says nothing", async () => {
@@ -194,18 +223,24 @@ describe("BullMQ adapter: close", () => {
     const held = deferred();
     cleanup(() => held.resolve());
     let calls = 0;
-    queue.shareLocalWork({ home: "/srv/grace", collect: async () => {
-      calls += 1;
-      if (calls === 1) {
-        collecting.resolve();
-        await held.promise;
-      }
-      return { quarantined: [], undelivered: [] };
-    } });
+    queue.shareLocalWork({
+      home: "/srv/grace",
+      collect: async () => {
+        calls += 1;
+        if (calls === 1) {
+          collecting.resolve();
+          await held.promise;
+        }
+        return { quarantined: [], undelivered: [] };
+      },
+    });
     await within("the first report collected", collecting.promise);
     const closed = queue.close();
     let settled = false;
-    void closed.then(() => (settled = true), () => (settled = true));
+    void closed.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
     // Observed, not slept: close has asked Redis (its PING, the only one the queue sends) and so waits on the report
     // under way; a close that gave up on it would have ended (perhaps before asking) and said so.
     await until("close to ask Redis, or to end", async () => settled || /\bcmd=ping\b/.test((await client.client("LIST")) as string), GUARD_MS);
@@ -221,7 +256,10 @@ describe("BullMQ adapter: start", () => {
   it("runs one worker, sets a job aside for slotRetryMs (or the heartbeat, at most a second) while its installation is full", async () => {
     const { redis } = await server();
     const delays: number[] = [];
-    for (const [prefix, slotRetryMs] of [["s-told", 60_000], ["s-heartbeat", undefined]] as const) {
+    for (const [prefix, slotRetryMs] of [
+      ["s-told", 60_000],
+      ["s-heartbeat", undefined],
+    ] as const) {
       const { queue, errors } = await open(redis.url, prefix, { installationSlots: 1, concurrency: 2, slotRetryMs });
       const raw = new Queue("stories", { connection: { url: redis.url }, prefix });
       cleanup(() => raw.close());
@@ -232,7 +270,11 @@ describe("BullMQ adapter: start", () => {
       await within("the first story's start", story.started);
       await queue.enqueue(makeJob(2));
       const second = storyJobId("acme/widgets#2");
-      await until("the second job set aside", async () => (await raw.getJobState(second)) === "delayed" && ((await raw.getJob(second))?.delay ?? 0) > 0, GUARD_MS);
+      await until(
+        "the second job set aside",
+        async () => (await raw.getJobState(second)) === "delayed" && ((await raw.getJob(second))?.delay ?? 0) > 0,
+        GUARD_MS,
+      );
       delays.push((await raw.getJob(second))?.delay ?? 0);
       story.release();
       expect(errors).toEqual([]);

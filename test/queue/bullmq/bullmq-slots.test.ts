@@ -17,9 +17,11 @@ jest.setTimeout(300_000);
 const HOLD_MS = 600_000;
 const server = redisForFile();
 
-
 describe("BullMQ adapter: installation slots", () => {
-  const key = (prefix: string) => (installationId: number): string => `${prefix}:slots:${installationId}`;
+  const key =
+    (prefix: string) =>
+    (installationId: number): string =>
+      `${prefix}:slots:${installationId}`;
 
   it("without a limit lets every job run and writes nothing", async () => {
     const slots = new InstallationSlots(server.client, key("none"), undefined, HOLD_MS);
@@ -95,7 +97,15 @@ describe("BullMQ adapter: the quarantine in Redis", () => {
     const story = { installationId: 1, owner: "acme", repo: "widgets", issueNumber: 5 };
     expect(kept).toEqual({ file: expect.stringMatching(/^story-5\.\d+$/), reason: "r".repeat(2000), kept: `the Redis hash q1, field ${kept.file}`, story });
     const stored = JSON.parse((await server.client.hget("q1", kept.file)) ?? "null") as QuarantineRecord;
-    expect(stored).toEqual({ entry: kept.file, jobId: "story-5", reason: "r".repeat(2000), worker: "host:1", at: expect.any(String), story, data: JSON.stringify(damaged) });
+    expect(stored).toEqual({
+      entry: kept.file,
+      jobId: "story-5",
+      reason: "r".repeat(2000),
+      worker: "host:1",
+      at: expect.any(String),
+      story,
+      data: JSON.stringify(damaged),
+    });
     const at = Date.parse(stored.at);
     expect(at).toBeGreaterThanOrEqual(before);
     expect(kept.file).toBe(`story-5.${at}`);
@@ -121,7 +131,7 @@ describe("BullMQ adapter: the quarantine in Redis", () => {
     const first = record(1, "2026-12-01T10:00:00.000Z");
     const third = record(3, "2026-12-03T10:00:00.000Z");
     for (const one of [second, first, third]) await server.client.hset("q4", one.entry, JSON.stringify(one));
-    await server.client.hset("q4", "torn", "{\"entry\":");
+    await server.client.hset("q4", "torn", '{"entry":');
     await server.client.hset("q4", "foreign", JSON.stringify({ entry: "x" }));
     expect(await quarantine.list()).toStrictEqual({ records: [third, second, first], total: 5 });
 

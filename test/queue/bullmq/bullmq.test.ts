@@ -43,7 +43,10 @@ describe("BullMQ adapter", () => {
       const story = await Promise.all([first.enqueue(makeJob(2, "d-2")), second.enqueue(makeJob(2, "d-3"))]);
       expect(story.filter((outcome) => outcome.accepted)).toHaveLength(1);
       expect(story.find((outcome) => !outcome.accepted)).toEqual({ accepted: false, reason: "already-active" });
-      expect((await first.snapshot()).map((view) => [view.job.issue.number, view.job.deliveryId])).toEqual([[1, "d-1"], [2, expect.stringMatching(/^d-[23]$/)]]);
+      expect((await first.snapshot()).map((view) => [view.job.issue.number, view.job.deliveryId])).toEqual([
+        [1, "d-1"],
+        [2, expect.stringMatching(/^d-[23]$/)],
+      ]);
       // Both deliveries of issue 1 are remembered: a third try is a repeat.
       expect(await second.enqueue(makeJob(1, "d-1"))).toEqual({ accepted: false, reason: "duplicate-delivery" });
     } finally {

@@ -19,7 +19,14 @@ describe("openStoryQueue (redis)", () => {
   const url = (): string => redis?.url ?? "";
 
   it("opens the server's queue with its concurrency, installation slots, lease and prefix", async () => {
-    const queue = await openStoryQueue({ kind: "redis", url: url(), concurrency: 3, installationSlots: 2, lease: { lockTtlMs: 9000, heartbeatMs: 900 }, prefix: "settings" });
+    const queue = await openStoryQueue({
+      kind: "redis",
+      url: url(),
+      concurrency: 3,
+      installationSlots: 2,
+      lease: { lockTtlMs: 9000, heartbeatMs: 900 },
+      prefix: "settings",
+    });
     opened.push(queue);
     expect(queue).toBeInstanceOf(BullmqQueue);
     const bullmq = queue as BullmqQueue;

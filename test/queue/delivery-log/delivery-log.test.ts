@@ -5,7 +5,10 @@ import { makeTempDir, removeTempDirs } from "../../support/tmp.js";
 
 afterAll(removeTempDirs);
 
-const linesOf = (path: string): string[] => readFileSync(path, "utf8").split("\n").filter((line) => line !== "");
+const linesOf = (path: string): string[] =>
+  readFileSync(path, "utf8")
+    .split("\n")
+    .filter((line) => line !== "");
 
 describe("DeliveryLog", () => {
   it("creates its file, and remembers what it recorded across a reopen", async () => {

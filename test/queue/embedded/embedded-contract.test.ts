@@ -5,7 +5,14 @@ import { tempDir } from "../helpers.js";
 describeQueueContract("embedded", async () => {
   const { dir, remove } = await tempDir("harness-queue-contract-");
   return {
-    open: (options) => EmbeddedQueue.open({ dir, rescanMs: 50, concurrency: options?.concurrency ?? 1, ...(options?.installationSlots ? { installationSlots: options.installationSlots } : {}), ...(options?.crashPoint ? { crashPoint: options.crashPoint } : {}) }),
+    open: (options) =>
+      EmbeddedQueue.open({
+        dir,
+        rescanMs: 50,
+        concurrency: options?.concurrency ?? 1,
+        ...(options?.installationSlots ? { installationSlots: options.installationSlots } : {}),
+        ...(options?.crashPoint ? { crashPoint: options.crashPoint } : {}),
+      }),
     childConfig: () => ({ kind: "embedded", dir, concurrency: 1 }),
     dispose: remove,
   };

@@ -9,14 +9,23 @@ import { open, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { exec } from "../../../src/exec/index.js";
 import { useFileSystem } from "../../../src/files/atomic-file.js";
-import { EmbeddedQueue, newLockOwner, retireLockOwner, type EmbeddedQueueOptions, type JobLease, type QuarantinedJob, type StoryJob } from "../../../src/queue/index.js";
+import {
+  EmbeddedQueue,
+  newLockOwner,
+  retireLockOwner,
+  type EmbeddedQueueOptions,
+  type JobLease,
+  type QuarantinedJob,
+  type StoryJob,
+} from "../../../src/queue/index.js";
 import { recordingFileSystem } from "../../support/recording-fs.js";
 import { deferred, makeJob, tempDir } from "../helpers.js";
 import { until } from "../../support/poll.js";
 
 const HOUR = 3_600_000;
 const idFor = (n: number): string => `${String(1_700_000_000_000 + n).padStart(15, "0")}-${String(n).padStart(6, "0")}-0000000${n}`;
-const jobFile = (id: string, job: StoryJob, extra: Record<string, unknown> = {}): string => `${JSON.stringify({ id, job, state: "queued", interruptions: 0, ...extra })}\n`;
+const jobFile = (id: string, job: StoryJob, extra: Record<string, unknown> = {}): string =>
+  `${JSON.stringify({ id, job, state: "queued", interruptions: 0, ...extra })}\n`;
 
 /** Starts `queue` with a worker that holds each job it runs until `release` resolves; `running` resolves when one starts. */
 function startHolding(queue: EmbeddedQueue): { release: ReturnType<typeof deferred>; running: ReturnType<typeof deferred> } {
@@ -59,7 +68,12 @@ describe("EmbeddedQueue, path by path", () => {
   };
 
   it("runs one job at a time unless told more, whatever number below one it is given", async () => {
-    for (const [concurrency, expected] of [[undefined, 1], [0, 1], [-2, 1], [3, 3]] as const) {
+    for (const [concurrency, expected] of [
+      [undefined, 1],
+      [0, 1],
+      [-2, 1],
+      [3, 3],
+    ] as const) {
       const queue = await openQueue(concurrency === undefined ? {} : { concurrency });
       expect(queue.concurrency).toBe(expected);
     }
@@ -105,7 +119,9 @@ describe("EmbeddedQueue, path by path", () => {
     const told: string[] = [];
     await openQueue({ onQuarantine: (quarantined) => told.push(quarantined.file) });
     expect(told).toEqual([`${idFor(1)}.json`]);
-    expect(errors).toEqual([`queue: quarantine: moved queue/jobs/${idFor(1)}.json: $.state: must be one of "queued", "running" to queue/quarantine/${idFor(1)}.json (story acme/widgets#4)`]);
+    expect(errors).toEqual([
+      `queue: quarantine: moved queue/jobs/${idFor(1)}.json: $.state: must be one of "queued", "running" to queue/quarantine/${idFor(1)}.json (story acme/widgets#4)`,
+    ]);
   });
 
   it("refuses jobs once closed", async () => {
@@ -146,7 +162,10 @@ describe("EmbeddedQueue, path by path", () => {
     await queue.rescan();
     expect(queue.jobs().map((record) => record.id)).toEqual([older, newer]);
     expect(await queue.isActive("acme/widgets#1")).toBe(true);
-    expect((await queue.snapshot()).map((view) => [view.jobId, view.state, "startedAt" in view])).toEqual([[older, "queued", false], [newer, "queued", false]]);
+    expect((await queue.snapshot()).map((view) => [view.jobId, view.state, "startedAt" in view])).toEqual([
+      [older, "queued", false],
+      [newer, "queued", false],
+    ]);
   });
 
   it("forgets a queued job another process finished, but not one it runs itself", async () => {
@@ -324,17 +343,29 @@ describe("EmbeddedQueue, path by path", () => {
     // The second job, enqueued meanwhile, was taken past the first.
     expect(leases.map((lease) => lease.job.issue.number)).toEqual([2]);
     expect(failures).toEqual([["acme/widgets#1", "ENOSPC"]]);
-    expect(errors.filter((line) => line.startsWith(`queue: claiming job ${id} of acme/widgets#1 (it stays queued and is tried again): no space left`))).toHaveLength(2);
+    expect(
+      errors.filter((line) => line.startsWith(`queue: claiming job ${id} of acme/widgets#1 (it stays queued and is tried again): no space left`)),
+    ).toHaveLength(2);
     expect(locks()).toEqual([]);
     await queue.rescan();
     await queue.enqueue(makeJob(3));
     await until("all three ran", () => leases.length === 3);
-    expect(leases.map((lease) => [lease.job.issue.number, lease.interruptions])).toEqual([[2, 0], [1, 0], [3, 0]]);
+    expect(leases.map((lease) => [lease.job.issue.number, lease.interruptions])).toEqual([
+      [2, 0],
+      [1, 0],
+      [3, 0],
+    ]);
   });
 
   it("takes re-admissions first, then jobs oldest first", async () => {
     const queue = await openQueue();
-    for (const [issue, kind] of [[1, "start"], [2, "retry-blocked"], [3, "start"], [4, "retry-blocked"]] as const) await queue.enqueue(makeJob(issue, `d-${issue}`, { kind }));
+    for (const [issue, kind] of [
+      [1, "start"],
+      [2, "retry-blocked"],
+      [3, "start"],
+      [4, "retry-blocked"],
+    ] as const)
+      await queue.enqueue(makeJob(issue, `d-${issue}`, { kind }));
     const started: number[] = [];
     queue.start(async (lease) => {
       started.push(lease.job.issue.number);
@@ -411,7 +442,10 @@ describe("EmbeddedQueue, path by path", () => {
   it("counts an interruption for a job it finds running under no live lock, and none for a queued one", async () => {
     await (await openQueue()).close();
     opened.splice(0);
-    writeFileSync(join(jobsDir(), `${idFor(1)}.json`), jobFile(idFor(1), makeJob(1), { state: "running", interruptions: 1, startedAt: "2026-01-01T00:00:00.000Z" }));
+    writeFileSync(
+      join(jobsDir(), `${idFor(1)}.json`),
+      jobFile(idFor(1), makeJob(1), { state: "running", interruptions: 1, startedAt: "2026-01-01T00:00:00.000Z" }),
+    );
     writeFileSync(join(jobsDir(), `${idFor(2)}.json`), jobFile(idFor(2), makeJob(2), { interruptions: 1 }));
     const queue = await openQueue({ concurrency: 2 });
     const release = deferred();
@@ -422,9 +456,15 @@ describe("EmbeddedQueue, path by path", () => {
     });
     try {
       await until("both jobs running", () => leases.length === 2);
-      expect(leases.map((lease) => [lease.job.issue.number, lease.interruptions])).toEqual([[1, 2], [2, 1]]);
+      expect(leases.map((lease) => [lease.job.issue.number, lease.interruptions])).toEqual([
+        [1, 2],
+        [2, 1],
+      ]);
       // What this process knows is what it wrote: both running, with their counts.
-      expect(queue.jobs().map((record) => [record.state, record.interruptions, record.startedAt !== "2026-01-01T00:00:00.000Z"])).toEqual([["running", 2, true], ["running", 1, true]]);
+      expect(queue.jobs().map((record) => [record.state, record.interruptions, record.startedAt !== "2026-01-01T00:00:00.000Z"])).toEqual([
+        ["running", 2, true],
+        ["running", 1, true],
+      ]);
     } finally {
       release.resolve();
     }
@@ -481,7 +521,9 @@ describe("EmbeddedQueue, path by path", () => {
     mkdirSync(join(jobsDir(), `${id}.json`));
     queue.start(async () => undefined);
     await queue.idle();
-    expect(errors).toEqual([expect.stringMatching(new RegExp(`^queue: claiming job ${id} of acme/widgets#1 \\(it stays queued and is tried again\\): EISDIR`))]);
+    expect(errors).toEqual([
+      expect.stringMatching(new RegExp(`^queue: claiming job ${id} of acme/widgets#1 \\(it stays queued and is tried again\\): EISDIR`)),
+    ]);
     expect(failures).toEqual(["acme/widgets#1"]);
     expect(queue.jobs().map((record) => record.id)).toEqual([id]);
     expect(quarantined()).toEqual([]);

@@ -118,7 +118,10 @@ describe("EmbeddedQueue", () => {
       leases.push(lease);
     });
     await until("both jobs", () => leases.length === 2);
-    expect(leases.map((lease) => [lease.job.issue.number, lease.interruptions])).toEqual([[1, 0], [2, 0]]);
+    expect(leases.map((lease) => [lease.job.issue.number, lease.interruptions])).toEqual([
+      [1, 0],
+      [2, 0],
+    ]);
   });
 
   it("refuses a redelivery after a restart, also of a delivery whose job already finished", async () => {

@@ -179,7 +179,11 @@ describe("JobFileWorker in a process of its own", () => {
     try {
       const path = join(dir, "job.json");
       // A hang guard, not a budget: the child ends by itself in well under a second on an idle machine.
-      const result = await exec([process.execPath, "--import", "tsx", resolve("test/queue/embedded/writer-child.ts"), path], { cwd: process.cwd(), timeoutMs: 120_000, captureStdout: true });
+      const result = await exec([process.execPath, "--import", "tsx", resolve("test/queue/embedded/writer-child.ts"), path], {
+        cwd: process.cwd(),
+        timeoutMs: 120_000,
+        captureStdout: true,
+      });
       expect([result.exitCode, result.stdout?.toString()]).toEqual([0, "written\n"]);
       expect(readFileSync(path, "utf8")).toBe("{}\n");
     } finally {

@@ -44,7 +44,13 @@ describe("job locks under races, staged", () => {
     }
   }
   /** Waits until the holder moved the lock aside: its first read is over, and its next read is of the moved file. */
-  const moved = (path: string): Promise<void> => until("the lock moved aside", () => lstat(aside(path)).then(() => true, () => false));
+  const moved = (path: string): Promise<void> =>
+    until("the lock moved aside", () =>
+      lstat(aside(path)).then(
+        () => true,
+        () => false,
+      ),
+    );
   const mine = async (path: string): Promise<boolean> => JSON.parse(await readFile(path, "utf8")).instance === self.instance;
 
   it("gives up after three rounds on a lock that vanishes each time it is read (a dangling link at its name), one temp file a round", async () => {
@@ -117,7 +123,7 @@ describe("job locks under races, staged", () => {
     const taking = acquireLock(path, self);
     await feed(target, "");
     await moved(path);
-    await feed(target, "{\"torn", () => rm(aside(path)));
+    await feed(target, '{"torn', () => rm(aside(path)));
     expect(await taking).toBe(false);
     expect(await readdir(dir)).toEqual(["target"]);
   });

@@ -120,7 +120,11 @@ describe("acquireLock", () => {
   it("takes over a torn lock (empty or cut short) and leaves no temp or stale file beside it", async () => {
     const self = newLockOwner();
     try {
-      for (const [name, text] of [["empty.lock", ""], ["cut.lock", lockOf(self).slice(0, 20)], ["other.lock", "{\"not\":\"a lock\"}"]] as const) {
+      for (const [name, text] of [
+        ["empty.lock", ""],
+        ["cut.lock", lockOf(self).slice(0, 20)],
+        ["other.lock", '{"not":"a lock"}'],
+      ] as const) {
         const path = join(dir, name);
         await writeFile(path, text);
         expect(await liveHolder(path, self)).toBeUndefined();
@@ -128,7 +132,12 @@ describe("acquireLock", () => {
         expect(JSON.parse(await readFile(path, "utf8"))).toMatchObject({ pid: self.pid, startTime: self.startTime, instance: self.instance });
       }
       const left = await exec(["ls", "-A", dir], { cwd: dir, captureStdout: true });
-      expect((left.stdout?.toString() ?? "").split("\n").filter((line) => line !== "").sort()).toEqual(["cut.lock", "empty.lock", "other.lock"]);
+      expect(
+        (left.stdout?.toString() ?? "")
+          .split("\n")
+          .filter((line) => line !== "")
+          .sort(),
+      ).toEqual(["cut.lock", "empty.lock", "other.lock"]);
     } finally {
       retireLockOwner(self);
     }

@@ -15,7 +15,12 @@ import { makeJob, tempDir } from "../helpers.js";
 
 /** A well-formed job id, the n-th. */
 const idOf = (n: number): string => `${String(1_700_000_000_000 + n).padStart(15, "0")}-${String(n).padStart(6, "0")}-0000beef`;
-const recordOf = (id: string, issue = 1): JobRecord => ({ id, job: { ...makeJob(issue, `d-${id}`), enqueuedAt: "2026-12-01T00:00:00.000Z" }, state: "queued", interruptions: 0 });
+const recordOf = (id: string, issue = 1): JobRecord => ({
+  id,
+  job: { ...makeJob(issue, `d-${id}`), enqueuedAt: "2026-12-01T00:00:00.000Z" },
+  state: "queued",
+  interruptions: 0,
+});
 
 describe("newJobId", () => {
   it("is the time in 15 digits, a 6-digit counter and this process's part, so ids of one millisecond sort in call order", () => {
@@ -79,7 +84,17 @@ describe("JobStore", () => {
     const recorder = record(store.jobsDir);
     await store.write(recordOf(j1));
     recorder.mark("returned");
-    expect(recorder.events).toEqual([`open ${j1}.json.tmp wx`, `write ${j1}.json.tmp`, `fsync ${j1}.json.tmp`, `close ${j1}.json.tmp`, `rename ${j1}.json.tmp ${j1}.json`, "open . r", "fsync .", "close .", "returned"]);
+    expect(recorder.events).toEqual([
+      `open ${j1}.json.tmp wx`,
+      `write ${j1}.json.tmp`,
+      `fsync ${j1}.json.tmp`,
+      `close ${j1}.json.tmp`,
+      `rename ${j1}.json.tmp ${j1}.json`,
+      "open . r",
+      "fsync .",
+      "close .",
+      "returned",
+    ]);
     await store.write(recordOf(j2), "background");
     expect(recorder.events.slice(9)).toEqual([]);
     expect(readFileSync(join(store.jobsDir, `${j2}.json`), "utf8")).toBe(`${JSON.stringify(recordOf(j2))}\n`);
@@ -96,7 +111,12 @@ describe("JobStore", () => {
     recorder.mark("returned");
     expect(recorder.events).toEqual(backgroundWrite);
     expect(await store.read(j1)).toEqual(recordOf(j1));
-    expect(await store.readMany([j1, "j-gone"])).toEqual(new Map([[j1, recordOf(j1)], ["j-gone", undefined]]));
+    expect(await store.readMany([j1, "j-gone"])).toEqual(
+      new Map([
+        [j1, recordOf(j1)],
+        ["j-gone", undefined],
+      ]),
+    );
     await flushPendingWrites();
     // Closed, its thread is gone: the same write goes through src/files again.
     const closed = await opened();
@@ -143,7 +163,10 @@ describe("JobStore", () => {
     for (const [id, text] of Object.entries(files)) writeFileSync(join(store.jobsDir, `${id}.json`), text);
     const reasons: Record<string, string> = {};
     for (const id of Object.keys(files)) {
-      const error = await store.read(id).then(() => undefined, (thrown: unknown) => thrown);
+      const error = await store.read(id).then(
+        () => undefined,
+        (thrown: unknown) => thrown,
+      );
       expect(error).toBeInstanceOf(UnreadableJobError);
       expect(error).toMatchObject({ name: "UnreadableJobError", jobId: id });
       reasons[id] = (error as UnreadableJobError).reason;
@@ -169,14 +192,18 @@ describe("JobStore", () => {
     const bulk = await store.readMany([j1, j2]).catch((error: NodeJS.ErrnoException) => error);
     expect(bulk).toMatchObject({ code: "EISDIR", message: expect.stringMatching(new RegExp(`^reading queue/jobs/${j2}\\.json: EISDIR`)) });
     const unopened = new JobStore(store.queueDir);
-    await expect(unopened.readMany([j1, j2])).rejects.toMatchObject({ code: "EISDIR", message: expect.stringMatching(new RegExp(`^reading queue/jobs/${j2}\\.json: EISDIR`)) });
+    await expect(unopened.readMany([j1, j2])).rejects.toMatchObject({
+      code: "EISDIR",
+      message: expect.stringMatching(new RegExp(`^reading queue/jobs/${j2}\\.json: EISDIR`)),
+    });
   });
 
   it("lists the ids of its job files oldest first, skipping temp and hidden files, and lists only readable jobs", async () => {
     const store = await opened();
     const ids = Array.from({ length: 12 }, (_, n) => idOf(n));
     // Written out of order: the folder's own order is not the ids'.
-    for (const n of [7, 2, 11, 0, 9, 4, 1, 10, 5, 3, 8, 6]) writeFileSync(join(store.jobsDir, `${ids[n] ?? ""}.json`), `${JSON.stringify(recordOf(ids[n] ?? "", n + 1))}\n`);
+    for (const n of [7, 2, 11, 0, 9, 4, 1, 10, 5, 3, 8, 6])
+      writeFileSync(join(store.jobsDir, `${ids[n] ?? ""}.json`), `${JSON.stringify(recordOf(ids[n] ?? "", n + 1))}\n`);
     writeFileSync(join(store.jobsDir, `${ids[3] ?? ""}.json.${process.pid}.0badcafe.tmp`), "{");
     writeFileSync(join(store.jobsDir, ".000099.json"), "{");
     writeFileSync(join(store.jobsDir, "notes.txt"), "");

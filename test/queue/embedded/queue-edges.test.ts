@@ -61,6 +61,8 @@ describe("queue edges", () => {
   it("refuses the home without naming a holder it could not read, or a time it could not", () => {
     const tail = "one App per data directory: stop that process, or give this one its own HARNESS_HOME";
     expect(new HarnessHomeInUseError("/h", undefined, undefined).message).toBe(`HARNESS_HOME /h is in use by another story-harness process; ${tail}`);
-    expect(new HarnessHomeInUseError("/h", { pid: 7, startTime: "s", instance: "i" }, undefined).message).toBe(`HARNESS_HOME /h is in use by another story-harness process (pid 7); ${tail}`);
+    expect(new HarnessHomeInUseError("/h", { pid: 7, startTime: "s", instance: "i" }, undefined).message).toBe(
+      `HARNESS_HOME /h is in use by another story-harness process (pid 7); ${tail}`,
+    );
   });
 });

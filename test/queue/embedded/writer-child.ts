@@ -7,4 +7,6 @@ import { JobFileWorker } from "../../../src/queue/job-file-worker.js";
 
 const path = process.argv[2];
 if (!path) throw new Error("usage: writer-child <path>");
-void JobFileWorker.start().write(path, "{}\n").then(() => process.stdout.write("written\n"));
+void JobFileWorker.start()
+  .write(path, "{}\n")
+  .then(() => process.stdout.write("written\n"));

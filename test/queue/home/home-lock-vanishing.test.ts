@@ -13,11 +13,15 @@ describe("claimHarnessHome, its lock gone at every read", () => {
     const { dir, remove } = await tempDir("harness-home-vanishing-");
     try {
       symlinkSync(join(dir, "nowhere"), join(dir, "harness.lock"));
-      const refused = await claimHarnessHome(dir).then(() => undefined, (error: unknown) => error);
+      const refused = await claimHarnessHome(dir).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
       expect(refused).toBeInstanceOf(HarnessHomeInUseError);
       expect((refused as HarnessHomeInUseError).holder).toBeUndefined();
       expect((refused as HarnessHomeInUseError).message).toBe(
-        `HARNESS_HOME ${dir} is in use by another story-harness process; ` + "one App per data directory: stop that process, or give this one its own HARNESS_HOME",
+        `HARNESS_HOME ${dir} is in use by another story-harness process; ` +
+          "one App per data directory: stop that process, or give this one its own HARNESS_HOME",
       );
     } finally {
       await remove();

@@ -11,7 +11,10 @@ describe("claimHarnessHome", () => {
     try {
       const first = await claimHarnessHome(home);
       const { at } = JSON.parse(readFileSync(join(home, "harness.lock"), "utf8")) as { at: string };
-      const refused = await claimHarnessHome(home).then(() => undefined, (error: unknown) => error);
+      const refused = await claimHarnessHome(home).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
       expect(refused).toBeInstanceOf(HarnessHomeInUseError);
       const error = refused as HarnessHomeInUseError;
       expect(error.name).toBe("HarnessHomeInUseError");

@@ -56,7 +56,11 @@ describe("EmbeddedQueue never wedges", () => {
       leases.push(lease);
     });
     await until("all three jobs ran", () => leases.length === 3);
-    expect(leases.map((lease) => [lease.job.issue.number, lease.interruptions]).sort()).toEqual([[1, 1], [2, 1], [3, 0]]);
+    expect(leases.map((lease) => [lease.job.issue.number, lease.interruptions]).sort()).toEqual([
+      [1, 1],
+      [2, 1],
+      [3, 0],
+    ]);
     await queue.idle();
     expect(readdirSync(join(dir, "locks"))).toEqual([]);
   });
@@ -67,7 +71,11 @@ describe("EmbeddedQueue never wedges", () => {
     const init = identityOf(1);
     expect(init).toBeDefined();
     // Pid 1 is always alive; the recorded start time is not its own, so the holder is a dead process whose pid was reused.
-    plant(idFor(4), jobFile(idFor(4), 4, { state: "running" }), JSON.stringify({ pid: 1, startTime: `${init?.startTime ?? ""}9`, instance: "old", at: new Date().toISOString() }));
+    plant(
+      idFor(4),
+      jobFile(idFor(4), 4, { state: "running" }),
+      JSON.stringify({ pid: 1, startTime: `${init?.startTime ?? ""}9`, instance: "old", at: new Date().toISOString() }),
+    );
     const queue = await openQueue();
     const leases: JobLease[] = [];
     queue.start(async (lease) => {
@@ -139,7 +147,10 @@ describe("one App per HARNESS_HOME", () => {
     try {
       done = exec([process.execPath, "--import", "tsx", HOME_CHILD, home], { cwd: process.cwd(), timeoutMs: 300_000, onSpawn: (childPid) => (pid = childPid) });
       await until("the other process claimed the folder", () => pid !== 0 && existsSync(join(home, `claimed-${pid}`)));
-      const refused = await claimHarnessHome(home).then(() => undefined, (error: unknown) => error);
+      const refused = await claimHarnessHome(home).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
       expect(refused).toBeInstanceOf(HarnessHomeInUseError);
       expect((refused as Error).message).toContain(`pid ${pid}`);
       expect((refused as Error).message).toContain("one App per data directory");

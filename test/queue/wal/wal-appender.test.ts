@@ -48,7 +48,13 @@ describe("write-ahead log appender", () => {
   const files = (): string[] => readdirSync(dir).sort();
 
   function appender(segmentBytes = 1 << 20, options: AppenderOptions = {}, firstSegment?: number): Appender {
-    const made = new Appender(pathOf, segmentBytes, { opening: (n) => events.push(`opening ${n}`), sealed: (n) => events.push(`sealed ${n}`) }, firstSegment, options);
+    const made = new Appender(
+      pathOf,
+      segmentBytes,
+      { opening: (n) => events.push(`opening ${n}`), sealed: (n) => events.push(`sealed ${n}`) },
+      firstSegment,
+      options,
+    );
     appenders.push(made);
     return made;
   }

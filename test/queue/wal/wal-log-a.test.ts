@@ -274,7 +274,10 @@ describe("write-ahead log: a dead process's log", () => {
     await releaseLock(jobLock, holder);
     retireLockOwner(holder);
     await log.refresh();
-    expect(written).toEqual([{ by: by(log), ids: ["w-2"] }, { by: by(log), ids: ["w-1"] }]);
+    expect(written).toEqual([
+      { by: by(log), ids: ["w-2"] },
+      { by: by(log), ids: ["w-1"] },
+    ]);
     expect(walFiles()).toEqual([`${log.name}.lock`]);
   });
 

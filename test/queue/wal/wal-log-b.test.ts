@@ -137,7 +137,12 @@ describe("write-ahead log: other logs, takeover, compaction, close", () => {
     // Its owner gone, the log is taken over: the jobs read before become job files, and it goes.
     retireLockOwner(other.owner);
     await log.refresh();
-    expect(calls).toEqual([[{ id: "j2", value: { n: 2 } }, { id: "j3", value: { n: 3 } }]]);
+    expect(calls).toEqual([
+      [
+        { id: "j2", value: { n: 2 } },
+        { id: "j3", value: { n: 3 } },
+      ],
+    ]);
     expect(walFiles()).toEqual([`${log.name}.lock`]);
     expect(readdirSync(locks)).toEqual([]);
   });
@@ -348,7 +353,10 @@ describe("write-ahead log: other logs, takeover, compaction, close", () => {
     await log.close();
     expect(calls).toEqual([[{ id: "a2", value: { n: 2 } }]]);
     expect(walFiles()).toEqual([`${other}.lock`, segmentOf(other, 1), segmentOf(name, 1)].sort());
-    expect(entriesOf(segmentOf(name, 1))).toEqual([{ t: "done", id: "x" }, { t: "done", id: "u" }]);
+    expect(entriesOf(segmentOf(name, 1))).toEqual([
+      { t: "done", id: "x" },
+      { t: "done", id: "u" },
+    ]);
     expect(readdirSync(locks)).toEqual([]);
   });
 

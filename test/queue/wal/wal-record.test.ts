@@ -5,7 +5,14 @@ import { decodeChunk, decodeLine, encodeEntry, encodeJobLine } from "../../../sr
 describe("write-ahead log records", () => {
   it("reads back what it wrote, job records and tombstones", () => {
     const text = encodeJobLine("a-1", JSON.stringify({ x: 1 })) + encodeEntry({ t: "done", id: "a-1" });
-    expect(decodeChunk(Buffer.from(text))).toEqual({ entries: [{ t: "job", id: "a-1", r: { x: 1 } }, { t: "done", id: "a-1" }], consumed: Buffer.byteLength(text), damaged: 0 });
+    expect(decodeChunk(Buffer.from(text))).toEqual({
+      entries: [
+        { t: "job", id: "a-1", r: { x: 1 } },
+        { t: "done", id: "a-1" },
+      ],
+      consumed: Buffer.byteLength(text),
+      damaged: 0,
+    });
   });
 
   it("leaves a torn tail unread and skips a line whose checksum does not match, never mis-reading it", () => {
@@ -17,8 +24,24 @@ describe("write-ahead log records", () => {
   });
 
   it("refuses lines that are not entries, even with a matching checksum", () => {
-    const withSum = (json: string): string => encodeJobLine("x", "0").replace(/ .*\n$/, "").slice(0, 0) + `${crc32(json).toString(16).padStart(8, "0")} ${json}`;
-    for (const json of ['{"t":"job","id":"x"}', '{"t":"other","id":"x"}', '{"t":"other","id":"x","r":1}', '"x"', 'true', '{"t":"done","id":"../x"}', '{"t":"done","id":"x/.."}', '{"t":"done","id":7}', '{"t":"done"}', "null", "[1", "7"]) {
+    const withSum = (json: string): string =>
+      encodeJobLine("x", "0")
+        .replace(/ .*\n$/, "")
+        .slice(0, 0) + `${crc32(json).toString(16).padStart(8, "0")} ${json}`;
+    for (const json of [
+      '{"t":"job","id":"x"}',
+      '{"t":"other","id":"x"}',
+      '{"t":"other","id":"x","r":1}',
+      '"x"',
+      "true",
+      '{"t":"done","id":"../x"}',
+      '{"t":"done","id":"x/.."}',
+      '{"t":"done","id":7}',
+      '{"t":"done"}',
+      "null",
+      "[1",
+      "7",
+    ]) {
       expect(decodeLine(withSum(json))).toBeUndefined();
     }
     expect(decodeLine(withSum('{"t":"job","id":"x","r":null}'))).toEqual({ t: "job", id: "x", r: null });
@@ -47,7 +70,14 @@ describe("write-ahead log records", () => {
     const damaged = "not a line\n";
     const last = encodeEntry({ t: "done", id: "e-1" });
     const chunk = Buffer.from(first + damaged + last + "partial");
-    expect(decodeChunk(chunk)).toEqual({ entries: [{ t: "job", id: "e-1", r: { name: "café" } }, { t: "done", id: "e-1" }], consumed: Buffer.byteLength(first + damaged + last), damaged: 1 });
+    expect(decodeChunk(chunk)).toEqual({
+      entries: [
+        { t: "job", id: "e-1", r: { name: "café" } },
+        { t: "done", id: "e-1" },
+      ],
+      consumed: Buffer.byteLength(first + damaged + last),
+      damaged: 1,
+    });
     expect(decodeChunk(Buffer.from(""))).toEqual({ entries: [], consumed: 0, damaged: 0 });
     expect(decodeChunk(Buffer.from("\n"))).toEqual({ entries: [], consumed: 1, damaged: 1 });
   });

@@ -52,7 +52,10 @@ describe("embedded queue with a write-ahead log", () => {
     mkdirSync(join(dir, "wal"), { recursive: true });
     mkdirSync(join(dir, "jobs"), { recursive: true });
     writeFileSync(join(dir, "wal", `${DEAD}.000001.log`), lines);
-    writeFileSync(join(dir, "wal", `${DEAD}.lock`), JSON.stringify({ pid: 999999, startTime: "0:0", instance: "deadbeefdeadbeef", at: new Date().toISOString() }));
+    writeFileSync(
+      join(dir, "wal", `${DEAD}.lock`),
+      JSON.stringify({ pid: 999999, startTime: "0:0", instance: "deadbeefdeadbeef", at: new Date().toISOString() }),
+    );
   }
 
   it("answers an enqueue with one appended record and writes the job's file only when a runner claims it", async () => {
@@ -63,7 +66,13 @@ describe("embedded queue with a write-ahead log", () => {
     expect(segments()).toHaveLength(1);
     const [segment] = segments();
     const logged = decodeChunk(readFileSync(join(dir, "wal", segment ?? "")));
-    expect(logged.entries).toEqual([{ t: "job", id: outcome.accepted ? outcome.jobId : "", r: expect.objectContaining({ state: "queued", job: expect.objectContaining({ deliveryId: "d-1" }) }) }]);
+    expect(logged.entries).toEqual([
+      {
+        t: "job",
+        id: outcome.accepted ? outcome.jobId : "",
+        r: expect.objectContaining({ state: "queued", job: expect.objectContaining({ deliveryId: "d-1" }) }),
+      },
+    ]);
     expect((await queue.snapshot()).map((view) => view.job.deliveryId)).toEqual(["d-1"]);
 
     let release: () => void = () => undefined;
@@ -150,7 +159,10 @@ describe("embedded queue with a write-ahead log", () => {
       leases.push(lease);
     });
     await until("both ran", () => leases.length === 2);
-    expect(leases.map((lease) => [lease.job.deliveryId, lease.interruptions])).toEqual([["dead-1", 0], ["dead-3", 1]]);
+    expect(leases.map((lease) => [lease.job.deliveryId, lease.interruptions])).toEqual([
+      ["dead-1", 0],
+      ["dead-3", 1],
+    ]);
     // The dead process's deliveries are known: a redelivery starts nothing.
     await queue.idle();
     expect(await queue.enqueue(makeJob(2, "dead-2"))).toEqual({ accepted: true, jobId: expect.any(String) });
@@ -251,7 +263,9 @@ describe("embedded queue with a write-ahead log", () => {
     await until("a few hundred answered", () => readFileSync(answered, "utf8").split("\n").length > 300, 200_000);
     process.kill(pid, "SIGKILL");
     expect((await done).signal).toBe("SIGKILL");
-    const lines = readFileSync(answered, "utf8").split("\n").filter((line) => line !== "");
+    const lines = readFileSync(answered, "utf8")
+      .split("\n")
+      .filter((line) => line !== "");
     const queue = await openQueue();
     const views = await queue.snapshot();
     const byId = new Map(views.map((view) => [view.jobId, view.job.deliveryId]));

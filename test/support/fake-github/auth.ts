@@ -6,7 +6,10 @@ export type AuthFailure = "missing" | "malformed" | "bad-signature" | "wrong-iss
 /** A credential the fake refused. */
 export class FakeAuthError extends Error {
   readonly failureClass = "fake-github-auth";
-  constructor(readonly reason: AuthFailure, message: string) {
+  constructor(
+    readonly reason: AuthFailure,
+    message: string,
+  ) {
     super(message);
     this.name = "FakeAuthError";
   }
@@ -94,8 +97,10 @@ export function verifyAppJwt(jwt: string, appId: number, publicKey: KeyObject, n
   if (typeof payload.exp !== "number" || typeof payload.iat !== "number") {
     throw new FakeAuthError("malformed", "'Expiration time' and 'Issued at' claims are required");
   }
-  if (payload.exp <= nowS) throw new FakeAuthError("expired", "'Expiration time' claim ('exp') must be a numeric value representing the future time at which the assertion expires");
-  if (payload.iat > nowS + CLOCK_SKEW_S) throw new FakeAuthError("malformed", "'Issued at' claim ('iat') must be an Integer representing the time that the assertion was issued");
+  if (payload.exp <= nowS)
+    throw new FakeAuthError("expired", "'Expiration time' claim ('exp') must be a numeric value representing the future time at which the assertion expires");
+  if (payload.iat > nowS + CLOCK_SKEW_S)
+    throw new FakeAuthError("malformed", "'Issued at' claim ('iat') must be an Integer representing the time that the assertion was issued");
   if (payload.exp - payload.iat > MAX_JWT_LIFETIME_S + CLOCK_SKEW_S) {
     throw new FakeAuthError("expired", "'Expiration time' claim ('exp') is too far in the future");
   }

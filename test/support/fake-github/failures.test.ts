@@ -26,7 +26,10 @@ describe("fake GitHub: failure windows", () => {
     const window = gh.injectFailure({ method: "POST", path: /\/check-runs$/, failure: { kind: "secondary-rate-limit", retryAfterSeconds: 7 } });
     const head = (await gh.branchHead("octo-org", "flaky", "main")) ?? "";
     const create = (): Promise<unknown> => octokit.rest.checks.create({ owner: "octo-org", repo: "flaky", name: "x", head_sha: head });
-    const refused = (await create().catch((error: unknown) => error)) as { status: number; response: { headers: Record<string, string>; data: { message: string } } };
+    const refused = (await create().catch((error: unknown) => error)) as {
+      status: number;
+      response: { headers: Record<string, string>; data: { message: string } };
+    };
     expect(refused.status).toBe(403);
     expect(refused.response.headers["retry-after"]).toBe("7");
     expect(refused.response.data.message).toMatch(/secondary rate limit/);
@@ -75,7 +78,8 @@ describe("fake GitHub: request gates", () => {
     const gate = gh.holdRequests({ method: "POST", path: /\/issues\/\d+\/comments$/ });
     const issue = gh.createIssue("octo-org", "flaky", { title: "Gated", body: "", user: "octo-org" });
     const answered: string[] = [];
-    const post = (body: string) => octokit.rest.issues.createComment({ owner: "octo-org", repo: "flaky", issue_number: issue.number, body }).then(() => answered.push(body));
+    const post = (body: string) =>
+      octokit.rest.issues.createComment({ owner: "octo-org", repo: "flaky", issue_number: issue.number, body }).then(() => answered.push(body));
     const first = post("first");
     const second = post("second");
     await eventually("both requests at the gate", () => (gate.waiting === 2 ? true : undefined));

@@ -88,6 +88,11 @@ export function failureAnswer(failure: InjectedFailure): { status: number; heade
       },
     };
   }
-  if (failure.kind === "refused") return { status: failure.status, headers: {}, json: { message: failure.message, documentation_url: "https://docs.github.com/rest", status: String(failure.status) } };
+  if (failure.kind === "refused")
+    return {
+      status: failure.status,
+      headers: {},
+      json: { message: failure.message, documentation_url: "https://docs.github.com/rest", status: String(failure.status) },
+    };
   return { status: 502, headers: {}, json: { message: "Server Error" } };
 }

@@ -50,7 +50,9 @@ export interface AddedRepository {
 export class UnexpectedRequestsError extends Error {
   readonly failureClass = "fake-github-unexpected-requests";
   constructor(readonly requests: UnexpectedRequest[]) {
-    super(`The fake GitHub got ${requests.length} unexpected request(s):\n${requests.map((r) => `  ${r.method} ${r.path} → ${r.status}: ${r.reason}`).join("\n")}`);
+    super(
+      `The fake GitHub got ${requests.length} unexpected request(s):\n${requests.map((r) => `  ${r.method} ${r.path} → ${r.status}: ${r.reason}`).join("\n")}`,
+    );
     this.name = "UnexpectedRequestsError";
   }
 }
@@ -78,13 +80,23 @@ export class FakeGitHub {
     this.state = ctx.state;
   }
 
-  get appId(): number { return this.ctx.appId; }
-  get appSlug(): string { return this.ctx.appSlug; }
+  get appId(): number {
+    return this.ctx.appId;
+  }
+  get appSlug(): string {
+    return this.ctx.appSlug;
+  }
   /** The login the App's comments, pull requests and reactions are authored by. */
-  get botLogin(): string { return this.ctx.botLogin; }
-  get installationId(): number { return this.ctx.installationId; }
+  get botLogin(): string {
+    return this.ctx.botLogin;
+  }
+  get installationId(): number {
+    return this.ctx.installationId;
+  }
   /** The account the App is installed on (owner of repositories added without another owner). */
-  get account(): string { return this.ctx.installationAccount; }
+  get account(): string {
+    return this.ctx.installationAccount;
+  }
 
   /** Starts a fake on 127.0.0.1 with a random port, a fresh App key pair and an empty state. */
   static async start(options: FakeGitHubOptions = {}): Promise<FakeGitHub> {
@@ -109,10 +121,20 @@ export class FakeGitHub {
       gates: new RequestGates(),
       hook: new HookDeliveries(webhookSecret),
       appJson: () => ({
-        id: ctx.appId, slug: appSlug, node_id: nodeId("A", ctx.appId), client_id: `Iv1.${ctx.appId}`, name: appSlug,
-        owner: userJson(ctx.urls, ctx.installationAccount), description: "", external_url: ctx.urls.web,
-        html_url: `${ctx.urls.web}/apps/${appSlug}`, created_at: "2026-01-01T00:00:00Z", updated_at: "2026-01-01T00:00:00Z",
-        permissions: INSTALLATION_PERMISSIONS, events: ["issues", "issue_comment", "check_run"], installations_count: 1,
+        id: ctx.appId,
+        slug: appSlug,
+        node_id: nodeId("A", ctx.appId),
+        client_id: `Iv1.${ctx.appId}`,
+        name: appSlug,
+        owner: userJson(ctx.urls, ctx.installationAccount),
+        description: "",
+        external_url: ctx.urls.web,
+        html_url: `${ctx.urls.web}/apps/${appSlug}`,
+        created_at: "2026-01-01T00:00:00Z",
+        updated_at: "2026-01-01T00:00:00Z",
+        permissions: INSTALLATION_PERMISSIONS,
+        events: ["issues", "issue_comment", "check_run"],
+        installations_count: 1,
       }),
     };
     const server = createServer((request, response) => {
@@ -134,8 +156,15 @@ export class FakeGitHub {
     const bareDir = await createBareRepository(this.ctx.reposRoot, spec);
     const id = this.state.nextId();
     const repo: RepoRecord = {
-      id, nodeId: nodeId("R", id), owner: spec.owner, name: spec.name, fullName: `${spec.owner}/${spec.name}`,
-      defaultBranch: spec.defaultBranch ?? "main", bareDir, createdAt: timestamp(), roles: new Map(),
+      id,
+      nodeId: nodeId("R", id),
+      owner: spec.owner,
+      name: spec.name,
+      fullName: `${spec.owner}/${spec.name}`,
+      defaultBranch: spec.defaultBranch ?? "main",
+      bareDir,
+      createdAt: timestamp(),
+      roles: new Map(),
     };
     this.state.repos.push(repo);
     return { id, nodeId: repo.nodeId, fullName: repo.fullName, cloneUrl: `${this.url}/${repo.fullName}.git`, bareDir, defaultBranch: repo.defaultBranch };
@@ -152,8 +181,18 @@ export class FakeGitHub {
     const id = this.state.nextId();
     const now = timestamp();
     const record: IssueRecord = {
-      repo: repo.fullName, number: this.state.nextNumber(repo), id, nodeId: nodeId("I", id), title: issue.title, body: issue.body ?? null,
-      user: issue.user, state: "open", labels: [], isPull: false, createdAt: now, updatedAt: now,
+      repo: repo.fullName,
+      number: this.state.nextNumber(repo),
+      id,
+      nodeId: nodeId("I", id),
+      title: issue.title,
+      body: issue.body ?? null,
+      user: issue.user,
+      state: "open",
+      labels: [],
+      isPull: false,
+      createdAt: now,
+      updatedAt: now,
     };
     for (const label of issue.labels ?? []) record.labels.push(this.state.ensureLabel(repo, label).name);
     this.state.issues.push(record);

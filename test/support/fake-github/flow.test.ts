@@ -41,7 +41,13 @@ describe("fake GitHub: the routes a story uses", () => {
     const octokit = fakeOctokit(gh, { installation: true });
     const issue = gh.createIssue(OWNER, NAME, { title: "Add a cart", body: "As a shopper…", user: "alice", labels: ["story"] });
     const got = await octokit.rest.issues.get({ owner: OWNER, repo: NAME, issue_number: issue.number });
-    expect(got.data).toMatchObject({ number: issue.number, title: "Add a cart", user: { login: "alice", type: "User" }, labels: [{ name: "story" }], state: "open" });
+    expect(got.data).toMatchObject({
+      number: issue.number,
+      title: "Add a cart",
+      user: { login: "alice", type: "User" },
+      labels: [{ name: "story" }],
+      state: "open",
+    });
     expect(got.data.pull_request).toBeUndefined();
 
     expect((await octokit.rest.reactions.createForIssue({ owner: OWNER, repo: NAME, issue_number: issue.number, content: "eyes" })).status).toBe(201);
@@ -58,12 +64,16 @@ describe("fake GitHub: the routes a story uses", () => {
 
     await expect(octokit.rest.issues.getLabel({ owner: OWNER, repo: NAME, name: "harness:blocked" })).rejects.toMatchObject({ status: 404 });
     await octokit.rest.issues.createLabel({ owner: OWNER, repo: NAME, name: "harness:blocked", color: "b60205", description: "Blocked" });
-    await expect(octokit.rest.issues.createLabel({ owner: OWNER, repo: NAME, name: "harness:blocked", color: "b60205" })).rejects.toMatchObject({ status: 422 });
+    await expect(octokit.rest.issues.createLabel({ owner: OWNER, repo: NAME, name: "harness:blocked", color: "b60205" })).rejects.toMatchObject({
+      status: 422,
+    });
     await octokit.rest.issues.addLabels({ owner: OWNER, repo: NAME, issue_number: issue.number, labels: ["harness:blocked"] });
     const labels = await octokit.rest.issues.listLabelsOnIssue({ owner: OWNER, repo: NAME, issue_number: issue.number });
     expect(labels.data.map((label) => label.name)).toEqual(["story", "harness:blocked"]);
     await octokit.rest.issues.removeLabel({ owner: OWNER, repo: NAME, issue_number: issue.number, name: "harness:blocked" });
-    await expect(octokit.rest.issues.removeLabel({ owner: OWNER, repo: NAME, issue_number: issue.number, name: "harness:blocked" })).rejects.toMatchObject({ status: 404 });
+    await expect(octokit.rest.issues.removeLabel({ owner: OWNER, repo: NAME, issue_number: issue.number, name: "harness:blocked" })).rejects.toMatchObject({
+      status: 404,
+    });
     expect(gh.state.labelsOn(OWNER, NAME, issue.number)).toEqual(["story"]);
     expect(gh.state.commentsOn(OWNER, NAME, issue.number).map((comment) => comment.user)).toEqual([gh.botLogin, "bob", "bob", "bob", "bob"]);
   });
@@ -75,16 +85,35 @@ describe("fake GitHub: the routes a story uses", () => {
     await expect(octokit.rest.pulls.create({ owner: OWNER, repo: NAME, title: "x", head: branch, base: "main" })).rejects.toMatchObject({ status: 422 });
     const head = await pushStoryBranch(issue.number);
 
-    const created = await octokit.rest.pulls.create({ owner: OWNER, repo: NAME, title: `Story #${issue.number}: Checkout`, head: branch, base: "main", body: `Closes #${issue.number}`, draft: true });
+    const created = await octokit.rest.pulls.create({
+      owner: OWNER,
+      repo: NAME,
+      title: `Story #${issue.number}: Checkout`,
+      head: branch,
+      base: "main",
+      body: `Closes #${issue.number}`,
+      draft: true,
+    });
     expect(created.data).toMatchObject({ draft: true, state: "open", head: { ref: branch, sha: head }, base: { ref: "main" }, user: { login: gh.botLogin } });
     await expect(octokit.rest.pulls.create({ owner: OWNER, repo: NAME, title: "again", head: branch, base: "main" })).rejects.toMatchObject({ status: 422 });
     const found = await octokit.rest.pulls.list({ owner: OWNER, repo: NAME, head: `${OWNER}:${branch}`, state: "open" });
     expect(found.data.map((pull) => pull.number)).toEqual([created.data.number]);
     expect((await octokit.rest.issues.get({ owner: OWNER, repo: NAME, issue_number: created.data.number })).data.pull_request).toBeDefined();
 
-    const run = await octokit.rest.checks.create({ owner: OWNER, repo: NAME, name: "harness / story", head_sha: head, status: "in_progress", output: { title: "Running", summary: "attempt 1" } });
+    const run = await octokit.rest.checks.create({
+      owner: OWNER,
+      repo: NAME,
+      name: "harness / story",
+      head_sha: head,
+      status: "in_progress",
+      output: { title: "Running", summary: "attempt 1" },
+    });
     await octokit.rest.checks.update({
-      owner: OWNER, repo: NAME, check_run_id: run.data.id, conclusion: "failure", output: { title: "Blocked", summary: "workspace-provision-failed" },
+      owner: OWNER,
+      repo: NAME,
+      check_run_id: run.data.id,
+      conclusion: "failure",
+      output: { title: "Blocked", summary: "workspace-provision-failed" },
       actions: [{ label: "Retry", description: "Re-admit the blocked story", identifier: "retry-blocked" }],
     });
     const listed = await octokit.rest.checks.listForRef({ owner: OWNER, repo: NAME, ref: branch, check_name: "harness / story" });
@@ -96,7 +125,9 @@ describe("fake GitHub: the routes a story uses", () => {
     await expect(octokit.rest.checks.create({ owner: OWNER, repo: NAME, name: "x", head_sha: "0".repeat(40) })).rejects.toMatchObject({ status: 422 });
     expect(gh.takeUnexpectedRequests()).toHaveLength(1);
 
-    await octokit.graphql(`mutation($id: ID!) { markPullRequestReadyForReview(input: { pullRequestId: $id }) { pullRequest { isDraft } } }`, { id: created.data.node_id });
+    await octokit.graphql(`mutation($id: ID!) { markPullRequestReadyForReview(input: { pullRequestId: $id }) { pullRequest { isDraft } } }`, {
+      id: created.data.node_id,
+    });
     const ready = await octokit.rest.pulls.get({ owner: OWNER, repo: NAME, pull_number: created.data.number });
     expect(ready.data.draft).toBe(false);
     expect(gh.state.findPull(OWNER, NAME, branch)?.history.at(-1)).toEqual({ graphql: "markPullRequestReadyForReview" });

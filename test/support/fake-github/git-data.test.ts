@@ -40,7 +40,11 @@ async function refusal(promise: Promise<unknown>): Promise<{ status: number; mes
 /** `git commit-tree` with the same fields, as the runner makes the start commit in its cache. */
 function commitTree(message: string): Promise<string> {
   const date = `@${Date.parse(SIGNATURE.date) / 1000} +0000`;
-  return git(["commit-tree", tree, "-p", main], { cwd: repo.bareDir, input: message, env: { ...HARNESS_IDENTITY, GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date } });
+  return git(["commit-tree", tree, "-p", main], {
+    cwd: repo.bareDir,
+    input: message,
+    env: { ...HARNESS_IDENTITY, GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date },
+  });
 }
 
 describe("fake GitHub: the Git data API", () => {
@@ -48,7 +52,15 @@ describe("fake GitHub: the Git data API", () => {
 
   it("makes a commit with exactly the given fields: the id git commit-tree makes of them", async () => {
     const message = "Story #1: start\n\nStarted by story-harness.\n";
-    const { data, status } = await octokit().rest.git.createCommit({ owner: OWNER, repo: NAME, message, tree, parents: [main], author: SIGNATURE, committer: SIGNATURE });
+    const { data, status } = await octokit().rest.git.createCommit({
+      owner: OWNER,
+      repo: NAME,
+      message,
+      tree,
+      parents: [main],
+      author: SIGNATURE,
+      committer: SIGNATURE,
+    });
     expect(status).toBe(201);
     expect(data.sha).toBe(await commitTree(message));
     expect(data).toMatchObject({ message, tree: { sha: tree }, parents: [{ sha: main }], author: SIGNATURE, verification: { verified: false } });
@@ -57,8 +69,14 @@ describe("fake GitHub: the Git data API", () => {
 
   it("refuses an unknown tree or parent (422)", async () => {
     const unknown = "1".repeat(40);
-    expect(await refusal(octokit().rest.git.createCommit({ owner: OWNER, repo: NAME, message: "x", tree: unknown, parents: [main] }))).toEqual({ status: 422, message: "Tree SHA does not exist" });
-    expect(await refusal(octokit().rest.git.createCommit({ owner: OWNER, repo: NAME, message: "x", tree, parents: [unknown] }))).toEqual({ status: 422, message: "Parent SHA does not exist or is not a commit object" });
+    expect(await refusal(octokit().rest.git.createCommit({ owner: OWNER, repo: NAME, message: "x", tree: unknown, parents: [main] }))).toEqual({
+      status: 422,
+      message: "Tree SHA does not exist",
+    });
+    expect(await refusal(octokit().rest.git.createCommit({ owner: OWNER, repo: NAME, message: "x", tree, parents: [unknown] }))).toEqual({
+      status: 422,
+      message: "Parent SHA does not exist or is not a commit object",
+    });
     // A tree is no parent.
     expect((await refusal(octokit().rest.git.createCommit({ owner: OWNER, repo: NAME, message: "x", tree, parents: [tree] }))).status).toBe(422);
   });
@@ -68,8 +86,14 @@ describe("fake GitHub: the Git data API", () => {
     expect(made.status).toBe(201);
     expect(made.data).toMatchObject({ ref: "refs/heads/harness/story-7", object: { type: "commit", sha: main } });
     expect(await gh.branchHead(OWNER, NAME, "harness/story-7")).toBe(main);
-    expect(await refusal(octokit().rest.git.createRef({ owner: OWNER, repo: NAME, ref: "refs/heads/harness/story-7", sha: main }))).toEqual({ status: 422, message: "Reference already exists" });
-    expect(await refusal(octokit().rest.git.createRef({ owner: OWNER, repo: NAME, ref: "refs/heads/other", sha: "2".repeat(40) }))).toEqual({ status: 422, message: "Object does not exist" });
+    expect(await refusal(octokit().rest.git.createRef({ owner: OWNER, repo: NAME, ref: "refs/heads/harness/story-7", sha: main }))).toEqual({
+      status: 422,
+      message: "Reference already exists",
+    });
+    expect(await refusal(octokit().rest.git.createRef({ owner: OWNER, repo: NAME, ref: "refs/heads/other", sha: "2".repeat(40) }))).toEqual({
+      status: 422,
+      message: "Object does not exist",
+    });
     expect((await refusal(octokit().rest.git.createRef({ owner: OWNER, repo: NAME, ref: "heads/nope", sha: main }))).status).toBe(422);
     expect(await gh.branchHead(OWNER, NAME, "other")).toBeNull();
   });
@@ -89,7 +113,15 @@ describe("fake GitHub: the Git data API", () => {
   it("signs API commits in the signed-commits mode: the id then differs from the caller's own", async () => {
     const message = "Signed\n";
     const window = gh.injectFailure({ method: "POST", path: /\/git\/commits$/, failure: { kind: "signed-commits" } });
-    const { data } = await octokit().rest.git.createCommit({ owner: OWNER, repo: NAME, message, tree, parents: [main], author: SIGNATURE, committer: SIGNATURE });
+    const { data } = await octokit().rest.git.createCommit({
+      owner: OWNER,
+      repo: NAME,
+      message,
+      tree,
+      parents: [main],
+      author: SIGNATURE,
+      committer: SIGNATURE,
+    });
     window.close();
     expect(window.served).toBe(1);
     expect(data.sha).not.toBe(await commitTree(message));

@@ -57,7 +57,14 @@ async function httpBackend(cwd: string): Promise<string> {
  * push need Basic authentication with a valid installation token, as on GitHub. Returns the
  * status sent.
  */
-export async function serveGit(ctx: FakeContext, request: IncomingMessage, response: ServerResponse, url: URL, body: Buffer, refusal?: string): Promise<number> {
+export async function serveGit(
+  ctx: FakeContext,
+  request: IncomingMessage,
+  response: ServerResponse,
+  url: URL,
+  body: Buffer,
+  refusal?: string,
+): Promise<number> {
   const match = GIT_PATH.exec(url.pathname);
   const owner = decodeURIComponent(match?.[1] ?? "");
   const name = decodeURIComponent(match?.[2] ?? "");

@@ -51,7 +51,15 @@ describe("the fake's App webhook", () => {
     const pageTwo = await octokit.rest.apps.listWebhookDeliveries({ per_page: 2, cursor });
     expect(pageTwo.data.map((delivery) => delivery.id)).toEqual([first.id, first.id - 1]);
     expect(pageTwo.headers.link).toBeUndefined();
-    expect(pageTwo.data[0]).toMatchObject({ guid: first.guid, status_code: 200, redelivery: false, event: "issues", action: "labeled", installation_id: gh.installationId, repository_id: null });
+    expect(pageTwo.data[0]).toMatchObject({
+      guid: first.guid,
+      status_code: 200,
+      redelivery: false,
+      event: "issues",
+      action: "labeled",
+      installation_id: gh.installationId,
+      repository_id: null,
+    });
 
     const accepted = await octokit.rest.apps.redeliverWebhookDelivery({ delivery_id: failed.id });
     expect(accepted.status).toBe(202);

@@ -63,7 +63,12 @@ export class HookDeliveries {
     let status = "failed to connect";
     if (this.url) {
       try {
-        const response = await fetch(this.url, { method: "POST", headers: delivery.headers, body: delivery.body, signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS) });
+        const response = await fetch(this.url, {
+          method: "POST",
+          headers: delivery.headers,
+          body: delivery.body,
+          signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
+        });
         await response.arrayBuffer();
         statusCode = response.status;
         status = response.ok ? "OK" : `Invalid HTTP Response: ${response.status}`;
@@ -72,7 +77,14 @@ export class HookDeliveries {
       }
     }
     const record: HookDeliveryRecord = {
-      id, guid, deliveredAt, redelivery, durationS: (performance.now() - started) / 1000, status, statusCode, event,
+      id,
+      guid,
+      deliveredAt,
+      redelivery,
+      durationS: (performance.now() - started) / 1000,
+      status,
+      statusCode,
+      event,
       action: typeof payload.action === "string" ? payload.action : null,
       installationId: (payload.installation as { id?: number } | undefined)?.id ?? null,
       repositoryId: (payload.repository as { id?: number } | undefined)?.id ?? null,
@@ -86,7 +98,17 @@ export class HookDeliveries {
 /** A delivery as `GET /app/hook/deliveries` shows it (GitHub's "Simple webhook delivery"). */
 export function hookDeliveryJson(record: HookDeliveryRecord): Record<string, unknown> {
   return {
-    id: record.id, guid: record.guid, delivered_at: record.deliveredAt, redelivery: record.redelivery, duration: record.durationS, status: record.status,
-    status_code: record.statusCode, event: record.event, action: record.action, installation_id: record.installationId, repository_id: record.repositoryId, throttled_at: null,
+    id: record.id,
+    guid: record.guid,
+    delivered_at: record.deliveredAt,
+    redelivery: record.redelivery,
+    duration: record.durationS,
+    status: record.status,
+    status_code: record.statusCode,
+    event: record.event,
+    action: record.action,
+    installation_id: record.installationId,
+    repository_id: record.repositoryId,
+    throttled_at: null,
   };
 }

@@ -62,14 +62,25 @@ describe("fake GitHub: branch heads and commits without a git process per questi
       }
     }
     expect((await readRefPath(nested, "main", "d/e.txt")).entry).toMatchObject({ kind: "file", content: Buffer.from("e\nf\n") });
-    expect((await readRefPath(nested, "main", "d")).entry).toMatchObject({ kind: "dir", entries: [{ name: "e.txt", type: "file" }, { name: "g", type: "dir" }] });
+    expect((await readRefPath(nested, "main", "d")).entry).toMatchObject({
+      kind: "dir",
+      entries: [
+        { name: "e.txt", type: "file" },
+        { name: "g", type: "dir" },
+      ],
+    });
   });
 
   it("splits cat-file --batch output into its answers, an empty object and a missing one included", () => {
     const a = "a".repeat(40);
     const b = "b".repeat(64);
     const output = Buffer.from(`${a} blob 3\nx\ny\nwhat missing\n${b} blob 0\n\nref ambiguous\n`);
-    expect(parseCatFileBatch(output)).toEqual([{ sha: a, type: "blob", content: Buffer.from("x\ny") }, undefined, { sha: b, type: "blob", content: Buffer.alloc(0) }, undefined]);
+    expect(parseCatFileBatch(output)).toEqual([
+      { sha: a, type: "blob", content: Buffer.from("x\ny") },
+      undefined,
+      { sha: b, type: "blob", content: Buffer.alloc(0) },
+      undefined,
+    ]);
     expect(parseCatFileBatch(Buffer.alloc(0))).toEqual([]);
     expect(() => parseCatFileBatch(Buffer.from(`${a} blob 3`))).toThrow("ended inside a header");
   });

@@ -104,9 +104,7 @@ export async function commitsAhead(bareDir: string, base: string, head: string):
 
 /** An entry of a tree at a commit: a file's bytes, a folder's listing, or nothing. */
 export type TreeEntry =
-  | { kind: "file"; sha: string; content: Buffer }
-  | { kind: "dir"; entries: { name: string; type: "file" | "dir"; sha: string }[] }
-  | { kind: "missing" };
+  { kind: "file"; sha: string; content: Buffer } | { kind: "dir"; entries: { name: string; type: "file" | "dir"; sha: string }[] } | { kind: "missing" };
 
 /** One object of `git cat-file --batch`'s answer: its header's id and type, and its bytes; undefined for `<request> missing` (or ambiguous). */
 interface BatchObject {
@@ -173,10 +171,13 @@ export async function readPath(bareDir: string, commit: string, path: string): P
 /** A tree's entries. */
 async function listTree(bareDir: string, sha: string): Promise<TreeEntry> {
   const listing = (await gitBytes(["ls-tree", "-z", sha], { cwd: bareDir, readOnly: true })).toString("utf8");
-  const entries = listing.split("\0").filter(Boolean).map((line) => {
-    const [meta = "", name = ""] = line.split("\t");
-    const [, objectType, objectSha = ""] = meta.split(" ");
-    return { name, type: objectType === "tree" ? ("dir" as const) : ("file" as const), sha: objectSha };
-  });
+  const entries = listing
+    .split("\0")
+    .filter(Boolean)
+    .map((line) => {
+      const [meta = "", name = ""] = line.split("\t");
+      const [, objectType, objectSha = ""] = meta.split(" ");
+      return { name, type: objectType === "tree" ? ("dir" as const) : ("file" as const), sha: objectSha };
+    });
   return { kind: "dir", entries };
 }

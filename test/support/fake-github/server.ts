@@ -41,7 +41,16 @@ function parseJson(raw: Buffer): unknown {
 }
 
 /** Runs one API route: auth, JSON parsing, OpenAPI validation, then the handler. */
-async function runRoute(ctx: FakeContext, route: Route, params: Record<string, string>, request: IncomingMessage, url: URL, path: string, body: unknown, injected?: InjectedFailure): Promise<RouteResponse> {
+async function runRoute(
+  ctx: FakeContext,
+  route: Route,
+  params: Record<string, string>,
+  request: IncomingMessage,
+  url: URL,
+  path: string,
+  body: unknown,
+  injected?: InjectedFailure,
+): Promise<RouteResponse> {
   try {
     authenticate(ctx, route, request, params, path);
   } catch (error) {
@@ -51,10 +60,23 @@ async function runRoute(ctx: FakeContext, route: Route, params: Record<string, s
   if (route !== graphqlRoute) {
     const problems = requestBodyProblems(route.method, route.template, body);
     if (problems.length > 0) {
-      return { status: 422, json: errorBody(422, `Invalid request.\n\n${problems.join("\n")}`), unexpected: `body does not match GitHub's schema: ${problems.join(" ")}` };
+      return {
+        status: 422,
+        json: errorBody(422, `Invalid request.\n\n${problems.join("\n")}`),
+        unexpected: `body does not match GitHub's schema: ${problems.join(" ")}`,
+      };
     }
   }
-  const answer = await route.handle({ ctx, method: route.method, path, params, query: url.searchParams, body, headers: request.headers, ...(injected ? { injected } : {}) });
+  const answer = await route.handle({
+    ctx,
+    method: route.method,
+    path,
+    params,
+    query: url.searchParams,
+    body,
+    headers: request.headers,
+    ...(injected ? { injected } : {}),
+  });
   if (ctx.validateResponses && route !== graphqlRoute && answer.status < 300 && answer.json !== undefined) {
     const problems = responseBodyProblems(route.method, route.template, answer.status, answer.json);
     if (problems.length > 0) return { ...answer, unexpected: `the fake's response does not match GitHub's schema: ${problems.join(" ")}` };
@@ -96,8 +118,15 @@ export async function handle(ctx: FakeContext, request: IncomingMessage, respons
     const encoding = request.headers["content-encoding"];
     const delivery = request.headers["x-github-delivery"];
     ctx.state.requests.push({
-      method, path: url.pathname, query: url.search, body, status, at: timestamp(),
-      ...(route ? { route } : {}), ...(typeof encoding === "string" ? { contentEncoding: encoding } : {}), ...(typeof delivery === "string" ? { delivery } : {}),
+      method,
+      path: url.pathname,
+      query: url.search,
+      body,
+      status,
+      at: timestamp(),
+      ...(route ? { route } : {}),
+      ...(typeof encoding === "string" ? { contentEncoding: encoding } : {}),
+      ...(typeof delivery === "string" ? { delivery } : {}),
     });
     if (unexpected) ctx.state.unexpected.push({ method, path: url.pathname, status, reason: unexpected, body });
   };
@@ -115,7 +144,7 @@ export async function handle(ctx: FakeContext, request: IncomingMessage, respons
         record(answer.status, undefined, "injected bad-gateway");
         return;
       }
-      const refusal = injected?.kind === "push-refused" ? injected.message ?? DEFAULT_PUSH_REFUSAL : undefined;
+      const refusal = injected?.kind === "push-refused" ? (injected.message ?? DEFAULT_PUSH_REFUSAL) : undefined;
       record(await serveGit(ctx, request, response, url, raw, refusal), undefined, "git");
       return;
     }
@@ -139,7 +168,16 @@ export async function handle(ctx: FakeContext, request: IncomingMessage, respons
       return;
     }
     routeTemplate = matched.route.template;
-    const answer = await runRoute(ctx, matched.route, matched.params, request, url, url.pathname.startsWith(REST_PREFIX) ? path : url.pathname, parsed, injected);
+    const answer = await runRoute(
+      ctx,
+      matched.route,
+      matched.params,
+      request,
+      url,
+      url.pathname.startsWith(REST_PREFIX) ? path : url.pathname,
+      parsed,
+      injected,
+    );
     send(response, answer);
     record(answer.status, parsed, routeTemplate, answer.unexpected);
   } catch (error) {

@@ -47,16 +47,42 @@ export function userJson(urls: Urls, login: string): Record<string, unknown> {
 
 /** The hypermedia URL fields of a repository object, relative to its API URL (as GitHub lists them). */
 const REPO_URL_FIELDS: Record<string, string> = {
-  archive_url: "/{archive_format}{/ref}", assignees_url: "/assignees{/user}", blobs_url: "/git/blobs{/sha}",
-  branches_url: "/branches{/branch}", collaborators_url: "/collaborators{/collaborator}", comments_url: "/comments{/number}",
-  commits_url: "/commits{/sha}", compare_url: "/compare/{base}...{head}", contents_url: "/contents/{+path}",
-  contributors_url: "/contributors", deployments_url: "/deployments", downloads_url: "/downloads", events_url: "/events",
-  forks_url: "/forks", git_commits_url: "/git/commits{/sha}", git_refs_url: "/git/refs{/sha}", git_tags_url: "/git/tags{/sha}",
-  hooks_url: "/hooks", issue_comment_url: "/issues/comments{/number}", issue_events_url: "/issues/events{/number}",
-  issues_url: "/issues{/number}", keys_url: "/keys{/key_id}", labels_url: "/labels{/name}", languages_url: "/languages",
-  merges_url: "/merges", milestones_url: "/milestones{/number}", notifications_url: "/notifications{?since,all,participating}",
-  pulls_url: "/pulls{/number}", releases_url: "/releases{/id}", stargazers_url: "/stargazers", statuses_url: "/statuses/{sha}",
-  subscribers_url: "/subscribers", subscription_url: "/subscription", tags_url: "/tags", teams_url: "/teams", trees_url: "/git/trees{/sha}",
+  archive_url: "/{archive_format}{/ref}",
+  assignees_url: "/assignees{/user}",
+  blobs_url: "/git/blobs{/sha}",
+  branches_url: "/branches{/branch}",
+  collaborators_url: "/collaborators{/collaborator}",
+  comments_url: "/comments{/number}",
+  commits_url: "/commits{/sha}",
+  compare_url: "/compare/{base}...{head}",
+  contents_url: "/contents/{+path}",
+  contributors_url: "/contributors",
+  deployments_url: "/deployments",
+  downloads_url: "/downloads",
+  events_url: "/events",
+  forks_url: "/forks",
+  git_commits_url: "/git/commits{/sha}",
+  git_refs_url: "/git/refs{/sha}",
+  git_tags_url: "/git/tags{/sha}",
+  hooks_url: "/hooks",
+  issue_comment_url: "/issues/comments{/number}",
+  issue_events_url: "/issues/events{/number}",
+  issues_url: "/issues{/number}",
+  keys_url: "/keys{/key_id}",
+  labels_url: "/labels{/name}",
+  languages_url: "/languages",
+  merges_url: "/merges",
+  milestones_url: "/milestones{/number}",
+  notifications_url: "/notifications{?since,all,participating}",
+  pulls_url: "/pulls{/number}",
+  releases_url: "/releases{/id}",
+  stargazers_url: "/stargazers",
+  statuses_url: "/statuses/{sha}",
+  subscribers_url: "/subscribers",
+  subscription_url: "/subscription",
+  tags_url: "/tags",
+  teams_url: "/teams",
+  trees_url: "/git/trees{/sha}",
 };
 
 /** GitHub's repository object. */
@@ -150,7 +176,13 @@ export function issueJson(urls: Urls, issue: IssueRecord, labels: LabelRecord[],
   };
   if (issue.isPull) {
     const html = `${urls.web}/${issue.repo}/pull/${issue.number}`;
-    json.pull_request = { url: `${urls.api}/repos/${issue.repo}/pulls/${issue.number}`, html_url: html, diff_url: `${html}.diff`, patch_url: `${html}.patch`, merged_at: null };
+    json.pull_request = {
+      url: `${urls.api}/repos/${issue.repo}/pulls/${issue.number}`,
+      html_url: html,
+      diff_url: `${html}.diff`,
+      patch_url: `${html}.patch`,
+      merged_at: null,
+    };
   }
   return json;
 }
@@ -171,7 +203,13 @@ export function commentJson(urls: Urls, comment: CommentRecord): Record<string, 
 }
 
 export function reactionJson(urls: Urls, reaction: ReactionRecord): Record<string, unknown> {
-  return { id: reaction.id, node_id: nodeId("REA", reaction.id), user: userJson(urls, reaction.user), content: reaction.content, created_at: reaction.createdAt };
+  return {
+    id: reaction.id,
+    node_id: nodeId("REA", reaction.id),
+    user: userJson(urls, reaction.user),
+    content: reaction.content,
+    created_at: reaction.createdAt,
+  };
 }
 
 export function checkRunJson(urls: Urls, run: CheckRunRecord, app: Record<string, unknown>): Record<string, unknown> {

@@ -206,7 +206,8 @@ export class FakeState {
   checkRunsOf(owner: string, name: string, filter: { name?: string; headSha?: string } = {}): CheckRunRecord[] {
     const fullName = this.repo(owner, name)?.fullName;
     return this.checkRuns.filter(
-      (run) => run.repo === fullName && (filter.name === undefined || run.name === filter.name) && (filter.headSha === undefined || run.headSha === filter.headSha),
+      (run) =>
+        run.repo === fullName && (filter.name === undefined || run.name === filter.name) && (filter.headSha === undefined || run.headSha === filter.headSha),
     );
   }
 

@@ -9,7 +9,11 @@ import type { RepoRecord } from "./state.js";
 const LEVEL: Record<string, number> = { read: 1, write: 2, admin: 3 };
 
 /** Checks a token request against the installation; throws GitHub's 422 when it asks too much. */
-export function checkTokenRequest(asked: { repository_ids?: unknown; permissions?: unknown }, repos: readonly RepoRecord[], granted: Record<string, string>): void {
+export function checkTokenRequest(
+  asked: { repository_ids?: unknown; permissions?: unknown },
+  repos: readonly RepoRecord[],
+  granted: Record<string, string>,
+): void {
   if (asked.repository_ids !== undefined) {
     const ids = asked.repository_ids;
     if (!Array.isArray(ids) || ids.some((id) => !repos.some((repo) => repo.id === id))) {

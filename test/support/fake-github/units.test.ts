@@ -68,7 +68,11 @@ describe("fake GitHub units: routing, CGI, OpenAPI", () => {
   const route = (method: Route["method"], template: string): Route => ({ method, template, auth: "none", handle: () => ({ status: 200 }) });
 
   it("prefers literal segments and lets {path} span folders", () => {
-    const router = new Router([route("GET", "/repos/{owner}/{repo}/issues/{issue_number}"), route("GET", "/repos/{owner}/{repo}/issues/comments/{comment_id}"), route("GET", "/repos/{owner}/{repo}/contents/{path}")]);
+    const router = new Router([
+      route("GET", "/repos/{owner}/{repo}/issues/{issue_number}"),
+      route("GET", "/repos/{owner}/{repo}/issues/comments/{comment_id}"),
+      route("GET", "/repos/{owner}/{repo}/contents/{path}"),
+    ]);
     expect(router.match("GET", "/repos/o/r/issues/comments/5")?.route.template).toBe("/repos/{owner}/{repo}/issues/comments/{comment_id}");
     expect(router.match("GET", "/repos/o/r/issues/7")?.params).toEqual({ owner: "o", repo: "r", issue_number: "7" });
     expect(router.match("GET", "/repos/o/r/contents/.github%2Fharness.yml")?.params.path).toBe(".github/harness.yml");
@@ -93,7 +97,12 @@ describe("fake GitHub units: routing, CGI, OpenAPI", () => {
   });
 
   it("compiles the request validators of operations ahead of use: those with a JSON body count, every route is an operation", () => {
-    expect(compileRequestValidators([{ method: "POST", template: "/repos/{owner}/{repo}/check-runs" }, { method: "GET", template: "/repos/{owner}/{repo}" }])).toBe(1);
+    expect(
+      compileRequestValidators([
+        { method: "POST", template: "/repos/{owner}/{repo}/check-runs" },
+        { method: "GET", template: "/repos/{owner}/{repo}" },
+      ]),
+    ).toBe(1);
     expect(() => compileRequestValidators([{ method: "GET", template: "/no/such/operation" }])).toThrow(/not an operation/);
     const withBody = REST_ROUTES.filter((route) => ["POST", "PATCH", "PUT"].includes(route.method) && !route.template.endsWith("/access_tokens")).length;
     expect(compileRequestValidators(REST_ROUTES)).toBeGreaterThanOrEqual(withBody);

@@ -25,7 +25,14 @@ beforeAll(async () => {
   await gh.addRepository({ owner: OWNER, name: NAME, files: { ".github/harness.yml": "story_label: story\n" } });
   // A real Probot, configured exactly as the App is against GitHub Enterprise Server.
   const probot: Probot = createProbot({
-    env: { APP_ID: String(gh.appId), PRIVATE_KEY: gh.privateKey, WEBHOOK_SECRET: gh.webhookSecret, GHE_HOST: gh.host, GHE_PROTOCOL: "http", LOG_LEVEL: "fatal" },
+    env: {
+      APP_ID: String(gh.appId),
+      PRIVATE_KEY: gh.privateKey,
+      WEBHOOK_SECRET: gh.webhookSecret,
+      GHE_HOST: gh.host,
+      GHE_PROTOCOL: "http",
+      LOG_LEVEL: "fatal",
+    },
   });
   const middleware = await createNodeMiddleware(
     (probotApp) => {
@@ -66,7 +73,10 @@ describe("fake GitHub: webhook helpers against a real Probot", () => {
     const answer = await deliverWebhook(webhookUrl, signedDelivery("issues", payload, gh.webhookSecret));
     expect(answer.status).toBeLessThan(300);
     await until("the handler's comment", () => gh.state.comments.some((comment) => comment.issueNumber === issue.number), 10_000);
-    expect(gh.state.comments.find((comment) => comment.issueNumber === issue.number)).toMatchObject({ body: "label story (configured: story)", user: gh.botLogin });
+    expect(gh.state.comments.find((comment) => comment.issueNumber === issue.number)).toMatchObject({
+      body: "label story (configured: story)",
+      user: gh.botLogin,
+    });
     const seen = received.find((delivery) => delivery.event === "issues.labeled")?.payload as Record<string, Record<string, unknown>>;
     expect(seen.repository).toMatchObject({ full_name: `${OWNER}/${NAME}`, clone_url: `${gh.url}/${OWNER}/${NAME}.git` });
     expect(seen.installation).toMatchObject({ id: gh.installationId });
@@ -95,7 +105,14 @@ describe("fake GitHub: webhook helpers against a real Probot", () => {
 
     const octokit = fakeOctokit(gh, { token: gh.mintToken() });
     const sha = (await gh.branchHead(OWNER, NAME, "main")) ?? "";
-    const run = await octokit.rest.checks.create({ owner: OWNER, repo: NAME, name: "harness / story", head_sha: sha, conclusion: "failure", output: { title: "Blocked", summary: "s" } });
+    const run = await octokit.rest.checks.create({
+      owner: OWNER,
+      repo: NAME,
+      name: "harness / story",
+      head_sha: sha,
+      conclusion: "failure",
+      output: { title: "Blocked", summary: "s" },
+    });
     const payload = await checkRunRequestedActionPayload(gh, { owner: OWNER, name: NAME, checkRunId: run.data.id, identifier: "retry-blocked", sender: "bob" });
     expect((await deliverWebhook(webhookUrl, signedDelivery("check_run", payload, gh.webhookSecret))).status).toBeLessThan(300);
     await until("the check_run delivery", () => received.some((entry) => entry.event === "check_run"), 10_000);

@@ -76,7 +76,11 @@ export function issuesLabeledPayload(gh: FakeGitHub, args: { owner: string; name
   const label = gh.state.label(repo, args.label);
   if (!issue || !label) throw new Error(`fake-github: ${repo.fullName}#${args.number} does not exist`);
   const example = examplePayload("issues", "labeled");
-  return { ...common(gh, example, repo, args.sender), issue: { ...(example.issue as Example), ...issueResponse(gh.context, repo, issue) }, label: labelJson(gh.context.urls, label) };
+  return {
+    ...common(gh, example, repo, args.sender),
+    issue: { ...(example.issue as Example), ...issueResponse(gh.context, repo, issue) },
+    label: labelJson(gh.context.urls, label),
+  };
 }
 
 /** `issue_comment.created` for a comment made with `gh.addComment` (the sender is its author). */
@@ -105,13 +109,30 @@ export async function checkRunRequestedActionPayload(
     const head = await branchHead(repo.bareDir, pull.headRef);
     if (head !== run.headSha) continue;
     const base = await branchHead(repo.bareDir, pull.baseRef);
-    const side = (ref: string, sha: string | null): Example => ({ ref, sha, repo: { id: repo.id, url: `${gh.apiUrl}/repos/${repo.fullName}`, name: repo.name } });
-    pullRequests.push({ url: `${gh.apiUrl}/repos/${repo.fullName}/pulls/${pull.number}`, id: pull.id, number: pull.number, head: side(pull.headRef, head), base: side(pull.baseRef, base) });
+    const side = (ref: string, sha: string | null): Example => ({
+      ref,
+      sha,
+      repo: { id: repo.id, url: `${gh.apiUrl}/repos/${repo.fullName}`, name: repo.name },
+    });
+    pullRequests.push({
+      url: `${gh.apiUrl}/repos/${repo.fullName}/pulls/${pull.number}`,
+      id: pull.id,
+      number: pull.number,
+      head: side(pull.headRef, head),
+      base: side(pull.baseRef, base),
+    });
   }
   const example = examplePayload("check_run", "requested_action");
   const checkRun = checkRunJson(gh.context.urls, run, gh.appJson());
   const exampleSuite = (example.check_run as Example | undefined)?.check_suite as Example | undefined;
   checkRun.pull_requests = pullRequests;
-  checkRun.check_suite = { ...exampleSuite, id: run.id + 1, head_sha: run.headSha, head_branch: pullRequests[0]?.head ? (pullRequests[0].head as Example).ref : null, pull_requests: pullRequests, app: gh.appJson() };
+  checkRun.check_suite = {
+    ...exampleSuite,
+    id: run.id + 1,
+    head_sha: run.headSha,
+    head_branch: pullRequests[0]?.head ? (pullRequests[0].head as Example).ref : null,
+    pull_requests: pullRequests,
+    app: gh.appJson(),
+  };
   return { ...common(gh, example, repo, args.sender), check_run: checkRun, requested_action: { identifier: args.identifier } };
 }

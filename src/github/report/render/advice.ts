@@ -6,8 +6,7 @@ const ADVICE: Record<FailureClass, string> = {
     "Dependencies could not be installed in a fresh worktree. Fix the install (lock file, `provision.command` in `.github/harness.yml`, or `.harness/provision.sh`) on the default branch, then retry.",
   "retry-ceiling":
     "Every attempt was sent back. Read the last attempt's verifier and clean-clone output, clarify the issue or raise `max_attempts`, then retry.",
-  "clean-clone-not-run":
-    "The suite could not be run in a fresh clone. Check `test.command` and `clean_clone` in `.github/harness.yml`, then retry.",
+  "clean-clone-not-run": "The suite could not be run in a fresh clone. Check `test.command` and `clean_clone` in `.github/harness.yml`, then retry.",
   "clean-clone-failed":
     "The suite passes in the working tree but fails in a fresh clone with the change committed. Look for files kept out by `.gitignore` or tests that read git state, then retry.",
   "suite-failed": "The test suite failed. Read its output tail, then retry.",
@@ -19,16 +18,11 @@ const ADVICE: Record<FailureClass, string> = {
   "config-invalid": "`.github/harness.yml` is invalid. Fix it on the default branch as the message says, then retry.",
   interrupted: "The App stopped while the story ran. Retry to run it again from a fresh worktree.",
   "internal-error": "The harness itself failed. Check the App's logs, then retry.",
-  environment:
-    "The suite's command cannot start in the provisioned worktree (exit 126 or 127). Install what it needs through provisioning, then retry.",
-  "baseline-red":
-    "The suite already fails on the base commit, with the same output, so the change was not blamed. Make the default branch green, then retry.",
-  "agent-unavailable":
-    "The coding agent could not be used (not installed, no credentials, rate limited or unreachable). Fix the agent's setup, then retry.",
-  "push-refused":
-    "GitHub refused the push of the story's branch; the work is kept in the run directory. Read GitHub's message, fix the cause, then retry.",
-  "base-conflict":
-    "The story branch conflicts with the default branch. Resolve the files named, or close the story and start again, then retry.",
+  environment: "The suite's command cannot start in the provisioned worktree (exit 126 or 127). Install what it needs through provisioning, then retry.",
+  "baseline-red": "The suite already fails on the base commit, with the same output, so the change was not blamed. Make the default branch green, then retry.",
+  "agent-unavailable": "The coding agent could not be used (not installed, no credentials, rate limited or unreachable). Fix the agent's setup, then retry.",
+  "push-refused": "GitHub refused the push of the story's branch; the work is kept in the run directory. Read GitHub's message, fix the cause, then retry.",
+  "base-conflict": "The story branch conflicts with the default branch. Resolve the files named, or close the story and start again, then retry.",
   "scope-violation": "A task changed files outside the files its plan declared. Widen the plan's `files` or narrow the task, then retry.",
   "blocked-by-dependency": "A task this one depends on is blocked. Unblock that task, then retry.",
   "git-failed":

@@ -58,7 +58,8 @@ function bounded(items: readonly string[], render: (item: string) => string): st
  */
 function cloneLines(result: CleanCloneResult, secrets: readonly string[]): string[] {
   const lines: string[] = [];
-  if (result.depth !== undefined) lines.push(`**History:** the last ${result.depth} commit${result.depth === 1 ? "" : "s"} (shallow, \`--depth ${result.depth}\`)`);
+  if (result.depth !== undefined)
+    lines.push(`**History:** the last ${result.depth} commit${result.depth === 1 ? "" : "s"} (shallow, \`--depth ${result.depth}\`)`);
   if (result.provisioned === true) lines.push("**Dependencies:** provisioned afresh in the clone");
   else if (result.linked !== undefined) {
     const names = bounded(result.linked, (name) => inlineCode(singleLine(redactSecrets(name, secrets), CLEAN_CLONE_ITEM_MAX_CHARS)));
@@ -107,7 +108,9 @@ export function renderCleanCloneCheck(snapshot: StorySnapshot, options: RenderOp
     const reason = untrustedLine(redactSecrets(result.reason ?? "no reason given", secrets), CLEAN_CLONE_REASON_MAX_CHARS);
     return {
       title: `${attempt}: did not run${warningCount(result)}`,
-      summary: boundCheckRunOutput([`Did not run: ${reason}`, "", `**Command:** ${command}`, ...cloneLines(result, secrets), ...warningLines(result, secrets)].join("\n")),
+      summary: boundCheckRunOutput(
+        [`Did not run: ${reason}`, "", `**Command:** ${command}`, ...cloneLines(result, secrets), ...warningLines(result, secrets)].join("\n"),
+      ),
     };
   }
   const interpreter = result.interpreter ? `${result.interpreter}${result.interpreterVersion ? ` ${result.interpreterVersion}` : ""}` : "–";
@@ -127,7 +130,9 @@ export function renderCleanCloneCheck(snapshot: StorySnapshot, options: RenderOp
   ];
   const passed = cleanCloneEventPassed(event);
   return {
-    title: (passed ? `${attempt}: passed in a fresh clone` : `${attempt}: failed in a fresh clone (${exit === "timed out" ? exit : `exit ${exit}`})`) + warningCount(result),
+    title:
+      (passed ? `${attempt}: passed in a fresh clone` : `${attempt}: failed in a fresh clone (${exit === "timed out" ? exit : `exit ${exit}`})`) +
+      warningCount(result),
     summary: boundCheckRunOutput(lines.join("\n")),
   };
 }

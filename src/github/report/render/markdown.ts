@@ -6,7 +6,6 @@ import { codeBlock } from "../../../text/index.js";
 
 export { codeBlock, inlineCode } from "../../../text/index.js";
 
-
 /** A table cell: pipes escaped, one line. */
 export function tableCell(text: string): string {
   return text.replace(/[\r\n]+/g, " ").replace(/\|/g, "\\|");
@@ -33,12 +32,11 @@ const STATE_LABELS: Record<StageSnapshot["state"], string> = {
 
 /** The stage table of the story check run and the status comment. */
 export function stageTable(stages: readonly StageSnapshot[]): string {
-  const rows = stages.map(
-    (stage) =>
-      // A pending stage's attempt and duration belong to an earlier attempt: showing them would mislead.
-      stage.state === "pending"
-        ? `| ${tableCell(stage.id)} | ${STATE_LABELS.pending} | – | – |`
-        : `| ${tableCell(stage.id)} | ${STATE_LABELS[stage.state]} | ${stage.attempt} | ${formatDuration(stage.durationMs) || "–"} |`,
+  const rows = stages.map((stage) =>
+    // A pending stage's attempt and duration belong to an earlier attempt: showing them would mislead.
+    stage.state === "pending"
+      ? `| ${tableCell(stage.id)} | ${STATE_LABELS.pending} | – | – |`
+      : `| ${tableCell(stage.id)} | ${STATE_LABELS[stage.state]} | ${stage.attempt} | ${formatDuration(stage.durationMs) || "–"} |`,
   );
   return ["| Stage | State | Attempt | Duration |", "| --- | --- | --- | --- |", ...rows].join("\n");
 }
@@ -66,7 +64,9 @@ const NET_POLICY_NOTES: Record<"own" | "egress" | "host", string> = {
 export function networkLine(network: "own" | "egress" | "host" | undefined): string[] {
   if (network === undefined) return [];
   if (network === "host") {
-    return ["⚠️ **Host network:** the operator runs this App with `HARNESS_SANDBOX_NET=host`, so provisioning, agents and networked suites shared the host's network, its loopback (the App, Redis), link-local (cloud metadata) and private addresses in reach."];
+    return [
+      "⚠️ **Host network:** the operator runs this App with `HARNESS_SANDBOX_NET=host`, so provisioning, agents and networked suites shared the host's network, its loopback (the App, Redis), link-local (cloud metadata) and private addresses in reach.",
+    ];
   }
   return [`**Network:** provisioning and agents ran sandboxed with the network on${NET_POLICY_NOTES[network]}.`];
 }

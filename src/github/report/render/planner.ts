@@ -30,7 +30,12 @@ function planTable(snapshot: StorySnapshot): string[] {
     const shown = task.files.slice(0, MAX_FILES_SHOWN).map((file) => inlineCode(singleFile(file)));
     return [...shown, ...(task.files.length > MAX_FILES_SHOWN ? [`and ${task.files.length - MAX_FILES_SHOWN} more`] : [])].join(", ") || "–";
   };
-  const rows = tasks.slice(0, MAX_PLAN_ROWS).map((task) => `| ${inlineCode(singleFile(task.id))} | ${tableCell(untrustedLine(task.title, 200))} | ${task.wave} | ${tableCell(files(task))} | ${task.blockedBy.map((id) => inlineCode(id)).join(", ") || "–"} |`);
+  const rows = tasks
+    .slice(0, MAX_PLAN_ROWS)
+    .map(
+      (task) =>
+        `| ${inlineCode(singleFile(task.id))} | ${tableCell(untrustedLine(task.title, 200))} | ${task.wave} | ${tableCell(files(task))} | ${task.blockedBy.map((id) => inlineCode(id)).join(", ") || "–"} |`,
+    );
   const more = tasks.length > MAX_PLAN_ROWS ? [`_… and ${tasks.length - MAX_PLAN_ROWS} more tasks_`] : [];
   return ["### The plan", "", "| Task | Title | Wave | Files | Blocked by |", "| --- | --- | --- | --- | --- |", ...rows, ...more];
 }
@@ -42,16 +47,29 @@ export function renderPlannerCheck(snapshot: StorySnapshot, stage: string, optio
   const secrets = options.secrets ?? [];
   const task = plannerTask(snapshot, stage);
   if (!task) {
-    if (snapshot.planned) return { title: "Skipped: the story brings its own plan", summary: boundCheckRunOutput(["The story's `harness-plan` block is the plan; the planner did not run.", "", ...planTable(snapshot)].join("\n")) };
+    if (snapshot.planned)
+      return {
+        title: "Skipped: the story brings its own plan",
+        summary: boundCheckRunOutput(["The story's `harness-plan` block is the plan; the planner did not run.", "", ...planTable(snapshot)].join("\n")),
+      };
     if (snapshot.outcome !== "running") return { title: "Did not run", summary: `Did not run: the story ended (${snapshot.outcome}) before planning.` };
     return { title: "Waiting", summary: `Stage ${inlineCode(stage)} plans the story once its worktree is provisioned.` };
   }
   const of = task.maxAttempts > 0 ? `/${task.maxAttempts}` : "";
   const planned = snapshot.tasks.filter((candidate) => candidate.wave > 0);
   const waves = new Set(planned.map((candidate) => candidate.wave)).size;
-  const lines = [`**Stage:** ${inlineCode(stage)} · **Attempt:** ${task.attempt}${of}${task.durationMs !== undefined ? ` · **Duration:** ${formatDuration(task.durationMs)}` : ""}`, "", stageTable(task.stages)];
+  const lines = [
+    `**Stage:** ${inlineCode(stage)} · **Attempt:** ${task.attempt}${of}${task.durationMs !== undefined ? ` · **Duration:** ${formatDuration(task.durationMs)}` : ""}`,
+    "",
+    stageTable(task.stages),
+  ];
   if (task.lastRetry) {
-    lines.push("", `### Attempt ${task.lastRetry.failedAttempt} was sent back (${inlineCode(task.lastRetry.failureClass)})`, "", codeBlock(redactSecrets(task.lastRetry.reason, secrets), "text"));
+    lines.push(
+      "",
+      `### Attempt ${task.lastRetry.failedAttempt} was sent back (${inlineCode(task.lastRetry.failureClass)})`,
+      "",
+      codeBlock(redactSecrets(task.lastRetry.reason, secrets), "text"),
+    );
   }
   if (task.state === "blocked") {
     const failureClass = task.failureClass ?? "internal-error";

@@ -67,7 +67,9 @@ export function renderReadmitted(issueNumber: number): string {
 
 /** Told on a story whose queued job file could not be read and was set aside. */
 export function renderQuarantinedJob(file: string, reason: string, kept?: string): string {
-  const where = kept ? `it was set aside in ${inlineCode(kept.slice(0, 1500))}` : `the file was moved to ${inlineCode(`queue/quarantine/${file}`)} on the App's machine`;
+  const where = kept
+    ? `it was set aside in ${inlineCode(kept.slice(0, 1500))}`
+    : `the file was moved to ${inlineCode(`queue/quarantine/${file}`)} on the App's machine`;
   return boundComment(
     `story-harness could not read the queued job of this story; ${where} ` +
       `and the job will not run.\n\nWhy: ${inlineCode(reason.slice(0, 2000))}\n\n` +
@@ -87,6 +89,10 @@ export function renderStoryStarted(pullNumber: number, pullUrl: string): string 
 }
 
 /** Told on the issue when a story stopped outside its reporter: it never started, or its finished work could not be delivered. */
-export function renderStoryStopped(what: "could not start" | "finished, but its result could not be delivered", failureClass: FailureClass, detail: string): string {
+export function renderStoryStopped(
+  what: "could not start" | "finished, but its result could not be delivered",
+  failureClass: FailureClass,
+  detail: string,
+): string {
   return boundComment(`story-harness: this story ${what} (${failureClass}):\n\n${codeBlock(detail.slice(0, 4000))}`);
 }

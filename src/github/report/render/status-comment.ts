@@ -16,7 +16,10 @@ export function renderStatusComment(snapshot: StorySnapshot, options: RenderOpti
   const title = untrustedLine(redactSecrets(snapshot.title, secrets));
   const lines = [STATUS_MARKER, `## story-harness: ${title || snapshot.storyId}`, "", progressLine(snapshot)];
   if (options.revision) {
-    lines.push("", `Working on the issue as it was admitted (revision ${inlineCode(options.revision)}, its \`updated_at\`): later edits are used only once someone with write access re-admits the story.`);
+    lines.push(
+      "",
+      `Working on the issue as it was admitted (revision ${inlineCode(options.revision)}, its \`updated_at\`): later edits are used only once someone with write access re-admits the story.`,
+    );
   }
   const retry = retryLine(snapshot, secrets);
   if (retry) lines.push("", retry);

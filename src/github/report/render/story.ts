@@ -48,7 +48,8 @@ export function progressTables(snapshot: StorySnapshot): string[] {
   const lines = [...(planner ? ["", "### Planning", "", stageTable(planner.stages)] : []), "", "### Waves", "", wavesTable(snapshot)];
   const integration = snapshot.tasks.find((task) => task.id === INTEGRATION_TASK);
   if (integration) lines.push("", "### On the merged branch", "", stageTable(integration.stages));
-  if (snapshot.blockedTasks && snapshot.blockedTasks.length > 0) lines.push("", `**Blocked tasks:** ${snapshot.blockedTasks.map((id) => inlineCode(id)).join(", ")}`);
+  if (snapshot.blockedTasks && snapshot.blockedTasks.length > 0)
+    lines.push("", `**Blocked tasks:** ${snapshot.blockedTasks.map((id) => inlineCode(id)).join(", ")}`);
   return lines;
 }
 
@@ -56,7 +57,11 @@ export function progressTables(snapshot: StorySnapshot): string[] {
 export function renderStoryCheck(snapshot: StorySnapshot, options: RenderOptions = {}): CheckRunOutput {
   const secrets = options.secrets ?? [];
   const lines = [progressLine(snapshot)];
-  if (snapshot.unsandboxed) lines.push("", "⚠️ **Unsandboxed:** the operator runs this App with `HARNESS_SANDBOX=off`, so repository code ran as the App's own user, with its files and network in reach.");
+  if (snapshot.unsandboxed)
+    lines.push(
+      "",
+      "⚠️ **Unsandboxed:** the operator runs this App with `HARNESS_SANDBOX=off`, so repository code ran as the App's own user, with its files and network in reach.",
+    );
   const network = networkLine(snapshot.network);
   if (network.length > 0) lines.push("", ...network);
   const retry = retryLine(snapshot, secrets);

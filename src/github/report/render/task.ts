@@ -58,7 +58,10 @@ export function renderTaskCheck(snapshot: StorySnapshot, task: TaskSnapshot, opt
     lines.push("", "### Blocked", "", `**Failure class:** \`${failureClass}\``);
     if (task.detail) lines.push("", codeBlock(redactSecrets(task.detail, secrets), "text"));
     lines.push("", `**What to do:** ${adviceFor(failureClass)}`);
-    lines.push("", `To re-admit the blocked tasks in fresh worktrees, press **Retry** on this check run, or comment \`${RETRY_COMMAND}\` on the pull request (write access needed).`);
+    lines.push(
+      "",
+      `To re-admit the blocked tasks in fresh worktrees, press **Retry** on this check run, or comment \`${RETRY_COMMAND}\` on the pull request (write access needed).`,
+    );
   }
   const title =
     task.state === "completed"

@@ -49,7 +49,12 @@ export function renderVerifierCheck(snapshot: StorySnapshot, options: RenderOpti
 }
 
 /** The gate stage's part of a check run, for one task. */
-export function renderGateSection(task: TaskSnapshot | undefined, stage: string | undefined, storyOutcome: StorySnapshot["outcome"], options: RenderOptions = {}): CheckRunOutput {
+export function renderGateSection(
+  task: TaskSnapshot | undefined,
+  stage: string | undefined,
+  storyOutcome: StorySnapshot["outcome"],
+  options: RenderOptions = {},
+): CheckRunOutput {
   const secrets = options.secrets ?? [];
   const { gate, verdict } = currentVerification(task, stage);
   const attempt = `Attempt ${task?.attempt ?? 1}`;
@@ -58,17 +63,26 @@ export function renderGateSection(task: TaskSnapshot | undefined, stage: string 
     const which = stage !== undefined ? inlineCode(stage) : "the gate stage";
     return {
       title: running ? `${attempt}: waiting` : `${attempt}: did not run`,
-      summary: running ? `The suite gate and the ${which} stage run after the stages before it.` : `Did not run: the story ended (${task?.outcome ?? storyOutcome}) before verification.`,
+      summary: running
+        ? `The suite gate and the ${which} stage run after the stages before it.`
+        : `Did not run: the story ended (${task?.outcome ?? storyOutcome}) before verification.`,
     };
   }
   const lines: string[] = [];
   if (gate) {
     const exit = gate.timedOut ? "timed out" : gate.exitCode === undefined ? "none" : String(gate.exitCode);
-    lines.push(`**Suite:** ${inlineCode(redactSecrets(gate.command, secrets))}`, `**Exit code:** ${exit}`, `**Duration:** ${formatDuration(gate.durationMs)}`, ...policyLine(gate.policy), "");
+    lines.push(
+      `**Suite:** ${inlineCode(redactSecrets(gate.command, secrets))}`,
+      `**Exit code:** ${exit}`,
+      `**Duration:** ${formatDuration(gate.durationMs)}`,
+      ...policyLine(gate.policy),
+      "",
+    );
   }
   if (verdict) {
     lines.push(`**Verdict:** ${verdict.verdict === "pass" ? "✅ pass" : "❌ fail"}`);
-    if (verdict.findings.length > 0) lines.push("", "#### Findings", ...verdict.findings.map((finding) => `- ${untrustedLine(redactSecrets(finding, secrets), 4000)}`));
+    if (verdict.findings.length > 0)
+      lines.push("", "#### Findings", ...verdict.findings.map((finding) => `- ${untrustedLine(redactSecrets(finding, secrets), 4000)}`));
     if (verdict.retryGuidance) lines.push("", "#### Guidance for the next attempt", neutralise(redactSecrets(verdict.retryGuidance, secrets)));
     lines.push("");
   } else if (gate && !gateFailed(gate) && !stagePassed(task, stage)) {

@@ -24,7 +24,11 @@ export const cleanCloneKind: StageKind = {
   validate: (stage) => {
     const option = NOT_FOR_A_CLEAN_CLONE.find((key) => stage[key] !== undefined);
     if (option) return { field: option, problem: `is not an option of a clean-clone stage ('${stage.id}' runs the suite in a fresh clone, no seat)` };
-    if (stage.scope === "story") return { field: "scope", problem: `of clean-clone stage '${stage.id}' cannot be 'story': a planned story's merged branch always gets the story-level clean-clone check` };
+    if (stage.scope === "story")
+      return {
+        field: "scope",
+        problem: `of clean-clone stage '${stage.id}' cannot be 'story': a planned story's merged branch always gets the story-level clean-clone check`,
+      };
     return undefined;
   },
   checks: (stage) => [{ stage: stage.id, kind: "clean-clone" }],

@@ -39,7 +39,11 @@ export const reviewKind: StageKind = {
   normalize: (stage) => ({ ...stage, verdict: REVIEW_ARTIFACT }),
   validate: (stage) => {
     const option = NOT_FOR_A_REVIEW.find((key) => stage[key] !== undefined);
-    if (option) return { field: option, problem: `is not an option of a review stage ('${stage.id}' is judged by the ${REVIEW_ARTIFACT} its reviewer writes; a suite gate or clean-clone check is a stage of its own)` };
+    if (option)
+      return {
+        field: option,
+        problem: `is not an option of a review stage ('${stage.id}' is judged by the ${REVIEW_ARTIFACT} its reviewer writes; a suite gate or clean-clone check is a stage of its own)`,
+      };
     return undefined;
   },
   checks: (stage) => [{ stage: stage.id, kind: "review" }],

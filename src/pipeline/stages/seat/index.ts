@@ -14,7 +14,10 @@ export const seatKind: StageKind = {
   artifacts: [],
   validate: (stage) =>
     stage.on_fail !== undefined
-      ? { field: "on_fail", problem: `is not an option of a seat stage ('${stage.id}'): a fix ladder belongs to a stage of kind 'review' (a failing review) or 'gate' (a red suite)` }
+      ? {
+          field: "on_fail",
+          problem: `is not an option of a seat stage ('${stage.id}'): a fix ladder belongs to a stage of kind 'review' (a failing review) or 'gate' (a red suite)`,
+        }
       : undefined,
   // A stage with a suite gate or a verdict is a gate check, a stage with `clean_clone` also a clean-clone check.
   checks: (stage) => [

@@ -65,7 +65,12 @@ export const appRoutes: Route[] = [
       const issued = ctx.tokens.issue(intParam(request, "installation_id"), asked ?? INSTALLATION_PERMISSIONS, undefined, repositoryIds);
       return {
         status: 201,
-        json: { token: issued.token, expires_at: timestamp(issued.expiresAt), permissions: issued.permissions, repository_selection: repositoryIds ? "selected" : "all" },
+        json: {
+          token: issued.token,
+          expires_at: timestamp(issued.expiresAt),
+          permissions: issued.permissions,
+          repository_selection: repositoryIds ? "selected" : "all",
+        },
       };
     },
   },

@@ -75,9 +75,20 @@ export const checkRoutes: Route[] = [
       if (!commit) throw new HttpError(422, `No commit found for SHA: ${headSha}`, undefined, true);
       const id = ctx.state.nextId();
       const run: CheckRunRecord = {
-        repo: repo.fullName, id, nodeId: nodeId("CR", id), name: "", headSha: commit, status: "queued", conclusion: null,
-        startedAt: null, completedAt: null, externalId: null, detailsUrl: null,
-        output: { title: null, summary: null, text: null, annotationsCount: 0 }, actions: [], history: [],
+        repo: repo.fullName,
+        id,
+        nodeId: nodeId("CR", id),
+        name: "",
+        headSha: commit,
+        status: "queued",
+        conclusion: null,
+        startedAt: null,
+        completedAt: null,
+        externalId: null,
+        detailsUrl: null,
+        output: { title: null, summary: null, text: null, annotationsCount: 0 },
+        actions: [],
+        history: [],
       };
       apply(run, body);
       ctx.state.checkRuns.push(run);
@@ -119,7 +130,11 @@ export const checkRoutes: Route[] = [
       }
       runs = [...runs].reverse();
       const page = paginate(request, runs);
-      return { status: 200, json: { total_count: runs.length, check_runs: page.items.map((run) => checkRunJson(ctx.urls, run, ctx.appJson())) }, headers: page.headers };
+      return {
+        status: 200,
+        json: { total_count: runs.length, check_runs: page.items.map((run) => checkRunJson(ctx.urls, run, ctx.appJson())) },
+        headers: page.headers,
+      };
     },
   },
 ];

@@ -25,10 +25,14 @@ function refJson(request: RouteRequest, repo: RepoRecord, ref: string, sha: stri
 /** Every ref under `refs/<prefix>` (a prefix of names, as GitHub matches it), with its object id and type. */
 async function refsBeginning(repo: RepoRecord, prefix: string): Promise<{ ref: string; sha: string; type: string }[]> {
   const listed = await git(["for-each-ref", "--format=%(objectname) %(objecttype) %(refname)", "refs/"], { cwd: repo.bareDir, readOnly: true });
-  return listed.split("\n").filter(Boolean).map((line) => {
-    const [sha = "", type = "", ref = ""] = line.split(" ");
-    return { ref, sha, type };
-  }).filter((entry) => entry.ref.startsWith(`refs/${prefix}`));
+  return listed
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => {
+      const [sha = "", type = "", ref = ""] = line.split(" ");
+      return { ref, sha, type };
+    })
+    .filter((entry) => entry.ref.startsWith(`refs/${prefix}`));
 }
 
 /** The type of each object id (undefined for one the repository does not have), from one git process. */
@@ -70,7 +74,11 @@ async function createCommit(request: RouteRequest): Promise<Record<string, unkno
   const [treeType, ...parentTypes] = await objectTypes(repo, [tree, ...parents]);
   if (treeType !== "tree") throw new HttpError(422, "Tree SHA does not exist");
   if (parentTypes.some((type) => type !== "commit")) throw new HttpError(422, "Parent SHA does not exist or is not a commit object");
-  const author = personOf(body.author, { name: ctx.botLogin, email: `${ctx.appId}+${ctx.botLogin}@users.noreply.github.com`, date: new Date().toISOString().replace(/\.\d{3}Z$/, "Z") });
+  const author = personOf(body.author, {
+    name: ctx.botLogin,
+    email: `${ctx.appId}+${ctx.botLogin}@users.noreply.github.com`,
+    date: new Date().toISOString().replace(/\.\d{3}Z$/, "Z"),
+  });
   const committer = personOf(body.committer, author);
   const signed = request.injected?.kind === "signed-commits";
   const message = String(body.message);
@@ -88,7 +96,13 @@ async function createCommit(request: RouteRequest): Promise<Record<string, unkno
     tree: { sha: tree, url: `${api}/git/trees/${tree}` },
     message,
     parents: parents.map((parent) => ({ sha: parent, url: `${api}/git/commits/${parent}`, html_url: `${ctx.urls.web}/${repo.fullName}/commit/${parent}` })),
-    verification: { verified: signed, reason: signed ? "valid" : "unsigned", signature: signed ? FAKE_SIGNATURE.join("\n") : null, payload: null, verified_at: null },
+    verification: {
+      verified: signed,
+      reason: signed ? "valid" : "unsigned",
+      signature: signed ? FAKE_SIGNATURE.join("\n") : null,
+      payload: null,
+      verified_at: null,
+    },
   };
 }
 
@@ -134,6 +148,16 @@ export const gitRoutes: Route[] = [
       return { status: 200, json: refJson(request, repo, found.ref, found.sha, found.type) };
     },
   },
-  { method: "POST", template: "/repos/{owner}/{repo}/git/commits", auth: "installation", handle: async (request) => ({ status: 201, json: await createCommit(request) }) },
-  { method: "POST", template: "/repos/{owner}/{repo}/git/refs", auth: "installation", handle: async (request) => ({ status: 201, json: await createRef(request) }) },
+  {
+    method: "POST",
+    template: "/repos/{owner}/{repo}/git/commits",
+    auth: "installation",
+    handle: async (request) => ({ status: 201, json: await createCommit(request) }),
+  },
+  {
+    method: "POST",
+    template: "/repos/{owner}/{repo}/git/refs",
+    auth: "installation",
+    handle: async (request) => ({ status: 201, json: await createRef(request) }),
+  },
 ];

@@ -18,4 +18,13 @@ export type { Route, RouteAuth } from "./types.js";
  * Every REST route the fake serves, under `/api/v3`. To serve one more: add it to the file of
  * its area (its template exactly as in GitHub's OpenAPI description, so its body is validated).
  */
-export const REST_ROUTES: readonly Route[] = [...appRoutes, ...hookRoutes, ...repoRoutes, ...gitRoutes, ...issueRoutes, ...labelRoutes, ...pullRoutes, ...checkRoutes];
+export const REST_ROUTES: readonly Route[] = [
+  ...appRoutes,
+  ...hookRoutes,
+  ...repoRoutes,
+  ...gitRoutes,
+  ...issueRoutes,
+  ...labelRoutes,
+  ...pullRoutes,
+  ...checkRoutes,
+];

@@ -32,7 +32,17 @@ function requireComment(request: RouteRequest, repo: RepoRecord): CommentRecord 
 export function addComment(ctx: FakeContext, repo: RepoRecord, issueNumber: number, body: string, user: string): CommentRecord {
   const id = ctx.state.nextId();
   const now = timestamp();
-  const comment: CommentRecord = { repo: repo.fullName, issueNumber, id, nodeId: nodeId("IC", id), body, user, createdAt: now, updatedAt: now, history: [body] };
+  const comment: CommentRecord = {
+    repo: repo.fullName,
+    issueNumber,
+    id,
+    nodeId: nodeId("IC", id),
+    body,
+    user,
+    createdAt: now,
+    updatedAt: now,
+    history: [body],
+  };
   ctx.state.comments.push(comment);
   return comment;
 }
@@ -68,7 +78,13 @@ export const issueRoutes: Route[] = [
       const repo = requireRepo(request);
       const issue = requireIssue(request, repo);
       const body = String(bodyObject(request).body ?? "");
-      if (body.length > 65536) throw new HttpError(422, "Validation Failed", [{ resource: "IssueComment", field: "body", code: "custom", message: "body is too long (maximum is 65536 characters)" }], true);
+      if (body.length > 65536)
+        throw new HttpError(
+          422,
+          "Validation Failed",
+          [{ resource: "IssueComment", field: "body", code: "custom", message: "body is too long (maximum is 65536 characters)" }],
+          true,
+        );
       const comment = addComment(request.ctx, repo, issue.number, body, request.ctx.botLogin);
       return { status: 201, json: commentJson(request.ctx.urls, comment) };
     },
@@ -86,7 +102,13 @@ export const issueRoutes: Route[] = [
     handle: (request) => {
       const comment = requireComment(request, requireRepo(request));
       const body = String(bodyObject(request).body ?? "");
-      if (body.length > 65536) throw new HttpError(422, "Validation Failed", [{ resource: "IssueComment", field: "body", code: "custom", message: "body is too long (maximum is 65536 characters)" }], true);
+      if (body.length > 65536)
+        throw new HttpError(
+          422,
+          "Validation Failed",
+          [{ resource: "IssueComment", field: "body", code: "custom", message: "body is too long (maximum is 65536 characters)" }],
+          true,
+        );
       comment.body = body;
       comment.updatedAt = timestamp();
       comment.history.push(body);
@@ -102,7 +124,10 @@ export const issueRoutes: Route[] = [
       const repo = requireRepo(request);
       const issue = requireIssue(request, repo);
       const content = String(bodyObject(request).content);
-      const existing = ctx.state.reactions.find((reaction) => reaction.repo === repo.fullName && reaction.issueNumber === issue.number && reaction.content === content && reaction.user === ctx.botLogin);
+      const existing = ctx.state.reactions.find(
+        (reaction) =>
+          reaction.repo === repo.fullName && reaction.issueNumber === issue.number && reaction.content === content && reaction.user === ctx.botLogin,
+      );
       if (existing) return { status: 200, json: reactionJson(ctx.urls, existing) };
       const reaction = { repo: repo.fullName, issueNumber: issue.number, id: ctx.state.nextId(), content, user: ctx.botLogin, createdAt: timestamp() };
       ctx.state.reactions.push(reaction);

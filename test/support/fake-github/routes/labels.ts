@@ -20,7 +20,14 @@ export const labelRoutes: Route[] = [
       }
       const id = ctx.state.nextId();
       const color = typeof body.color === "string" ? body.color.replace(/^#/, "") : "ededed";
-      const label = { repo: repo.fullName, id, nodeId: nodeId("LA", id), name, color, description: typeof body.description === "string" ? body.description : null };
+      const label = {
+        repo: repo.fullName,
+        id,
+        nodeId: nodeId("LA", id),
+        name,
+        color,
+        description: typeof body.description === "string" ? body.description : null,
+      };
       ctx.state.labels.push(label);
       return { status: 201, json: labelJson(ctx.urls, label) };
     },

@@ -50,10 +50,35 @@ async function createPull(request: RouteRequest): Promise<Record<string, unknown
   const id = ctx.state.nextId();
   const text = typeof body.body === "string" ? body.body : null;
   const title = String(body.title ?? "");
-  ctx.state.issues.push({ repo: repo.fullName, number, id: ctx.state.nextId(), nodeId: nodeId("I", id), title, body: text, user: ctx.botLogin, state: "open", labels: [], isPull: true, createdAt: now, updatedAt: now });
+  ctx.state.issues.push({
+    repo: repo.fullName,
+    number,
+    id: ctx.state.nextId(),
+    nodeId: nodeId("I", id),
+    title,
+    body: text,
+    user: ctx.botLogin,
+    state: "open",
+    labels: [],
+    isPull: true,
+    createdAt: now,
+    updatedAt: now,
+  });
   const pull: PullRecord = {
-    repo: repo.fullName, number, id, nodeId: nodeId("PR", id), title, body: text, user: ctx.botLogin, state: "open",
-    draft: body.draft === true, headRef: head, baseRef: base, createdAt: now, updatedAt: now, history: [body],
+    repo: repo.fullName,
+    number,
+    id,
+    nodeId: nodeId("PR", id),
+    title,
+    body: text,
+    user: ctx.botLogin,
+    state: "open",
+    draft: body.draft === true,
+    headRef: head,
+    baseRef: base,
+    createdAt: now,
+    updatedAt: now,
+    history: [body],
   };
   ctx.state.pulls.push(pull);
   return pullResponse(ctx, repo, pull);
