@@ -6,9 +6,8 @@
  * step cannot change the rules. Each helper dies with its parent (setpriv --pdeathsig), so a
  * killed App leaves no network stack behind; the whole tree is one process group for exec.
  */
-import { accessSync, constants, statSync } from "node:fs";
-import { join } from "node:path";
 import type { NetEndpoints } from "./net-policy.js";
+import { findProgramIn } from "./programs.js";
 
 /** The programs a namespace needs, found on the App's PATH or in the system folders. */
 export interface NetTools {
@@ -23,20 +22,6 @@ export interface NetTools {
 /** Where the helpers are looked for besides PATH: `ip` lives in sbin, often off an ordinary user's PATH. */
 const SYSTEM_BINS = ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"];
 
-function findIn(name: string, dirs: readonly string[]): string | undefined {
-  for (const dir of dirs) {
-    if (dir === "") continue;
-    const candidate = join(dir, name);
-    try {
-      accessSync(candidate, constants.X_OK);
-      if (statSync(candidate).isFile()) return candidate;
-    } catch {
-      // Not here.
-    }
-  }
-  return undefined;
-}
-
 /**
  * The tools of this host: slirp4netns when it is installed, pasta otherwise (or the one
  * `prefer` names, when present); what is missing when no namespace can be made. slirp4netns
@@ -46,12 +31,12 @@ function findIn(name: string, dirs: readonly string[]): string | undefined {
  */
 export function findNetTools(path: string, prefer?: NetTools["kind"]): NetTools | { missing: string[] } {
   const dirs = [...path.split(":"), ...SYSTEM_BINS];
-  const pasta = findIn("pasta", dirs);
-  const slirp = findIn("slirp4netns", dirs);
-  const unshare = findIn("unshare", dirs);
-  const ip = findIn("ip", dirs);
-  const setpriv = findIn("setpriv", dirs);
-  const mkfifo = findIn("mkfifo", SYSTEM_BINS);
+  const pasta = findProgramIn("pasta", dirs);
+  const slirp = findProgramIn("slirp4netns", dirs);
+  const unshare = findProgramIn("unshare", dirs);
+  const ip = findProgramIn("ip", dirs);
+  const setpriv = findProgramIn("setpriv", dirs);
+  const mkfifo = findProgramIn("mkfifo", SYSTEM_BINS);
   const missing = [
     ...(pasta || slirp ? [] : ["pasta (apt-get install -y passt) or slirp4netns (apt-get install -y slirp4netns)"]),
     ...(ip ? [] : ["ip (apt-get install -y iproute2)"]),

@@ -6,7 +6,7 @@
  * folders the step names. Limits apply inside (processes, data memory, no core files); the
  * wall time is exec's timeout, which ends bwrap and with it every process of the step.
  */
-import { accessSync, appendFileSync, chmodSync, constants, existsSync, statSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { appendFileSync, chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -20,6 +20,7 @@ import { sandboxSettingsFromEnv, type SandboxSettings } from "./settings.js";
 import { findNetTools, type NetTools } from "./net-launch.js";
 import { prepareNetStep, type NetPolicy, type NetStep } from "./net-step.js";
 import type { Resolve } from "./egress-proxy.js";
+import { findProgramIn } from "./programs.js";
 
 /** What one step is, what it may reach, and whether it has the network. */
 export interface SandboxStep {
@@ -221,17 +222,7 @@ function notLaunched(argv: readonly string[], logPath: string | undefined, reaso
 
 /** The absolute path of `name` on `path`, when it is there as an executable file. */
 function findProgram(name: string, path: string): string | undefined {
-  for (const dir of path.split(":")) {
-    if (dir === "") continue;
-    const candidate = join(dir, name);
-    try {
-      accessSync(candidate, constants.X_OK);
-      if (statSync(candidate).isFile()) return candidate;
-    } catch {
-      // Not here.
-    }
-  }
-  return undefined;
+  return findProgramIn(name, path.split(":"));
 }
 
 /** Whether a program named like argv[0] can be found: a path as it is, a bare name on `path`. */
