@@ -68,6 +68,68 @@ describe("matchesPattern", () => {
     expect(matchesPattern("src/[ab].ts", "src/a.ts")).toBe(false);
   });
 
+  it("normalises a pattern: every leading `./`, runs of `/`, a trailing `/` as the folder's whole content", () => {
+    expect(normalizePattern("././src/a.ts")).toBe("src/a.ts");
+    // Only a leading `./` goes: one inside a path is part of it.
+    expect(normalizePattern("src/./a.ts")).toBe("src/./a.ts");
+    expect(normalizePattern("src///a//b.ts")).toBe("src/a/b.ts");
+    expect(normalizePattern("docs/")).toBe("docs/**");
+    expect(normalizePattern("docs")).toBe("docs");
+    expect(matchesPattern("docs/", "docs")).toBe(false);
+    expect(matchesPattern("docs", "docs")).toBe(true);
+  });
+
+  it("counts one step per segment position and character compared, and none for a plain path", () => {
+    const plain: MatchMeter = { steps: 0 };
+    expect(matchesPattern("src/a.ts", "src/a.ts", plain)).toBe(true);
+    expect(plain.steps).toBe(0);
+    const glob: MatchMeter = { steps: 0 };
+    // Two segment positions; "a" against "a" in one step; "b.ts" against "*.ts" in five (the `*` is
+    // met, "." misses "b", the `*` takes "b", then ".", "t", "s").
+    expect(matchesPattern("a/*.ts", "a/b.ts", glob)).toBe(true);
+    expect(glob.steps).toBe(2 + 1 + 5);
+  });
+
+  it("decides overlaps exactly for plain paths and same-depth globs, and conservatively across `**`", () => {
+    expect(patternsOverlap("src/a.ts", "src/a.ts")).toBe(true);
+    expect(patternsOverlap("src", "src/a.ts")).toBe(true);
+    expect(patternsOverlap("src/a.ts", "src/b.ts")).toBe(false);
+    expect(patternsOverlap("src/*.ts", "src/a.ts")).toBe(true);
+    expect(patternsOverlap("src/a.ts", "lib/*.ts")).toBe(false);
+    expect(patternsOverlap("src/*.ts", "src/*.md")).toBe(false);
+    expect(patternsOverlap("src/*.ts", "src/x/*.ts")).toBe(false);
+    expect(patternsOverlap("src/a*", "src/*b")).toBe(true);
+    expect(patternsOverlap("**/*.md", "src/**/*.ts")).toBe(false);
+    expect(patternsOverlap("docs/**", "docs/**/*.md")).toBe(true);
+    expect(patternsOverlap("docs/**", "src/**")).toBe(false);
+    // A plain path against a glob, either way round: covered, or a directory above what the glob names.
+    expect(patternsOverlap("src/x/y.ts", "src/**")).toBe(true);
+    expect(patternsOverlap("src/**", "src/x/y.ts")).toBe(true);
+    expect(patternsOverlap("src", "src/**/*.ts")).toBe(true);
+    expect(patternsOverlap("src/**/*.ts", "src")).toBe(true);
+    expect(patternsOverlap("lib", "src/**/*.ts")).toBe(false);
+    expect(patternsOverlap("src/**/*.ts", "lib")).toBe(false);
+    expect(patternsOverlap("srcx/a.ts", "src/**")).toBe(false);
+    // Same-depth globs, segment by segment: literal prefixes and suffixes must agree.
+    expect(patternsOverlap("src/ab*.ts", "src/a*.ts")).toBe(true);
+    expect(patternsOverlap("src/ab*.ts", "src/ac*.ts")).toBe(false);
+    expect(patternsOverlap("src/*x.ts", "src/*.ts")).toBe(true);
+    expect(patternsOverlap("src/*x.ts", "src/*y.ts")).toBe(false);
+    expect(patternsOverlap("src/a?", "src/?b")).toBe(true);
+    expect(patternsOverlap("*/a.ts", "src/*.ts")).toBe(true);
+    expect(patternsOverlap("*/a.ts", "src/*.md")).toBe(false);
+    // Across `**`: a last `**` on either side meets any name under the shared folder.
+    expect(patternsOverlap("src/**", "src/x/*.md")).toBe(true);
+    expect(patternsOverlap("src/x/*.md", "src/**")).toBe(true);
+    expect(patternsOverlap("**/*.md", "docs/*.md")).toBe(true);
+  });
+
+  it("covers a path when any pattern does, and none when there is none", () => {
+    expect(matchesAny("src/a.ts", ["lib/**", "src/*.ts"])).toBe(true);
+    expect(matchesAny("src/a.ts", ["lib/**", "src/*.md"])).toBe(false);
+    expect(matchesAny("src/a.ts", [])).toBe(false);
+  });
+
   it("agrees with the old expression on thousands of random short patterns and paths", () => {
     const next = random(30);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T;
