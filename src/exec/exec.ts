@@ -41,6 +41,11 @@ export interface ExecOptions {
   signal?: AbortSignal;
   /** Called with the child's pid once it started (its process group id is the same). */
   onSpawn?: (pid: number) => void;
+  /**
+   * The child does not keep the App's event loop alive (a helper the App keeps while it wants
+   * it, such as a spare network namespace). Give it a `logPath` and no cap: pipes would hold the loop.
+   */
+  background?: boolean;
 }
 
 export interface ExecResult {
@@ -155,6 +160,7 @@ export async function exec(argv: readonly string[], options: ExecOptions): Promi
   // A child that could not start for want of descriptors has no stdio streams at all (node
   // gives up before creating them), so every use below must do without them.
   const outputClosed = output.attach(child);
+  if (options.background) child.unref();
   child.stdin?.on("error", () => undefined); // a child that never reads stdin closes it early
   child.stdin?.end(options.input ?? "");
 

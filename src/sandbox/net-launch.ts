@@ -17,6 +17,9 @@ export interface NetTools {
   ip: string;
   setpriv: string;
   mkfifo: string;
+  /** Joins a spare namespace made ahead of the step (net-spares.ts). */
+  nsenter: string;
+  readlink: string;
 }
 
 /** Where the helpers are looked for besides PATH: `ip` lives in sbin, often off an ordinary user's PATH. */
@@ -37,16 +40,18 @@ export function findNetTools(path: string, prefer?: NetTools["kind"]): NetTools 
   const ip = findProgramIn("ip", dirs);
   const setpriv = findProgramIn("setpriv", dirs);
   const mkfifo = findProgramIn("mkfifo", SYSTEM_BINS);
+  const nsenter = findProgramIn("nsenter", dirs);
+  const readlink = findProgramIn("readlink", SYSTEM_BINS);
   const missing = [
     ...(pasta || slirp ? [] : ["pasta (apt-get install -y passt) or slirp4netns (apt-get install -y slirp4netns)"]),
     ...(ip ? [] : ["ip (apt-get install -y iproute2)"]),
-    ...(unshare && setpriv ? [] : ["unshare and setpriv (apt-get install -y util-linux)"]),
-    ...(mkfifo ? [] : ["mkfifo (apt-get install -y coreutils)"]),
+    ...(unshare && setpriv && nsenter ? [] : ["unshare, setpriv and nsenter (apt-get install -y util-linux)"]),
+    ...(mkfifo && readlink ? [] : ["mkfifo and readlink (apt-get install -y coreutils)"]),
   ];
-  if (missing.length > 0 || !unshare || !ip || !setpriv || !mkfifo) return { missing };
+  if (missing.length > 0 || !unshare || !ip || !setpriv || !mkfifo || !nsenter || !readlink) return { missing };
   const kind = (prefer === "pasta" && pasta) || !slirp ? "pasta" : "slirp4netns";
   const stack = kind === "pasta" ? pasta : slirp;
-  return stack ? { kind, stack, unshare, ip, setpriv, mkfifo } : { missing };
+  return stack ? { kind, stack, unshare, ip, setpriv, mkfifo, nsenter, readlink } : { missing };
 }
 
 /** The resolver and host-loopback addresses a step sees with each stack. */
@@ -112,32 +117,30 @@ function stackCommand(tools: NetTools, hostPorts: readonly number[]): string {
   ].join(" ");
 }
 
-/**
- * The argv that runs `step` (bubblewrap's whole command line) in a network namespace of its
- * own. `dir` is the step's scratch folder, holding the rule files `net4` and `net6`. Exits 125
- * with a line on stderr when the namespace cannot be made; otherwise with the step's status.
- */
-export function netLauncherArgv(tools: NetTools, dir: string, hostPorts: readonly number[], step: readonly string[]): string[] {
+/** The rules, applied by the namespace's first process once the stack has configured it. */
+function rulesCommand(tools: NetTools): string {
   const ip = quote(tools.ip);
   // The rules come once the stack has configured the namespace: a gateway in a blocked range
   // (a cloud VM's 10.x one, slirp4netns's 10.0.2.2) could not be given its default route after them.
-  const inner = [
-    "echo ok >&3; exec 3>&-",
-    'read _ < "$0/go" || exit 125',
-    `${ip} -batch "$0/net4" >&2 && ${ip} -6 -batch "$0/net6" >&2 || exit 125`,
-    'exec "$@"',
-  ].join("\n");
-  const script = [
+  return `${ip} -batch "$0/net4" >&2 && ${ip} -6 -batch "$0/net6" >&2 || exit 125`;
+}
+
+/**
+ * The script that makes a namespace whose first process runs `inner` (with `$0` the folder),
+ * connects the stack, lets `inner` go on, and exits with its status. `stdin`: the step's own
+ * standard input is handed to `inner` (a background command of a shell without job control
+ * would read /dev/null).
+ */
+function namespaceScript(tools: NetTools, hostPorts: readonly number[], inner: string, stdin: boolean): string {
+  return [
     'd="$0"',
-    // A command sent to the background by a shell without job control reads /dev/null: the step's
-    // own standard input (an agent's prompt) is kept on fd 5 and handed to the namespace explicitly.
-    "exec 5<&0",
+    ...(stdin ? ["exec 5<&0"] : []),
     // The launcher runs outside the sandbox with the step's environment: every program it starts
     // is named by an absolute path, never looked up on a PATH the step's configuration may set.
-    `${quote(tools.mkfifo)} "$d/ns-ready" "$d/net-ready" "$d/go" || exit 125`,
-    `${quote(tools.setpriv)} --pdeathsig KILL -- ${quote(tools.unshare)} --user --map-root-user --net -- /bin/sh -c ${quote(inner)} "$d" "$@" 3>"$d/ns-ready" <&5 5<&- &`,
+    `${quote(tools.mkfifo)} "$d/ns-ready" "$d/net-ready" "$d/go" "$d/hold" || exit 125`,
+    `${quote(tools.setpriv)} --pdeathsig KILL -- ${quote(tools.unshare)} --user --map-root-user --net -- /bin/sh -c ${quote(inner)} "$d" "$@" 3>"$d/ns-ready" ${stdin ? "<&5 5<&-" : "</dev/null"} &`,
     "ns=$!",
-    "exec 5<&-",
+    ...(stdin ? ["exec 5<&-"] : []),
     'read state < "$d/ns-ready"',
     'if [ "$state" != ok ]; then wait "$ns"; echo "harness: the step\'s network namespace could not be made" >&2; exit 125; fi',
     `${quote(tools.setpriv)} --pdeathsig KILL -- ${stackCommand(tools, hostPorts)} &`,
@@ -154,5 +157,37 @@ export function netLauncherArgv(tools: NetTools, dir: string, hostPorts: readonl
     'kill "$net" 2>/dev/null; wait "$net" 2>/dev/null',
     'exit "$status"',
   ].join("\n");
-  return [tools.setpriv, "--pdeathsig", "KILL", "--", "/bin/sh", "-c", script, dir, ...step];
+}
+
+/**
+ * The argv that runs `step` (bubblewrap's whole command line) in a network namespace of its
+ * own. `dir` is the step's scratch folder, holding the rule files `net4` and `net6`. Exits 125
+ * with a line on stderr when the namespace cannot be made; otherwise with the step's status.
+ */
+export function netLauncherArgv(tools: NetTools, dir: string, hostPorts: readonly number[], step: readonly string[]): string[] {
+  const inner = ["echo ok >&3; exec 3>&-", 'read _ < "$0/go" || exit 125', rulesCommand(tools), 'exec "$@"'].join("\n");
+  return [tools.setpriv, "--pdeathsig", "KILL", "--", "/bin/sh", "-c", namespaceScript(tools, hostPorts, inner, true), dir, ...step];
+}
+
+/**
+ * The argv that makes a spare namespace in `dir` (with its rule files) ahead of a step: once
+ * its rules are set, its first process writes its pid and its namespace's identity to
+ * `dir/ready` and waits, holding the namespace, until the spare is dropped (its process group
+ * ended). Nothing else ever opens `dir/hold` for writing.
+ */
+export function spareNamespaceArgv(tools: NetTools, dir: string, hostPorts: readonly number[]): string[] {
+  const inner = [
+    "echo ok >&3; exec 3>&-",
+    'read _ < "$0/go" || exit 125',
+    rulesCommand(tools),
+    // The identity is read by the process itself, so it names this namespace and no other.
+    `echo "$$ $(${quote(tools.readlink)} /proc/self/ns/net)" > "$0/ready"`,
+    'read _ < "$0/hold"',
+  ].join("\n");
+  return [tools.setpriv, "--pdeathsig", "KILL", "--", "/bin/sh", "-c", namespaceScript(tools, hostPorts, inner, false), dir];
+}
+
+/** The argv that runs `step` in the namespace held by process `pid` (a spare), as its root user, like a fresh one's. */
+export function joinNamespaceArgv(tools: NetTools, pid: number, step: readonly string[]): string[] {
+  return [tools.nsenter, `--target=${pid}`, "--user", "--net", "--", ...step];
 }

@@ -7,7 +7,8 @@ import { appendFileSync, writeFileSync } from "node:fs";
 import { isIP } from "node:net";
 import { join } from "node:path";
 import { startEgressProxy, systemResolve, type EgressProxy, type Resolve } from "./egress-proxy.js";
-import { endpointsOf, netLauncherArgv, type NetTools } from "./net-launch.js";
+import { endpointsOf, joinNamespaceArgv, netLauncherArgv, type NetTools } from "./net-launch.js";
+import { afterStep, prepareSpare, takeSpare, type SpareRecipe } from "./net-spares.js";
 import { isLoopback, netRules, type OpenedDestination } from "./net-policy.js";
 import type { NetSettings } from "./net-settings.js";
 
@@ -51,9 +52,17 @@ async function openedDestinations(settings: NetSettings, resolve: Resolve): Prom
   return { opened, loopbackPorts: [...new Set(loopbackPorts)] };
 }
 
+/** Where spare namespaces are made, and the prefix that lets a killed App's leftovers be found; none without. */
+export interface SpareSpace {
+  scratchRoot: string;
+  prefix: string;
+}
+
 /**
  * Prepares a networked step in `scratch` (a folder the step does not see). Refusals of the
- * egress proxy are appended to `logPath` as they happen.
+ * egress proxy are appended to `logPath` as they happen. With `spares`, a step without the
+ * egress proxy joins a spare namespace made with its rules when one is ready, and leaves one
+ * made for the next step.
  */
 export async function prepareNetStep(
   settings: NetSettings,
@@ -61,6 +70,7 @@ export async function prepareNetStep(
   scratch: string,
   logPath: string | undefined,
   resolve: Resolve = systemResolve,
+  spares?: SpareSpace,
 ): Promise<NetStep> {
   const endpoints = endpointsOf(tools.kind);
   const { opened, loopbackPorts } = await openedDestinations(settings, resolve);
@@ -89,8 +99,13 @@ export async function prepareNetStep(
     tools.kind === "slirp4netns"
       ? loopbackPorts.map((port) => `rule add pref 100 to ${endpoints.hostLoopback}/32 ipproto tcp dport ${port} lookup main\n`).join("")
       : "";
-  writeFileSync(join(scratch, "net4"), loopbackRules + rules.v4);
-  writeFileSync(join(scratch, "net6"), rules.v6);
+  const recipe: SpareRecipe = { tools, hostPorts, rules: { v4: loopbackRules + rules.v4, v6: rules.v6 } };
+  // The egress proxy is the step's own (its port, its log): only a step without it can use a spare.
+  const spare = spares && !proxy ? takeSpare(recipe) : undefined;
+  if (!spare) {
+    writeFileSync(join(scratch, "net4"), recipe.rules.v4);
+    writeFileSync(join(scratch, "net6"), recipe.rules.v6);
+  }
   const resolvConf = join(scratch, "resolv.conf");
   writeFileSync(resolvConf, `nameserver ${endpoints.dns}\n`);
   const env: Record<string, string> = {};
@@ -103,8 +118,14 @@ export async function prepareNetStep(
     policy: proxy ? "egress" : "own",
     env,
     resolvConf,
-    launch: (boxed) => netLauncherArgv(tools, scratch, hostPorts, boxed),
+    launch: (boxed) => (spare ? joinNamespaceArgv(tools, spare.pid, boxed) : netLauncherArgv(tools, scratch, hostPorts, boxed)),
     finish: async () => {
+      // The used spare goes, and the next step's is made, once this step's result is back: neither
+      // lengthens a step, and the making never competes with a running step for the CPU.
+      afterStep(() => {
+        spare?.release();
+        if (spares && !proxy) prepareSpare(recipe, spares.scratchRoot, spares.prefix);
+      });
       await proxy?.close();
       return refused;
     },

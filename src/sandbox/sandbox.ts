@@ -137,7 +137,8 @@ export class Sandbox {
         // The probe refuses stories on such a host; a step that still comes here does not get the host's network instead.
         if ("missing" in tools)
           return notLaunched(argv, options.logPath, `no network namespace can be made for this step: ${tools.missing.join(", ")} missing`, policy);
-        net = await prepareNetStep(this.settings.net, tools, scratch, options.logPath, this.host.resolve);
+        const spares = { scratchRoot: this.host.scratchRoot, prefix: `${SCRATCH_PREFIX}${process.pid}-spare-` };
+        net = await prepareNetStep(this.settings.net, tools, scratch, options.logPath, this.host.resolve, spares);
         Object.assign(set, net.env);
       }
       const view = { ...this.view(options.cwd, home, tmp, step), ...(net ? { resolvConf: net.resolvConf } : {}) };

@@ -1,0 +1,192 @@
+/**
+ * Spare network namespaces, made ahead of the steps that will use them. A namespace costs
+ * its stack's start, its rules and a handful of programs (about 70 ms on a 2-core machine);
+ * a step that finds a spare made with exactly its rules joins it with `nsenter` instead
+ * (about 3 ms). Each spare is used by one step only and dropped after it, so nothing a step
+ * left in a namespace (a listener, a connection) meets a later one; taking a spare starts the
+ * next. At most {@link MAX_KINDS} kinds of rules are kept, each for {@link IDLE_MS} unused.
+ *
+ * The spare's process writes its pid and its namespace's identity once its rules are set; a
+ * step joins only while that pid still holds that namespace, so a spare that died (and a pid
+ * used again by another process) can never hand a step the host's network.
+ */
+import { mkdtempSync, readFileSync, readlinkSync, rmSync, watch, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { exec, runInStepScope } from "../exec/index.js";
+import { spareNamespaceArgv, type NetTools } from "./net-launch.js";
+
+/** How long a spare nobody took is kept. */
+export const IDLE_MS = 10 * 60 * 1000;
+/** How many kinds of rules (sets of opened destinations) have a spare at once. */
+export const MAX_KINDS = 2;
+
+/** What a namespace is made with: a spare serves only a step that would make the same one. */
+export interface SpareRecipe {
+  tools: NetTools;
+  hostPorts: readonly number[];
+  rules: { v4: string; v6: string };
+}
+
+/** A spare taken by a step: the pid whose namespace it joins, and its release once the step ended. */
+export interface TakenSpare {
+  pid: number;
+  release(): void;
+}
+
+interface Spare {
+  key: string;
+  dir: string;
+  stop: AbortController;
+  /** The holder's pid and namespace once ready; undefined while being made, or when it failed. */
+  holder?: { pid: number; netNs: string };
+  /** The process group of the spare's helpers. */
+  group?: number;
+  made: Promise<void>;
+  idle?: NodeJS.Timeout;
+}
+
+const spares = new Map<string, Spare>();
+/** Work put off until the step's result has gone back (ending a used spare, starting the next). */
+const deferred = new Set<Promise<void>>();
+
+/**
+ * Runs `work` once the current step's result has been handed back: starting a process costs a
+ * fork of the App (tens of milliseconds under load), which belongs between steps, not in one.
+ */
+export function afterStep(work: () => void): void {
+  const done = new Promise<void>((resolve) =>
+    setImmediate(() => {
+      try {
+        work();
+      } finally {
+        resolve();
+      }
+    }),
+  );
+  deferred.add(done);
+  void done.finally(() => deferred.delete(done));
+}
+
+/** The identity of a recipe: every input of the namespace the step would otherwise make. */
+export function recipeKey(recipe: SpareRecipe): string {
+  const { tools, hostPorts, rules } = recipe;
+  return JSON.stringify([tools, [...hostPorts].sort((a, b) => a - b), rules.v4, rules.v6]);
+}
+
+/** The namespace `pid` is in, or undefined when there is no such process (or it is a zombie). */
+function netNsOf(pid: number): string | undefined {
+  try {
+    return readlinkSync(`/proc/${pid}/ns/net`);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Ends a spare's processes and removes its folder. */
+function drop(spare: Spare): void {
+  if (spares.get(spare.key) === spare) spares.delete(spare.key);
+  clearTimeout(spare.idle);
+  spare.stop.abort();
+  void spare.made.finally(() => rmSync(spare.dir, { recursive: true, force: true }));
+}
+
+/**
+ * A ready spare made with `recipe`'s rules, now the caller's alone; undefined when there is
+ * none (the step then makes its own namespace, as without spares).
+ */
+export function takeSpare(recipe: SpareRecipe): TakenSpare | undefined {
+  const spare = spares.get(recipeKey(recipe));
+  const holder = spare?.holder;
+  if (!spare || !holder) return undefined;
+  spares.delete(spare.key);
+  clearTimeout(spare.idle);
+  if (netNsOf(holder.pid) !== holder.netNs) {
+    drop(spare);
+    return undefined;
+  }
+  return { pid: holder.pid, release: () => drop(spare) };
+}
+
+/** Reads the holder's `ready` line ("<pid> net:[<inode>]"), once whole. */
+function readReady(dir: string): { pid: number; netNs: string } | undefined {
+  let text: string;
+  try {
+    text = readFileSync(join(dir, "ready"), "utf8");
+  } catch {
+    return undefined;
+  }
+  const match = /^(\d{1,10}) (net:\[\d{1,20}\])\n$/.exec(text);
+  return match ? { pid: Number(match[1]), netNs: match[2] as string } : undefined;
+}
+
+/**
+ * Starts making a spare for `recipe` in a folder under `scratchRoot` (named with `prefix`, so
+ * a killed App's leftovers are removed like a step's), unless one exists or is being made.
+ */
+export function prepareSpare(recipe: SpareRecipe, scratchRoot: string, prefix: string): void {
+  const key = recipeKey(recipe);
+  if (spares.has(key)) return;
+  for (const old of spares.values()) if (spares.size >= MAX_KINDS) drop(old);
+  const dir = mkdtempSync(join(scratchRoot, prefix));
+  writeFileSync(join(dir, "net4"), recipe.rules.v4);
+  writeFileSync(join(dir, "net6"), recipe.rules.v6);
+  const stop = new AbortController();
+  const spare: Spare = { key, dir, stop, made: Promise.resolve() };
+  spares.set(key, spare);
+  spare.made = new Promise<void>((resolve) => {
+    const check = (): void => {
+      const holder = readReady(dir);
+      if (!holder || spare.holder) return;
+      spare.holder = holder;
+      spare.idle = setTimeout(() => drop(spare), IDLE_MS).unref();
+      settle();
+    };
+    const watcher = watch(dir, check).unref();
+    function settle(): void {
+      watcher.close();
+      resolve();
+    }
+    watcher.on("error", settle);
+    // Outside any step's scope: the spare outlives the step that asked for it, and is no process of its story.
+    void runInStepScope({}, () =>
+      exec(spareNamespaceArgv(recipe.tools, dir, recipe.hostPorts), {
+        cwd: dir,
+        logPath: join(dir, "spare.log"),
+        signal: stop.signal,
+        background: true,
+        onSpawn: (pid) => (spare.group = pid),
+      }),
+    )
+      .catch(() => undefined)
+      .then(() => {
+        // Ended: dropped, or failed before it was ready (the next step then makes its own namespace and says why).
+        if (spares.get(key) === spare) spares.delete(key);
+        clearTimeout(spare.idle);
+        settle();
+      });
+    check();
+  });
+}
+
+/** Resolves once every spare being made is ready or has failed (for a bench, and tests). */
+export async function sparesMade(): Promise<void> {
+  // A spare's process and watcher do not keep the App alive; whoever waits for one does.
+  const keepAlive = setInterval(() => undefined, 60_000);
+  try {
+    while (deferred.size > 0) await Promise.all([...deferred]);
+    await Promise.all([...spares.values()].map((spare) => spare.made));
+  } finally {
+    clearInterval(keepAlive);
+  }
+}
+
+/** The spares ready to be taken: each holder's pid, its namespace, and the process group of its helpers. */
+export function readySpares(): { pid: number; netNs: string; group: number | undefined }[] {
+  return [...spares.values()].flatMap((spare) => (spare.holder ? [{ ...spare.holder, group: spare.group }] : []));
+}
+
+/** Drops every spare, once the work put off by ended steps has run (a clean stop, and tests). */
+export async function dropSpares(): Promise<void> {
+  while (deferred.size > 0) await Promise.all([...deferred]);
+  for (const spare of [...spares.values()]) drop(spare);
+}

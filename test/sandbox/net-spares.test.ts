@@ -1,0 +1,118 @@
+/**
+ * Spare network namespaces: a step joins one made with its own rules, each is used once, the
+ * walls are the same as in a namespace made for the step, and a spare whose holder died is
+ * never joined. Each test waits for the spare to be ready (sparesMade) before the step that
+ * must use it, so which path a step takes is decided by the test, not by timing.
+ */
+import { dropSpares, readySpares, sparesMade } from "../../src/sandbox/index.js";
+import { box, connectLine, hostListener, networkedStep } from "../support/net-step.js";
+import { makeTempDir, removeTempDirs } from "../support/tmp.js";
+
+afterAll(removeTempDirs);
+beforeEach(dropSpares);
+afterAll(dropSpares);
+
+/** Prints the namespace the step is in (bubblewrap keeps a networked step's namespace). */
+const nsLine = 'echo "ns=$(readlink /proc/self/ns/net)"';
+const nsOf = (out: string): string | undefined => /^ns=(net:\[\d+\])$/m.exec(out)?.[1];
+
+describe.each(["pasta", "slirp4netns"] as const)("spare namespaces with %s", (kind) => {
+  it("the next step joins a spare made with its rules, behind the same walls, and each spare serves one step", async () => {
+    const host = await hostListener();
+    try {
+      const sandbox = box({}, kind);
+      const first = await networkedStep(sandbox, nsLine);
+      await sparesMade();
+      const [spare] = readySpares();
+      expect(readySpares()).toHaveLength(1);
+      expect(spare?.netNs).not.toBe(nsOf(first.out));
+
+      const second = await networkedStep(
+        sandbox,
+        [
+          nsLine,
+          connectLine("host-loopback", "127.0.0.1", host.port),
+          connectLine("metadata", "169.254.169.254", 80),
+          connectLine("private10", "10.1.2.3", 80),
+          "ip rule del pref 200 2>/dev/null && echo lifted || echo kept",
+          "ip route get 203.0.113.7 >/dev/null 2>&1 && echo public-routed || echo public-blocked",
+        ].join("; "),
+      );
+      expect(second.net).toBe("own");
+      expect(nsOf(second.out)).toBe(spare?.netNs);
+      expect(second.out).toMatch(/^host-loopback ECONNREFUSED$/m);
+      expect(host.connections()).toBe(0);
+      expect(second.out).toMatch(/^metadata EACCES$/m);
+      expect(second.out).toMatch(/^private10 EACCES$/m);
+      expect(second.out).toMatch(/^kept$/m);
+      expect(second.out).toMatch(/^public-routed$/m);
+
+      // Taking the spare started the next one: the third step gets a namespace nobody used.
+      await sparesMade();
+      const [next] = readySpares();
+      expect(next?.netNs).not.toBe(spare?.netNs);
+      const third = await networkedStep(sandbox, nsLine);
+      expect(nsOf(third.out)).toBe(next?.netNs);
+    } finally {
+      host.server.close();
+    }
+  });
+
+  it("hands a step in a spare its standard input", async () => {
+    const sandbox = box({}, kind);
+    await networkedStep(sandbox, "true");
+    await sparesMade();
+    expect(readySpares()).toHaveLength(1);
+    const dir = makeTempDir();
+    const result = await sandbox.run(
+      ["/bin/sh", "-c", "cat"],
+      { cwd: dir, captureStdout: true, timeoutMs: 60_000, input: "the prompt\n" },
+      { purpose: "agent", network: true, writable: [dir] },
+    );
+    expect(result.stdout?.toString()).toBe("the prompt\n");
+    expect(readySpares()).toHaveLength(0);
+  });
+
+  it("a step whose rules differ does not take a spare made for other rules", async () => {
+    const host = await hostListener();
+    try {
+      await networkedStep(box({}, kind), "true");
+      await sparesMade();
+      const [plain] = readySpares();
+      const loopback = kind === "pasta" ? "127.0.0.1" : "10.0.2.2";
+      const opened = await networkedStep(
+        box({ HARNESS_NET_ALLOW: `127.0.0.1:${host.port}` }, kind),
+        [nsLine, connectLine("allowed", loopback, host.port)].join("; "),
+      );
+      expect(nsOf(opened.out)).not.toBe(plain?.netNs);
+      expect(opened.out).toMatch(/^allowed reached$/m);
+      // The plain spare is still there for a step with its rules.
+      expect(readySpares().map((spare) => spare.netNs)).toContain(plain?.netNs);
+    } finally {
+      host.server.close();
+    }
+  });
+});
+
+it("a spare whose holder died is not joined, even before the App hears of it: the step makes its own namespace", async () => {
+  const host = await hostListener();
+  try {
+    const sandbox = box({}, "slirp4netns");
+    await networkedStep(sandbox, "true");
+    await sparesMade();
+    const [spare] = readySpares();
+    if (spare?.group === undefined) throw new Error("no spare was made");
+    // The spare's launcher is stopped, so it can neither reap its dead holder nor tell the App:
+    // the holder's pid stays taken by a zombie, which is in no namespace at all.
+    process.kill(spare.group, "SIGSTOP");
+    process.kill(spare.pid, "SIGKILL");
+    const step = await networkedStep(sandbox, [nsLine, connectLine("host-loopback", "127.0.0.1", host.port)].join("; "));
+    expect(nsOf(step.out)).toBeDefined();
+    expect(nsOf(step.out)).not.toBe(spare.netNs);
+    expect(step.out).toMatch(/^host-loopback ECONNREFUSED$/m);
+    expect(host.connections()).toBe(0);
+    process.kill(-spare.group, "SIGCONT");
+  } finally {
+    host.server.close();
+  }
+});
