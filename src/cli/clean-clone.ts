@@ -4,6 +4,7 @@ import {
   cleanCloneExitCode,
   CleanCloneOptionsError,
   runCleanCloneCheck,
+  userGitSettings,
   validateLinkName,
   writeCleanCloneResult,
   type CleanCloneOptions,
@@ -84,7 +85,8 @@ function parse(args: string[], io: CliIO): { options: CleanCloneOptions; out?: s
  */
 export async function cleanCloneCommand(args: string[], io: CliIO): Promise<number> {
   const { options, out } = parse(args, io);
-  const result = await runCleanCloneCheck(options);
+  // The commit is the one the user's own `git add -A` makes: their global ignore file and line endings count.
+  const result = await runCleanCloneCheck({ ...options, userGit: await userGitSettings(io.env, io.cwd) });
   io.stdout(`${JSON.stringify(result, null, 2)}\n`);
   if (!result.ran) io.stderr(`harness clean-clone: did not run: ${result.reason ?? "unknown reason"}\n`);
   for (const warning of result.warnings ?? []) io.stderr(`harness clean-clone: warning: ${warning}\n`);

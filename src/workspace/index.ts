@@ -36,6 +36,8 @@ export {
   type BuildCleanCloneOptions,
   type BuiltCleanClone,
   type CleanCloneBuildStep,
+  userGitSettings,
+  type UserGitSettings,
 } from "./clean-clone/index.js";
 export { harnessHome, cacheDir, logsDir, type CacheTool } from "./paths.js";
 export {

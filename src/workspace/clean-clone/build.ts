@@ -14,6 +14,7 @@ import { CLEAN_CLONE_DETAIL_BYTES, CleanCloneBuildError, type CleanCloneBuildSte
 import { DEFAULT_CLEAN_CLONE_LINKS, linkDependencyRoots } from "./links.js";
 import { describeRefusals, refusals } from "./refuse.js";
 import { resolveTarget } from "./target.js";
+import type { UserGitSettings } from "./user-config.js";
 
 export interface BuildCleanCloneOptions {
   /** The target: any folder inside its working tree (a linked worktree too). */
@@ -26,6 +27,8 @@ export interface BuildCleanCloneOptions {
   depth?: number;
   /** Let symlinks pointing outside the repository through (they dangle in any other checkout). */
   allowExternalSymlinks?: boolean;
+  /** The user's global ignore file and line endings (the CLI's user; the App has none). */
+  userGit?: UserGitSettings;
 }
 
 export interface BuiltCleanClone {
@@ -88,7 +91,7 @@ export async function buildCleanClone(options: BuildCleanCloneOptions): Promise<
   const { objectsDir } = await step("clone", repo, cloned);
   const scratch = { indexFile: join(scratchDir, "index"), objectsDir };
 
-  const { tree, commit } = await step("commit", repo, () => buildUserCommit(target, scratch, scratchDir));
+  const { tree, commit } = await step("commit", repo, () => buildUserCommit(target, scratch, scratchDir, options.userGit));
   // The refusals only read the commit, so they are looked for while git checks it out; a refusal
   // still wins over a checkout that failed, and nothing is linked into a refused clone.
   const [refusal, checkout] = await Promise.allSettled([

@@ -119,6 +119,7 @@ export async function runCleanCloneCheck(options: CleanCloneOptions): Promise<Cl
       ...(options.provision !== undefined ? { links: [] } : options.links ? { links: options.links } : {}),
       ...(options.depth !== undefined ? { depth: options.depth } : {}),
       ...(options.allowExternalSymlinks === true ? { allowExternalSymlinks: true } : {}),
+      ...(options.userGit !== undefined ? { userGit: options.userGit } : {}),
     });
     result.linked = clone.linked;
     result.warnings = [...clone.warnings];

@@ -16,6 +16,7 @@ import { stageAll } from "../git-stage.js";
 import { writeCommitObject } from "./commit-object.js";
 import { CLEAN_CLONE_STEP_TIMEOUT_MS } from "./limits.js";
 import type { CleanCloneTarget } from "./target.js";
+import { writeUserGitConfig, type UserGitSettings } from "./user-config.js";
 
 export interface ScratchObjects {
   /** The temporary index file, seeded from the target's. */
@@ -88,11 +89,13 @@ export interface UserCommit {
 }
 
 /**
- * Builds, in `scratch`, the commit `git add -A && git commit` in the target would make, and
- * returns its tree and commit ids. Git's own errors are thrown as `GitError`.
+ * Builds, in `scratch`, the commit `git add -A && git commit` in the target would make (with the
+ * user's global ignore file and line endings, when `userGit` carries them), and returns its tree and commit ids. Git's own errors are thrown as `GitError`.
  */
-export async function buildUserCommit(target: CleanCloneTarget, scratch: ScratchObjects, scratchDir: string): Promise<UserCommit> {
-  const env = scratchGitEnv(scratch);
+export async function buildUserCommit(target: CleanCloneTarget, scratch: ScratchObjects, scratchDir: string, userGit?: UserGitSettings): Promise<UserCommit> {
+  // The user's ignore file and line endings count, from a file holding only those keys (user-config.ts).
+  const userConfig = writeUserGitConfig(userGit, scratchDir);
+  const env = { ...scratchGitEnv(scratch), ...(userConfig !== undefined ? { GIT_CONFIG_GLOBAL: userConfig } : {}) };
   // Stryker disable next-line BooleanLiteral: add -A and write-tree write the scratch index whatever; no optional lock is in play
   const options = { cwd: target.top, readOnly: true, env, timeoutMs: CLEAN_CLONE_STEP_TIMEOUT_MS };
   const seeded = await seedIndex(target.indexFile, scratch.indexFile);

@@ -6,3 +6,4 @@ export { CleanCloneBuildError, CleanCloneOptionsError, CLEAN_CLONE_DETAIL_BYTES,
 export { DEFAULT_CLEAN_CLONE_LINKS, validateLinkName } from "./links.js";
 export { InterpreterError } from "./interpreter.js";
 export { writeCleanCloneResult, cleanCloneExitCode, cleanClonePassed, CLEAN_CLONE_RESULT_FILE } from "./result.js";
+export { userGitSettings, type UserGitSettings } from "./user-config.js";

@@ -1,4 +1,5 @@
 /** The options of a clean-clone check, and their check before anything runs, naming the bad field. */
+import type { UserGitSettings } from "./user-config.js";
 import type { EnvSpec } from "../../exec/index.js";
 import type { Sandbox } from "../../sandbox/index.js";
 import type { ProvisionConfig } from "../provision/index.js";
@@ -39,6 +40,8 @@ export interface CleanCloneOptions {
   network?: boolean;
   /** Provision the clone afresh (with the warm package caches) instead of linking dependency folders. */
   provision?: { config?: ProvisionConfig; harnessHome?: string };
+  /** The user's global ignore file and line endings, for the commit their `git add -A` would make (the CLI's user). */
+  userGit?: UserGitSettings;
 }
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
