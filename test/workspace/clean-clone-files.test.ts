@@ -24,7 +24,7 @@ describe("linkDependencyRoots", () => {
     const clone = temp("cc-clone-");
     write(top, { "node_modules/dep/i.js": "1\n", "vendor/bundle/gem.rb": "g\n", "vendor/other.txt": "o\n", "tracked/x": "t\n" });
     write(clone, { "tracked/x": "t\n", ".git/info/exclude": "# kept\n" });
-    const linked = await linkDependencyRoots(top, clone, ["node_modules//", "vendor/bundle", "vendor", "absent", "tracked"], "/the/repo");
+    const { linked } = await linkDependencyRoots(top, clone, ["node_modules//", "vendor/bundle", "vendor", "absent", "tracked"], "/the/repo");
     expect(linked).toEqual(["node_modules", "vendor/bundle"]);
     expect(readlinkSync(join(clone, "node_modules"))).toBe(join(top, "node_modules"));
     expect(readlinkSync(join(clone, "vendor", "bundle"))).toBe(join(top, "vendor", "bundle"));
@@ -37,10 +37,10 @@ describe("linkDependencyRoots", () => {
     const top = temp("cc-top-");
     write(top, { ".venv/bin/python": "p\n" });
     const clone = temp("cc-clone-");
-    expect(await linkDependencyRoots(top, clone, [".venv"], "/r")).toEqual([".venv"]);
+    expect((await linkDependencyRoots(top, clone, [".venv"], "/r")).linked).toEqual([".venv"]);
     expect(readFileSync(join(clone, ".git/info/exclude"), "utf8")).toBe("\n# linked by the clean-clone check\n/.venv\n");
     const bare = temp("cc-clone-");
-    expect(await linkDependencyRoots(top, bare, ["node_modules"], "/r")).toEqual([]);
+    expect((await linkDependencyRoots(top, bare, ["node_modules"], "/r")).linked).toEqual([]);
     expect(readdirSync(bare)).toEqual([]);
   });
 

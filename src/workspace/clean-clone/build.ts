@@ -105,7 +105,8 @@ export async function buildCleanClone(options: BuildCleanCloneOptions): Promise<
   const { refused, warnings } = refusal.value;
   if (refused.length > 0) throw new CleanCloneBuildError("refuse", repo, describeRefusals(refused, CLEAN_CLONE_DETAIL_BYTES), tree);
   if (checkout.status === "rejected") throw checkout.reason;
-  const linked = await linkDependencyRoots(target.top, cloneDir, options.links ?? DEFAULT_CLEAN_CLONE_LINKS, repo);
+  const { linked, notCompared } = await linkDependencyRoots(target.top, cloneDir, options.links ?? DEFAULT_CLEAN_CLONE_LINKS, repo);
+  warnings.push(...notCompared.map((line) => `linked without comparing it with the lockfile: ${line}`));
   const workDir = join(cloneDir, target.prefix);
   return { cloneDir, workDir, commit, tree, base: target.base, targetTop: target.top, linked, warnings };
 }

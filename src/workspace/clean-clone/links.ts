@@ -7,6 +7,7 @@
 import { appendFile, lstat, mkdir, symlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { CleanCloneBuildError, CleanCloneOptionsError } from "./errors.js";
+import { compareInstallWithLock, describeInstallDifference } from "./installed-vs-lock.js";
 import { pointsBackIntoTarget } from "./links-back.js";
 
 /**
@@ -66,11 +67,20 @@ async function exists(path: string): Promise<boolean> {
  * Links each root present in `targetTop` and absent from `cloneDir` into the clone, and
  * appends every linked name to the clone's `.git/info/exclude`. Returns the names linked.
  * A root the target tracks or does not have is left alone. A root that leads back into the
- * target's own tree (see links-back.ts) is refused, naming the file.
+ * target's own tree (see links-back.ts) is refused, naming the file; so is a `node_modules`
+ * whose install differs from the lockfile committed beside it (installed-vs-lock.ts), naming
+ * the packages. `notCompared` says which could not be compared, and why.
  */
-export async function linkDependencyRoots(targetTop: string, cloneDir: string, names: readonly string[], repo: string): Promise<string[]> {
+export async function linkDependencyRoots(
+  targetTop: string,
+  cloneDir: string,
+  names: readonly string[],
+  repo: string,
+): Promise<{ linked: string[]; notCompared: string[] }> {
   const linked: string[] = [];
   const leaks: string[] = [];
+  const stale: string[] = [];
+  const notCompared: string[] = [];
   try {
     for (const raw of names) {
       const name = raw.replace(/\/+$/, "");
@@ -79,6 +89,11 @@ export async function linkDependencyRoots(targetTop: string, cloneDir: string, n
       // lstat through the clone path also sees an earlier link as a parent (vendor vs vendor/bundle).
       if (!(await exists(source)) || (await exists(destination))) continue;
       leaks.push(...(await pointsBackIntoTarget(targetTop, name)));
+      if (name === "node_modules" || name.endsWith("/node_modules")) {
+        const comparison = await compareInstallWithLock(source, dirname(destination));
+        if (comparison.state === "differs") stale.push(describeInstallDifference(name, comparison));
+        else if (comparison.state === "not-compared") notCompared.push(`${name}: ${comparison.why}`);
+      }
       await mkdir(dirname(destination), { recursive: true });
       await symlink(source, destination);
       linked.push(name);
@@ -100,5 +115,6 @@ export async function linkDependencyRoots(targetTop: string, cloneDir: string, n
       `a linked folder leads back into the target, so the clean clone would import the target's uncommitted files: ${list} (provision the clean clone instead with clean_clone.provision: true or --provision)`,
     );
   }
-  return linked;
+  if (stale.length > 0) throw new CleanCloneBuildError("link", repo, stale.join("; "));
+  return { linked, notCompared };
 }
