@@ -117,6 +117,17 @@ function stackCommand(tools: NetTools, hostPorts: readonly number[]): string {
   ].join(" ");
 }
 
+/**
+ * As root, the stack starts in a mount namespace of its own whose mounts propagate nowhere:
+ * slirp4netns's own sandbox (`--enable-sandbox`) makes a mount namespace and detaches the old
+ * root, and with the host's shared mount points copied as peers, those unmounts reached the
+ * host (Podman's and `ip netns`'s namespace mounts vanished). A user other than root makes
+ * its mount namespaces in a user namespace, where the kernel already stops such propagation.
+ */
+function privateMounts(tools: NetTools): string {
+  return process.getuid?.() === 0 ? `${quote(tools.unshare)} --mount --propagation private -- ` : "";
+}
+
 /** The rules, applied by the namespace's first process once the stack has configured it. */
 function rulesCommand(tools: NetTools): string {
   const ip = quote(tools.ip);
@@ -143,7 +154,7 @@ function namespaceScript(tools: NetTools, hostPorts: readonly number[], inner: s
     ...(stdin ? ["exec 5<&-"] : []),
     'read state < "$d/ns-ready"',
     'if [ "$state" != ok ]; then wait "$ns"; echo "harness: the step\'s network namespace could not be made" >&2; exit 125; fi',
-    `${quote(tools.setpriv)} --pdeathsig KILL -- ${stackCommand(tools, hostPorts)} &`,
+    `${quote(tools.setpriv)} --pdeathsig KILL -- ${privateMounts(tools)}${stackCommand(tools, hostPorts)} &`,
     "net=$!",
     // The stack holds the fifo open from the start (fd 4) until it writes its pid (pasta) or "1"
     // (slirp4netns, no newline): an end of stream with nothing read means it failed.
