@@ -4,7 +4,9 @@
  * never joined. Each test waits for the spare to be ready (sparesMade) before the step that
  * must use it, so which path a step takes is decided by the test, not by timing.
  */
+import { readFileSync } from "node:fs";
 import { dropSpares, readySpares, sparesMade } from "../../src/sandbox/index.js";
+import { until } from "../support/poll.js";
 import { box, connectLine, hostListener, networkedStep } from "../support/net-step.js";
 import { makeTempDir, removeTempDirs } from "../support/tmp.js";
 
@@ -106,6 +108,8 @@ it("a spare whose holder died is not joined, even before the App hears of it: th
     // the holder's pid stays taken by a zombie, which is in no namespace at all.
     process.kill(spare.group, "SIGSTOP");
     process.kill(spare.pid, "SIGKILL");
+    // The signal is delivered at once, but the process dies a moment later: wait until it is a zombie.
+    await until("the spare's holder is a zombie", () => / Z /.test(readFileSync(`/proc/${spare.pid}/stat`, "utf8")));
     const step = await networkedStep(sandbox, [nsLine, connectLine("host-loopback", "127.0.0.1", host.port)].join("; "));
     expect(nsOf(step.out)).toBeDefined();
     expect(nsOf(step.out)).not.toBe(spare.netNs);
