@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# npm run test:image: builds the production image and runs it as an operator would, with Podman
+# standing in for Docker (see test/image/README.md). Needs root (it installs Podman and builds
+# images); called by .ci/run. Everything it changes on the host is put back when it ends.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+say() { printf 'test:image: %s\n' "$*"; }
+started=$(date +%s)
+[ "$(id -u)" = 0 ] || { echo "test:image: must run as root (it installs Podman and runs rootful containers); run it in CI or with sudo" >&2; exit 2; }
+
+# Podman, mmdebstrap and podman-compose from Debian's packages; runc for the runtime (see the conf below).
+packages=(podman mmdebstrap podman-compose runc uidmap)
+missing=()
+for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if [ "${#missing[@]}" -gt 0 ]; then
+  say "installing ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+state="$(mktemp -d)"
+ip_forward_before="$(cat /proc/sys/net/ipv4/ip_forward)"
+cleanup() {
+  status=$?
+  # Containers of this test only (by name), then the host's forwarding as it was.
+  podman rm -f -t 0 --filter 'name=^harness-image' >/dev/null 2>&1 || true
+  [ "$(cat /proc/sys/net/ipv4/ip_forward)" = "$ip_forward_before" ] || sysctl -qw "net.ipv4.ip_forward=$ip_forward_before"
+  rm -rf "$state"
+  say "ip_forward restored to $ip_forward_before; $(( $(date +%s) - started )) s in all"
+  exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# Podman's settings for this run only, never /etc: this host's hard limit on open files (Podman's
+# default of 1048576 is above it, and no container starts), and runc (crun 1.8 of bookworm cannot
+# start containers here).
+cat >"$state/containers.conf" <<CONF
+[containers]
+default_ulimits = ["nofile=$(ulimit -Hn):$(ulimit -Hn)"]
+[engine]
+runtime = "runc"
+CONF
+export CONTAINERS_CONF="$state/containers.conf"
+
+export HARNESS_IMAGE_CACHE="${HARNESS_IMAGE_CACHE:-/var/cache/story-harness-image}"
+images="$(nice -n 19 bash test/image/base.sh)"
+base="$(sed -n 's/^base //p' <<<"$images")"
+redis="$(sed -n 's/^redis //p' <<<"$images")"
+say "stand-ins: $base, $redis ($(( $(date +%s) - started )) s)"
+
+image=localhost/story-harness:latest
+nice -n 19 podman build --quiet --build-arg "BASE_IMAGE=$base" -t "$image" . >/dev/null
+# The compose file's redis:7, served from the local store.
+podman tag "$redis" docker.io/library/redis:7
+size="$(podman image inspect --format '{{.Size}}' "$image")"
+say "image built: $image, $((size / 1000000)) MB ($(( $(date +%s) - started )) s)"
+
+node --import tsx test/image/checks.ts "$image"
