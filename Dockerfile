@@ -21,10 +21,11 @@ FROM ${BASE_IMAGE}
 
 # git for cloning and pushing; ca-certificates for HTTPS; tini reaps the agents' processes;
 # bubblewrap is the sandbox every process that runs repository code goes through, and
-# slirp4netns (with iproute2's ip) gives a networked step its own network namespace.
+# slirp4netns (with iproute2's ip, and netbase's /etc/protocols for its rules) gives a networked step
+# its own network namespace.
 # No docs, manuals or locales: nobody reads them in a container.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends git ca-certificates tini bubblewrap slirp4netns iproute2 \
+ && apt-get install -y --no-install-recommends git ca-certificates tini bubblewrap slirp4netns iproute2 netbase \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/log/apt /var/log/dpkg.log \
            /usr/share/doc/* /usr/share/man/* /usr/share/info/* /usr/share/locale/* \
            /usr/share/git-core/templates/hooks/*.sample

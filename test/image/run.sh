@@ -20,28 +20,38 @@ fi
 
 state="$(mktemp -d)"
 ip_forward_before="$(cat /proc/sys/net/ipv4/ip_forward)"
+tun_mode_before="$(stat -c %a /dev/net/tun)"
 cleanup() {
   status=$?
   # Containers of this test only (by name), then the host's forwarding as it was.
   podman rm -f -t 0 --filter 'name=^harness-image' >/dev/null 2>&1 || true
   [ "$(cat /proc/sys/net/ipv4/ip_forward)" = "$ip_forward_before" ] || sysctl -qw "net.ipv4.ip_forward=$ip_forward_before"
+  chmod "$tun_mode_before" /dev/net/tun
   rm -rf "$state"
-  say "ip_forward restored to $ip_forward_before; $(( $(date +%s) - started )) s in all"
+  say "restored ip_forward=$ip_forward_before and /dev/net/tun mode $tun_mode_before; $(( $(date +%s) - started )) s in all"
   exit "$status"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# Podman's settings for this run only, never /etc: this host's hard limit on open files (Podman's
-# default of 1048576 is above it, and no container starts), and runc (crun 1.8 of bookworm cannot
-# start containers here).
+# Podman's settings for this run only, never /etc. Without CAP_SYS_RESOURCE (as here), Podman's
+# default limits (1048576 open files, 4194304 processes) are above what the runtime may set, and
+# no container starts: open files at this shell's hard limit, processes at most 32768 (the runtime
+# was refused 65536 here, with a hard limit of 96367). runc, as the issue found crun wanting here.
+nofile="$(ulimit -Hn)"
+nproc="$(ulimit -Hu)"
+[ "$nproc" = unlimited ] || [ "$nproc" -gt 32768 ] && nproc=32768
 cat >"$state/containers.conf" <<CONF
 [containers]
-default_ulimits = ["nofile=$(ulimit -Hn):$(ulimit -Hn)"]
+default_ulimits = ["nofile=$nofile:$nofile", "nproc=$nproc:$nproc"]
 [engine]
 runtime = "runc"
 CONF
 export CONTAINERS_CONF="$state/containers.conf"
+
+# Networked steps' slirp4netns opens /dev/net/tun as the App's user (--device in the compose file):
+# udev makes it crw-rw-rw- on an ordinary host; this one has it 0600, so it is opened up for the run.
+chmod 0666 /dev/net/tun
 
 export HARNESS_IMAGE_CACHE="${HARNESS_IMAGE_CACHE:-/var/cache/story-harness-image}"
 images="$(nice -n 19 bash test/image/base.sh)"
