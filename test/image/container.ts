@@ -32,7 +32,8 @@ async function failsSaying(args: string[], what: string, expected: RegExp): Prom
   const result = await podman(["run", "--rm", ...args], { timeoutMs: 120_000 });
   const lines = result.tail.trim().split("\n");
   const said = lines.find((line) => expected.test(line));
-  if (result.exitCode === 0 || !said) throw new Error(`${what}: expected a non-zero exit and a line matching ${expected}, got exit ${result.exitCode}:\n${result.tail}`);
+  if (result.exitCode === 0 || !said)
+    throw new Error(`${what}: expected a non-zero exit and a line matching ${expected}, got exit ${result.exitCode}:\n${result.tail}`);
   if (lines.some((line) => /^\s+at /.test(line))) throw new Error(`${what}: a stack trace instead of one line:\n${result.tail}`);
   say(`${what}: exit ${result.exitCode}, "${said.trim()}"`);
 }
@@ -81,12 +82,13 @@ export async function checkContainer(image: string, fake: FakeGitHub): Promise<v
     // Without the flags, the container's masked /proc (or a host that refuses user namespaces) leaves it unusable: said, with the fix.
     const refused = await podman(["run", "--rm", image, "node", "-e", PROBE]);
     const refusal = refused.stdout?.toString("utf8") ?? "";
-    if (refused.exitCode === 0 || !refusal.includes("systempaths=unconfined")) throw new Error(`without the flags the probe should refuse naming them:\n${refused.tail}`);
+    if (refused.exitCode === 0 || !refusal.includes("systempaths=unconfined"))
+      throw new Error(`without the flags the probe should refuse naming them:\n${refused.tail}`);
     say(`without the flags the sandbox is refused: ${refusal.trim().slice(0, 300)}`);
 
     await checkBadInput(image, fake, work);
   } finally {
-    await podman(["rm", "-f", "-t", "0", name]);
+    await podman(["rm", "-f", "-v", "-t", "0", name]);
     rmSync(work, { recursive: true, force: true });
   }
 }
@@ -95,7 +97,12 @@ export async function checkContainer(image: string, fake: FakeGitHub): Promise<v
 async function checkBadInput(image: string, fake: FakeGitHub, work: string): Promise<void> {
   const worker = ["node", "bin/harness.js", "worker"];
   const missing = join(work, "missing.env");
-  writeFileSync(missing, `${envFileLines(fake, fake.host).filter((line) => !line.startsWith("PRIVATE_KEY=")).join("\n")}\nHARNESS_QUEUE=redis://127.0.0.1:1/0\n`);
+  writeFileSync(
+    missing,
+    `${envFileLines(fake, fake.host)
+      .filter((line) => !line.startsWith("PRIVATE_KEY="))
+      .join("\n")}\nHARNESS_QUEUE=redis://127.0.0.1:1/0\n`,
+  );
   await failsSaying(["--env-file", missing, image, ...worker], "worker without PRIVATE_KEY", /PRIVATE_KEY.*required/);
   // An env file keeps quotes and backslashes as written: the PEM pasted in quotes with \n escapes.
   const escaped = join(work, "escaped.env");
@@ -108,5 +115,9 @@ async function checkBadInput(image: string, fake: FakeGitHub, work: string): Pro
   chownSync(data, 0, 0);
   const good = join(work, "good.env");
   writeFileSync(good, `${envFileLines(fake, fake.host).join("\n")}\n`);
-  await failsSaying(["--env-file", good, "-v", `${data}:/var/lib/story-harness`, image], "serve with a root-owned data volume", /HARNESS_HOME \S+ is not writable/);
+  await failsSaying(
+    ["--env-file", good, "-v", `${data}:/var/lib/story-harness`, image],
+    "serve with a root-owned data volume",
+    /HARNESS_HOME \S+ is not writable/,
+  );
 }

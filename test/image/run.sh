@@ -24,7 +24,8 @@ tun_mode_before="$(stat -c %a /dev/net/tun)"
 cleanup() {
   status=$?
   # Containers of this test only (by name), then the host's forwarding as it was.
-  podman rm -f -t 0 --filter 'name=^harness-image' >/dev/null 2>&1 || true
+  podman rm -f -v -t 0 --filter 'name=^harness-image' >/dev/null 2>&1 || true
+  podman network rm harness-image-test_default >/dev/null 2>&1 || true
   [ "$(cat /proc/sys/net/ipv4/ip_forward)" = "$ip_forward_before" ] || sysctl -qw "net.ipv4.ip_forward=$ip_forward_before"
   chmod "$tun_mode_before" /dev/net/tun
   rm -rf "$state"
