@@ -14,6 +14,12 @@ import { ok, podman, podmanCompose, say, waitFor } from "./podman.js";
 const PROJECT = "harness-image-test";
 const SERVICES = ["redis", "serve", "worker-1", "worker-2"];
 const REFUSAL = /sandbox cannot run/i;
+/**
+ * `podman-compose up -d` creates four containers from images already in the store (about 10 s
+ * here); when Podman wedges (a lost network namespace once made it wait on nothing) the run
+ * fails with what compose printed instead of hanging CI.
+ */
+const UP_GUARD_MS = 180_000;
 
 interface WorkerView {
   live: boolean;
@@ -24,10 +30,11 @@ export async function checkCompose(fake: FakeGitHub, containerHost: string): Pro
   const project = mkdtempSync(join(tmpdir(), "harness-compose-"));
   copyFileSync(resolve("docker-compose.yml"), join(project, "docker-compose.yml"));
   writeFileSync(join(project, ".env"), `${[...envFileLines(fake, containerHost), "LOG_FORMAT=json", "HARNESS_GITHUB_THROTTLE=off"].join("\n")}\n`);
-  const compose = (args: string[]): Promise<string> => ok(podmanCompose(["-p", PROJECT, ...args], project), `podman-compose ${args.join(" ")}`);
+  const compose = (args: string[], timeoutMs?: number): Promise<string> =>
+    ok(podmanCompose(["-p", PROJECT, ...args], project, timeoutMs), `podman-compose ${args.join(" ")}`);
   const container = (service: string): string => `${PROJECT}_${service}_1`;
   try {
-    await compose(["up", "-d"]);
+    await compose(["up", "-d"], UP_GUARD_MS);
     say("compose up: redis, serve, worker-1, worker-2");
     const status = await waitFor(
       "harness status in serve to list both workers live",

@@ -26,6 +26,7 @@ export function podmanCompose(args: string[], cwd: string, timeoutMs = 600_000):
 /** Its stdout, or a thrown error with the command's output when it failed. */
 export async function ok(result: Promise<ExecResult>, what: string): Promise<string> {
   const done = await result;
+  if (done.timedOut) throw new Error(`${what}: still running after ${Math.round(done.durationMs / 1000)} s, ended by its hang guard\n${done.tail}`);
   if (done.exitCode !== 0) throw new Error(`${what}: exit ${done.exitCode ?? done.signal ?? "none"}\n${done.tail}`);
   return done.stdout?.toString("utf8") ?? "";
 }

@@ -8,6 +8,18 @@ say() { printf 'test:image: %s\n' "$*"; }
 started=$(date +%s)
 [ "$(id -u)" = 0 ] || { echo "test:image: must run as root (it installs Podman and runs rootful containers); run it in CI or with sudo" >&2; exit 2; }
 
+# The whole run in a mount namespace of its own. Podman keeps each container's network namespace
+# as a bind mount under /run/netns, which it makes a shared mount point. slirp4netns
+# --enable-sandbox run as root (the App's networked steps, by the suite or anything else on the
+# host) makes only its own "/" private, so its /run/netns stays a peer of the host's, and the lazy
+# unmount of its old root propagates: every /run/netns/netns-* mount on the host goes. Podman then
+# fails on those containers ("unknown FS magic ... ef53": the bare file on the disk), aardvark-dns
+# and the firewall keep stale entries, and the compose services cannot resolve each other. Here
+# the mounts are nobody's peers; Podman, conmon and the containers all live in this namespace.
+if [ -z "${HARNESS_IMAGE_MOUNT_NS:-}" ]; then
+  HARNESS_IMAGE_MOUNT_NS=1 exec unshare --mount --propagation private -- bash "${BASH_SOURCE[0]}" "$@"
+fi
+
 # Podman, mmdebstrap and podman-compose from Debian's packages; runc for the runtime (see the conf below).
 packages=(podman mmdebstrap podman-compose runc uidmap)
 missing=()
@@ -23,9 +35,10 @@ ip_forward_before="$(cat /proc/sys/net/ipv4/ip_forward)"
 tun_mode_before="$(stat -c %a /dev/net/tun)"
 cleanup() {
   status=$?
-  # Containers of this test only (by name), then the host's forwarding as it was.
+  # Containers, network and volumes of this test only (by name and label), then the host's forwarding as it was.
   podman rm -f -v -t 0 --filter 'name=^harness-image' >/dev/null 2>&1 || true
   podman network rm harness-image-test_default >/dev/null 2>&1 || true
+  podman volume prune -f --filter label=io.podman.compose.project=harness-image-test >/dev/null 2>&1 || true
   [ "$(cat /proc/sys/net/ipv4/ip_forward)" = "$ip_forward_before" ] || sysctl -qw "net.ipv4.ip_forward=$ip_forward_before"
   chmod "$tun_mode_before" /dev/net/tun
   rm -rf "$state"
