@@ -10,9 +10,9 @@ started=$(date +%s)
 
 # The whole run in a mount namespace of its own. Podman keeps each container's network namespace
 # as a bind mount under /run/netns, which it makes a shared mount point. slirp4netns
-# --enable-sandbox run as root (the App's networked steps, by the suite or anything else on the
-# host) makes only its own "/" private, so its /run/netns stays a peer of the host's, and the lazy
-# unmount of its old root propagates: every /run/netns/netns-* mount on the host goes. Podman then
+# --enable-sandbox run as root in the same mount namespace (the App's networked steps, by the
+# suite or anything else on the host) unmounts the bind mounts under a shared mount point (seen
+# with slirp4netns 1.2.0: without --enable-sandbox, or with bubblewrap, they stay). Podman then
 # fails on those containers ("unknown FS magic ... ef53": the bare file on the disk), aardvark-dns
 # and the firewall keep stale entries, and the compose services cannot resolve each other. Here
 # the mounts are nobody's peers; Podman, conmon and the containers all live in this namespace.
