@@ -6,7 +6,7 @@ import { parseArgs, parseEnv } from "node:util";
 import { ProbotOctokit, run } from "probot";
 import { isNeverPassed } from "../exec/index.js";
 import { appSecretValues } from "../github/door/index.js";
-import { claimHarnessHome, HarnessHomeInUseError, openStoryQueue, redactUrl, type HomeClaim, type QueueConfig, type StoryQueue } from "../queue/index.js";
+import { openStoryQueue, redactUrl, type HomeClaim, type QueueConfig, type StoryQueue } from "../queue/index.js";
 import { sandboxFromEnv, SandboxSettingsError, scratchRemoved } from "../sandbox/index.js";
 import { housekeepingFromEnv, HousekeepingSettingsError } from "../runner/index.js";
 import { harnessHome } from "../workspace/index.js";
@@ -18,6 +18,7 @@ import { asyncJsonLog } from "./json-log.js";
 import { liftCredentials, webBaseFromEnv } from "../status/index.js";
 import { capConnections, readServerDoor, serverDoorNotice, shortenTimeouts, type ServerDoorSettings } from "./server-door.js";
 import { QUEUE_VARIABLES, readQueueSettings } from "./queue-settings.js";
+import { checkPrivateKey, claimHomeOrSay } from "./deploy-checks.js";
 
 const USAGE = `harness serve   (configured by the environment: APP_ID, PRIVATE_KEY or PRIVATE_KEY_PATH, WEBHOOK_SECRET, GHE_HOST, GHE_PROTOCOL, PORT, HARNESS_HOME, HARNESS_CONCURRENCY, HARNESS_AGENT_ENV, HARNESS_STORY_LABEL, HARNESS_GITHUB_THROTTLE, HARNESS_SANDBOX, HARNESS_SANDBOX_READ, HARNESS_SANDBOX_WRITE, HARNESS_SANDBOX_MAX_PROCESSES, HARNESS_SANDBOX_MEMORY_MB, HARNESS_LOG_CAP_MB, HARNESS_RETENTION_DAYS, HARNESS_MIN_FREE_MB, HARNESS_ALLOWED_BOTS, HARNESS_OUTBOX_MAX_DELAY_MS, HARNESS_STATUS_TOKEN, HARNESS_LISTEN_BACKLOG, HARNESS_MAX_CONNECTIONS, HARNESS_MAX_INFLIGHT, HARNESS_MAX_INFLIGHT_PER_CLIENT, ${QUEUE_VARIABLES})`;
 
@@ -122,13 +123,9 @@ export async function serveCommand(args: string[], io: CliIO): Promise<number> {
   // The queue is opened only for a configured App; the setup page needs none.
   let claim: HomeClaim | undefined;
   if (!needsSetup) {
-    try {
-      claim = await claimHarnessHome(settings.harnessHome);
-    } catch (error) {
-      if (!(error instanceof HarnessHomeInUseError)) throw error;
-      io.stderr(`harness serve: ${error.message}\n`);
-      return 2;
-    }
+    checkPrivateKey(io.env, USAGE);
+    claim = await claimHomeOrSay(settings.harnessHome, "serve", io);
+    if (!claim) return 2;
   }
   const queue = needsSetup ? undefined : await openQueueOrSay(queueSettings.queue, io);
   if (!needsSetup && !queue) {

@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 import { createProbot } from "probot";
-import { claimHarnessHome, HarnessHomeInUseError } from "../queue/index.js";
+import { checkPrivateKey, claimHomeOrSay } from "./deploy-checks.js";
 import { startStoryWorker } from "../app.js";
 import { HarnessOctokit, loadDotEnv, openQueueOrSay, readAppSettings } from "./serve.js";
 import { QUEUE_VARIABLES, readQueueSettings } from "./queue-settings.js";
@@ -32,14 +32,9 @@ export async function workerCommand(args: string[], io: CliIO): Promise<number> 
     );
   if (!io.env.APP_ID || !(io.env.PRIVATE_KEY || io.env.PRIVATE_KEY_PATH))
     throw new UsageError("APP_ID and PRIVATE_KEY (or PRIVATE_KEY_PATH) are required: a worker reports as the App", USAGE);
-  let claim;
-  try {
-    claim = await claimHarnessHome(settings.harnessHome);
-  } catch (error) {
-    if (!(error instanceof HarnessHomeInUseError)) throw error;
-    io.stderr(`harness worker: ${error.message}\n`);
-    return 2;
-  }
+  checkPrivateKey(io.env, USAGE);
+  const claim = await claimHomeOrSay(settings.harnessHome, "worker", io);
+  if (!claim) return 2;
   const queue = await openQueueOrSay(config, io);
   if (!queue) {
     await claim.release();

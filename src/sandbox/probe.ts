@@ -59,7 +59,7 @@ export async function probeSandbox(sandbox: Sandbox): Promise<SandboxStatus> {
     const said = result.tail.trim().split("\n").slice(-2).join(" / ") || result.spawnError || `exit ${result.exitCode ?? "none"}`;
     return {
       state: "unavailable",
-      reason: `bubblewrap cannot create its namespaces here (${said}): allow user namespaces on the host (sysctl user.max_user_namespaces > 0, and kernel.apparmor_restrict_unprivileged_userns=0 where AppArmor restricts them), or run the container with --security-opt seccomp=unconfined --security-opt apparmor=unconfined; ${OPT_OUT}`,
+      reason: `bubblewrap cannot create its namespaces here (${said}): allow user namespaces on the host (sysctl user.max_user_namespaces > 0, and kernel.apparmor_restrict_unprivileged_userns=0 where AppArmor restricts them), or run the container with --security-opt seccomp=unconfined --security-opt systempaths=unconfined (and apparmor=unconfined where AppArmor runs); ${OPT_OUT}`,
     };
   } finally {
     removeTree(dir);

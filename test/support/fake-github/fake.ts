@@ -33,6 +33,11 @@ export interface FakeGitHubOptions {
   validateResponses?: boolean;
   /** Generate a key pair for this fake alone instead of the one shared by fakes in this process. */
   freshKey?: boolean;
+  /**
+   * Where it listens and the host name its URLs carry (default 127.0.0.1 for both): the image test
+   * serves containers, which reach the host by a name of their own (Podman's host.containers.internal).
+   */
+  listen?: { address: string; advertisedHost: string };
 }
 
 /** A repository the fake serves. */
@@ -142,10 +147,10 @@ export class FakeGitHub {
     });
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
-      server.listen(0, "127.0.0.1", () => resolve());
+      server.listen(0, options.listen?.address ?? "127.0.0.1", () => resolve());
     });
     const { port } = server.address() as AddressInfo;
-    ctx.urls.web = `http://127.0.0.1:${port}`;
+    ctx.urls.web = `http://${options.listen?.advertisedHost ?? "127.0.0.1"}:${port}`;
     ctx.urls.api = `${ctx.urls.web}/api/v3`;
     return new FakeGitHub(server, ctx, privateKeyPem, webhookSecret);
   }
