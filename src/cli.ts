@@ -1,9 +1,21 @@
 import { asksForHelp, commandHelp } from "./cli/help.js";
+import { nearest, optionHint } from "./cli/options.js";
 import { UsageError, type CliIO } from "./cli/usage.js";
+import { readFileSync } from "node:fs";
+
+/** The package's version, read from its package.json (one folder above both src/ and dist/). */
+function packageVersion(): string {
+  try {
+    const parsed = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version?: unknown };
+    return typeof parsed.version === "string" ? parsed.version : "unknown";
+  } catch {
+    return "unknown";
+  }
+}
 
 type Command = (args: string[], io: CliIO) => Promise<number>;
 
-const HELP = `harness — story-harness command line
+const HELP = `story-harness — the story-harness command line (also installed as \`harness\`)
 
 Usage:
   harness serve                     run the GitHub App (same as npm start)
@@ -15,6 +27,7 @@ Usage:
   harness demo                      the App against a built-in fake GitHub: what a maintainer sees
   harness status [--json]          queued, running, quarantined and undelivered work of HARNESS_HOME (or of every worker on HARNESS_QUEUE)
   harness help
+  harness --version                 the version of story-harness
   harness <command> --help          what a command does and its options
 
 Exit codes: 0 success, 1 the checked thing failed, 2 bad arguments or configuration, 3 provisioning failed.
@@ -39,9 +52,14 @@ export async function main(argv: string[], io: CliIO = defaultIO()): Promise<num
     io.stdout(HELP);
     return 0;
   }
+  if (name === "--version" || name === "-V" || name === "version") {
+    io.stdout(`story-harness ${packageVersion()}\n`);
+    return 0;
+  }
   const load = COMMANDS[name];
   if (!load) {
-    io.stderr(`harness: unknown command '${name}'\n\n${HELP}`);
+    const guess = nearest(name, Object.keys(COMMANDS));
+    io.stderr(`harness: unknown command '${name}'${guess !== undefined ? ` (did you mean '${guess}'?)` : ""}\n\n${HELP}`);
     return 2;
   }
   if (asksForHelp(rest)) {
@@ -58,7 +76,7 @@ export async function main(argv: string[], io: CliIO = defaultIO()): Promise<num
       return 2;
     }
     if (error instanceof TypeError && "code" in error && String(error.code).startsWith("ERR_PARSE_ARGS")) {
-      io.stderr(`harness ${name}: ${error.message}\n`);
+      io.stderr(`harness ${name}: ${error.message}${optionHint(name, error.message)}\n`);
       return 2;
     }
     throw error;

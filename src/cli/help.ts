@@ -41,33 +41,50 @@ Options:
   --test-cmd <cmd>         the repository's test command (overrides test.command)
   --continue               the story branch exists: carry on from its tip
   --fresh                  the story branch exists: delete it and start again from HEAD
+  --concurrency <n>        how many tasks of a planned story run at once
 
 Preflight checks the configuration before anything is provisioned (exit 2 naming the file and key).
 Exit codes: 0 completed, 1 blocked, 2 bad arguments or configuration.
 `,
-  provision: `Usage: harness provision <worktree> [--cmd <string>] [--timeout-ms <n>] [--log <file>]
+  provision: `Usage: harness provision <worktree> [--provision-cmd <string>] [--timeout-ms <n>] [--log <file>]
 
 Provisions a worktree the way the harness does before any agent enters it (the configured
 command, .harness/provision.sh, or the lockfile's install) and writes the receipt
 .harness-provisioned.
 
+Options:
+  --provision-cmd <string>   the install command, run with /bin/sh -c (old name: --cmd)
+  --timeout-ms <n>           stop it after n milliseconds
+  --log <file>               where its output goes (default: under HARNESS_HOME/logs)
+
 Exit codes: 0 provisioned, 2 bad arguments, 3 provisioning failed.
 `,
-  "clean-clone": `Usage: harness clean-clone [<repo>] --command <string> [options]
+  "clean-clone": `Usage: harness clean-clone [<repo>] --test-cmd <string> [options]
 
 Commits the repository's current state into a fresh clone and runs the suite there: the
-state that ships is the state that is tested.
+state that ships is the state that is tested. The commit is the one your own
+\`git add -A && git commit\` would make (your global ignore file and line endings count).
+Reads the clean_clone and test keys of .github/harness.yml; the options override them.
 
 Options:
-  --command <string>       the test command (run with /bin/sh -c)
-  --link <dir>             a dependency root to link into the clone (repeatable; default: the usual ones)
-  --interpreter <path>     run the suite with this interpreter's folder first on PATH
-  --timeout-ms <n>         stop the suite after n milliseconds
-  --out <file>             write clean-clone-result.json here
+  --test-cmd <string>         the test command, run with /bin/sh -c (old name: --command)
+  --link <dir>                a dependency root to link into the clone (repeatable; default: the usual ones)
+  --no-link                   link nothing (the suite runs with what the commit holds)
+  --interpreter <path>        run the suite with this interpreter's folder first on PATH
+  --depth <n>                 only the last n commits of history, as CI's shallow checkout
+  --env <NAME>                pass this variable of yours to the suite (repeatable)
+  --provision                 install dependencies afresh in the clone instead of linking them
+  --allow-external-symlinks   let symlinks to absolute paths outside the repository through (as warnings)
+  --timeout-ms <n>            stop the suite after n milliseconds
+  --out <file>                write clean-clone-result.json here
+  --json                      print only the result JSON (no verdict line)
 
-Exit codes: 0 passed, 1 failed, 2 bad arguments, 3 could not run.
+Exit codes: 0 passed, 1 failed, 2 could not run (bad arguments, a refused tree, a missing program).
 `,
   validate: `Usage: harness validate <workflow.json|harness.yml> [--workflow <file>]
+
+Options:
+  --workflow <file>   check a .yml against this workflow instead of the built-in one
 
 Checks a workflow (schema, stage references, prompt templates) or a .github/harness.yml
 (schema and preflight: agent programs on PATH, placeholders, seat names, commands,
@@ -78,6 +95,9 @@ against the built-in workflow unless --workflow names another.
 Exit codes: 0 valid, 2 invalid or unreadable (each problem names the file and key).
 `,
   status: `Usage: harness status [--json]
+
+Options:
+  --json   print the JSON the status page serves
 
 Lists the App's queued and running jobs, the stories still reporting (their job is done, their
 end reports wait in the outbox), quarantined job files and GitHub writes not delivered yet (or

@@ -2,11 +2,12 @@ import { statSync } from "node:fs";
 import { readBoundedTextSync } from "../files/index.js";
 import { basename, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { COMMAND_OPTIONS, optionHint } from "./options.js";
 import { harnessHome, logsDir, provisionWorktree, ProvisionConfigError, WorkspaceProvisionError, type ProvisionConfig } from "../workspace/index.js";
 import { positiveInteger, UsageError, type CliIO } from "./usage.js";
 import { sandboxFromEnv } from "../sandbox/index.js";
 
-const USAGE = "harness provision <worktree> [--cmd <string>] [--timeout-ms <n>] [--log <file>]";
+const USAGE = "harness provision <worktree> [--provision-cmd <string>] [--timeout-ms <n>] [--log <file>]";
 
 interface ProvisionRequest {
   worktree: string;
@@ -20,12 +21,12 @@ function parseRequest(args: string[], io: CliIO, now: Date): ProvisionRequest {
   try {
     parsed = parseArgs({
       args,
-      options: { cmd: { type: "string" }, "timeout-ms": { type: "string" }, log: { type: "string" } },
+      options: COMMAND_OPTIONS.provision,
       allowPositionals: true,
       strict: true,
     });
   } catch (error) {
-    throw new UsageError((error as Error).message, USAGE);
+    throw new UsageError(`${(error as Error).message}${optionHint("provision", (error as Error).message)}`, USAGE);
   }
   const { values, positionals } = parsed;
   if (positionals.length === 0) throw new UsageError("missing <worktree>", USAGE);
@@ -34,9 +35,11 @@ function parseRequest(args: string[], io: CliIO, now: Date): ProvisionRequest {
   if (!isDirectory(worktree)) throw new UsageError(`worktree ${worktree} is not a directory`, USAGE);
 
   const config: ProvisionConfig = {};
-  if (values.cmd !== undefined) {
-    if (values.cmd.trim() === "") throw new UsageError("--cmd must not be empty", USAGE);
-    config.command = values.cmd;
+  if (values["provision-cmd"] !== undefined && values.cmd !== undefined) throw new UsageError("give --provision-cmd or its old name --cmd, not both", USAGE);
+  const command = values["provision-cmd"] ?? values.cmd;
+  if (command !== undefined) {
+    if (command.trim() === "") throw new UsageError("--provision-cmd must not be empty", USAGE);
+    config.command = command;
   }
   const timeoutMs = withUsage(() => positiveInteger("--timeout-ms", values["timeout-ms"]));
   if (timeoutMs !== undefined) config.timeoutMs = timeoutMs;

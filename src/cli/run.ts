@@ -17,6 +17,7 @@ import {
 } from "../pipeline/index.js";
 import { git, gitResult, harnessHome, isWorkTree } from "../workspace/index.js";
 import { UsageError, type CliIO } from "./usage.js";
+import { COMMAND_OPTIONS } from "./options.js";
 import { isInputError, strictArgs } from "./validate.js";
 import {
   assertSandboxUsable,
@@ -77,22 +78,16 @@ function withRunDirectory(inner: Reporter, home: string, write: (text: string) =
  * branch are not touched. Exit 0 completed, 1 blocked, 2 bad arguments or configuration.
  */
 export async function runCommand(args: string[], io: CliIO): Promise<number> {
-  const { values, positionals } = strictArgs(USAGE, () =>
-    parseArgs({
-      args,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        story: { type: "string" },
-        agent: { type: "string" },
-        "agent-cmd": { type: "string" },
-        workflow: { type: "string" },
-        "test-cmd": { type: "string" },
-        continue: { type: "boolean" },
-        fresh: { type: "boolean" },
-        concurrency: { type: "string" },
-      },
-    }),
+  const { values, positionals } = strictArgs(
+    USAGE,
+    () =>
+      parseArgs({
+        args,
+        allowPositionals: true,
+        strict: true,
+        options: COMMAND_OPTIONS.run,
+      }),
+    "run",
   );
   if (positionals.length > 1) throw new UsageError(`expected at most one repository, got ${positionals.length}`, USAGE);
   if (values.story === undefined) throw new UsageError("--story <file.md> is required", USAGE);

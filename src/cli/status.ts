@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { COMMAND_OPTIONS } from "./options.js";
 import { collectHarnessStatus, renderStatusText } from "../status/index.js";
 import { harnessHome } from "../workspace/index.js";
 import { QUEUE_VARIABLES, readQueueSettings } from "./queue-settings.js";
@@ -17,7 +18,7 @@ The running App serves the same JSON at GET /harness/status.json with
 
 /** `harness status`: what the App is doing, without reading its logs. */
 export async function statusCommand(args: string[], io: CliIO): Promise<number> {
-  const { values } = parseArgs({ args, options: { json: { type: "boolean" }, help: { type: "boolean", short: "h" } }, strict: true, allowPositionals: false });
+  const { values } = parseArgs({ args, options: COMMAND_OPTIONS.status, strict: true, allowPositionals: false });
   if (values.help) {
     io.stdout(HELP);
     return 0;

@@ -4,6 +4,7 @@ import { parseArgs } from "node:util";
 import { assertPreflight, ConfigError, loadWorkflow, parseHarnessConfig, WorkflowError, type StoryBase } from "../pipeline/index.js";
 import { git, isWorkTree } from "../workspace/index.js";
 import { SchemaValidationError } from "../schema/index.js";
+import { COMMAND_OPTIONS, optionHint } from "./options.js";
 import { UsageError, type CliIO } from "./usage.js";
 
 const USAGE = "harness validate <workflow.json|harness.yml> [--workflow <file>]";
@@ -14,12 +15,13 @@ export function isInputError(error: unknown): error is Error {
 }
 
 /** Runs a parseArgs call, turning its complaint about the command line into a {@link UsageError}. */
-export function strictArgs<T>(usage: string, parse: () => T): T {
+export function strictArgs<T>(usage: string, parse: () => T, command?: string): T {
   try {
     return parse();
   } catch (error) {
     const code = error !== null && typeof error === "object" && "code" in error ? String(error.code) : "";
-    if (code.startsWith("ERR_PARSE_ARGS")) throw new UsageError((error as Error).message, usage);
+    const message = (error as Error).message;
+    if (code.startsWith("ERR_PARSE_ARGS")) throw new UsageError(`${message}${command !== undefined ? optionHint(command, message) : ""}`, usage);
     throw error;
   }
 }
@@ -30,7 +32,11 @@ export function strictArgs<T>(usage: string, parse: () => T): T {
  * with the file and the JSON path of each offending value.
  */
 export async function validateCommand(args: string[], io: CliIO): Promise<number> {
-  const { positionals, values } = strictArgs(USAGE, () => parseArgs({ args, options: { workflow: { type: "string" } }, allowPositionals: true, strict: true }));
+  const { positionals, values } = strictArgs(
+    USAGE,
+    () => parseArgs({ args, options: COMMAND_OPTIONS.validate, allowPositionals: true, strict: true }),
+    "validate",
+  );
   if (positionals.length !== 1 || positionals[0] === undefined) throw new UsageError("expected exactly one file", USAGE);
   const file = resolve(io.cwd, positionals[0]);
   if (!existsSync(file)) throw new UsageError(`${file} does not exist`, USAGE);

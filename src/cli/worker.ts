@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { COMMAND_OPTIONS } from "./options.js";
 import { createProbot } from "probot";
 import { checkPrivateKey, claimHomeOrSay } from "./deploy-checks.js";
 import { startStoryWorker } from "../app.js";
@@ -17,7 +18,7 @@ const USAGE = `harness worker   (configured by the environment: HARNESS_QUEUE=re
  * until SIGTERM or SIGINT: running stories are then stopped and go back to the queue at once.
  */
 export async function workerCommand(args: string[], io: CliIO): Promise<number> {
-  const { values } = parseArgs({ args, options: { help: { type: "boolean", short: "h" } }, strict: true, allowPositionals: false });
+  const { values } = parseArgs({ args, options: COMMAND_OPTIONS.worker, strict: true, allowPositionals: false });
   if (values.help) {
     io.stdout(`usage: ${USAGE}\n`);
     return 0;

@@ -98,7 +98,10 @@ describe("harness clean-clone", () => {
   it.each([
     [["--command", "true", "--depth", "0"], /--depth must be a positive integer/],
     [["--command", "true", "--env", "NOT-A-NAME"], /--env must name an environment variable/],
-    [["--link", "node_modules"], /--command is required/],
+    [["--link", "node_modules"], /--test-cmd is required \(or test\.command in \.github\/harness\.yml\)/],
+    [["--test-cmd", "true", "--command", "true"], /give --test-cmd or its old name --command, not both/],
+    [["--test-cmd", "true", "--link", "node_modules", "--no-link"], /give --link or --no-link, not both/],
+    [["--test-cmd", "true", "--linkk", "node_modules"], /Unknown option '--linkk'.*\(did you mean --link\?\)/],
     [["--command", "true", "--timeout-ms", "soon"], /--timeout-ms must be a positive integer/],
     [["--command", "true", "--link", "../outside"], /--link must not contain empty, '.' or '..' segments/],
     [["a", "b", "--command", "true"], /at most one <repo>/],

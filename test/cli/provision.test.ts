@@ -61,7 +61,10 @@ describe("harness provision", () => {
     [[], /missing <worktree>/],
     [["wt", "--timeout-ms", "0"], /--timeout-ms must be a positive integer/],
     [["wt", "--timeout-ms", "1.5"], /--timeout-ms must be a positive integer/],
-    [["wt", "--cmd", ""], /--cmd must not be empty/],
+    [["wt", "--cmd", ""], /--provision-cmd must not be empty/],
+    [["wt", "--provision-cmd", ""], /--provision-cmd must not be empty/],
+    [["wt", "--provision-cmd", "true", "--cmd", "true"], /give --provision-cmd or its old name --cmd, not both/],
+    [["wt", "--timeout", "5"], /Unknown option '--timeout'.*\(did you mean --timeout-ms\?\)/],
     [["wt", "--bogus"], /Unknown option '--bogus'/],
     [["nowhere"], /is not a directory/],
   ])("exit 2 for %p with a one-line reason and usage, nothing runs", async (args, reason) => {

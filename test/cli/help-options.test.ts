@@ -1,0 +1,47 @@
+/**
+ * The command line a newcomer meets: every option a command takes is in its `--help`, a
+ * misspelt command or option is answered with the nearest one, and `--version` answers.
+ */
+import { readFileSync } from "node:fs";
+import { main } from "../../src/cli.js";
+import { commandHelp } from "../../src/cli/help.js";
+import { COMMAND_OPTIONS } from "../../src/cli/options.js";
+import type { CliIO } from "../../src/cli/usage.js";
+
+async function cli(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = "";
+  let stderr = "";
+  const io: CliIO = { stdout: (text) => void (stdout += text), stderr: (text) => void (stderr += text), cwd: process.cwd(), env: process.env };
+  const code = await main(argv, io);
+  return { code, stdout, stderr };
+}
+
+describe("the command line's help", () => {
+  it.each(Object.entries(COMMAND_OPTIONS))("harness %s --help lists every option the command takes", async (command, options) => {
+    const run = await cli(command, "--help");
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe(commandHelp(command));
+    for (const name of Object.keys(options).filter((name) => name !== "help")) expect(run.stdout).toMatch(new RegExp(`--${name}\\b`));
+  });
+
+  it("--version prints the package's version", async () => {
+    const { version } = JSON.parse(readFileSync("package.json", "utf8")) as { version: string };
+    for (const flag of ["--version", "-V", "version"]) expect(await cli(flag)).toEqual({ code: 0, stdout: `story-harness ${version}\n`, stderr: "" });
+  });
+
+  it("answers a misspelt command or option with the nearest one", async () => {
+    const command = await cli("clean-clnoe");
+    expect(command.code).toBe(2);
+    expect(command.stderr).toMatch(/^harness: unknown command 'clean-clnoe' \(did you mean 'clean-clone'\?\)/);
+    const option = await cli("run", "--stroy", "x.md");
+    expect(option.code).toBe(2);
+    expect(option.stderr).toMatch(/Unknown option '--stroy'.*\(did you mean --story\?\)/);
+    // Nothing near: no guess.
+    expect((await cli("frobnicate")).stderr).not.toMatch(/did you mean/);
+  });
+
+  it("is installed as story-harness (harness is taken on the npm registry), with harness as an alias", () => {
+    const { bin } = JSON.parse(readFileSync("package.json", "utf8")) as { bin: Record<string, string> };
+    expect(bin).toEqual({ "story-harness": "bin/harness.js", harness: "bin/harness.js" });
+  });
+});
