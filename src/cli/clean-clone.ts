@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { sandboxFromEnv, SandboxSettingsError, type Sandbox } from "../sandbox/index.js";
 import {
   cleanCloneExitCode,
   CleanCloneOptionsError,
@@ -40,7 +41,7 @@ function readArgs(args: string[]) {
 }
 
 /** Reads the command line into check options; throws {@link UsageError} naming the bad argument. */
-function parse(args: string[], io: CliIO): { options: CleanCloneOptions; out?: string } {
+function parse(args: string[], io: CliIO): { options: Omit<CleanCloneOptions, "sandbox">; out?: string } {
   const { values, positionals } = readArgs(args);
   if (positionals.length > 1) throw new UsageError(`expected at most one <repo>, got ${positionals.length}`, USAGE);
   if (values.command === undefined || values.command.trim() === "") throw new UsageError("--command is required and must not be empty", USAGE);
@@ -60,7 +61,7 @@ function parse(args: string[], io: CliIO): { options: CleanCloneOptions; out?: s
     if (!ENV_NAME.test(name)) throw new UsageError(`--env must name an environment variable (got ${JSON.stringify(name)})`, USAGE);
     return name;
   });
-  const options: CleanCloneOptions = {
+  const options: Omit<CleanCloneOptions, "sandbox"> = {
     repo: resolve(io.cwd, positionals[0] ?? "."),
     command: values.command,
     ...(links ? { links } : {}),
@@ -83,8 +84,16 @@ function parse(args: string[], io: CliIO): { options: CleanCloneOptions; out?: s
  * passed there, 1 when it failed, 2 when the check could not run.
  */
 export async function cleanCloneCommand(args: string[], io: CliIO): Promise<number> {
-  const { options, out } = parse(args, io);
-  const result = await runCleanCloneCheck(options);
+  const { options: asked, out } = parse(args, io);
+  let sandbox: Sandbox;
+  try {
+    sandbox = sandboxFromEnv(io.env);
+  } catch (error) {
+    if (!(error instanceof SandboxSettingsError)) throw error;
+    io.stderr(`harness clean-clone: ${error.message}\n`);
+    return 2;
+  }
+  const result = await runCleanCloneCheck({ ...asked, sandbox });
   io.stdout(`${JSON.stringify(result, null, 2)}\n`);
   if (!result.ran) io.stderr(`harness clean-clone: did not run: ${result.reason ?? "unknown reason"}\n`);
   for (const warning of result.warnings ?? []) io.stderr(`harness clean-clone: warning: ${warning}\n`);
