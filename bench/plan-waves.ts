@@ -17,6 +17,10 @@ import { exec } from "../src/exec/index.js";
 import { loadWorkflow, parseHarnessConfig, readJournal, runStory, type HistoryEvent, type Reporter } from "../src/pipeline/index.js";
 import { HARNESS_IDENTITY } from "../src/workspace/index.js";
 import { formatPaired, measurePaired, median } from "./lib/paired.js";
+import { sandboxFromEnv } from "../src/sandbox/index.js";
+
+/** The operator's sandbox, resolved once here as the App resolves it at its edge. */
+const sandbox = sandboxFromEnv();
 
 const { values } = parseArgs({ options: { reps: { type: "string", default: "2" }, "agent-seconds": { type: "string", default: "2" } } });
 const REPS = Number(values.reps);
@@ -62,6 +66,7 @@ async function planned(root: string, concurrency: number, rep: number): Promise<
   const repo = await freshRepo(root, `plan-c${concurrency}-${rep}`);
   const started = performance.now();
   const outcome = await runStory({
+    sandbox,
     repoDir: repo,
     story: { id: `plan-${concurrency}-${rep}`, title: "Four tasks", body: planBody },
     branch: "harness/story-bench",
@@ -83,6 +88,7 @@ async function sequential(root: string, rep: number): Promise<number> {
   const started = performance.now();
   for (const id of TASKS) {
     const outcome = await runStory({
+      sandbox,
       repoDir: repo,
       story: { id: `${id}-${rep}`, title: `Task ${id}`, body: "" },
       branch: `harness/story-${id}`,

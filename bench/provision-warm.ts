@@ -17,6 +17,10 @@ import { loadavg } from "node:os";
 import { exec } from "../src/exec/index.js";
 import { formatPaired, summarisePairs } from "./lib/paired.js";
 import { git, HARNESS_IDENTITY, provisionWorktree } from "../src/workspace/index.js";
+import { sandboxFromEnv } from "../src/sandbox/index.js";
+
+/** The operator's sandbox, resolved once here as the App resolves it at its edge. */
+const sandbox = sandboxFromEnv();
 
 /** Small packages that together pull a few dozen dependencies. */
 const DEPENDENCIES: Record<string, string> = {
@@ -57,7 +61,7 @@ async function timedProvision(repo: string, dir: string, name: string, home: str
   const worktree = join(dir, name);
   await git(["worktree", "add", "-q", "-b", name, worktree], { cwd: repo });
   const started = performance.now();
-  await provisionWorktree({ worktree, taskId: name, logPath: join(dir, `${name}.log`), harnessHome: home });
+  await provisionWorktree({ sandbox, worktree, taskId: name, logPath: join(dir, `${name}.log`), harnessHome: home });
   const ms = performance.now() - started;
   if (!existsSync(join(worktree, "node_modules", "yargs", "package.json"))) throw new Error(`${name}: dependencies were not installed`);
   return ms;

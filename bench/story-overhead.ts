@@ -19,6 +19,9 @@ import { HARNESS_IDENTITY } from "../src/workspace/index.js";
 import { probeSandbox, sandboxFromEnv } from "../src/sandbox/index.js";
 import { formatPaired, measurePaired } from "./lib/paired.js";
 
+/** The operator's sandbox, resolved once here as the App resolves it at its edge. */
+const operatorSandbox = sandboxFromEnv();
+
 const { values } = parseArgs({ options: { files: { type: "string", default: "3000" }, reps: { type: "string", default: "5" } } });
 const FILES = Number(values.files);
 const REPS = Number(values.reps);
@@ -97,6 +100,7 @@ async function harness(repo: string, root: string, rep: number): Promise<number>
   const reporter: Reporter = { onEvent: async () => undefined };
   const started = performance.now();
   const outcome = await runStory({
+    sandbox: operatorSandbox,
     repoDir: repo,
     story: { id: `bench-${rep}`, title: "Bench", body: "Change feature.txt." },
     branch: `harness/bench-${rep}`,

@@ -17,6 +17,10 @@ import { parseArgs } from "node:util";
 import { exec } from "../src/exec/index.js";
 import { runSeat } from "../src/agents/index.js";
 import { formatPaired, measurePaired } from "./lib/paired.js";
+import { sandboxFromEnv } from "../src/sandbox/index.js";
+
+/** The operator's sandbox, resolved once here as the App resolves it at its edge. */
+const sandbox = sandboxFromEnv();
 
 const { values } = parseArgs({ options: { reps: { type: "string", default: "7" } } });
 const REPS = Number(values.reps);
@@ -30,6 +34,7 @@ async function seat(): Promise<number> {
   const promptFile = join(dir, "prompt.md");
   writeFileSync(promptFile, "bench\n");
   const result = await runSeat({
+    sandbox,
     worktree,
     artifactDir,
     promptFile,

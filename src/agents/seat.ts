@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { sandboxFromEnv, type Sandbox, type SandboxedResult } from "../sandbox/index.js";
+import type { Sandbox, SandboxedResult } from "../sandbox/index.js";
 import { describeSeatCommand, planSeatCommand, type AgentLaunch } from "./presets.js";
 import { watchForWaitingLoop } from "./watch.js";
 
@@ -21,8 +21,8 @@ export interface SeatRequest {
   envAllow: readonly string[];
   killGraceMs?: number;
   signal?: AbortSignal;
-  /** Where the agent runs; the operator's sandbox (`HARNESS_SANDBOX`) when absent. */
-  sandbox?: Sandbox;
+  /** Where the agent runs: the operator's sandbox, resolved once at the edge (app.ts, cli/). */
+  sandbox: Sandbox;
   /** How often the agent's log is looked at for a CLI waiting for a network (default 500 ms). */
   watchIntervalMs?: number;
 }
@@ -67,7 +67,7 @@ export async function runSeat(request: SeatRequest): Promise<SeatResult> {
     ...(request.killGraceMs !== undefined ? { killGraceMs: request.killGraceMs } : {}),
     ...(request.signal !== undefined ? { signal: request.signal } : {}),
   };
-  const sandbox = request.sandbox ?? sandboxFromEnv();
+  const sandbox = request.sandbox;
   // Agents have the network (model APIs); they write the worktree and their artifact folder
   // and read their prompt, nothing else of the App.
   const step = { purpose: "agent", network: true, writable: [request.worktree, request.artifactDir], readable: [request.promptFile] } as const;

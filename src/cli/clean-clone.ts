@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { sandboxFromEnv, SandboxSettingsError, type Sandbox } from "../sandbox/index.js";
 import {
   cleanCloneExitCode,
   CleanCloneOptionsError,
@@ -57,7 +58,7 @@ function parse(args: string[], io: CliIO): Parsed {
     if (!ENV_NAME.test(name)) throw new UsageError(`--env must name an environment variable (got ${JSON.stringify(name)})`, USAGE);
     return name;
   });
-  const options: CleanCloneOptions = {
+  const options: Omit<CleanCloneOptions, "sandbox"> = {
     repo: resolve(io.cwd, positionals[0] ?? "."),
     command,
     ...(values["no-link"] === true ? { links: [] } : links ? { links } : {}),
@@ -84,7 +85,8 @@ function given(values: Record<string, unknown>): Set<string> {
 }
 
 interface Parsed {
-  options: CleanCloneOptions;
+  /** The sandbox is resolved by the command itself, once, from the environment. */
+  options: Omit<CleanCloneOptions, "sandbox">;
   out?: string;
   json: boolean;
   given: Set<string>;
@@ -94,7 +96,7 @@ interface Parsed {
 async function withRepositoryConfig(parsed: Parsed): Promise<Parsed> {
   const { options, given: fromFlags } = parsed;
   const config = await repositoryConfig(options.repo, USAGE);
-  const merged: CleanCloneOptions = { ...options };
+  const merged: Omit<CleanCloneOptions, "sandbox"> = { ...options };
   if (config !== undefined) {
     const clean = config.cleanClone;
     if (!fromFlags.has("command") && config.test.command !== undefined) merged.command = config.test.command;
@@ -116,9 +118,18 @@ async function withRepositoryConfig(parsed: Parsed): Promise<Parsed> {
  * passed there, 1 when it failed, 2 when the check could not run.
  */
 export async function cleanCloneCommand(args: string[], io: CliIO): Promise<number> {
-  const { options, out, json } = await withRepositoryConfig(parse(args, io));
+  const { options: asked, out, json } = await withRepositoryConfig(parse(args, io));
+  let sandbox: Sandbox;
+  try {
+    sandbox = sandboxFromEnv(io.env);
+  } catch (error) {
+    if (!(error instanceof SandboxSettingsError)) throw error;
+    io.stderr(`harness clean-clone: ${error.message}\n`);
+    return 2;
+  }
   // The commit is the one the user's own `git add -A` makes: their global ignore file and line endings count.
   const userGit = await userGitSettings(io.env, io.cwd);
+  const options = { ...asked, sandbox };
   const result = await runCleanCloneCheck({ ...options, userGit });
   io.stdout(`${JSON.stringify(result, null, 2)}\n`);
   if (!json) {

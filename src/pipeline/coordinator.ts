@@ -1,5 +1,4 @@
 import { join } from "node:path";
-import { sandboxFromEnv } from "../sandbox/index.js";
 import { taskWorktreePath } from "../workspace/index.js";
 import { defaultDeps } from "./deps.js";
 import { Journal } from "./journal.js";
@@ -27,7 +26,7 @@ import { runPlannedStory, runUnplannedStory } from "./plan-story.js";
 export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
   const clock = args.clock ?? (() => new Date());
   const deps = { ...defaultDeps(), ...args.deps };
-  const sandbox = args.sandbox ?? sandboxFromEnv();
+  const sandbox = args.sandbox;
   const runId = newRunId(clock());
   const layout = createRunLayout(args.harnessHome, args.story.id, runId);
   const sink = new EventSink(new Journal(layout.journal), args.reporter, join(layout.logs, "reporter.log"), clock);

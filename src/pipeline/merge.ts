@@ -3,7 +3,7 @@
  * resolving a conflict silently), the tasks an earlier run merged, and a task's changed files.
  * Every call goes through the workspace's hardened git.
  */
-import { git, gitResult, HARNESS_IDENTITY, isValidBranchName, repositoryLocks, splitNul } from "../workspace/index.js";
+import { git, gitErrorOf, gitResult, HARNESS_IDENTITY, isValidBranchName, repositoryLocks, splitNul } from "../workspace/index.js";
 
 /** The trailer of a task's merge commit; an earlier run's merges keep their tasks' work. */
 export const TASK_TRAILER = "Harness-Task";
@@ -32,13 +32,13 @@ export type MergeResult = { merged: true; commit: string } | { merged: false; co
  * becomes a merge commit with `message`; a conflict names its paths and changes nothing.
  */
 export async function mergeCommit(repoDir: string, tip: string, commit: string, message: string): Promise<MergeResult> {
-  const result = await gitResult(["merge-tree", "--write-tree", "--name-only", "-z", "--no-messages", tip, commit], { cwd: repoDir, readOnly: true });
+  const args = ["merge-tree", "--write-tree", "--name-only", "-z", "--no-messages", tip, commit];
+  const result = await gitResult(args, { cwd: repoDir, readOnly: true });
   const fields = splitNul(result.stdout ?? Buffer.alloc(0));
   const tree = fields[0]?.trim() ?? "";
   if (result.exitCode === 1) return { merged: false, conflicts: [...new Set(fields.slice(1).filter((path) => path !== ""))] };
-  if (result.exitCode !== 0 || !/^[0-9a-f]{40,64}$/.test(tree)) {
-    throw new Error(`git merge-tree failed (exit ${result.exitCode ?? "none"}): ${result.tail.slice(-500)}`);
-  }
+  // Exit 1 is git's "conflicts" answer, read above; anything else is a failure git's words explain.
+  if (result.exitCode !== 0 || !/^[0-9a-f]{40,64}$/.test(tree)) throw gitErrorOf(args, result);
   const merged = await git(["commit-tree", tree, "-p", tip, "-p", commit, "-F", "-"], { cwd: repoDir, input: message, env: { ...HARNESS_IDENTITY } });
   return { merged: true, commit: merged };
 }
@@ -64,10 +64,8 @@ export async function mergedTasks(repoDir: string, tip: string): Promise<Set<str
 
 /** The paths a task changed between its base and its commit (renames as delete and add). */
 export async function changedFiles(worktree: string, base: string, commit: string): Promise<string[]> {
-  const result = await gitResult(["diff", "--name-only", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", base, commit, "--"], {
-    cwd: worktree,
-    readOnly: true,
-  });
-  if (result.exitCode !== 0) throw new Error(`git diff failed in ${worktree}: ${result.tail.slice(-500)}`);
+  const args = ["diff", "--name-only", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", base, commit, "--"];
+  const result = await gitResult(args, { cwd: worktree, readOnly: true });
+  if (result.exitCode !== 0) throw gitErrorOf(args, result);
   return splitNul(result.stdout ?? Buffer.alloc(0)).filter((path) => path !== "");
 }

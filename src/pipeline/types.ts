@@ -31,8 +31,8 @@ export interface RunStoryArgs {
   readmission?: boolean;
   clock?: () => Date;
   signal?: AbortSignal;
-  /** Where repository code runs; the operator's sandbox (`HARNESS_SANDBOX`) when absent. */
-  sandbox?: Sandbox;
+  /** Where repository code runs: the operator's sandbox, resolved once at the edge (app.ts, cli/). */
+  sandbox: Sandbox;
   /** Tasks of a plan run side by side (`harness run --concurrency`); `plan.concurrency` of the configuration when absent. */
   concurrency?: number;
   /** The runner's own limit on tasks at once; a plan's concurrency never exceeds it. */

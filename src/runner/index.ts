@@ -3,7 +3,7 @@ export type { RunnerLog } from "./log.js";
 export { syncRepoCache, repoCacheDir, type RepoCacheArgs } from "./repo-cache.js";
 export { ensureStoryPull, pushStoryBranch, type StoryPull } from "./story-start.js";
 export { TrackingReporter, type StoryReporter } from "./tracking-reporter.js";
-export { pushStoryResult, pushStoryWork, isRefusal, PushRefusedError, UNPUSHED_BUNDLE, type PushOutcome } from "./push.js";
+export { pushStoryResult, pushStoryWork, PushRefusedError, UNPUSHED_BUNDLE, type PushOutcome } from "./push.js";
 export {
   housekeepingFromEnv,
   pruneRuns,

@@ -8,7 +8,7 @@
 import { join } from "node:path";
 import type { PushWork } from "../github/story/index.js";
 import type { FailureClass } from "../pipeline/index.js";
-import { git, GitError } from "../workspace/index.js";
+import { git, GitError, isPushRefusal, refusalMessage } from "../workspace/index.js";
 import { pushStoryBranch } from "./story-start.js";
 
 /** The file a refused push's work is kept in, inside the run directory. */
@@ -26,27 +26,13 @@ export class PushRefusedError extends Error {
   }
 }
 
-/** True when git's words say the server refused the push (not that it could not be reached). */
-export function isRefusal(stderr: string): boolean {
-  return /\[remote rejected\]|pre-receive hook declined|! \[rejected\]|push declined|GH0\d\d:|protected branch/i.test(stderr);
-}
-
-/** GitHub's words about a refusal: the `remote:` lines and the rejection, without git's noise. */
-export function refusalMessage(stderr: string): string {
-  const lines = stderr
-    .split("\n")
-    .map((line) => line.trimEnd())
-    .filter((line) => /^remote:|rejected|declined|^error:/i.test(line.trim()));
-  return (lines.length > 0 ? lines : stderr.split("\n")).join("\n").trim().slice(0, 4000);
-}
-
 /** Pushes `sha` as the story branch once; a refusal is returned, other failures thrown. */
 export async function pushStoryResult(args: { repoDir: string; branch: string; sha: string; authEnv: Record<string, string> }): Promise<PushOutcome> {
   try {
     await pushStoryBranch(args);
     return { pushed: true };
   } catch (error) {
-    if (error instanceof GitError && isRefusal(error.stderr)) return { pushed: false, refusal: refusalMessage(error.stderr) };
+    if (error instanceof GitError && isPushRefusal(error.kind)) return { pushed: false, refusal: refusalMessage(error.stderr) };
     throw error;
   }
 }

@@ -1,5 +1,5 @@
 import { exec, type ExecResult } from "../exec/index.js";
-import type { FailureClass } from "../failure/index.js";
+import { gitErrorOf } from "./git-errors.js";
 
 /**
  * Flags every git call carries: repository code is untrusted, so its hooks, fsmonitor and
@@ -65,35 +65,6 @@ export interface GitOptions {
   logPath?: string;
 }
 
-/** Why a git call failed, translated from git's own words in this one place. */
-export type GitFailureKind = "not-a-repository" | "auth" | "not-found" | "conflict" | "timeout" | "object-copy" | "failed";
-
-export class GitError extends Error {
-  readonly failureClass = "git-failed" satisfies FailureClass;
-  constructor(
-    readonly kind: GitFailureKind,
-    readonly args: readonly string[],
-    readonly exitCode: number | null,
-    readonly stderr: string,
-  ) {
-    super(`git ${args.join(" ")} failed (${kind}, exit ${exitCode ?? "none"}): ${stderr.trim().split("\n").slice(-3).join(" / ")}`);
-    this.name = "GitError";
-  }
-}
-
-function classify(result: ExecResult): GitFailureKind {
-  if (result.timedOut) return "timeout";
-  const text = result.tail;
-  // A local clone copies the source's object folder file by file; a file that another git
-  // process renames or removes in the meantime (its `tmp_obj_*`, `tmp_pack_*`) fails the copy.
-  if (/failed to copy file to|failed to create link|failed to iterate over/i.test(text)) return "object-copy";
-  if (/not a git repository/i.test(text)) return "not-a-repository";
-  if (/Authentication failed|could not read Username|403|401/i.test(text)) return "auth";
-  if (/not found|does not exist|unknown revision|couldn't find remote ref/i.test(text)) return "not-found";
-  if (/patch does not apply|conflict|already exists/i.test(text)) return "conflict";
-  return "failed";
-}
-
 /**
  * What every git call of the App runs with. Repository code cannot write the cache's config,
  * refs or hooks (the sandbox shows them read-only), and the App also never reads what lives
@@ -128,10 +99,10 @@ export function gitResult(args: readonly string[], options: GitOptions): Promise
   });
 }
 
-/** Runs git hardened; returns stdout as a Buffer, throws {@link GitError} on failure. */
+/** Runs git hardened; returns stdout as a Buffer, throws a `GitError` (git-errors.ts) on failure. */
 export async function gitBytes(args: readonly string[], options: GitOptions): Promise<Buffer> {
   const result = await gitResult(args, options);
-  if (result.exitCode !== 0 || result.timedOut) throw new GitError(classify(result), args, result.exitCode, result.tail);
+  if (result.exitCode !== 0 || result.timedOut) throw gitErrorOf(args, result);
   return result.stdout ?? Buffer.alloc(0);
 }
 

@@ -4,7 +4,6 @@ export {
   gitResult,
   splitNul,
   isWorkTree,
-  GitError,
   GIT_HARDENING,
   GIT_ENV,
   DIFF_HARDENING,
@@ -12,8 +11,17 @@ export {
   NO_SUBMODULE_STATUS,
   HARNESS_IDENTITY,
   type GitOptions,
-  type GitFailureKind,
 } from "./git.js";
+export {
+  GitError,
+  classifyGitFailure,
+  gitErrorOf,
+  gitFailureClass,
+  isPushRefusal,
+  refusalMessage,
+  type GitFailureKind,
+  type GitOutcome,
+} from "./git-errors.js";
 export {
   runCleanCloneCheck,
   DEFAULT_CLEAN_CLONE_TIMEOUT_MS,

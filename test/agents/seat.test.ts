@@ -2,6 +2,10 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runSeat } from "../../src/agents/index.js";
 import { makeTempDir, removeTempDirs } from "../support/tmp.js";
+import { sandboxFromEnv } from "../../src/sandbox/index.js";
+
+/** The operator's sandbox, resolved once here as the App resolves it at its edge. */
+const sandbox = sandboxFromEnv();
 
 afterAll(removeTempDirs);
 
@@ -21,6 +25,7 @@ describe("runSeat", () => {
   it("runs a template in the worktree with quoted paths and the HARNESS_* environment", async () => {
     const dirs = seatDirs();
     const result = await runSeat({
+      sandbox,
       ...dirs,
       launch: { command: `cp {prompt_file} {artifact_dir}/seen.md && pwd > {artifact_dir}/pwd && env > {artifact_dir}/env` },
       stage: "tester",
@@ -41,9 +46,12 @@ describe("runSeat", () => {
   it("reports a non-zero exit and a timeout", async () => {
     const dirs = seatDirs();
     const common = { ...dirs, stage: "implementer", attempt: 1, envAllow: [] };
-    expect(await runSeat({ ...common, launch: { command: "echo nope >&2; exit 4" }, timeoutMs: 10_000 })).toMatchObject({ exitCode: 4, timedOut: false });
+    expect(await runSeat({ sandbox, ...common, launch: { command: "echo nope >&2; exit 4" }, timeoutMs: 10_000 })).toMatchObject({
+      exitCode: 4,
+      timedOut: false,
+    });
     expect(readFileSync(dirs.logPath, "utf8")).toContain("nope");
-    const hung = await runSeat({ ...common, launch: { command: "sleep 30" }, timeoutMs: 300, killGraceMs: 200 });
+    const hung = await runSeat({ sandbox, ...common, launch: { command: "sleep 30" }, timeoutMs: 300, killGraceMs: 200 });
     expect(hung.timedOut).toBe(true);
     expect(hung.exitCode).toBeNull();
   });

@@ -1,11 +1,14 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { classifyAgentOutput, dispatchSeat, parseResetTime, type DispatchHooks } from "../../src/agents/index.js";
-import { Sandbox, sandboxSettingsFromEnv } from "../../src/sandbox/index.js";
+import { Sandbox, sandboxSettingsFromEnv, sandboxFromEnv } from "../../src/sandbox/index.js";
 import { makeTempDir, removeTempDirs } from "../support/tmp.js";
 import { dirname } from "node:path";
 import { AGENT_SCRIPT } from "../pipeline/helpers.js";
 import { fakeAgentBin, prependPath } from "./fake-cli.js";
+
+/** The operator's sandbox, resolved once here as the App resolves it at its edge. */
+const operatorSandbox = sandboxFromEnv();
 
 afterAll(removeTempDirs);
 
@@ -60,6 +63,7 @@ function seatSetup(): { request: Parameters<typeof dispatchSeat>[0]; hooks: Disp
   const parkedUntil: string[] = [];
   return {
     request: {
+      sandbox: operatorSandbox,
       stage: "implementer",
       attempt: 1,
       worktree,

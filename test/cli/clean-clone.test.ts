@@ -16,9 +16,13 @@ interface Captured {
 }
 
 async function harness(cwd: string, ...args: string[]): Promise<Captured> {
+  return harnessWith(process.env, cwd, ...args);
+}
+
+async function harnessWith(env: NodeJS.ProcessEnv, cwd: string, ...args: string[]): Promise<Captured> {
   let stdout = "";
   let stderr = "";
-  const io: CliIO = { stdout: (text) => void (stdout += text), stderr: (text) => void (stderr += text), cwd, env: process.env };
+  const io: CliIO = { stdout: (text) => void (stdout += text), stderr: (text) => void (stderr += text), cwd, env };
   const code = await main(["clean-clone", ...args], io);
   return { code, stdout, stderr };
 }
@@ -38,6 +42,12 @@ beforeAll(async () => {
 });
 
 describe("harness clean-clone", () => {
+  it("reads the operator's sandbox settings from its own environment once, and exits 2 naming a bad one before any clone", async () => {
+    const run = await harnessWith({ ...process.env, HARNESS_SANDBOX: "maybe" }, repo, "--command", "true");
+    expect([run.code, run.stdout]).toEqual([2, ""]);
+    expect(run.stderr).toMatch(/^harness clean-clone: .*HARNESS_SANDBOX.*must be 'on' or 'off'/);
+  });
+
   it("exits 0 when the suite passes in the clone, printing the result and writing --out", async () => {
     const out = join(root, "results", "clean-clone-result.json");
     const run = await harness(repo, "--command", "cat value.txt", "--out", out, "--timeout-ms", "60000", "--link", "node_modules");

@@ -3,7 +3,7 @@ import { jest } from "@jest/globals";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
+import { useFakeGitHub } from "../support/fake-github-fixture.js";
 import { startApp, type RunningApp } from "./app-process.js";
 import { addStoryRepo, checksOn, harnessYml, labelNewIssue, OWNER, reportsDelivered, sandboxGrant, storyPull } from "./scenario.js";
 import { eventually } from "../support/poll.js";
@@ -11,19 +11,20 @@ import { eventually } from "../support/poll.js";
 jest.setTimeout(180_000);
 
 describe("two stories at once", () => {
-  let fake: FakeGitHub;
   let app: RunningApp | undefined;
   let root: string;
 
-  beforeAll(async () => {
-    root = mkdtempSync(join(tmpdir(), "harness-e2e-concurrency-"));
-    fake = await startFakeGitHub();
-  });
+  // Declared before the fake's teardown (jest runs afterAll hooks in order): the App stops while the fake still answers.
   afterAll(async () => {
     if (root && existsSync(join(root, "markers"))) writeFileSync(join(root, "markers", "release"), "");
     await app?.stop();
-    await fake?.close();
     rmSync(root, { recursive: true, force: true });
+  });
+
+  const fake = useFakeGitHub();
+
+  beforeAll(async () => {
+    root = mkdtempSync(join(tmpdir(), "harness-e2e-concurrency-"));
   });
 
   it("runs two stories of one repository together when HARNESS_CONCURRENCY=2", async () => {

@@ -10,7 +10,8 @@ import { jest } from "@jest/globals";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startFakeGitHub, type FakeGitHub, type FailureWindow } from "../support/fake-github/index.js";
+import type { FailureWindow } from "../support/fake-github/index.js";
+import { useFakeGitHub } from "../support/fake-github-fixture.js";
 import { startApp, type RunningApp } from "./app-process.js";
 import {
   addStoryRepo,
@@ -38,21 +39,21 @@ function pendingOutbox(home: string): string[] {
 }
 
 describe("the outbox, end to end", () => {
-  let fake: FakeGitHub;
   let root: string;
   const apps: RunningApp[] = [];
   const windows: FailureWindow[] = [];
 
-  beforeAll(async () => {
-    root = mkdtempSync(join(tmpdir(), "harness-e2e-outbox-"));
-    fake = await startFakeGitHub();
-  });
-
+  // Declared before the fake's teardown (jest runs afterAll hooks in order): the App stops while the fake still answers.
   afterAll(async () => {
     for (const window of windows) window.close();
     for (const app of apps) await app.stop();
-    await fake?.close();
     rmSync(root, { recursive: true, force: true });
+  });
+
+  const fake = useFakeGitHub();
+
+  beforeAll(async () => {
+    root = mkdtempSync(join(tmpdir(), "harness-e2e-outbox-"));
   });
 
   it("delivers every final report once a window of 403 retry-after and GraphQL 502 has passed, across a restart", async () => {

@@ -7,7 +7,7 @@ import { jest } from "@jest/globals";
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
+import { useFakeGitHub } from "../support/fake-github-fixture.js";
 import { startApp, type RunningApp } from "./app-process.js";
 import { addStoryRepo, harnessYml, logged, OWNER } from "./scenario.js";
 import { eventually } from "../support/poll.js";
@@ -15,19 +15,19 @@ import { eventually } from "../support/poll.js";
 jest.setTimeout(120_000);
 
 describe("queue trouble, end to end", () => {
-  let fake: FakeGitHub;
   let root: string;
   const apps: RunningApp[] = [];
 
-  beforeAll(async () => {
-    root = mkdtempSync(join(tmpdir(), "harness-e2e-queue-"));
-    fake = await startFakeGitHub();
-  });
-
+  // Declared before the fake's teardown (jest runs afterAll hooks in order): the App stops while the fake still answers.
   afterAll(async () => {
     for (const app of apps) await app.stop();
-    await fake?.close();
     rmSync(root, { recursive: true, force: true });
+  });
+
+  const fake = useFakeGitHub();
+
+  beforeAll(async () => {
+    root = mkdtempSync(join(tmpdir(), "harness-e2e-queue-"));
   });
 
   it("quarantines an unreadable job, tells its issue, and refuses a second App on the same HARNESS_HOME", async () => {

@@ -7,7 +7,7 @@ import { jest } from "@jest/globals";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
+import { useFakeGitHub } from "../support/fake-github-fixture.js";
 import { startApp, type RunningApp } from "./app-process.js";
 import { addStoryRepo, checksOn, harnessYml, labelNewIssue, OWNER, reportsDelivered, sandboxGrant, storyPull, storyRunsDir } from "./scenario.js";
 import { processWithTag } from "../support/tmp.js";
@@ -16,21 +16,21 @@ import { eventually, until } from "../support/poll.js";
 jest.setTimeout(180_000);
 
 describe("the App killed with SIGKILL mid-story", () => {
-  let fake: FakeGitHub;
   let root: string;
   const apps: RunningApp[] = [];
 
-  beforeAll(async () => {
-    root = mkdtempSync(join(tmpdir(), "harness-e2e-restart-"));
-    fake = await startFakeGitHub();
-  });
-
+  // Declared before the fake's teardown (jest runs afterAll hooks in order): the App stops while the fake still answers.
   afterAll(async () => {
     // Releases any agent still waiting (none should be: the sandbox dies with the App).
     if (root) writeFileSync(join(root, "markers", "release"), "");
     for (const app of apps) await app.stop();
-    await fake?.close();
     rmSync(root, { recursive: true, force: true });
+  });
+
+  const fake = useFakeGitHub();
+
+  beforeAll(async () => {
+    root = mkdtempSync(join(tmpdir(), "harness-e2e-restart-"));
   });
 
   it("resumes the story after a restart and completes it", async () => {

@@ -9,7 +9,8 @@ import { jest } from "@jest/globals";
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { deliverWebhook, issuesLabeledPayload, signedDelivery, startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.js";
+import { deliverWebhook, issuesLabeledPayload, signedDelivery } from "../support/fake-github/index.js";
+import { useFakeGitHub } from "../support/fake-github-fixture.js";
 import { startRedis, type RedisServer } from "../support/redis.js";
 import { startApp, type RunningApp } from "./app-process.js";
 import { AGENT_SCRIPT, harnessYml, OWNER, pendingOutboxWrites, storyEnd, storyPull, storyRunsDir } from "./scenario.js";
@@ -33,7 +34,6 @@ const TIMED_AGENT = AGENT_SCRIPT.replace(
 
 describe("scale-out: serve and two workers on Redis", () => {
   let redis: RedisServer;
-  let fake: FakeGitHub;
   let root: string;
   const processes: Array<{ stop: () => Promise<unknown> }> = [];
   // The agents' folders outside their worktrees (intervals, markers) are granted to the sandbox.
@@ -44,18 +44,22 @@ describe("scale-out: serve and two workers on Redis", () => {
     HARNESS_SANDBOX_WRITE: `${join(root, "shared")}:${join(root, "markers")}`,
   });
 
+  // A test that failed leaves its processes: they must not take the next test's stories. Declared before the fake's
+  // hooks (jest runs after-hooks in the order they are declared): every process has stopped when the fake checks what it refused.
+  afterEach(async () => {
+    for (const running of processes.splice(0).reverse()) await running.stop();
+  });
+  // The fake is the fixture's to check and close, after this.
+  afterAll(() => tearDown({ root, processes, fake: undefined, redis }));
+
+  const fake = useFakeGitHub({ moreInstallations: [SECOND_INSTALLATION] });
+
   beforeAll(async () => {
     root = mkdtempSync(join(tmpdir(), "harness-e2e-scale-"));
     mkdirSync(join(root, "shared"));
     mkdirSync(join(root, "markers"));
     redis = await startRedis();
-    fake = await startFakeGitHub({ moreInstallations: [SECOND_INSTALLATION] });
   });
-  // A test that failed leaves its processes: they must not take the next test's stories.
-  afterEach(async () => {
-    for (const running of processes.splice(0).reverse()) await running.stop();
-  });
-  afterAll(() => tearDown({ root, processes, fake, redis }));
 
   async function addRepo(name: string, agentArgs: string[]): Promise<void> {
     const yml = harnessYml().replace("sh .harness-test/agent.sh", `sh .harness-test/agent.sh ${agentArgs.map((arg) => `'${arg}'`).join(" ")}`);

@@ -5,14 +5,8 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  checkRunRequestedActionPayload,
-  deliverWebhook,
-  issuesLabeledPayload,
-  signedDelivery,
-  startFakeGitHub,
-  type FakeGitHub,
-} from "../support/fake-github/index.js";
+import { checkRunRequestedActionPayload, deliverWebhook, issuesLabeledPayload, signedDelivery } from "../support/fake-github/index.js";
+import { useFakeGitHub } from "../support/fake-github-fixture.js";
 import { startApp, type RunningApp } from "./app-process.js";
 import {
   addStoryRepo,
@@ -36,26 +30,26 @@ import { eventually } from "../support/poll.js";
 jest.setTimeout(180_000);
 
 describe("the App end to end", () => {
-  let fake: FakeGitHub;
   let app: RunningApp;
   let root: string;
   let home: string;
 
+  // Declared before the fake's teardown (jest runs afterAll hooks in order): the App stops while the fake still answers.
+  afterAll(async () => {
+    await app?.stop();
+    if (process.env.HARNESS_E2E_KEEP) process.stderr.write(`kept ${root}\n`);
+    else rmSync(root, { recursive: true, force: true });
+  });
+
+  const fake = useFakeGitHub();
+
   beforeAll(async () => {
     root = mkdtempSync(join(tmpdir(), "harness-e2e-"));
     home = join(root, "home");
-    fake = await startFakeGitHub();
     // The provisioning gates below are files the test creates outside any worktree; the App's
     // sandbox is told to let steps read their folder, as an operator would (HARNESS_SANDBOX_READ).
     mkdirSync(join(root, "gates"));
     app = await startApp({ fake, home, workDir: root, env: { HARNESS_SANDBOX_READ: join(root, "gates") } });
-  });
-
-  afterAll(async () => {
-    await app?.stop();
-    await fake?.close();
-    if (process.env.HARNESS_E2E_KEEP) process.stderr.write(`kept ${root}\n`);
-    else rmSync(root, { recursive: true, force: true });
   });
 
   it("label → draft PR, 👀, link comment, four check runs, status comment, PR ready; a redelivery starts nothing", async () => {

@@ -1,7 +1,7 @@
 /**
  * The house's shape, checked over the real import graph of `src/` (type imports included, as
  * TypeScript's own pre-processor reads them): no import cycle anywhere, and the failure
- * vocabulary is ground that stands on no other room.
+ * vocabulary is ground that stands on no other room, and no file is dead (unreached from the entry).
  */
 import { readdirSync, readFileSync, existsSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -155,5 +155,16 @@ describe("the import graph of src/", () => {
       if (!file.startsWith(failure)) continue;
       expect(targets.filter((target) => !target.startsWith(failure)).map((target) => relative(SRC, target))).toEqual([]);
     }
+  });
+
+  it("reaches every file of src/ from the command's entry (cli.ts, which bin/harness.js runs): no dead file", () => {
+    const reached = new Set<string>();
+    const pending = [join(SRC, "cli.ts")];
+    for (let file = pending.pop(); file !== undefined; file = pending.pop()) {
+      if (reached.has(file)) continue;
+      reached.add(file);
+      pending.push(...(graph.get(file) ?? []));
+    }
+    expect([...graph.keys()].filter((file) => !reached.has(file)).map((file) => relative(SRC, file))).toEqual([]);
   });
 });

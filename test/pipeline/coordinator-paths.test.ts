@@ -23,6 +23,7 @@ import { createTaskWorktree, git, removeTaskWorktree, taskWorktreePath } from ".
 import { removeTempDirs } from "../support/tmp.js";
 import { kinds, makeScenario, ofKind, recordingReporter, type Scenario } from "./helpers.js";
 import { sandboxOf } from "./task-run.js";
+import { sandboxFromEnv } from "../../src/sandbox/index.js";
 
 afterAll(removeTempDirs);
 
@@ -125,14 +126,14 @@ describe("runStory's decisions", () => {
         throw new Error("removal refused");
       },
     };
-    // No sandbox given: the operator's, from the environment (on by default).
+    // The operator's sandbox as the App's edge resolves it from the environment (on by default).
     const { outcome, journal } = await run(s, {
       config: config({ test: "echo made > made.txt" }),
       workflow: gateOnly(s),
       clock: () => at,
       deps,
       readmission: true,
-      sandbox: undefined,
+      sandbox: sandboxFromEnv(),
     });
 
     const started = ofKind(journal, "run.started")[0];

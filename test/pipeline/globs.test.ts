@@ -124,6 +124,29 @@ describe("matchesPattern", () => {
     expect(patternsOverlap("**/*.md", "docs/*.md")).toBe(true);
   });
 
+  it("takes a `*` in a path as a character the pattern's `*` may cover, not as a wildcard of the path", () => {
+    // A file may be named with a literal `*`: the pattern's `*` still spans it and what follows.
+    expect(matchesPattern("src/a*", "src/a*b")).toBe(true);
+    expect(matchesPattern("src/a*", "src/*b")).toBe(false);
+  });
+
+  it("tells overlaps apart segment by segment: depths, literal folders, names, prefixes and suffixes", () => {
+    // Same-depth globs without `**` never meet at another depth, whichever side is shorter.
+    expect(patternsOverlap("src/*.ts", "src/*/x.ts")).toBe(false);
+    expect(patternsOverlap("src/*/x.ts", "src/*.ts")).toBe(false);
+    // Two literal folders at the same depth meet only when they are the same.
+    expect(patternsOverlap("src/*.ts", "lib/*.ts")).toBe(false);
+    expect(patternsOverlap("src/**/a.ts", "src/**/b.ts")).toBe(false);
+    // A literal segment against a wildcard one is matched, not guessed from prefix and suffix.
+    expect(patternsOverlap("src/axc/*.ts", "src/a?y?c/*.ts")).toBe(false);
+    expect(patternsOverlap("src/a?y?c/*.ts", "src/axc/*.ts")).toBe(false);
+    // The names compared across `**` are the last segments, not the second.
+    expect(patternsOverlap("docs/**/*.md", "docs/**/*.ts")).toBe(false);
+    // One literal prefix (or suffix) extending the other may still meet.
+    expect(patternsOverlap("src/ab*", "src/abc*")).toBe(true);
+    expect(patternsOverlap("src/*.ts", "src/*x.ts")).toBe(true);
+  });
+
   it("covers a path when any pattern does, and none when there is none", () => {
     expect(matchesAny("src/a.ts", ["lib/**", "src/*.ts"])).toBe(true);
     expect(matchesAny("src/a.ts", ["lib/**", "src/*.md"])).toBe(false);

@@ -10,6 +10,7 @@ import { fakeOctokit } from "../support/fake-github/client.js";
 import { recordingLog } from "./recording-log.js";
 import { realRunner, storyLease } from "./real-runner.js";
 import { useFakeGitHub } from "../support/fake-github-fixture.js";
+import { independentTasks, planBody, plannedHarnessYml } from "../support/plan-story.js";
 
 describe("story runner", () => {
   const fake = useFakeGitHub();
@@ -165,25 +166,13 @@ describe("story runner", () => {
       `printf '{"verdict":"pass","findings":[]}' > "$HARNESS_ARTIFACT_DIR/verdict.json"`,
       "",
     ].join("\n");
-    const harnessYml = [
-      "agent:",
-      '  command: "sh tools/agent.sh"',
-      "test:",
-      '  command: "true"',
-      "provision:",
-      '  command: "true"',
-      "max_attempts: 1",
-      "plan:",
-      "  concurrency: 4",
-      "",
-    ].join("\n");
+    const harnessYml = plannedHarnessYml("sh tools/agent.sh", 4);
     const repo = await fake.addRepository({
       owner: "acme",
       name: "planned",
       files: { "README.md": "x\n", "tools/agent.sh": agent, ".github/harness.yml": harnessYml },
     });
-    const plan = { tasks: ["a", "b"].map((id) => ({ id, title: `Part ${id}`, description: `Write src/${id}.txt`, files: [`src/${id}.txt`], blocked_by: [] })) };
-    const body = `Two parts.\n\n\`\`\`harness-plan\n${JSON.stringify(plan)}\n\`\`\`\n`;
+    const body = planBody(independentTasks(["a", "b"]), "Two parts.\n\n");
     const issue = fake.createIssue("acme", "planned", { title: "Two parts", body, user: "acme" });
     const home = join(root, "home-planned");
     await realWorker(home, { taskSlots: 1 })(startLease("planned", issue.number, issue.title, repo, 0, body), new AbortController().signal);

@@ -9,6 +9,7 @@ import { until } from "../support/poll.js";
 import { realRunner, storyLease } from "./real-runner.js";
 import { recordingLog } from "./recording-log.js";
 import { useFakeGitHub } from "../support/fake-github-fixture.js";
+import { independentTasks, planBody, plannedHarnessYml } from "../support/plan-story.js";
 
 /** The most tasks of one story that were running at once, read from its journal (task.started … task.finished). */
 function mostAtOnce(journal: readonly HistoryEvent[]): number {
@@ -47,24 +48,11 @@ describe("a plan's tasks at once on a runner shared by several stories", () => {
       "exit 0",
       "",
     ].join("\n");
-    const yml = [
-      "agent:",
-      `  command: ${JSON.stringify(`sh tools/agent.sh '${out}'`)}`,
-      "test:",
-      '  command: "true"',
-      "provision:",
-      '  command: "true"',
-      "max_attempts: 1",
-      "plan:",
-      "  concurrency: 4",
-      "",
-    ].join("\n");
+    const yml = plannedHarnessYml(`sh tools/agent.sh '${out}'`, 4);
     const files = { "README.md": "x\n", "tools/agent.sh": agent, ".github/harness.yml": yml };
     const holder = await fake.addRepository({ owner: "acme", name: "holder", files });
     const planned = await fake.addRepository({ owner: "acme", name: "waves", files });
-    const plan = JSON.stringify({
-      tasks: ["a", "b"].map((id) => ({ id, title: `Part ${id}`, description: `Write src/${id}.txt`, files: [`src/${id}.txt`], blocked_by: [] })),
-    });
+    const plan = independentTasks(["a", "b"]);
     const lease = (repository: { id: number; cloneUrl: string }, name: string, title: string, body: string): JobLease => {
       const issue = fake.createIssue("acme", name, { title, body, user: "acme" });
       return storyLease(fake, { name, number: issue.number, repository, title, body });
@@ -86,7 +74,7 @@ describe("a plan's tasks at once on a runner shared by several stories", () => {
     const holding = lease(holder, "holder", "Hold a slot", "No plan: one task.");
     const held = worker(holding, new AbortController().signal);
     await until("the holding story's agent", () => existsSync(join(out, "holding")));
-    const busy = lease(planned, "waves", "Two parts, busy runner", `\`\`\`harness-plan\n${plan}\n\`\`\`\n`);
+    const busy = lease(planned, "waves", "Two parts, busy runner", planBody(plan));
     await worker(busy, new AbortController().signal);
     const busyJournal = journalOf("waves", busy.job.issue.number);
     expect(ended(busyJournal)).toEqual(["story.completed"]);
@@ -96,7 +84,7 @@ describe("a plan's tasks at once on a runner shared by several stories", () => {
     writeFileSync(join(out, "release"), "");
     await held;
     expect(ended(journalOf("holder", holding.job.issue.number))).toEqual(["story.completed"]);
-    const idle = lease(planned, "waves", "Two parts, idle runner", `MEET IN THE WAVE\n\n\`\`\`harness-plan\n${plan}\n\`\`\`\n`);
+    const idle = lease(planned, "waves", "Two parts, idle runner", planBody(plan, "MEET IN THE WAVE\n\n"));
     await worker(idle, new AbortController().signal);
     const idleJournal = journalOf("waves", idle.job.issue.number);
     expect(ended(idleJournal)).toEqual(["story.completed"]);

@@ -7,6 +7,10 @@ import { symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { buildCleanClone, CLEAN_CLONE_DETAIL_BYTES, CleanCloneBuildError, runCleanCloneCheck } from "../../src/workspace/index.js";
 import { removeTemps, repoWith, run, temp, write } from "./clean-clone-fixtures.js";
+import { sandboxFromEnv } from "../../src/sandbox/index.js";
+
+/** The operator's sandbox, resolved once here as the App resolves it at its edge. */
+const sandbox = sandboxFromEnv();
 
 afterAll(removeTemps);
 
@@ -34,7 +38,7 @@ describe("a clean-clone build error's detail", () => {
     expect(error.detail.startsWith("... ")).toBe(true);
     expect(error.detail).toMatch(/a\.dat: clean filter 'huge' failed$/);
 
-    const result = await runCleanCloneCheck({ repo, command: "true", links: [], scratchRoot: temp("cc-bound-root-") });
+    const result = await runCleanCloneCheck({ sandbox, repo, command: "true", links: [], scratchRoot: temp("cc-bound-root-") });
     expect(result.ran).toBe(false);
     expect(bytes(result.reason ?? "")).toBeLessThanOrEqual(CLEAN_CLONE_DETAIL_BYTES + bytes(`clean clone of ${repo} could not be built (commit): `));
   });

@@ -6,9 +6,12 @@
  */
 import { readdirSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
-import type { Sandbox } from "../../src/sandbox/index.js";
+import { type Sandbox, sandboxFromEnv } from "../../src/sandbox/index.js";
 import { runCleanCloneCheck, type CleanCloneOptions, type CleanCloneResult } from "../../src/workspace/index.js";
 import { removeTemps, repoWith, temp, write } from "./clean-clone-fixtures.js";
+
+/** The operator's sandbox, resolved once here as the App resolves it at its edge. */
+const operatorSandbox = sandboxFromEnv();
 
 afterAll(removeTemps);
 
@@ -30,6 +33,7 @@ describe("runCleanCloneCheck's result", () => {
     const scratchRoot = temp("cc-check-root-");
     const before = performance.now();
     const result = await runCleanCloneCheck({
+      sandbox: operatorSandbox,
       repo,
       command: 'case "$PWD" in "$ROOT"/harness-clean-clone-*/clone) echo under-root;; esac; git rev-parse --is-shallow-repository',
       links: ["deps"],
@@ -51,6 +55,7 @@ describe("runCleanCloneCheck's result", () => {
     const bin = temp("cc-check-bin-");
     write(bin, { "python3.99": { content: '#!/bin/sh\necho "Python 3.99.5"\n', mode: 0o755 } });
     const result = await check({
+      sandbox: operatorSandbox,
       repo,
       command: "true",
       interpreter: "python3.99",
@@ -63,7 +68,7 @@ describe("runCleanCloneCheck's result", () => {
 
   it("did not run with an interpreter it cannot use, naming it as asked or as resolved", async () => {
     const repo = await repoWith({ "a.txt": "a\n" });
-    const missing = await check({ repo, command: "true", interpreter: "python-nowhere", env: { set: { PATH: "/usr/bin:/bin" } } });
+    const missing = await check({ sandbox: operatorSandbox, repo, command: "true", interpreter: "python-nowhere", env: { set: { PATH: "/usr/bin:/bin" } } });
     expect(missing).toEqual({
       ran: false,
       command: "true",
@@ -73,7 +78,14 @@ describe("runCleanCloneCheck's result", () => {
     });
     const bin = temp("cc-check-bin-");
     write(bin, { mute: { content: "#!/bin/sh\nexit 9\n", mode: 0o755 } });
-    const mute = await check({ repo, command: "true", interpreter: join(bin, "mute"), interpreterFromOperator: true, env: { allow: ["HOME"] } });
+    const mute = await check({
+      sandbox: operatorSandbox,
+      repo,
+      command: "true",
+      interpreter: join(bin, "mute"),
+      interpreterFromOperator: true,
+      env: { allow: ["HOME"] },
+    });
     // Its version is asked in the built clone's sandbox, so the clone's links are already known.
     expect(mute).toEqual({
       ran: false,
@@ -88,10 +100,10 @@ describe("runCleanCloneCheck's result", () => {
   it("did not run when the clone cannot be built, with the build error as the reason", async () => {
     const repo = await repoWith({ "a.txt": "a\n" });
     symlinkSync("/etc/hosts", join(repo, "hosts"));
-    const refused = await check({ repo, command: "true" });
+    const refused = await check({ sandbox: operatorSandbox, repo, command: "true" });
     expect(Object.keys(refused)).toEqual(["ran", "command", "durationMs", "reason"]);
     expect(refused.reason).toMatch(new RegExp(`^clean clone of ${repo} could not be built \\(refuse\\): the commit cannot be checked out`));
-    const allowed = await check({ repo, command: "readlink hosts", allowExternalSymlinks: true });
+    const allowed = await check({ sandbox: operatorSandbox, repo, command: "readlink hosts", allowExternalSymlinks: true });
     expect(allowed).toMatchObject({ ran: true, exitCode: 0, outputTail: "/etc/hosts", warnings: [expect.stringMatching(/the symlink hosts .* \(allowed\)$/)] });
   });
 
@@ -111,6 +123,7 @@ describe("runCleanCloneCheck with provisioning", () => {
     const harnessHome = temp("cc-check-home-");
     const logPath = join(temp("cc-check-log-"), "provision.log");
     const result = await check({
+      sandbox: operatorSandbox,
       repo,
       command: "cat node_modules/marker",
       links: ["node_modules"],
@@ -122,17 +135,20 @@ describe("runCleanCloneCheck with provisioning", () => {
     expect(result.outputTail?.startsWith(harnessHome)).toBe(true);
     expect(readFileSync(logPath, "utf8")).toContain("installed-here");
     // Without a log named, the install logs in the scratch folder.
-    expect(await check({ repo, command: "true", provision: { config: { command: "true" }, harnessHome } })).toMatchObject({ ran: true, provisioned: true });
+    expect(await check({ sandbox: operatorSandbox, repo, command: "true", provision: { config: { command: "true" }, harnessHome } })).toMatchObject({
+      ran: true,
+      provisioned: true,
+    });
   });
 
   it("did not run when provisioning fails, and calls a configuration the ladder refuses an internal error", async () => {
     const repo = await repoWith({ "a.txt": "a\n" });
     const harnessHome = temp("cc-check-home-");
-    const failing = await check({ repo, command: "true", provision: { config: { command: "exit 7" }, harnessHome } });
+    const failing = await check({ sandbox: operatorSandbox, repo, command: "true", provision: { config: { command: "exit 7" }, harnessHome } });
     expect(failing).toMatchObject({ ran: false });
     expect(failing.reason).toMatch(new RegExp(`^clean clone of ${repo} could not be built \\(provision\\): (?!internal error)`));
     expect(failing.provisioned).toBeUndefined();
-    const invalid = await check({ repo, command: "true", provision: { config: { command: 42 } as never, harnessHome } });
+    const invalid = await check({ sandbox: operatorSandbox, repo, command: "true", provision: { config: { command: 42 } as never, harnessHome } });
     expect(invalid.reason).toMatch(new RegExp(`^clean clone of ${repo} could not be built \\(provision\\): internal error: `));
     // The install runs in the caller's sandbox too.
     const boxed = await check({

@@ -4,6 +4,10 @@ import { execShell } from "../../src/exec/index.js";
 import { buildCleanClone, CleanCloneBuildError, runCleanCloneCheck } from "../../src/workspace/index.js";
 import { CORPUS, type CorpusCase } from "./clean-clone-corpus.js";
 import { look, observe, removeTemps, run, temp } from "./clean-clone-fixtures.js";
+import { sandboxFromEnv } from "../../src/sandbox/index.js";
+
+/** The operator's sandbox, resolved once here as the App resolves it at its edge. */
+const sandbox = sandboxFromEnv();
 
 afterAll(removeTemps);
 
@@ -26,7 +30,7 @@ async function checkTree(target: string, entry: CorpusCase): Promise<{ tree: str
     if (!(error instanceof CleanCloneBuildError)) throw new Error(`${entry.name}: expected a refusal, got ${String(error)}`);
     return { tree: error.tree ?? "", verdict: error.step === "refuse" ? "refused" : error.step, reason: error.message };
   }
-  const result = await runCleanCloneCheck({ repo: target, command: `git rev-parse HEAD^{tree}; ${entry.assertion}`, links: [] });
+  const result = await runCleanCloneCheck({ sandbox, repo: target, command: `git rev-parse HEAD^{tree}; ${entry.assertion}`, links: [] });
   if (!result.ran) throw new Error(`${entry.name}: did not run: ${result.reason ?? ""}`);
   const tree = (result.outputTail ?? "").split("\n")[0] ?? "";
   return { tree, verdict: result.exitCode === 0 ? "passes" : "fails" };

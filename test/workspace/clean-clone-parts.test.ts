@@ -22,6 +22,10 @@ import {
   type CleanCloneResult,
 } from "../../src/workspace/index.js";
 import { removeTemps, temp } from "./clean-clone-fixtures.js";
+import { sandboxFromEnv } from "../../src/sandbox/index.js";
+
+/** The operator's sandbox, resolved once here as the App resolves it at its edge. */
+const sandbox = sandboxFromEnv();
 
 afterAll(removeTemps);
 
@@ -176,7 +180,7 @@ describe("link names", () => {
 });
 
 describe("checkOptions", () => {
-  const base = { repo: "/r", command: "npm test" };
+  const base = { repo: "/r", command: "npm test", sandbox };
   const problem = (options: Parameters<typeof checkOptions>[0]): string | undefined => {
     try {
       checkOptions(options);

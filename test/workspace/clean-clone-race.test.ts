@@ -10,6 +10,10 @@ import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { buildCleanClone, gitResult, runCleanCloneCheck } from "../../src/workspace/index.js";
 import { look, observe, removeTemps, repoWith, temp, workingTreeTree, write } from "./clean-clone-fixtures.js";
+import { sandboxFromEnv } from "../../src/sandbox/index.js";
+
+/** The operator's sandbox, resolved once here as the App resolves it at its edge. */
+const sandbox = sandboxFromEnv();
 
 const servers: Server[] = [];
 
@@ -65,6 +69,7 @@ describe("a clean clone of a target another git process is writing into", () => 
   it("lets the check run the suite in it", async () => {
     const repo = await targetMidWrite();
     const result = await runCleanCloneCheck({
+      sandbox,
       repo,
       command: 'test "$(cat a.txt)" = changed && test -f new/c.txt',
       links: [],

@@ -6,13 +6,16 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { Sandbox, sandboxSettingsFromEnv } from "../../src/sandbox/index.js";
+import { Sandbox, sandboxSettingsFromEnv, sandboxFromEnv } from "../../src/sandbox/index.js";
 import type { BuiltCleanClone, CleanCloneOptions } from "../../src/workspace/index.js";
 import { CLEAN_CLONE_TAIL_BYTES, CLEAN_CLONE_TAIL_LINES } from "../../src/workspace/index.js";
 import { cloneStep, runSuite, suiteEnvSet } from "../../src/workspace/clean-clone/run-suite.js";
 import { launchInClone } from "../../src/workspace/clean-clone/suite.js";
 import { describeInvoked } from "../../src/workspace/clean-clone/truth.js";
 import { removeTemps, temp, write } from "./clean-clone-fixtures.js";
+
+/** The operator's sandbox, resolved once here as the App resolves it at its edge. */
+const operatorSandbox = sandboxFromEnv();
 
 afterAll(removeTemps);
 
@@ -27,7 +30,7 @@ function fakeClone(): BuiltCleanClone {
   return { cloneDir, workDir: join(cloneDir, "pkg"), commit: COMMIT, tree: "t".repeat(40), base: "b".repeat(40), targetTop, linked: [], warnings: [] };
 }
 
-const options = (extra: Partial<CleanCloneOptions> = {}): CleanCloneOptions => ({ repo: "/unused", command: "true", ...extra });
+const options = (extra: Partial<CleanCloneOptions> = {}): CleanCloneOptions => ({ sandbox: operatorSandbox, repo: "/unused", command: "true", ...extra });
 const script = (body: string) => ({ content: `#!/bin/sh\n${body}\n`, mode: 0o755 });
 
 /** A fake interpreter at `<prefix>/bin/<name>`, outside every folder the step otherwise sees. */
@@ -48,7 +51,7 @@ describe("the suite's environment", () => {
   it("describes the sandboxed step: the clone, the target, the network and the interpreter", () => {
     const clone = fakeClone();
     const box = new Sandbox(sandboxSettingsFromEnv({}));
-    expect(cloneStep(options(), clone, undefined)).toStrictEqual({ cloneDir: clone.cloneDir, targetTop: clone.targetTop });
+    expect(cloneStep(options(), clone, undefined)).toStrictEqual({ cloneDir: clone.cloneDir, targetTop: clone.targetTop, sandbox: operatorSandbox });
     expect(cloneStep(options({ sandbox: box, network: false, interpreterFromOperator: true }), clone, "/opt/py/bin/python")).toEqual({
       cloneDir: clone.cloneDir,
       targetTop: clone.targetTop,
@@ -79,7 +82,7 @@ describe("launchInClone", () => {
       `${interpreter} --version`,
       `cat ${unseen}/secret.txt 2>/dev/null || echo unseen-hidden`,
     ].join("; ");
-    const step = { cloneDir: clone.cloneDir, targetTop: clone.targetTop, interpreter };
+    const step = { cloneDir: clone.cloneDir, targetTop: clone.targetTop, interpreter, sandbox: operatorSandbox };
     const result = await launchInClone(["/bin/sh", "-c", command], { cwd: clone.workDir, timeoutMs: 60_000 }, step);
     expect(result.tail).toBe("made\nfrom the target\ntarget-read-only\nPython 3.99.0\nunseen-hidden");
     expect(result).toMatchObject({ exitCode: 0, sandboxed: true, network: false });
@@ -88,7 +91,7 @@ describe("launchInClone", () => {
     const hidden = await launchInClone(
       ["/bin/sh", "-c", `test -e ${interpreter} || echo no-interpreter`],
       { cwd: clone.workDir, timeoutMs: 60_000 },
-      { cloneDir: clone.cloneDir, targetTop: clone.targetTop },
+      { sandbox: operatorSandbox, cloneDir: clone.cloneDir, targetTop: clone.targetTop },
     );
     expect(hidden.tail).toBe("no-interpreter");
     const online = await launchInClone(["/bin/sh", "-c", "true"], { cwd: clone.workDir, timeoutMs: 60_000 }, { ...step, network: true });

@@ -2,6 +2,10 @@ import { chmodSync, existsSync, readdirSync, renameSync, rmSync, symlinkSync, un
 import { join } from "node:path";
 import { buildCleanClone, git, runCleanCloneCheck } from "../../src/workspace/index.js";
 import { look, observe, removeTemps, repoWith, run, temp, workingTreeTree, write } from "./clean-clone-fixtures.js";
+import { sandboxFromEnv } from "../../src/sandbox/index.js";
+
+/** The operator's sandbox, resolved once here as the App resolves it at its edge. */
+const sandbox = sandboxFromEnv();
 
 afterAll(removeTemps);
 
@@ -89,6 +93,7 @@ describe("clean clone construction", () => {
     write(worktree, { "pkg/b.txt": "uncommitted\n" });
     const expected = await workingTreeTree(worktree);
     const result = await runCleanCloneCheck({
+      sandbox,
       repo: join(worktree, "pkg"),
       command: 'basename "$PWD"; cat b.txt; git rev-parse HEAD^{tree} HEAD^',
       links: [],
@@ -124,7 +129,7 @@ describe("the target is only read", () => {
     utimesSync(join(target, "stale.txt"), new Date("2001-01-01"), new Date("2001-01-01"));
     const before = await observe(target);
 
-    const result = await runCleanCloneCheck({ repo: target, command: "cat a.txt untracked.txt", links: [] });
+    const result = await runCleanCloneCheck({ sandbox, repo: target, command: "cat a.txt untracked.txt", links: [] });
 
     expect(result).toMatchObject({ ran: true, exitCode: 0, outputTail: "changed\nnew" });
     expect(await observe(target)).toEqual(before);

@@ -11,6 +11,10 @@ import {
   type CleanCloneResult,
 } from "../../src/workspace/index.js";
 import { removeTemps, repoWith, run, temp, write } from "./clean-clone-fixtures.js";
+import { sandboxFromEnv } from "../../src/sandbox/index.js";
+
+/** The operator's sandbox, resolved once here as the App resolves it at its edge. */
+const sandbox = sandboxFromEnv();
 
 afterAll(removeTemps);
 
@@ -39,7 +43,7 @@ describe("the failure modes the check exists for: passing in the working tree, f
     write(repo, { "data.txt": "v2\n" });
     const command = 'test "$(git show HEAD:data.txt)" != "$(cat data.txt)"';
     await passesInPlace(repo, command);
-    const result = await check({ repo, command });
+    const result = await check({ sandbox, repo, command });
     expect(result).toMatchObject({ ran: true, exitCode: 1 });
   });
 
@@ -48,7 +52,7 @@ describe("the failure modes the check exists for: passing in the working tree, f
     write(repo, { "tests/new.test.sh": "#!/bin/sh\n" });
     const command = "git status --porcelain --untracked-files=all -- tests/ | grep -q new.test.sh";
     await passesInPlace(repo, command);
-    expect(await check({ repo, command })).toMatchObject({ ran: true, exitCode: 1 });
+    expect(await check({ sandbox, repo, command })).toMatchObject({ ran: true, exitCode: 1 });
   });
 
   it("a test reading a file .gitignore keeps out of the commit", async () => {
@@ -56,7 +60,7 @@ describe("the failure modes the check exists for: passing in the working tree, f
     write(repo, { "fixture.local": "secret-ish local data\n" });
     const command = "cat fixture.local";
     await passesInPlace(repo, command);
-    const result = await check({ repo, command });
+    const result = await check({ sandbox, repo, command });
     expect(result.ran).toBe(true);
     expect(result.exitCode).not.toBe(0);
     expect(result.outputTail).toContain("fixture.local");
@@ -69,7 +73,7 @@ describe("runCleanCloneCheck", () => {
     write(repo, { "value.txt": "2\n", "check.sh": { content: '#!/bin/sh\ntest "$(cat value.txt)" = 2 && echo ok\n', mode: 0o755 } });
     await passesInPlace(repo, "./check.sh");
     const logPath = join(temp("cc-log-"), "logs", "clean-clone.log");
-    const result = await check({ repo, command: "./check.sh && git log --format=%H -1", logPath });
+    const result = await check({ sandbox, repo, command: "./check.sh && git log --format=%H -1", logPath });
     expect(result).toMatchObject({ ran: true, exitCode: 0 });
     expect(readFileSync(logPath, "utf8")).toBe(`ok\n${result.commit}\n`);
     expect(result.outputTail).toBe(`ok\n${result.commit}`);
@@ -81,7 +85,7 @@ describe("runCleanCloneCheck", () => {
     const repo = await repoWith({ ".gitignore": "node_modules/\n", "main.sh": "cat node_modules/dep/index.txt\n" });
     write(repo, { "node_modules/dep/index.txt": "dependency\n", "extra/cache/x": "custom\n", ".gitignore": "node_modules/\nextra/\n" });
     const command = "sh main.sh && cat extra/cache/x && git status --porcelain && git ls-tree -r --name-only HEAD && cat .git/info/exclude | grep '^/'";
-    const result = await check({ repo, command, links: ["node_modules", "extra/cache", "absent"] });
+    const result = await check({ sandbox, repo, command, links: ["node_modules", "extra/cache", "absent"] });
     expect(result).toMatchObject({ ran: true, exitCode: 0 });
     expect(result.outputTail).toBe("dependency\ncustom\n.gitignore\nmain.sh\n/node_modules\n/extra/cache");
     expect(readFileSync(join(repo, "node_modules/dep/index.txt"), "utf8")).toBe("dependency\n");
@@ -90,13 +94,13 @@ describe("runCleanCloneCheck", () => {
   it("links node_modules by default", async () => {
     const repo = await repoWith({ ".gitignore": "node_modules/\n" });
     write(repo, { "node_modules/dep.txt": "dep\n" });
-    const result = await runCleanCloneCheck({ repo, command: "cat node_modules/dep.txt", scratchRoot: temp("cc-root-") });
+    const result = await runCleanCloneCheck({ sandbox, repo, command: "cat node_modules/dep.txt", scratchRoot: temp("cc-root-") });
     expect(result).toMatchObject({ ran: true, exitCode: 0, outputTail: "dep" });
   });
 
   it("reports a suite that runs out of time as a run that failed without an exit code, and removes the scratch folder", async () => {
     const repo = await repoWith({ "a.txt": "a\n" });
-    const result = await check({ repo, command: "echo started; sleep 600", timeoutMs: 2000 });
+    const result = await check({ sandbox, repo, command: "echo started; sleep 600", timeoutMs: 2000 });
     expect(result).toMatchObject({ ran: true, timedOut: true, outputTail: "started" });
     expect(result.reason).toBeUndefined();
     expect(result.exitCode).toBeUndefined();
@@ -112,7 +116,7 @@ describe("runCleanCloneCheck", () => {
     await run(repo, "add", "sub");
     await run(repo, "commit", "-q", "-m", "add submodule");
     await run(sub, "commit", "-q", "--allow-empty", "-m", "two");
-    const result = await check({ repo, command: "true" });
+    const result = await check({ sandbox, repo, command: "true" });
     expect(result.ran).toBe(false);
     expect(result.exitCode).toBeUndefined();
     expect(result.reason).toMatch(/could not be built \(refuse\).*submodule pointer sub/);
@@ -121,24 +125,25 @@ describe("runCleanCloneCheck", () => {
   it("reports a repository without a commit, and a folder outside git, as not run", async () => {
     const empty = temp("cc-empty-");
     await run(empty, "init", "-q");
-    expect((await check({ repo: empty, command: "true" })).reason).toMatch(/\(resolve\): has no commit/);
+    expect((await check({ sandbox, repo: empty, command: "true" })).reason).toMatch(/\(resolve\): has no commit/);
     const plain = temp("cc-plain-");
-    expect((await check({ repo: plain, command: "true" })).reason).toMatch(/\(resolve\): is not inside a git working tree/);
-    expect((await check({ repo: join(plain, "missing"), command: "true" })).reason).toMatch(/is not a directory/);
+    expect((await check({ sandbox, repo: plain, command: "true" })).reason).toMatch(/\(resolve\): is not inside a git working tree/);
+    expect((await check({ sandbox, repo: join(plain, "missing"), command: "true" })).reason).toMatch(/is not a directory/);
   });
 
   it("puts the interpreter's folder first on PATH and records its version", async () => {
     const repo = await repoWith({ "a.txt": "a\n" });
-    const result = await check({ repo, command: "command -v node", interpreter: process.execPath });
+    const result = await check({ sandbox, repo, command: "command -v node", interpreter: process.execPath });
     expect(result).toMatchObject({ ran: true, exitCode: 0, interpreter: process.execPath, interpreterVersion: process.version });
     expect(result.outputTail).toBe(join(dirname(process.execPath), "node"));
 
     const bin = temp("cc-bin-");
     write(bin, { "python3.99": { content: '#!/bin/sh\necho "Python 3.99.1" >&2\n', mode: 0o755 } });
-    const fake = await check({ repo, command: "python3.99", interpreter: join(bin, "python3.99"), interpreterFromOperator: true });
+    const fake = await check({ sandbox, repo, command: "python3.99", interpreter: join(bin, "python3.99"), interpreterFromOperator: true });
     expect(fake).toMatchObject({ ran: true, exitCode: 0, interpreter: join(bin, "python3.99"), interpreterVersion: "Python 3.99.1" });
 
     const byName = await check({
+      sandbox,
       repo,
       command: "true",
       interpreter: "python3.99",
@@ -147,14 +152,14 @@ describe("runCleanCloneCheck", () => {
     });
     expect(byName).toMatchObject({ ran: true, interpreter: join(bin, "python3.99"), interpreterVersion: "Python 3.99.1" });
 
-    const missing = await check({ repo, command: "true", interpreter: join(bin, "python2") });
+    const missing = await check({ sandbox, repo, command: "true", interpreter: join(bin, "python2") });
     expect(missing).toMatchObject({ ran: false, interpreter: join(bin, "python2") });
     expect(missing.reason).toMatch(/python2 is not an executable file/);
   });
 
   it("never hands the App's credentials to the suite, but passes what the caller allows", async () => {
     const repo = await repoWith({ "a.txt": "a\n" });
-    const result = await check({ repo, command: 'echo "${GITHUB_TOKEN:-none} $EXTRA"', env: { set: { GITHUB_TOKEN: "ghs_secret", EXTRA: "given" } } });
+    const result = await check({ sandbox, repo, command: 'echo "${GITHUB_TOKEN:-none} $EXTRA"', env: { set: { GITHUB_TOKEN: "ghs_secret", EXTRA: "given" } } });
     expect(result.outputTail).toBe("none given");
     // Copied from the harness's environment: only the names allowed, never a credential.
     const planted = { HARNESS_CC_ASKED: "asked", HARNESS_CC_UNASKED: "unasked", PRIVATE_KEY: "-----BEGIN" };
@@ -162,6 +167,7 @@ describe("runCleanCloneCheck", () => {
     Object.assign(process.env, planted);
     try {
       const copied = await check({
+        sandbox,
         repo,
         command: 'echo "${HARNESS_CC_ASKED:-none} ${HARNESS_CC_UNASKED:-none} ${PRIVATE_KEY:-none}"',
         env: { allow: ["HARNESS_CC_ASKED", "PRIVATE_KEY"] },
@@ -177,11 +183,11 @@ describe("runCleanCloneCheck", () => {
 
   it("rejects malformed options naming the field", async () => {
     const repo = await repoWith({ "a.txt": "a\n" });
-    await expect(runCleanCloneCheck({ repo, command: "true", links: ["ok", "../escape"] })).rejects.toThrow(/links\[1\]/);
-    await expect(runCleanCloneCheck({ repo, command: " " })).rejects.toBeInstanceOf(CleanCloneOptionsError);
+    await expect(runCleanCloneCheck({ sandbox, repo, command: "true", links: ["ok", "../escape"] })).rejects.toThrow(/links\[1\]/);
+    await expect(runCleanCloneCheck({ sandbox, repo, command: " " })).rejects.toBeInstanceOf(CleanCloneOptionsError);
     const scratchRoot = temp("harness-cc-scratch-");
     const head = await run(repo, "rev-parse", "HEAD");
-    await expect(runCleanCloneCheck({ repo, command: "true", timeoutMs: 0, scratchRoot })).rejects.toThrow(/timeoutMs/);
+    await expect(runCleanCloneCheck({ sandbox, repo, command: "true", timeoutMs: 0, scratchRoot })).rejects.toThrow(/timeoutMs/);
     // Refused before any work: no scratch clone was made, and the repository is as it was.
     expect(readdirSync(scratchRoot)).toEqual([]);
     expect(await run(repo, "rev-parse", "HEAD")).toBe(head);

@@ -4,10 +4,12 @@
  * git's last three lines), and the small helpers around git. Real repositories, real git.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
-import { readFileSync } from "node:fs";
+import { chmodSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
 import { join } from "node:path";
-import { git, GitError, isWorkTree, splitNul } from "../../src/workspace/index.js";
-import { initRepo, makeTempDir, removeTempDirs } from "../support/tmp.js";
+import { classifyGitFailure, git, GitError, gitFailureClass, isPushRefusal, isWorkTree, refusalMessage, splitNul } from "../../src/workspace/index.js";
+import { freePort } from "../support/net.js";
+import { commitAll, initRepo, makeTempDir, removeTempDirs, writeFiles } from "../support/tmp.js";
 
 let repo: string;
 
@@ -18,7 +20,7 @@ beforeAll(async () => {
 
 afterAll(removeTempDirs);
 
-async function failure(args: string[], options: { timeoutMs?: number; input?: string } = {}): Promise<GitError> {
+async function failure(args: string[], options: { timeoutMs?: number; input?: string; cwd?: string } = {}): Promise<GitError> {
   const error: unknown = await git(args, { cwd: repo, ...options }).then(
     () => undefined,
     (caught: unknown) => caught,
@@ -72,5 +74,106 @@ describe("git helpers", () => {
     const logPath = join(makeTempDir(), "git.log");
     await git(["log", "--format=%s"], { cwd: repo, logPath });
     expect(readFileSync(logPath, "utf8")).toContain("initial");
+  });
+});
+
+describe("git's words, classified in one place", () => {
+  /** A bare remote holding `main`, and a clone of it whose `main` is one commit ahead. */
+  async function remoteAndClone(): Promise<{ remote: string; clone: string }> {
+    const dir = makeTempDir();
+    const remote = join(dir, "remote.git");
+    await git(["-c", "init.defaultBranch=main", "init", "-q", "--bare", remote], { cwd: dir });
+    await git(["push", "-q", remote, "HEAD:refs/heads/main"], { cwd: repo });
+    const clone = join(dir, "clone");
+    await git(["clone", "-q", remote, clone], { cwd: dir });
+    writeFiles(clone, { "work.txt": "the story's work\n" });
+    await commitAll(clone, "work");
+    return { remote, clone };
+  }
+
+  it("tells a push a pre-receive hook refuses as push-refused, with the server's words", async () => {
+    const { remote, clone } = await remoteAndClone();
+    const hook = join(remote, "hooks", "pre-receive");
+    writeFileSync(hook, "#!/bin/sh\necho 'GH013: Repository rule violations found for refs/heads/main.' >&2\nexit 1\n");
+    chmodSync(hook, 0o755);
+    const error = await failure(["push", "origin", "HEAD:refs/heads/main"], { cwd: clone });
+    expect([error.kind, error.failureClass, isPushRefusal(error.kind)]).toEqual(["push-refused", "push-refused", true]);
+    const said = refusalMessage(error.stderr);
+    expect(said).toContain("remote: GH013: Repository rule violations found for refs/heads/main.");
+    expect(said).toMatch(/\[remote rejected\] HEAD -> main \(pre-receive hook declined\)/);
+    // git's own noise (where it pushed to) is left out.
+    expect(said).not.toMatch(/^To /m);
+  });
+
+  it("tells a push over a branch that moved on as non-fast-forward, a refusal too", async () => {
+    const { remote, clone } = await remoteAndClone();
+    const other = join(makeTempDir(), "other");
+    await git(["clone", "-q", remote, other], { cwd: repo });
+    writeFiles(other, { "other.txt": "someone else's work\n" });
+    await commitAll(other, "other");
+    await git(["push", "-q", "origin", "HEAD:refs/heads/main"], { cwd: other });
+    const error = await failure(["push", "origin", "HEAD:refs/heads/main"], { cwd: clone });
+    expect([error.kind, error.failureClass, isPushRefusal(error.kind)]).toEqual(["non-fast-forward", "push-refused", true]);
+    expect(refusalMessage(error.stderr)).toMatch(/! \[rejected\] +HEAD -> main \((fetch first|non-fast-forward)\)/);
+  });
+
+  it("tells a held index.lock as lock contention, not a refusal", async () => {
+    const { clone } = await remoteAndClone();
+    writeFileSync(join(clone, ".git", "index.lock"), "");
+    writeFiles(clone, { "more.txt": "more\n" });
+    const error = await failure(["add", "more.txt"], { cwd: clone });
+    expect([error.kind, error.failureClass, isPushRefusal(error.kind)]).toEqual(["lock", "git-failed", false]);
+  });
+
+  it("tells a missing ref as not-found, locally and on the remote", async () => {
+    const { clone } = await remoteAndClone();
+    expect((await failure(["fetch", "origin", "refs/heads/no-such-branch"], { cwd: clone })).kind).toBe("not-found");
+    expect((await failure(["log", "no-such-ref", "--"], { cwd: clone })).kind).toBe("not-found");
+  });
+
+  it("tells a folder outside any repository as not-a-repository", async () => {
+    const error = await failure(["status"], { cwd: makeTempDir() });
+    expect(error.kind).toBe("not-a-repository");
+  });
+
+  describe("over HTTP", () => {
+    let server: Server;
+    let port: number;
+    beforeAll(async () => {
+      // Answers every request of git's smart HTTP with the status its path names.
+      server = createServer((request, response) => {
+        const status = /\/(401|502)\//.exec(request.url ?? "")?.[1];
+        response.writeHead(Number(status ?? 404), status === "401" ? { "WWW-Authenticate": 'Basic realm="fake"' } : {});
+        response.end();
+      });
+      await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+      const address = server.address();
+      port = typeof address === "object" && address ? address.port : 0;
+    });
+    afterAll(() => new Promise<void>((done) => server.close(() => done())));
+
+    it("tells a server asking for credentials as auth", async () => {
+      const error = await failure(["ls-remote", `http://127.0.0.1:${port}/401/repo.git`]);
+      expect([error.kind, error.failureClass]).toEqual(["auth", "git-failed"]);
+    });
+
+    it("tells a server's 5xx and a port nobody listens on as network", async () => {
+      expect((await failure(["ls-remote", `http://127.0.0.1:${port}/502/repo.git`])).kind).toBe("network");
+      const closed = await freePort();
+      expect((await failure(["ls-remote", `http://127.0.0.1:${closed}/repo.git`])).kind).toBe("network");
+    });
+  });
+
+  it("reads a refusal before any other words, and maps only refusals to push-refused", () => {
+    // A refusal whose hook quotes a 403 and a missing path is still a refusal.
+    const tail = "remote: error: GH001: 403 large file not found\n ! [remote rejected] main -> main (pre-receive hook declined)\n";
+    expect(classifyGitFailure({ exitCode: 1, timedOut: false, tail })).toBe("push-refused");
+    expect(classifyGitFailure({ exitCode: null, timedOut: true, tail })).toBe("timeout");
+    expect(classifyGitFailure({ exitCode: 128, timedOut: false, tail: "fatal: the remote end hung up unexpectedly\n" })).toBe("network");
+    for (const kind of ["auth", "not-found", "lock", "network", "conflict", "timeout", "object-copy", "not-a-repository", "failed"] as const) {
+      expect([kind, gitFailureClass(kind), isPushRefusal(kind)]).toEqual([kind, "git-failed", false]);
+    }
+    // Without a rejection line, the refusal message is what git said.
+    expect(refusalMessage("fatal: something else\n")).toBe("fatal: something else");
   });
 });

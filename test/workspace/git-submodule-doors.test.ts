@@ -21,6 +21,10 @@ import {
   runCleanCloneCheck,
 } from "../../src/workspace/index.js";
 import { addWorktree, initRepo, makeTempDir, removeTempDirs } from "../support/tmp.js";
+import { sandboxFromEnv } from "../../src/sandbox/index.js";
+
+/** The operator's sandbox, resolved once here as the App resolves it at its edge. */
+const sandbox = sandboxFromEnv();
 
 afterAll(removeTempDirs);
 
@@ -106,7 +110,7 @@ describe("no App git command runs a nested repository's filter", () => {
 
   it("door: the clean clone's commit (`add -A` on a copy of the index) and its checkout", async () => {
     const { worktree, marker } = await trap();
-    const result = await runCleanCloneCheck({ repo: worktree, command: "cat a.txt", links: [], scratchRoot: makeTempDir("cc-root-") });
+    const result = await runCleanCloneCheck({ sandbox, repo: worktree, command: "cat a.txt", links: [], scratchRoot: makeTempDir("cc-root-") });
     expect(existsSync(marker)).toBe(false);
     expect(result).toMatchObject({ ran: true, exitCode: 0, outputTail: "changed by the agent" });
   });

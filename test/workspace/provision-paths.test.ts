@@ -15,11 +15,14 @@ import {
   snapshotsDir,
   WorkspaceProvisionError,
 } from "../../src/workspace/index.js";
-import { Sandbox, sandboxSettingsFromEnv } from "../../src/sandbox/index.js";
+import { Sandbox, sandboxSettingsFromEnv, sandboxFromEnv } from "../../src/sandbox/index.js";
 import { makeTempDir, removeTempDirs, writeFiles } from "../support/tmp.js";
 import { fakePath } from "./provision-fakes.js";
 import { project, withPathFirst } from "./provision-project.js";
 import { jest } from "@jest/globals";
+
+/** The operator's sandbox, resolved once here as the App resolves it at its edge. */
+const operatorSandbox = sandboxFromEnv();
 
 jest.setTimeout(60_000);
 afterAll(removeTempDirs);
@@ -176,9 +179,15 @@ describe("provisionWorktree failures, exactly", () => {
     writeFileSync(join(p.root, "logs-file"), "");
     const logPath = join(p.root, "logs-file", "p.log");
     const config = { command: "npm ci", env: { set: { PATH: fakePath(p.bin), RECORD_DIR: p.records } } };
-    const error = (await provisionWorktree({ worktree: wt, taskId: "t9", logPath, harnessHome: p.home, snapshots: false, config }).catch(
-      (e: unknown) => e,
-    )) as WorkspaceProvisionError;
+    const error = (await provisionWorktree({
+      sandbox: operatorSandbox,
+      worktree: wt,
+      taskId: "t9",
+      logPath,
+      harnessHome: p.home,
+      snapshots: false,
+      config,
+    }).catch((e: unknown) => e)) as WorkspaceProvisionError;
     expect(error.message).toMatch(new RegExp(`^cannot write the provisioning log ${logPath}: EEXIST`));
     expect({ ...error }).toMatchObject({ cmd: "npm ci", exitCode: null, logPath, logTail: "", taskId: "t9" });
     expect(p.runs()).toBe(0);
@@ -196,7 +205,9 @@ describe("provisionWorktree failures, exactly", () => {
   ])("refuses a worktree that %s, naming it", async (_what, make) => {
     const root = makeTempDir("harness-prov-paths-");
     const worktree = make(root);
-    const error = (await provisionWorktree({ worktree, taskId: "t4", logPath: join(root, "p.log") }).catch((e: unknown) => e)) as WorkspaceProvisionError;
+    const error = (await provisionWorktree({ sandbox: operatorSandbox, worktree, taskId: "t4", logPath: join(root, "p.log") }).catch(
+      (e: unknown) => e,
+    )) as WorkspaceProvisionError;
     expect(error).toBeInstanceOf(WorkspaceProvisionError);
     expect(error.message).toBe(`worktree ${worktree} does not exist or is not a directory`);
     expect({ ...error }).toMatchObject({ cmd: null, exitCode: null, logPath: join(root, "p.log"), logTail: "", taskId: "t4" });

@@ -14,6 +14,10 @@ import {
 } from "../../src/workspace/index.js";
 import { appearedOnlyByRename, folderEvents, writtenNames } from "../support/fs-events.js";
 import { addWorktree, commitAll, initRepo, makeTempDir, removeTempDirs } from "../support/tmp.js";
+import { sandboxFromEnv } from "../../src/sandbox/index.js";
+
+/** The operator's sandbox, resolved once here as the App resolves it at its edge. */
+const sandbox = sandboxFromEnv();
 
 afterAll(removeTempDirs);
 
@@ -39,6 +43,7 @@ describe("receipt", () => {
     mkdirSync(worktree);
     const events = await folderEvents(worktree, () =>
       provisionWorktree({
+        sandbox,
         worktree,
         taskId: "t",
         logPath: join(root, "p.log"),
@@ -79,7 +84,7 @@ describe("a receipt an agent planted", () => {
     expect(readReceipt(worktree)).toBeUndefined();
     expect(isProvisioned(worktree)).toBe(false);
     expect(() => assertProvisioned(worktree, "seat:tester")).toThrow(WorkspaceProvisionError);
-    const outcome = await provisionWorktree({ worktree, taskId: "t", logPath: join(root, "p.log"), harnessHome: join(root, "home") });
+    const outcome = await provisionWorktree({ sandbox, worktree, taskId: "t", logPath: join(root, "p.log"), harnessHome: join(root, "home") });
     expect(outcome.skipped).toBe(false);
     expect(lstatSync(join(worktree, PROVISION_RECEIPT)).isFile()).toBe(true);
     expect(isProvisioned(worktree)).toBe(true);
@@ -108,8 +113,8 @@ describe("receipt and git", () => {
     await initRepo(repo, { "README.md": "hello\n" });
     const linked = await addWorktree(repo, join(root, "linked"));
     const logPath = join(root, "provision.log");
-    await provisionWorktree({ worktree: repo, taskId: "a", logPath, harnessHome: join(root, "home") });
-    await provisionWorktree({ worktree: linked, taskId: "b", logPath, harnessHome: join(root, "home") });
+    await provisionWorktree({ sandbox, worktree: repo, taskId: "a", logPath, harnessHome: join(root, "home") });
+    await provisionWorktree({ sandbox, worktree: linked, taskId: "b", logPath, harnessHome: join(root, "home") });
     expect(existsSync(join(linked, PROVISION_RECEIPT))).toBe(true);
     expect(await git(["status", "--porcelain", "--untracked-files=all"], { cwd: repo, readOnly: true })).toBe("");
     expect(await git(["status", "--porcelain", "--untracked-files=all"], { cwd: linked, readOnly: true })).toBe("");
@@ -127,7 +132,7 @@ describe("receipt and git", () => {
     const repo = join(root, "repo");
     await initRepo(repo, { "packages/a [x]/README.md": "hello\n" });
     const sub = join(repo, "packages", "a [x]");
-    await provisionWorktree({ worktree: sub, taskId: "s", logPath: join(root, "s.log"), harnessHome: join(root, "home") });
+    await provisionWorktree({ sandbox, worktree: sub, taskId: "s", logPath: join(root, "s.log"), harnessHome: join(root, "home") });
     expect(existsSync(join(sub, PROVISION_RECEIPT))).toBe(true);
     expect(await git(["status", "--porcelain", "--untracked-files=all"], { cwd: repo, readOnly: true })).toBe("");
     const exclude = readFileSync(join(repo, ".git", "info", "exclude"), "utf8");
@@ -145,7 +150,9 @@ describe("receipt and git", () => {
     const worktrees: string[] = [];
     for (const n of [1, 2, 3]) worktrees.push(await addWorktree(repo, join(root, `wt${n}`), `b${n}`));
     await Promise.all(
-      worktrees.map((worktree, n) => provisionWorktree({ worktree, taskId: `t${n}`, logPath: join(root, `l${n}.log`), harnessHome: join(root, "home") })),
+      worktrees.map((worktree, n) =>
+        provisionWorktree({ sandbox, worktree, taskId: `t${n}`, logPath: join(root, `l${n}.log`), harnessHome: join(root, "home") }),
+      ),
     );
     const exclude = readFileSync(join(repo, ".git", "info", "exclude"), "utf8");
     expect(exclude.split("\n").filter((line) => line === `/${PROVISION_RECEIPT}`)).toHaveLength(1);
@@ -171,7 +178,7 @@ describe("assertProvisioned", () => {
   it("passes once the worktree is provisioned", async () => {
     const worktree = makeTempDir("harness-assert-");
     const logs = makeTempDir("harness-assert-logs-");
-    await provisionWorktree({ worktree, taskId: "t", logPath: join(logs, "provision.log"), harnessHome: join(logs, "home") });
+    await provisionWorktree({ sandbox, worktree, taskId: "t", logPath: join(logs, "provision.log"), harnessHome: join(logs, "home") });
     expect(() => assertProvisioned(worktree, "verifier")).not.toThrow();
   });
 });

@@ -1,9 +1,12 @@
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { provisionWorktree, ProvisionConfigError, readReceipt, WorkspaceProvisionError, type ProvisionConfig } from "../../src/workspace/index.js";
-import { Sandbox, sandboxSettingsFromEnv } from "../../src/sandbox/index.js";
+import { Sandbox, sandboxSettingsFromEnv, sandboxFromEnv } from "../../src/sandbox/index.js";
 import { makeTempDir, removeTempDirs, writeFiles, type FileSpec } from "../support/tmp.js";
 import { fakePath, recorded, writeFakeTools } from "./provision-fakes.js";
+
+/** The operator's sandbox, resolved once here as the App resolves it at its edge. */
+const operatorSandbox = sandboxFromEnv();
 
 afterAll(removeTempDirs);
 
@@ -103,7 +106,14 @@ describe("provisionWorktree rungs", () => {
   ])("%s is a no-op that still writes a receipt", async (_rung, files) => {
     const s = setup(files);
     const at = new Date("2026-01-02T03:04:05.000Z");
-    const outcome = await provisionWorktree({ worktree: s.worktree, taskId: "t", logPath: s.logPath, harnessHome: s.home, now: () => at });
+    const outcome = await provisionWorktree({
+      sandbox: operatorSandbox,
+      worktree: s.worktree,
+      taskId: "t",
+      logPath: s.logPath,
+      harnessHome: s.home,
+      now: () => at,
+    });
     expect(outcome).toMatchObject({ attempts: 0, skipped: false, receipt: { cmd: null, exitCode: 0, at: at.toISOString() } });
     expect(readFileSync(outcome.receiptPath, "utf8")).toBe(`${JSON.stringify(outcome.receipt)}\n`);
   });
@@ -240,6 +250,7 @@ describe("provisionWorktree failures", () => {
   it("a package manager that is not installed fails as provisioning, not as a crash", async () => {
     const s = setup({ "pnpm-lock.yaml": "" });
     const error = (await provisionWorktree({
+      sandbox: operatorSandbox,
       worktree: s.worktree,
       config: { env: { set: { PATH: join(s.root, "empty-bin") } } },
       taskId: "t2",
@@ -255,6 +266,7 @@ describe("provisionWorktree failures", () => {
     const s = setup({});
     writeFiles(s.root, { "not-a-dir": "" });
     const error = (await provisionWorktree({
+      sandbox: operatorSandbox,
       worktree: s.worktree,
       config: { command: 'touch "$RECORD_DIR/ran"', env: s.env },
       taskId: "t3",
@@ -268,7 +280,9 @@ describe("provisionWorktree failures", () => {
 
   it("a worktree that does not exist is a provisioning failure", async () => {
     const s = setup({});
-    await expect(provisionWorktree({ worktree: join(s.root, "missing"), taskId: "t", logPath: s.logPath })).rejects.toBeInstanceOf(WorkspaceProvisionError);
+    await expect(provisionWorktree({ sandbox: operatorSandbox, worktree: join(s.root, "missing"), taskId: "t", logPath: s.logPath })).rejects.toBeInstanceOf(
+      WorkspaceProvisionError,
+    );
   });
 });
 

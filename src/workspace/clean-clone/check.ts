@@ -9,7 +9,7 @@
  */
 import { realpathSync } from "node:fs";
 import { isAbsolute, join, relative } from "node:path";
-import { isInside, sandboxFromEnv } from "../../sandbox/index.js";
+import { isInside } from "../../sandbox/index.js";
 import { provisionWorktree } from "../provision/index.js";
 import { WorkspaceProvisionError } from "../provision/index.js";
 import { buildCleanClone, type BuiltCleanClone } from "./build.js";
@@ -40,7 +40,7 @@ async function provisionClone(options: CleanCloneOptions, cloneDir: string, scra
       // Stryker disable next-line ConditionalExpression,OptionalChaining: provision is there in this function; a config of undefined is no config
       ...(options.provision?.config !== undefined ? { config: options.provision.config } : {}),
       ...(options.provision?.harnessHome !== undefined ? { harnessHome: options.provision.harnessHome } : {}),
-      ...(options.sandbox !== undefined ? { sandbox: options.sandbox } : {}),
+      sandbox: options.sandbox,
     });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
@@ -71,7 +71,7 @@ async function targetInterpreter(
   const interpreter = early ?? (await resolveInterpreter(asked, clone.workDir, searchPathOf(options), clone.cloneDir));
   if (early !== undefined && options.interpreterFromOperator !== true && !isInside(realpathSync(early), clone.cloneDir)) {
     // The repository named a program outside its clone: the sandbox shows it only if the operator already shows it to every step.
-    if (!(options.sandbox ?? sandboxFromEnv()).sees(realpathSync(early))) {
+    if (!options.sandbox.sees(realpathSync(early))) {
       throw new InterpreterError(
         asked,
         "is not visible in the sandbox: clean_clone.interpreter names a program outside the system folders; an operator who trusts its installation adds that folder to HARNESS_SANDBOX_READ",

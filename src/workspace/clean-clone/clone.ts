@@ -8,7 +8,8 @@
  */
 import { rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { git, GitError } from "../git.js";
+import { GitError } from "../git-errors.js";
+import { git } from "../git.js";
 import { CLEAN_CLONE_STEP_TIMEOUT_MS } from "./limits.js";
 import type { CleanCloneTarget } from "./target.js";
 

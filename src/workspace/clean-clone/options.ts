@@ -34,8 +34,8 @@ export interface CleanCloneOptions {
   depth?: number;
   /** Let symlinks pointing outside the repository through (they dangle in any other checkout). */
   allowExternalSymlinks?: boolean;
-  /** Where the suite runs; the operator's sandbox (`HARNESS_SANDBOX`) when absent. */
-  sandbox?: Sandbox;
+  /** Where the suite runs: the operator's sandbox, resolved once at the edge (app.ts, cli/). */
+  sandbox: Sandbox;
   /** The suite gets the network (`test.network`); off by default. */
   network?: boolean;
   /** Provision the clone afresh (with the warm package caches) instead of linking dependency folders. */

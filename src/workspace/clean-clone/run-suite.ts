@@ -33,7 +33,7 @@ export function cloneStep(options: CleanCloneOptions, clone: BuiltCleanClone, in
   return {
     cloneDir: clone.cloneDir,
     targetTop: clone.targetTop,
-    ...(options.sandbox !== undefined ? { sandbox: options.sandbox } : {}),
+    sandbox: options.sandbox,
     ...(options.network !== undefined ? { network: options.network } : {}),
     ...(interpreter !== undefined && options.interpreterFromOperator === true ? { interpreter } : {}),
   };

@@ -8,11 +8,11 @@
 import { realpathSync } from "node:fs";
 import { dirname } from "node:path";
 import type { ExecOptions } from "../../exec/index.js";
-import { sandboxFromEnv, type Sandbox, type SandboxedResult } from "../../sandbox/index.js";
+import type { Sandbox, SandboxedResult } from "../../sandbox/index.js";
 
 export interface CloneStep {
-  /** The sandbox to run in; the operator's (`HARNESS_SANDBOX`) when absent. */
-  sandbox?: Sandbox;
+  /** The sandbox to run in: the operator's, resolved once at the edge. */
+  sandbox: Sandbox;
   network?: boolean;
   /** Root of the clone: the only folder the step writes. */
   cloneDir: string;
@@ -34,7 +34,7 @@ function interpreterPrefix(interpreter: string): string[] {
 
 /** Runs `argv` in the clean clone (the suite is `["/bin/sh", "-c", command]`) as a sandboxed `clean-clone` step. */
 export function launchInClone(argv: readonly string[], options: ExecOptions, step: CloneStep): Promise<SandboxedResult> {
-  return (step.sandbox ?? sandboxFromEnv()).run(argv, options, {
+  return step.sandbox.run(argv, options, {
     // Stryker disable next-line StringLiteral: the purpose is a type-level label the sandbox never reads
     purpose: "clean-clone",
     network: step.network === true,

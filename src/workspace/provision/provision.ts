@@ -5,7 +5,7 @@
 import { appendFileSync, mkdirSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { succeeded, type EnvSpec, type ExecResult } from "../../exec/index.js";
-import { sandboxFromEnv, type Sandbox, type SandboxStep } from "../../sandbox/index.js";
+import type { Sandbox, SandboxStep } from "../../sandbox/index.js";
 import { cacheDir, harnessHome as defaultHarnessHome } from "../paths.js";
 import { validateProvisionConfig, type ProvisionConfig, type ProvisionSettings } from "./config.js";
 import { WorkspaceProvisionError } from "./error.js";
@@ -28,8 +28,8 @@ export interface ProvisionArgs {
   /** The harness data directory holding the shared caches; `harnessHome()` by default. */
   harnessHome?: string;
   now?: () => Date;
-  /** Where the command runs; the operator's sandbox (`HARNESS_SANDBOX`) when absent. */
-  sandbox?: Sandbox;
+  /** Where the command runs: the operator's sandbox, resolved once at the edge (app.ts, cli/). */
+  sandbox: Sandbox;
   /** Link a matching dependency snapshot instead of installing (default true; see provision-snapshot). */
   snapshots?: boolean;
 }
@@ -103,7 +103,7 @@ export async function provisionWorktree(args: ProvisionArgs): Promise<ProvisionO
   if (resolved.argv === null) return { receiptPath, receipt: finish(null), attempts: 0, skipped: false };
 
   const home = args.harnessHome ?? defaultHarnessHome();
-  const sandbox = args.sandbox ?? sandboxFromEnv();
+  const sandbox = args.sandbox;
   const plan = await snapshotPlan(args, resolved, home, sandbox);
   if (!plan.eligible) appendNote(args.logPath, `no dependency snapshot: ${plan.reason}`);
   if (hasSnapshot(plan)) {

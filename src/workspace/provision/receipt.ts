@@ -6,7 +6,8 @@ import { closeSync, mkdirSync, openSync, readFileSync, writeSync } from "node:fs
 import { isAbsolute, join, resolve } from "node:path";
 import { schemas } from "../../schema/index.js";
 import { readBoundedTextSync, writeFileAtomicSync } from "../../files/index.js";
-import { git, GitError } from "../git.js";
+import { GitError } from "../git-errors.js";
+import { git } from "../git.js";
 import { linkedWorktreeDirs } from "../git-dir.js";
 import { repositoryLocks } from "../repo-lock.js";
 
