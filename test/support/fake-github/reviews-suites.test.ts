@@ -1,4 +1,4 @@
-import { execFileSync } from "node:child_process";
+import { git } from "../../../src/workspace/index.js";
 import { fakeOctokit } from "./client.js";
 import { checkSuiteCompletedPayload, pullRequestReviewSubmittedPayload, startFakeGitHub, type FakeGitHub } from "./index.js";
 
@@ -15,7 +15,7 @@ beforeAll(async () => {
   await gh.addRepository({ owner: OWNER, name: NAME, files: { "README.md": "# reviewed\n" } });
   const octokit = fakeOctokit(gh, { token: gh.mintToken() });
   const main = (await gh.branchHead(OWNER, NAME, "main")) ?? "";
-  const tree = (await octokit.rest.git.createCommit({ owner: OWNER, repo: NAME, message: "start", tree: treeOf(main), parents: [main] })).data;
+  const tree = (await octokit.rest.git.createCommit({ owner: OWNER, repo: NAME, message: "start", tree: await treeOf(main), parents: [main] })).data;
   await octokit.rest.git.createRef({ owner: OWNER, repo: NAME, ref: `refs/heads/${BRANCH}`, sha: tree.sha });
   head = tree.sha;
   pullNumber = (await octokit.rest.pulls.create({ owner: OWNER, repo: NAME, head: BRANCH, base: "main", title: "Story", draft: true })).data.number;
@@ -30,11 +30,8 @@ afterEach(() => {
 });
 
 /** The tree of a commit of the bare repository (read with git itself). */
-function treeOf(sha: string): string {
-  const bare = gh.state.repo(OWNER, NAME)?.bareDir ?? "";
-  return execFileSync("git", ["-C", bare, "rev-parse", `${sha}^{tree}`])
-    .toString()
-    .trim();
+async function treeOf(sha: string): Promise<string> {
+  return (await git(["rev-parse", `${sha}^{tree}`], { cwd: gh.state.repo(OWNER, NAME)?.bareDir ?? "", readOnly: true })).trim();
 }
 
 describe("fake GitHub: reviews and review comments", () => {
