@@ -25,6 +25,8 @@ export {
   renderStoryStopped,
   renderUnknownCommand,
   renderWriteFailure,
+  renderRevisionWaits,
+  renderReviseNeedsText,
 } from "./replies.js";
 export { renderInterruptedCheck, renderMovedCheck } from "./check-notes.js";
 export { adviceFor, RETRY_COMMAND } from "./advice.js";
