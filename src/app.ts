@@ -227,6 +227,7 @@ export function startStoryWorker(args: { queue: StoryQueue; settings: HarnessApp
   });
   const runner = createStoryRunner({
     appOctokit,
+    botLogin: () => (identity.slug ? `${identity.slug}[bot]` : undefined),
     harnessHome: settings.harnessHome,
     agentEnvAllow: settings.agentEnvAllow,
     githubThrottle: settings.githubThrottle,

@@ -109,3 +109,9 @@ export function renderReviseNeedsText(closed: boolean): string {
     ? "This pull request is closed: a story revises only its open pull request. Nothing was queued."
     : "`/harness revise` needs instructions after it, for example `/harness revise rename greet() to hello()`. Nothing was queued.";
 }
+
+/** Said when a revision cannot run: the story's pull request was merged or closed, or its branch is gone. */
+export function renderRevisionNotPossible(issueNumber: number, pull: { url: string; merged: boolean; state: string } | undefined): string {
+  if (!pull) return `Story #${issueNumber} has no open pull request or branch any more; the revision started nothing.`;
+  return `Story #${issueNumber}'s pull request ${pull.url} is ${pull.merged ? "merged" : pull.state}: the revision started nothing.`;
+}
