@@ -161,6 +161,8 @@ export function harnessApp(options: HarnessAppOptions): ApplicationFunction {
     app.on("issues.labeled", (context) => trigger("issues.labeled", context));
     app.on("issue_comment.created", (context) => trigger("issue_comment.created", context));
     app.on("check_run.requested_action", (context) => trigger("check_run.requested_action", context));
+    app.on("pull_request_review.submitted", (context) => trigger("pull_request_review.submitted", context));
+    app.on("check_suite.completed", (context) => trigger("check_suite.completed", context));
     if (settings.webhookSecret !== undefined) {
       // The door hands verified deliveries to the handlers itself, each with its octokit built on demand (see triggers/route.ts).
       const auth = app.auth.bind(app);
@@ -225,6 +227,7 @@ export function startStoryWorker(args: { queue: StoryQueue; settings: HarnessApp
   });
   const runner = createStoryRunner({
     appOctokit,
+    botLogin: () => (identity.slug ? `${identity.slug}[bot]` : undefined),
     harnessHome: settings.harnessHome,
     agentEnvAllow: settings.agentEnvAllow,
     githubThrottle: settings.githubThrottle,

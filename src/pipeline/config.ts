@@ -26,7 +26,19 @@ export interface HarnessConfig {
   cleanClone: CleanCloneConfig;
   /** A story with a plan: how many tasks of a wave run at once. */
   plan: { concurrency?: number };
+  /** `iterate`: revisions after the pull request; absent fields take {@link DEFAULT_ITERATE}. */
+  iterate?: IterateConfig;
 }
+
+/** `iterate` of `.github/harness.yml`: whether reviews and CI failures start revisions, and how many rounds in all. */
+export interface IterateConfig {
+  reviews: boolean;
+  ci: boolean;
+  maxRounds: number;
+}
+
+/** What a repository that says nothing of `iterate` gets. */
+export const DEFAULT_ITERATE: IterateConfig = Object.freeze({ reviews: true, ci: true, maxRounds: 3 });
 
 /** `clean_clone` of `.github/harness.yml`, normalised. */
 export interface CleanCloneConfig {
@@ -67,6 +79,7 @@ interface RawConfig {
   max_attempts?: number;
   clean_clone?: { link?: string[]; interpreter?: string; depth?: number; env?: string[]; provision?: boolean; allow_external_symlinks?: boolean };
   plan?: { concurrency?: number };
+  iterate?: { reviews?: boolean; ci?: boolean; max_rounds?: number };
 }
 
 /**
@@ -110,6 +123,13 @@ export function parseHarnessConfig(text: string, source: string): HarnessConfig 
     plan: {},
   };
   if (raw.plan?.concurrency !== undefined) config.plan.concurrency = raw.plan.concurrency;
+  if (raw.iterate !== undefined) {
+    config.iterate = {
+      reviews: raw.iterate.reviews ?? DEFAULT_ITERATE.reviews,
+      ci: raw.iterate.ci ?? DEFAULT_ITERATE.ci,
+      maxRounds: raw.iterate.max_rounds ?? DEFAULT_ITERATE.maxRounds,
+    };
+  }
   if (raw.clean_clone?.link !== undefined) config.cleanClone.link = [...raw.clean_clone.link];
   if (raw.test?.command !== undefined) config.test.command = raw.test.command;
   if (raw.test?.network !== undefined) config.test.network = raw.test.network;

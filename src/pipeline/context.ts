@@ -21,6 +21,8 @@ export const PLACEHOLDERS = [
   "suite_result",
   "clean_clone_result",
   "plan_task",
+  "review_feedback",
+  "ci_failure",
 ] as const;
 
 export type Placeholder = (typeof PLACEHOLDERS)[number];
@@ -63,8 +65,16 @@ export interface PromptContext {
   artifactDir: string;
   retry?: RetryEvidence;
   suite?: SuiteEvidence;
+  /** A revision round's feedback, rendered (absent: the story's first run or a re-admission). */
+  revision?: RevisionPrompt;
   /** The task of the story's plan this prompt is for (absent: the story is one task). */
   task?: { id: string; title: string; description: string; files: readonly string[]; earlier: string };
+}
+
+/** What a revision round asks of the implementer, as Markdown (each "(none)" when absent). */
+export interface RevisionPrompt {
+  reviewFeedback?: string;
+  ciFailure?: string;
 }
 
 const NONE = "(none)";
@@ -86,6 +96,8 @@ export function placeholderValues(context: PromptContext): Record<Placeholder, s
     suite_result: context.suite ? renderSuite(context.suite) : NONE,
     clean_clone_result: retry?.cleanClone ? renderCleanClone(retry.cleanClone) : NONE,
     plan_task: context.task ? renderTask(context.task) : NONE,
+    review_feedback: context.revision?.reviewFeedback ?? NONE,
+    ci_failure: context.revision?.ciFailure ?? NONE,
   };
 }
 

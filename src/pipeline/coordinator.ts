@@ -1,4 +1,7 @@
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { parseTemplate } from "./context.js";
+import { HARNESS_ROOT } from "./workflow-types.js";
 import { taskWorktreePath } from "../workspace/index.js";
 import { defaultDeps } from "./deps.js";
 import { Journal } from "./journal.js";
@@ -13,6 +16,9 @@ import { ConfigError, PlanError } from "./errors.js";
 import { PLAN_FENCE, readStoryPlan, type Plan } from "./plan.js";
 import { oneTaskId } from "./one-task.js";
 import { runPlannedStory, runUnplannedStory } from "./plan-story.js";
+
+/** The implementer's template in a revision round. */
+export const REVISER_PROMPT_PATH = join(HARNESS_ROOT, "prompts", "reviser.md");
 
 /**
  * Takes a story through its workflow and returns how it ended: journals `run.started`, reads
@@ -81,6 +87,7 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
   const agentEnv = args.config.agent.env.filter((name) => allowed.has(name));
   const context: RunContext = {
     story: args.story,
+    ...(args.revision ? { revision: { prompt: args.revision, template: reviserTemplate(), stageId: args.workflow.retryStage } } : {}),
     config: args.config,
     workflow: args.workflow,
     maxAttempts,
@@ -94,6 +101,14 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
   };
   const base = { args, runId, context, layout };
   return plan || planning ? runPlannedStory(base, plan) : runUnplannedStory(base);
+}
+
+/** `prompts/reviser.md`, checked like a workflow's templates: an unknown placeholder is refused, never left blank. */
+function reviserTemplate(): string {
+  const template = readFileSync(REVISER_PROMPT_PATH, "utf8");
+  const { unknown } = parseTemplate(template);
+  if (unknown.length > 0) throw new Error(`${REVISER_PROMPT_PATH} uses unknown placeholders: ${unknown.join(", ")}`);
+  return template;
 }
 
 /** The network policy of networked steps, as run.started records it. */

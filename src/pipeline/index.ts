@@ -10,6 +10,8 @@ export {
   assertAgentEnvAllowed,
   withOverrides,
   DEFAULT_HARNESS_CONFIG,
+  DEFAULT_ITERATE,
+  type IterateConfig,
   type HarnessConfig,
   type SeatOverride,
   type ConfigOverrides,
@@ -34,3 +36,5 @@ export {
   type PreflightProblem,
   type StoryBase,
 } from "./preflight/index.js";
+export { type RevisionPrompt } from "./context.js";
+export { REVISER_PROMPT_PATH } from "./coordinator.js";

@@ -1,3 +1,4 @@
+import type { RevisionPrompt } from "./context.js";
 import { join } from "node:path";
 import type { AgentLaunch } from "../agents/index.js";
 import type { Sandbox } from "../sandbox/index.js";
@@ -20,6 +21,8 @@ import type { Workflow } from "./workflow-types.js";
  */
 export interface RunContext {
   readonly story: StoryInput;
+  /** A revision round: its feedback, and the template its implementer stage uses instead of the workflow's. */
+  readonly revision?: { prompt: RevisionPrompt; template: string; stageId: string };
   readonly config: HarnessConfig;
   readonly workflow: Workflow;
   readonly maxAttempts: number;

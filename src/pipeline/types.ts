@@ -1,3 +1,4 @@
+import type { RevisionPrompt } from "./context.js";
 import type { Sandbox } from "../sandbox/index.js";
 import type { HarnessConfig } from "./config.js";
 import type { PipelineDeps } from "./deps.js";
@@ -27,6 +28,11 @@ export interface RunStoryArgs {
   reporter: Reporter;
   /** Environment names the operator allows agents to receive. */
   agentEnvAllow: readonly string[];
+  /**
+   * A revision of the story's open pull request: the implementer stage (the workflow's retry
+   * stage) runs `prompts/reviser.md` with this feedback, then the later stages as usual.
+   */
+  revision?: RevisionPrompt;
   /** retry-blocked: fresh worktree, fresh attempt budget, earlier history kept. */
   readmission?: boolean;
   clock?: () => Date;

@@ -17,11 +17,37 @@ export interface JobRepository {
   defaultBranch: string;
 }
 
-/** One unit of work: start a story, or re-admit a blocked one. */
+/** A review, or `/harness revise <text>`, as a writer submitted it: frozen into the job. */
+export interface ReviewFeedback {
+  kind: "review" | "command";
+  by: string;
+  /** The review's id, or the command comment's. */
+  id: number;
+  body: string;
+  /** The review's inline comments, read through the review-comments API (`line` absent: no longer in the diff). */
+  comments: { id: number; path: string; line?: number; body: string }[];
+}
+
+/** Another App's failing check suite on the story branch's head, with what its failing runs said. */
+export interface CiFeedback {
+  kind: "ci";
+  suiteId: number;
+  app: string;
+  headSha: string;
+  /** The failing runs: output, annotations, and for Actions the job log's last 64 KiB (redacted, ANSI stripped); `signature` names the failure. */
+  checks: { name: string; conclusion: string; summary: string; annotations: string[]; log?: string; signature: string }[];
+}
+
+/** What starts a revision round: one or more triggers, batched. */
+export interface RevisionRequest {
+  triggers: (ReviewFeedback | CiFeedback)[];
+}
+
+/** One unit of work: start a story, re-admit a blocked one, or revise its open pull request. */
 export interface StoryJob {
   /** Identifies the story across jobs: `<owner>/<name>#<issue>`. */
   storyKey: string;
-  kind: "start" | "retry-blocked";
+  kind: "start" | "retry-blocked" | "revise";
   installationId: number;
   repository: JobRepository;
   /**
@@ -31,6 +57,8 @@ export interface StoryJob {
   issue: { number: number; title: string; body: string; updatedAt?: string };
   /** The story's pull request, when known (a retry names it). */
   pullNumber?: number;
+  /** A `revise` job's feedback, frozen as it was submitted. */
+  revision?: RevisionRequest;
   /** Login of the user whose action queued the job. */
   requestedBy: string;
   /** `X-GitHub-Delivery` of the webhook that queued it. */

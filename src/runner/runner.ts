@@ -31,6 +31,9 @@ import { prepareStoryBranch } from "./story-branch.js";
 import { mergeDefaultBranch } from "./base-merge.js";
 import { TrackingReporter, type StoryReporter } from "./tracking-reporter.js";
 import { describe, reportEnd } from "./story-end.js";
+import { recordedRounds, replyOnThreads, startRevision, type RevisionRun } from "./revision-run.js";
+import type { RevisionRow } from "../github/report/render/index.js";
+import { renderRevisionNotPossible } from "../github/report/index.js";
 import { lowDiskReason, pruneRuns, type HousekeepingSettings } from "./housekeeping.js";
 import { probeSandbox, removeStaleSandboxState, type Sandbox, type SandboxStatus } from "../sandbox/index.js";
 import { storyKey } from "../story-key/index.js";
@@ -71,6 +74,8 @@ export interface StoryRunnerDeps {
    * holds one while it runs, and a plan's further tasks at once take the ones still free.
    */
   taskSlots?: number;
+  /** The App's bot login (`<slug>[bot]`): its status comment holds the story's revision rounds. */
+  botLogin?: () => string | undefined;
 }
 
 /** Task slots of a runner that names none (as many as `harness run` has). */
@@ -155,7 +160,7 @@ async function runJob(
         // story's pull request are independent reads, so the job waits for one round trip, not three.
         const admitted = github.confirmAdmission(job, log);
         const gitToken = github.gitAuthEnv();
-        const lookup = job.kind === "start" ? github.findStoryPull(job.issue.number) : Promise.resolve(undefined);
+        const lookup = job.kind !== "retry-blocked" ? github.findStoryPull(job.issue.number) : Promise.resolve(undefined);
         // Read with the same round trip; no answer only means the cache fetches, as it always did.
         const tips = github.branchTips({ defaultBranch: branches.exact, prefix: branches.prefix }).catch(() => undefined);
         // A refusal, or the answer that fails first, decides; the others' failures are then nobody's.
@@ -167,7 +172,13 @@ async function runJob(
         // A label on a story that already completed starts nothing: asked here, before any clone,
         // so the webhook handler never waits on GitHub.
         const existing = await lookup;
-        if (existing && isCompletedStory(existing)) {
+        // A revision works on the story's open pull request only: one merged, closed or gone is answered, and nothing starts.
+        if (job.kind === "revise" && (!existing || existing.state !== "open" || existing.merged)) {
+          const body = renderRevisionNotPossible(job.issue.number, existing);
+          await postNotices(outbox(), story, [commentNotice(`comment:revise-closed:${job.deliveryId}`, job.pullNumber ?? job.issue.number, body)], log);
+          return "completed";
+        }
+        if (job.kind === "start" && existing && isCompletedStory(existing)) {
           await postNotices(
             outbox(),
             story,
@@ -219,8 +230,12 @@ async function runJob(
     const untilAnswered = <T>(work: () => Promise<T>): Promise<T> =>
       untilGitHubAnswers(work, signal, { log, what: { story: job.storyKey }, ...deps.githubDown });
     pull = await ensureStoryPull({ github, repoDir, defaultBranch: job.repository.defaultBranch, issue: job.issue, authEnv, noPullYet, untilAnswered });
+    // The rounds recorded in the status comment are carried into every later render of it, so no run forgets them.
+    const revisionRows: RevisionRow[] = [];
+    if (!noPullYet && job.kind !== "revise") revisionRows.push(...(await recordedRounds(github, pull.pullNumber, deps.botLogin?.(), log)));
     const reporter = deps.createReporter(
       github.reporterTarget({
+        revisions: revisionRows,
         pullNumber: pull.pullNumber,
         issueNumber: job.issue.number,
         headSha: pull.headSha,
@@ -245,8 +260,19 @@ async function runJob(
       throw new StoryStop("interrupted", renderTooManyInterruptions(lease.interruptions));
     }
     const config = readConfig(deps, await configText);
+    let revising: RevisionRun | undefined;
+    if (job.kind === "revise") {
+      revising = await startRevision({ github, job, pull, config, botLogin: deps.botLogin?.(), log });
+      if (revising === undefined) {
+        alreadyCompleted = true; // the status comment says why nothing started
+        return;
+      }
+      revisionRows.push(...revising.rows);
+    }
     // A re-admission merges into the local branch, so it must be there; a start's task makes it from the remote's.
     await prepareStoryBranch({ repoDir, branch: pull.branch, remoteTip: pull.headSha, localTip: pull.localTip, absentIsFine: job.kind === "start" });
+    if (job.kind === "revise" && remoteTips !== undefined && !remoteTips.has(pull.branch))
+      throw new StoryStop("git-failed", renderRevisionNotPossible(job.issue.number, undefined));
     // A re-admitted story runs on the default branch as it is now (a conflict blocks it as base-conflict).
     if (job.kind === "retry-blocked") {
       const merged = await mergeDefaultBranch({ repoDir, branch: pull.branch, defaultBranch: job.repository.defaultBranch });
@@ -268,6 +294,7 @@ async function runJob(
         reporter: tracker,
         agentEnvAllow: deps.agentEnvAllow,
         readmission,
+        ...(revising ? { revision: revising.prompt } : {}),
         signal,
         sandbox: deps.sandbox,
         ...(deps.taskSlots !== undefined ? { taskSlots: deps.taskSlots } : {}),
@@ -289,6 +316,7 @@ async function runJob(
     if (end.pushWaiting)
       log.warn({ story: job.storyKey }, "the push waits in the outbox (GitHub could not take it yet); the story's end is reported once it went through");
     log.info({ story: job.storyKey, status: end.status, failureClass: end.failureClass, ...(end.handedOff ? { reports: "outbox" } : {}) }, "story finished");
+    if (revising) await replyOnThreads({ github, job, pull, outcome, workflow, log });
   } catch (error) {
     failure = error;
   } finally {

@@ -9,11 +9,12 @@ import { closesFence, forEachLine, leadingSpaces, onlySpaces, openingFence, type
 import { CharFinder, hiddenRegionEnd, htmlFinders } from "./hidden-html.js";
 
 /** The commands the App understands, in the order the help lists them. */
-export const KNOWN_COMMANDS = ["retry-blocked", "help"] as const;
+export const KNOWN_COMMANDS = ["retry-blocked", "revise", "help"] as const;
 export type KnownCommand = (typeof KNOWN_COMMANDS)[number];
 
-/** One command found in a comment; `line` is 1-based. */
-export type HarnessCommand = { kind: KnownCommand; line: number } | { kind: "unknown"; name: string; line: number };
+/** One command found in a comment; `line` is 1-based. `revise` carries its text: the rest of its line and the lines after it. */
+export type HarnessCommand =
+  { kind: Exclude<KnownCommand, "revise">; line: number } | { kind: "revise"; line: number; text: string } | { kind: "unknown"; name: string; line: number };
 
 /** At most this many commands are taken from one comment. */
 export const MAX_COMMANDS = 10;
@@ -189,6 +190,8 @@ function commandAt(text: string, at: number, end: number, lineNumber: number): H
   if (j === i) return { kind: "help", line: lineNumber };
   const name = text.slice(i, j);
   const known = KNOWN_COMMANDS.find((candidate) => candidate === name);
+  // The revision's instructions: the rest of the comment from after the command's name (a writer's words, frozen with the job).
+  if (known === "revise") return { kind: known, line: lineNumber, text: text.slice(j).trim() };
   if (known) return { kind: known, line: lineNumber };
   return { kind: "unknown", name: name.slice(0, MAX_NAME_CHARS), line: lineNumber };
 }

@@ -35,6 +35,8 @@ export interface GitHubReporterOptions {
   appSecrets?: readonly string[];
   /** The admitted revision of the story's issue (`updated_at`), named in the status comment. */
   revision?: string;
+  /** The story's revision rounds (this run's last, when it is one), for the status comment's Revisions table. */
+  revisions?: RenderOptions["revisions"];
   /** The App's bot login (`<slug>[bot]`), to recognise its own status comment; any bot when absent. */
   botLogin?: string;
   /** The App's durable outbox; without one, writes are kept in memory and tried once per event. */
@@ -201,9 +203,13 @@ export class GitHubReporter implements Reporter {
   }
 
   private renderOptions(): RenderOptions {
-    const { secrets = [], appSecrets = [], revision } = this.options;
+    const { secrets = [], appSecrets = [], revision, revisions } = this.options;
     // The outbox's own installation tokens too: a suite may print any token it can find.
-    return { secrets: [...appSecrets, ...secrets, ...(this.syncOutbox?.secretsSeen() ?? [])], ...(revision ? { revision } : {}) };
+    return {
+      secrets: [...appSecrets, ...secrets, ...(this.syncOutbox?.secretsSeen() ?? [])],
+      ...(revision ? { revision } : {}),
+      ...(revisions ? { revisions } : {}),
+    };
   }
 
   /** Decides, per check, whether the plan updates the posted check run or needs a new one; returns the changed ones. */

@@ -8,3 +8,4 @@ export type { OpenStoryPull } from "./pull.js";
 export { startRefusal, StoryStartRefusedError, type CommitSignature, type StartBranch, type StartCommitArgs } from "./git-data.js";
 export { readAppIdentity } from "./app-identity.js";
 export { untilGitHubAnswers, githubDownDelay, GITHUB_DOWN_POLICY, type GitHubDownOptions, type Sleep } from "./github-down.js";
+export { readRounds, noteUnderRounds, replyOnThread, type PullPlace } from "./revisions.js";

@@ -35,7 +35,7 @@ export interface StoryGitHubArgs {
 export type ReporterTarget = Required<
   Pick<GitHubReporterOptions, "octokit" | "owner" | "repo" | "pullNumber" | "issueNumber" | "headSha" | "log" | "installationId" | "secrets">
 > &
-  Pick<GitHubReporterOptions, "revision">;
+  Pick<GitHubReporterOptions, "revision" | "revisions">;
 
 /** The story's GitHub, as the runner uses it. */
 export interface StoryGitHub {
@@ -59,7 +59,14 @@ export interface StoryGitHub {
   ensureDraftPull(args: Omit<DraftPullArgs, "owner" | "repo">): Promise<OpenStoryPull>;
   markReadyForReview(pullNodeId: string): Promise<void>;
   /** The story's reporter's target on pull request `pullNumber` at `headSha`. */
-  reporterTarget(args: { pullNumber: number; issueNumber: number; headSha: string; log: GitHubLog; revision?: string }): ReporterTarget;
+  reporterTarget(args: {
+    pullNumber: number;
+    issueNumber: number;
+    headSha: string;
+    log: GitHubLog;
+    revision?: string;
+    revisions?: GitHubReporterOptions["revisions"];
+  }): ReporterTarget;
   /** An outbox in memory that tries each write once, pushing with the story's git token. */
   memoryOutbox(log: GitHubLog, pushWork: PushWork): Promise<Outbox>;
   /** `text` without any of the story's tokens or the App's secrets, in any form they take. */

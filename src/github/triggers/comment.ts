@@ -17,6 +17,8 @@ import {
   type TriggerScope,
 } from "./deps.js";
 import { loadStoryIssue, readmitBlockedStory, type StoryIssue } from "./readmit.js";
+import { currentPull, enqueueRevision, storyOfPull } from "./revise.js";
+import { renderReviseNeedsText } from "../report/render/index.js";
 
 type CommentPayload = Context<"issue_comment.created">["payload"];
 
@@ -64,6 +66,8 @@ export async function handleIssueComment(context: TriggerEvent<"issue_comment.cr
     } else if (command.kind === "unknown") {
       await reply(scope, here, renderUnknownCommand(command.name));
       result ??= { action: "replied", reason: "unknown-command" };
+    } else if (command.kind === "revise") {
+      result = await reviseFromComment(scope, payload, command.text, comment.id, author, deps);
     } else {
       result = await retryFromComment(scope, payload, author, deps);
     }
@@ -99,4 +103,28 @@ async function retryFromComment(scope: TriggerScope, payload: CommentPayload, au
   }
   const issue = await loadStoryIssue(scope, storyNumber);
   return readmitBlockedStory(scope, issue, here, here, author, deps);
+}
+
+/** `/harness revise <text>` on a story's open pull request: a revision round with the writer's text, frozen. */
+async function reviseFromComment(
+  scope: TriggerScope,
+  payload: CommentPayload,
+  text: string,
+  commentId: number,
+  author: string,
+  deps: TriggerDeps,
+): Promise<TriggerOutcome> {
+  const here = payload.issue.number;
+  const labelName = deps.labelName ?? DEFAULT_STORY_LABEL;
+  const pull = payload.issue.pull_request ? await currentPull(await scope.octokit(), scope, here) : undefined;
+  const storyNumber = pull ? storyOfPull(pull, scope.repository.id) : undefined;
+  if (!pull || storyNumber === undefined) {
+    await reply(scope, here, renderNotAStory(payload.issue.pull_request ? "pull request" : "issue", labelName));
+    return { action: "replied", reason: "not-a-story" };
+  }
+  if (text === "" || pull.state !== "open") {
+    await reply(scope, here, renderReviseNeedsText(pull.state !== "open"));
+    return { action: "replied", reason: "not-a-story" };
+  }
+  return enqueueRevision(scope, storyNumber, here, { triggers: [{ kind: "command", by: author, id: commentId, body: text, comments: [] }] }, author, deps);
 }

@@ -5,6 +5,9 @@
 export { handleIssueLabeled } from "./labeled.js";
 export { handleIssueComment } from "./comment.js";
 export { handleRetryAction } from "./requested-action.js";
+export { handlePullRequestReview } from "./review.js";
+export { handleCheckSuite } from "./check-suite.js";
+export { failureSignature, CI_LOG_TAIL_BYTES } from "./feedback.js";
 export { DEFAULT_STORY_LABEL, type TriggerDeps, type TriggerEvent, type TriggerOutcome, type ReplyReason } from "./deps.js";
 export { TRIGGER_HANDLERS, triggerOf, installationOctokit, doorEvent, type TriggerName, type AppAuth } from "./route.js";
 export { canRunCommands, repositoryRole } from "./permissions.js";

@@ -13,15 +13,19 @@ import { handleIssueComment } from "./comment.js";
 import type { TriggerDeps, TriggerEvent, TriggerOutcome } from "./deps.js";
 import { handleIssueLabeled } from "./labeled.js";
 import { handleRetryAction } from "./requested-action.js";
+import { handlePullRequestReview } from "./review.js";
+import { handleCheckSuite } from "./check-suite.js";
 
 /** The deliveries (`<event>.<action>`) the App acts on. */
-export type TriggerName = "issues.labeled" | "issue_comment.created" | "check_run.requested_action";
+export type TriggerName = "issues.labeled" | "issue_comment.created" | "check_run.requested_action" | "pull_request_review.submitted" | "check_suite.completed";
 
 /** Each trigger's handler. */
 export const TRIGGER_HANDLERS: { [E in TriggerName]: (event: TriggerEvent<E>, deps: TriggerDeps) => Promise<TriggerOutcome> } = {
   "issues.labeled": handleIssueLabeled,
   "issue_comment.created": handleIssueComment,
   "check_run.requested_action": handleRetryAction,
+  "pull_request_review.submitted": handlePullRequestReview,
+  "check_suite.completed": handleCheckSuite,
 };
 
 /** The trigger a delivery is for, or undefined when the App does not act on it (Probot would find no handler either). */

@@ -16,7 +16,10 @@ export async function launchStageSeat(step: StageStep, seat: SeatBinding, stageD
   if (stage.template === undefined) throw new Error(`stage '${stage.id}' has no seat template`);
   await ensureProvisioned(task, `seat:${stage.id}`);
   const promptFile = join(stageDir, "prompt.md");
-  const prompt = renderPrompt(stage.template, {
+  // A revision round's implementer works from the feedback (reviser.md) on every attempt; the other stages keep their own templates.
+  const revising = task.revision !== undefined && task.revision.stageId === stage.id;
+  const prompt = renderPrompt(revising && task.revision ? task.revision.template : stage.template, {
+    ...(revising && task.revision ? { revision: task.revision.prompt } : {}),
     story: task.story,
     stage: stage.id,
     attempt,

@@ -75,7 +75,7 @@ export function reconnectDelay(shutdown: { closing?: boolean }, times: number): 
  */
 const DISCONNECT_TIMEOUT_MS = 200;
 
-const PRIORITY = { "retry-blocked": 1, start: 2 } as const;
+const PRIORITY = { "retry-blocked": 1, revise: 1, start: 2 } as const;
 
 /** The jobs BullMQ holds that are not finished. */
 const LIVE_STATES = ["active", "waiting", "prioritized", "delayed"] as const;

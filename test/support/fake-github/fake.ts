@@ -12,9 +12,23 @@ import type { FakeContext } from "./http.js";
 import { branchHead, createBareRepository, type RepositorySpec } from "./repos.js";
 import { addComment, INSTALLATION_PERMISSIONS } from "./routes/index.js";
 import { handle } from "./server.js";
+import { addCheckSuite, submitReview, type ReviewSpec, type SuiteSpec } from "./review-control.js";
 import { HookDeliveries, type HookDeliveryRecord } from "./hook.js";
 import { repoJson, userJson } from "./shapes.js";
-import { FakeState, nodeId, timestamp, type CommentRecord, type IssueRecord, type RepoRecord, type RepoRole, type UnexpectedRequest } from "./state.js";
+import {
+  FakeState,
+  nodeId,
+  timestamp,
+  type CheckRunRecord,
+  type CheckSuiteRecord,
+  type ReviewCommentRecord,
+  type ReviewRecord,
+  type CommentRecord,
+  type IssueRecord,
+  type RepoRecord,
+  type RepoRole,
+  type UnexpectedRequest,
+} from "./state.js";
 
 /** What `startFakeGitHub` can be told; every field has a default. */
 export interface FakeGitHubOptions {
@@ -138,7 +152,7 @@ export class FakeGitHub {
         created_at: "2026-01-01T00:00:00Z",
         updated_at: "2026-01-01T00:00:00Z",
         permissions: INSTALLATION_PERMISSIONS,
-        events: ["issues", "issue_comment", "check_run"],
+        events: ["issues", "issue_comment", "check_run", "check_suite", "pull_request_review"],
         installations_count: 1,
       }),
     };
@@ -218,6 +232,18 @@ export class FakeGitHub {
     const repo = this.repoOrThrow(owner, name);
     if (!this.state.issue(repo, number)) throw new Error(`fake-github: ${repo.fullName}#${number} does not exist`);
     return addComment(this.ctx, repo, number, comment.body, comment.user);
+  }
+
+  /** Submits a review on a pull request as `spec.user`, as a person does before GitHub sends `pull_request_review.submitted`. */
+  submitReview(owner: string, name: string, pullNumber: number, spec: ReviewSpec): { review: ReviewRecord; comments: ReviewCommentRecord[] } {
+    const repo = this.repoOrThrow(owner, name);
+    if (!this.state.pull(repo, pullNumber)) throw new Error(`fake-github: ${repo.fullName} has no pull request #${pullNumber}`);
+    return submitReview(this.ctx, repo, pullNumber, spec);
+  }
+
+  /** Records another App's completed check suite (CI) with its runs and job logs, as before GitHub sends `check_suite.completed`. */
+  addCheckSuite(owner: string, name: string, spec: SuiteSpec): { suite: CheckSuiteRecord; runs: CheckRunRecord[] } {
+    return addCheckSuite(this.ctx, this.repoOrThrow(owner, name), spec);
   }
 
   /**

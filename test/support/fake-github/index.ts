@@ -21,6 +21,8 @@ export {
   checkRunRequestedActionPayload,
   type SignedDelivery,
 } from "./webhooks.js";
+export { pullRequestReviewSubmittedPayload, checkSuiteCompletedPayload } from "./review-webhooks.js";
+export type { ReviewSpec, SuiteSpec, ForeignRunSpec } from "./review-control.js";
 export type {
   FakeState,
   RepoRole,
@@ -32,6 +34,10 @@ export type {
   PullRecord,
   CheckRunRecord,
   CheckRunOutput,
+  ReviewRecord,
+  ReviewCommentRecord,
+  CheckSuiteRecord,
+  CheckAnnotationRecord,
   RecordedRequest,
   UnexpectedRequest,
 } from "./state.js";

@@ -7,7 +7,7 @@ import { errorBody, HttpError, readBody, type FakeContext, type RouteResponse } 
 import { requestBodyProblems, responseBodyProblems } from "./openapi-validate.js";
 import { Router } from "./router.js";
 import { checkTokenUse, permissionFor } from "./token-scope.js";
-import { graphqlRoute, REST_ROUTES, type Route } from "./routes/index.js";
+import { graphqlRoute, JOB_LOG_DOWNLOAD_PREFIX, REST_ROUTES, type Route } from "./routes/index.js";
 import { timestamp } from "./state.js";
 
 const REST_PREFIX = "/api/v3";
@@ -146,6 +146,18 @@ export async function handle(ctx: FakeContext, request: IncomingMessage, respons
       }
       const refusal = injected?.kind === "push-refused" ? (injected.message ?? DEFAULT_PUSH_REFUSAL) : undefined;
       record(await serveGit(ctx, request, response, url, raw, refusal), undefined, "git");
+      return;
+    }
+    if (method === "GET" && url.pathname.startsWith(JOB_LOG_DOWNLOAD_PREFIX)) {
+      // The download a job log's 302 points at: signed by its unguessable key, no token (as GitHub's blob storage).
+      const log = ctx.state.jobLogs.find((candidate) => candidate.key === url.pathname.slice(JOB_LOG_DOWNLOAD_PREFIX.length));
+      if (!log) {
+        send(response, { status: 404, json: errorBody(404, "Not Found") });
+        record(404, undefined, "job log download", "no job log at that download URL");
+        return;
+      }
+      send(response, { status: 200, raw: { contentType: "text/plain; charset=utf-8", body: log.text } });
+      record(200, undefined, "job log download");
       return;
     }
     if (injected && injected.kind !== "push-refused" && injected.kind !== "signed-commits") {

@@ -233,8 +233,8 @@ export function checkRunJson(urls: Urls, run: CheckRunRecord, app: Record<string
       annotations_url: `${urls.api}/repos/${run.repo}/check-runs/${run.id}/annotations`,
     },
     name: run.name,
-    check_suite: { id: run.id + 1 },
-    app,
+    check_suite: { id: run.suiteId ?? run.id + 1 },
+    app: run.app ?? app,
     pull_requests: [],
   };
 }

@@ -108,6 +108,76 @@ export interface CheckRunRecord {
   actions: { label: string; description: string; identifier: string }[];
   /** The create body and every update body, in order: a check run's full story. */
   history: Record<string, unknown>[];
+  /** Another App's run (CI): its suite and its App; absent for the App's own runs. */
+  suiteId?: number;
+  app?: Record<string, unknown>;
+  /** Its annotations as GitHub lists them (another App's runs). */
+  annotations?: CheckAnnotationRecord[];
+}
+
+/** One annotation of another App's check run. */
+export interface CheckAnnotationRecord {
+  path: string;
+  startLine: number;
+  endLine: number;
+  level: "notice" | "warning" | "failure";
+  title: string | null;
+  message: string;
+}
+
+/** A review submitted on a pull request. */
+export interface ReviewRecord {
+  repo: string;
+  pullNumber: number;
+  id: number;
+  nodeId: string;
+  user: string;
+  body: string;
+  state: "APPROVED" | "CHANGES_REQUESTED" | "COMMENTED";
+  commitId: string;
+  submittedAt: string;
+}
+
+/** A review comment (an inline comment on a line of the diff), or a reply in its thread. */
+export interface ReviewCommentRecord {
+  repo: string;
+  pullNumber: number;
+  id: number;
+  nodeId: string;
+  reviewId: number;
+  user: string;
+  body: string;
+  path: string;
+  /** The line it is on; null when that line is no longer in the diff (outdated). */
+  line: number | null;
+  originalLine: number;
+  commitId: string;
+  /** The comment that starts the thread this one replies to. */
+  inReplyTo?: number;
+  createdAt: string;
+}
+
+/** Another App's check suite on a commit (GitHub Actions or any CI). */
+export interface CheckSuiteRecord {
+  repo: string;
+  id: number;
+  nodeId: string;
+  app: Record<string, unknown>;
+  headSha: string;
+  headBranch: string | null;
+  status: "queued" | "in_progress" | "completed";
+  conclusion: string | null;
+  createdAt: string;
+}
+
+/** An Actions job's log: served by a redirect to a download (GitHub's way) or, with `redirect: false`, as the text itself. */
+export interface JobLogRecord {
+  repo: string;
+  jobId: number;
+  text: Buffer;
+  redirect: boolean;
+  /** The unguessable part of its download URL. */
+  key: string;
 }
 
 /** One HTTP request the fake answered (API and git alike). */
@@ -145,6 +215,10 @@ export class FakeState {
   readonly labels: LabelRecord[] = [];
   readonly pulls: PullRecord[] = [];
   readonly checkRuns: CheckRunRecord[] = [];
+  readonly reviews: ReviewRecord[] = [];
+  readonly reviewComments: ReviewCommentRecord[] = [];
+  readonly checkSuites: CheckSuiteRecord[] = [];
+  readonly jobLogs: JobLogRecord[] = [];
   readonly requests: RecordedRequest[] = [];
   readonly unexpected: UnexpectedRequest[] = [];
   private idCounter = 1000;
@@ -209,6 +283,12 @@ export class FakeState {
       (run) =>
         run.repo === fullName && (filter.name === undefined || run.name === filter.name) && (filter.headSha === undefined || run.headSha === filter.headSha),
     );
+  }
+
+  /** Test helper: the review comments of a pull request (replies included), oldest first. */
+  reviewCommentsOn(owner: string, name: string, pullNumber: number): ReviewCommentRecord[] {
+    const fullName = this.repo(owner, name)?.fullName;
+    return this.reviewComments.filter((comment) => comment.repo === fullName && comment.pullNumber === pullNumber);
   }
 
   /** The repository's label of that name, created (like GitHub does when a label is added) when missing. */

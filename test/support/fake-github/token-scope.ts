@@ -35,6 +35,7 @@ export function permissionFor(method: string, path: string): [string, "read" | "
   if (segment === "issues" || segment === "labels") return ["issues", level];
   if (segment === "pulls") return ["pull_requests", level];
   if (segment === "contents" || segment === "git") return ["contents", level];
+  if (segment === "actions") return ["actions", level];
   return undefined;
 }
 

@@ -25,8 +25,12 @@ export {
   renderStoryStopped,
   renderUnknownCommand,
   renderWriteFailure,
+  renderRevisionWaits,
+  renderReviseNeedsText,
+  renderRevisionNotPossible,
 } from "./replies.js";
 export { renderInterruptedCheck, renderMovedCheck } from "./check-notes.js";
 export { adviceFor, RETRY_COMMAND } from "./advice.js";
 export { failureClassTable, withFailureClassTable } from "./failure-table.js";
-export type { CheckRunOutput, RenderOptions } from "./types.js";
+export type { CheckRunOutput, RenderOptions, RevisionRow } from "./types.js";
+export { parseRevisions, renderStatusNote, revisionsSection, REVISIONS_MARKER } from "./revisions.js";

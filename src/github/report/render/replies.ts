@@ -7,6 +7,7 @@ import { codeBlock, inlineCode } from "./markdown.js";
 
 const DESCRIPTIONS: Record<(typeof KNOWN_COMMANDS)[number], string> = {
   "retry-blocked": "re-admit a blocked story in a fresh worktree (on the story's pull request or issue)",
+  revise: "revise the story's open pull request with the text that follows (counts as a round of `iterate.max_rounds`)",
   help: "list these commands",
 };
 
@@ -95,4 +96,22 @@ export function renderStoryStopped(
   detail: string,
 ): string {
   return boundComment(`story-harness: this story ${what} (${failureClass}):\n\n${codeBlock(detail.slice(0, 4000))}`);
+}
+
+/** Reply when a revision is asked for while a run of the story is queued or running: one run at a time per story. */
+export function renderRevisionWaits(issueNumber: number): string {
+  return `Story #${issueNumber} is running (or queued) now; this revision was not queued. Submit it again, or comment \`/harness revise <text>\`, once the current run has reported.`;
+}
+
+/** Reply to a `/harness revise` without instructions, or on a pull request that is closed (merged or not). */
+export function renderReviseNeedsText(closed: boolean): string {
+  return closed
+    ? "This pull request is closed: a story revises only its open pull request. Nothing was queued."
+    : "`/harness revise` needs instructions after it, for example `/harness revise rename greet() to hello()`. Nothing was queued.";
+}
+
+/** Said when a revision cannot run: the story's pull request was merged or closed, or its branch is gone. */
+export function renderRevisionNotPossible(issueNumber: number, pull: { url: string; merged: boolean; state: string } | undefined): string {
+  if (!pull) return `Story #${issueNumber} has no open pull request or branch any more; the revision started nothing.`;
+  return `Story #${issueNumber}'s pull request ${pull.url} is ${pull.merged ? "merged" : pull.state}: the revision started nothing.`;
 }

@@ -6,6 +6,7 @@ import { inlineCode } from "./markdown.js";
 import { untrustedLine } from "./text.js";
 import { blockedSection, progressLine, progressTables, retryLine } from "./story.js";
 import type { RenderOptions } from "./types.js";
+import { revisionsSection } from "./revisions.js";
 
 /** Hidden marker by which the App finds its status comment again, even after a restart. */
 export const STATUS_MARKER = "<!-- story-harness:status -->";
@@ -25,5 +26,6 @@ export function renderStatusComment(snapshot: StorySnapshot, options: RenderOpti
   if (retry) lines.push("", retry);
   lines.push(...progressTables(snapshot));
   lines.push(...blockedSection(snapshot, secrets, false));
+  lines.push(...revisionsSection(options.revisions ?? [], snapshot, options.iterateNote));
   return boundComment(lines.join("\n"));
 }

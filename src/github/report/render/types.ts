@@ -12,4 +12,19 @@ export interface RenderOptions {
   secrets?: readonly string[];
   /** The admitted revision of the story's issue (its `updated_at`), shown in the status comment. */
   revision?: string;
+  /** The story's revision rounds after its pull request opened, the last one being this run when it is a revision. */
+  revisions?: RevisionRow[];
+  /** Said under the Revisions table: why a trigger started nothing (`iterate.max_rounds` spent, the same failure again). */
+  iterateNote?: string;
+}
+
+/** One revision round as the status comment's Revisions table lists it. */
+export interface RevisionRow {
+  round: number;
+  /** `review by @x`, `/harness revise by @x`, `CI: <app> (<checks>)`. */
+  trigger: string;
+  /** Absent while the round runs: the status comment shows the run's own outcome then. */
+  outcome?: string;
+  /** For a CI round: `<check>:<signature>` of each failure it was asked to fix. */
+  signatures?: string[];
 }

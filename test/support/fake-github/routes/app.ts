@@ -6,6 +6,7 @@ import { checkTokenRequest } from "../token-scope.js";
 
 /** The permissions the fake's installation holds (those the App's manifest asks for). */
 export const INSTALLATION_PERMISSIONS: Record<string, string> = {
+  actions: "read",
   checks: "write",
   contents: "write",
   issues: "write",
@@ -26,7 +27,7 @@ function installationJson(ctx: FakeContext): Record<string, unknown> {
     repositories_url: `${ctx.urls.api}/installation/repositories`,
     html_url: `${ctx.urls.web}/settings/installations/${ctx.installationId}`,
     permissions: INSTALLATION_PERMISSIONS,
-    events: ["issues", "issue_comment", "check_run"],
+    events: ["issues", "issue_comment", "check_run", "check_suite", "pull_request_review"],
     created_at: "2026-01-01T00:00:00Z",
     updated_at: "2026-01-01T00:00:00Z",
     single_file_name: null,

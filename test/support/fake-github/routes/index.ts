@@ -6,11 +6,14 @@ import { labelRoutes } from "./labels.js";
 import { pullRoutes } from "./pulls.js";
 import { repoRoutes } from "./repos.js";
 import { gitRoutes } from "./git.js";
+import { reviewRoutes } from "./reviews.js";
+import { suiteRoutes } from "./suites.js";
 import type { Route } from "./types.js";
 
 export { graphqlRoute } from "./graphql.js";
 export { addComment } from "./issues.js";
 export { CHECK_RUN_TEXT_LIMIT_BYTES } from "./checks.js";
+export { JOB_LOG_DOWNLOAD_PREFIX } from "./suites.js";
 export { INSTALLATION_PERMISSIONS } from "./app.js";
 export type { Route, RouteAuth } from "./types.js";
 
@@ -27,4 +30,6 @@ export const REST_ROUTES: readonly Route[] = [
   ...labelRoutes,
   ...pullRoutes,
   ...checkRoutes,
+  ...reviewRoutes,
+  ...suiteRoutes,
 ];
