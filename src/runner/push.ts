@@ -1,6 +1,7 @@
 /**
  * Pushing a story's result, telling a refusal from a hiccup. GitHub refuses some pushes for
- * good (a file over its size limit, push protection, a pre-receive hook): the story is then
+ * good (a file over its size limit, push protection, a pre-receive hook, a 403 for a token that
+ * may not write there): the story is then
  * blocked as `push-refused`, never reported complete, and its work is kept as a bundle. A lost
  * connection or a 5xx is retried by the outbox, which records the push before it is tried and
  * carries it across restarts ({@link pushStoryWork} is how it pushes).
@@ -8,7 +9,7 @@
 import { join } from "node:path";
 import type { PushWork } from "../github/story/index.js";
 import type { FailureClass } from "../pipeline/index.js";
-import { git, GitError, isPushRefusal, refusalMessage } from "../workspace/index.js";
+import { git, GitError, isForbiddenPush, isPushRefusal, refusalMessage } from "../workspace/index.js";
 import { pushStoryBranch } from "./story-start.js";
 
 /** The file a refused push's work is kept in, inside the run directory. */
@@ -32,7 +33,7 @@ export async function pushStoryResult(args: { repoDir: string; branch: string; s
     await pushStoryBranch(args);
     return { pushed: true };
   } catch (error) {
-    if (error instanceof GitError && isPushRefusal(error.kind)) return { pushed: false, refusal: refusalMessage(error.stderr) };
+    if (error instanceof GitError && (isPushRefusal(error.kind) || isForbiddenPush(error))) return { pushed: false, refusal: refusalMessage(error.stderr) };
     throw error;
   }
 }

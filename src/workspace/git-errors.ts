@@ -67,6 +67,16 @@ export function isPushRefusal(kind: GitFailureKind): boolean {
   return kind === "push-refused" || kind === "non-fast-forward";
 }
 
+/**
+ * True when the server answered the push with HTTP 403 (git: "The requested URL returned error:
+ * 403"): the token, minted for this very push, may not write there (a missing permission, a rule
+ * on the branch). Another try with another fresh token gets the same answer; 401 (a token that
+ * expired on the way) is not this.
+ */
+export function isForbiddenPush(error: { kind: GitFailureKind; stderr: string }): boolean {
+  return error.kind === "auth" && /returned error: 403\b/.test(error.stderr);
+}
+
 /** The failure class a git failure of this kind blocks a story with. */
 export function gitFailureClass(kind: GitFailureKind): FailureClass {
   return isPushRefusal(kind) ? "push-refused" : "git-failed";

@@ -18,6 +18,7 @@ export {
   gitErrorOf,
   gitFailureClass,
   isPushRefusal,
+  isForbiddenPush,
   refusalMessage,
   type GitFailureKind,
   type GitOutcome,

@@ -274,6 +274,24 @@ describe("delivering a finished story", () => {
     fx.fake.assertNoUnexpectedRequests();
   });
 
+  it("blocks as push-refused with GitHub's words when GitHub answers the push 403, without trying again", async () => {
+    const s = await storyAtItsEnd("forbidden", "memory");
+    const work = await s.completeWithWork();
+    const message = "Permission to acme/forbidden.git denied to story-harness[bot].";
+    // GitHub says no when git asks for the refs to push to, with its words in the body.
+    const refusal = fx.injectFailure({ method: "GET", path: /^\/acme\/forbidden\.git\/info\/refs$/, failure: { kind: "refused", status: 403, message } });
+    const end = await deliverStoryWork(s.args({ status: "completed", commit: work }));
+    refusal.close();
+    expect(end).toEqual({ status: "blocked", failureClass: "push-refused" });
+    // One try: a token minted for this push was refused; another fresh one is refused alike.
+    expect(refusal.served).toBe(1);
+    const blocked = storyChecks("forbidden").find((run) => run.status === "completed")!;
+    expect(blocked.output.title).toContain("push-refused");
+    expect(`${blocked.output.summary}\n${blocked.output.text ?? ""}`).toContain(message);
+    expect(pullOf("forbidden", s.number).draft).toBe(true);
+    fx.fake.assertNoUnexpectedRequests();
+  });
+
   it("says a refused push's run had completed, keeps the work as a bundle and does not mark the pull ready", async () => {
     const s = await storyAtItsEnd("refused-completed", "memory");
     const work = await s.completeWithWork();

@@ -144,6 +144,13 @@ export async function handle(ctx: FakeContext, request: IncomingMessage, respons
         record(answer.status, undefined, "injected bad-gateway");
         return;
       }
+      if (injected?.kind === "refused") {
+        // GitHub answering git's smart HTTP with a status (403: the token may not push here), its words as the body.
+        response.writeHead(injected.status, { "content-type": "text/plain; charset=utf-8" });
+        response.end(`${injected.message}\n`);
+        record(injected.status, undefined, `injected ${injected.status}`);
+        return;
+      }
       const refusal = injected?.kind === "push-refused" ? (injected.message ?? DEFAULT_PUSH_REFUSAL) : undefined;
       record(await serveGit(ctx, request, response, url, raw, refusal), undefined, "git");
       return;
