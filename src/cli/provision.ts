@@ -1,4 +1,4 @@
-import { statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { readBoundedTextSync } from "../files/index.js";
 import { basename, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -33,6 +33,9 @@ function parseRequest(args: string[], io: CliIO, now: Date): ProvisionRequest {
   if (positionals.length > 1) throw new UsageError(`unexpected argument '${positionals[1] ?? ""}'`, USAGE);
   const worktree = resolve(io.cwd, positionals[0] ?? "");
   if (!isDirectory(worktree)) throw new UsageError(`worktree ${worktree} is not a directory`, USAGE);
+  // A receipt says a worktree was provisioned: a bare repository or a plain folder is no worktree, and gets none.
+  if (!existsSync(join(worktree, ".git")))
+    throw new UsageError(`worktree ${worktree} is not a git working tree (a bare repository or a plain folder has no worktree to provision)`, USAGE);
 
   const config: ProvisionConfig = {};
   if (values["provision-cmd"] !== undefined && values.cmd !== undefined) throw new UsageError("give --provision-cmd or its old name --cmd, not both", USAGE);

@@ -108,6 +108,9 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
   const repoArg = resolve(io.cwd, positionals[0] ?? ".");
   if (!existsSync(repoArg) || !(await isWorkTree(repoArg))) throw new UsageError(`${repoArg} is not a git repository`, USAGE);
   const repoDir = await git(["rev-parse", "--show-toplevel"], { cwd: repoArg, readOnly: true });
+  const head = await gitResult(["rev-parse", "-q", "--verify", "HEAD^{commit}"], { cwd: repoDir, readOnly: true });
+  if (head.exitCode !== 0)
+    throw new UsageError(`${repoDir} has no commit yet: a story starts from HEAD (make a first commit, e.g. git commit --allow-empty -m init)`, USAGE);
 
   let config: HarnessConfig;
   let configSource = "command line";

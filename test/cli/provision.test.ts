@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { exec, type ExecResult } from "../../src/exec/index.js";
+import { git } from "../../src/workspace/index.js";
 import { makeTempDir, removeTempDirs, writeFiles } from "../support/tmp.js";
 
 const BIN = fileURLToPath(new URL("../../bin/harness.js", import.meta.url));
@@ -19,16 +20,18 @@ async function harness(args: string[], home: string, cwd: string): Promise<ExecR
   return { ...result, out: readFileSync(join(logs, "out"), "utf8"), err: readFileSync(join(logs, "err"), "utf8") };
 }
 
-function fixture() {
+/** A git working tree (the harness provisions worktrees, never a plain folder) under a fresh root. */
+async function fixture() {
   const root = makeTempDir("harness-cli-");
   const worktree = join(root, "wt");
   writeFiles(worktree, { "README.md": "x\n" });
+  await git(["init", "-q"], { cwd: worktree });
   return { root, worktree, home: join(root, "home") };
 }
 
 describe("harness provision", () => {
   it("exit 0 prints exactly the receipt line; the command's output goes only to the log", async () => {
-    const { root, worktree, home } = fixture();
+    const { root, worktree, home } = await fixture();
     const log = join(root, "p.log");
     const result = await harness(["wt", "--cmd", "echo to-stdout; echo to-stderr >&2", "--timeout-ms", "20000", "--log", log], home, root);
     expect(result.exitCode).toBe(0);
@@ -40,7 +43,7 @@ describe("harness provision", () => {
   });
 
   it("exit 3 names the failure class, command, exit code, log path and tail", async () => {
-    const { root, worktree, home } = fixture();
+    const { root, worktree, home } = await fixture();
     const result = await harness([worktree, "--cmd", "echo boom-$((1+1)); exit 4"], home, root);
     expect(result.exitCode).toBe(3);
     expect(result.out).toBe("");
@@ -67,10 +70,15 @@ describe("harness provision", () => {
     [["wt", "--timeout", "5"], /Unknown option '--timeout'.*\(did you mean --timeout-ms\?\)/],
     [["wt", "--bogus"], /Unknown option '--bogus'/],
     [["nowhere"], /is not a directory/],
+    [["plain"], /worktree .*plain is not a git working tree/],
+    [["bare.git"], /worktree .*bare\.git is not a git working tree/],
   ])("exit 2 for %p with a one-line reason and usage, nothing runs", async (args, reason) => {
-    const { root, worktree, home } = fixture();
+    const { root, worktree, home } = await fixture();
     writeFiles(worktree, { ".harness/provision.sh": { content: "#!/bin/sh\ntouch ran\n", mode: 0o755 } });
+    writeFiles(join(root, "plain"), { "package.json": "{}\n" });
+    await git(["init", "-q", "--bare", join(root, "bare.git")], { cwd: root });
     const result = await harness(args, home, root);
+    for (const folder of ["plain", "bare.git"]) expect(existsSync(join(root, folder, ".harness-provisioned"))).toBe(false);
     expect(result.exitCode).toBe(2);
     const lines = result.err.trimEnd().split("\n");
     expect(lines).toHaveLength(2);

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { main } from "../../src/cli.js";
 import type { CliIO } from "../../src/cli/usage.js";
@@ -91,6 +91,13 @@ describe("harness run", () => {
     expect(await run(["--story", s.story, "--agent", "gpt"])).toMatchObject({ code: 2, err: expect.stringContaining("--agent must be one of") });
     expect(await run(["--story", s.story, "--agent", "aider", "--agent-cmd", "x"])).toMatchObject({ code: 2 });
     expect(await run([s.dir, "--story", s.story])).toMatchObject({ code: 2, err: expect.stringContaining("is not a git repository") });
+    const empty = join(s.dir, "no-commits");
+    mkdirSync(empty);
+    await git(["init", "-q"], { cwd: empty });
+    expect(await run([empty, "--story", s.story])).toMatchObject({
+      code: 2,
+      err: expect.stringMatching(/no-commits has no commit yet: a story starts from HEAD/),
+    });
     expect(await run(["--story", s.story, "--bogus"])).toMatchObject({ code: 2 });
 
     const bad = join(s.dir, "bad-workflow.json");
