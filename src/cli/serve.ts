@@ -124,6 +124,9 @@ export async function serveCommand(args: string[], io: CliIO): Promise<number> {
   let claim: HomeClaim | undefined;
   if (!needsSetup) {
     checkPrivateKey(io.env, USAGE);
+    // Probot would fall back to the secret "development": anyone could sign webhooks for a configured App.
+    if (!io.env.WEBHOOK_SECRET?.trim())
+      throw new UsageError("WEBHOOK_SECRET is required when APP_ID and a private key are set (the App's webhook secret, as set on GitHub)", USAGE);
     claim = await claimHomeOrSay(settings.harnessHome, "serve", io);
     if (!claim) return 2;
   }

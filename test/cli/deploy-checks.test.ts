@@ -1,5 +1,8 @@
 /** PRIVATE_KEY as env files give it: the forms Probot reads pass, a quoted one is refused in one line. */
 import { generateKeyPairSync } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { checkPrivateKey } from "../../src/cli/deploy-checks.js";
 import { UsageError } from "../../src/cli/usage.js";
 
@@ -36,5 +39,25 @@ describe("checkPrivateKey", () => {
 
   it("leaves an unset key to the callers' own checks", () => {
     expect(() => checkPrivateKey({}, "usage")).not.toThrow();
+  });
+});
+
+describe("harness serve with a configured App", () => {
+  it("refuses to start without WEBHOOK_SECRET (Probot would accept webhooks signed with its default), in one line, exit 2", async () => {
+    const { main } = await import("../../src/cli.js");
+    const cwd = mkdtempSync(join(tmpdir(), "serve-secret-"));
+    try {
+      let stderr = "";
+      const io = {
+        stdout: () => undefined,
+        stderr: (text: string) => void (stderr += text),
+        cwd,
+        env: { PATH: process.env.PATH, APP_ID: "1", PRIVATE_KEY: escaped, HARNESS_HOME: join(cwd, "home") },
+      };
+      expect(await main(["serve"], io)).toBe(2);
+      expect(stderr).toMatch(/^harness serve: WEBHOOK_SECRET is required when APP_ID and a private key are set/);
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+    }
   });
 });
