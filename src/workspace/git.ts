@@ -63,6 +63,8 @@ export interface GitOptions {
   input?: string | Buffer;
   timeoutMs?: number;
   logPath?: string;
+  /** Most bytes of stdout kept (exec's default otherwise); `stdoutTruncated` says when more came. */
+  captureBytes?: number;
 }
 
 /** Why a git call failed, translated from git's own words in this one place. */
@@ -125,6 +127,7 @@ export function gitResult(args: readonly string[], options: GitOptions): Promise
     ...(options.input !== undefined ? { input: options.input } : {}),
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
     ...(options.logPath !== undefined ? { logPath: options.logPath } : {}),
+    ...(options.captureBytes !== undefined ? { captureBytes: options.captureBytes } : {}),
   });
 }
 
