@@ -133,7 +133,9 @@ function thresholdFindings(file: string, before: string | undefined, after: stri
     was.forEach((entry, index) => {
       const current = now[index];
       if (current && current.value >= entry.value) return;
-      const message = current ? `coverage threshold \`${key}\` lowered from ${entry.value} to ${current.value}` : `coverage threshold \`${key}\` (${entry.value}) removed`;
+      const message = current
+        ? `coverage threshold \`${key}\` lowered from ${entry.value} to ${current.value}`
+        : `coverage threshold \`${key}\` (${entry.value}) removed`;
       findings.push({ file, line: current?.line ?? 1, kind: "coverage-lowered", message });
     });
   }

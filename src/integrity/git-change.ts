@@ -47,7 +47,7 @@ interface RawEntry {
 function parseRaw(bytes: Buffer): RawEntry[] {
   const parts = splitNul(bytes);
   const entries: RawEntry[] = [];
-  for (let i = 0; i < parts.length; ) {
+  for (let i = 0; i < parts.length;) {
     const header = (parts[i] ?? "").slice(1).split(" ");
     const [oldMode = "", newMode = "", oldSha = "", newSha = "", code = ""] = header;
     const letter = code.charAt(0);
@@ -58,7 +58,8 @@ function parseRaw(bytes: Buffer): RawEntry[] {
     const newBlob = FILE_MODES.has(newMode) ? newSha : undefined;
     if (letter === "A") entries.push({ status: "added", newPath: first, ...(newBlob ? { newBlob } : {}) });
     else if (letter === "D") entries.push({ status: "deleted", oldPath: first, ...(oldBlob ? { oldBlob } : {}) });
-    else if (letter === "R") entries.push({ status: "renamed", oldPath: first, newPath: second ?? first, ...(oldBlob ? { oldBlob } : {}), ...(newBlob ? { newBlob } : {}) });
+    else if (letter === "R")
+      entries.push({ status: "renamed", oldPath: first, newPath: second ?? first, ...(oldBlob ? { oldBlob } : {}), ...(newBlob ? { newBlob } : {}) });
     // A copy leaves its source in place: for the gate it is an added file.
     else if (letter === "C") entries.push({ status: "added", newPath: second ?? first, ...(newBlob ? { newBlob } : {}) });
     else entries.push({ status: "modified", oldPath: first, newPath: first, ...(oldBlob ? { oldBlob } : {}), ...(newBlob ? { newBlob } : {}) });
@@ -97,7 +98,13 @@ export async function readWorkChange(options: ReadChangeOptions): Promise<FileCh
 }
 
 /** The changes between two commits (the benchmark's and a merged branch's case). */
-export async function readCommitChange(options: { repo: string; base: string; head: string; maxFileBytes?: number; maxTotalBytes?: number }): Promise<FileChange[]> {
+export async function readCommitChange(options: {
+  repo: string;
+  base: string;
+  head: string;
+  maxFileBytes?: number;
+  maxTotalBytes?: number;
+}): Promise<FileChange[]> {
   const raw = await gitBytes(["diff-tree", "-r", "-M", "--raw", "-z", "--no-abbrev", options.base, options.head, "--"], { cwd: options.repo, readOnly: true });
   return readSides(options.repo, parseRaw(raw), options);
 }

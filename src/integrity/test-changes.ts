@@ -61,7 +61,12 @@ export function testFindings(changes: readonly FileChange[]): Finding[] {
     const readable = change.newPath !== undefined && change.newText !== undefined;
     if (!side.next && readable && change.status === "renamed") {
       // Renamed to a path the runner does not collect: its cases no longer run.
-      findings.push({ file: side.file, line: 1, kind: "test-file-moved-out", message: `test file ${change.oldPath ?? ""} moved out of the test paths (it held ${held})` });
+      findings.push({
+        file: side.file,
+        line: 1,
+        kind: "test-file-moved-out",
+        message: `test file ${change.oldPath ?? ""} moved out of the test paths (it held ${held})`,
+      });
       continue;
     }
     if (!fewerCases && !fewerAssertions) continue;
@@ -82,7 +87,15 @@ export function testFindings(changes: readonly FileChange[]): Finding[] {
     if (fewerAssertions && next.assertions < old.assertions)
       findings.push({ file: side.file, line, kind: "fewer-assertions", message: `${plural(old.assertions, "assertion")} on the base, ${next.assertions} now` });
   }
-  findings.push(...addedLines(sides, (side) => side.old?.skips, (side) => side.next?.skips, "skip-added", "a test skipped or focused"));
+  findings.push(
+    ...addedLines(
+      sides,
+      (side) => side.old?.skips,
+      (side) => side.next?.skips,
+      "skip-added",
+      "a test skipped or focused",
+    ),
+  );
   findings.push(...suppressionFindings(changes));
   return findings;
 }
@@ -98,7 +111,8 @@ function addedLines(
   for (const side of sides) bag.add(before(side) ?? []);
   const findings: Finding[] = [];
   for (const side of sides)
-    for (const line of after(side) ?? []) if (!bag.take(line.text)) findings.push({ file: side.file, line: line.line, kind, message: `${what}: \`${shown(line.text)}\`` });
+    for (const line of after(side) ?? [])
+      if (!bag.take(line.text)) findings.push({ file: side.file, line: line.line, kind, message: `${what}: \`${shown(line.text)}\`` });
   return findings;
 }
 
@@ -112,7 +126,12 @@ function suppressionFindings(changes: readonly FileChange[]): Finding[] {
     if (change.newText === undefined || change.newPath === undefined) continue;
     for (const line of suppressionLines(change.newText))
       if (!bag.take(line.text))
-        findings.push({ file: change.newPath, line: line.line, kind: "suppression-added", message: `a lint or type check suppressed: \`${shown(line.text)}\`` });
+        findings.push({
+          file: change.newPath,
+          line: line.line,
+          kind: "suppression-added",
+          message: `a lint or type check suppressed: \`${shown(line.text)}\``,
+        });
   }
   return findings;
 }

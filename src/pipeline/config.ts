@@ -26,6 +26,16 @@ export interface HarnessConfig {
   cleanClone: CleanCloneConfig;
   /** A story with a plan: how many tasks of a wave run at once. */
   plan: { concurrency?: number };
+  /** `integrity` of `.github/harness.yml`: findings accepted ahead of the test-integrity gate (none when absent). */
+  integrity?: IntegrityConfig;
+}
+
+/** `integrity` of `.github/harness.yml`, normalised. */
+export interface IntegrityConfig {
+  /** Globs of files whose findings are accepted. */
+  allow: string[];
+  /** `allow`: a changed CI workflow is no finding. */
+  workflows: "allow" | "hold";
 }
 
 /** `clean_clone` of `.github/harness.yml`, normalised. */
@@ -67,6 +77,7 @@ interface RawConfig {
   max_attempts?: number;
   clean_clone?: { link?: string[]; interpreter?: string; depth?: number; env?: string[]; provision?: boolean; allow_external_symlinks?: boolean };
   plan?: { concurrency?: number };
+  integrity?: { allow?: string[]; workflows?: "allow" | "hold" };
 }
 
 /**
@@ -110,6 +121,7 @@ export function parseHarnessConfig(text: string, source: string): HarnessConfig 
     plan: {},
   };
   if (raw.plan?.concurrency !== undefined) config.plan.concurrency = raw.plan.concurrency;
+  if (raw.integrity !== undefined) config.integrity = { allow: [...(raw.integrity.allow ?? [])], workflows: raw.integrity.workflows ?? "hold" };
   if (raw.clean_clone?.link !== undefined) config.cleanClone.link = [...raw.clean_clone.link];
   if (raw.test?.command !== undefined) config.test.command = raw.test.command;
   if (raw.test?.network !== undefined) config.test.network = raw.test.network;
