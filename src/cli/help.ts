@@ -41,6 +41,7 @@ Options:
   --test-cmd <cmd>         the repository's test command (overrides test.command)
   --continue               the story branch exists: carry on from its tip
   --fresh                  the story branch exists: delete it and start again from HEAD
+  --accept-integrity       accept the test-integrity gate's findings (listed as accepted, by you)
 
 Preflight checks the configuration before anything is provisioned (exit 2 naming the file and key).
 Exit codes: 0 completed, 1 blocked, 2 bad arguments or configuration.
