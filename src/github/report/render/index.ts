@@ -29,4 +29,5 @@ export {
 export { renderInterruptedCheck, renderMovedCheck } from "./check-notes.js";
 export { adviceFor, RETRY_COMMAND } from "./advice.js";
 export { failureClassTable, withFailureClassTable } from "./failure-table.js";
-export type { CheckRunOutput, RenderOptions } from "./types.js";
+export type { CheckAnnotation, CheckRunOutput, RenderOptions } from "./types.js";
+export { currentIntegrity, integrityAnnotations, integritySection, renderIntegrityCheck, MAX_ANNOTATIONS } from "./integrity.js";
