@@ -1,14 +1,16 @@
 /**
- * The change as git sees it: the work in a task's worktree (staged into a scratch copy of its
- * index, as the commit will stage it, so the worktree's own index is never touched) against
- * the base commit, with renames paired (`diff-index -M`), and both sides of each file the
- * gate reads taken from git's objects (`cat-file --batch`), never from the working tree, where
- * an agent could leave a FIFO. Reads are bounded: a file over the per-file cap, or past the
- * change's total budget, is left unread and said so.
+ * The change as git sees it: the work in a task's worktree against the base commit. Tracked
+ * files from `diff-index` (the working tree against the base, through the index's stat data,
+ * renames paired, nested repositories never asked), untracked ones from `ls-files --others`
+ * (what `git add -A` would add); the base's side of each file the gate reads from git's objects
+ * in one `cat-file --batch`, the work's side through the bounded reader (no symlink followed,
+ * no FIFO opened, nothing over the cap read). A file moved with `mv` (deleted and untracked) is
+ * paired again when its text is unchanged. Four processes in all, whatever the change's size:
+ * on a loaded machine a process start is the largest cost.
  */
-import { copyFile, stat, utimes } from "node:fs/promises";
-import { isAbsolute, join } from "node:path";
-import { git, gitBytes, splitNul, stageAll } from "../workspace/index.js";
+import { join } from "node:path";
+import { readBoundedText, UnsafeFileError } from "../files/index.js";
+import { gitBytes, splitNul } from "../workspace/index.js";
 import type { FileChange } from "./change.js";
 import { configRoleOf, isWorkflowPath, languageOf } from "./paths.js";
 
@@ -17,8 +19,6 @@ export interface ReadChangeOptions {
   worktree: string;
   /** The commit the change is compared with. */
   base: string;
-  /** A folder of the App's (not the worktree) for the scratch index. */
-  scratchDir: string;
   /** The largest file read (default 1 MiB); a larger one is `too-large`. */
   maxFileBytes?: number;
   /** The most bytes read for the whole change (default 64 MiB); files past it are `over-budget`. */
@@ -41,7 +41,12 @@ interface RawEntry {
   newPath?: string;
   oldBlob?: string;
   newBlob?: string;
+  /** The work's side is read from the working tree (git has no object for it). */
+  newFromWorktree?: boolean;
 }
+
+/** The id `diff-index` gives a working-tree side it has not hashed. */
+const ZERO_ID = "0".repeat(40);
 
 /** Parses `diff-index --raw -z` output: `:<mode> <mode> <sha> <sha> <status>\0<path>\0[<path>\0]`. */
 function parseRaw(bytes: Buffer): RawEntry[] {
@@ -67,34 +72,43 @@ function parseRaw(bytes: Buffer): RawEntry[] {
   return entries;
 }
 
-/** Copies the worktree's index for the scratch staging, its mtime kept (a newer one would hide racily clean entries). */
-async function seedIndex(worktree: string, copy: string): Promise<boolean> {
-  const path = await git(["rev-parse", "--git-path", "index"], { cwd: worktree, readOnly: true });
-  const original = isAbsolute(path) ? path : join(worktree, path);
-  let info;
-  try {
-    info = await stat(original, { bigint: true });
-  } catch {
-    return false;
-  }
-  await copyFile(original, copy);
-  await utimes(copy, Number(info.atimeNs) / 1e9, Number(info.mtimeNs - 1000n) / 1e9);
-  return true;
-}
-
 /** Reads the change of the work in `options.worktree` against `options.base`. */
 export async function readWorkChange(options: ReadChangeOptions): Promise<FileChange[]> {
-  const index = join(options.scratchDir, "integrity.index");
-  const env = { GIT_INDEX_FILE: index };
-  const config = ["-c", "core.splitIndex=false"];
-  if (!(await seedIndex(options.worktree, index))) await git([...config, "read-tree", options.base], { cwd: options.worktree, env });
-  await stageAll({ cwd: options.worktree, env }, [], config);
-  const raw = await gitBytes([...config, "diff-index", "--cached", "-M", "--raw", "-z", "--no-abbrev", options.base, "--"], {
-    cwd: options.worktree,
-    env,
-    readOnly: true,
-  });
-  return readSides(options.worktree, parseRaw(raw), options);
+  const cwd = options.worktree;
+  const [raw, untracked] = await Promise.all([
+    gitBytes(["diff-index", "-M", "--raw", "-z", "--no-abbrev", "--ignore-submodules=all", options.base, "--"], { cwd, readOnly: true }),
+    gitBytes(["ls-files", "--others", "--exclude-standard", "-z", "--directory", "--no-empty-directory"], { cwd, readOnly: true }),
+  ]);
+  const entries = parseRaw(raw);
+  // A nested repository shows as its folder (`dir/`): not a file of this change.
+  for (const path of splitNul(untracked)) if (!path.endsWith("/")) entries.push({ status: "added", newPath: path, newFromWorktree: true });
+  for (const entry of entries) if (entry.newPath !== undefined && entry.newBlob === ZERO_ID) entry.newFromWorktree = true;
+  const changes = await readSides(cwd, entries, options);
+  return pairMoves(changes);
+}
+
+/**
+ * A test file moved with `mv` shows as deleted plus untracked: pairs each deleted file with an
+ * added one of the same text (first come), so that a file moved out of the test paths is seen as moved.
+ */
+function pairMoves(changes: FileChange[]): FileChange[] {
+  const added = new Map<string, FileChange[]>();
+  for (const change of changes)
+    if (change.status === "added" && change.newText !== undefined) added.set(change.newText, [...(added.get(change.newText) ?? []), change]);
+  const paired = new Set<FileChange>();
+  const result: FileChange[] = [];
+  for (const change of changes) {
+    if (paired.has(change)) continue;
+    const twin =
+      change.status === "deleted" && change.oldText !== undefined ? added.get(change.oldText)?.find((candidate) => !paired.has(candidate)) : undefined;
+    if (!twin || twin.newPath === undefined || change.oldPath === undefined) {
+      result.push(change);
+      continue;
+    }
+    paired.add(twin);
+    result.push({ status: "renamed", oldPath: change.oldPath, newPath: twin.newPath, oldText: change.oldText ?? "", newText: twin.newText ?? "" });
+  }
+  return result.filter((change) => !paired.has(change) || change.status === "renamed");
 }
 
 /** The changes between two commits (the benchmark's and a merged branch's case). */
@@ -109,70 +123,91 @@ export async function readCommitChange(options: {
   return readSides(options.repo, parseRaw(raw), options);
 }
 
+/** Worktree files read at once. */
+const READ_BATCH = 64;
+
 /** Fills in the text of both sides of the entries the gate reads, within the caps. */
 async function readSides(cwd: string, entries: RawEntry[], options: { maxFileBytes?: number; maxTotalBytes?: number }): Promise<FileChange[]> {
   const maxFile = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
-  let budget = options.maxTotalBytes ?? DEFAULT_MAX_TOTAL_BYTES;
-  const wanted = new Set<string>();
+  const maxTotal = options.maxTotalBytes ?? DEFAULT_MAX_TOTAL_BYTES;
+  const blobs = new Set<string>();
   for (const entry of entries) {
-    if (entry.oldBlob && gateReads(entry.oldPath ?? "")) wanted.add(entry.oldBlob);
-    if (entry.newBlob && gateReads(entry.newPath ?? "")) wanted.add(entry.newBlob);
+    if (entry.oldBlob && gateReads(entry.oldPath ?? "")) blobs.add(entry.oldBlob);
+    if (entry.newBlob && !entry.newFromWorktree && gateReads(entry.newPath ?? "")) blobs.add(entry.newBlob);
   }
-  const sizes = await blobSizes(cwd, [...wanted]);
-  const unread = new Map<string, FileChange["unread"]>();
-  const toRead: string[] = [];
-  for (const blob of wanted) {
-    const size = sizes.get(blob) ?? Infinity;
-    if (size > maxFile) unread.set(blob, "too-large");
-    else if (size > budget) unread.set(blob, "over-budget");
-    else {
-      budget -= size;
-      toRead.push(blob);
-    }
+  const read = await blobTexts(cwd, [...blobs], maxFile, maxTotal);
+  let budget = maxTotal - read.bytes;
+  const fromWorktree = entries.filter((entry) => entry.newFromWorktree && entry.newPath !== undefined && gateReads(entry.newPath));
+  const worktreeTexts = new Map<RawEntry, Side>();
+  for (let at = 0; at < fromWorktree.length; at += READ_BATCH) {
+    const batch = fromWorktree.slice(at, at + READ_BATCH);
+    const sides = await Promise.all(batch.map((entry) => worktreeText(cwd, entry.newPath ?? "", Math.min(maxFile, Math.max(0, budget)), budget <= 0)));
+    batch.forEach((entry, index) => {
+      const side = sides[index] as Side;
+      if (side.text !== undefined) budget -= Buffer.byteLength(side.text, "utf8");
+      worktreeTexts.set(entry, side);
+    });
   }
-  const texts = await blobTexts(cwd, toRead, options.maxTotalBytes ?? DEFAULT_MAX_TOTAL_BYTES);
-  for (const [blob, text] of texts) if (text === undefined) unread.set(blob, "binary");
   return entries.map((entry): FileChange => {
     const change: FileChange = { status: entry.status };
     if (entry.oldPath !== undefined) change.oldPath = entry.oldPath;
     if (entry.newPath !== undefined) change.newPath = entry.newPath;
-    const oldText = entry.oldBlob ? texts.get(entry.oldBlob) : undefined;
-    const newText = entry.newBlob ? texts.get(entry.newBlob) : undefined;
-    if (oldText !== undefined) change.oldText = oldText;
-    if (newText !== undefined) change.newText = newText;
-    const why = (entry.oldBlob && unread.get(entry.oldBlob)) || (entry.newBlob && unread.get(entry.newBlob));
+    const old: Side | undefined = entry.oldBlob ? read.sides.get(entry.oldBlob) : undefined;
+    const next: Side | undefined = entry.newFromWorktree ? worktreeTexts.get(entry) : entry.newBlob ? read.sides.get(entry.newBlob) : undefined;
+    if (old?.text !== undefined) change.oldText = old.text;
+    if (next?.text !== undefined) change.newText = next.text;
+    const why = old?.unread ?? next?.unread;
     if (why) change.unread = why;
     return change;
   });
 }
 
-/** Sizes of blobs by id (`cat-file --batch-check`). */
-async function blobSizes(cwd: string, blobs: readonly string[]): Promise<Map<string, number>> {
-  const sizes = new Map<string, number>();
-  if (blobs.length === 0) return sizes;
-  const out = await git(["cat-file", "--batch-check=%(objectname) %(objectsize)"], { cwd, readOnly: true, input: `${blobs.join("\n")}\n` });
-  for (const line of out.split("\n")) {
-    const [id = "", size = ""] = line.split(" ");
-    if (size !== "" && /^\d+$/.test(size)) sizes.set(id, Number(size));
-  }
-  return sizes;
+/** One side of a file as read: its text, or why it was not read. */
+interface Side {
+  text?: string;
+  unread?: FileChange["unread"];
 }
 
-/** The text of each blob (`cat-file --batch`); undefined for a binary one (a NUL byte in it). */
-async function blobTexts(cwd: string, blobs: readonly string[], maxTotal: number): Promise<Map<string, string | undefined>> {
-  const texts = new Map<string, string | undefined>();
-  if (blobs.length === 0) return texts;
+/** A file of the working tree through the bounded reader: never a symlink, a FIFO or more than `maxBytes`. */
+async function worktreeText(cwd: string, path: string, maxBytes: number, spent: boolean): Promise<Side> {
+  if (spent) return { unread: "over-budget" };
+  try {
+    const text = await readBoundedText(join(cwd, path), { maxBytes, within: cwd });
+    return text.includes("\u0000") ? { unread: "binary" } : { text };
+  } catch (error) {
+    if (!(error instanceof UnsafeFileError)) throw error;
+    // A symlink or a special file has no text to judge; a file gone since the listing neither.
+    return error.reason === "too-large" ? { unread: "too-large" } : {};
+  }
+}
+
+/**
+ * The text of each blob, from one `cat-file --batch`: a blob over `maxFile` is skipped (its
+ * bytes pass the pipe, never a string), a binary one (a NUL byte) is marked, and output past
+ * `maxTotal` is not kept (the blobs it held are `over-budget`).
+ */
+async function blobTexts(cwd: string, blobs: readonly string[], maxFile: number, maxTotal: number): Promise<{ sides: Map<string, Side>; bytes: number }> {
+  const sides = new Map<string, Side>();
+  if (blobs.length === 0) return { sides, bytes: 0 };
   // Each object comes with a header line (`<id> blob <size>\n`) and a newline after it.
-  const bytes = await gitBytes(["cat-file", "--batch"], { cwd, readOnly: true, input: `${blobs.join("\n")}\n`, captureBytes: maxTotal + blobs.length * 80 });
+  const bytes = await gitBytes(["cat-file", "--batch"], { cwd, readOnly: true, input: `${blobs.join("\n")}\n`, captureBytes: maxTotal + blobs.length * 64 });
   let at = 0;
+  let kept = 0;
   while (at < bytes.length) {
     const eol = bytes.indexOf(0x0a, at);
     if (eol < 0) break;
     const [id = "", , size = "0"] = bytes.subarray(at, eol).toString("latin1").split(" ");
     const length = Number(size);
+    if (!Number.isSafeInteger(length) || eol + 1 + length > bytes.length) break;
     const body = bytes.subarray(eol + 1, eol + 1 + length);
-    texts.set(id, body.includes(0) ? undefined : body.toString("utf8"));
+    if (length > maxFile) sides.set(id, { unread: "too-large" });
+    else if (body.includes(0)) sides.set(id, { unread: "binary" });
+    else {
+      sides.set(id, { text: body.toString("utf8") });
+      kept += length;
+    }
     at = eol + 1 + length + 1;
   }
-  return texts;
+  for (const blob of blobs) if (!sides.has(blob)) sides.set(blob, { unread: "over-budget" });
+  return { sides, bytes: kept };
 }

@@ -64,7 +64,7 @@ export const HOLD: IntegrityPolicy = { allowed: () => false, workflows: "hold" }
 
 /** The gate's verdict on the working tree's change, with run counts when given. */
 export async function judge(repo: GateRepo, runs: { base?: RunCounts; head?: RunCounts } = {}, policy: IntegrityPolicy = HOLD): Promise<IntegrityVerdict> {
-  const changes = await readWorkChange({ worktree: repo.dir, base: repo.base, scratchDir: repo.scratch });
+  const changes = await readWorkChange({ worktree: repo.dir, base: repo.base });
   return judgeChange(changes, runs, policy);
 }
 

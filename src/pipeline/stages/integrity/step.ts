@@ -1,6 +1,4 @@
 /** One run of the integrity gate in a task's worktree: read the change and the run counts, judge, journal, decide. */
-import { rmSync } from "node:fs";
-import { join } from "node:path";
 import { judgeChange, readLogCounts, readWorkChange, type AcceptedFinding, type Finding, type IntegrityVerdict } from "../../../integrity/index.js";
 import { git, gitResult } from "../../../workspace/index.js";
 import { baselineLogPath } from "../../baseline.js";
@@ -34,25 +32,19 @@ export async function integrityStep(step: StageStep): Promise<StageOutcome> {
   const { task, stage, attempt } = step;
   const started = performance.now();
   const base = await integrityBaseOf(task);
-  const scratchDir = task.layout.stageDir(attempt, stage.id);
-  let verdict: IntegrityVerdict;
-  try {
-    const changes = await readWorkChange({ worktree: task.worktree.path, base, scratchDir });
-    const baseCounts = task.baseline ? await readLogCounts(baselineLogPath(task)) : undefined;
-    const headCounts = await readLogCounts(cleanCloneLogPath(task, attempt));
-    const allow = task.config.integrity?.allow ?? [];
-    verdict = judgeChange(
-      changes,
-      { ...(baseCounts ? { base: baseCounts } : {}), ...(headCounts ? { head: headCounts } : {}) },
-      {
-        allowed: (path) => allow.length > 0 && matchesAny(path, allow),
-        workflows: task.config.integrity?.workflows ?? "hold",
-        ...(task.acceptIntegrity !== undefined ? { acceptedBy: task.acceptIntegrity } : {}),
-      },
-    );
-  } finally {
-    rmSync(join(scratchDir, "integrity.index"), { force: true });
-  }
+  const changes = await readWorkChange({ worktree: task.worktree.path, base });
+  const baseCounts = task.baseline ? await readLogCounts(baselineLogPath(task)) : undefined;
+  const headCounts = await readLogCounts(cleanCloneLogPath(task, attempt));
+  const allow = task.config.integrity?.allow ?? [];
+  const verdict = judgeChange(
+    changes,
+    { ...(baseCounts ? { base: baseCounts } : {}), ...(headCounts ? { head: headCounts } : {}) },
+    {
+      allowed: (path) => allow.length > 0 && matchesAny(path, allow),
+      workflows: task.config.integrity?.workflows ?? "hold",
+      ...(task.acceptIntegrity !== undefined ? { acceptedBy: task.acceptIntegrity } : {}),
+    },
+  );
   await journal(task, stage.id, attempt, base, verdict, Math.round(performance.now() - started));
   if (verdict.findings.length === 0) return { passed: true };
   const lines = verdict.findings.map(findingLine);
