@@ -75,7 +75,7 @@ describe("loadWorkflow", () => {
     const path = writeWorkflow(unknown);
     expect(() => loadWorkflow(path)).toThrow(WorkflowError);
     expect(() => loadWorkflow(path)).toThrow(
-      `${path}: $.stages[1].kind of stage 'tester' names no stage kind ('reviewer'); the kinds are clean-clone, gate, planner, review, seat`,
+      `${path}: $.stages[1].kind of stage 'tester' names no stage kind ('reviewer'); the kinds are clean-clone, gate, integrity, planner, review, seat`,
     );
     const malformed = defaultJson();
     (malformed.stages[0] as Record<string, unknown>).kind = "Seat!";
