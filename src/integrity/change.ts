@@ -11,7 +11,7 @@ export interface FileChange {
   oldText?: string;
   newText?: string;
   /** Why a side the gate wanted was not read. */
-  unread?: "binary" | "too-large" | "over-budget";
+  unread?: "binary" | "too-large" | "over-budget" | "not-a-file";
 }
 
 /** What a finding says changed. */

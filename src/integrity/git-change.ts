@@ -176,8 +176,9 @@ async function worktreeText(cwd: string, path: string, maxBytes: number, spent: 
     return text.includes("\u0000") ? { unread: "binary" } : { text };
   } catch (error) {
     if (!(error instanceof UnsafeFileError)) throw error;
-    // A symlink or a special file has no text to judge; a file gone since the listing neither.
-    return error.reason === "too-large" ? { unread: "too-large" } : {};
+    if (error.reason === "too-large") return { unread: "too-large" };
+    // A symlink or a FIFO holds no test of its own: judged as an empty file. A file gone since the listing has no side.
+    return error.reason === "missing" ? {} : { text: "", unread: "not-a-file" };
   }
 }
 
