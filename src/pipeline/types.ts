@@ -51,7 +51,7 @@ export interface RunStoryArgs {
   /**
    * The ref the story started from (the default branch): the integrity gate compares the work
    * with its merge base, so work committed by an earlier, blocked run is judged again. The
-   * task's own base when absent.
+   * task's own base when absent. A commit, or a ref as the task's worktree resolves it.
    */
   integrityBase?: string;
   /** Collaborators; the real ones when absent. */

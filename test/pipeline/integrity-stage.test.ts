@@ -6,9 +6,11 @@
 import { afterAll, describe, expect, it } from "@jest/globals";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { loadWorkflow, parseHarnessConfig, WorkflowError } from "../../src/pipeline/index.js";
+import { git } from "../../src/workspace/index.js";
 import { makeTempDir, removeTempDirs } from "../support/tmp.js";
-import { makeScenario, ofKind, runScenario, scriptedConfig } from "./helpers.js";
+import { makeScenario, ofKind, q, runScenario, scriptedConfig } from "./helpers.js";
 
 afterAll(removeTempDirs);
 
@@ -82,5 +84,39 @@ describe("integrity settings", () => {
       JSON.stringify({ name: "w", max_attempts: 1, stages: [implementer, { id: "check", kind: "integrity" }], on_failure: { retry_stage: "implementer" } }),
     );
     expect(loadWorkflow(file).stages.map((stage) => stage.kind)).toEqual(["seat", "integrity"]);
+  });
+});
+
+describe("the integrity gate on a planned story's merged branch", () => {
+  const PLAN_AGENT = fileURLToPath(new URL("../fixtures/agents/plan-agent.sh", import.meta.url));
+  const TWO = [
+    { id: "a", title: "Part a", files: ["src/a.txt"] },
+    { id: "b", title: "Part b", files: ["src/b.txt"] },
+  ];
+
+  it("runs once more on the whole merged story, against where it started, when that is known", async () => {
+    const s = await makeScenario({ "test/math.test.mjs": MATH });
+    const yaml = [
+      "agent:",
+      `  command: ${JSON.stringify(`sh ${q(PLAN_AGENT)} plan ${q(s.launches)}`)}`,
+      "test:",
+      '  command: "true"',
+      "provision:",
+      '  command: "true"',
+      "max_attempts: 1",
+    ].join("\n");
+    const body = `Build two parts.\n\n\`\`\`harness-plan\n${JSON.stringify({ tasks: TWO })}\n\`\`\`\n`;
+    const { outcome, journal } = await runScenario(s, parseHarnessConfig(yaml, "harness.yml"), {
+      story: { id: "plan", title: "Two parts", body },
+      branch: "harness/story-plan",
+      // A commit, as the runner and the CLI give it (a ref is resolved in the task's worktree).
+      integrityBase: await git(["rev-parse", "HEAD"], { cwd: s.repo }),
+    });
+    expect(outcome).toMatchObject({ status: "completed" });
+    const gates = ofKind(journal, "integrity.finished");
+    expect(gates.map((gate) => gate.taskId).sort()).toEqual(["a", "b", "integration"]);
+    const whole = gates.find((gate) => gate.taskId === "integration");
+    // The merged branch holds both tasks' files: the gate compared the whole story with its start.
+    expect(whole).toMatchObject({ findings: [], files: 2 });
   });
 });
