@@ -43,6 +43,8 @@ interface RawEntry {
   newBlob?: string;
   /** The work's side is read from the working tree (git has no object for it). */
   newFromWorktree?: boolean;
+  /** The work's side is a symlink or a gitlink where a file was: no test of its own, judged as empty. */
+  newSpecial?: boolean;
 }
 
 /** The id `diff-index` gives a working-tree side it has not hashed. */
@@ -67,7 +69,14 @@ function parseRaw(bytes: Buffer): RawEntry[] {
       entries.push({ status: "renamed", oldPath: first, newPath: second ?? first, ...(oldBlob ? { oldBlob } : {}), ...(newBlob ? { newBlob } : {}) });
     // A copy leaves its source in place: for the gate it is an added file.
     else if (letter === "C") entries.push({ status: "added", newPath: second ?? first, ...(newBlob ? { newBlob } : {}) });
-    else entries.push({ status: "modified", oldPath: first, newPath: first, ...(oldBlob ? { oldBlob } : {}), ...(newBlob ? { newBlob } : {}) });
+    else
+      entries.push({
+        status: "modified",
+        oldPath: first,
+        newPath: first,
+        ...(oldBlob ? { oldBlob } : {}),
+        ...(newBlob ? { newBlob } : { newSpecial: true }),
+      });
   }
   return entries;
 }
@@ -153,7 +162,13 @@ async function readSides(cwd: string, entries: RawEntry[], options: { maxFileByt
     if (entry.oldPath !== undefined) change.oldPath = entry.oldPath;
     if (entry.newPath !== undefined) change.newPath = entry.newPath;
     const old: Side | undefined = entry.oldBlob ? read.sides.get(entry.oldBlob) : undefined;
-    const next: Side | undefined = entry.newFromWorktree ? worktreeTexts.get(entry) : entry.newBlob ? read.sides.get(entry.newBlob) : undefined;
+    const next: Side | undefined = entry.newSpecial
+      ? { text: "", unread: "not-a-file" }
+      : entry.newFromWorktree
+        ? worktreeTexts.get(entry)
+        : entry.newBlob
+          ? read.sides.get(entry.newBlob)
+          : undefined;
     if (old?.text !== undefined) change.oldText = old.text;
     if (next?.text !== undefined) change.newText = next.text;
     const why = old?.unread ?? next?.unread;

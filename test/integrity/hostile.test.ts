@@ -24,12 +24,15 @@ describe("the gate on hostile work", () => {
     rmSync(join(repo.dir, "test/a.test.js"));
     expect((await exec(["mkfifo", join(repo.dir, "test/a.test.js")], { cwd: repo.dir })).exitCode).toBe(0);
     symlinkSync(secret, join(repo.dir, "test/c.test.js"));
+    // A symlink where a tracked test file was (a type change for git).
+    rmSync(join(repo.dir, "test/b.test.js"));
+    symlinkSync(secret, join(repo.dir, "test/b.test.js"));
     // Over the 1 MiB cap: one line of cases the gate must not count (nor scan).
     writeFileSync(join(repo.dir, "test/huge.test.js"), `${'it("x", () => {});'.repeat(70_000)}\n`);
     const verdict = await judge(repo);
     // The FIFO holds no test: the file's cases are gone.
-    expect(kinds(verdict)).toEqual(["test-file-emptied test/a.test.js"]);
-    expect(verdict.unread.sort()).toEqual(["test/a.test.js", "test/c.test.js", "test/huge.test.js"]);
+    expect(kinds(verdict)).toEqual(["test-file-emptied test/a.test.js", "test-file-emptied test/b.test.js"]);
+    expect(verdict.unread.sort()).toEqual(["test/a.test.js", "test/b.test.js", "test/c.test.js", "test/huge.test.js"]);
     expect(JSON.stringify(verdict)).not.toContain("leaks the App's secret");
   });
 });
