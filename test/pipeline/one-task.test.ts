@@ -56,7 +56,13 @@ describe("a story without a plan, as a plan of one task", () => {
     const snapshot = journal.reduce(reduceSnapshot, emptySnapshot());
     expect(snapshot.planned).toBe(false);
     expect(snapshot.tasks.map((task) => task.id)).toEqual([taskId]);
-    expect(planChecks(snapshot).map((check) => check.name)).toEqual([CHECK_NAMES.story, CHECK_NAMES.provision, "harness / verifier", CHECK_NAMES.cleanClone, CHECK_NAMES.integrity]);
+    expect(planChecks(snapshot).map((check) => check.name)).toEqual([
+      CHECK_NAMES.story,
+      CHECK_NAMES.provision,
+      "harness / verifier",
+      CHECK_NAMES.cleanClone,
+      CHECK_NAMES.integrity,
+    ]);
     // The same states, in the same order, as the journal without the task events shows.
     expect(views(journal)).toEqual(views(journal.filter((event) => !TASK_EVENTS.has(event.kind))));
   });
