@@ -42,6 +42,7 @@ Options:
   --continue               the story branch exists: carry on from its tip
   --fresh                  the story branch exists: delete it and start again from HEAD
   --concurrency <n>        how many tasks of a planned story run at once
+  --accept-integrity       accept the test-integrity gate's findings (listed as accepted, by you)
 
 Preflight checks the configuration before anything is provisioned (exit 2 naming the file and key).
 Exit codes: 0 completed, 1 blocked, 2 bad arguments or configuration.

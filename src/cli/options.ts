@@ -19,6 +19,7 @@ export const COMMAND_OPTIONS = {
     continue: { type: "boolean" },
     fresh: { type: "boolean" },
     concurrency: { type: "string" },
+    "accept-integrity": { type: "boolean" },
   },
   "clean-clone": {
     "test-cmd": { type: "string" },

@@ -33,7 +33,7 @@ import { readBoundedTextSync } from "../files/index.js";
 const MAX_CONFIG_BYTES = 1024 * 1024;
 
 const USAGE =
-  "harness run [<repo>] --story <file.md> [--agent <preset>|--agent-cmd <template>] [--workflow <file>] [--test-cmd <cmd>] [--concurrency <n>] [--continue|--fresh]";
+  "harness run [<repo>] --story <file.md> [--agent <preset>|--agent-cmd <template>] [--workflow <file>] [--test-cmd <cmd>] [--concurrency <n>] [--continue|--fresh] [--accept-integrity]";
 
 /** Reads a story file: the first heading (or first line) is the title, the rest the body. */
 export function readStory(path: string): StoryInput {
@@ -138,6 +138,8 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
       ...(io.env.PATH !== undefined ? { searchPath: io.env.PATH } : {}),
     });
     const story = readStory(storyFile);
+    // The integrity gate judges the work against where the user's branch stands now, whatever an earlier run left on the story branch.
+    const startedFrom = await git(["rev-parse", "--verify", "HEAD^{commit}"], { cwd: repoDir, readOnly: true });
     const branch = `harness/story-${story.id}`;
     await settleExistingBranch(repoDir, branch, { continue: values.continue === true, fresh: values.fresh === true });
     const home = harnessHome(io.env);
@@ -161,6 +163,8 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
         reporter: withRunDirectory(consoleReporter(io.stdout), home, io.stdout),
         agentEnvAllow: config.agent.env,
         ...(concurrency !== undefined ? { concurrency } : {}),
+        integrityBase: startedFrom,
+        ...(values["accept-integrity"] === true ? { acceptIntegrity: localAcceptor(io.env) } : {}),
         signal: controller.signal,
         sandbox,
       });
@@ -176,6 +180,11 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
     io.stderr(`harness run: ${error.message}\n`);
     return 2;
   }
+}
+
+/** Who accepts integrity findings on the command line: the local user, marked as local (there is no GitHub login). */
+function localAcceptor(env: Readonly<Record<string, string | undefined>>): string {
+  return `local user ${env.USER ?? env.LOGNAME ?? "(unknown)"} (--accept-integrity)`;
 }
 
 /**

@@ -31,6 +31,8 @@ export const FAILURE_CLASSES = [
   // Attempt failures of a task in a plan.
   "scope-violation",
   "blocked-by-dependency",
+  // The suite was weakened (tests, skips, assertions, configuration, CI): blocks under its own name at the ceiling.
+  "test-integrity",
   // Classes of the typed errors the rooms below the pipeline throw.
   "git-failed",
   "schema-invalid",

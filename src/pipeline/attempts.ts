@@ -6,6 +6,9 @@ import { runStage } from "./stage.js";
 import type { TaskRun } from "./task.js";
 import type { Stage } from "./workflow-types.js";
 
+/** Attempt failures that, at the ceiling, block the task under their own class instead of `retry-ceiling`. */
+const BLOCKS_AS_ITSELF: ReadonlySet<FailureClass> = new Set<FailureClass>(["test-integrity"]);
+
 /** How a task's attempts ended. */
 export type AttemptsResult =
   | { passed: true; attempt: number }
@@ -68,7 +71,9 @@ export async function runAttempts(task: TaskRun, options: AttemptsOptions): Prom
     await task.sink.emit({ kind: "attempt.archived", taskId: task.taskId, attempt, archiveDir });
     if (attempt >= task.maxAttempts) {
       const reason = `attempt ${attempt} of ${task.maxAttempts} failed at ${failure.stage} (${failure.failureClass}): ${failure.reason}`;
-      return { passed: false, attempt, failureClass: "retry-ceiling", reason, infrastructure: false };
+      // A weakened suite blocks under its own name: a writer's acceptance, not another attempt, is what it needs.
+      const failureClass = BLOCKS_AS_ITSELF.has(failure.failureClass) ? failure.failureClass : "retry-ceiling";
+      return { passed: false, attempt, failureClass, reason, infrastructure: false };
     }
     await task.sink.emit({
       kind: "retry.scheduled",

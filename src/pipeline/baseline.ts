@@ -16,6 +16,11 @@ import type { BaselineResult } from "./check-results.js";
 /** Exit codes of `/bin/sh` for a command that could not start: not executable, not found. */
 const CANNOT_START = new Set([126, 127]);
 
+/** Where the baseline's output goes (the integrity gate reads its test counts back). */
+export function baselineLogPath(task: Pick<TaskRun, "layout" | "worktree">): string {
+  return join(task.layout.logs, `baseline-${task.worktree.taskId}.log`);
+}
+
 /** True when the baseline did not pass. */
 export function baselineRed(baseline: BaselineResult): boolean {
   return !succeeded(baseline);
@@ -43,7 +48,7 @@ export async function runBaseline(task: TaskRun, stages: readonly Stage[]): Prom
     {
       cwd: task.worktree.path,
       timeoutMs: task.config.test.timeoutMs,
-      logPath: join(task.layout.logs, `baseline-${task.worktree.taskId}.log`),
+      logPath: baselineLogPath(task),
       ...(task.signal ? { signal: task.signal } : {}),
     },
     { purpose: "suite", network: task.config.test.network === true, writable: [task.worktree.path] },

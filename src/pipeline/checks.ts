@@ -119,7 +119,7 @@ export async function runCleanClone(task: TaskRun, stage: Pick<Stage, "id">, att
     command,
     ...(task.config.cleanClone.link !== undefined ? { links: task.config.cleanClone.link } : {}),
     timeoutMs: task.config.test.timeoutMs,
-    logPath: join(attemptDir, "clean-clone.log"),
+    logPath: cleanCloneLogPath(task, attempt),
     ...(task.config.cleanClone.interpreter !== undefined ? { interpreter: task.config.cleanClone.interpreter } : {}),
     sandbox: task.sandbox,
     network: task.config.test.network === true,
@@ -133,6 +133,11 @@ export async function runCleanClone(task: TaskRun, stage: Pick<Stage, "id">, att
   const policy = { sandboxed: task.sandbox.settings.enabled, network, ...(net !== "none" ? { net } : {}) };
   await task.sink.emit({ kind: "clean_clone.finished", taskId: task.taskId, stage: stage.id, attempt, artifact, result: record, policy });
   return record;
+}
+
+/** Where an attempt's clean-clone check writes its output (the integrity gate reads its test counts back). */
+export function cleanCloneLogPath(task: Pick<TaskRun, "layout">, attempt: number): string {
+  return join(task.layout.attemptDir(attempt), "clean-clone.log");
 }
 
 /** The CI-parity and safety settings of `clean_clone` (depth, env, provision, external symlinks) as check options. */

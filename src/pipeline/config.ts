@@ -28,6 +28,16 @@ export interface HarnessConfig {
   plan: { concurrency?: number };
   /** `iterate`: revisions after the pull request; absent fields take {@link DEFAULT_ITERATE}. */
   iterate?: IterateConfig;
+  /** `integrity` of `.github/harness.yml`: findings accepted ahead of the test-integrity gate (none when absent). */
+  integrity?: IntegrityConfig;
+}
+
+/** `integrity` of `.github/harness.yml`, normalised. */
+export interface IntegrityConfig {
+  /** Globs of files whose findings are accepted. */
+  allow: string[];
+  /** `allow`: a changed CI workflow is no finding. */
+  workflows: "allow" | "hold";
 }
 
 /** `iterate` of `.github/harness.yml`: whether reviews and CI failures start revisions, and how many rounds in all. */
@@ -80,6 +90,7 @@ interface RawConfig {
   clean_clone?: { link?: string[]; interpreter?: string; depth?: number; env?: string[]; provision?: boolean; allow_external_symlinks?: boolean };
   plan?: { concurrency?: number };
   iterate?: { reviews?: boolean; ci?: boolean; max_rounds?: number };
+  integrity?: { allow?: string[]; workflows?: "allow" | "hold" };
 }
 
 /**
@@ -130,6 +141,7 @@ export function parseHarnessConfig(text: string, source: string): HarnessConfig 
       maxRounds: raw.iterate.max_rounds ?? DEFAULT_ITERATE.maxRounds,
     };
   }
+  if (raw.integrity !== undefined) config.integrity = { allow: [...(raw.integrity.allow ?? [])], workflows: raw.integrity.workflows ?? "hold" };
   if (raw.clean_clone?.link !== undefined) config.cleanClone.link = [...raw.clean_clone.link];
   if (raw.test?.command !== undefined) config.test.command = raw.test.command;
   if (raw.test?.network !== undefined) config.test.network = raw.test.network;

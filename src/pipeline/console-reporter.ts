@@ -41,6 +41,8 @@ export function consoleLine(event: HistoryEvent): string | undefined {
       const verdict = result.ran ? suiteVerdict(result) : `could not run: ${result.reason ?? ""}`;
       return `${pad(event.stage, 12)} attempt ${event.attempt}  clean clone ${formatDuration(result.durationMs)} ${verdict}`;
     }
+    case "integrity.finished":
+      return integrityLines(event);
     case "stage.finished":
       return `${pad(event.stage, 12)} attempt ${event.attempt}  ${pad(formatDuration(event.durationMs), 7)} ${event.outcome}${event.failureClass ? ` (${event.failureClass}: ${event.detail ?? ""})` : ""}`;
     case "retry.scheduled":
@@ -52,6 +54,27 @@ export function consoleLine(event: HistoryEvent): string | undefined {
     default:
       return undefined;
   }
+}
+
+/** Findings printed per run of the integrity gate; the journal has them all. */
+const MAX_CONSOLE_FINDINGS = 20;
+
+/** The integrity gate's line, then one line per finding, open or accepted. */
+function integrityLines(event: Extract<HistoryEvent, { kind: "integrity.finished" }>): string {
+  const counts = event.counts.compared
+    ? `tests run compared (${Object.entries(event.counts.base ?? {})
+        .map(([runner, base]) => `${runner} ${base} → ${event.counts.head?.[runner as keyof typeof event.counts.head] ?? 0}`)
+        .join(", ")})`
+    : `tests run not compared: ${event.counts.reason ?? "no counts"}`;
+  const head = `${pad(event.stage, 12)} attempt ${event.attempt}  ${event.files} file(s) changed, ${event.findings.length} finding(s), ${event.accepted.length} accepted; ${counts}`;
+  const where = (finding: { file: string; line: number }): string => (finding.file === "" ? "the suite" : `${finding.file}:${finding.line}`);
+  const lines = [
+    ...event.findings.map((finding) => `${pad("", 12)} ✗ ${where(finding)} ${finding.message} (${finding.kind})`),
+    ...event.accepted.map((finding) => `${pad("", 12)} ✓ accepted by ${finding.acceptedBy}: ${where(finding)} ${finding.message} (${finding.kind})`),
+  ];
+  const shown = lines.slice(0, MAX_CONSOLE_FINDINGS);
+  if (lines.length > shown.length || event.omitted !== undefined) shown.push(`${pad("", 12)} … and more in the run directory's journal`);
+  return [head, ...shown].join("\n");
 }
 
 /** A Reporter that prints one line per step through `write` (the CLI's stdout). */

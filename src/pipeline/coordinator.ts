@@ -98,6 +98,8 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
     clock,
     sandbox,
     ...(args.signal ? { signal: args.signal } : {}),
+    ...(args.acceptIntegrity !== undefined ? { acceptIntegrity: args.acceptIntegrity } : {}),
+    ...(args.integrityBase !== undefined ? { integrityBase: args.integrityBase } : {}),
   };
   const base = { args, runId, context, layout };
   return plan || planning ? runPlannedStory(base, plan) : runUnplannedStory(base);

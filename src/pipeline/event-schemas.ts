@@ -4,9 +4,10 @@
  * `schemas/execution-history.schema.json` is generated from them (`npm run schemas:journal`);
  * a test fails when the committed file drifts from what this module generates.
  */
-import { Type, type Static, type TObject, type TProperties, type TSchema } from "@sinclair/typebox";
+import { Type, type Static, type TInteger, type TObject, type TOptional, type TProperties, type TSchema } from "@sinclair/typebox";
 import type { CleanCloneResult } from "../workspace/index.js";
 import { FAILURE_CLASSES } from "../failure/index.js";
+import { FINDING_KINDS, RUNNERS } from "../integrity/index.js";
 
 /** A `$ref` to one of the schema's own `$defs`, typed as the definition it points at. */
 const ref = <T extends TSchema>(name: keyof typeof DEFS, _of: T) => Type.Unsafe<Static<T>>({ $ref: `#/$defs/${name}` });
@@ -59,6 +60,20 @@ const stage = name;
 const attempt = () => count(1);
 const wave = () => count(0);
 
+/** At most this many findings (and as many accepted ones) go into one `integrity.finished` line; `omitted` counts the rest. */
+export const MAX_JOURNALED_FINDINGS = 500;
+const integrityFindingFields = () => ({
+  file: Type.String({ maxLength: 4096 }),
+  line: count(1),
+  kind: oneOf(FINDING_KINDS),
+  message: Type.String({ maxLength: 1000 }),
+});
+const integrityFinding = () => Type.Object(integrityFindingFields(), { additionalProperties: false });
+const runCounts = () =>
+  Type.Object(Object.fromEntries(RUNNERS.map((runner) => [runner, Type.Optional(count(0))])) as Record<(typeof RUNNERS)[number], TOptional<TInteger>>, {
+    additionalProperties: false,
+  });
+
 /** Every event kind of the journal, in the order the schema lists them. */
 export const EVENT_SCHEMAS = [
   event("run.started", {
@@ -77,7 +92,7 @@ export const EVENT_SCHEMAS = [
       }),
     ),
     checks: Type.Optional(
-      Type.Array(Type.Object({ stage: name(), kind: oneOf(["gate", "review", "clean-clone", "plan"] as const) }, { additionalProperties: false })),
+      Type.Array(Type.Object({ stage: name(), kind: oneOf(["gate", "review", "clean-clone", "plan", "integrity"] as const) }, { additionalProperties: false })),
     ),
   }),
   event("worktree.created", { taskId: taskId(), worktree: name(), branch: name(), base: name() }),
@@ -152,6 +167,28 @@ export const EVENT_SCHEMAS = [
     result: cleanCloneResult(),
     policy: Type.Optional(policy()),
   }),
+  event(
+    "integrity.finished",
+    {
+      taskId: taskId(),
+      stage: stage(),
+      attempt: attempt(),
+      base: sha(),
+      files: count(0),
+      findings: Type.Array(integrityFinding(), { maxItems: MAX_JOURNALED_FINDINGS }),
+      accepted: Type.Array(Type.Object({ ...integrityFindingFields(), acceptedBy: name() }, { additionalProperties: false }), {
+        maxItems: MAX_JOURNALED_FINDINGS,
+      }),
+      omitted: Type.Optional(count(1)),
+      counts: Type.Object(
+        { compared: Type.Boolean(), reason: Type.Optional(Type.String()), base: Type.Optional(runCounts()), head: Type.Optional(runCounts()) },
+        { additionalProperties: false },
+      ),
+      unread: Type.Array(Type.String(), { maxItems: MAX_JOURNALED_FINDINGS }),
+      durationMs: duration(),
+    },
+    "The test-integrity gate compared the change with its base: what weakened the suite (findings), what the repository or a writer accepted, and the tests each runner reported on the base and in the clean clone.",
+  ),
   event("attempt.archived", { taskId: taskId(), attempt: attempt(), archiveDir: name() }),
   event("retry.scheduled", {
     taskId: taskId(),

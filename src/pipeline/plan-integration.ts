@@ -1,8 +1,13 @@
-/** The story's integration step after the last wave: the story-level clean-clone check on the merged branch, then the story-level stages. */
+/**
+ * The story's integration step after the last wave: the story-level clean-clone check on the
+ * merged branch, the test-integrity gate on the whole story (when the workflow has one and the
+ * story's starting ref is known), then the story-level stages.
+ */
 import { mkdirSync } from "node:fs";
 import { CLEAN_CLONE_RESULT_FILE, cleanClonePassed, type TaskWorktree } from "../workspace/index.js";
 import { runAttempts } from "./attempts.js";
 import { runCleanClone } from "./checks.js";
+import { runStage } from "./stage.js";
 import { commitWorktree, storyCommitMessage } from "./commit.js";
 import type { FailureClass } from "./events.js";
 import type { StoryRun } from "./story-run.js";
@@ -26,6 +31,12 @@ async function integrate(run: StoryRun, task: TaskRun, worktree: TaskWorktree): 
   if (testCommand !== undefined) {
     const failure = await storyCleanClone(run, task, testCommand);
     if (failure) return failure;
+  }
+  // The merged story as a whole against where it started: tasks that each kept the suite whole may not have together.
+  const integrity = run.args.workflow.stages.find((stage) => stage.kind === "integrity");
+  if (integrity && task.integrityBase !== undefined) {
+    const outcome = await runStage(task, integrity, 1, undefined);
+    if (!outcome.passed) return { passed: false, failureClass: outcome.failureClass, reason: `on the merged story branch, ${outcome.reason}` };
   }
   if (run.storyStages.length > 0) {
     const first = run.storyStages[0]?.id ?? "";

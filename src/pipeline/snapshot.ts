@@ -16,7 +16,7 @@ export const INTEGRATION_CLEAN_CLONE = "clean-clone";
 /** A check run a workflow stage declares: a verification gate or review, a clean-clone check, or a planner's plan. */
 export interface DeclaredCheck {
   stage: string;
-  kind: "gate" | "review" | "clean-clone" | "plan";
+  kind: "gate" | "review" | "clean-clone" | "plan" | "integrity";
 }
 
 /** State of one stage as a reader of the status comment sees it. */
@@ -34,6 +34,8 @@ type CleanCloneEvent = Extract<HistoryEvent, { kind: "clean_clone.finished" }>;
 type RetryEvent = Extract<HistoryEvent, { kind: "retry.scheduled" }>;
 type BaselineEvent = Extract<HistoryEvent, { kind: "baseline.finished" }>;
 type ParkedEvent = Extract<HistoryEvent, { kind: "seat.parked" }>;
+/** One run of the test-integrity gate, as journaled. */
+export type IntegrityEvent = Extract<HistoryEvent, { kind: "integrity.finished" }>;
 
 /** One task's slice of the story. */
 export interface TaskSnapshot {
@@ -54,6 +56,8 @@ export interface TaskSnapshot {
   gates: Record<string, GateEvent>;
   verdicts: Record<string, VerdictEvent>;
   cleanClones: Record<string, CleanCloneEvent>;
+  /** The latest test-integrity gate of each integrity stage (absent before the first). */
+  integrity?: Record<string, IntegrityEvent>;
   /** The suite on the task's base commit, before any agent. */
   baseline?: BaselineEvent;
   /** The seat waiting for a rate limit to reset, while it waits. */
@@ -134,6 +138,7 @@ function copy(snapshot: StorySnapshot): StorySnapshot {
       gates: { ...task.gates },
       verdicts: { ...task.verdicts },
       cleanClones: { ...task.cleanClones },
+      ...(task.integrity ? { integrity: { ...task.integrity } } : {}),
     })),
   };
 }
@@ -242,6 +247,9 @@ function applyToTask(task: TaskSnapshot, event: TaskEvent): void {
       return;
     case "clean_clone.finished":
       task.cleanClones[event.stage] = event;
+      return;
+    case "integrity.finished":
+      task.integrity = { ...task.integrity, [event.stage]: event };
       return;
     case "attempt.archived":
     case "fix.finished":

@@ -35,6 +35,10 @@ export interface RunContext {
   readonly signal?: AbortSignal;
   /** Where provisioning, agents and suites run. */
   readonly sandbox: Sandbox;
+  /** The writer who accepted this run's test-integrity findings, when one did. */
+  readonly acceptIntegrity?: string;
+  /** The ref whose merge base with a task's base the integrity gate compares against. */
+  readonly integrityBase?: string;
 }
 
 /** Which task of a run it is: its id, its record folder and what its prompts say of it. */

@@ -49,6 +49,17 @@ export interface RunStoryArgs {
    * has `taskSlots` to itself.
    */
   slots?: TaskSlots;
+  /**
+   * A writer accepted the test-integrity findings of this run (`/harness accept-integrity`,
+   * `harness run --accept-integrity`): their login, journaled with each accepted finding.
+   */
+  acceptIntegrity?: string;
+  /**
+   * The ref the story started from (the default branch): the integrity gate compares the work
+   * with its merge base, so work committed by an earlier, blocked run is judged again. The
+   * task's own base when absent. A commit, or a ref as the task's worktree resolves it.
+   */
+  integrityBase?: string;
   /** Collaborators; the real ones when absent. */
   deps?: Partial<PipelineDeps>;
 }

@@ -61,6 +61,8 @@ export interface StoryJob {
   revision?: RevisionRequest;
   /** Login of the user whose action queued the job. */
   requestedBy: string;
+  /** `/harness accept-integrity`: the re-admitted run's test-integrity findings are accepted in `requestedBy`'s name. */
+  acceptIntegrity?: true;
   /** `X-GitHub-Delivery` of the webhook that queued it. */
   deliveryId: string;
   /**

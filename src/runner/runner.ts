@@ -295,6 +295,9 @@ async function runJob(
         agentEnvAllow: deps.agentEnvAllow,
         readmission,
         ...(revising ? { revision: revising.prompt } : {}),
+        // The integrity gate judges the work against the default branch, not against a blocked run's commit on the story branch.
+        integrityBase: `refs/remotes/origin/${job.repository.defaultBranch}`,
+        ...(job.acceptIntegrity === true ? { acceptIntegrity: job.requestedBy } : {}),
         signal,
         sandbox: deps.sandbox,
         ...(deps.taskSlots !== undefined ? { taskSlots: deps.taskSlots } : {}),

@@ -63,6 +63,8 @@ export interface GitOptions {
   input?: string | Buffer;
   timeoutMs?: number;
   logPath?: string;
+  /** Most bytes of stdout kept (exec's default otherwise); `stdoutTruncated` says when more came. */
+  captureBytes?: number;
 }
 
 /**
@@ -96,6 +98,7 @@ export function gitResult(args: readonly string[], options: GitOptions): Promise
     ...(options.input !== undefined ? { input: options.input } : {}),
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
     ...(options.logPath !== undefined ? { logPath: options.logPath } : {}),
+    ...(options.captureBytes !== undefined ? { captureBytes: options.captureBytes } : {}),
   });
 }
 

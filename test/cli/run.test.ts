@@ -139,3 +139,48 @@ describe("harness run", () => {
     expect(await git(["rev-parse", `${fresh}^`], { cwd: s.repo })).toBe(await git(["rev-parse", "HEAD"], { cwd: s.repo }));
   });
 });
+
+describe("harness run and the test-integrity gate", () => {
+  /** A repository tested with node's runner, two test files; the scripted agent deletes one of them. */
+  async function integrityScenario(): Promise<Scenario & { story: string }> {
+    const s = await makeScenario({
+      "test/math.test.mjs": 'import test from "node:test";\nimport assert from "node:assert";\n\ntest("adds", () => {\n  assert.equal(1 + 2, 3);\n});\n',
+      "test/other.test.mjs": 'import test from "node:test";\nimport assert from "node:assert";\n\ntest("holds", () => {\n  assert.ok(true);\n});\n',
+    });
+    const yaml = [
+      "agent:",
+      `  command: ${JSON.stringify(agentCmd(s, "delete-test"))}`,
+      "test:",
+      '  command: "node --test"',
+      "provision:",
+      '  command: "true"',
+      "max_attempts: 1",
+    ].join("\n");
+    writeFiles(s.repo, { ".github/harness.yml": `${yaml}\n` });
+    await commitAll(s.repo, "configure the harness");
+    const story = join(s.dir, "Greet Users.md");
+    writeFileSync(story, "# Greet the user\n\nWrite feature.txt saying hello.\n");
+    return { ...s, story };
+  }
+
+  it("blocks a story whose agent deletes a test file as test-integrity, then completes it with --accept-integrity, listing what was accepted", async () => {
+    const s = await integrityScenario();
+    const io = captureIO(s.repo, s.home, scenarioSandboxEnv(s));
+    expect(await main(["run", "--story", s.story], io)).toBe(1);
+    expect(io.err).toMatch(
+      /story blocked \(test-integrity\): attempt 1 of 1 failed at integrity \(test-integrity\): the change weakens the test suite: test\/math\.test\.mjs:1: test file deleted/,
+    );
+    expect(io.out).toMatch(/^integrity +attempt 1 +\d+ file\(s\) changed, 2 finding\(s\), 0 accepted; tests run compared \(node 2 → 1\)$/m);
+    expect(io.out).toContain("✗ test/math.test.mjs:1 test file deleted (it held 1 test case and 1 assertion) (test-file-deleted)");
+    expect(io.out).toContain("✗ the suite node ran 2 tests on the base and 1 in the clean clone (fewer-tests-run)");
+
+    const again = captureIO(s.repo, s.home, { ...scenarioSandboxEnv(s), USER: "maintainer" });
+    expect(await main(["run", "--story", s.story, "--continue", "--accept-integrity"], again)).toBe(0);
+    // The baseline of this run is the blocked commit, where the file is already gone: the counts agree, the deletion is still found.
+    expect(again.out).toMatch(/^integrity +attempt 1 +\d+ file\(s\) changed, 0 finding\(s\), 1 accepted; tests run compared \(node 1 → 1\)$/m);
+    expect(again.out).toContain("✓ accepted by local user maintainer (--accept-integrity): test/math.test.mjs:1 test file deleted");
+    expect(again.out).toMatch(/^completed +commit [0-9a-f]{40} on harness\/story-greet-users$/m);
+    // The second run started from the first one's blocked commit, where the file was already gone: it was judged against main all the same.
+    expect(await git(["cat-file", "-e", "harness/story-greet-users:test/math.test.mjs"], { cwd: s.repo }).catch(() => "absent")).toBe("absent");
+  });
+});

@@ -22,7 +22,7 @@ export function storyRunsDir(home: string, repo: string, number: number): string
   return join(home, "runs", storyDirName(`${OWNER}/${repo}#${number}`));
 }
 export const STATUS_MARKER = "<!-- story-harness:status -->";
-export const CHECK_NAMES = ["harness / provision", "harness / verifier", "harness / clean-clone", "harness / story"];
+export const CHECK_NAMES = ["harness / provision", "harness / verifier", "harness / clean-clone", "harness / integrity", "harness / story"];
 
 /**
  * A scripted agent committed in the fake repository: each seat does its small part, so the

@@ -52,7 +52,7 @@ describe("the App end to end", () => {
     app = await startApp({ fake, home, workDir: root, env: { HARNESS_SANDBOX_READ: join(root, "gates") } });
   });
 
-  it("label → draft PR, 👀, link comment, four check runs, status comment, PR ready; a redelivery starts nothing", async () => {
+  it("label → draft PR, 👀, link comment, five check runs, status comment, PR ready; a redelivery starts nothing", async () => {
     await addStoryRepo(fake, "happy", harnessYml());
     const issue = fake.createIssue(OWNER, "happy", { title: "Greet the user", body: "Say hello.", user: OWNER });
     const payload = issuesLabeledPayload(fake, { owner: OWNER, name: "happy", number: issue.number, label: "story", sender: OWNER });

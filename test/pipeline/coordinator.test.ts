@@ -66,7 +66,7 @@ describe("runStory", () => {
     const testerPrompt = readFileSync(join(outcome.runDir, "attempts", "2", "tester", "prompt.md"), "utf8");
     expect(testerPrompt).toContain("The suite failed in a fresh clone with the change committed");
     // The harness never wrote a verdict or guidance of its own for this retry.
-    expect(retryPrompt).toContain("### Verifier retry guidance\n\n(none)");
+    expect(retryPrompt).toContain("### Retry guidance\n\n(none)");
     // Archived attempt keeps its artifacts and says why it failed.
     const archived = readdirSync(join(outcome.runDir, "attempts", "1")).sort();
     expect(archived).toEqual(expect.arrayContaining(["archive.json", "clean-clone-result.json", "implementer", "verifier"]));

@@ -46,7 +46,7 @@ describe("a story without a plan, as a plan of one task", () => {
       wave: 1,
       files: [],
       blockedBy: [],
-      stages: ["implementer", "tester", "verifier", "documenter"],
+      stages: ["implementer", "tester", "verifier", "integrity", "documenter"],
     });
     expect(ofKind(journal, "task.finished")[0]).toMatchObject({ outcome: "completed", attempt: 1, commit: outcome.commit });
     // One commit on the base, on the story branch itself: no task branch, no merge step.
@@ -56,7 +56,13 @@ describe("a story without a plan, as a plan of one task", () => {
     const snapshot = journal.reduce(reduceSnapshot, emptySnapshot());
     expect(snapshot.planned).toBe(false);
     expect(snapshot.tasks.map((task) => task.id)).toEqual([taskId]);
-    expect(planChecks(snapshot).map((check) => check.name)).toEqual([CHECK_NAMES.story, CHECK_NAMES.provision, "harness / verifier", CHECK_NAMES.cleanClone]);
+    expect(planChecks(snapshot).map((check) => check.name)).toEqual([
+      CHECK_NAMES.story,
+      CHECK_NAMES.provision,
+      "harness / verifier",
+      CHECK_NAMES.cleanClone,
+      CHECK_NAMES.integrity,
+    ]);
     // The same states, in the same order, as the journal without the task events shows.
     expect(views(journal)).toEqual(views(journal.filter((event) => !TASK_EVENTS.has(event.kind))));
   });

@@ -83,7 +83,7 @@ describe("the review, gate and clean-clone stage kinds", () => {
     );
     expect(refusal([{ id: "implementer", seat: "implementer" }])).toBe("$.stages[0].prompt is required: stage 'implementer' of kind 'seat' runs an agent seat");
     expect(refusal([implementer, { id: "look", kind: "reviewer", seat: "reviewer", prompt: "prompts/reviewer.md" }])).toBe(
-      "$.stages[1].kind of stage 'look' names no stage kind ('reviewer'); the kinds are clean-clone, gate, planner, review, seat",
+      "$.stages[1].kind of stage 'look' names no stage kind ('reviewer'); the kinds are clean-clone, gate, integrity, planner, review, seat",
     );
   });
 

@@ -1,6 +1,6 @@
 /**
- * Slash commands in issue and pull-request comments: `/harness retry-blocked` and
- * `/harness help`, at the start of a line (up to 3 spaces of indentation) of a plain paragraph:
+ * Slash commands in issue and pull-request comments: `/harness retry-blocked`,
+ * `/harness accept-integrity` and `/harness help`, at the start of a line (up to 3 spaces of indentation) of a plain paragraph:
  * outside fenced and indented code, block quotes, HTML (blocks, comments, `<pre>`, `<details>`),
  * headings and tables. One pass over the text by index, no backtracking regular expression;
  * stops after a fixed number of commands.
@@ -9,7 +9,7 @@ import { closesFence, forEachLine, leadingSpaces, onlySpaces, openingFence, type
 import { CharFinder, hiddenRegionEnd, htmlFinders } from "./hidden-html.js";
 
 /** The commands the App understands, in the order the help lists them. */
-export const KNOWN_COMMANDS = ["retry-blocked", "revise", "help"] as const;
+export const KNOWN_COMMANDS = ["retry-blocked", "revise", "accept-integrity", "help"] as const;
 export type KnownCommand = (typeof KNOWN_COMMANDS)[number];
 
 /** One command found in a comment; `line` is 1-based. `revise` carries its text: the rest of its line and the lines after it. */

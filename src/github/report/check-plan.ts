@@ -11,12 +11,14 @@ import { plannerTask, renderPlannerCheck } from "./render/index.js";
 import { renderProvisionCheck } from "./render/index.js";
 import { renderStoryCheck } from "./render/index.js";
 import { renderTaskCheck } from "./render/index.js";
+import { currentIntegrity, renderIntegrityCheck } from "./render/index.js";
 import type { CheckRunOutput, RenderOptions } from "./render/index.js";
 import { currentVerification, gateFailed, renderVerifierCheck, stagePassed } from "./render/index.js";
 
 export const CHECK_NAMES = {
   provision: "harness / provision",
   cleanClone: "harness / clean-clone",
+  integrity: "harness / integrity",
   story: "harness / story",
 } as const;
 /** A check run's name: one of {@link CHECK_NAMES}, `harness / <stage>` or `harness / task <id>: <title>`. */
@@ -27,6 +29,8 @@ const MAX_NAME_CHARS = 100;
 
 /** The name of a declared stage check. */
 export function stageCheckName(check: DeclaredCheck, all: readonly DeclaredCheck[]): CheckName {
+  if (check.kind === "integrity")
+    return all.filter((candidate) => candidate.kind === "integrity").length > 1 ? `${CHECK_NAMES.integrity} (${check.stage})` : CHECK_NAMES.integrity;
   if (check.kind !== "clean-clone") return `harness / ${check.stage}`;
   const several = all.filter((candidate) => candidate.kind === "clean-clone").length > 1;
   return several ? `harness / clean-clone (${check.stage})` : CHECK_NAMES.cleanClone;
@@ -97,6 +101,13 @@ function cleanClonePhase(task: TaskSnapshot | undefined, snapshot: StorySnapshot
   return { status: started ? "in_progress" : "queued" };
 }
 
+function integrityPhase(task: TaskSnapshot | undefined, snapshot: StorySnapshot, stage: string): Phase {
+  const event = currentIntegrity(task, stage);
+  if (event) return { status: "completed", conclusion: event.findings.length > 0 ? "failure" : "success" };
+  if (ended(task, snapshot)) return { status: "completed", conclusion: "skipped" };
+  return { status: stageRunning(task, stage) ? "in_progress" : "queued" };
+}
+
 function storyPhase(snapshot: StorySnapshot): Phase {
   if (snapshot.outcome === "completed") return { status: "completed", conclusion: "success" };
   if (snapshot.outcome === "blocked") return { status: "completed", conclusion: "action_required" };
@@ -142,7 +153,9 @@ function stageChecks(snapshot: StorySnapshot, task: TaskSnapshot | undefined, op
     if (declared.kind === "plan") continue;
     const name = stageCheckName(declared, snapshot.checks);
     const target = { ...(taskId !== undefined ? { taskId } : {}), stage: declared.stage };
-    if (declared.kind === "clean-clone") {
+    if (declared.kind === "integrity") {
+      checks.push({ name, ...integrityPhase(task, snapshot, declared.stage), output: renderIntegrityCheck(snapshot, task, declared.stage, options), attempt });
+    } else if (declared.kind === "clean-clone") {
       checks.push({ name, ...cleanClonePhase(task, snapshot, declared.stage), output: renderCleanCloneCheck(snapshot, options, target), attempt });
     } else {
       checks.push({ name, ...gatePhase(task, snapshot, declared.stage), output: renderVerifierCheck(snapshot, options, target), attempt });

@@ -36,7 +36,8 @@ function distinct(commands: readonly HarnessCommand[]): HarnessCommand[] {
 /**
  * Acts on the commands of a new comment. Edited or deleted comments, bots (the App included)
  * and comments without commands are ignored; people without write access get a reply and
- * nothing else. The result of `retry-blocked` wins over replies when several commands appear.
+ * nothing else. The result of `retry-blocked` or `accept-integrity` wins over replies when several
+ * commands appear; when both appear, the first re-admits and the second finds the story queued.
  */
 export async function handleIssueComment(context: TriggerEvent<"issue_comment.created">, deps: TriggerDeps): Promise<TriggerOutcome> {
   const { payload } = context;
@@ -69,14 +70,20 @@ export async function handleIssueComment(context: TriggerEvent<"issue_comment.cr
     } else if (command.kind === "revise") {
       result = await reviseFromComment(scope, payload, command.text, comment.id, author, deps);
     } else {
-      result = await retryFromComment(scope, payload, author, deps);
+      result = await retryFromComment(scope, payload, author, deps, command.kind === "accept-integrity");
     }
   }
   // Stryker disable next-line ObjectLiteral,StringLiteral: every command sets a result, and there is one at least; the fallback only satisfies the type
   return result ?? { action: "ignored", reason: "no-command" };
 }
 
-async function retryFromComment(scope: TriggerScope, payload: CommentPayload, author: string, deps: TriggerDeps): Promise<TriggerOutcome> {
+async function retryFromComment(
+  scope: TriggerScope,
+  payload: CommentPayload,
+  author: string,
+  deps: TriggerDeps,
+  acceptIntegrity: boolean,
+): Promise<TriggerOutcome> {
   const here = payload.issue.number;
   const labelName = deps.labelName ?? DEFAULT_STORY_LABEL;
   if (!payload.issue.pull_request) {
@@ -91,7 +98,7 @@ async function retryFromComment(scope: TriggerScope, payload: CommentPayload, au
       updatedAt: payload.issue.updated_at,
       labels: payload.issue.labels,
     };
-    return readmitBlockedStory(scope, issue, undefined, here, author, deps);
+    return readmitBlockedStory(scope, issue, undefined, here, author, deps, acceptIntegrity);
   }
   const { data: pull } = await (await scope.octokit()).rest.pulls.get({ owner: scope.owner, repo: scope.repo, pull_number: here });
   // A fork can name its branch harness/story-N too; only the repository's own branch is a story's.
@@ -102,7 +109,7 @@ async function retryFromComment(scope: TriggerScope, payload: CommentPayload, au
     return { action: "replied", reason: "not-a-story" };
   }
   const issue = await loadStoryIssue(scope, storyNumber);
-  return readmitBlockedStory(scope, issue, here, here, author, deps);
+  return readmitBlockedStory(scope, issue, here, here, author, deps, acceptIntegrity);
 }
 
 /** `/harness revise <text>` on a story's open pull request: a revision round with the writer's text, frozen. */

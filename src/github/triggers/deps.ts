@@ -119,6 +119,7 @@ export function buildJob(
   requestedBy: string,
   deps: TriggerDeps,
   pullNumber?: number,
+  acceptIntegrity = false,
 ): StoryJob {
   return {
     storyKey: storyKey(scope.owner, scope.repo, issue.number),
@@ -131,6 +132,7 @@ export function buildJob(
     // Stryker disable next-line ConditionalExpression: a job with `pullNumber: undefined` validates and is stored as one without it
     ...(pullNumber !== undefined ? { pullNumber } : {}),
     requestedBy,
+    ...(acceptIntegrity ? { acceptIntegrity: true as const } : {}),
     deliveryId: scope.deliveryId,
     ...(scope.eventKey ? { eventKey: scope.eventKey } : {}),
     enqueuedAt: (deps.now ?? (() => new Date()))().toISOString(),

@@ -22,7 +22,9 @@ export async function loadStoryIssue(scope: TriggerScope, issueNumber: number): 
 
 /**
  * Enqueues a `retry-blocked` job when the story carries `harness:blocked`; otherwise replies
- * on `replyTo` why nothing happens. Permission must have been checked by the caller.
+ * on `replyTo` why nothing happens. Permission must have been checked by the caller. With
+ * `acceptIntegrity` (`/harness accept-integrity`) the re-admitted run accepts the test-integrity
+ * gate's findings in `requestedBy`'s name.
  */
 export async function readmitBlockedStory(
   scope: TriggerScope,
@@ -31,13 +33,14 @@ export async function readmitBlockedStory(
   replyTo: number,
   requestedBy: string,
   deps: TriggerDeps,
+  acceptIntegrity = false,
 ): Promise<TriggerOutcome> {
   if (!hasLabel(issue.labels, BLOCKED_LABEL)) {
     const active = await deps.queue.isActive(storyKey(scope.owner, scope.repo, issue.number));
     await reply(scope, replyTo, renderNotBlocked(issue.number, active));
     return { action: "replied", reason: active ? "already-active" : "not-blocked" };
   }
-  const job = buildJob(scope, "retry-blocked", issue, requestedBy, deps, pullNumber);
+  const job = buildJob(scope, "retry-blocked", issue, requestedBy, deps, pullNumber, acceptIntegrity);
   const outcome = await deps.queue.enqueue(job);
   if (!outcome.accepted) {
     if (outcome.reason === "duplicate-delivery") return { action: "ignored", reason: "duplicate-delivery" };
@@ -46,7 +49,7 @@ export async function readmitBlockedStory(
   }
   // The job is queued; a failed acknowledgement must not look like a failed retry.
   try {
-    await reply(scope, replyTo, renderReadmitted(issue.number));
+    await reply(scope, replyTo, renderReadmitted(issue.number, acceptIntegrity ? requestedBy : undefined));
   } catch (error) {
     deps.log.warn({ err: errorDetails(error), storyKey: job.storyKey }, "could not acknowledge the re-admission");
   }

@@ -4,6 +4,7 @@
  */
 import { cleanCloneKind } from "./clean-clone/index.js";
 import { gateKind } from "./gate/index.js";
+import { integrityKind } from "./integrity/index.js";
 import type { StageKind } from "./kind.js";
 import { plannerKind } from "./planner/index.js";
 import { reviewKind } from "./review/index.js";
@@ -18,7 +19,7 @@ export const DEFAULT_STAGE_KIND = "seat";
 
 /** Every registered kind by name (built on first use, so the kinds' modules may import the pipeline freely). */
 export function stageKinds(): ReadonlyMap<string, StageKind> {
-  return new Map([seatKind, plannerKind, reviewKind, gateKind, cleanCloneKind].map((kind) => [kind.name, kind]));
+  return new Map([seatKind, plannerKind, reviewKind, gateKind, cleanCloneKind, integrityKind].map((kind) => [kind.name, kind]));
 }
 
 /** The kind `name`; the workflow loader has refused unknown kinds, so one here is a bug. */

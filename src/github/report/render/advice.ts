@@ -25,6 +25,8 @@ const ADVICE: Record<FailureClass, string> = {
   "base-conflict": "The story branch conflicts with the default branch. Resolve the files named, or close the story and start again, then retry.",
   "scope-violation": "A task changed files outside the files its plan declared. Widen the plan's `files` or narrow the task, then retry.",
   "blocked-by-dependency": "A task this one depends on is blocked. Unblock that task, then retry.",
+  "test-integrity":
+    "The change weakened the test suite (a test deleted or skipped, fewer cases or assertions, the test command, its configuration or CI changed, a suppression added) in every attempt. Read the findings in `harness / integrity`; if the story needs them, comment `/harness accept-integrity`, or list the files under `integrity.allow` in `.github/harness.yml`.",
   "git-failed":
     "A git command failed (for example fetching or pushing: authentication, a missing ref, a full disk). Read git's message in the detail, fix the repository or the App's access, then retry.",
   "schema-invalid": "A record the harness reads or writes failed its JSON schema; the message names the file and the fields. Fix the file, then retry.",

@@ -32,5 +32,6 @@ export {
 export { renderInterruptedCheck, renderMovedCheck } from "./check-notes.js";
 export { adviceFor, RETRY_COMMAND } from "./advice.js";
 export { failureClassTable, withFailureClassTable } from "./failure-table.js";
-export type { CheckRunOutput, RenderOptions, RevisionRow } from "./types.js";
+export type { CheckAnnotation, CheckRunOutput, RenderOptions, RevisionRow } from "./types.js";
 export { parseRevisions, renderStatusNote, revisionsSection, REVISIONS_MARKER } from "./revisions.js";
+export { currentIntegrity, integrityAnnotations, integritySection, renderIntegrityCheck, MAX_ANNOTATIONS } from "./integrity.js";

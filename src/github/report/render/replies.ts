@@ -8,6 +8,8 @@ import { codeBlock, inlineCode } from "./markdown.js";
 const DESCRIPTIONS: Record<(typeof KNOWN_COMMANDS)[number], string> = {
   "retry-blocked": "re-admit a blocked story in a fresh worktree (on the story's pull request or issue)",
   revise: "revise the story's open pull request with the text that follows (counts as a round of `iterate.max_rounds`)",
+  "accept-integrity":
+    "re-admit a blocked story with the test-integrity gate's findings accepted in your name (a deleted or skipped test, a changed test command or CI workflow the story needs)",
   help: "list these commands",
 };
 
@@ -62,8 +64,9 @@ export function renderNotAStory(what: "issue" | "pull request", labelName: strin
 }
 
 /** Acknowledgement that a blocked story was re-admitted. */
-export function renderReadmitted(issueNumber: number): string {
-  return `Re-admitting story #${issueNumber} in a fresh worktree.`;
+export function renderReadmitted(issueNumber: number, acceptedBy?: string): string {
+  const accepting = acceptedBy !== undefined ? `, with the test-integrity findings accepted by @${acceptedBy}` : "";
+  return `Re-admitting story #${issueNumber} in a fresh worktree${accepting}.`;
 }
 
 /** Told on a story whose queued job file could not be read and was set aside. */

@@ -4,6 +4,7 @@ import { boundComment } from "../../index.js";
 import { redactSecrets } from "../../index.js";
 import { inlineCode } from "./markdown.js";
 import { untrustedLine } from "./text.js";
+import { integritySection } from "./integrity.js";
 import { blockedSection, progressLine, progressTables, retryLine } from "./story.js";
 import type { RenderOptions } from "./types.js";
 import { revisionsSection } from "./revisions.js";
@@ -25,6 +26,7 @@ export function renderStatusComment(snapshot: StorySnapshot, options: RenderOpti
   const retry = retryLine(snapshot, secrets);
   if (retry) lines.push("", retry);
   lines.push(...progressTables(snapshot));
+  lines.push(...integritySection(snapshot, secrets));
   lines.push(...blockedSection(snapshot, secrets, false));
   lines.push(...revisionsSection(options.revisions ?? [], snapshot, options.iterateNote));
   return boundComment(lines.join("\n"));

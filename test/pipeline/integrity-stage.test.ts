@@ -1,0 +1,122 @@
+/**
+ * The `integrity` stage in the pipeline: a weakened suite fails the attempt with the findings in
+ * the next prompts, blocks as `test-integrity` at the ceiling, and the configuration and the
+ * workflow refuse what they do not take.
+ */
+import { afterAll, describe, expect, it } from "@jest/globals";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { loadWorkflow, parseHarnessConfig, WorkflowError } from "../../src/pipeline/index.js";
+import { git } from "../../src/workspace/index.js";
+import { makeTempDir, removeTempDirs } from "../support/tmp.js";
+import { makeScenario, ofKind, q, runScenario, scriptedConfig } from "./helpers.js";
+
+afterAll(removeTempDirs);
+
+const MATH = 'import test from "node:test";\nimport assert from "node:assert";\n\ntest("adds", () => {\n  assert.equal(1 + 2, 3);\n});\n';
+const OTHER = 'import test from "node:test";\nimport assert from "node:assert";\n\ntest("holds", () => {\n  assert.ok(true);\n});\n';
+
+describe("the integrity stage", () => {
+  it("fails each attempt whose work deletes a test file, tells the next prompt why, and blocks as test-integrity at the ceiling", async () => {
+    const s = await makeScenario({ "test/math.test.mjs": MATH, "test/other.test.mjs": OTHER });
+    const { outcome, journal } = await runScenario(s, { ...scriptedConfig(s, "delete-test", { test: "node --test" }), maxAttempts: 2 });
+    expect(outcome).toMatchObject({ status: "blocked", failureClass: "test-integrity" });
+    const gates = ofKind(journal, "integrity.finished");
+    expect(gates.map((gate) => [gate.attempt, gate.findings.map((finding) => finding.kind)])).toEqual([
+      [1, ["test-file-deleted", "fewer-tests-run"]],
+      [2, ["test-file-deleted", "fewer-tests-run"]],
+    ]);
+    expect(gates[0]?.counts).toEqual({ compared: true, base: { node: 2 }, head: { node: 1 } });
+    expect(ofKind(journal, "retry.scheduled")[0]).toMatchObject({ fromStage: "integrity", failureClass: "test-integrity" });
+    for (const seat of ["implementer", "tester"]) {
+      const prompt = readFileSync(join(outcome.runDir, "attempts", "2", seat, "prompt.md"), "utf8");
+      expect(prompt).toContain("## The suite stays the suite");
+      expect(prompt).toContain("- test/math.test.mjs:1: test file deleted (it held 1 test case and 1 assertion) (test-file-deleted)");
+    }
+    // The implementer's prompt carries the gate's guidance too.
+    expect(readFileSync(join(outcome.runDir, "attempts", "2", "implementer", "prompt.md"), "utf8")).toContain("Restore the tests");
+    // The documenter never ran: the story did not get past the gate.
+    expect(ofKind(journal, "stage.started").some((event) => event.stage === "documenter")).toBe(false);
+  });
+
+  it("accepts the findings on files the configuration allows, naming it as who accepted them", async () => {
+    const s = await makeScenario({ "test/math.test.mjs": MATH, "test/other.test.mjs": OTHER });
+    const config = scriptedConfig(s, "delete-test", { test: "node --test", extra: 'integrity:\n  allow: ["test/math.test.mjs"]\n' });
+    const { outcome, journal } = await runScenario(s, { ...config, maxAttempts: 1 });
+    // The file's deletion is accepted; the suite running fewer tests is not a file's finding, so it still fails.
+    expect(outcome).toMatchObject({ status: "blocked", failureClass: "test-integrity" });
+    expect(ofKind(journal, "integrity.finished")[0]?.accepted).toEqual([
+      expect.objectContaining({ file: "test/math.test.mjs", acceptedBy: ".github/harness.yml" }),
+    ]);
+  });
+});
+
+describe("integrity settings", () => {
+  it("normalises integrity and refuses a typo or an unknown workflows value, naming the key", () => {
+    expect(parseHarnessConfig('integrity:\n  allow: ["tests/legacy/**"]\n  workflows: allow\n', "h.yml").integrity).toEqual({
+      allow: ["tests/legacy/**"],
+      workflows: "allow",
+    });
+    expect(parseHarnessConfig("integrity: {}\n", "h.yml").integrity).toEqual({ allow: [], workflows: "hold" });
+    expect(() => parseHarnessConfig("integrity:\n  alow: []\n", "h.yml")).toThrow("h.yml: $.integrity.alow is not an allowed key");
+    expect(() => parseHarnessConfig("integrity:\n  workflows: maybe\n", "h.yml")).toThrow("$.integrity.workflows");
+    expect(() => parseHarnessConfig('integrity:\n  allow: ["/etc/**"]\n', "h.yml")).toThrow("$.integrity.allow[0]");
+  });
+
+  it("an integrity stage refuses the options of a seat", () => {
+    const dir = makeTempDir("harness-integrity-workflow-");
+    const file = join(dir, "workflow.json");
+    const implementer = { id: "implementer", seat: "implementer", prompt: "prompts/implementer.md" };
+    writeFileSync(
+      file,
+      JSON.stringify({
+        name: "w",
+        max_attempts: 1,
+        stages: [implementer, { id: "check", kind: "integrity", gate: "suite" }],
+        on_failure: { retry_stage: "implementer" },
+      }),
+    );
+    expect(() => loadWorkflow(file)).toThrow(WorkflowError);
+    expect(() => loadWorkflow(file)).toThrow("$.stages[1].gate is not an option of an integrity stage ('check' compares the change with its base, no seat)");
+    writeFileSync(
+      file,
+      JSON.stringify({ name: "w", max_attempts: 1, stages: [implementer, { id: "check", kind: "integrity" }], on_failure: { retry_stage: "implementer" } }),
+    );
+    expect(loadWorkflow(file).stages.map((stage) => stage.kind)).toEqual(["seat", "integrity"]);
+  });
+});
+
+describe("the integrity gate on a planned story's merged branch", () => {
+  const PLAN_AGENT = fileURLToPath(new URL("../fixtures/agents/plan-agent.sh", import.meta.url));
+  const TWO = [
+    { id: "a", title: "Part a", files: ["src/a.txt"] },
+    { id: "b", title: "Part b", files: ["src/b.txt"] },
+  ];
+
+  it("runs once more on the whole merged story, against where it started, when that is known", async () => {
+    const s = await makeScenario({ "test/math.test.mjs": MATH });
+    const yaml = [
+      "agent:",
+      `  command: ${JSON.stringify(`sh ${q(PLAN_AGENT)} plan ${q(s.launches)}`)}`,
+      "test:",
+      '  command: "true"',
+      "provision:",
+      '  command: "true"',
+      "max_attempts: 1",
+    ].join("\n");
+    const body = `Build two parts.\n\n\`\`\`harness-plan\n${JSON.stringify({ tasks: TWO })}\n\`\`\`\n`;
+    const { outcome, journal } = await runScenario(s, parseHarnessConfig(yaml, "harness.yml"), {
+      story: { id: "plan", title: "Two parts", body },
+      branch: "harness/story-plan",
+      // A commit, as the runner and the CLI give it (a ref is resolved in the task's worktree).
+      integrityBase: await git(["rev-parse", "HEAD"], { cwd: s.repo }),
+    });
+    expect(outcome).toMatchObject({ status: "completed" });
+    const gates = ofKind(journal, "integrity.finished");
+    expect(gates.map((gate) => gate.taskId).sort()).toEqual(["a", "b", "integration"]);
+    const whole = gates.find((gate) => gate.taskId === "integration");
+    // The merged branch holds both tasks' files: the gate compared the whole story with its start.
+    expect(whole).toMatchObject({ findings: [], files: 2 });
+  });
+});
