@@ -90,8 +90,7 @@ function inside(root: string, path: string): boolean {
 function openedAt(fd: number): string | undefined {
   try {
     return readlinkSync(`/proc/self/fd/${fd}`);
-    // Stryker disable next-line BlockStatement: reached only without /proc (not Linux, which the sandbox needs); an empty catch answers undefined too.
-  } catch {
+  } /* Stryker disable next-line BlockStatement: reached only without /proc (not Linux, which the sandbox needs); an empty catch answers undefined too. */ catch {
     return undefined;
   }
 }
