@@ -10,6 +10,7 @@ export {
   type AgentLaunch,
   type SeatPaths,
   type SeatCommand,
+  type ProviderSettings,
 } from "./presets.js";
 export { runSeat, type SeatRequest, type SeatResult } from "./seat.js";
 export { classifyAgentOutput, classifySeatEnd, showsWaitingLoop, type AgentUnavailable, type UnavailableReason } from "./unavailable.js";

@@ -49,7 +49,9 @@ export interface SeatResult {
  */
 export async function runSeat(request: SeatRequest): Promise<SeatResult> {
   const paths = { promptFile: request.promptFile, artifactDir: request.artifactDir, worktree: request.worktree };
-  const command = planSeatCommand(request.launch, paths);
+  // A base URL reaches a CLI that does not read it from its environment only if the agent may receive it.
+  const openaiBaseUrl = request.envAllow.includes("OPENAI_BASE_URL") ? process.env.OPENAI_BASE_URL : undefined;
+  const command = planSeatCommand(request.launch, paths, openaiBaseUrl ? { openaiBaseUrl } : {});
   const options = {
     cwd: request.worktree,
     env: {

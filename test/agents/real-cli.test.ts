@@ -95,7 +95,8 @@ function openedTo(port: number): { box: Sandbox; url: string } {
 function presetOptions(preset: AgentPreset): string[] {
   const planned = planSeatCommand({ preset }, { promptFile: "/p", artifactDir: "/a", worktree: "/w" });
   if (planned.kind !== "argv") throw new Error("a preset is an argv");
-  return planned.argv.slice(1).filter((arg) => arg !== "-" && !arg.startsWith("/") && arg !== "exec");
+  // A `-c` value is a key of Codex's configuration, not an option: the story test proves those take effect.
+  return planned.argv.slice(1).filter((arg, index, all) => arg !== "-" && !arg.startsWith("/") && arg !== "exec" && all[index - 1] !== "-c");
 }
 
 describe(`the real CLIs (Claude Code ${CLAUDE_CODE_VERSION}, Codex ${CODEX_VERSION})`, () => {
