@@ -17,3 +17,4 @@ export { classifyAgentOutput, classifySeatEnd, showsWaitingLoop, type AgentUnava
 export { parseResetTime } from "./reset-time.js";
 export { dispatchSeat, sleepUntil, DEFAULT_MAX_PARK_MS, type DispatchResult, type DispatchHooks, type UnavailableBinding } from "./dispatch.js";
 export { watchForWaitingLoop, type LogWatch } from "./watch.js";
+export { agentLogTail, withLogTail } from "./log-tail.js";

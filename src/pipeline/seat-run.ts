@@ -6,7 +6,7 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { dispatchSeat } from "../agents/index.js";
+import { agentLogTail, dispatchSeat, withLogTail } from "../agents/index.js";
 import { checkArtifacts } from "./checks.js";
 import { type CheckFailure } from "./check-results.js";
 import type { TaskRun } from "./task.js";
@@ -87,6 +87,16 @@ async function launchOnce(
       },
     },
   );
+  // Every way a seat fails names its log and what the agent last said there (its credentials redacted).
+  const told = async (reason: string): Promise<string> =>
+    withLogTail(
+      reason,
+      logPath,
+      await agentLogTail(
+        logPath,
+        task.agentEnv.map((name) => process.env[name] ?? ""),
+      ),
+    );
   if (dispatched.kind === "unavailable") {
     const last = dispatched.unavailable.at(-1)?.unavailable;
     const tried = dispatched.unavailable.map((binding) => `${binding.command.split(" ")[0] ?? binding.command}: ${binding.unavailable.reason}`);
@@ -95,7 +105,7 @@ async function launchOnce(
       infrastructure: true,
       failure: {
         failureClass: "agent-unavailable",
-        reason: `no agent of the ${stage.seat ?? stage.id} seat could work (${[...new Set(tried)].join("; ")})${last ? `: ${last.message}` : ""}`,
+        reason: await told(`no agent of the ${stage.seat ?? stage.id} seat could work (${[...new Set(tried)].join("; ")})${last ? `: ${last.message}` : ""}`),
       },
     };
   }
@@ -104,11 +114,11 @@ async function launchOnce(
     return {
       ok: false,
       infrastructure: false,
-      failure: { failureClass: "agent-timeout", reason: `the ${stage.seat ?? stage.id} agent was stopped at its timeout (${seat.timeoutMs} ms)` },
+      failure: { failureClass: "agent-timeout", reason: await told(`the ${stage.seat ?? stage.id} agent was stopped at its timeout (${seat.timeoutMs} ms)`) },
     };
   if (result.exitCode !== 0) {
     const why = result.spawnError ?? `exited ${result.exitCode ?? "on a signal"}`;
-    return { ok: false, infrastructure: false, failure: { failureClass: "agent-exit", reason: `the ${stage.seat ?? stage.id} agent ${why}` } };
+    return { ok: false, infrastructure: false, failure: { failureClass: "agent-exit", reason: await told(`the ${stage.seat ?? stage.id} agent ${why}`) } };
   }
   return { ok: true };
 }
