@@ -68,6 +68,8 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
       workflow: args.workflow,
       operatorAllow: args.agentEnvAllow,
       base: { repoDir: args.repoDir, ref: args.baseRef },
+      // A program the sandbox does not show cannot start there: refused here, named, not three failed attempts.
+      sandboxSees: (path) => sandbox.sees(path),
     });
     if (problems.length > 0) throw new PreflightError(problems);
   } catch (error) {
