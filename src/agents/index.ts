@@ -17,4 +17,5 @@ export { classifyAgentOutput, classifySeatEnd, showsWaitingLoop, type AgentUnava
 export { parseResetTime } from "./reset-time.js";
 export { dispatchSeat, sleepUntil, DEFAULT_MAX_PARK_MS, type DispatchResult, type DispatchHooks, type UnavailableBinding } from "./dispatch.js";
 export { watchForWaitingLoop, type LogWatch } from "./watch.js";
-export { agentLogTail, withLogTail } from "./log-tail.js";
+export { agentLogTail, withLogTail, redactAgentText } from "./log-tail.js";
+export { splitTranscript, MAX_TRANSCRIPT_BYTES, MAX_TRANSCRIPT_LINE_BYTES, type SeatUsage, type TranscriptFormat } from "./transcript.js";

@@ -39,14 +39,20 @@ export async function agentLogTail(logPath: string, secrets: readonly string[], 
   } catch {
     return "";
   }
-  let tail = stripAnsi(text)
+  const tail = stripAnsi(text)
     .split(/\r?\n/)
     .filter((line) => line.trim() !== "")
     .slice(-lines)
     .join("\n");
-  for (const secret of secrets.filter((value) => value.length >= 8).sort((a, b) => b.length - a.length)) tail = tail.split(secret).join(REDACTED);
-  for (const [pattern, replacement] of CREDENTIAL_PATTERNS) tail = tail.replace(pattern, replacement);
-  return tail;
+  return redactAgentText(tail, secrets);
+}
+
+/** `text` with every value of `secrets` (at least 8 characters) and credential-looking words replaced. */
+export function redactAgentText(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const secret of secrets.filter((value) => value.length >= 8).sort((a, b) => b.length - a.length)) out = out.split(secret).join(REDACTED);
+  for (const [pattern, replacement] of CREDENTIAL_PATTERNS) out = out.replace(pattern, replacement);
+  return out;
 }
 
 /** The sentence a blocked seat's reason ends with: the log's path and its last lines (none when empty). */

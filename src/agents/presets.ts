@@ -3,6 +3,7 @@
  * template is a shell string whose placeholders are substituted shell-quoted, so a path with
  * spaces or quotes cannot change the command.
  */
+import type { TranscriptFormat } from "./transcript.js";
 
 /** Agent CLIs the harness drives without a command template. */
 export type AgentPreset = "claude-code" | "codex" | "aider";
@@ -23,18 +24,25 @@ export interface SeatPaths {
 }
 
 /** What to run: an argument array (stdin may carry the prompt) or a user's shell command. */
-export type SeatCommand = { kind: "argv"; argv: string[]; promptOnStdin: boolean } | { kind: "shell"; command: string };
+export type SeatCommand = { kind: "argv"; argv: string[]; promptOnStdin: boolean; transcript?: TranscriptFormat } | { kind: "shell"; command: string };
 
 interface PresetSpec {
   argv: readonly string[];
   /** The CLI reads its prompt from stdin. */
   promptOnStdin: boolean;
+  /** The events it prints on stdout, kept as the seat's transcript. */
+  transcript?: TranscriptFormat;
 }
 
 // The agents edit files and run commands unattended inside a harness-owned worktree; the
 // harness commits, so agents are told not to.
 const PRESETS: Record<AgentPreset, PresetSpec> = {
-  "claude-code": { argv: ["claude", "-p", "--permission-mode", "bypassPermissions", "--output-format", "text"], promptOnStdin: true },
+  // The whole conversation as JSON lines (stream-json needs --verbose in print mode): the seat's transcript.
+  "claude-code": {
+    argv: ["claude", "-p", "--permission-mode", "bypassPermissions", "--output-format", "stream-json", "--verbose"],
+    promptOnStdin: true,
+    transcript: "claude-stream-json",
+  },
   // Codex's own sandbox stays on (workspace-write: the worktree), with the artifact folder added
   // (the verifier writes verdict.json there, outside the worktree) and the network kept: the
   // harness's bubblewrap is the boundary, and the product promises agents the package registries.
@@ -42,6 +50,7 @@ const PRESETS: Record<AgentPreset, PresetSpec> = {
     argv: [
       "codex",
       "exec",
+      "--json",
       "--sandbox",
       "workspace-write",
       "-c",
@@ -54,6 +63,7 @@ const PRESETS: Record<AgentPreset, PresetSpec> = {
       "-",
     ],
     promptOnStdin: true,
+    transcript: "codex-json",
   },
   aider: { argv: ["aider", "--message-file", "{prompt_file}", "--yes-always", "--no-auto-commits", "--no-check-update"], promptOnStdin: false },
 };
@@ -65,6 +75,8 @@ const PRESETS: Record<AgentPreset, PresetSpec> = {
  */
 export interface ProviderSettings {
   openaiBaseUrl?: string;
+  /** The budget's turns per seat, passed to a CLI that can stop itself there (Claude Code's `--max-turns`; Codex 0.171 has no such option). */
+  maxTurns?: number;
 }
 
 /** The `-c` overrides that point Codex at `baseUrl` (the Responses API, the key in OPENAI_API_KEY). */
@@ -122,7 +134,8 @@ export function planSeatCommand(launch: AgentLaunch, paths: SeatPaths, providers
     const argv = preset.argv.map((arg) => arg.replace(PLACEHOLDER, (_match, name: string) => valueOf(name, paths)));
     // Options go before the final "-" (the prompt on stdin).
     if (launch.preset === "codex" && providers.openaiBaseUrl) argv.splice(argv.length - 1, 0, ...codexProviderArgs(providers.openaiBaseUrl));
-    return { kind: "argv", argv, promptOnStdin: preset.promptOnStdin };
+    if (launch.preset === "claude-code" && providers.maxTurns !== undefined) argv.push("--max-turns", String(providers.maxTurns));
+    return { kind: "argv", argv, promptOnStdin: preset.promptOnStdin, ...(preset.transcript ? { transcript: preset.transcript } : {}) };
   }
   throw new TypeError("agent: neither a preset nor a command is configured");
 }

@@ -93,6 +93,7 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
     agentEnv,
     clock,
     sandbox,
+    redact: args.redact ?? ((text) => text),
     ...(args.signal ? { signal: args.signal } : {}),
   };
   const base = { args, runId, context, layout };

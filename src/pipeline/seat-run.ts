@@ -5,8 +5,8 @@
  * invalid verdict re-runs the seat once, telling it what was wrong, before the attempt fails.
  */
 import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { agentLogTail, dispatchSeat, withLogTail } from "../agents/index.js";
+import { join, relative } from "node:path";
+import { agentLogTail, dispatchSeat, redactAgentText, withLogTail } from "../agents/index.js";
 import { checkArtifacts } from "./checks.js";
 import { type CheckFailure } from "./check-results.js";
 import type { TaskRun } from "./task.js";
@@ -28,7 +28,17 @@ export async function runSeatOfStage(
   const stageDir = task.layout.stageDir(attempt, stage.id);
   let prompt = promptFile;
   for (let run = 1; ; run += 1) {
-    const end = await launchOnce(task, stage, attempt, seat, prompt, artifactDir, join(stageDir, run === 1 ? "agent.log" : `agent-rerun-${run - 1}.log`));
+    const suffix = run === 1 ? "" : `-rerun-${run - 1}`;
+    const end = await launchOnce(
+      task,
+      stage,
+      attempt,
+      seat,
+      prompt,
+      artifactDir,
+      join(stageDir, `agent${suffix}.log`),
+      join(stageDir, `transcript${suffix}.jsonl`),
+    );
     if (!end.ok) return end;
     const artifactFailure = await checkArtifacts(stage, artifactDir);
     if (!artifactFailure) return { ok: true };
@@ -48,9 +58,11 @@ async function launchOnce(
   promptFile: string,
   artifactDir: string,
   logPath: string,
+  transcriptPath: string,
 ): Promise<SeatEnd> {
   const taskId = task.worktree.taskId;
   task.seatsLaunched += 1;
+  const agentValues = (): string[] => task.agentEnv.map((name) => process.env[name] ?? "");
   const dispatched = await dispatchSeat(
     {
       stage: stage.id,
@@ -60,6 +72,9 @@ async function launchOnce(
       promptFile,
       artifactDir,
       logPath,
+      transcriptPath,
+      // What is kept of an agent holds neither the App's secrets nor the agent's own credentials.
+      redact: (text: string) => task.redact(redactAgentText(text, agentValues())),
       timeoutMs: seat.timeoutMs,
       envAllow: task.agentEnv,
       sandbox: task.sandbox,
@@ -88,15 +103,7 @@ async function launchOnce(
     },
   );
   // Every way a seat fails names its log and what the agent last said there (its credentials redacted).
-  const told = async (reason: string): Promise<string> =>
-    withLogTail(
-      reason,
-      logPath,
-      await agentLogTail(
-        logPath,
-        task.agentEnv.map((name) => process.env[name] ?? ""),
-      ),
-    );
+  const told = async (reason: string): Promise<string> => withLogTail(reason, logPath, task.redact(await agentLogTail(logPath, agentValues())));
   if (dispatched.kind === "unavailable") {
     const last = dispatched.unavailable.at(-1)?.unavailable;
     const tried = dispatched.unavailable.map((binding) => `${binding.command.split(" ")[0] ?? binding.command}: ${binding.unavailable.reason}`);
@@ -110,6 +117,20 @@ async function launchOnce(
     };
   }
   const result = dispatched.result;
+  if (result.usage !== undefined) {
+    await task.sink.emit({
+      kind: "seat.usage",
+      taskId,
+      stage: stage.id,
+      attempt,
+      turns: result.usage.turns,
+      inputTokens: result.usage.inputTokens,
+      outputTokens: result.usage.outputTokens,
+      durationMs: result.durationMs,
+      badLines: result.usage.badLines,
+      transcript: relative(task.layout.root, transcriptPath),
+    });
+  }
   if (result.timedOut)
     return {
       ok: false,

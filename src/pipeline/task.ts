@@ -32,6 +32,8 @@ export interface RunContext {
   readonly signal?: AbortSignal;
   /** Where provisioning, agents and suites run. */
   readonly sandbox: Sandbox;
+  /** Removes the App's secrets from what is kept of agents. */
+  readonly redact: (text: string) => string;
 }
 
 /** Which task of a run it is: its id, its record folder and what its prompts say of it. */

@@ -45,6 +45,8 @@ export interface RunStoryArgs {
   slots?: TaskSlots;
   /** Collaborators; the real ones when absent. */
   deps?: Partial<PipelineDeps>;
+  /** Removes the App's secrets from what is kept of agents (their transcripts and logs); none when absent. */
+  redact?: (text: string) => string;
 }
 
 export interface StoryOutcome {

@@ -267,6 +267,7 @@ async function runJob(
         harnessHome: deps.harnessHome,
         reporter: tracker,
         agentEnvAllow: deps.agentEnvAllow,
+        redact,
         readmission,
         signal,
         sandbox: deps.sandbox,

@@ -6,11 +6,16 @@ describe("agent presets and templates", () => {
   it("runs presets as argument arrays with the paths substituted verbatim", () => {
     expect(planSeatCommand({ preset: "claude-code" }, paths)).toEqual({
       kind: "argv",
-      argv: ["claude", "-p", "--permission-mode", "bypassPermissions", "--output-format", "text"],
+      argv: ["claude", "-p", "--permission-mode", "bypassPermissions", "--output-format", "stream-json", "--verbose"],
       promptOnStdin: true,
+      transcript: "claude-stream-json",
     });
+    // The budget's turns reach the CLI that can stop itself there.
+    const capped = planSeatCommand({ preset: "claude-code" }, paths, { maxTurns: 7 });
+    expect(capped.kind === "argv" ? capped.argv.slice(-2) : []).toEqual(["--max-turns", "7"]);
     const codex = planSeatCommand({ preset: "codex" }, paths);
-    expect(codex).toMatchObject({ kind: "argv", promptOnStdin: true });
+    expect(codex).toMatchObject({ kind: "argv", promptOnStdin: true, transcript: "codex-json" });
+    expect(codex.kind === "argv" ? codex.argv.slice(0, 3) : []).toEqual(["codex", "exec", "--json"]);
     expect(codex.kind === "argv" ? codex.argv : []).toEqual(expect.arrayContaining(["codex", "exec", "--cd", "/wt/$(rm -rf x)", "-"]));
     // Its own sandbox lets it write the artifact folder (the verdict) and keeps the network.
     const argv = codex.kind === "argv" ? codex.argv : [];

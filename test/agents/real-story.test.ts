@@ -37,7 +37,7 @@ async function provider(): Promise<FakeProvider> {
 }
 
 /** What every story must show: exit 0, the turns of each seat, a validated verdict, the commit holding the work and nothing of the harness. */
-async function expectCompleted(run: StoryRun, fake: FakeProvider): Promise<void> {
+async function expectCompleted(run: StoryRun, fake: FakeProvider, served = (seat: string) => fake.turnsOf(seat).length): Promise<void> {
   homes.push(run.home);
   expect({ exitCode: run.exitCode, stderr: run.stderr.slice(-3000) }).toMatchObject({ exitCode: 0 });
   for (const [seat, turns] of [
@@ -47,6 +47,22 @@ async function expectCompleted(run: StoryRun, fake: FakeProvider): Promise<void>
     ["documenter", [0]],
   ] as const) {
     expect({ seat, turns: fake.turnsOf(seat).map((request) => request.turn) }).toEqual({ seat, turns });
+  }
+  // Each seat's whole conversation is kept, with the turns the provider served and the tokens it reported (100 in, 20 out an answer).
+  const journal = readFileSync(findFiles(run.runDir, "execution-history.ndjson")[0] ?? "", "utf8")
+    .split("\n")
+    .filter((line) => line !== "")
+    .map((line) => JSON.parse(line) as { kind: string; stage?: string; turns?: number; inputTokens?: number; outputTokens?: number; badLines?: number });
+  for (const seat of ["implementer", "tester", "verifier", "documenter"]) {
+    const turns = served(seat);
+    const usage = journal.filter((event) => event.kind === "seat.usage" && event.stage === seat);
+    expect({ seat, usage }).toMatchObject({ seat, usage: [{ turns, badLines: 0 }] });
+    expect({ seat, input: usage[0]?.inputTokens, output: usage[0]?.outputTokens }).toEqual({ seat, input: 100 * turns, output: 20 * turns });
+    const transcripts = findFiles(run.runDir, "transcript.jsonl").filter((path) => path.includes(`/${seat}/`));
+    expect(transcripts).toHaveLength(1);
+    const text = readFileSync(transcripts[0] ?? "", "utf8");
+    for (const line of text.split("\n").filter((entry) => entry !== "")) expect(() => JSON.parse(line) as unknown).not.toThrow();
+    expect(text).not.toMatch(/sk-(ant-)?story-key/);
   }
   const verdicts = findFiles(run.runDir, "verdict.json");
   expect(verdicts).toHaveLength(1);
@@ -96,7 +112,8 @@ describe("a whole story with the real CLIs", () => {
           .filter((request) => seat !== "implementer" || request.turn > 0)
           .map((request) => ({ ...request, turn: seat === "implementer" ? request.turn - 1 : request.turn })),
     };
-    await expectCompleted(run, probeless);
+    // The transcript counts the probe's turn too: it was served.
+    await expectCompleted(run, probeless, (seat) => fake.turnsOf(seat).length);
     const calls = fake.requests.filter((request) => request.api === "openai");
     expect(new Set(calls.map((request) => request.authorization))).toEqual(new Set(["Bearer sk-story-key"]));
   }, 600_000);

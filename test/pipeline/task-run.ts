@@ -56,6 +56,7 @@ export async function makeTask(
     agentEnv: [],
     clock,
     sandbox: options.sandbox ?? sandboxOf(true),
+    redact: (text) => text,
     seatsLaunched: 0,
     ...(options.signal ? { signal: options.signal } : {}),
   };
