@@ -26,6 +26,15 @@ export interface HarnessConfig {
   cleanClone: CleanCloneConfig;
   /** A story with a plan: how many tasks of a wave run at once. */
   plan: { concurrency?: number };
+  /** What the whole story may spend on agents (`budget`); absent keys are unbounded unless the operator sets a ceiling. */
+  budget: Budget;
+}
+
+/** Limits on what a story's agents spend (the repository's `budget`, or the operator's ceilings). */
+export interface Budget {
+  maxTurnsPerSeat?: number;
+  maxAgentMs?: number;
+  maxTokens?: number;
 }
 
 /** `clean_clone` of `.github/harness.yml`, normalised. */
@@ -51,6 +60,7 @@ export const DEFAULT_HARNESS_CONFIG: HarnessConfig = Object.freeze({
   provision: {},
   cleanClone: {},
   plan: {},
+  budget: {},
 }) as HarnessConfig;
 
 interface RawLaunch {
@@ -67,6 +77,7 @@ interface RawConfig {
   max_attempts?: number;
   clean_clone?: { link?: string[]; interpreter?: string; depth?: number; env?: string[]; provision?: boolean; allow_external_symlinks?: boolean };
   plan?: { concurrency?: number };
+  budget?: { max_turns_per_seat?: number; max_agent_minutes?: number; max_tokens?: number };
 }
 
 /**
@@ -108,7 +119,12 @@ export function parseHarnessConfig(text: string, source: string): HarnessConfig 
     provision: {},
     cleanClone: {},
     plan: {},
+    budget: {},
   };
+  if (raw.budget?.max_turns_per_seat !== undefined) config.budget.maxTurnsPerSeat = raw.budget.max_turns_per_seat;
+  const agentMs = minutes(raw.budget?.max_agent_minutes);
+  if (agentMs !== undefined) config.budget.maxAgentMs = agentMs;
+  if (raw.budget?.max_tokens !== undefined) config.budget.maxTokens = raw.budget.max_tokens;
   if (raw.plan?.concurrency !== undefined) config.plan.concurrency = raw.plan.concurrency;
   if (raw.clean_clone?.link !== undefined) config.cleanClone.link = [...raw.clean_clone.link];
   if (raw.test?.command !== undefined) config.test.command = raw.test.command;

@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { BudgetMeter, effectiveBudget, operatorBudget } from "./budget.js";
 import { sandboxFromEnv } from "../sandbox/index.js";
 import { taskWorktreePath } from "../workspace/index.js";
 import { defaultDeps } from "./deps.js";
@@ -59,6 +60,7 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
     }),
   );
 
+  let budget = new BudgetMeter({});
   try {
     if (planError) throw planError;
     // Preflight: a configuration mistake blocks before anything is provisioned or launched.
@@ -72,6 +74,8 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
       sandboxSees: (path) => sandbox.sees(path),
     });
     if (problems.length > 0) throw new PreflightError(problems);
+    // The repository's budget within the operator's ceilings: the lower wins, a repository cannot raise one.
+    budget = new BudgetMeter(effectiveBudget(args.config.budget, args.budgetCeilings ?? operatorBudget(process.env)));
   } catch (error) {
     if (!(error instanceof ConfigError) && !(error instanceof PlanError)) throw error;
     await sink.emit({ kind: "story.blocked", ...(single ? { taskId } : {}), failureClass: "config-invalid", detail: error.message });
@@ -94,6 +98,7 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
     clock,
     sandbox,
     redact: args.redact ?? ((text) => text),
+    budget,
     ...(args.signal ? { signal: args.signal } : {}),
   };
   const base = { args, runId, context, layout };

@@ -7,6 +7,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { agentLogTail, dispatchSeat, redactAgentText, withLogTail } from "../agents/index.js";
+import { spendingOf } from "./budget.js";
 import { checkArtifacts } from "./checks.js";
 import { type CheckFailure } from "./check-results.js";
 import type { TaskRun } from "./task.js";
@@ -61,6 +62,8 @@ async function launchOnce(
   transcriptPath: string,
 ): Promise<SeatEnd> {
   const taskId = task.worktree.taskId;
+  const spentBefore = task.budget.exhausted();
+  if (spentBefore !== undefined) return budgetExhausted(stage, spentBefore);
   task.seatsLaunched += 1;
   const agentValues = (): string[] => task.agentEnv.map((name) => process.env[name] ?? "");
   const dispatched = await dispatchSeat(
@@ -75,7 +78,9 @@ async function launchOnce(
       transcriptPath,
       // What is kept of an agent holds neither the App's secrets nor the agent's own credentials.
       redact: (text: string) => task.redact(redactAgentText(text, agentValues())),
-      timeoutMs: seat.timeoutMs,
+      // The seat may run no longer than the story's agent minutes left, and take no more turns than a seat may.
+      timeoutMs: task.budget.seatTimeout(seat.timeoutMs),
+      ...(task.budget.budget.maxTurnsPerSeat !== undefined ? { maxTurns: task.budget.budget.maxTurnsPerSeat } : {}),
       envAllow: task.agentEnv,
       sandbox: task.sandbox,
       ...(task.signal ? { signal: task.signal } : {}),
@@ -131,6 +136,8 @@ async function launchOnce(
       transcript: relative(task.layout.root, transcriptPath),
     });
   }
+  const spent = task.budget.spend(spendingOf(result), result.timedOut || result.exitCode !== 0);
+  if (spent !== undefined) return budgetExhausted(stage, spent);
   if (result.timedOut)
     return {
       ok: false,
@@ -142,6 +149,15 @@ async function launchOnce(
     return { ok: false, infrastructure: false, failure: { failureClass: "agent-exit", reason: await told(`the ${stage.seat ?? stage.id} agent ${why}`) } };
   }
   return { ok: true };
+}
+
+/** The story's budget is spent: it blocks at once (its work so far committed), outside the attempt ladder. */
+function budgetExhausted(stage: Stage, why: string): SeatEnd {
+  return {
+    ok: false,
+    infrastructure: true,
+    failure: { failureClass: "budget-exhausted", reason: `the story's agent budget is spent at the ${stage.seat ?? stage.id} seat: ${why}` },
+  };
 }
 
 function verdictRerunPrompt(original: string, problem: string, verdictPath: string): string {

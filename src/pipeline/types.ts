@@ -1,5 +1,5 @@
 import type { Sandbox } from "../sandbox/index.js";
-import type { HarnessConfig } from "./config.js";
+import type { Budget, HarnessConfig } from "./config.js";
 import type { PipelineDeps } from "./deps.js";
 import type { FailureClass, Reporter } from "./events.js";
 import type { TaskSlots } from "./task-slots.js";
@@ -45,6 +45,8 @@ export interface RunStoryArgs {
   slots?: TaskSlots;
   /** Collaborators; the real ones when absent. */
   deps?: Partial<PipelineDeps>;
+  /** The operator's budget ceilings; read from HARNESS_MAX_TURNS_PER_SEAT, HARNESS_MAX_AGENT_MINUTES, HARNESS_MAX_TOKENS when absent. */
+  budgetCeilings?: Budget;
   /** Removes the App's secrets from what is kept of agents (their transcripts and logs); none when absent. */
   redact?: (text: string) => string;
 }
