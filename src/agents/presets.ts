@@ -3,6 +3,7 @@
  * template is a shell string whose placeholders are substituted shell-quoted, so a path with
  * spaces or quotes cannot change the command.
  */
+import type { TranscriptFormat } from "./transcript.js";
 
 /** Agent CLIs the harness drives without a command template. */
 export type AgentPreset = "claude-code" | "codex" | "aider";
@@ -23,21 +24,77 @@ export interface SeatPaths {
 }
 
 /** What to run: an argument array (stdin may carry the prompt) or a user's shell command. */
-export type SeatCommand = { kind: "argv"; argv: string[]; promptOnStdin: boolean } | { kind: "shell"; command: string };
+export type SeatCommand = { kind: "argv"; argv: string[]; promptOnStdin: boolean; transcript?: TranscriptFormat } | { kind: "shell"; command: string };
 
 interface PresetSpec {
   argv: readonly string[];
   /** The CLI reads its prompt from stdin. */
   promptOnStdin: boolean;
+  /** The events it prints on stdout, kept as the seat's transcript. */
+  transcript?: TranscriptFormat;
 }
 
 // The agents edit files and run commands unattended inside a harness-owned worktree; the
 // harness commits, so agents are told not to.
 const PRESETS: Record<AgentPreset, PresetSpec> = {
-  "claude-code": { argv: ["claude", "-p", "--permission-mode", "bypassPermissions", "--output-format", "text"], promptOnStdin: true },
-  codex: { argv: ["codex", "exec", "--sandbox", "workspace-write", "--skip-git-repo-check", "--cd", "{worktree}", "-"], promptOnStdin: true },
+  // The whole conversation as JSON lines (stream-json needs --verbose in print mode): the seat's transcript.
+  "claude-code": {
+    argv: ["claude", "-p", "--permission-mode", "bypassPermissions", "--output-format", "stream-json", "--verbose"],
+    promptOnStdin: true,
+    transcript: "claude-stream-json",
+  },
+  // Codex's own sandbox stays on (workspace-write: the worktree), with the artifact folder added
+  // (the verifier writes verdict.json there, outside the worktree) and the network kept: the
+  // harness's bubblewrap is the boundary, and the product promises agents the package registries.
+  codex: {
+    argv: [
+      "codex",
+      "exec",
+      "--json",
+      "--sandbox",
+      "workspace-write",
+      "-c",
+      "sandbox_workspace_write.network_access=true",
+      "--add-dir",
+      "{artifact_dir}",
+      "--skip-git-repo-check",
+      "--cd",
+      "{worktree}",
+      "-",
+    ],
+    promptOnStdin: true,
+    transcript: "codex-json",
+  },
   aider: { argv: ["aider", "--message-file", "{prompt_file}", "--yes-always", "--no-auto-commits", "--no-check-update"], promptOnStdin: false },
 };
+
+/**
+ * Where a preset's CLI finds its model provider, when the operator passes one: Codex 0.171 does
+ * not read `OPENAI_BASE_URL`, so the value reaches it as a provider of its configuration given
+ * with `-c` (no `config.toml`, no shared `CODEX_HOME`: each seat's home is private and fresh).
+ */
+export interface ProviderSettings {
+  openaiBaseUrl?: string;
+  /** The budget's turns per seat, passed to a CLI that can stop itself there (Claude Code's `--max-turns`; Codex 0.171 has no such option). */
+  maxTurns?: number;
+}
+
+/** The `-c` overrides that point Codex at `baseUrl` (the Responses API, the key in OPENAI_API_KEY). */
+function codexProviderArgs(baseUrl: string): string[] {
+  const id = "harness_openai";
+  return [
+    "-c",
+    `model_provider=${JSON.stringify(id)}`,
+    "-c",
+    `model_providers.${id}.name="OpenAI (OPENAI_BASE_URL)"`,
+    "-c",
+    `model_providers.${id}.base_url=${JSON.stringify(baseUrl)}`,
+    "-c",
+    `model_providers.${id}.env_key="OPENAI_API_KEY"`,
+    "-c",
+    `model_providers.${id}.wire_api="responses"`,
+  ];
+}
 
 /** The placeholders a command template may use. */
 export const COMMAND_PLACEHOLDERS: readonly string[] = ["prompt_file", "artifact_dir", "worktree"];
@@ -67,17 +124,18 @@ export function renderCommandTemplate(template: string, paths: SeatPaths): strin
 
 /**
  * The command a seat runs. A template wins over a preset; with neither, there is nothing to
- * run, which is a configuration error for the caller to report.
+ * run, which is a configuration error for the caller to report. `providers` are the provider
+ * settings the agent receives (a template reads them from its environment itself).
  */
-export function planSeatCommand(launch: AgentLaunch, paths: SeatPaths): SeatCommand {
+export function planSeatCommand(launch: AgentLaunch, paths: SeatPaths, providers: ProviderSettings = {}): SeatCommand {
   if (launch.command !== undefined) return { kind: "shell", command: renderCommandTemplate(launch.command, paths) };
   if (launch.preset !== undefined) {
     const preset = PRESETS[launch.preset];
-    return {
-      kind: "argv",
-      argv: preset.argv.map((arg) => arg.replace(PLACEHOLDER, (_match, name: string) => valueOf(name, paths))),
-      promptOnStdin: preset.promptOnStdin,
-    };
+    const argv = preset.argv.map((arg) => arg.replace(PLACEHOLDER, (_match, name: string) => valueOf(name, paths)));
+    // Options go before the final "-" (the prompt on stdin).
+    if (launch.preset === "codex" && providers.openaiBaseUrl) argv.splice(argv.length - 1, 0, ...codexProviderArgs(providers.openaiBaseUrl));
+    if (launch.preset === "claude-code" && providers.maxTurns !== undefined) argv.push("--max-turns", String(providers.maxTurns));
+    return { kind: "argv", argv, promptOnStdin: preset.promptOnStdin, ...(preset.transcript ? { transcript: preset.transcript } : {}) };
   }
   throw new TypeError("agent: neither a preset nor a command is configured");
 }

@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import type { Sandbox, SandboxedResult } from "../sandbox/index.js";
 import { describeSeatCommand, planSeatCommand, type AgentLaunch } from "./presets.js";
+import { splitTranscript, type SeatUsage } from "./transcript.js";
 import { watchForWaitingLoop } from "./watch.js";
 
 /** One launch of an agent in a seat. */
@@ -23,6 +24,12 @@ export interface SeatRequest {
   signal?: AbortSignal;
   /** Where the agent runs: the operator's sandbox, resolved once at the edge (app.ts, cli/). */
   sandbox: Sandbox;
+  /** Where a preset CLI's events are kept (its whole conversation); without it they stay in the log. */
+  transcriptPath?: string;
+  /** Applied to every text of the transcript and of the rewritten log (the App's secrets, the agent's credentials). */
+  redact?: (text: string) => string;
+  /** The most model turns the agent may take, for a CLI that can stop itself there. */
+  maxTurns?: number;
   /** How often the agent's log is looked at for a CLI waiting for a network (default 500 ms). */
   watchIntervalMs?: number;
 }
@@ -40,6 +47,10 @@ export interface SeatResult {
   network: boolean;
   /** True when the agent was stopped because its output showed it waiting for a network. */
   stoppedWaiting?: boolean;
+  /** What the agent spent, read from its transcript (a preset CLI's events only). */
+  usage?: SeatUsage;
+  /** The transcript's path, when one was kept. */
+  transcript?: string;
 }
 
 /**
@@ -49,7 +60,12 @@ export interface SeatResult {
  */
 export async function runSeat(request: SeatRequest): Promise<SeatResult> {
   const paths = { promptFile: request.promptFile, artifactDir: request.artifactDir, worktree: request.worktree };
-  const command = planSeatCommand(request.launch, paths);
+  // A base URL reaches a CLI that does not read it from its environment only if the agent may receive it.
+  const openaiBaseUrl = request.envAllow.includes("OPENAI_BASE_URL") ? process.env.OPENAI_BASE_URL : undefined;
+  const command = planSeatCommand(request.launch, paths, {
+    ...(openaiBaseUrl ? { openaiBaseUrl } : {}),
+    ...(request.maxTurns !== undefined ? { maxTurns: request.maxTurns } : {}),
+  });
   const options = {
     cwd: request.worktree,
     env: {
@@ -94,5 +110,12 @@ export async function runSeat(request: SeatRequest): Promise<SeatResult> {
   };
   if (result.spawnError !== undefined) seat.spawnError = result.spawnError;
   if (watch.fired() && request.signal?.aborted !== true) seat.stoppedWaiting = true;
+  if (command.kind === "argv" && command.transcript !== undefined && request.transcriptPath !== undefined) {
+    // A CLI that never started wrote no log: nothing to split.
+    const usage = await splitTranscript(request.logPath, request.transcriptPath, command.transcript, request.redact ?? ((text) => text)).catch(
+      (error: unknown) => ((error as NodeJS.ErrnoException).code === "ENOENT" ? undefined : Promise.reject(error)),
+    );
+    if (usage !== undefined) Object.assign(seat, { usage, transcript: request.transcriptPath });
+  }
   return seat;
 }

@@ -4,7 +4,7 @@
  * refused to run as root. Each CLI's own words are recognised here, in one place; the
  * messages are the installed CLIs' own (Claude Code 2.1.332, Codex 0.171.0: the versions
  * test/agents/real-cli.test.ts installs from npm and runs without a network, without
- * credentials, against a loopback provider answering 401 and 429, and as root).
+ * credentials, against a loopback provider answering 401, 429 and 500, and as root).
  */
 import { stripAnsi } from "../text/index.js";
 import { parseResetTime } from "./reset-time.js";
@@ -47,6 +47,10 @@ const RULES: readonly Rule[] = [
   },
   // Codex without a network loops on "ERROR: Reconnecting... waiting for network" until stopped.
   { reason: "provider-unreachable", pattern: /Reconnecting\.\.\. waiting for network/i, loops: true },
+  // A provider's server error after the CLI's own retries: Claude Code "API Error: 500 … This is a
+  // server-side issue"; Codex "ERROR: We’re currently experiencing high demand, which may cause
+  // temporary errors." (what 0.171 prints for a 500). The provider failed, not the change.
+  { reason: "provider-unreachable", pattern: /API Error: 5\d\d\b|API Error:[^\n]*\(5\d\d\)|currently experiencing high demand/i },
   // Claude Code without a network: "API Error: Can't reach the API server — check your internet
   // or DNS (EAI_AGAIN)", "API Error: Connection refused — … (ECONNREFUSED)" (older: "Unable to
   // connect to API (ConnectionRefused)"); overload and outage.

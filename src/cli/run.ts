@@ -128,8 +128,11 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
       ...(values["test-cmd"] !== undefined ? { testCommand: values["test-cmd"] } : {}),
     });
     const workflow = loadWorkflow(values.workflow !== undefined ? resolve(io.cwd, values.workflow) : undefined);
+    // Preflight looks at programs as the sandbox shows them, so the sandbox's settings come first.
+    const sandbox = sandboxFromEnv(io.env);
     // Locally the user is the operator: the agent may receive what the configuration names.
     await assertPreflight({
+      sandboxSees: (path) => sandbox.sees(path),
       config,
       source: configSource,
       workflow,
@@ -143,7 +146,6 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
     const branch = `harness/story-${story.id}`;
     await settleExistingBranch(repoDir, branch, { continue: values.continue === true, fresh: values.fresh === true });
     const home = harnessHome(io.env);
-    const sandbox = sandboxFromEnv(io.env);
     const status = await assertSandboxUsable(sandbox);
     if (status.state === "off") io.stderr(`harness run: WARNING: ${UNSANDBOXED_WARNING}\n`);
     if (status.state === "on" && status.hostNetwork) io.stderr(`harness run: WARNING: ${HOST_NETWORK_WARNING}\n`);

@@ -26,6 +26,7 @@ export const FAILURE_CLASSES = [
   "environment",
   "baseline-red",
   "agent-unavailable",
+  "budget-exhausted",
   "push-refused",
   "base-conflict",
   // Attempt failures of a task in a plan.

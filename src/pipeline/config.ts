@@ -30,6 +30,15 @@ export interface HarnessConfig {
   iterate?: IterateConfig;
   /** `integrity` of `.github/harness.yml`: findings accepted ahead of the test-integrity gate (none when absent). */
   integrity?: IntegrityConfig;
+  /** What the whole story may spend on agents (`budget`); absent keys are unbounded unless the operator sets a ceiling. */
+  budget: Budget;
+}
+
+/** Limits on what a story's agents spend (the repository's `budget`, or the operator's ceilings). */
+export interface Budget {
+  maxTurnsPerSeat?: number;
+  maxAgentMs?: number;
+  maxTokens?: number;
 }
 
 /** `integrity` of `.github/harness.yml`, normalised. */
@@ -73,6 +82,7 @@ export const DEFAULT_HARNESS_CONFIG: HarnessConfig = Object.freeze({
   provision: {},
   cleanClone: {},
   plan: {},
+  budget: {},
 }) as HarnessConfig;
 
 interface RawLaunch {
@@ -91,6 +101,7 @@ interface RawConfig {
   plan?: { concurrency?: number };
   iterate?: { reviews?: boolean; ci?: boolean; max_rounds?: number };
   integrity?: { allow?: string[]; workflows?: "allow" | "hold" };
+  budget?: { max_turns_per_seat?: number; max_agent_minutes?: number; max_tokens?: number };
 }
 
 /**
@@ -132,7 +143,12 @@ export function parseHarnessConfig(text: string, source: string): HarnessConfig 
     provision: {},
     cleanClone: {},
     plan: {},
+    budget: {},
   };
+  if (raw.budget?.max_turns_per_seat !== undefined) config.budget.maxTurnsPerSeat = raw.budget.max_turns_per_seat;
+  const agentMs = minutes(raw.budget?.max_agent_minutes);
+  if (agentMs !== undefined) config.budget.maxAgentMs = agentMs;
+  if (raw.budget?.max_tokens !== undefined) config.budget.maxTokens = raw.budget.max_tokens;
   if (raw.plan?.concurrency !== undefined) config.plan.concurrency = raw.plan.concurrency;
   if (raw.iterate !== undefined) {
     config.iterate = {

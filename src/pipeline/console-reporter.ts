@@ -34,6 +34,8 @@ export function consoleLine(event: HistoryEvent): string | undefined {
       return `${pad("baseline", 12)} suite on base ${event.commit.slice(0, 12)} ${pad(formatDuration(event.durationMs), 7)} ${suiteVerdict(event)}`;
     case "seat.unavailable":
       return `${pad(event.stage, 12)} attempt ${event.attempt}  agent unavailable (${event.reason}): ${event.message}${event.resetAt ? ` — resets ${event.resetAt}` : ""}`;
+    case "seat.usage":
+      return `${pad(event.stage, 12)} attempt ${event.attempt}  ${event.turns} turns, ${event.inputTokens} in / ${event.outputTokens} out tokens (${event.transcript})`;
     case "seat.parked":
       return `${pad(event.stage, 12)} attempt ${event.attempt}  parked until ${event.until}`;
     case "clean_clone.finished": {

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseTemplate } from "./context.js";
 import { HARNESS_ROOT } from "./workflow-types.js";
+import { BudgetMeter, effectiveBudget, operatorBudget } from "./budget.js";
 import { taskWorktreePath } from "../workspace/index.js";
 import { defaultDeps } from "./deps.js";
 import { Journal } from "./journal.js";
@@ -64,6 +65,7 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
     }),
   );
 
+  let budget = new BudgetMeter({});
   try {
     if (planError) throw planError;
     // Preflight: a configuration mistake blocks before anything is provisioned or launched.
@@ -73,8 +75,12 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
       workflow: args.workflow,
       operatorAllow: args.agentEnvAllow,
       base: { repoDir: args.repoDir, ref: args.baseRef },
+      // A program the sandbox does not show cannot start there: refused here, named, not three failed attempts.
+      sandboxSees: (path) => sandbox.sees(path),
     });
     if (problems.length > 0) throw new PreflightError(problems);
+    // The repository's budget within the operator's ceilings: the lower wins, a repository cannot raise one.
+    budget = new BudgetMeter(effectiveBudget(args.config.budget, args.budgetCeilings ?? operatorBudget(process.env)));
   } catch (error) {
     if (!(error instanceof ConfigError) && !(error instanceof PlanError)) throw error;
     await sink.emit({ kind: "story.blocked", ...(single ? { taskId } : {}), failureClass: "config-invalid", detail: error.message });
@@ -97,6 +103,8 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
     agentEnv,
     clock,
     sandbox,
+    redact: args.redact ?? ((text) => text),
+    budget,
     ...(args.signal ? { signal: args.signal } : {}),
     ...(args.acceptIntegrity !== undefined ? { acceptIntegrity: args.acceptIntegrity } : {}),
     ...(args.integrityBase !== undefined ? { integrityBase: args.integrityBase } : {}),

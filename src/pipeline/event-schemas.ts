@@ -131,6 +131,21 @@ export const EVENT_SCHEMAS = [
     { taskId: taskId(), stage: stage(), attempt: attempt(), until: at() },
     "Every binding of a seat was unavailable and one named its reset time: the seat waits until then and is tried again.",
   ),
+  event(
+    "seat.usage",
+    {
+      taskId: taskId(),
+      stage: stage(),
+      attempt: attempt(),
+      turns: count(0),
+      inputTokens: count(0),
+      outputTokens: count(0),
+      durationMs: duration(),
+      badLines: count(0),
+      transcript: name(),
+    },
+    "What one launch of a seat's agent spent, read from its transcript (transcript.jsonl in the stage's folder): model turns, input and output tokens, wall time, and the lines of its stream that were not JSON.",
+  ),
   event("stage.finished", {
     taskId: taskId(),
     stage: stage(),

@@ -24,6 +24,7 @@ export {
   type TaskSnapshot,
   type TaskState,
   type DeclaredCheck,
+  type SeatUsageTotal,
 } from "./snapshot.js";
 import type { StorySnapshot } from "./snapshot.js";
 import type { HistoryEvent } from "./event-schemas.js";

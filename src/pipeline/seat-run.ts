@@ -5,8 +5,9 @@
  * invalid verdict re-runs the seat once, telling it what was wrong, before the attempt fails.
  */
 import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { dispatchSeat } from "../agents/index.js";
+import { join, relative } from "node:path";
+import { agentLogTail, dispatchSeat, redactAgentText, withLogTail } from "../agents/index.js";
+import { spendingOf } from "./budget.js";
 import { checkArtifacts } from "./checks.js";
 import { type CheckFailure } from "./check-results.js";
 import type { TaskRun } from "./task.js";
@@ -28,7 +29,17 @@ export async function runSeatOfStage(
   const stageDir = task.layout.stageDir(attempt, stage.id);
   let prompt = promptFile;
   for (let run = 1; ; run += 1) {
-    const end = await launchOnce(task, stage, attempt, seat, prompt, artifactDir, join(stageDir, run === 1 ? "agent.log" : `agent-rerun-${run - 1}.log`));
+    const suffix = run === 1 ? "" : `-rerun-${run - 1}`;
+    const end = await launchOnce(
+      task,
+      stage,
+      attempt,
+      seat,
+      prompt,
+      artifactDir,
+      join(stageDir, `agent${suffix}.log`),
+      join(stageDir, `transcript${suffix}.jsonl`),
+    );
     if (!end.ok) return end;
     const artifactFailure = await checkArtifacts(stage, artifactDir);
     if (!artifactFailure) return { ok: true };
@@ -48,9 +59,13 @@ async function launchOnce(
   promptFile: string,
   artifactDir: string,
   logPath: string,
+  transcriptPath: string,
 ): Promise<SeatEnd> {
   const taskId = task.worktree.taskId;
+  const spentBefore = task.budget.exhausted();
+  if (spentBefore !== undefined) return budgetExhausted(stage, spentBefore);
   task.seatsLaunched += 1;
+  const agentValues = (): string[] => task.agentEnv.map((name) => process.env[name] ?? "");
   const dispatched = await dispatchSeat(
     {
       stage: stage.id,
@@ -60,7 +75,12 @@ async function launchOnce(
       promptFile,
       artifactDir,
       logPath,
-      timeoutMs: seat.timeoutMs,
+      transcriptPath,
+      // What is kept of an agent holds neither the App's secrets nor the agent's own credentials.
+      redact: (text: string) => task.redact(redactAgentText(text, agentValues())),
+      // The seat may run no longer than the story's agent minutes left, and take no more turns than a seat may.
+      timeoutMs: task.budget.seatTimeout(seat.timeoutMs),
+      ...(task.budget.budget.maxTurnsPerSeat !== undefined ? { maxTurns: task.budget.budget.maxTurnsPerSeat } : {}),
       envAllow: task.agentEnv,
       sandbox: task.sandbox,
       ...(task.signal ? { signal: task.signal } : {}),
@@ -87,6 +107,8 @@ async function launchOnce(
       },
     },
   );
+  // Every way a seat fails names its log and what the agent last said there (its credentials redacted).
+  const told = async (reason: string): Promise<string> => withLogTail(reason, logPath, task.redact(await agentLogTail(logPath, agentValues())));
   if (dispatched.kind === "unavailable") {
     const last = dispatched.unavailable.at(-1)?.unavailable;
     const tried = dispatched.unavailable.map((binding) => `${binding.command.split(" ")[0] ?? binding.command}: ${binding.unavailable.reason}`);
@@ -95,22 +117,47 @@ async function launchOnce(
       infrastructure: true,
       failure: {
         failureClass: "agent-unavailable",
-        reason: `no agent of the ${stage.seat ?? stage.id} seat could work (${[...new Set(tried)].join("; ")})${last ? `: ${last.message}` : ""}`,
+        reason: await told(`no agent of the ${stage.seat ?? stage.id} seat could work (${[...new Set(tried)].join("; ")})${last ? `: ${last.message}` : ""}`),
       },
     };
   }
   const result = dispatched.result;
+  if (result.usage !== undefined) {
+    await task.sink.emit({
+      kind: "seat.usage",
+      taskId,
+      stage: stage.id,
+      attempt,
+      turns: result.usage.turns,
+      inputTokens: result.usage.inputTokens,
+      outputTokens: result.usage.outputTokens,
+      durationMs: result.durationMs,
+      badLines: result.usage.badLines,
+      transcript: relative(task.layout.root, transcriptPath),
+    });
+  }
+  const spent = task.budget.spend(spendingOf(result), result.timedOut || result.exitCode !== 0);
+  if (spent !== undefined) return budgetExhausted(stage, spent);
   if (result.timedOut)
     return {
       ok: false,
       infrastructure: false,
-      failure: { failureClass: "agent-timeout", reason: `the ${stage.seat ?? stage.id} agent was stopped at its timeout (${seat.timeoutMs} ms)` },
+      failure: { failureClass: "agent-timeout", reason: await told(`the ${stage.seat ?? stage.id} agent was stopped at its timeout (${seat.timeoutMs} ms)`) },
     };
   if (result.exitCode !== 0) {
     const why = result.spawnError ?? `exited ${result.exitCode ?? "on a signal"}`;
-    return { ok: false, infrastructure: false, failure: { failureClass: "agent-exit", reason: `the ${stage.seat ?? stage.id} agent ${why}` } };
+    return { ok: false, infrastructure: false, failure: { failureClass: "agent-exit", reason: await told(`the ${stage.seat ?? stage.id} agent ${why}`) } };
   }
   return { ok: true };
+}
+
+/** The story's budget is spent: it blocks at once (its work so far committed), outside the attempt ladder. */
+function budgetExhausted(stage: Stage, why: string): SeatEnd {
+  return {
+    ok: false,
+    infrastructure: true,
+    failure: { failureClass: "budget-exhausted", reason: `the story's agent budget is spent at the ${stage.seat ?? stage.id} seat: ${why}` },
+  };
 }
 
 function verdictRerunPrompt(original: string, problem: string, verdictPath: string): string {

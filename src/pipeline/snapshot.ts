@@ -69,6 +69,17 @@ export interface TaskSnapshot {
   durationMs?: number;
   /** Completed by an earlier run of the story; its work is already on the branch. */
   kept?: boolean;
+  /** What each seat's agents spent in this run, summed over its launches (attempts, fix rounds, re-runs). */
+  usage?: Record<string, SeatUsageTotal>;
+}
+
+/** A seat's spending, summed over its launches. */
+export interface SeatUsageTotal {
+  launches: number;
+  turns: number;
+  inputTokens: number;
+  outputTokens: number;
+  durationMs: number;
 }
 
 /** Everything a renderer needs to draw the story's state. */
@@ -236,6 +247,16 @@ function applyToTask(task: TaskSnapshot, event: TaskEvent): void {
       return;
     case "seat.unavailable":
       return;
+    case "seat.usage": {
+      const usage = (task.usage ??= {});
+      const total = (usage[event.stage] ??= { launches: 0, turns: 0, inputTokens: 0, outputTokens: 0, durationMs: 0 });
+      total.launches += 1;
+      total.turns += event.turns;
+      total.inputTokens += event.inputTokens;
+      total.outputTokens += event.outputTokens;
+      total.durationMs += event.durationMs;
+      return;
+    }
     case "seat.parked":
       task.parked = event;
       return;

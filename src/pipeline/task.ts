@@ -7,6 +7,7 @@ import type { HarnessConfig } from "./config.js";
 import type { BaselineResult } from "./check-results.js";
 import type { SuiteEvidence } from "./context.js";
 import type { SeatBinding } from "./seat-binding.js";
+import type { BudgetMeter } from "./budget.js";
 import type { PipelineDeps } from "./deps.js";
 import type { Plan } from "./plan.js";
 import type { RunLayout } from "./run-dir.js";
@@ -39,6 +40,10 @@ export interface RunContext {
   readonly acceptIntegrity?: string;
   /** The ref whose merge base with a task's base the integrity gate compares against. */
   readonly integrityBase?: string;
+  /** Removes the App's secrets from what is kept of agents. */
+  readonly redact: (text: string) => string;
+  /** The story's agent budget and what its seats spent, shared by every task. */
+  readonly budget: BudgetMeter;
 }
 
 /** Which task of a run it is: its id, its record folder and what its prompts say of it. */

@@ -1,6 +1,6 @@
 import type { RevisionPrompt } from "./context.js";
 import type { Sandbox } from "../sandbox/index.js";
-import type { HarnessConfig } from "./config.js";
+import type { Budget, HarnessConfig } from "./config.js";
 import type { PipelineDeps } from "./deps.js";
 import type { FailureClass, Reporter } from "./events.js";
 import type { TaskSlots } from "./task-slots.js";
@@ -62,6 +62,10 @@ export interface RunStoryArgs {
   integrityBase?: string;
   /** Collaborators; the real ones when absent. */
   deps?: Partial<PipelineDeps>;
+  /** The operator's budget ceilings; read from HARNESS_MAX_TURNS_PER_SEAT, HARNESS_MAX_AGENT_MINUTES, HARNESS_MAX_TOKENS when absent. */
+  budgetCeilings?: Budget;
+  /** Removes the App's secrets from what is kept of agents (their transcripts and logs); none when absent. */
+  redact?: (text: string) => string;
 }
 
 export interface StoryOutcome {

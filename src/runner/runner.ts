@@ -293,6 +293,7 @@ async function runJob(
         harnessHome: deps.harnessHome,
         reporter: tracker,
         agentEnvAllow: deps.agentEnvAllow,
+        redact,
         readmission,
         ...(revising ? { revision: revising.prompt } : {}),
         // The integrity gate judges the work against the default branch, not against a blocked run's commit on the story branch.

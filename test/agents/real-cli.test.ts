@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { classifySeatEnd, planSeatCommand, runSeat, type AgentPreset, type SeatResult } from "../../src/agents/index.js";
 import { exec } from "../../src/exec/index.js";
 import { endpointsOf, findNetTools, Sandbox, sandboxSettingsFromEnv } from "../../src/sandbox/index.js";
+import { startFakeProvider } from "../support/fake-provider/index.js";
 import { freePort } from "../support/net.js";
 import { makeTempDir, removeTempDirs } from "../support/tmp.js";
 import { prependPath } from "./fake-cli.js";
@@ -34,21 +35,21 @@ afterAll(() => {
 });
 
 /** A worktree, prompt and artifact folder for one seat. */
-function seat(): { worktree: string; promptFile: string; artifactDir: string; logPath: string } {
+function seat(prompt = "Say hello.\n"): { worktree: string; promptFile: string; artifactDir: string; logPath: string } {
   const dir = makeTempDir("harness-real-cli-");
   const worktree = makeTempDir("harness-real-cli-wt-");
   const promptFile = join(dir, "prompt.md");
-  writeFileSync(promptFile, "Say hello.\n");
+  writeFileSync(promptFile, prompt);
   return { worktree, promptFile, artifactDir: dir, logPath: join(dir, "agent.log") };
 }
 
 /** Runs `preset` in a sandboxed seat with these environment values (set for this test process only while it runs). */
-async function runPreset(preset: AgentPreset, env: Record<string, string> = {}, box: Sandbox = sandbox): Promise<SeatResult> {
+async function runPreset(preset: AgentPreset, env: Record<string, string> = {}, box: Sandbox = sandbox, prompt?: string): Promise<SeatResult> {
   const saved = Object.fromEntries(Object.keys(env).map((name) => [name, process.env[name]]));
   Object.assign(process.env, env);
   try {
     return await runSeat({
-      ...seat(),
+      ...seat(prompt),
       launch: { preset },
       stage: "implementer",
       attempt: 1,
@@ -95,7 +96,8 @@ function openedTo(port: number): { box: Sandbox; url: string } {
 function presetOptions(preset: AgentPreset): string[] {
   const planned = planSeatCommand({ preset }, { promptFile: "/p", artifactDir: "/a", worktree: "/w" });
   if (planned.kind !== "argv") throw new Error("a preset is an argv");
-  return planned.argv.slice(1).filter((arg) => arg !== "-" && !arg.startsWith("/") && arg !== "exec");
+  // A `-c` value is a key of Codex's configuration, not an option: the story test proves those take effect.
+  return planned.argv.slice(1).filter((arg, index, all) => arg !== "-" && !arg.startsWith("/") && arg !== "exec" && all[index - 1] !== "-c");
 }
 
 describe(`the real CLIs (Claude Code ${CLAUDE_CODE_VERSION}, Codex ${CODEX_VERSION})`, () => {
@@ -144,6 +146,39 @@ describe(`the real CLIs (Claude Code ${CLAUDE_CODE_VERSION}, Codex ${CODEX_VERSI
     },
     180_000,
   );
+
+  it("Claude Code whose provider answers 500 after its retries is provider-unreachable, not a failed attempt", async () => {
+    const fake = await provider(500, "api_error");
+    try {
+      const opened = openedTo(Number(new URL(fake.url).port));
+      const result = await runPreset(
+        "claude-code",
+        { ANTHROPIC_API_KEY: "sk-ant-test-not-a-key", ANTHROPIC_BASE_URL: opened.url, CLAUDE_CODE_MAX_RETRIES: "1" },
+        opened.box,
+      );
+      expect(fake.requests()).toBeGreaterThanOrEqual(2);
+      expect(classifySeatEnd(result, NOW)).toMatchObject({ reason: "provider-unreachable", message: expect.stringContaining("API Error: 500") });
+    } finally {
+      fake.server.close();
+    }
+  }, 180_000);
+
+  it("Codex whose provider answers 500 after its retries is provider-unreachable", async () => {
+    const fake = await startFakeProvider({ script: { implementer: [{ kind: "status", status: 500, errorType: "server_error" }] } });
+    try {
+      const opened = openedTo(fake.port);
+      const result = await runPreset(
+        "codex",
+        { OPENAI_API_KEY: "sk-test-not-a-key", OPENAI_BASE_URL: `${opened.url}/v1` },
+        opened.box,
+        "You are the implementer.\n",
+      );
+      expect(fake.turnsOf("implementer").length).toBeGreaterThanOrEqual(2);
+      expect(classifySeatEnd(result, NOW)).toMatchObject({ reason: "provider-unreachable", message: expect.stringContaining("high demand") });
+    } finally {
+      await fake.stop();
+    }
+  }, 180_000);
 
   it("Claude Code whose provider refuses the connection is provider-unreachable", async () => {
     const port = await freePort();

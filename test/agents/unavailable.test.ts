@@ -28,6 +28,9 @@ describe("classifyAgentOutput: the real CLIs' messages", () => {
     ["API Error: Request rejected (429) · fake provider says no", "rate-limited"],
     ["API Error: Connection refused — a firewall or proxy may be blocking it (ECONNREFUSED)", "provider-unreachable"],
     ["API Error: Can't reach the API server — check your internet or DNS (EAI_AGAIN)", "provider-unreachable"],
+    // A provider's 5xx after the CLI's retries (Claude Code 2.1.332, Codex 0.171.0 against the fake provider).
+    ["API Error: 500 fake provider: 500. This is a server-side issue, usually temporary — try again in a moment.", "provider-unreachable"],
+    ["ERROR: We’re currently experiencing high demand, which may cause temporary errors.", "provider-unreachable"],
   ])("%s → %s", (line, reason) => {
     expect(classifyAgentOutput(`some earlier output\n\u001b[31m${line}\u001b[0m\n`, NOW)).toMatchObject({ reason, message: line });
   });
@@ -35,6 +38,8 @@ describe("classifyAgentOutput: the real CLIs' messages", () => {
   it("leaves ordinary failures to the change", () => {
     expect(classifyAgentOutput("Error: tests failed\n3 failing\n", NOW)).toBeUndefined();
     expect(classifyAgentOutput("", NOW)).toBeUndefined();
+    // A 500 of the repository's own server in a test's output is not the provider's.
+    expect(classifyAgentOutput("GET /api/users 500 Internal Server Error\nError: expected 200, got 500\n", NOW)).toBeUndefined();
   });
 
   it("reads the reset time each CLI prints", () => {

@@ -24,6 +24,13 @@ function barePath(): string {
   return bin;
 }
 
+/** The PATH with a folder in the OS temporary folder (which the sandbox hides) first, holding a `claude` and a test runner. */
+function hiddenPath(): string {
+  const bin = makeTempDir("harness-hidden-bin-");
+  writeFiles(bin, { claude: { content: "#!/bin/sh\nexit 0\n", mode: 0o755 }, "hidden-test-runner": { content: "#!/bin/sh\nexit 0\n", mode: 0o755 } });
+  return `${bin}:${process.env.PATH ?? ""}`;
+}
+
 interface Case {
   name: string;
   /** `.github/harness.yml`; `{agent}` stands for the scripted agent's command. */
@@ -81,6 +88,23 @@ const CASES: Case[] = [
     expected: [/\$\.agent\.command starts 'no-such-agent-cli', which is not on PATH/],
   },
   {
+    // A CLI under ~/.local/bin, ~/.nvm or the temporary folder passes the host's PATH and cannot start in the sandbox.
+    name: "an agent CLI in a folder the sandbox does not show",
+    yaml: `agent:\n  preset: claude-code\n${base}`,
+    env: { PATH: "{hidden}" },
+    expected: [
+      /\$\.agent\.preset is 'claude-code', whose program 'claude' is found at \/\S+\/claude, which the sandbox does not show its steps .*HARNESS_SANDBOX_READ/,
+    ],
+  },
+  {
+    name: "a test command whose program the sandbox does not show",
+    yaml: `agent:\n  command: {agent}\ntest:\n  command: hidden-test-runner --all\nprovision:\n  command: "true"\n`,
+    env: { PATH: "{hidden}" },
+    expected: [
+      /\$\.test\.command starts 'hidden-test-runner', found at \/\S+hidden-test-runner, which the sandbox does not show its steps .*HARNESS_SANDBOX_READ/,
+    ],
+  },
+  {
     name: "a package.json without a lockfile and without a provisioning command",
     yaml: "agent:\n  command: {agent}\ntest:\n  command: npm test\n",
     files: { "package.json": '{"name":"demo","scripts":{"test":"kcd-scripts test"}}\n' },
@@ -98,7 +122,7 @@ describe("preflight in harness run", () => {
     const story = join(s.dir, "story.md");
     writeFileSync(story, "# Greet\n\nWrite feature.txt.\n");
     const env: NodeJS.ProcessEnv = { ...process.env, HARNESS_HOME: s.home };
-    for (const [name, value] of Object.entries(testCase.env ?? {})) env[name] = value === "{bare}" ? barePath() : value;
+    for (const [name, value] of Object.entries(testCase.env ?? {})) env[name] = value === "{bare}" ? barePath() : value === "{hidden}" ? hiddenPath() : value;
     const io: CliIO & { out: string; err: string } = {
       out: "",
       err: "",

@@ -138,6 +138,27 @@ describe("harness run", () => {
     const fresh = await git(["rev-parse", "harness/story-greet-users"], { cwd: s.repo });
     expect(await git(["rev-parse", `${fresh}^`], { cwd: s.repo })).toBe(await git(["rev-parse", "HEAD"], { cwd: s.repo }));
   });
+
+  it("a blocked seat shows the last lines of its agent log, credentials redacted, with the log's path", async () => {
+    const s = await cliScenario("true");
+    // A provider's 500 after the CLI's retries, in Claude Code's words, after echoing its key.
+    const agent = `echo "using key $HARNESS_TEST_AGENT_KEY"; echo "API Error: 500 upstream failed. This is a server-side issue"; exit 1`;
+    writeFiles(s.repo, {
+      ".github/harness.yml": `agent:\n  command: ${JSON.stringify(agent)}\n  env: [HARNESS_TEST_AGENT_KEY]\ntest:\n  command: "true"\nprovision:\n  command: "true"\n`,
+    });
+    await commitAll(s.repo, "an agent whose provider fails");
+    process.env.HARNESS_TEST_AGENT_KEY = "sk-live-0123456789abcdef";
+    try {
+      const io = captureIO(s.repo, s.home, scenarioSandboxEnv(s));
+      expect(await main(["run", "--story", s.story], io)).toBe(1);
+      expect(io.err).toMatch(/story blocked \(agent-unavailable\)/);
+      expect(io.err).toContain("provider-unreachable");
+      expect(io.err).toMatch(/the last lines of the agent log \(\S+agent\.log\):\nusing key \[REDACTED\]\nAPI Error: 500 upstream failed/);
+      expect(io.err).not.toContain("0123456789abcdef");
+    } finally {
+      delete process.env.HARNESS_TEST_AGENT_KEY;
+    }
+  });
 });
 
 describe("harness run and the test-integrity gate", () => {

@@ -29,6 +29,10 @@ provision:
 max_attempts: 4
 plan:
   concurrency: 3
+budget:
+  max_turns_per_seat: 40
+  max_agent_minutes: 90
+  max_tokens: 2000000
 clean_clone:
   link: [node_modules]
   interpreter: /usr/bin/python3.10
@@ -48,6 +52,7 @@ describe("parseHarnessConfig", () => {
       maxAttempts: 4,
       cleanClone: { link: ["node_modules"], interpreter: "/usr/bin/python3.10" },
       plan: { concurrency: 3 },
+      budget: { maxTurnsPerSeat: 40, maxAgentMs: 5_400_000, maxTokens: 2_000_000 },
     });
   });
 

@@ -6,6 +6,8 @@
  */
 import { join } from "node:path";
 import { defaultDeps, Journal, loadWorkflow, parseHarnessConfig, readJournal, type HistoryEvent, type PipelineDeps } from "../../src/pipeline/index.js";
+import { BudgetMeter } from "../../src/pipeline/budget.js";
+import type { Budget } from "../../src/pipeline/config.js";
 import { createRunLayout } from "../../src/pipeline/run-dir.js";
 import { EventSink } from "../../src/pipeline/sink.js";
 import type { TaskRun } from "../../src/pipeline/task.js";
@@ -29,7 +31,7 @@ export function sandboxOf(enabled: boolean): Sandbox {
 
 /** A task whose worktree is a fresh repository holding `files` in one commit. */
 export async function makeTask(
-  options: { yaml?: string; files?: Record<string, string>; sandbox?: Sandbox; deps?: Partial<PipelineDeps>; signal?: AbortSignal } = {},
+  options: { yaml?: string; files?: Record<string, string>; sandbox?: Sandbox; deps?: Partial<PipelineDeps>; signal?: AbortSignal; budget?: Budget } = {},
 ): Promise<TaskBench> {
   const dir = makeTempDir("harness-task-");
   const path = join(dir, "worktree");
@@ -56,6 +58,8 @@ export async function makeTask(
     agentEnv: [],
     clock,
     sandbox: options.sandbox ?? sandboxOf(true),
+    redact: (text) => text,
+    budget: new BudgetMeter(options.budget ?? {}),
     seatsLaunched: 0,
     ...(options.signal ? { signal: options.signal } : {}),
   };

@@ -3,6 +3,7 @@
  * checked at once so that a mistake costs an exit 2 and a line naming the file and key,
  * not three agent attempts and a `retry-ceiling`.
  */
+import { realpathSync } from "node:fs";
 import { isAbsolute, normalize } from "node:path";
 import { COMMAND_PLACEHOLDERS, presetProgram, type AgentLaunch, type AgentPreset } from "../../agents/index.js";
 import { isNeverPassed } from "../../exec/index.js";
@@ -26,6 +27,11 @@ export interface PreflightInput {
   base?: StoryBase;
   /** PATH the agents and suites get (the harness's own by default). */
   searchPath?: string;
+  /**
+   * Whether a sandboxed step sees a path (the operator's sandbox, `Sandbox.sees`): a program found
+   * on the host's PATH that the sandbox does not show cannot start there. Absent: not checked.
+   */
+  sandboxSees?: (path: string) => boolean;
 }
 
 /** One mistake: where it is and what is wrong. */
@@ -62,6 +68,7 @@ export async function preflight(input: PreflightInput): Promise<PreflightProblem
   };
   const { config, workflow } = input;
   const searchPath = input.searchPath ?? process.env.PATH ?? "";
+  const sees = input.sandboxSees;
 
   blankCommands(config, add);
   config.agent.env.forEach((name, index) => {
@@ -80,9 +87,9 @@ export async function preflight(input: PreflightInput): Promise<PreflightProblem
     const launch: AgentLaunch = own ? override : config.agent;
     const at = own ? `$.seats.${seat}` : "$.agent";
     if (launch.command === undefined && launch.preset === undefined) add(at, `names no agent for seat '${seat}': set agent.preset or agent.command`);
-    checkLaunch(launch, at, searchPath, add);
+    checkLaunch(launch, at, searchPath, add, sees);
     const fallbackAt = override?.fallback !== undefined ? `$.seats.${seat}.fallback` : "$.agent.fallback";
-    (override?.fallback ?? config.agent.fallback ?? []).forEach((preset, index) => checkLaunch({ preset }, `${fallbackAt}[${index}]`, searchPath, add));
+    (override?.fallback ?? config.agent.fallback ?? []).forEach((preset, index) => checkLaunch({ preset }, `${fallbackAt}[${index}]`, searchPath, add, sees));
   }
   for (const stage of workflow.stages) {
     if ((stage.gate === "suite" || stage.cleanClone !== undefined) && config.test.command === undefined) {
@@ -97,6 +104,12 @@ export async function preflight(input: PreflightInput): Promise<PreflightProblem
       add(`$.clean_clone.link[${index}]`, `is '${name}', which ${error.problem}`);
     }
   });
+  const testProgram = config.test.command !== undefined ? firstProgram(config.test.command) : undefined;
+  if (testProgram !== undefined && sees) {
+    const found = testProgram.includes("/") ? (isAbsolute(testProgram) ? testProgram : undefined) : findOnPath(testProgram, searchPath);
+    const hidden = found !== undefined ? hiddenFromSandbox(found, sees) : undefined;
+    if (hidden) add("$.test.command", `starts '${testProgram}', ${hidden}`);
+  }
   const interpreter = config.cleanClone.interpreter;
   if (interpreter !== undefined) checkInterpreter(interpreter, searchPath, add);
   if (input.base) await checkRepository(input.base, config, add);
@@ -119,10 +132,30 @@ function blankCommands(config: HarnessConfig, add: Add): void {
   for (const [name, seat] of Object.entries(config.seats)) if (blank(seat.command)) add(`$.seats.${name}.command`, "is blank");
 }
 
-function checkLaunch(launch: AgentLaunch, at: string, searchPath: string, add: Add): void {
+/**
+ * Why a program found on the host cannot start in the sandbox, or undefined when it can: the
+ * sandbox shows the system folders and HARNESS_SANDBOX_READ / _WRITE, not the host's home or
+ * its temporary folder. Both the path found and the file a link leads to must be shown.
+ */
+function hiddenFromSandbox(found: string, sees: (path: string) => boolean): string | undefined {
+  let real = found;
+  try {
+    real = realpathSync(found);
+  } catch {
+    return undefined;
+  }
+  const hidden = [found, real].find((path) => !sees(path));
+  if (hidden === undefined) return undefined;
+  return `found at ${found}${real !== found ? ` (${real})` : ""}, which the sandbox does not show its steps (${hidden}): add its folder to HARNESS_SANDBOX_READ, or install it under /usr or /opt`;
+}
+
+function checkLaunch(launch: AgentLaunch, at: string, searchPath: string, add: Add, sees?: (path: string) => boolean): void {
   if (launch.preset !== undefined) {
     const program = presetProgram(launch.preset);
-    if (!findOnPath(program, searchPath)) {
+    const found = findOnPath(program, searchPath);
+    const hidden = found !== undefined && sees ? hiddenFromSandbox(found, sees) : undefined;
+    if (hidden) add(at.endsWith("]") ? at : `${at}.preset`, `is '${launch.preset}', whose program '${program}' is ${hidden}`);
+    if (!found) {
       add(
         at.endsWith("]") ? at : `${at}.preset`,
         `is '${launch.preset}', whose program '${program}' is not on PATH: install it (${INSTALL_HINT[launch.preset]})${at.endsWith("]") ? " or remove it from the list" : ` or set ${at.slice(2)}.command`}`,
@@ -144,9 +177,15 @@ function checkLaunch(launch: AgentLaunch, at: string, searchPath: string, add: A
   const program = firstProgram(template);
   if (program === undefined) return;
   if (!program.includes("/")) {
-    if (!findOnPath(program, searchPath)) add(`${at}.command`, `starts '${program}', which is not on PATH`);
+    const found = findOnPath(program, searchPath);
+    if (!found) add(`${at}.command`, `starts '${program}', which is not on PATH`);
+    const hidden = found !== undefined && sees ? hiddenFromSandbox(found, sees) : undefined;
+    if (hidden) add(`${at}.command`, `starts '${program}', ${hidden}`);
   } else if (isAbsolute(program) && !isExecutableFile(program)) {
     add(`${at}.command`, `starts '${program}', which is not an executable file`);
+  } else if (isAbsolute(program) && sees) {
+    const hidden = hiddenFromSandbox(program, sees);
+    if (hidden) add(`${at}.command`, `starts '${program}', ${hidden}`);
   }
   // A relative program lives in the task's worktree, which does not exist yet.
 }

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { renderPrompt, type RetryEvidence } from "../context.js";
 import type { FailureClass } from "../events.js";
 import { ensureProvisioned, seatLaunch } from "../task.js";
+import { spendingOf } from "../budget.js";
 import { failed, type StageOutcome, type StageStep } from "./kind.js";
 
 type Failed = Extract<StageOutcome, { passed: false }>;
@@ -61,6 +62,8 @@ async function runFixer(step: StageStep, round: number, failure: Failed): Promis
         ...(task.planContext ? { task: task.planContext } : {}),
       }),
     );
+    const spentBefore = task.budget.exhausted();
+    if (spentBefore !== undefined) return failed({ failureClass: "budget-exhausted", reason: `the story's agent budget is spent: ${spentBefore}` }, {}, true);
     task.seatsLaunched += 1;
     const result = await task.deps.runSeat({
       launch: seat.launch,
@@ -71,11 +74,16 @@ async function runFixer(step: StageStep, round: number, failure: Failed): Promis
       promptFile,
       artifactDir,
       logPath: join(dir, "agent.log"),
-      timeoutMs: seat.timeoutMs,
+      transcriptPath: join(dir, "transcript.jsonl"),
+      timeoutMs: task.budget.seatTimeout(seat.timeoutMs),
+      ...(task.budget.budget.maxTurnsPerSeat !== undefined ? { maxTurns: task.budget.budget.maxTurnsPerSeat } : {}),
       envAllow: task.agentEnv,
       sandbox: task.sandbox,
       ...(task.signal ? { signal: task.signal } : {}),
     });
+    const spent = task.budget.spend(spendingOf(result), result.timedOut || result.exitCode !== 0);
+    if (spent !== undefined)
+      return failed({ failureClass: "budget-exhausted", reason: `the story's agent budget is spent at the ${fix.seat} seat: ${spent}` }, {}, true);
     if (result.timedOut) outcome = failed({ failureClass: "agent-timeout", reason: `the ${fix.seat} agent was stopped at its timeout (${seat.timeoutMs} ms)` });
     else if (result.exitCode !== 0)
       outcome = failed({ failureClass: "agent-exit", reason: `the ${fix.seat} agent ${result.spawnError ?? `exited ${result.exitCode ?? "on a signal"}`}` });

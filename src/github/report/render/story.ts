@@ -1,4 +1,5 @@
 /** Output of the `harness / story` check run, and the story-level sentences the status comment shares. */
+import { usageTable } from "./usage.js";
 import { INTEGRATION_TASK, type StorySnapshot } from "../../../pipeline/index.js";
 import { boundCheckRunOutput } from "../../index.js";
 import { redactSecrets } from "../../index.js";
@@ -42,7 +43,7 @@ export function blockedSection(snapshot: StorySnapshot, secrets: readonly string
 
 /** The stage table of a story without a plan; the waves table and the story-level stages of one with a plan. */
 export function progressTables(snapshot: StorySnapshot): string[] {
-  if (!snapshot.planned) return ["", stageTable(snapshot.stages)];
+  if (!snapshot.planned) return ["", stageTable(snapshot.stages), ...usageTable(snapshot.tasks[0])];
   // Wave 0 holds the story's own steps: a planner's before the waves, the integration after them.
   const planner = snapshot.tasks.find((task) => task.wave === 0 && task.id !== INTEGRATION_TASK);
   const lines = [...(planner ? ["", "### Planning", "", stageTable(planner.stages)] : []), "", "### Waves", "", wavesTable(snapshot)];

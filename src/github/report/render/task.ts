@@ -10,6 +10,7 @@ import { renderProvisionCheck } from "./provision.js";
 import type { CheckRunOutput, RenderOptions } from "./types.js";
 import { renderVerifierCheck } from "./verifier.js";
 import { untrustedCell } from "./text.js";
+import { usageTable } from "./usage.js";
 
 const TASK_STATES: Record<TaskSnapshot["state"], string> = {
   pending: "⏸️ pending",
@@ -44,7 +45,7 @@ export function renderTaskCheck(snapshot: StorySnapshot, task: TaskSnapshot, opt
   if (task.kept) lines.push("", "Completed by an earlier run of this story; its work is on the story branch.");
   if (task.state === "running" && task.parked) lines.push("", parkedLine(task.parked));
   if (task.state !== "pending" && !task.kept) {
-    lines.push("", stageTable(task.stages));
+    lines.push("", stageTable(task.stages), ...usageTable(task));
     const sections: CheckRunOutput[] = [renderProvisionCheck(snapshot, options, task.id)];
     for (const check of snapshot.checks) {
       if (check.kind === "plan") continue;
