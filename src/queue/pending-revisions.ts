@@ -10,6 +10,20 @@ import { join } from "node:path";
 import { writeFileAtomic } from "../files/index.js";
 import type { StoryJob } from "./port.js";
 
+/** True for a revise job as this store writes it (the job file it becomes is validated against the queue-job schema when written). */
+function isReviseJob(value: unknown): value is StoryJob {
+  if (typeof value !== "object" || value === null) return false;
+  const job = value as Partial<StoryJob>;
+  return (
+    job.kind === "revise" &&
+    typeof job.storyKey === "string" &&
+    typeof job.deliveryId === "string" &&
+    typeof job.repository === "object" &&
+    typeof job.issue === "object" &&
+    Array.isArray(job.revision?.triggers)
+  );
+}
+
 /** The job a batch runs as: the first trigger's job, carrying every trigger in arrival order. */
 export function mergeRevisionJobs(jobs: readonly StoryJob[]): StoryJob | undefined {
   const [first] = jobs;
@@ -30,12 +44,19 @@ export class PendingRevisions {
   }
 
   private async read(file: string): Promise<StoryJob[]> {
+    let text: string;
     try {
-      const data = JSON.parse(await readFile(file, "utf8")) as unknown;
-      return Array.isArray(data) ? (data as StoryJob[]) : [];
+      text = await readFile(file, "utf8");
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
       throw error;
+    }
+    // A batch file that does not parse, or an entry that is not a revise job, is dropped: it must not stop the queue.
+    try {
+      const data = JSON.parse(text) as unknown;
+      return Array.isArray(data) ? data.filter((entry): entry is StoryJob => isReviseJob(entry)) : [];
+    } catch {
+      return [];
     }
   }
 

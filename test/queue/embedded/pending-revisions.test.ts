@@ -1,4 +1,6 @@
 /** Revision triggers that arrive while their story runs are batched into its next round (the embedded queue). */
+import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { EmbeddedQueue, type JobLease, type StoryJob } from "../../../src/queue/index.js";
 import { deferred, makeJob, tempDir, within } from "../helpers.js";
 
@@ -72,5 +74,15 @@ describe("the embedded queue's pending revisions", () => {
     await within("both runs", both.promise);
     expect(ran.map((job) => job.kind)).toEqual(["start", "revise"]);
     expect(ran[1]!.revision?.triggers.map((trigger) => (trigger.kind === "ci" ? trigger.suiteId : trigger.id))).toEqual([21]);
+  });
+
+  it("opens over a batch file that does not parse or holds no revise job, and runs nothing from it", async () => {
+    mkdirSync(join(folder.dir, "pending"), { recursive: true });
+    writeFileSync(join(folder.dir, "pending", "garbage.json"), "{not json");
+    writeFileSync(join(folder.dir, "pending", "start.json"), JSON.stringify([makeJob(3)]));
+    queue = await EmbeddedQueue.open({ dir: folder.dir });
+    expect(await queue.snapshot()).toEqual([]);
+    expect(await queue.isActive(makeJob(3).storyKey)).toBe(false);
+    expect(readdirSync(join(folder.dir, "pending")).sort()).toEqual(["garbage.json", "start.json"]);
   });
 });
