@@ -3,6 +3,7 @@ import { flushPendingWrites } from "../files/index.js";
 import { DeliveryLog } from "./delivery-log.js";
 import { acquireLock, liveHolder, newLockOwner, releaseLock, retireLockOwner, type LockOwner } from "./job-lock.js";
 import { JobStore, newJobId, UnreadableJobError, type JobRecord } from "./job-store.js";
+import { PendingRevisions } from "./pending-revisions.js";
 import type { EnqueueOutcome, JobLease, JobWorker, QueueListeners, QueuedJobView, StoryJob, StoryQueue } from "./port.js";
 import type { QuarantinedJob } from "./quarantine.js";
 import { storyKey } from "../story-key/index.js";
@@ -56,6 +57,10 @@ export class EmbeddedQueue implements StoryQueue {
   // Stryker disable next-line BooleanLiteral: a pump asked for before the first one only makes one more pass, which claims nothing the first left (a job it could not claim is set aside until a rescan)
   private pumpAgain = false;
   private closed = false;
+  /** Revise jobs waiting for their story's run to end, batched into its next round. */
+  private readonly pending: PendingRevisions;
+  /** Per story, the tail of its admissions and endings: a trigger batched as a run ends is never lost between the two. */
+  private readonly storyTurns = new Map<string, Promise<unknown>>();
 
   private constructor(
     private readonly store: JobStore,
@@ -63,6 +68,19 @@ export class EmbeddedQueue implements StoryQueue {
     private readonly options: EmbeddedQueueOptions,
   ) {
     this.listeners = { onQuarantine: options.onQuarantine, onWriteFailure: options.onWriteFailure };
+    this.pending = new PendingRevisions(join(options.dir, "pending"));
+  }
+
+  /** Runs `work` after the story's earlier admissions and endings of this process. */
+  private inTurn<T>(key: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.storyTurns.get(key) ?? Promise.resolve();
+    const next = previous.then(work, work);
+    const settled = next.catch(() => undefined);
+    this.storyTurns.set(key, settled);
+    void settled.then(() => {
+      if (this.storyTurns.get(key) === settled) this.storyTurns.delete(key);
+    });
+    return next;
   }
 
   /** Sets who is told of quarantined jobs and failed writes; quarantines found at open are told now. */
@@ -80,6 +98,8 @@ export class EmbeddedQueue implements StoryQueue {
     const queue = new EmbeddedQueue(store, deliveries, options);
     await queue.rescan();
     for (const record of queue.records.values()) for (const key of dedupeKeys(record.job)) deliveries.note(key);
+    // A batch whose story's run ended before a restart (the App stopped in between) runs now.
+    for (const key of await queue.pending.stories()) if (!queue.activeStories.has(key)) await queue.promotePending(key);
     return queue;
   }
 
@@ -91,10 +111,30 @@ export class EmbeddedQueue implements StoryQueue {
     if (this.closed) throw new Error("queue is closed");
     const keys = dedupeKeys(job);
     if (keys.some((key) => this.deliveries.has(key))) return { accepted: false, reason: "duplicate-delivery" };
+    if (this.activeStories.has(job.storyKey) && job.kind === "revise") {
+      return this.inTurn(job.storyKey, async () => {
+        // The run may have ended while this waited its turn: then the trigger is queued as its own round.
+        if (!this.activeStories.has(job.storyKey)) return this.admit(job, keys);
+        await this.pending.add(job);
+        this.recordDeliveries(keys);
+        return { accepted: true, jobId: `pending:${job.deliveryId}`, batched: true };
+      });
+    }
     if (this.activeStories.has(job.storyKey)) {
       this.recordDeliveries(keys);
       return { accepted: false, reason: "already-active" };
     }
+    return this.admit(job, keys);
+  }
+
+  /** Takes the story's batch of revise jobs, if any, and queues it as one job. */
+  private async promotePending(key: string): Promise<void> {
+    const batch = await this.pending.take(key);
+    if (batch) await this.admit(batch, []);
+  }
+
+  /** Queues `job`: its file written, its story active, its delivery `keys` remembered. */
+  private async admit(job: StoryJob, keys: readonly string[]): Promise<EnqueueOutcome> {
     const record: JobRecord = { id: newJobId(), job, state: "queued", interruptions: 0 };
     // Claimed in memory before the first await, so a concurrent enqueue of the story sees it.
     this.records.set(record.id, record);
@@ -299,8 +339,12 @@ export class EmbeddedQueue implements StoryQueue {
       // Interrupted by close(): leave the job on disk so the next start resumes it.
       if (!this.abort.signal.aborted) {
         this.finished.add(lease.jobId);
-        await this.store.remove(lease.jobId);
-        this.forget(lease.jobId, lease.job.storyKey);
+        await this.inTurn(lease.job.storyKey, async () => {
+          await this.store.remove(lease.jobId);
+          this.forget(lease.jobId, lease.job.storyKey);
+          // Triggers that arrived while this ran are the story's next round.
+          if (!this.closed && !this.activeStories.has(lease.job.storyKey)) await this.promotePending(lease.job.storyKey);
+        });
       }
       await releaseLock(this.store.lockPath(lease.jobId), this.self);
     } catch (error) {

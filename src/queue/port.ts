@@ -74,7 +74,8 @@ export interface StoryJob {
   enqueuedAt: string;
 }
 
-export type EnqueueOutcome = { accepted: true; jobId: string } | { accepted: false; reason: "duplicate-delivery" | "already-active" };
+/** `batched`: a revise job of a story whose run is queued or running, kept for the story's next round. */
+export type EnqueueOutcome = { accepted: true; jobId: string; batched?: true } | { accepted: false; reason: "duplicate-delivery" | "already-active" };
 
 /**
  * The producer side, all a webhook handler needs: put work in, ask whether a story has work.

@@ -93,10 +93,11 @@ describe("pull_request_review.submitted", () => {
     expect(await fixture.queue.snapshot()).toEqual([]);
   });
 
-  it("answers a second trigger while the story's run is queued, instead of queueing two runs", async () => {
+  it("batches a second trigger while the story's run is queued into its next round, instead of queueing two runs, and says so", async () => {
     expect((await handlePullRequestReview(await reviewed("writer", "CHANGES_REQUESTED"), fixture.deps)).action).toBe("enqueued");
-    expect(await handlePullRequestReview(await reviewed("writer", "CHANGES_REQUESTED"), fixture.deps)).toEqual({ action: "replied", reason: "already-active" });
-    expect(gh.state.commentsOn(OWNER, NAME, story.number).at(-1)?.body).toMatch(/is running \(or queued\) now; this revision was not queued/);
+    const second = await handlePullRequestReview(await reviewed("writer", "CHANGES_REQUESTED"), fixture.deps);
+    expect(second).toMatchObject({ action: "enqueued", jobId: expect.stringMatching(/^pending:/) });
+    expect(gh.state.commentsOn(OWNER, NAME, story.number).at(-1)?.body).toMatch(/batched into its next revision round/);
   });
 });
 

@@ -7,7 +7,7 @@
 import type { ProbotOctokit } from "probot";
 import type { RevisionRequest } from "../../queue/index.js";
 import { storyIssueFromBranch } from "../index.js";
-import { renderRevisionWaits } from "../report/render/index.js";
+import { renderRevisionBatched, renderRevisionWaits } from "../report/render/index.js";
 import { buildJob, reply, type TriggerDeps, type TriggerOutcome, type TriggerScope } from "./deps.js";
 import { loadStoryIssue } from "./readmit.js";
 
@@ -32,7 +32,8 @@ export async function currentPull(octokit: ProbotOctokit, scope: TriggerScope, p
 
 /**
  * Queues a `revise` job of story `storyNumber` with `revision`, frozen. While a run of the story
- * is queued or running the trigger is answered on the pull request (one run at a time per story).
+ * is queued or running the queue batches it into the story's next round (one run at a time per
+ * story), and the pull request is told so; a queue that cannot batch refuses, and that is told too.
  */
 export async function enqueueRevision(
   scope: TriggerScope,
@@ -45,6 +46,7 @@ export async function enqueueRevision(
   const issue = await loadStoryIssue(scope, storyNumber);
   const job = { ...buildJob(scope, "revise", issue, requestedBy, deps, pullNumber), revision };
   const outcome = await deps.queue.enqueue(job);
+  if (outcome.accepted && outcome.batched) await reply(scope, pullNumber, renderRevisionBatched(storyNumber));
   if (outcome.accepted) return { action: "enqueued", jobId: outcome.jobId, job };
   if (outcome.reason === "duplicate-delivery") return { action: "ignored", reason: "duplicate-delivery" };
   await reply(scope, pullNumber, renderRevisionWaits(storyNumber));

@@ -26,6 +26,7 @@ export {
   renderUnknownCommand,
   renderWriteFailure,
   renderRevisionWaits,
+  renderRevisionBatched,
   renderReviseNeedsText,
   renderRevisionNotPossible,
 } from "./replies.js";

@@ -102,6 +102,12 @@ export function renderStoryStopped(
 }
 
 /** Reply when a revision is asked for while a run of the story is queued or running: one run at a time per story. */
+/** The reply to a revision trigger that arrived while a run of its story was queued or running: batched into the next round. */
+export function renderRevisionBatched(issueNumber: number): string {
+  return `Story #${issueNumber} is running (or queued) now; this feedback is kept and batched into its next revision round, which starts once the current run has reported.`;
+}
+
+/** The reply to a revision trigger the queue could not batch (a queue that keeps one job per story). */
 export function renderRevisionWaits(issueNumber: number): string {
   return `Story #${issueNumber} is running (or queued) now; this revision was not queued. Submit it again, or comment \`/harness revise <text>\`, once the current run has reported.`;
 }
