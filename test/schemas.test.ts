@@ -20,6 +20,7 @@ describe("schemas/", () => {
       "queue-quarantined-job",
       "queue-story-job",
       "queue-worker-report",
+      "sandbox-probe",
       "status-webhook-door",
       "verdict",
       "workflow",
