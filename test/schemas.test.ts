@@ -9,6 +9,7 @@ describe("schemas/", () => {
   it("holds exactly the schemas of the records people and the harness write", () => {
     expect(schemas().names().sort()).toEqual([
       "attempt-archive",
+      "baseline-cache",
       "clean-clone-result",
       "execution-history",
       "harness-config",
