@@ -8,7 +8,7 @@ afterAll(removeTempDirs);
 
 /** The host's bubblewrap; the test fails (never skips) without it. */
 function realBwrap(): string {
-  for (const path of ["/usr/bin/bwrap", "/usr/local/bin/bwrap"]) if (existsSync(path)) return path;
+  for (const dir of (process.env.PATH ?? "").split(":")) if (dir !== "" && existsSync(join(dir, "bwrap"))) return join(dir, "bwrap");
   throw new Error("bubblewrap is not installed: apt-get install -y bubblewrap");
 }
 
