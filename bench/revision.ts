@@ -81,8 +81,17 @@ async function main(): Promise<void> {
 
       const pull = storyPull(fake, "widgets", number);
       if (!pull) throw new Error(`story ${number} has no pull request`);
-      const { review } = fake.submitReview(OWNER, "widgets", pull.number, { user: "writer", state: "CHANGES_REQUESTED", body: "Please revise.", commitId: head });
-      const delivery = signedDelivery("pull_request_review", await pullRequestReviewSubmittedPayload(fake, { owner: OWNER, name: "widgets", review }), fake.webhookSecret);
+      const { review } = fake.submitReview(OWNER, "widgets", pull.number, {
+        user: "writer",
+        state: "CHANGES_REQUESTED",
+        body: "Please revise.",
+        commitId: head,
+      });
+      const delivery = signedDelivery(
+        "pull_request_review",
+        await pullRequestReviewSubmittedPayload(fake, { owner: OWNER, name: "widgets", review }),
+        fake.webhookSecret,
+      );
       count = starts(markers);
       const reviewed = performance.now();
       await deliverWebhook(app.webhookUrl, delivery);

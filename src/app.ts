@@ -22,7 +22,7 @@ import { doorEvent, TRIGGER_HANDLERS, triggerOf, type TriggerDeps, type TriggerE
 import { DEFAULT_HARNESS_CONFIG, loadWorkflow, parseHarnessConfig, runStory } from "./pipeline/index.js";
 import type { StoryQueue } from "./queue/index.js";
 import { createStoryRunner, housekeepingFromEnv, pushStoryWork, type HousekeepingSettings, type RunnerLog } from "./runner/index.js";
-import { HOST_NETWORK_WARNING, probeSandbox, sandboxFromEnv, UNSANDBOXED_WARNING, type Sandbox } from "./sandbox/index.js";
+import { HOST_NETWORK_WARNING, probeSandboxCached, sandboxFromEnv, UNSANDBOXED_WARNING, type Sandbox } from "./sandbox/index.js";
 
 /** The App's own settings (from the environment, see `harness serve`). */
 export interface HarnessAppSettings {
@@ -219,7 +219,7 @@ export function startStoryWorker(args: { queue: StoryQueue; settings: HarnessApp
   });
   const sandbox = settings.sandbox ?? sandboxFromEnv();
   // Said at start-up, loudly; the runner itself refuses stories while the sandbox cannot work.
-  void probeSandbox(sandbox).then((status) => {
+  void probeSandboxCached(sandbox, settings.harnessHome).then((status) => {
     if (status.state === "off") app.log.warn({ sandbox: "off" }, UNSANDBOXED_WARNING);
     if (status.state === "on" && status.hostNetwork) app.log.warn({ sandboxNet: "host" }, HOST_NETWORK_WARNING);
     if (status.state === "unavailable")

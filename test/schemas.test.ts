@@ -9,6 +9,7 @@ describe("schemas/", () => {
   it("holds exactly the schemas of the records people and the harness write", () => {
     expect(schemas().names().sort()).toEqual([
       "attempt-archive",
+      "baseline-cache",
       "clean-clone-result",
       "execution-history",
       "harness-config",
@@ -20,6 +21,7 @@ describe("schemas/", () => {
       "queue-quarantined-job",
       "queue-story-job",
       "queue-worker-report",
+      "sandbox-probe",
       "status-webhook-door",
       "verdict",
       "workflow",

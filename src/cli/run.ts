@@ -21,6 +21,7 @@ import { COMMAND_OPTIONS } from "./options.js";
 import { isInputError, strictArgs } from "./validate.js";
 import {
   assertSandboxUsable,
+  probeSandboxCached,
   sandboxFromEnv,
   SandboxSettingsError,
   SandboxUnavailableError,
@@ -146,7 +147,7 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
     const branch = `harness/story-${story.id}`;
     await settleExistingBranch(repoDir, branch, { continue: values.continue === true, fresh: values.fresh === true });
     const home = harnessHome(io.env);
-    const status = await assertSandboxUsable(sandbox);
+    const status = await assertSandboxUsable(sandbox, (box) => probeSandboxCached(box, home));
     if (status.state === "off") io.stderr(`harness run: WARNING: ${UNSANDBOXED_WARNING}\n`);
     if (status.state === "on" && status.hostNetwork) io.stderr(`harness run: WARNING: ${HOST_NETWORK_WARNING}\n`);
     const controller = new AbortController();

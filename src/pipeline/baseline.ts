@@ -1,8 +1,10 @@
+import { writeFile } from "node:fs/promises";
 /**
  * The baseline: the suite run once on the commit the task starts from, in the provisioned
  * worktree, before any agent. It decides whose failure a red gate is: a base that is red the
  * same way is infrastructure (`baseline-red`), not the change's doing; a command that cannot
- * start there (126, 127) is the environment's (`environment`).
+ * start there (126, 127) is the environment's (`environment`). Its result is kept per base
+ * (baseline-cache.ts): the next story on the same base reads it instead of running the suite.
  */
 import { join } from "node:path";
 import { succeeded } from "../exec/index.js";
@@ -12,6 +14,8 @@ import type { TaskRun } from "./task.js";
 import type { Stage } from "./workflow-types.js";
 import { stripAnsi } from "../text/index.js";
 import type { BaselineResult } from "./check-results.js";
+import type { SandboxedResult } from "../sandbox/index.js";
+import { baselineCachePath, lockfileHash, once, readCachedBaseline, writeCachedBaseline, type BaselineKey, type CachedBaseline } from "./baseline-cache.js";
 
 /** Exit codes of `/bin/sh` for a command that could not start: not executable, not found. */
 const CANNOT_START = new Set([126, 127]);
@@ -42,17 +46,29 @@ export async function runBaseline(task: TaskRun, stages: readonly Stage[]): Prom
   if (!needsBaseline(stages, command)) return undefined;
   // Read from the worktree's files when they are laid out plainly: one git process less.
   const commit = readHeadCommit(task.worktree.path) ?? (await git(["rev-parse", "HEAD"], { cwd: task.worktree.path, readOnly: true }));
-  // The same policy as the suite gate: sandboxed, writing only the worktree, network only when the repository opts in.
-  const result = await task.sandbox.shell(
+  const network = task.config.test.network === true;
+  const key: BaselineKey = {
+    commit,
+    lockfileHash: lockfileHash(task.worktree.path),
     command,
-    {
-      cwd: task.worktree.path,
-      timeoutMs: task.config.test.timeoutMs,
-      logPath: baselineLogPath(task),
-      ...(task.signal ? { signal: task.signal } : {}),
-    },
-    { purpose: "suite", network: task.config.test.network === true, writable: [task.worktree.path] },
-  );
+    policy: { sandboxed: task.sandbox.settings.enabled, network, net: task.sandbox.netPolicyOf(network) },
+  };
+  const kept = readCachedBaseline(task.harnessHome, key);
+  if (kept !== undefined) {
+    // The integrity gate reads the test count from this log: the kept tail holds a runner's summary.
+    await writeFile(baselineLogPath(task), kept.outputTail.endsWith("\n") ? kept.outputTail : `${kept.outputTail}\n`).catch(() => undefined);
+    await keep(task, { command, commit, timedOut: false, outputTail: kept.outputTail, durationMs: kept.durationMs, exitCode: kept.exitCode }, key, true);
+    return undefined;
+  }
+  const file = baselineCachePath(task.harnessHome, key);
+  const first = once(file, () => runSuiteOnBase(task, command, key));
+  let result = await first.promise;
+  let shared = first.shared;
+  // Another task's run that says nothing about the base (stopped with its story, timed out) is not this task's answer.
+  if (shared && cacheable(result) === undefined) {
+    result = await runSuiteOnBase(task, command, key);
+    shared = false;
+  }
   const exitCode = result.exitCode ?? undefined;
   const baseline: BaselineResult = {
     command,
@@ -62,13 +78,7 @@ export async function runBaseline(task: TaskRun, stages: readonly Stage[]): Prom
     durationMs: result.durationMs,
     ...(exitCode !== undefined ? { exitCode } : {}),
   };
-  task.baseline = baseline;
-  await task.sink.emit({
-    kind: "baseline.finished",
-    taskId: task.taskId,
-    ...baseline,
-    policy: { sandboxed: result.sandboxed, network: result.network, ...(result.net !== "none" ? { net: result.net } : {}) },
-  });
+  await keep(task, baseline, key, shared);
   if (result.spawnError !== undefined || (exitCode !== undefined && CANNOT_START.has(exitCode))) {
     const line = lastLine(result.tail);
     return {
@@ -77,6 +87,44 @@ export async function runBaseline(task: TaskRun, stages: readonly Stage[]): Prom
     };
   }
   return undefined;
+}
+
+/** Sets the task's baseline and journals `baseline.finished`, saying when it was not run for this task. */
+async function keep(task: TaskRun, baseline: BaselineResult, key: BaselineKey, cached: boolean): Promise<void> {
+  task.baseline = baseline;
+  const { sandboxed, network, net } = key.policy;
+  await task.sink.emit({
+    kind: "baseline.finished",
+    taskId: task.taskId,
+    ...baseline,
+    policy: { sandboxed, network, ...(net !== "none" ? { net } : {}) },
+    ...(cached ? { cached: true as const } : {}),
+  });
+}
+
+/** The suite on the base, with the same policy as the suite gate; a result that says something about the base is kept for the next story. */
+async function runSuiteOnBase(task: TaskRun, command: string, key: BaselineKey): Promise<SandboxedResult> {
+  // The same policy as the suite gate: sandboxed, writing only the worktree, network only when the repository opts in.
+  const result = await task.sandbox.shell(
+    command,
+    {
+      cwd: task.worktree.path,
+      timeoutMs: task.config.test.timeoutMs,
+      logPath: baselineLogPath(task),
+      ...(task.signal ? { signal: task.signal } : {}),
+    },
+    { purpose: "suite", network: key.policy.network, writable: [task.worktree.path] },
+  );
+  const kept = cacheable(result);
+  if (kept !== undefined && task.signal?.aborted !== true) writeCachedBaseline(task.harnessHome, key, kept);
+  return result;
+}
+
+/** What is kept of a run: only one that ran to its end and could start (a timeout or 126/127 may be the moment's, not the base's). */
+function cacheable(result: SandboxedResult): CachedBaseline | undefined {
+  const exitCode = result.exitCode;
+  if (exitCode === null || result.timedOut || result.spawnError !== undefined || CANNOT_START.has(exitCode)) return undefined;
+  return { exitCode, outputTail: result.tail.slice(-65536), durationMs: result.durationMs };
 }
 
 /**

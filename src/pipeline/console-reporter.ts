@@ -31,7 +31,7 @@ export function consoleLine(event: HistoryEvent): string | undefined {
     case "gate.finished":
       return `${pad(event.stage, 12)} attempt ${event.attempt}  suite ${pad(formatDuration(event.durationMs), 7)} ${suiteVerdict(event)}`;
     case "baseline.finished":
-      return `${pad("baseline", 12)} suite on base ${event.commit.slice(0, 12)} ${pad(formatDuration(event.durationMs), 7)} ${suiteVerdict(event)}`;
+      return `${pad("baseline", 12)} suite on base ${event.commit.slice(0, 12)} ${pad(formatDuration(event.durationMs), 7)} ${suiteVerdict(event)}${event.cached ? " (kept from an earlier run)" : ""}`;
     case "seat.unavailable":
       return `${pad(event.stage, 12)} attempt ${event.attempt}  agent unavailable (${event.reason}): ${event.message}${event.resetAt ? ` — resets ${event.resetAt}` : ""}`;
     case "seat.usage":

@@ -109,8 +109,14 @@ export const EVENT_SCHEMAS = [
       outputTail: tail(),
       durationMs: duration(),
       policy: Type.Optional(policy()),
+      cached: Type.Optional(
+        literal(true, {
+          description:
+            "Present when this task did not run it: the result kept for the same base (HARNESS_HOME/baselines), or another task's run of it at the same time.",
+        }),
+      ),
     },
-    "The suite run once on the commit the task starts from, before any agent: it decides whether a red gate is the change's failure or the base's.",
+    "The suite run once on the commit the task starts from, before any agent: it decides whether a red gate is the change's failure or the base's. `cached` when the result of an earlier run on the same base commit, lockfile, test command and sandbox policy was used instead.",
   ),
   event("stage.started", { taskId: taskId(), stage: stage(), attempt: attempt() }),
   event(

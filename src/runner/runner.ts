@@ -35,7 +35,7 @@ import { recordedRounds, replyOnThreads, startRevision, type RevisionRun } from 
 import type { RevisionRow } from "../github/report/render/index.js";
 import { renderRevisionNotPossible } from "../github/report/index.js";
 import { lowDiskReason, pruneRuns, type HousekeepingSettings } from "./housekeeping.js";
-import { probeSandbox, removeStaleSandboxState, type Sandbox, type SandboxStatus } from "../sandbox/index.js";
+import { probeSandboxCached, removeStaleSandboxState, type Sandbox, type SandboxStatus } from "../sandbox/index.js";
 import { storyKey } from "../story-key/index.js";
 
 /** The pipeline as the runner uses it (the real one in the App, the same in tests). */
@@ -91,8 +91,12 @@ export function createStoryRunner(deps: StoryRunnerDeps): JobWorker {
   const ledger = processLedger(deps.harnessHome);
   // Asked once while it works; asked again after a failure, so a fixed host needs no restart.
   let usable: Promise<SandboxStatus> | undefined;
+  // A step whose sandbox could not start means the host changed under the App: the next story asks again.
+  sandbox.onStartFailure(() => {
+    usable = undefined;
+  });
   const sandboxStatus = (): Promise<SandboxStatus> => {
-    usable ??= probeSandbox(sandbox).then((status) => {
+    usable ??= probeSandboxCached(sandbox, deps.harnessHome).then((status) => {
       if (status.state === "unavailable") usable = undefined;
       return status;
     });

@@ -19,6 +19,7 @@ export {
   type SandboxSettings,
 } from "./settings.js";
 export { probeSandbox, assertSandboxUsable, SandboxUnavailableError, UNSANDBOXED_WARNING, HOST_NETWORK_WARNING, type SandboxStatus } from "./probe.js";
+export { probeSandboxCached, probeCachePath, probeHostOf, type ProbeHost } from "./probe-cache.js";
 export { bwrapArgs, hostSystemEntries, SANDBOX_UID, SANDBOX_GID, type SandboxView, type SystemEntry } from "./bwrap-args.js";
 export { gitReadPaths, guardGitLink } from "./git-view.js";
 export { isInside } from "./git-view.js";

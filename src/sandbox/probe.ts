@@ -66,9 +66,12 @@ export async function probeSandbox(sandbox: Sandbox): Promise<SandboxStatus> {
   }
 }
 
-/** Throws {@link SandboxUnavailableError} unless the sandbox works or is switched off. */
-export async function assertSandboxUsable(sandbox: Sandbox): Promise<SandboxStatus> {
-  const status = await probeSandbox(sandbox);
+/**
+ * Throws {@link SandboxUnavailableError} unless the sandbox works or is switched off; `probe`
+ * is how it is asked (the per-host cached answer, where the caller has a HARNESS_HOME).
+ */
+export async function assertSandboxUsable(sandbox: Sandbox, probe: (sandbox: Sandbox) => Promise<SandboxStatus> = probeSandbox): Promise<SandboxStatus> {
+  const status = await probe(sandbox);
   if (status.state === "unavailable") throw new SandboxUnavailableError(`The sandbox cannot run on this host, so no story is started: ${status.reason}.`);
   return status;
 }

@@ -73,6 +73,8 @@ export interface HostView {
 /** Runs steps under the sandbox described by `settings`. */
 export class Sandbox {
   private readonly host: HostView;
+  /** Called when a step's sandbox itself could not start (the probe's cached answer is then stale). */
+  private readonly startFailureListeners = new Set<() => void>();
 
   constructor(
     readonly settings: SandboxSettings,
@@ -94,6 +96,20 @@ export class Sandbox {
   /** The programs networked steps' namespaces are made with, or what is missing (for the probe). */
   get netTools(): NetTools | { missing: string[] } {
     return this.host.netTools;
+  }
+
+  /** The programs every sandboxed step is launched with, and whether it gets a pids cgroup (what the probe's answer depends on). */
+  get launchers(): { bwrap: string; prlimit: string; pidsCgroups: boolean } {
+    return { bwrap: this.host.bwrap, prlimit: this.host.prlimit, pidsCgroups: this.host.pidsCgroups };
+  }
+
+  /**
+   * Calls `listener` whenever a sandboxed step could not start because bubblewrap could not
+   * (not spawned, or it refused to make its namespaces). Returns the function that unsubscribes.
+   */
+  onStartFailure(listener: () => void): () => void {
+    this.startFailureListeners.add(listener);
+    return () => this.startFailureListeners.delete(listener);
   }
 
   /** The network a step with `network` runs with under these settings. */
@@ -150,6 +166,7 @@ export class Sandbox {
       const wrapped = net ? net.launch(inside) : inside;
       const launched = cgroup ? enterCgroupArgv(cgroup, wrapped, { dataBytes: this.settings.memoryBytes }) : wrapped;
       const result = await exec(launched, { ...options, env, logCapBytes: logCap });
+      if (sandboxFailedToStart(result)) for (const listener of this.startFailureListeners) listener();
       const refused = net ? await net.finish() : [];
       net = undefined;
       const tail = refused.length > 0 ? `${result.tail}${result.tail === "" || result.tail.endsWith("\n") ? "" : "\n"}${refused.join("\n")}\n` : result.tail;
@@ -193,6 +210,16 @@ export class Sandbox {
     const masked = this.host.masked.filter((mask) => existsSync(mask.path) && visibleRoots.some((root) => isInside(mask.path, root)));
     return { cwd, home, tmp, writable, readable, masked, network: step.network, system: this.host.system };
   }
+}
+
+/**
+ * Whether bubblewrap itself failed: not spawned at all, or exit 1 with its own `bwrap: ` line
+ * (it prints one when it cannot make a namespace or a mount). A suite printing such a line only
+ * costs one probe more.
+ */
+function sandboxFailedToStart(result: ExecResult): boolean {
+  if (result.spawnError !== undefined) return true;
+  return result.exitCode === 1 && /^bwrap: /m.test(result.tail);
 }
 
 /** The result of a step that could not be launched, with the reason in its log and tail. */

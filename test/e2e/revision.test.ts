@@ -20,7 +20,19 @@ import {
 import { useFakeGitHub } from "../support/fake-github-fixture.js";
 import { eventually } from "../support/poll.js";
 import { startApp, type RunningApp } from "./app-process.js";
-import { AGENT_SCRIPT, CHECK_NAMES, checksOn, harnessYml, labelNewIssue, loggedDelivery, OWNER, reportsDelivered, STATUS_MARKER, storyEnd, storyPull } from "./scenario.js";
+import {
+  AGENT_SCRIPT,
+  CHECK_NAMES,
+  checksOn,
+  harnessYml,
+  labelNewIssue,
+  loggedDelivery,
+  OWNER,
+  reportsDelivered,
+  STATUS_MARKER,
+  storyEnd,
+  storyPull,
+} from "./scenario.js";
 
 jest.setTimeout(300_000);
 
@@ -36,7 +48,7 @@ const REVISING_AGENT = AGENT_SCRIPT.replace(
     "      for f in $(grep -o 'NEEDS: [a-z.-]*' \"$HARNESS_PROMPT_FILE\" | cut -d' ' -f2); do echo fixed > \"$f\"; done",
     "      ids=$(grep -o 'Comment [0-9]*' \"$HARNESS_PROMPT_FILE\" | cut -d' ' -f2)",
     "      sep=''; printf '{' > \"$HARNESS_ARTIFACT_DIR/replies.json\"",
-    "      for id in $ids; do printf '%s\"%s\":\"made the file asked for\"' \"$sep\" \"$id\" >> \"$HARNESS_ARTIFACT_DIR/replies.json\"; sep=','; done",
+    '      for id in $ids; do printf \'%s"%s":"made the file asked for"\' "$sep" "$id" >> "$HARNESS_ARTIFACT_DIR/replies.json"; sep=\',\'; done',
     "      echo '}' >> \"$HARNESS_ARTIFACT_DIR/replies.json\"",
     "    fi ;;",
   ].join("\n"),
@@ -113,7 +125,9 @@ describe("revision rounds end to end", () => {
   }
 
   function statusComment(name: string, pullNumber: number): string {
-    const found = fake.state.comments.find((comment) => comment.repo === `${OWNER}/${name}` && comment.issueNumber === pullNumber && comment.body.includes(STATUS_MARKER));
+    const found = fake.state.comments.find(
+      (comment) => comment.repo === `${OWNER}/${name}` && comment.issueNumber === pullNumber && comment.body.includes(STATUS_MARKER),
+    );
     return found?.body ?? "";
   }
 
@@ -159,7 +173,11 @@ describe("revision rounds end to end", () => {
     // (e) The App's own suite, and a failing suite on the head the story has left, start nothing.
     const own = await suite(name, { app: fake.appSlug, appId: fake.appId, headSha: second, runs: [{ name: "harness / story", conclusion: "failure" }] });
     expect(own).toMatchObject({ action: "ignored", reason: "own-suite" });
-    const stale = await suite(name, { app: "github-actions", headSha: first, runs: [{ name: "build", conclusion: "failure", log: "error: NEEDS: stale.txt\n" }] });
+    const stale = await suite(name, {
+      app: "github-actions",
+      headSha: first,
+      runs: [{ name: "build", conclusion: "failure", log: "error: NEEDS: stale.txt\n" }],
+    });
     expect(stale).toMatchObject({ action: "ignored" });
     expect(["no-story-pull-request", "stale-head"]).toContain(stale.reason);
 
@@ -167,7 +185,14 @@ describe("revision rounds end to end", () => {
     const failing = await suite(name, {
       app: "github-actions",
       headSha: second,
-      runs: [{ name: "lint", conclusion: "failure", summary: "lint failed", log: "\u001b[31m2026-01-01T00:00:00Z error: lint.txt is missing (NEEDS: lint.txt)\u001b[0m\n" }],
+      runs: [
+        {
+          name: "lint",
+          conclusion: "failure",
+          summary: "lint failed",
+          log: "\u001b[31m2026-01-01T00:00:00Z error: lint.txt is missing (NEEDS: lint.txt)\u001b[0m\n",
+        },
+      ],
     });
     expect(failing).toMatchObject({ action: "enqueued" });
     const third = await nextHead(name, issue, second);
@@ -188,7 +213,9 @@ describe("revision rounds end to end", () => {
 
     const again = await review(name, pull, "writer", second, [{ path: "feature.txt", line: 1, body: "NEEDS: two.txt" }]);
     expect(again.outcome).toMatchObject({ action: "enqueued" });
-    await eventually("the status comment to say the rounds are spent", () => (statusComment(name, pull.number).includes("`iterate.max_rounds` is spent") ? true : undefined));
+    await eventually("the status comment to say the rounds are spent", () =>
+      statusComment(name, pull.number).includes("`iterate.max_rounds` is spent") ? true : undefined,
+    );
     await reportsDelivered(home());
     expect(await fake.branchHead(OWNER, name, `harness/story-${issue}`)).toBe(second);
     expect(statusComment(name, pull.number)).toMatch(/\| 1 \| review by @\u200B?writer \| verified \|/);

@@ -36,7 +36,12 @@ describe("the embedded queue's pending revisions", () => {
       else secondDone.resolve();
     });
     expect(await queue.enqueue(makeJob(1))).toMatchObject({ accepted: true });
-    await within("the first run to start", (async () => { while (ran.length === 0) await new Promise((done) => setImmediate(done)); })());
+    await within(
+      "the first run to start",
+      (async () => {
+        while (ran.length === 0) await new Promise((done) => setImmediate(done));
+      })(),
+    );
 
     expect(await queue.enqueue(reviseJob(1, "review-a", 11))).toMatchObject({ accepted: true, batched: true });
     expect(await queue.enqueue(reviseJob(1, "review-b", 12))).toMatchObject({ accepted: true, batched: true });
