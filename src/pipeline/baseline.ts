@@ -1,4 +1,3 @@
-import { writeFile } from "node:fs/promises";
 /**
  * The baseline: the suite run once on the commit the task starts from, in the provisioned
  * worktree, before any agent. It decides whose failure a red gate is: a base that is red the
@@ -6,6 +5,7 @@ import { writeFile } from "node:fs/promises";
  * start there (126, 127) is the environment's (`environment`). Its result is kept per base
  * (baseline-cache.ts): the next story on the same base reads it instead of running the suite.
  */
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { succeeded } from "../exec/index.js";
 import { git, readHeadCommit } from "../workspace/index.js";
