@@ -281,7 +281,7 @@ describe("bounds", () => {
 
   it("help lists every command", () => {
     expect(renderHelp()).toBe(
-      "story-harness commands (write access needed), at the start of a line:\n\n- `/harness retry-blocked`: re-admit a blocked story in a fresh worktree (on the story's pull request or issue)\n- `/harness accept-integrity`: re-admit a blocked story with the test-integrity gate's findings accepted in your name (a deleted or skipped test, a changed test command or CI workflow the story needs)\n- `/harness help`: list these commands",
+      "story-harness commands (write access needed), at the start of a line:\n\n- `/harness retry-blocked`: re-admit a blocked story in a fresh worktree (on the story's pull request or issue)\n- `/harness revise`: revise the story's open pull request with the text that follows (counts as a round of `iterate.max_rounds`)\n- `/harness accept-integrity`: re-admit a blocked story with the test-integrity gate's findings accepted in your name (a deleted or skipped test, a changed test command or CI workflow the story needs)\n- `/harness help`: list these commands",
     );
   });
 });
