@@ -1,4 +1,6 @@
 import { readFile } from "node:fs/promises";
+import { DEFAULT_TAIL_BYTES, DEFAULT_TAIL_LINES, tailText } from "../exec/index.js";
+import { readBoundedFile } from "../files/index.js";
 import type { Sandbox, SandboxedResult } from "../sandbox/index.js";
 import { describeSeatCommand, planSeatCommand, type AgentLaunch } from "./presets.js";
 import { splitTranscript, type SeatUsage } from "./transcript.js";
@@ -115,7 +117,12 @@ export async function runSeat(request: SeatRequest): Promise<SeatResult> {
     const usage = await splitTranscript(request.logPath, request.transcriptPath, command.transcript, request.redact ?? ((text) => text)).catch(
       (error: unknown) => ((error as NodeJS.ErrnoException).code === "ENOENT" ? undefined : Promise.reject(error)),
     );
-    if (usage !== undefined) Object.assign(seat, { usage, transcript: request.transcriptPath });
+    if (usage !== undefined) {
+      Object.assign(seat, { usage, transcript: request.transcriptPath });
+      // What the CLI said in words (its final answer, its non-JSON lines) is what classifies a failure, not its event stream.
+      const said = await readBoundedFile(request.logPath, { maxBytes: DEFAULT_TAIL_BYTES, tail: true }).catch(() => undefined);
+      if (said !== undefined) seat.tail = tailText(said, DEFAULT_TAIL_LINES, DEFAULT_TAIL_BYTES);
+    }
   }
   return seat;
 }

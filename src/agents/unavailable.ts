@@ -67,7 +67,7 @@ const RULES: readonly Rule[] = [
  * an ordinary failure stays the change's.
  */
 export function classifyAgentOutput(output: string, now: Date = new Date()): AgentUnavailable | undefined {
-  const lines = stripAnsi(output).split(/\r?\n/);
+  const lines = stripAnsi(output).split(/\r?\n/).flatMap(wordsOf);
   for (let index = lines.length - 1; index >= 0; index -= 1) {
     const line = lines[index] ?? "";
     const rule = RULES.find((candidate) => candidate.pattern.test(line));
@@ -78,6 +78,32 @@ export function classifyAgentOutput(output: string, now: Date = new Date()): Age
     return { reason: rule.reason, message, ...(reset ? { resetAt: reset.toISOString() } : {}) };
   }
   return undefined;
+}
+
+/**
+ * The words a line of a CLI's event stream carries (Claude Code's `result` event, Codex's
+ * `error` and `turn.failed`), split into lines; any other line as it is. The rules match what
+ * the CLI said, not the JSON around it.
+ */
+function wordsOf(line: string): string[] {
+  if (!line.startsWith("{")) return [line];
+  let event: unknown;
+  try {
+    event = JSON.parse(line);
+  } catch {
+    return [line];
+  }
+  if (typeof event !== "object" || event === null) return [line];
+  const fields = event as { type?: unknown; result?: unknown; message?: unknown; error?: { message?: unknown } };
+  const words =
+    fields.type === "result" && typeof fields.result === "string"
+      ? fields.result
+      : fields.type === "error" && typeof fields.message === "string"
+        ? fields.message
+        : fields.type === "turn.failed" && typeof fields.error?.message === "string"
+          ? fields.error.message
+          : undefined;
+  return words === undefined ? [line] : words.split(/\r?\n/);
 }
 
 /** True when the output shows a CLI waiting in a loop it will not leave by itself (no network). */

@@ -129,7 +129,7 @@ describe("BullMQ adapter: one job on a worker", () => {
     await server.client.del(quarantineKey);
     await until("the job set aside", () => told.length === 1);
     expect(errors).toContain(
-      `queue (redis): quarantine: job story-5 (story acme/widgets#5) set aside in the Redis hash ${quarantineKey}, field ${told[0] ?? ""}: $.kind must be one of "start", "retry-blocked"`,
+      `queue (redis): quarantine: job story-5 (story acme/widgets#5) set aside in the Redis hash ${quarantineKey}, field ${told[0] ?? ""}: $.kind must be one of "start", "retry-blocked", "revise"`,
     );
     await raw.add("story", { note: "not a story" }, { jobId: "foreign" });
     await until("the foreign job set aside", () => told.length === 2);
