@@ -200,5 +200,7 @@ export function spareNamespaceArgv(tools: NetTools, dir: string, hostPorts: read
 
 /** The argv that runs `step` in the namespace held by process `pid` (a spare), as its root user, like a fresh one's. */
 export function joinNamespaceArgv(tools: NetTools, pid: number, step: readonly string[]): string[] {
-  return [tools.nsenter, `--target=${pid}`, "--user", "--net", "--", ...step];
+  // --preserve-credentials: a user other than root made the namespace with setgroups denied, so
+  // nsenter's own setgroups would fail; its uid already maps to root there, with every capability.
+  return [tools.nsenter, `--target=${pid}`, "--user", "--net", "--preserve-credentials", "--", ...step];
 }
