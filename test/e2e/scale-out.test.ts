@@ -220,6 +220,7 @@ describe("scale-out: serve and two workers on Redis", () => {
     await eventually("the story's job to end", async () => ((await first.entries("story finished")).length > 0 ? true : undefined), STORY_GUARD_MS);
     await eventually("GitHub to fail the ready-for-review", () => (badGateway.served > 0 ? true : undefined), STORY_GUARD_MS);
     // The job is done in Redis; the write waits in the worker's outbox, and the status says whose.
+    let lastStatus: unknown;
     const status = await eventually(
       "the job done and its report waiting, as the status shows",
       async () => {
@@ -230,13 +231,16 @@ describe("scale-out: serve and two workers on Redis", () => {
           undelivered: Array<{ story: string; slot: string; state: string; worker?: string }>;
           reporting: unknown[];
         };
+        lastStatus = body;
         // The worker reports every few seconds: a report may still list writes delivered since.
         return body.queued.length === 0 && body.running.length === 0 && body.undelivered.length === 1 && body.undelivered[0]?.slot === "ready-for-review"
           ? body
           : undefined;
       },
       STORY_GUARD_MS,
-    );
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}; the last status was ${JSON.stringify(lastStatus)}`);
+    });
     expect(status.undelivered).toEqual([
       expect.objectContaining({ story: `${OWNER}/epsilon#${number}`, slot: "ready-for-review", state: "pending", worker: expect.any(String) }),
     ]);
