@@ -217,6 +217,7 @@ describe("scale-out: serve and two workers on Redis", () => {
     // GitHub fails the story's last end report (ready for review, its only GraphQL request) for now.
     const badGateway = fake.injectFailure({ method: "POST", path: /^\/api\/graphql$/, failure: { kind: "bad-gateway" } });
     const number = await label(app, "epsilon", "Hand off, then die");
+    const key = `${OWNER}/epsilon#${number}`;
     await eventually("the story's job to end", async () => ((await first.entries("story finished")).length > 0 ? true : undefined), STORY_GUARD_MS);
     await eventually("GitHub to fail the ready-for-review", () => (badGateway.served > 0 ? true : undefined), STORY_GUARD_MS);
     // The job is done in Redis; the write waits in the worker's outbox, and the status says whose.
@@ -233,8 +234,11 @@ describe("scale-out: serve and two workers on Redis", () => {
         };
         lastStatus = body;
         // The worker reports every few seconds: a report may still list writes delivered since.
-        return body.queued.length === 0 && body.running.length === 0 && body.undelivered.length === 1 && body.undelivered[0]?.slot === "ready-for-review"
-          ? body
+        // Only this story's writes: a worker killed in an earlier case may have left writes of
+        // its own story in its report (they wait on its disk, and the status rightly lists them).
+        const mine = body.undelivered.filter((entry) => entry.story === key);
+        return body.queued.length === 0 && body.running.length === 0 && mine.length === 1 && mine[0]?.slot === "ready-for-review"
+          ? { ...body, undelivered: mine, reporting: body.reporting.filter((entry) => (entry as { story?: string }).story === key) }
           : undefined;
       },
       STORY_GUARD_MS,
