@@ -159,6 +159,10 @@ export class FakeGitHub {
     const server = createServer((request, response) => {
       void handle(ctx, request, response);
     });
+    // Only the client closes an idle connection. With a server timeout (Node's 5 s) a client on a
+    // loaded machine can send on a socket the server is closing at that moment, and Octokit turns
+    // the reset into a status 500 the fake never answered. close() drops every connection.
+    server.keepAliveTimeout = 0;
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
       server.listen(0, options.listen?.address ?? "127.0.0.1", () => resolve());
