@@ -29,6 +29,13 @@ interface Rule {
 }
 
 const RULES: readonly Rule[] = [
+  // A CLI that cannot start where it runs: Claude Code installed without its postinstall ("Error: claude
+  // native binary not installed."), a program the sandbox does not show ("bwrap: execvp claude: No such
+  // file or directory"), or a script whose interpreter it does not ("/usr/bin/env: 'node': No such file or directory").
+  {
+    reason: "not-installed",
+    pattern: /native binary not installed|^bwrap: execvp \S+: No such file or directory|^\/usr\/bin\/env: \S+: No such file or directory/i,
+  },
   // Claude Code as root: "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons".
   { reason: "root-refused", pattern: /cannot be used with root\/sudo privileges/i },
   // Claude Code without credentials: "Not logged in · Please run /login"; a key the provider

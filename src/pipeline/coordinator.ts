@@ -8,6 +8,7 @@ import { defaultDeps } from "./deps.js";
 import { Journal } from "./journal.js";
 import { createRunLayout, newRunId } from "./run-dir.js";
 import { preflight, PreflightError } from "./preflight/index.js";
+import { agentsThatCannotStart } from "./agent-starts.js";
 import { EventSink } from "./sink.js";
 import type { RunContext } from "./task.js";
 import type { RunStoryArgs, StoryOutcome } from "./types.js";
@@ -85,6 +86,12 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
     if (!(error instanceof ConfigError) && !(error instanceof PlanError)) throw error;
     await sink.emit({ kind: "story.blocked", ...(single ? { taskId } : {}), failureClass: "config-invalid", detail: error.message });
     return { ...outcomeBase, status: "blocked", failureClass: "config-invalid", detail: error.message };
+  }
+  // Every seat's CLI is started once in the sandbox: one that cannot start is the agent's infrastructure, said in its own words, before any seat.
+  const cannotStart = await agentsThatCannotStart(args.config, args.workflow, sandbox, layout.logs);
+  if (cannotStart !== undefined) {
+    await sink.emit({ kind: "story.blocked", ...(single ? { taskId } : {}), failureClass: "agent-unavailable", detail: cannotStart });
+    return { ...outcomeBase, status: "blocked", failureClass: "agent-unavailable", detail: cannotStart };
   }
   // Names the agents receive: the operator's allowlist ∩ the repository's `agent.env`. Preflight
   // has refused every other name already; the intersection stays so that it never rests on that alone.
