@@ -7,6 +7,8 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { budgetSpentPath } from "../../src/pipeline/budget-ledger.js";
+import { emptySnapshot, reduceSnapshot, taskSnapshot } from "../../src/pipeline/snapshot.js";
+import { usageTable } from "../../src/github/report/render/usage.js";
 import { schemas } from "../../src/schema/index.js";
 import { parseHarnessConfig } from "../../src/pipeline/index.js";
 import { effectiveBudget, operatorBudget } from "../../src/pipeline/budget.js";
@@ -85,7 +87,12 @@ describe("budgets", () => {
     const second = await runScenario(s, budget, { sandbox: sandboxWith(s, bin), readmission: true });
     expect(second.outcome).toMatchObject({ status: "blocked", failureClass: "budget-exhausted" });
     expect(second.outcome.detail).toContain("the story's agents spent 600 tokens across its 2 runs of max_tokens 500");
-    expect(ofKind(second.journal, "seat.usage").map((event) => event.stage)).toEqual(["implementer"]);
+    expect(ofKind(second.journal, "seat.usage").map((event) => [event.stage, event.story])).toEqual([
+      ["implementer", { runs: 2, tokens: 600, agentMs: expect.any(Number) as number }],
+    ]);
+    // The check run's usage table says what the story spent across its runs, beside this run's seats.
+    const table = usageTable(taskSnapshot(second.journal.reduce(reduceSnapshot, emptySnapshot())));
+    expect(table.at(-1)).toMatch(/^Across the story's 2 runs its agents spent 600 tokens and [0-9.]+ (ms|s|min) of agent time\.$/);
     expect(JSON.parse(readFileSync(budgetSpentPath(s.home, "demo"), "utf8"))).toMatchObject({ runs: 2, launches: 5, tokens: 600 });
     expect(bin.calls()).toHaveLength(5);
   });
