@@ -56,8 +56,9 @@ const RULES: readonly Rule[] = [
   { reason: "provider-unreachable", pattern: /Reconnecting\.\.\. waiting for network/i, loops: true },
   // A provider's server error after the CLI's own retries: Claude Code "API Error: 500 … This is a
   // server-side issue"; Codex "ERROR: We’re currently experiencing high demand, which may cause
-  // temporary errors." (what 0.171 prints for a 500). The provider failed, not the change.
-  { reason: "provider-unreachable", pattern: /API Error: 5\d\d\b|API Error:[^\n]*\(5\d\d\)|currently experiencing high demand/i },
+  // temporary errors." (what 0.171 prints for a 500), and for any other 5xx after its five reconnects
+  // "unexpected status 529 <unknown status code>: …, url: …". The provider failed, not the change.
+  { reason: "provider-unreachable", pattern: /API Error: 5\d\d\b|API Error:[^\n]*\(5\d\d\)|currently experiencing high demand|unexpected status 5\d\d\b/i },
   // Claude Code without a network: "API Error: Can't reach the API server — check your internet
   // or DNS (EAI_AGAIN)", "API Error: Connection refused — … (ECONNREFUSED)" (older: "Unable to
   // connect to API (ConnectionRefused)"); overload and outage.

@@ -31,6 +31,7 @@ describe("classifyAgentOutput: the real CLIs' messages", () => {
     // A provider's 5xx after the CLI's retries (Claude Code 2.1.332, Codex 0.171.0 against the fake provider).
     ["API Error: 500 fake provider: 500. This is a server-side issue, usually temporary — try again in a moment.", "provider-unreachable"],
     ["ERROR: We’re currently experiencing high demand, which may cause temporary errors.", "provider-unreachable"],
+    ["unexpected status 529 <unknown status code>: fake provider: 529, url: http://10.0.2.2:41503/v1/responses", "provider-unreachable"],
     // A CLI that cannot start where it runs: Claude Code without its postinstall, a program or interpreter the sandbox does not show.
     ["Error: claude native binary not installed.", "not-installed"],
     ["bwrap: execvp claude: No such file or directory", "not-installed"],
