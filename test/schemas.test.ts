@@ -10,6 +10,7 @@ describe("schemas/", () => {
     expect(schemas().names().sort()).toEqual([
       "attempt-archive",
       "baseline-cache",
+      "budget-spent",
       "clean-clone-result",
       "execution-history",
       "harness-config",

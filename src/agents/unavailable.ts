@@ -29,6 +29,13 @@ interface Rule {
 }
 
 const RULES: readonly Rule[] = [
+  // A CLI that cannot start where it runs: Claude Code installed without its postinstall ("Error: claude
+  // native binary not installed."), a program the sandbox does not show ("bwrap: execvp claude: No such
+  // file or directory"), or a script whose interpreter it does not ("/usr/bin/env: 'node': No such file or directory").
+  {
+    reason: "not-installed",
+    pattern: /native binary not installed|^bwrap: execvp \S+: No such file or directory|^\/usr\/bin\/env: \S+: No such file or directory/i,
+  },
   // Claude Code as root: "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons".
   { reason: "root-refused", pattern: /cannot be used with root\/sudo privileges/i },
   // Claude Code without credentials: "Not logged in · Please run /login"; a key the provider
@@ -49,8 +56,9 @@ const RULES: readonly Rule[] = [
   { reason: "provider-unreachable", pattern: /Reconnecting\.\.\. waiting for network/i, loops: true },
   // A provider's server error after the CLI's own retries: Claude Code "API Error: 500 … This is a
   // server-side issue"; Codex "ERROR: We’re currently experiencing high demand, which may cause
-  // temporary errors." (what 0.171 prints for a 500). The provider failed, not the change.
-  { reason: "provider-unreachable", pattern: /API Error: 5\d\d\b|API Error:[^\n]*\(5\d\d\)|currently experiencing high demand/i },
+  // temporary errors." (what 0.171 prints for a 500), and for any other 5xx after its five reconnects
+  // "unexpected status 529 <unknown status code>: …, url: …". The provider failed, not the change.
+  { reason: "provider-unreachable", pattern: /API Error: 5\d\d\b|API Error:[^\n]*\(5\d\d\)|currently experiencing high demand|unexpected status 5\d\d\b/i },
   // Claude Code without a network: "API Error: Can't reach the API server — check your internet
   // or DNS (EAI_AGAIN)", "API Error: Connection refused — … (ECONNREFUSED)" (older: "Unable to
   // connect to API (ConnectionRefused)"); overload and outage.

@@ -56,12 +56,43 @@ export interface LaunchSpending {
   agentMs: number;
 }
 
-/** The story's budget and what its seats have spent of it; shared by every task of the run. */
-export class BudgetMeter {
-  tokens = 0;
-  agentMs = 0;
+/** What earlier runs of the story spent, and how many runs that was (0 for its first). */
+export interface EarlierSpending {
+  runs: number;
+  launches: number;
+  tokens: number;
+  agentMs: number;
+}
 
-  constructor(readonly budget: Budget) {}
+const NOTHING_EARLIER: EarlierSpending = { runs: 0, launches: 0, tokens: 0, agentMs: 0 };
+
+/**
+ * The story's budget and what its seats have spent of it, this run's launches added to what its
+ * earlier runs spent (a retry or a revision round does not start the count again); shared by
+ * every task of the run. `record` is told the story's totals after each launch (to keep them).
+ */
+export class BudgetMeter {
+  tokens: number;
+  agentMs: number;
+  launches: number;
+  /** Runs of the story counted, this one included. */
+  readonly runs: number;
+
+  constructor(
+    readonly budget: Budget,
+    earlier: EarlierSpending = NOTHING_EARLIER,
+    private readonly record: (totals: EarlierSpending) => void = () => undefined,
+  ) {
+    this.tokens = earlier.tokens;
+    this.agentMs = earlier.agentMs;
+    this.launches = earlier.launches;
+    this.runs = earlier.runs + 1;
+  }
+
+  /** The story's totals so far, every run counted. */
+  totals(): EarlierSpending {
+    return { runs: this.runs, launches: this.launches, tokens: this.tokens, agentMs: this.agentMs };
+  }
 
   /** The longest a seat may run: its own timeout, or less when fewer agent minutes are left. */
   seatTimeout(timeoutMs: number): number {
@@ -76,21 +107,22 @@ export class BudgetMeter {
   spend(launch: LaunchSpending, failed: boolean): string | undefined {
     this.tokens += launch.tokens;
     this.agentMs += launch.agentMs;
-    const { maxTurnsPerSeat, maxAgentMs, maxTokens } = this.budget;
+    this.launches += 1;
+    this.record(this.totals());
+    const { maxTurnsPerSeat } = this.budget;
     if (maxTurnsPerSeat !== undefined && (launch.turns > maxTurnsPerSeat || (failed && launch.turns >= maxTurnsPerSeat)))
       return `the seat took ${launch.turns} turns, max_turns_per_seat is ${maxTurnsPerSeat}`;
-    if (maxTokens !== undefined && this.tokens >= maxTokens) return `the story's agents spent ${this.tokens} tokens of max_tokens ${maxTokens}`;
-    if (maxAgentMs !== undefined && this.agentMs >= maxAgentMs)
-      return `the story's agents ran ${(this.agentMs / 60_000).toFixed(1)} minutes of max_agent_minutes ${(maxAgentMs / 60_000).toFixed(1)}`;
-    return undefined;
+    return this.exhausted();
   }
 
   /** Why no further seat may start, or undefined. */
   exhausted(): string | undefined {
     const { maxAgentMs, maxTokens } = this.budget;
-    if (maxTokens !== undefined && this.tokens >= maxTokens) return `the story's agents spent ${this.tokens} tokens of max_tokens ${maxTokens}`;
+    // Said with the runs it took, so a spent budget on a retried story reads as the whole story's.
+    const across = this.runs > 1 ? ` across its ${this.runs} runs` : "";
+    if (maxTokens !== undefined && this.tokens >= maxTokens) return `the story's agents spent ${this.tokens} tokens${across} of max_tokens ${maxTokens}`;
     if (maxAgentMs !== undefined && this.agentMs >= maxAgentMs)
-      return `the story's agents ran ${(this.agentMs / 60_000).toFixed(1)} minutes of max_agent_minutes ${(maxAgentMs / 60_000).toFixed(1)}`;
+      return `the story's agents ran ${(this.agentMs / 60_000).toFixed(1)} minutes${across} of max_agent_minutes ${(maxAgentMs / 60_000).toFixed(1)}`;
     return undefined;
   }
 }

@@ -3,11 +3,13 @@ import { join } from "node:path";
 import { parseTemplate } from "./context.js";
 import { HARNESS_ROOT } from "./workflow-types.js";
 import { BudgetMeter, effectiveBudget, operatorBudget } from "./budget.js";
+import { readBudgetSpent, writeBudgetSpent } from "./budget-ledger.js";
 import { taskWorktreePath } from "../workspace/index.js";
 import { defaultDeps } from "./deps.js";
 import { Journal } from "./journal.js";
 import { createRunLayout, newRunId } from "./run-dir.js";
 import { preflight, PreflightError } from "./preflight/index.js";
+import { agentsThatCannotStart } from "./agent-starts.js";
 import { EventSink } from "./sink.js";
 import type { RunContext } from "./task.js";
 import type { RunStoryArgs, StoryOutcome } from "./types.js";
@@ -85,6 +87,23 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
     if (!(error instanceof ConfigError) && !(error instanceof PlanError)) throw error;
     await sink.emit({ kind: "story.blocked", ...(single ? { taskId } : {}), failureClass: "config-invalid", detail: error.message });
     return { ...outcomeBase, status: "blocked", failureClass: "config-invalid", detail: error.message };
+  }
+  // What the story's earlier runs spent counts too: a retry or a revision round does not restart the budget.
+  const earlier = readBudgetSpent(args.harnessHome, args.story.id);
+  if (earlier.problem !== undefined && (budget.budget.maxTokens !== undefined || budget.budget.maxAgentMs !== undefined)) {
+    // Failing closed: what was spent is unknown, so it is not taken to be nothing.
+    const detail = `the story's agent budget cannot be counted: ${earlier.problem}; remove the file to start the count again`;
+    await sink.emit({ kind: "story.blocked", ...(single ? { taskId } : {}), failureClass: "budget-exhausted", detail });
+    return { ...outcomeBase, status: "blocked", failureClass: "budget-exhausted", detail };
+  }
+  const keep = (totals: ReturnType<BudgetMeter["totals"]>): void => writeBudgetSpent(args.harnessHome, { storyId: args.story.id, ...totals }, clock());
+  budget = new BudgetMeter(budget.budget, earlier.spent, keep);
+  keep(budget.totals());
+  // Every seat's CLI is started once in the sandbox: one that cannot start is the agent's infrastructure, said in its own words, before any seat.
+  const cannotStart = await agentsThatCannotStart(args.config, args.workflow, sandbox, layout.logs);
+  if (cannotStart !== undefined) {
+    await sink.emit({ kind: "story.blocked", ...(single ? { taskId } : {}), failureClass: "agent-unavailable", detail: cannotStart });
+    return { ...outcomeBase, status: "blocked", failureClass: "agent-unavailable", detail: cannotStart };
   }
   // Names the agents receive: the operator's allowlist ∩ the repository's `agent.env`. Preflight
   // has refused every other name already; the intersection stays so that it never rests on that alone.

@@ -149,6 +149,15 @@ export const EVENT_SCHEMAS = [
       durationMs: duration(),
       badLines: count(0),
       transcript: name(),
+      story: Type.Optional(
+        Type.Object(
+          { runs: count(1), tokens: count(0), agentMs: duration() },
+          {
+            additionalProperties: false,
+            description: "The story's totals after this launch, every run of it counted (the first, retries, revision rounds): what its budget is held to.",
+          },
+        ),
+      ),
     },
     "What one launch of a seat's agent spent, read from its transcript (transcript.jsonl in the stage's folder): model turns, input and output tokens, wall time, and the lines of its stream that were not JSON.",
   ),

@@ -122,7 +122,9 @@ async function launchOnce(
     };
   }
   const result = dispatched.result;
+  const spent = task.budget.spend(spendingOf(result), result.timedOut || result.exitCode !== 0);
   if (result.usage !== undefined) {
+    const story = task.budget.totals();
     await task.sink.emit({
       kind: "seat.usage",
       taskId,
@@ -134,9 +136,9 @@ async function launchOnce(
       durationMs: result.durationMs,
       badLines: result.usage.badLines,
       transcript: relative(task.layout.root, transcriptPath),
+      story: { runs: story.runs, tokens: story.tokens, agentMs: story.agentMs },
     });
   }
-  const spent = task.budget.spend(spendingOf(result), result.timedOut || result.exitCode !== 0);
   if (spent !== undefined) return budgetExhausted(stage, spent);
   if (result.timedOut)
     return {

@@ -71,6 +71,8 @@ export interface TaskSnapshot {
   kept?: boolean;
   /** What each seat's agents spent in this run, summed over its launches (attempts, fix rounds, re-runs). */
   usage?: Record<string, SeatUsageTotal>;
+  /** What the whole story's agents spent across its runs, as of the task's latest launch. */
+  storySpent?: { runs: number; tokens: number; agentMs: number };
 }
 
 /** A seat's spending, summed over its launches. */
@@ -255,6 +257,7 @@ function applyToTask(task: TaskSnapshot, event: TaskEvent): void {
       total.inputTokens += event.inputTokens;
       total.outputTokens += event.outputTokens;
       total.durationMs += event.durationMs;
+      if (event.story !== undefined) task.storySpent = event.story;
       return;
     }
     case "seat.parked":

@@ -49,8 +49,9 @@ export async function installRealClis(): Promise<InstalledClis> {
     );
   }
   mkdirSync(bin);
-  symlinkSync(join(root, "node_modules", "@anthropic-ai", `claude-code-${platformSuffix()}`, "claude"), join(bin, "claude"));
-  symlinkSync(join(root, "node_modules", "@openai", "codex", "bin", "codex.js"), join(bin, "codex"));
+  // Relative links: a copy of the cache (another checkout's node_modules) still leads to its own files, which the sandbox is granted.
+  symlinkSync(join("..", "node_modules", "@anthropic-ai", `claude-code-${platformSuffix()}`, "claude"), join(bin, "claude"));
+  symlinkSync(join("..", "node_modules", "@openai", "codex", "bin", "codex.js"), join(bin, "codex"));
   writeFileSync(done, `${packages.join("\n")}\n`);
   return { root, bin };
 }

@@ -33,6 +33,12 @@ export function providerAsSeenByStep(provider: FakeProvider): { url: string; net
   return { url: `http://${endpointsOf(tools.kind).hostLoopback}:${provider.port}`, netAllow: `127.0.0.1:${provider.port}` };
 }
 
+/** What a story may change of its configuration: the seats' timeout (default 3 minutes) and the attempts (the workflow's by default). */
+export interface StoryOptions {
+  timeoutMinutes?: number;
+  maxAttempts?: number;
+}
+
 /**
  * Runs a story whose agent is `preset`, with `agentEnv` passed to the agent (named in
  * `agent.env` and set in the command's environment), and the test command `test`.
@@ -43,6 +49,7 @@ export async function runRealStory(
   agentEnv: Record<string, string>,
   netAllow: string,
   test: string,
+  options: StoryOptions = {},
 ): Promise<StoryRun> {
   const dir = makeTempDir("harness-real-story-");
   const repo = join(dir, "repo");
@@ -50,11 +57,12 @@ export async function runRealStory(
     "agent:",
     `  preset: ${preset}`,
     `  env: [${Object.keys(agentEnv).join(", ")}]`,
-    "  timeout_minutes: 3",
+    `  timeout_minutes: ${options.timeoutMinutes ?? 3}`,
     "test:",
     `  command: ${JSON.stringify(test)}`,
     "provision:",
     '  command: "true"',
+    ...(options.maxAttempts !== undefined ? [`max_attempts: ${options.maxAttempts}`] : []),
   ].join("\n");
   await initRepo(repo, { "README.md": "# demo\n", ".github/harness.yml": `${yaml}\n` });
   const story = join(dir, "Greet.md");

@@ -31,6 +31,11 @@ describe("classifyAgentOutput: the real CLIs' messages", () => {
     // A provider's 5xx after the CLI's retries (Claude Code 2.1.332, Codex 0.171.0 against the fake provider).
     ["API Error: 500 fake provider: 500. This is a server-side issue, usually temporary — try again in a moment.", "provider-unreachable"],
     ["ERROR: We’re currently experiencing high demand, which may cause temporary errors.", "provider-unreachable"],
+    ["unexpected status 529 <unknown status code>: fake provider: 529, url: http://10.0.2.2:41503/v1/responses", "provider-unreachable"],
+    // A CLI that cannot start where it runs: Claude Code without its postinstall, a program or interpreter the sandbox does not show.
+    ["Error: claude native binary not installed.", "not-installed"],
+    ["bwrap: execvp claude: No such file or directory", "not-installed"],
+    ["/usr/bin/env: 'node': No such file or directory", "not-installed"],
   ])("%s → %s", (line, reason) => {
     expect(classifyAgentOutput(`some earlier output\n\u001b[31m${line}\u001b[0m\n`, NOW)).toMatchObject({ reason, message: line });
   });
@@ -40,6 +45,8 @@ describe("classifyAgentOutput: the real CLIs' messages", () => {
     expect(classifyAgentOutput("", NOW)).toBeUndefined();
     // A 500 of the repository's own server in a test's output is not the provider's.
     expect(classifyAgentOutput("GET /api/users 500 Internal Server Error\nError: expected 200, got 500\n", NOW)).toBeUndefined();
+    // A test's own missing file is the change's, not a CLI that cannot start.
+    expect(classifyAgentOutput("cat: fixtures/data.json: No such file or directory\n", NOW)).toBeUndefined();
   });
 
   it("reads the reset time each CLI prints", () => {

@@ -29,6 +29,8 @@ export interface ProviderRequest {
   turn: number;
   /** What was answered. */
   answered: Step["kind"] | "side" | "not-found";
+  /** When its headers arrived (`Date.now()`), for benchmarks timing a CLI's launch to its first request. */
+  at: number;
 }
 
 export interface FakeProvider {
@@ -76,6 +78,7 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
   const sockets = new Set<Socket>();
   let answers = 0;
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
+    const at = Date.now();
     const path = (request.url ?? "/").split("?")[0] ?? "/";
     const body = await bodyOf(request);
     const api =
@@ -86,6 +89,7 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
       path,
       turn: 0,
       answered: "not-found",
+      at,
       ...(typeof request.headers["x-api-key"] === "string" ? { apiKey: request.headers["x-api-key"] } : {}),
       ...(request.headers.authorization !== undefined ? { authorization: request.headers.authorization } : {}),
     };

@@ -24,6 +24,12 @@ export function usageTable(task: TaskSnapshot | undefined): string[] {
     );
     rows.push(row("**total**", total));
   }
+  const story = task?.storySpent;
+  // What the budget is held to: every run of the story, not this one's table alone.
+  const acrossRuns =
+    story !== undefined && story.runs > 1
+      ? ["", `Across the story's ${story.runs} runs its agents spent ${count(story.tokens)} tokens and ${formatDuration(story.agentMs) || "–"} of agent time.`]
+      : [];
   return [
     "",
     "#### Agent usage",
@@ -31,5 +37,6 @@ export function usageTable(task: TaskSnapshot | undefined): string[] {
     "| Seat | Launches | Turns | Input tokens | Output tokens | Agent time |",
     "| --- | --- | --- | --- | --- | --- |",
     ...rows,
+    ...acrossRuns,
   ];
 }

@@ -1,0 +1,101 @@
+/**
+ * A whole story with the real Claude Code CLI when its provider fails: an overloaded provider
+ * (529) blocks the story as agent-unavailable, not a failed attempt; a verifier that writes a
+ * verdict the schema refuses is `artifact-invalid` (asked once more, then the attempt fails);
+ * a provider that accepts the request and never answers ends at the seat's configured timeout
+ * as `agent-timeout`. No case waits for time to pass: each asserts what the provider received
+ * (the hang was reached before the timeout fired) and what the journal says.
+ */
+import { readFileSync } from "node:fs";
+import { startFakeProvider, type FakeProvider, type Script } from "../support/fake-provider/index.js";
+import { removeTempDirs } from "../support/tmp.js";
+import { installRealClis, type InstalledClis } from "./real-cli-install.js";
+import { findFiles, providerAsSeenByStep, removeStoryHomes, runRealStory, type StoryOptions, type StoryRun } from "./real-story.js";
+
+let clis: InstalledClis;
+const homes: string[] = [];
+const providers: FakeProvider[] = [];
+
+beforeAll(async () => {
+  clis = await installRealClis();
+}, 600_000);
+
+afterAll(async () => {
+  for (const provider of providers) await provider.stop();
+  removeStoryHomes(homes);
+  removeTempDirs();
+});
+
+interface Event {
+  kind: string;
+  stage?: string;
+  failureClass?: string;
+  detail?: string;
+}
+
+/** A Claude Code story against a provider playing `script`, the CLI's own retries off. */
+async function story(script: Script, options: StoryOptions = {}): Promise<{ run: StoryRun; fake: FakeProvider; journal: Event[] }> {
+  const fake = await startFakeProvider({ script });
+  providers.push(fake);
+  const seen = providerAsSeenByStep(fake);
+  const env = { ANTHROPIC_API_KEY: "sk-ant-story-key", ANTHROPIC_BASE_URL: seen.url, CLAUDE_CODE_MAX_RETRIES: "0" };
+  const run = await runRealStory(clis, "claude-code", env, seen.netAllow, "grep -qx hello feature.txt", options);
+  homes.push(run.home);
+  const journalPath = findFiles(run.runDir, "execution-history.ndjson")[0];
+  if (journalPath === undefined) throw new Error(`the story left no journal:\n${run.stderr.slice(-3000)}`);
+  const journal = readFileSync(journalPath, "utf8")
+    .split("\n")
+    .filter((line) => line !== "")
+    .map((line) => JSON.parse(line) as Event);
+  return { run, fake, journal };
+}
+
+const of = (journal: Event[], kind: string): Event[] => journal.filter((event) => event.kind === kind);
+
+describe("a real CLI's provider failing in a whole story", () => {
+  it("a 529 (overloaded) is agent-unavailable: the story blocks at once, no attempt failed", async () => {
+    const { run, fake, journal } = await story({ implementer: [{ kind: "status", status: 529, errorType: "overloaded_error" }] });
+    expect(fake.turnsOf("implementer").map((request) => request.answered)).toContain("status");
+    expect(run.exitCode).toBe(1);
+    expect(of(journal, "story.blocked")).toEqual([expect.objectContaining({ failureClass: "agent-unavailable" })]);
+    expect(of(journal, "seat.unavailable")).toEqual([expect.objectContaining({ stage: "implementer", reason: "provider-unreachable" })]);
+    expect(of(journal, "retry.scheduled")).toEqual([]);
+    expect(of(journal, "attempt.archived")).toEqual([]);
+    expect(fake.turnsOf("tester")).toEqual([]);
+    expect(run.stderr).toMatch(/story blocked \(agent-unavailable\)/);
+  }, 600_000);
+
+  it("a verifier that writes an invalid verdict is artifact-invalid, named in the blocked story's reason", async () => {
+    const bad = { kind: "shell", command: `printf '%s' '{"verdict":"maybe"}' > "$HARNESS_ARTIFACT_DIR/verdict.json"` } as const;
+    const { run, fake, journal } = await story(
+      {
+        implementer: [
+          { kind: "shell", command: "printf 'hello\\n' > feature.txt" },
+          { kind: "answer", text: "Implemented." },
+        ],
+        verifier: [bad, { kind: "answer", text: "Verified." }],
+      },
+      { maxAttempts: 1 },
+    );
+    // Asked once more, told what was wrong (a second conversation from its first turn), then the attempt failed.
+    expect(fake.turnsOf("verifier").filter((request) => request.turn === 0)).toHaveLength(2);
+    expect(of(journal, "stage.finished").filter((event) => event.stage === "verifier")).toEqual([
+      expect.objectContaining({ failureClass: "artifact-invalid", detail: expect.stringContaining("verdict.json") }),
+    ]);
+    const blocked = of(journal, "story.blocked")[0];
+    expect(blocked).toMatchObject({ failureClass: "retry-ceiling", detail: expect.stringContaining("failed at verifier (artifact-invalid)") });
+    expect(run.exitCode).toBe(1);
+  }, 600_000);
+
+  it("a provider that never answers ends at the seat's configured timeout as agent-timeout", async () => {
+    const { run, fake, journal } = await story({ implementer: [{ kind: "hang" }] }, { timeoutMinutes: 0.75, maxAttempts: 1 });
+    // The guard: the hanging request was received, so it is the hang the timeout ended, not a CLI slow to start.
+    expect(fake.turnsOf("implementer").map((request) => request.answered)).toEqual(["hang"]);
+    expect(of(journal, "stage.finished").filter((event) => event.stage === "implementer")).toEqual([
+      expect.objectContaining({ failureClass: "agent-timeout", detail: expect.stringContaining("stopped at its timeout (45000 ms)") }),
+    ]);
+    expect(of(journal, "story.blocked")[0]).toMatchObject({ detail: expect.stringContaining("(agent-timeout)") });
+    expect(fake.turnsOf("tester")).toEqual([]);
+    expect(run.exitCode).toBe(1);
+  }, 600_000);
+});
