@@ -147,6 +147,8 @@ function cleanCloneParity(task: TaskRun) {
     ...(settings.depth !== undefined ? { depth: settings.depth } : {}),
     ...(settings.env !== undefined ? { env: { allow: settings.env } } : {}),
     ...(settings.provision === true ? { provision: { config: provisionConfig(task.config), harnessHome: task.harnessHome } } : {}),
+    // Unless the repository chose (`clean_clone.provision: false` links), a workspaces repository is provisioned afresh like its worktree.
+    ...(settings.provision === undefined ? { provisionWorkspaces: { config: provisionConfig(task.config), harnessHome: task.harnessHome } } : {}),
     ...(settings.allowExternalSymlinks === true ? { allowExternalSymlinks: true } : {}),
   };
 }

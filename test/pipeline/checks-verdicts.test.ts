@@ -254,6 +254,8 @@ describe("runCleanClone", () => {
         logPath: join(attemptDir, "clean-clone.log"),
         sandbox: task.sandbox,
         network: false,
+        // Should the repository declare workspaces, the clone is provisioned as the worktree was.
+        provisionWorkspaces: { config: { command: "true" }, harnessHome: task.harnessHome },
       },
     ]);
     expect(record).toMatchObject({ ran: true, exitCode: 0 });

@@ -87,7 +87,7 @@ describe("linkDependencyRoots", () => {
     expect((error as CleanCloneBuildError).message).toBe(
       "clean clone of /the/repo could not be built (link): a linked folder leads back into the target, so the clean clone would import the target's uncommitted files: " +
         "node_modules/a is a symlink to packages/a in the target's own tree; bower_components/b is a symlink to packages/b in the target's own tree " +
-        "(provision the clean clone instead with clean_clone.provision: true or --provision)",
+        "(provision the clean clone afresh instead: clean_clone.provision: true in .github/harness.yml, or harness clean-clone --provision)",
     );
   });
 });

@@ -117,7 +117,7 @@ export async function linkDependencyRoots(
     throw new CleanCloneBuildError(
       "link",
       repo,
-      `a linked folder leads back into the target, so the clean clone would import the target's uncommitted files: ${list} (provision the clean clone instead with clean_clone.provision: true or --provision)`,
+      `a linked folder leads back into the target, so the clean clone would import the target's uncommitted files: ${list} (provision the clean clone afresh instead: clean_clone.provision: true in .github/harness.yml, or harness clean-clone --provision)`,
     );
   }
   if (stale.length > 0) throw new CleanCloneBuildError("link", repo, stale.join("; "));
