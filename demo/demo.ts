@@ -14,7 +14,7 @@ import { startFakeGitHub, type FakeGitHub } from "../test/support/fake-github/in
 import { startApp, type RunningApp } from "../test/e2e/app-process.js";
 import { eventually } from "../test/support/poll.js";
 import { OWNER, checksOn, commentAs, labelNewIssue, reportsDelivered, storyEnd, storyPull } from "../test/e2e/scenario.js";
-import { renderMaintainerView, type ViewedCheck } from "./view.js";
+import { renderMaintainerView, stateInWords, type ViewedCheck } from "./view.js";
 
 /**
  * The scripted agent: the implementer writes `greeting.txt` only when the story says "say
@@ -66,7 +66,9 @@ async function blockedThenRetried(fake: FakeGitHub, app: RunningApp, home: strin
   const issue = fake.state.issues.find((candidate) => candidate.repo === `${OWNER}/${REPO}` && candidate.number === story.number);
   const end = await storyEnd(fake, REPO, story.number);
   await reportsDelivered(home);
-  say(`Every attempt was sent back; the story ended ${end.story.conclusion ?? "?"}:`);
+  say(
+    `Every attempt was sent back; the story ${end.story.conclusion === "action_required" ? "is blocked and needs your action" : `ended ${stateInWords(end.story.conclusion ?? "?")}`}:`,
+  );
   say(await view(fake, story.number));
 
   say("\n━━ 3. The maintainer clarifies the issue and comments `/harness retry-blocked` ━━");

@@ -27,11 +27,34 @@ function indent(text: string, lines: number, prefix: string): string {
   return shown.join("\n");
 }
 
+/** GitHub's words for a check run's state, as a maintainer reads them (the API's `action_required` is GitHub's "Action required"). */
+const STATE_WORDS: Record<string, string> = {
+  success: "passed",
+  failure: "failed",
+  action_required: "needs your action",
+  neutral: "neutral",
+  cancelled: "cancelled",
+  skipped: "skipped",
+  timed_out: "timed out",
+  stale: "stale",
+  in_progress: "in progress",
+  queued: "queued",
+  pending: "pending",
+  waiting: "waiting",
+  requested: "requested",
+  completed: "completed",
+};
+
+/** A check run's state or a conclusion in words, never the API's identifier. */
+export function stateInWords(state: string): string {
+  return STATE_WORDS[state] ?? state.replace(/_/g, " ");
+}
+
 function checkLine(check: ViewedCheck): string {
   const state = check.status === "completed" ? (check.conclusion ?? "completed") : check.status;
   const icon = state === "success" ? "✓" : state === "failure" || state === "action_required" ? "✗" : "…";
   const buttons = check.actions.length > 0 ? `   [${check.actions.map((action) => action.label).join("] [")}]` : "";
-  return `  ${icon} ${check.name} — ${state}${check.output.title ? `: ${check.output.title}` : ""}${buttons}`;
+  return `  ${icon} ${check.name} — ${stateInWords(state)}${check.output.title ? `: ${check.output.title}` : ""}${buttons}`;
 }
 
 /** Renders the pull request, its check runs and its comments as indented text. */
@@ -41,7 +64,8 @@ export function renderMaintainerView(view: MaintainerView): string {
     `  Pull request #${view.pull.number} “${view.pull.title}” — ${view.pull.state}, ${view.pull.draft ? "draft" : "ready for review"} (branch ${view.pull.headRef})`,
   ];
   out.push(`  Check runs on the head commit (${view.checks.length}):`);
-  for (const check of [...view.checks].sort((a, b) => a.name.localeCompare(b.name))) {
+  // In the order the App created them: the pipeline's.
+  for (const check of view.checks) {
     out.push(checkLine(check));
     if (check.output.summary) out.push(indent(check.output.summary, SUMMARY_LINES, "      │ "));
   }

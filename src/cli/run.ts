@@ -29,6 +29,7 @@ import {
   HOST_NETWORK_WARNING,
 } from "../sandbox/index.js";
 import { readBoundedTextSync } from "../files/index.js";
+import { evidenceCollector } from "./run-evidence.js";
 
 /** A `.github/harness.yml` is a page of YAML; GitHub's contents API, which the App reads it through, stops at 1 MiB. */
 const MAX_CONFIG_BYTES = 1024 * 1024;
@@ -150,6 +151,7 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
     const status = await assertSandboxUsable(sandbox, (box) => probeSandboxCached(box, home));
     if (status.state === "off") io.stderr(`harness run: WARNING: ${UNSANDBOXED_WARNING}\n`);
     if (status.state === "on" && status.hostNetwork) io.stderr(`harness run: WARNING: ${HOST_NETWORK_WARNING}\n`);
+    const evidence = evidenceCollector();
     const controller = new AbortController();
     const onInterrupt = (): void => controller.abort();
     process.once("SIGINT", onInterrupt);
@@ -163,7 +165,7 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
         configSource,
         workflow,
         harnessHome: home,
-        reporter: withRunDirectory(consoleReporter(io.stdout), home, io.stdout),
+        reporter: evidence.wrap(withRunDirectory(consoleReporter(io.stdout), home, io.stdout)),
         agentEnvAllow: config.agent.env,
         ...(concurrency !== undefined ? { concurrency } : {}),
         integrityBase: startedFrom,
@@ -172,7 +174,9 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
         sandbox,
       });
       if (outcome.status === "completed") return 0;
-      io.stderr(`harness run: story blocked (${outcome.failureClass ?? "unknown"}): ${outcome.detail ?? ""}\nrun directory: ${outcome.runDir}\n`);
+      io.stderr(
+        `harness run: story blocked (${outcome.failureClass ?? "unknown"}): ${outcome.detail ?? ""}\n${evidence.render(outcome.failureClass)}run directory: ${outcome.runDir}\n`,
+      );
       return 1;
     } finally {
       process.removeListener("SIGINT", onInterrupt);

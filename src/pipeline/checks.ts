@@ -17,12 +17,13 @@ export async function runSuiteGate(task: TaskRun, stage: Stage, attempt: number,
   // Sandboxed, writing only the worktree; no network unless the repository opts in (test.network).
   // Stryker disable next-line StringLiteral: the sandbox never reads a step's purpose
   const step: SandboxStep = { purpose: "suite", network: task.config.test.network === true, writable: [task.worktree.path] };
+  const logPath = join(task.layout.stageDir(attempt, stage.id), "suite.log");
   const result = await task.sandbox.shell(
     command,
     {
       cwd: task.worktree.path,
       timeoutMs: task.config.test.timeoutMs,
-      logPath: join(task.layout.stageDir(attempt, stage.id), "suite.log"),
+      logPath,
       ...(task.signal ? { signal: task.signal } : {}),
     },
     step,
@@ -39,13 +40,34 @@ export async function runSuiteGate(task: TaskRun, stage: Stage, attempt: number,
     outputTail: result.tail,
     durationMs: result.durationMs,
     policy: { sandboxed: result.sandboxed, network: result.network, ...(result.net !== "none" ? { net: result.net } : {}) },
+    logPath,
     ...(exitCode !== undefined ? { exitCode } : {}),
   });
   if (succeeded(result)) return undefined;
   // A red gate on a base that is red the same way is the base's failure, not the change's.
   const base = judgeRedGate(task.baseline, task.lastSuite);
   if (base) return { ...base, infrastructure: true };
+  // A command that cannot start fails the same way on every attempt: another attempt would only spend the budget.
+  const cannotStart = cannotStartFailure(command, result);
+  if (cannotStart) return cannotStart;
   return { failureClass: "suite-failed", reason: `test suite \`${command}\` ${howItEnded(result, task.config.test.timeoutMs)}` };
+}
+
+/** Exit statuses of a shell whose command could not be executed (126) or found (127). */
+const CANNOT_START = new Set([126, 127]);
+
+/**
+ * An `environment` failure, blocking at once, when the suite's command could not start: a
+ * deterministic failure no agent's retry changes (a tool missing from the worktree or the sandbox).
+ */
+export function cannotStartFailure(command: string, result: Pick<ExecResult, "exitCode" | "tail">): CheckFailure | undefined {
+  if (result.exitCode === null || !CANNOT_START.has(result.exitCode)) return undefined;
+  const line = result.tail.trim().split("\n").at(-1) ?? "";
+  return {
+    failureClass: "environment",
+    reason: `the test command \`${command}\` cannot start (exit ${result.exitCode}${line ? `: ${line}` : ""}); another attempt would fail the same way`,
+    infrastructure: true,
+  };
 }
 
 /** How a suite that did not pass ended, in words. */
@@ -131,7 +153,16 @@ export async function runCleanClone(task: TaskRun, stage: Pick<Stage, "id">, att
   const network = task.sandbox.settings.enabled ? task.config.test.network === true : true;
   const net = task.sandbox.netPolicyOf(network);
   const policy = { sandboxed: task.sandbox.settings.enabled, network, ...(net !== "none" ? { net } : {}) };
-  await task.sink.emit({ kind: "clean_clone.finished", taskId: task.taskId, stage: stage.id, attempt, artifact, result: record, policy });
+  await task.sink.emit({
+    kind: "clean_clone.finished",
+    taskId: task.taskId,
+    stage: stage.id,
+    attempt,
+    artifact,
+    result: record,
+    policy,
+    logPath: cleanCloneLogPath(task, attempt),
+  });
   return record;
 }
 
@@ -147,6 +178,8 @@ function cleanCloneParity(task: TaskRun) {
     ...(settings.depth !== undefined ? { depth: settings.depth } : {}),
     ...(settings.env !== undefined ? { env: { allow: settings.env } } : {}),
     ...(settings.provision === true ? { provision: { config: provisionConfig(task.config), harnessHome: task.harnessHome } } : {}),
+    // Unless the repository chose (`clean_clone.provision: false` links), a workspaces repository is provisioned afresh like its worktree.
+    ...(settings.provision === undefined ? { provisionWorkspaces: { config: provisionConfig(task.config), harnessHome: task.harnessHome } } : {}),
     ...(settings.allowExternalSymlinks === true ? { allowExternalSymlinks: true } : {}),
   };
 }

@@ -43,6 +43,15 @@ export function consoleLine(event: HistoryEvent): string | undefined {
       const verdict = result.ran ? suiteVerdict(result) : `could not run: ${result.reason ?? ""}`;
       return `${pad(event.stage, 12)} attempt ${event.attempt}  clean clone ${formatDuration(result.durationMs)} ${verdict}`;
     }
+    case "seat.rerun":
+      return `${pad(event.stage, 12)} attempt ${event.attempt}  re-run: ${event.reason} (log: ${event.logPath})`;
+    case "verdict.recorded": {
+      const findings =
+        event.findings.length > 0
+          ? `: ${event.findings.slice(0, 3).join("; ")}${event.findings.length > 3 ? ` (and ${event.findings.length - 3} more)` : ""}`
+          : "";
+      return `${pad(event.stage, 12)} attempt ${event.attempt}  verdict ${event.verdict}${findings}`;
+    }
     case "integrity.finished":
       return integrityLines(event);
     case "stage.finished":

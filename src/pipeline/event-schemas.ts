@@ -120,6 +120,11 @@ export const EVENT_SCHEMAS = [
   ),
   event("stage.started", { taskId: taskId(), stage: stage(), attempt: attempt() }),
   event(
+    "seat.rerun",
+    { taskId: taskId(), stage: stage(), attempt: attempt(), reason: Type.String({ maxLength: 1000 }), logPath: name() },
+    "A judging seat left no usable verdict, so it is run once more with a prompt saying what was wrong (not a new attempt); `logPath` is the re-run's agent log.",
+  ),
+  event(
     "seat.unavailable",
     {
       taskId: taskId(),
@@ -180,6 +185,8 @@ export const EVENT_SCHEMAS = [
     outputTail: tail(),
     durationMs: duration(),
     policy: Type.Optional(policy()),
+    /** The suite's whole output (the tail is its end). */
+    logPath: Type.Optional(name()),
   }),
   event("verdict.recorded", {
     taskId: taskId(),
@@ -196,6 +203,8 @@ export const EVENT_SCHEMAS = [
     artifact: name(),
     result: cleanCloneResult(),
     policy: Type.Optional(policy()),
+    /** The clean clone's whole output (provisioning and suite). */
+    logPath: Type.Optional(name()),
   }),
   event(
     "integrity.finished",

@@ -48,6 +48,14 @@ export async function runSeatOfStage(
     // The verifier did its work but left no usable verdict: ask it again, not the implementer.
     prompt = join(stageDir, "prompt-rerun.md");
     writeFileSync(prompt, verdictRerunPrompt(promptFile, artifactFailure.reason, join(artifactDir, stage.verdict ?? "verdict.json")));
+    await task.sink.emit({
+      kind: "seat.rerun",
+      taskId: task.taskId,
+      stage: stage.id,
+      attempt,
+      reason: artifactFailure.reason.slice(0, 1000),
+      logPath: join(stageDir, `agent-rerun-${run}.log`),
+    });
   }
 }
 

@@ -20,12 +20,14 @@ describe("harness demo", () => {
     expect(first).toContain("— open, draft (branch harness/story-1)");
     expect(first).toContain("— open, ready for review (branch harness/story-1)");
     for (const check of ["harness / provision", "harness / verifier", "harness / clean-clone", "harness / story"])
-      expect(first).toMatch(new RegExp(`✓ ${check} — success`));
+      expect(first).toMatch(new RegExp(`✓ ${check} — passed`));
     expect(first).toContain("<!-- story-harness:status -->");
-    expect(blocked).toContain("✗ harness / story — action_required: Blocked: retry-ceiling   [Retry]");
+    expect(blocked).toContain("✗ harness / story — needs your action: Blocked: retry-ceiling   [Retry]");
+    // No identifier of GitHub's API reaches the reader.
+    expect(out).not.toMatch(/action_required|in_progress|timed_out/);
     expect(blocked).toContain("— open, draft (branch harness/story-3)");
     expect(retried).toContain("/harness retry-blocked");
-    expect(retried).toContain("✓ harness / story — success");
+    expect(retried).toContain("✓ harness / story — passed");
     expect(retried).toContain("— open, ready for review (branch harness/story-3)");
   });
 

@@ -39,6 +39,7 @@ describe("runSuiteGate", () => {
         outputTail: task.lastSuite?.outputTail,
         durationMs: expect.any(Number),
         policy: { sandboxed: true, network: false },
+        logPath: join(task.layout.stageDir(2, "check"), "suite.log"),
         exitCode: 0,
         at: expect.any(String),
       },
@@ -58,6 +59,16 @@ describe("runSuiteGate", () => {
     expect(await runSuiteGate(task, gateStage, 1, command)).toEqual({ failureClass: "suite-failed", reason: "test suite `echo one failure; exit 3` exited 3" });
     expect(task.lastSuite).toEqual({ command, timedOut: false, outputTail: expect.stringContaining("one failure"), exitCode: 3 });
     expect(journal()[0]).toMatchObject({ kind: "gate.finished", exitCode: 3, timedOut: false });
+  });
+
+  it("blocks, without a retry, a suite whose command cannot start (exit 127), naming its last line", async () => {
+    const command = "no-such-test-runner --all";
+    const { task } = await makeTask({ yaml: yaml(command) });
+    const failure = await runSuiteGate(task, gateStage, 1, command);
+    expect(failure).toMatchObject({ failureClass: "environment", infrastructure: true });
+    expect(failure?.reason).toMatch(
+      /^the test command `no-such-test-runner --all` cannot start \(exit 127: .*not found\); another attempt would fail the same way$/,
+    );
   });
 
   it("fails a suite that runs out of time even when it then exits 0", async () => {
@@ -254,6 +265,8 @@ describe("runCleanClone", () => {
         logPath: join(attemptDir, "clean-clone.log"),
         sandbox: task.sandbox,
         network: false,
+        // Should the repository declare workspaces, the clone is provisioned as the worktree was.
+        provisionWorkspaces: { config: { command: "true" }, harnessHome: task.harnessHome },
       },
     ]);
     expect(record).toMatchObject({ ran: true, exitCode: 0 });
@@ -269,6 +282,7 @@ describe("runCleanClone", () => {
         artifact: "fresh.json",
         result: written,
         policy: { sandboxed: true, network: false },
+        logPath: join(attemptDir, "clean-clone.log"),
         at: expect.any(String),
       },
     ]);

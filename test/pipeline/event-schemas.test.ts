@@ -59,6 +59,15 @@ const SAMPLES: { [K in HistoryEventKind]: Extract<HistoryEvent, { kind: K }> } =
     policy: { sandboxed: true, network: false },
   },
   "stage.started": { kind: "stage.started", at: AT, taskId: "a", stage: "implementer", attempt: 1 },
+  "seat.rerun": {
+    kind: "seat.rerun",
+    at: AT,
+    taskId: "a",
+    stage: "verifier",
+    attempt: 1,
+    reason: "the verifier left no verdict.json in its artifact directory",
+    logPath: "/runs/7/r1/attempts/1/verifier/agent-rerun-1.log",
+  },
   "seat.unavailable": {
     kind: "seat.unavailable",
     at: AT,

@@ -26,11 +26,30 @@ describe("linkDependencyRoots", () => {
     write(clone, { "tracked/x": "t\n", ".git/info/exclude": "# kept\n" });
     const { linked } = await linkDependencyRoots(top, clone, ["node_modules//", "vendor/bundle", "vendor", "absent", "tracked"], "/the/repo");
     expect(linked).toEqual(["node_modules", "vendor/bundle"]);
-    expect(readlinkSync(join(clone, "node_modules"))).toBe(join(top, "node_modules"));
+    // node_modules is a layer of the clone's own: a folder of links to the user's packages (shadow.ts).
+    expect(lstatSync(join(clone, "node_modules")).isDirectory()).toBe(true);
+    expect(readlinkSync(join(clone, "node_modules", "dep"))).toBe(join(top, "node_modules", "dep"));
     expect(readlinkSync(join(clone, "vendor", "bundle"))).toBe(join(top, "vendor", "bundle"));
     expect(lstatSync(join(clone, "vendor")).isDirectory()).toBe(true);
     expect(lstatSync(join(clone, "tracked")).isSymbolicLink()).toBe(false);
     expect(readFileSync(join(clone, ".git/info/exclude"), "utf8")).toBe("# kept\n\n# linked by the clean-clone check\n/node_modules\n/vendor/bundle\n");
+  });
+
+  it("gives node_modules a layer of the clone's own: new entries land in the clone, tool caches start empty", async () => {
+    const top = temp("cc-top-");
+    write(top, {
+      "node_modules/dep/i.js": "1\n",
+      "node_modules/@s/p/i.js": "2\n",
+      "node_modules/.bin/x": "x\n",
+      "node_modules/.cache/babel/old": "o\n",
+      "node_modules/.vite/vitest/results.json": "{}\n",
+    });
+    const clone = temp("cc-clone-");
+    expect((await linkDependencyRoots(top, clone, ["node_modules"], "/r")).linked).toEqual(["node_modules"]);
+    expect(readdirSync(join(clone, "node_modules")).sort()).toEqual([".bin", "@s", "dep"]);
+    expect(readFileSync(join(clone, "node_modules", "@s", "p", "i.js"), "utf8")).toBe("2\n");
+    write(clone, { "node_modules/.vite-temp/config.mjs": "c\n" });
+    expect(existsSync(join(top, "node_modules", ".vite-temp"))).toBe(false);
   });
 
   it("makes the exclude file when the clone has none, and writes nothing when nothing is linked", async () => {
@@ -68,7 +87,7 @@ describe("linkDependencyRoots", () => {
     expect((error as CleanCloneBuildError).message).toBe(
       "clean clone of /the/repo could not be built (link): a linked folder leads back into the target, so the clean clone would import the target's uncommitted files: " +
         "node_modules/a is a symlink to packages/a in the target's own tree; bower_components/b is a symlink to packages/b in the target's own tree " +
-        "(provision the clean clone instead with clean_clone.provision: true or --provision)",
+        "(provision the clean clone afresh instead: clean_clone.provision: true in .github/harness.yml, or harness clean-clone --provision)",
     );
   });
 });

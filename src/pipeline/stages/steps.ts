@@ -5,7 +5,7 @@
  */
 import { join } from "node:path";
 import { cleanClonePassed } from "../../workspace/index.js";
-import { readArtifact, runCleanClone, runSuiteGate } from "../checks.js";
+import { cannotStartFailure, readArtifact, runCleanClone, runSuiteGate } from "../checks.js";
 import { ensureProvisioned } from "../task.js";
 import { failed, type StageOutcome, type StageStep } from "./kind.js";
 
@@ -60,6 +60,9 @@ export async function cleanCloneStep(step: StageStep, artifact: string): Promise
   if (!record.ran)
     return failed({ failureClass: "clean-clone-not-run", reason: `the clean-clone check could not run: ${record.reason ?? "no reason given"}` }, {}, true);
   if (cleanClonePassed(record)) return undefined;
+  const cannotStart =
+    record.exitCode === undefined ? undefined : cannotStartFailure(test.command, { exitCode: record.exitCode, tail: record.outputTail ?? "" });
+  if (cannotStart) return failed(cannotStart, { cleanClone: record }, true);
   const how = record.timedOut ? "timed out" : `exited ${record.exitCode ?? "without a code"}`;
   return failed(
     { failureClass: "clean-clone-failed", reason: `the suite passed in the worktree but ${how} in a fresh clone of the committed change` },

@@ -14,6 +14,7 @@ import { CLEAN_CLONE_DETAIL_BYTES, CleanCloneBuildError, type CleanCloneBuildSte
 import { DEFAULT_CLEAN_CLONE_LINKS, linkDependencyRoots } from "./links.js";
 import { describeRefusals, refusals } from "./refuse.js";
 import { resolveTarget } from "./target.js";
+import { declaredWorkspaces } from "./workspaces.js";
 import type { UserGitSettings } from "./user-config.js";
 
 export interface BuildCleanCloneOptions {
@@ -29,6 +30,8 @@ export interface BuildCleanCloneOptions {
   allowExternalSymlinks?: boolean;
   /** The user's global ignore file and line endings (the CLI's user; the App has none). */
   userGit?: UserGitSettings;
+  /** Link nothing when the commit declares workspaces (the caller provisions the clone instead, see workspaces.ts). */
+  provisionWorkspaces?: boolean;
 }
 
 export interface BuiltCleanClone {
@@ -48,6 +51,8 @@ export interface BuiltCleanClone {
   linked: string[];
   /** What was let through but will not resolve elsewhere (an allowed external symlink). */
   warnings: string[];
+  /** What declares the commit's workspaces, when `provisionWorkspaces` was asked and it has some: nothing was linked. */
+  workspaces?: string;
 }
 
 /** Runs one step; a git or file-system failure becomes a build error naming the step. */
@@ -105,8 +110,10 @@ export async function buildCleanClone(options: BuildCleanCloneOptions): Promise<
   const { refused, warnings } = refusal.value;
   if (refused.length > 0) throw new CleanCloneBuildError("refuse", repo, describeRefusals(refused, CLEAN_CLONE_DETAIL_BYTES), tree);
   if (checkout.status === "rejected") throw checkout.reason;
-  const { linked, notCompared } = await linkDependencyRoots(target.top, cloneDir, options.links ?? DEFAULT_CLEAN_CLONE_LINKS, repo);
+  const workspaces = options.provisionWorkspaces === true ? await step("link", repo, () => declaredWorkspaces(cloneDir)) : undefined;
+  const links = workspaces !== undefined ? [] : (options.links ?? DEFAULT_CLEAN_CLONE_LINKS);
+  const { linked, notCompared } = await linkDependencyRoots(target.top, cloneDir, links, repo);
   warnings.push(...notCompared.map((line) => `linked without comparing it with the lockfile: ${line}`));
   const workDir = join(cloneDir, target.prefix);
-  return { cloneDir, workDir, commit, tree, base: target.base, targetTop: target.top, linked, warnings };
+  return { cloneDir, workDir, commit, tree, base: target.base, targetTop: target.top, linked, warnings, ...(workspaces !== undefined ? { workspaces } : {}) };
 }

@@ -11,7 +11,8 @@ import { realpathSync } from "node:fs";
 import { isAbsolute, join, relative } from "node:path";
 import { isInside } from "../../sandbox/index.js";
 import { provisionWorktree } from "../provision/index.js";
-import { WorkspaceProvisionError } from "../provision/index.js";
+import { WorkspaceProvisionError, type ProvisionConfig } from "../provision/index.js";
+import { workspacesWarning } from "./workspaces.js";
 import { buildCleanClone, type BuiltCleanClone } from "./build.js";
 import { CleanCloneBuildError } from "./errors.js";
 import { interpreterVersion, InterpreterError, resolveInterpreter } from "./interpreter.js";
@@ -29,7 +30,12 @@ export type { CleanCloneOptions } from "./options.js";
 export const DEFAULT_CLEAN_CLONE_TIMEOUT_MS = 600_000;
 
 /** Installs the clone's dependencies with the provisioning ladder; a failure is "did not run". */
-async function provisionClone(options: CleanCloneOptions, cloneDir: string, scratch: string): Promise<void> {
+async function provisionClone(
+  options: CleanCloneOptions,
+  asked: { config?: ProvisionConfig; harnessHome?: string },
+  cloneDir: string,
+  scratch: string,
+): Promise<void> {
   try {
     await provisionWorktree({
       worktree: cloneDir,
@@ -37,9 +43,9 @@ async function provisionClone(options: CleanCloneOptions, cloneDir: string, scra
       // A fresh install is the point of `clean_clone.provision`; a scratch clone's snapshot would only be garbage.
       snapshots: false,
       logPath: options.logPath ?? join(scratch, "provision.log"),
-      // Stryker disable next-line ConditionalExpression,OptionalChaining: provision is there in this function; a config of undefined is no config
-      ...(options.provision?.config !== undefined ? { config: options.provision.config } : {}),
-      ...(options.provision?.harnessHome !== undefined ? { harnessHome: options.provision.harnessHome } : {}),
+      // Stryker disable next-line ConditionalExpression: a config of undefined is no config
+      ...(asked.config !== undefined ? { config: asked.config } : {}),
+      ...(asked.harnessHome !== undefined ? { harnessHome: asked.harnessHome } : {}),
       sandbox: options.sandbox,
     });
   } catch (error) {
@@ -120,11 +126,15 @@ export async function runCleanCloneCheck(options: CleanCloneOptions): Promise<Cl
       ...(options.depth !== undefined ? { depth: options.depth } : {}),
       ...(options.allowExternalSymlinks === true ? { allowExternalSymlinks: true } : {}),
       ...(options.userGit !== undefined ? { userGit: options.userGit } : {}),
+      // Links the caller named are kept; the default ones would lead a workspaces repository back into its working tree.
+      ...(options.provision === undefined && options.links === undefined ? { provisionWorkspaces: true } : {}),
     });
     result.linked = clone.linked;
     result.warnings = [...clone.warnings];
-    if (options.provision !== undefined) {
-      await provisionClone(options, clone.cloneDir, scratch);
+    const provision = options.provision ?? (clone.workspaces !== undefined ? (options.provisionWorkspaces ?? {}) : undefined);
+    if (clone.workspaces !== undefined) result.warnings.push(workspacesWarning(clone.workspaces));
+    if (provision !== undefined) {
+      await provisionClone(options, provision, clone.cloneDir, scratch);
       result.provisioned = true;
     }
     // Only now: a relative interpreter is a file of the clone (provisioning may have made it).

@@ -100,5 +100,5 @@ export function describeInstallDifference(name: string, difference: Extract<Inst
     ...(difference.missing.length > 0 ? [`in the committed lockfile but not installed: ${few(difference.missing)}`] : []),
     ...(difference.otherVersion.length > 0 ? [`installed at another version: ${few(difference.otherVersion)}`] : []),
   ];
-  return `${name} does not match the committed lockfile, so a suite run with it would not be the one CI runs after npm ci (${parts.join("; ")}); run npm ci, or provision the clean clone afresh (clean_clone.provision: true, or --provision)`;
+  return `${name} does not match the committed lockfile, so a suite run with it would not be the one CI runs after npm ci (${parts.join("; ")}); run npm ci, or provision the clean clone afresh instead: clean_clone.provision: true in .github/harness.yml, or harness clean-clone --provision`;
 }

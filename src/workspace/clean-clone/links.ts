@@ -2,13 +2,16 @@
  * Dependency and interpreter roots are ignored in git, so a fresh clone lacks them and a suite
  * run there fails for reasons that are not the change's. They are linked from the target
  * instead of reinstalled, and excluded in the clone: a `.gitignore` entry for a directory
- * (`node_modules/`) does not match a symlink standing in its place.
+ * (`node_modules/`) does not match a symlink standing in its place. A `node_modules` is a
+ * folder of the clone's own holding a symlink per package (shadow.ts), so tools can write their
+ * caches into it.
  */
 import { appendFile, lstat, mkdir, symlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { CleanCloneBuildError, CleanCloneOptionsError } from "./errors.js";
 import { compareInstallWithLock, describeInstallDifference } from "./installed-vs-lock.js";
 import { pointsBackIntoTarget } from "./links-back.js";
+import { shadowLink, takesShadowLayer } from "./shadow.js";
 
 /**
  * Roots linked when a caller names none, per ecosystem: Node (`node_modules`,
@@ -95,7 +98,9 @@ export async function linkDependencyRoots(
         else if (comparison.state === "not-compared") notCompared.push(`${name}: ${comparison.why}`);
       }
       await mkdir(dirname(destination), { recursive: true });
-      await symlink(source, destination);
+      // A node_modules takes tools' cache writes in a layer of the clone's own (shadow.ts).
+      if (takesShadowLayer(name)) await shadowLink(source, destination);
+      else await symlink(source, destination);
       linked.push(name);
     }
     if (linked.length > 0) {
@@ -112,7 +117,7 @@ export async function linkDependencyRoots(
     throw new CleanCloneBuildError(
       "link",
       repo,
-      `a linked folder leads back into the target, so the clean clone would import the target's uncommitted files: ${list} (provision the clean clone instead with clean_clone.provision: true or --provision)`,
+      `a linked folder leads back into the target, so the clean clone would import the target's uncommitted files: ${list} (provision the clean clone afresh instead: clean_clone.provision: true in .github/harness.yml, or harness clean-clone --provision)`,
     );
   }
   if (stale.length > 0) throw new CleanCloneBuildError("link", repo, stale.join("; "));

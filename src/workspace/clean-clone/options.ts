@@ -40,6 +40,13 @@ export interface CleanCloneOptions {
   network?: boolean;
   /** Provision the clone afresh (with the warm package caches) instead of linking dependency folders. */
   provision?: { config?: ProvisionConfig; harnessHome?: string };
+  /**
+   * How the clone is provisioned when it must be without `provision` being asked: a workspaces
+   * repository whose dependency roots are not named in `links` (its workspace links would lead
+   * back into the working tree). The repository's provisioning configuration; the ladder's
+   * defaults when absent.
+   */
+  provisionWorkspaces?: { config?: ProvisionConfig; harnessHome?: string };
   /** The user's global ignore file and line endings, for the commit their `git add -A` would make (the CLI's user). */
   userGit?: UserGitSettings;
 }
