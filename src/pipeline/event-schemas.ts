@@ -171,6 +171,22 @@ export const EVENT_SCHEMAS = [
     outputTail: tail(),
     durationMs: duration(),
     policy: Type.Optional(policy()),
+    where: Type.Optional(
+      literal("clean-clone", {
+        description:
+          "The gate was the stage's clean-clone check: the suite ran once, in a fresh clone of the committed change, and the fields above are that run's. Absent: the suite ran in the worktree.",
+      }),
+    ),
+    worktree: Type.Optional(
+      Type.Object(
+        { exitCode: Type.Optional(Type.Integer()), timedOut: Type.Boolean(), outputTail: tail(), durationMs: duration() },
+        {
+          additionalProperties: false,
+          description:
+            "The clean clone failed, so the suite was re-run in the worktree to tell a change that passes where it stands but not where it ships (clean-clone-failed) from a failing change (suite-failed).",
+        },
+      ),
+    ),
   }),
   event("verdict.recorded", {
     taskId: taskId(),
