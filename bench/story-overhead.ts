@@ -52,14 +52,13 @@ const STORIES: Story[] = [
 ];
 
 /** One line `<what> <start ms> <end ms>` per seat or suite run, appended by the scripts. */
-const stamp = (log: string, what: string, work: string): string =>
-  `s=$(date +%s%3N); ${work}; echo "${what} $s $(date +%s%3N)" >> '${log}'`;
+const stamp = (log: string, what: string, work: string): string => `s=$(date +%s%3N); ${work}; echo "${what} $s $(date +%s%3N)" >> '${log}'`;
 
 /** The scripted agent: sleeps, then the implementer writes its file and the verifier gives its verdict. */
 function agentCommand(log: string, story: Story): string {
-  const verdict = (what: string) => `echo '{"verdict":"${what}","findings":["${what === "fail" ? "not yet" : "fine"}"]}' > "$HARNESS_ARTIFACT_DIR/verdict.json"`;
-  const verifier =
-    story.firstVerdict === "fail" ? `if [ "$HARNESS_ATTEMPT" = 1 ]; then ${verdict("fail")}; else ${verdict("pass")}; fi` : verdict("pass");
+  const verdict = (what: string) =>
+    `echo '{"verdict":"${what}","findings":["${what === "fail" ? "not yet" : "fine"}"]}' > "$HARNESS_ARTIFACT_DIR/verdict.json"`;
+  const verifier = story.firstVerdict === "fail" ? `if [ "$HARNESS_ATTEMPT" = 1 ]; then ${verdict("fail")}; else ${verdict("pass")}; fi` : verdict("pass");
   const work = [
     `sleep ${AGENT_SECONDS}`,
     `case "$HARNESS_STAGE" in implementer) mkdir -p src && echo "$HARNESS_ATTEMPT" > "src/\${HARNESS_TASK%%-*}.txt" ;; verifier) ${verifier} ;; esac`,
@@ -71,7 +70,11 @@ async function freshRepo(root: string, name: string): Promise<string> {
   const repo = join(root, name);
   mkdirSync(repo);
   writeFileSync(join(repo, "README.md"), "# bench\n");
-  for (const argv of [["git", "-c", "init.defaultBranch=main", "init", "-q"], ["git", "add", "-A"], ["git", "commit", "-q", "-m", "start"]]) {
+  for (const argv of [
+    ["git", "-c", "init.defaultBranch=main", "init", "-q"],
+    ["git", "add", "-A"],
+    ["git", "commit", "-q", "-m", "start"],
+  ]) {
     const result = await exec(argv, { cwd: repo, env: { set: HARNESS_IDENTITY } });
     if (result.exitCode !== 0) throw new Error(`${argv.join(" ")} failed: ${result.tail}`);
   }
@@ -118,7 +121,9 @@ async function measure(
   });
   const wallMs = performance.now() - started;
   if (outcome.status !== "completed") throw new Error(`${story.name} blocked: ${outcome.failureClass ?? ""} ${outcome.detail ?? ""}`);
-  const lines = readFileSync(log, "utf8").split("\n").filter((line) => line !== "");
+  const lines = readFileSync(log, "utf8")
+    .split("\n")
+    .filter((line) => line !== "");
   const spans = lines.map((line) => {
     const [what = "", start = "0", end = "0"] = line.split(" ");
     return { what, ms: Number(end) - Number(start) };
@@ -152,7 +157,11 @@ try {
     const top = result.steps.slice(0, 8).map(([step, ms]) => `${step} ${(ms / 1000).toFixed(2)} s`);
     console.log(`  journal steps: ${top.join(", ")}`);
   }
-  console.log(`load average (1, 5, 15 min): before ${before.join(" ")}, after ${loadavg().map((x) => x.toFixed(1)).join(" ")}`);
+  console.log(
+    `load average (1, 5, 15 min): before ${before.join(" ")}, after ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(" ")}`,
+  );
 } finally {
   rmSync(root, { recursive: true, force: true });
 }

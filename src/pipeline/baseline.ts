@@ -121,7 +121,12 @@ async function keep(task: TaskRun, baseline: BaselineResult, key: BaselineKey, c
  * The suite on the base, in a provisioned checkout of its own, with the same policy as the suite
  * gate; a result that says something about the base is kept for the next story.
  */
-async function runSuiteOnBase(task: TaskRun, command: string, key: BaselineKey, where: { checkout: BaseCheckout; signal?: AbortSignal }): Promise<SandboxedResult> {
+async function runSuiteOnBase(
+  task: TaskRun,
+  command: string,
+  key: BaselineKey,
+  where: { checkout: BaseCheckout; signal?: AbortSignal },
+): Promise<SandboxedResult> {
   const checkout = await where.checkout.open(key.commit);
   try {
     await task.deps.provisionWorktree({

@@ -149,7 +149,15 @@ export async function runCleanClone(task: TaskRun, stage: Pick<Stage, "id">, att
   await task.deps.writeCleanCloneResult(join(attemptDir, artifact), result);
   // Absent optional fields stay absent: the record is what the JSON file holds.
   const record = JSON.parse(JSON.stringify(result)) as CleanCloneRecord;
-  await task.sink.emit({ kind: "clean_clone.finished", taskId: task.taskId, stage: stage.id, attempt, artifact, result: record, policy: cleanClonePolicy(task) });
+  await task.sink.emit({
+    kind: "clean_clone.finished",
+    taskId: task.taskId,
+    stage: stage.id,
+    attempt,
+    artifact,
+    result: record,
+    policy: cleanClonePolicy(task),
+  });
   return record;
 }
 

@@ -83,7 +83,14 @@ function baseCheckout(run: StoryRun, slot: Pick<Slot, "worktreeId">): BaseChecko
       });
       return checkout.path;
     },
-    close: (path) => context.deps.removeTaskWorktree(args.repoDir, path),
+    close: async (path) => {
+      // The suite has run: a checkout that will not go is a leftover to note, not a baseline lost.
+      try {
+        await context.deps.removeTaskWorktree(args.repoDir, path);
+      } catch (error) {
+        appendFileSync(join(run.layout.logs, "coordinator.log"), `baseline checkout removal failed: ${String(error)} (task ${slot.worktreeId})\n`);
+      }
+    },
   };
 }
 

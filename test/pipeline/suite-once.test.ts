@@ -17,7 +17,10 @@ function countingSuite(marker: string, suite: string): string {
 }
 
 /** The lines the counting suite appended. */
-const runsIn = (marker: string): string[] => readFileSync(marker, "utf8").split("\n").filter((line) => line !== "");
+const runsIn = (marker: string): string[] =>
+  readFileSync(marker, "utf8")
+    .split("\n")
+    .filter((line) => line !== "");
 
 describe("the suite once per attempt", () => {
   it("runs the suite exactly once on the change of a passing story: in the clean clone, which the verifier judges", async () => {

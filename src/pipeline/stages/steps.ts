@@ -95,7 +95,12 @@ export async function cleanCloneGateStep(step: StageStep, artifact: string): Pro
     ...(record.exitCode !== undefined ? { exitCode: record.exitCode } : {}),
   };
   if (cleanClonePassed(record)) {
-    task.lastSuite = { command: gate.command, timedOut: gate.timedOut, outputTail: gate.outputTail, ...(record.exitCode !== undefined ? { exitCode: record.exitCode } : {}) };
+    task.lastSuite = {
+      command: gate.command,
+      timedOut: gate.timedOut,
+      outputTail: gate.outputTail,
+      ...(record.exitCode !== undefined ? { exitCode: record.exitCode } : {}),
+    };
     await task.sink.emit(gate);
     return undefined;
   }
