@@ -8,17 +8,9 @@
 import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 import { needsBaseline, runBaseline, type BaseCheckout } from "./baseline.js";
-import type { CheckFailure } from "./check-results.js";
+import type { CheckFailure, PendingBaseline } from "./check-results.js";
 import type { TaskRun } from "./task.js";
 import type { Stage } from "./workflow-types.js";
-
-/** A baseline under way. */
-export interface PendingBaseline {
-  /** Its answer: an `environment` failure when the test command cannot start on the base, else undefined (the result is on the task). */
-  settle(): Promise<CheckFailure | undefined>;
-  /** Stops it when the task ended before it was needed, and waits until its checkout is gone. */
-  stop(): Promise<void>;
-}
 
 /**
  * Starts the baseline of `task` when one of `stages` runs the suite (journaled as
