@@ -1,6 +1,7 @@
 import type { CheckFailure } from "./check-results.js";
 import type { RetryEvidence } from "./context.js";
 import type { FailureClass } from "./events.js";
+import { overlapsBaseline } from "./baseline-pending.js";
 import { archiveAttempt } from "./run-dir.js";
 import { runStage } from "./stage.js";
 import type { TaskRun } from "./task.js";
@@ -47,10 +48,17 @@ export async function runAttempts(task: TaskRun, options: AttemptsOptions): Prom
   let index = options.startAtRetryStage ? retryIndex : 0;
   let retry = options.retry;
   const interrupted = (reason: string): AttemptsResult => ({ passed: false, attempt, failureClass: "interrupted", reason, infrastructure: true });
+  let first = true;
   for (;;) {
     if (task.signal?.aborted) return interrupted("the run was stopped");
     let failure: (CheckFailure & { stage: string; evidence: Partial<RetryEvidence> }) | undefined;
     const stage = stages[index];
+    // The baseline runs beside the first stage when that is a plain seat; everything after it needs its answer.
+    if (task.pendingBaseline && !(first && stage && overlapsBaseline(stage))) {
+      const environment = await task.pendingBaseline.settle();
+      if (environment) return { passed: false, attempt, failureClass: environment.failureClass, reason: environment.reason, infrastructure: true };
+    }
+    first = false;
     if (stage) {
       const outcome = await runStage(task, stage, attempt, retry);
       // A stop request ends the story as interrupted, not as an agent failure to retry.

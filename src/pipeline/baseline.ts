@@ -1,21 +1,28 @@
 /**
- * The baseline: the suite run once on the commit the task starts from, in the provisioned
- * worktree, before any agent. It decides whose failure a red gate is: a base that is red the
- * same way is infrastructure (`baseline-red`), not the change's doing; a command that cannot
- * start there (126, 127) is the environment's (`environment`). Its result is kept per base
- * (baseline-cache.ts): the next story on the same base reads it instead of running the suite.
+ * The baseline: the suite run once on the commit the task starts from, in a checkout of its
+ * own (baseline-pending.ts runs it beside provisioning and the first seat). It decides whose
+ * failure a red gate is: a base that is red the same way is infrastructure (`baseline-red`),
+ * not the change's doing; a command that cannot start there (126, 127) is the environment's
+ * (`environment`). Its result is kept per base (baseline-cache.ts): the next story on the same
+ * base reads it instead of running the suite.
  */
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { succeeded } from "../exec/index.js";
 import { git, readHeadCommit } from "../workspace/index.js";
 import type { CheckFailure } from "./check-results.js";
-import type { TaskRun } from "./task.js";
+import { provisionConfig, type TaskRun } from "./task.js";
 import type { Stage } from "./workflow-types.js";
 import { stripAnsi } from "../text/index.js";
 import type { BaselineResult } from "./check-results.js";
 import type { SandboxedResult } from "../sandbox/index.js";
 import { baselineCachePath, lockfileHash, once, readCachedBaseline, writeCachedBaseline, type BaselineKey, type CachedBaseline } from "./baseline-cache.js";
+
+/** Where the baseline runs: a checkout of the base commit of its own, opened only when the suite must run, and removed after. */
+export interface BaseCheckout {
+  open(commit: string): Promise<string>;
+  close(path: string): Promise<void>;
+}
 
 /** Exit codes of `/bin/sh` for a command that could not start: not executable, not found. */
 const CANNOT_START = new Set([126, 127]);
@@ -31,7 +38,7 @@ export function baselineRed(baseline: BaselineResult): boolean {
 }
 
 /** Whether a task runs the baseline: it has a test command and a stage that runs the suite (its gate or the clean clone). */
-function needsBaseline(stages: readonly Stage[], testCommand: string | undefined): testCommand is string {
+export function needsBaseline(stages: readonly Stage[], testCommand: string | undefined): testCommand is string {
   return testCommand !== undefined && stages.some((stage) => stage.gate === "suite" || stage.cleanClone !== undefined);
 }
 
@@ -41,15 +48,21 @@ function needsBaseline(stages: readonly Stage[], testCommand: string | undefined
  * could not start there; a red base is kept, not a failure: it only matters once the change's
  * gate is red too.
  */
-export async function runBaseline(task: TaskRun, stages: readonly Stage[]): Promise<CheckFailure | undefined> {
+export async function runBaseline(
+  task: TaskRun,
+  stages: readonly Stage[],
+  where: { checkout: BaseCheckout; signal?: AbortSignal },
+): Promise<CheckFailure | undefined> {
   const command = task.config.test.command;
   if (!needsBaseline(stages, command)) return undefined;
+  // Read before anything awaits: the first seat may soon change the worktree's lockfile.
+  const lockfile = lockfileHash(task.worktree.path);
   // Read from the worktree's files when they are laid out plainly: one git process less.
   const commit = readHeadCommit(task.worktree.path) ?? (await git(["rev-parse", "HEAD"], { cwd: task.worktree.path, readOnly: true }));
   const network = task.config.test.network === true;
   const key: BaselineKey = {
     commit,
-    lockfileHash: lockfileHash(task.worktree.path),
+    lockfileHash: lockfile,
     command,
     policy: { sandboxed: task.sandbox.settings.enabled, network, net: task.sandbox.netPolicyOf(network) },
   };
@@ -61,14 +74,16 @@ export async function runBaseline(task: TaskRun, stages: readonly Stage[]): Prom
     return undefined;
   }
   const file = baselineCachePath(task.harnessHome, key);
-  const first = once(file, () => runSuiteOnBase(task, command, key));
+  const first = once(file, () => runSuiteOnBase(task, command, key, where));
   let result = await first.promise;
   let shared = first.shared;
   // Another task's run that says nothing about the base (stopped with its story, timed out) is not this task's answer.
   if (shared && cacheable(result) === undefined) {
-    result = await runSuiteOnBase(task, command, key);
+    result = await runSuiteOnBase(task, command, key, where);
     shared = false;
   }
+  // Stopped before it said anything (the task ended first): no baseline to keep.
+  if (where.signal?.aborted === true) return undefined;
   const exitCode = result.exitCode ?? undefined;
   const baseline: BaselineResult = {
     command,
@@ -102,22 +117,41 @@ async function keep(task: TaskRun, baseline: BaselineResult, key: BaselineKey, c
   });
 }
 
-/** The suite on the base, with the same policy as the suite gate; a result that says something about the base is kept for the next story. */
-async function runSuiteOnBase(task: TaskRun, command: string, key: BaselineKey): Promise<SandboxedResult> {
-  // The same policy as the suite gate: sandboxed, writing only the worktree, network only when the repository opts in.
-  const result = await task.sandbox.shell(
-    command,
-    {
-      cwd: task.worktree.path,
-      timeoutMs: task.config.test.timeoutMs,
-      logPath: baselineLogPath(task),
-      ...(task.signal ? { signal: task.signal } : {}),
-    },
-    { purpose: "suite", network: key.policy.network, writable: [task.worktree.path] },
-  );
-  const kept = cacheable(result);
-  if (kept !== undefined && task.signal?.aborted !== true) writeCachedBaseline(task.harnessHome, key, kept);
-  return result;
+/**
+ * The suite on the base, in a provisioned checkout of its own, with the same policy as the suite
+ * gate; a result that says something about the base is kept for the next story.
+ */
+async function runSuiteOnBase(
+  task: TaskRun,
+  command: string,
+  key: BaselineKey,
+  where: { checkout: BaseCheckout; signal?: AbortSignal },
+): Promise<SandboxedResult> {
+  const checkout = await where.checkout.open(key.commit);
+  try {
+    await task.deps.provisionWorktree({
+      worktree: checkout,
+      config: provisionConfig(task.config),
+      taskId: task.taskId,
+      logPath: join(task.layout.logs, `baseline-provision-${task.worktree.taskId}.log`),
+      harnessHome: task.harnessHome,
+      now: task.clock,
+      sandbox: task.sandbox,
+    });
+    // The same policy as the suite gate: sandboxed, writing only its checkout, network only when the repository opts in.
+    const result = await task.sandbox.shell(
+      command,
+      { cwd: checkout, timeoutMs: task.config.test.timeoutMs, logPath: baselineLogPath(task), ...(where.signal ? { signal: where.signal } : {}) },
+      { purpose: "suite", network: key.policy.network, writable: [checkout] },
+    );
+    // Output that names its folder names the worktree's, as a run in the worktree would: a red gate is compared with it.
+    const seen = { ...result, tail: result.tail.split(checkout).join(task.worktree.path) };
+    const kept = cacheable(seen);
+    if (kept !== undefined && where.signal?.aborted !== true) writeCachedBaseline(task.harnessHome, key, kept);
+    return seen;
+  } finally {
+    await where.checkout.close(checkout);
+  }
 }
 
 /** What is kept of a run: only one that ran to its end and could start (a timeout or 126/127 may be the moment's, not the base's). */

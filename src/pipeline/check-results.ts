@@ -18,3 +18,11 @@ export interface BaselineResult {
   outputTail: string;
   durationMs: number;
 }
+
+/** A baseline under way (baseline-pending.ts starts it beside the task's first seat). */
+export interface PendingBaseline {
+  /** Its answer: an `environment` failure when the test command cannot start on the base, else undefined (the result is on the task). */
+  settle(): Promise<CheckFailure | undefined>;
+  /** Stops it when the task ended before it was needed, and waits until its checkout is gone. */
+  stop(): Promise<void>;
+}

@@ -1,35 +1,54 @@
 import { basename, dirname, join } from "node:path";
 import { readBoundedText, UnsafeFileError } from "../files/index.js";
 import { succeeded, type ExecResult } from "../exec/index.js";
-import type { SandboxStep } from "../sandbox/index.js";
+import type { SandboxedResult, SandboxStep } from "../sandbox/index.js";
 import { schemas } from "../schema/index.js";
 import { judgeRedGate } from "./baseline.js";
 import type { CleanCloneRecord } from "./events.js";
+import type { StepPolicy } from "./event-schemas.js";
 import type { Stage } from "./workflow-types.js";
 import { provisionConfig, type TaskRun } from "./task.js";
 import type { CheckFailure } from "./check-results.js";
 
+/** The policy a suite run went under, as journaled. */
+function policyOf(result: SandboxedResult) {
+  return { sandboxed: result.sandboxed, network: result.network, ...(result.net !== "none" ? { net: result.net } : {}) };
+}
+
+/** Where an attempt's in-tree suite run writes its output. */
+export function suiteLogPath(task: Pick<TaskRun, "layout">, attempt: number, stageId: string): string {
+  return join(task.layout.stageDir(attempt, stageId), "suite.log");
+}
+
 /**
- * Runs the repository's suite in the worktree (the deterministic gate before a judging seat)
- * and journals `gate.finished`. Returns a failure when it did not exit 0 in time.
+ * Runs the repository's suite in the worktree (sandboxed, writing only the worktree, no
+ * network unless the repository opts in) and keeps it as the last suite the prompts show.
  */
-export async function runSuiteGate(task: TaskRun, stage: Stage, attempt: number, command: string): Promise<CheckFailure | undefined> {
-  // Sandboxed, writing only the worktree; no network unless the repository opts in (test.network).
+export async function runSuiteInWorktree(task: TaskRun, stage: Pick<Stage, "id">, attempt: number, command: string): Promise<SandboxedResult> {
   // Stryker disable next-line StringLiteral: the sandbox never reads a step's purpose
   const step: SandboxStep = { purpose: "suite", network: task.config.test.network === true, writable: [task.worktree.path] };
-  const logPath = join(task.layout.stageDir(attempt, stage.id), "suite.log");
   const result = await task.sandbox.shell(
     command,
     {
       cwd: task.worktree.path,
       timeoutMs: task.config.test.timeoutMs,
-      logPath,
+      logPath: suiteLogPath(task, attempt, stage.id),
       ...(task.signal ? { signal: task.signal } : {}),
     },
     step,
   );
   const exitCode = result.exitCode ?? undefined;
   task.lastSuite = { command, timedOut: result.timedOut, outputTail: result.tail, ...(exitCode !== undefined ? { exitCode } : {}) };
+  return result;
+}
+
+/**
+ * Runs the repository's suite in the worktree (the deterministic gate before a judging seat)
+ * and journals `gate.finished`. Returns a failure when it did not exit 0 in time.
+ */
+export async function runSuiteGate(task: TaskRun, stage: Stage, attempt: number, command: string): Promise<CheckFailure | undefined> {
+  const result = await runSuiteInWorktree(task, stage, attempt, command);
+  const exitCode = result.exitCode ?? undefined;
   await task.sink.emit({
     kind: "gate.finished",
     taskId: task.taskId,
@@ -39,13 +58,19 @@ export async function runSuiteGate(task: TaskRun, stage: Stage, attempt: number,
     timedOut: result.timedOut,
     outputTail: result.tail,
     durationMs: result.durationMs,
-    policy: { sandboxed: result.sandboxed, network: result.network, ...(result.net !== "none" ? { net: result.net } : {}) },
-    logPath,
+    policy: policyOf(result),
+    logPath: suiteLogPath(task, attempt, stage.id),
     ...(exitCode !== undefined ? { exitCode } : {}),
   });
+  return judgeSuite(task, command, result);
+}
+
+/** A suite run in the worktree judged: undefined when it passed, `baseline-red` when the base fails the same way, else `suite-failed`. */
+export function judgeSuite(task: TaskRun, command: string, result: ExecResult): CheckFailure | undefined {
   if (succeeded(result)) return undefined;
   // A red gate on a base that is red the same way is the base's failure, not the change's.
-  const base = judgeRedGate(task.baseline, task.lastSuite);
+  const exitCode = result.exitCode ?? undefined;
+  const base = judgeRedGate(task.baseline, { timedOut: result.timedOut, outputTail: result.tail, ...(exitCode !== undefined ? { exitCode } : {}) });
   if (base) return { ...base, infrastructure: true };
   // A command that cannot start fails the same way on every attempt: another attempt would only spend the budget.
   const cannotStart = cannotStartFailure(command, result);
@@ -150,9 +175,6 @@ export async function runCleanClone(task: TaskRun, stage: Pick<Stage, "id">, att
   await task.deps.writeCleanCloneResult(join(attemptDir, artifact), result);
   // Absent optional fields stay absent: the record is what the JSON file holds.
   const record = JSON.parse(JSON.stringify(result)) as CleanCloneRecord;
-  const network = task.sandbox.settings.enabled ? task.config.test.network === true : true;
-  const net = task.sandbox.netPolicyOf(network);
-  const policy = { sandboxed: task.sandbox.settings.enabled, network, ...(net !== "none" ? { net } : {}) };
   await task.sink.emit({
     kind: "clean_clone.finished",
     taskId: task.taskId,
@@ -160,10 +182,17 @@ export async function runCleanClone(task: TaskRun, stage: Pick<Stage, "id">, att
     attempt,
     artifact,
     result: record,
-    policy,
+    policy: cleanClonePolicy(task),
     logPath: cleanCloneLogPath(task, attempt),
   });
   return record;
+}
+
+/** The policy the clean clone's suite runs under, as journaled. */
+export function cleanClonePolicy(task: TaskRun): StepPolicy {
+  const network = task.sandbox.settings.enabled ? task.config.test.network === true : true;
+  const net = task.sandbox.netPolicyOf(network);
+  return { sandboxed: task.sandbox.settings.enabled, network, ...(net !== "none" ? { net } : {}) };
 }
 
 /** Where an attempt's clean-clone check writes its output (the integrity gate reads its test counts back). */

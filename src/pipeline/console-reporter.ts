@@ -1,5 +1,6 @@
 import { succeeded } from "../exec/index.js";
 import type { HistoryEvent, Reporter } from "./events.js";
+import { gateWhere } from "./gate-where.js";
 
 /** How a run of the suite ended, in a word or two. */
 function suiteVerdict(run: { exitCode?: number; timedOut?: boolean }): string {
@@ -29,6 +30,8 @@ export function consoleLine(event: HistoryEvent): string | undefined {
     case "provision.failed":
       return `${pad("provision", 12)} failed: \`${event.cmd ?? "(none)"}\` exit ${event.exitCode ?? "none"}`;
     case "gate.finished":
+      // A clean clone as the gate has its own line already; this one says what the gate made of it.
+      if (event.where === "clean-clone") return `${pad(event.stage, 12)} attempt ${event.attempt}  gate: ${gateWhere(event)}`;
       return `${pad(event.stage, 12)} attempt ${event.attempt}  suite ${pad(formatDuration(event.durationMs), 7)} ${suiteVerdict(event)}`;
     case "baseline.finished":
       return `${pad("baseline", 12)} suite on base ${event.commit.slice(0, 12)} ${pad(formatDuration(event.durationMs), 7)} ${suiteVerdict(event)}${event.cached ? " (kept from an earlier run)" : ""}`;

@@ -99,6 +99,11 @@ export const EVENT_SCHEMAS = [
   event("provision.succeeded", { taskId: taskId(), cmd: nullable("string"), durationMs: duration(), skipped: Type.Boolean(), phase: name() }),
   event("provision.failed", { taskId: taskId(), cmd: nullable("string"), exitCode: nullable("integer"), logTail: tail() }),
   event(
+    "baseline.started",
+    { taskId: taskId() },
+    "The baseline began, in a checkout of the base commit of its own, beside the task's provisioning and its first seat; its `baseline.finished` comes before the task's second stage starts.",
+  ),
+  event(
     "baseline.finished",
     {
       taskId: taskId(),
@@ -116,7 +121,7 @@ export const EVENT_SCHEMAS = [
         }),
       ),
     },
-    "The suite run once on the commit the task starts from, before any agent: it decides whether a red gate is the change's failure or the base's. `cached` when the result of an earlier run on the same base commit, lockfile, test command and sandbox policy was used instead.",
+    "The suite run once on the commit the task starts from, beside the first seat and before the second stage: it decides whether a red gate is the change's failure or the base's. `cached` when the result of an earlier run on the same base commit, lockfile, test command and sandbox policy was used instead.",
   ),
   event("stage.started", { taskId: taskId(), stage: stage(), attempt: attempt() }),
   event(
@@ -187,6 +192,22 @@ export const EVENT_SCHEMAS = [
     policy: Type.Optional(policy()),
     /** The suite's whole output (the tail is its end). */
     logPath: Type.Optional(name()),
+    where: Type.Optional(
+      literal("clean-clone", {
+        description:
+          "The gate was the stage's clean-clone check: the suite ran once, in a fresh clone of the committed change, and the fields above are that run's. Absent: the suite ran in the worktree.",
+      }),
+    ),
+    worktree: Type.Optional(
+      Type.Object(
+        { exitCode: Type.Optional(Type.Integer()), timedOut: Type.Boolean(), outputTail: tail(), durationMs: duration(), logPath: Type.Optional(name()) },
+        {
+          additionalProperties: false,
+          description:
+            "The clean clone failed, so the suite was re-run in the worktree to tell a change that passes where it stands but not where it ships (clean-clone-failed) from a failing change (suite-failed).",
+        },
+      ),
+    ),
   }),
   event("verdict.recorded", {
     taskId: taskId(),

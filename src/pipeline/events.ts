@@ -12,6 +12,7 @@ export { FAILURE_CLASSES, type FailureClass } from "../failure/index.js";
 export type CleanCloneRecord = CleanCloneResult;
 
 export type { HistoryEvent, HistoryEventKind, StepPolicy } from "./event-schemas.js";
+export { gateWhere } from "./gate-where.js";
 
 export {
   emptySnapshot,

@@ -41,6 +41,7 @@ export async function runOneTask(run: StoryRun): Promise<StoryOutcome> {
     onStoryBranch: true,
     wave: 1,
     attempt: 1,
+    baseline: run.taskStages,
     land: (task: TaskRun, result: OneTaskResult) => landBlocked(run, task, result),
   };
   const result = await inTaskSlot(run, slot, async (task): Promise<OneTaskResult> => {

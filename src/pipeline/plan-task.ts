@@ -1,6 +1,5 @@
 /** One task of a plan in its slot: a fresh worktree from the wave's base, provisioning, the baseline, the per-task stages, commit and scope. */
 import { runAttempts, type AttemptsOptions, type AttemptsResult } from "./attempts.js";
-import { runBaseline } from "./baseline.js";
 import type { CheckFailure } from "./check-results.js";
 import { commitWorktree } from "./commit.js";
 import type { RetryEvidence } from "./context.js";
@@ -31,9 +30,9 @@ export function taskCommitMessage(storyId: string, task: Pick<PlanTask, "id" | "
 }
 
 /**
- * The stages of a task in its slot, the same for every task of a story: the baseline (the suite
- * once on the task's base, before its agents, so that a test command that cannot start is the
- * environment's and a red base is told from the task's own failure), then its attempts.
+ * The stages of a task in its slot, the same for every task of a story: its attempts. The slot
+ * started the baseline (the suite once on the task's base, so that a test command that cannot
+ * start is the environment's and a red base is told from the task's own failure) beside them.
  */
 export async function attemptTask(
   run: StoryRun,
@@ -41,8 +40,6 @@ export async function attemptTask(
   options: Omit<AttemptsOptions, "stages" | "retryStage" | "startAttempt"> & { attempt: number },
 ): Promise<AttemptsResult> {
   const { attempt, ...rest } = options;
-  const environment = await runBaseline(task, run.taskStages);
-  if (environment) return { passed: false, attempt, failureClass: environment.failureClass, reason: environment.reason, infrastructure: true };
   return runAttempts(task, { ...rest, stages: run.taskStages, retryStage: run.taskRetryStage, startAttempt: attempt });
 }
 
@@ -58,6 +55,7 @@ export async function runPlanTask(run: StoryRun, input: PlanTaskInput): Promise<
     wave: task.wave,
     attempt: input.attempt,
     planContext,
+    baseline: run.taskStages,
   };
   const result = await inTaskSlot(run, slot, async (taskRun): Promise<PlanTaskResult> => {
     const own = taskRun.worktree;

@@ -248,6 +248,7 @@ function applyToTask(task: TaskSnapshot, event: TaskEvent): void {
       task.baseline = event;
       return;
     case "seat.unavailable":
+    case "baseline.started":
       return;
     case "seat.usage": {
       const usage = (task.usage ??= {});

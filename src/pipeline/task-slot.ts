@@ -12,6 +12,9 @@ import type { FailureClass } from "./events.js";
 import { failureClassOf } from "../failure/index.js";
 import type { StoryRun } from "./story-run.js";
 import { ensureProvisioned, taskRunOf, type TaskPromptContext, type TaskRun } from "./task.js";
+import type { BaseCheckout } from "./baseline.js";
+import { startBaseline } from "./baseline-pending.js";
+import type { Stage } from "./workflow-types.js";
 
 /** How a slot's work ended; `attempt` is the attempt it ended at (the slot's first when absent). */
 export type SlotOutcome = { passed: true; attempt?: number; commit?: string } | SlotFailure;
@@ -38,6 +41,8 @@ export interface Slot<R extends SlotOutcome = SlotOutcome> {
   wave: number;
   attempt: number;
   planContext?: TaskPromptContext;
+  /** The stages the slot's work runs: when one runs the suite, the baseline starts with the worktree, beside provisioning. */
+  baseline?: readonly Stage[];
   /** Runs in the worktree after the work (or its failure), before the worktree is removed; never throws. */
   land?: (task: TaskRun, result: R | SlotFailure) => Promise<R | SlotFailure>;
 }
@@ -62,15 +67,42 @@ export async function openTaskWorktree(run: StoryRun, slot: Pick<Slot, "taskId" 
   return worktree;
 }
 
+/** A checkout of the base commit for the slot's baseline, beside its worktree, removed once the suite ran there. */
+function baseCheckout(run: StoryRun, slot: Pick<Slot, "worktreeId">): BaseCheckout {
+  const { args, context } = run;
+  return {
+    open: async (commit) => {
+      const checkout = await context.deps.createTaskWorktree({
+        repoDir: args.repoDir,
+        harnessHome: args.harnessHome,
+        storyId: args.story.id,
+        taskId: `${slot.worktreeId}-baseline`,
+        branch: args.branch,
+        baseRef: commit,
+        detach: true,
+      });
+      return checkout.path;
+    },
+    close: async (path) => {
+      // The suite has run: a checkout that will not go is a leftover to note, not a baseline lost.
+      try {
+        await context.deps.removeTaskWorktree(args.repoDir, path);
+      } catch (error) {
+        appendFileSync(join(run.layout.logs, "coordinator.log"), `baseline checkout removal failed: ${String(error)} (task ${slot.worktreeId})\n`);
+      }
+    },
+  };
+}
+
 /** Runs `work` in the slot's provisioned worktree; never throws for the task's own failures. */
 export async function inTaskSlot<R extends SlotOutcome>(run: StoryRun, slot: Slot<R>, work: (task: TaskRun) => Promise<R>): Promise<R | SlotFailure> {
   const { args, context } = run;
   const started = performance.now();
   await context.sink.emit({ kind: "task.started", taskId: slot.taskId, wave: slot.wave, attempt: slot.attempt });
   let worktree: TaskWorktree | undefined;
+  let task: TaskRun | undefined;
   let result: R | SlotFailure;
   try {
-    let task: TaskRun | undefined;
     try {
       worktree = await openTaskWorktree(run, slot);
       task = taskRunOf(
@@ -78,6 +110,10 @@ export async function inTaskSlot<R extends SlotOutcome>(run: StoryRun, slot: Slo
         { taskId: slot.taskId, layout: run.taskLayout(slot.taskId), ...(slot.planContext ? { planContext: slot.planContext } : {}) },
         worktree,
       );
+      if (slot.baseline) {
+        const pending = startBaseline(task, slot.baseline, baseCheckout(run, slot));
+        if (pending) task.pendingBaseline = pending;
+      }
       await ensureProvisioned(task, "worktree");
       result = await work(task);
     } catch (error) {
@@ -85,6 +121,8 @@ export async function inTaskSlot<R extends SlotOutcome>(run: StoryRun, slot: Slo
     }
     if (task && slot.land) result = await slot.land(task, result);
   } finally {
+    // A baseline the work never needed (it ended first) stops, and its checkout goes before the worktree does.
+    await task?.pendingBaseline?.stop();
     if (worktree) {
       try {
         await context.deps.removeTaskWorktree(args.repoDir, worktree.path);

@@ -4,7 +4,7 @@ import type { AgentLaunch } from "../agents/index.js";
 import type { Sandbox } from "../sandbox/index.js";
 import type { TaskWorktree } from "../workspace/index.js";
 import type { HarnessConfig } from "./config.js";
-import type { BaselineResult } from "./check-results.js";
+import type { BaselineResult, PendingBaseline } from "./check-results.js";
 import type { SuiteEvidence } from "./context.js";
 import type { SeatBinding } from "./seat-binding.js";
 import type { BudgetMeter } from "./budget.js";
@@ -58,8 +58,10 @@ export interface TaskPlace {
 /** What a task's stages change as they run: its worktree, the evidence measured so far and what its seats did. */
 export interface TaskState {
   worktree: TaskWorktree;
-  /** The suite on the base commit, run once before any agent (absent when no stage runs the suite). */
+  /** The suite on the base commit, run beside the first seat (absent when no stage runs the suite, or until it ends). */
   baseline?: BaselineResult;
+  /** The baseline while it runs: settled before the task's second stage. */
+  pendingBaseline?: PendingBaseline;
   /** The most recent suite gate result, shown to later prompts. */
   lastSuite?: SuiteEvidence;
   /** How many agents were launched; a blocked story with none has no agent work to commit. */

@@ -1,23 +1,24 @@
 /**
  * The baseline decides whose failure a red gate is: the base's (`baseline-red`, blocked at
- * once), the environment's (`environment`, before any agent), or the change's (retried).
+ * once), the environment's (`environment`, before a second agent), or the change's (retried).
  */
 import { judgeRedGate, normaliseOutput } from "../../src/pipeline/baseline.js";
 import { git } from "../../src/workspace/index.js";
 import { removeTempDirs } from "../support/tmp.js";
-import { kinds, launches, makeScenario, ofKind, runScenario, scriptedConfig } from "./helpers.js";
+import { launches, makeScenario, ofKind, runScenario, scriptedConfig } from "./helpers.js";
 
 afterAll(removeTempDirs);
 
 describe("the baseline run", () => {
-  it("blocks as environment, before any agent, when the test command cannot start on the base", async () => {
+  it("blocks as environment, before a second agent, when the test command cannot start on the base", async () => {
     const s = await makeScenario();
     const { outcome, journal } = await runScenario(s, scriptedConfig(s, "complete", { test: "kcd-scripts test" }));
     expect(outcome).toMatchObject({ status: "blocked", failureClass: "environment" });
     expect(outcome.detail).toContain("`kcd-scripts test` cannot start");
     expect(outcome.detail).toContain("exit 127");
-    expect(launches(s)).toEqual([]);
-    expect(kinds(journal)).not.toContain("stage.started");
+    // The baseline runs beside the implementer; its answer comes before the second stage.
+    expect(launches(s)).toEqual(["implementer 1"]);
+    expect(ofKind(journal, "stage.started").map((event) => event.stage)).toEqual(["implementer"]);
     // The base commit the task's worktree started from (read from the worktree's ref file).
     expect(ofKind(journal, "baseline.finished")[0]).toMatchObject({
       command: "kcd-scripts test",

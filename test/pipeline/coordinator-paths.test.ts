@@ -142,8 +142,15 @@ describe("runStory's decisions", () => {
     expect(taskId).toBe(`task-${basename(outcome.runDir)}`);
     expect(started).toMatchObject({ maxAttempts: 2, readmission: true, at: at.toISOString() });
     expect(started).not.toHaveProperty("unsandboxed");
-    expect(created).toEqual([{ repoDir: s.repo, harnessHome: s.home, storyId: "demo", taskId, branch: "harness/story-demo", baseRef: "HEAD" }]);
-    expect(removed).toEqual([[s.repo, outcome.worktree]]);
+    // The task's worktree, then the baseline's own checkout of the base, removed once its suite ran.
+    expect(created).toEqual([
+      { repoDir: s.repo, harnessHome: s.home, storyId: "demo", taskId, branch: "harness/story-demo", baseRef: "HEAD" },
+      { repoDir: s.repo, harnessHome: s.home, storyId: "demo", taskId: `${taskId}-baseline`, branch: "harness/story-demo", baseRef: head, detach: true },
+    ]);
+    expect(removed).toEqual([
+      [s.repo, taskWorktreePath(s.home, "demo", `${taskId}-baseline`)],
+      [s.repo, outcome.worktree],
+    ]);
     expect(outcome).toEqual({
       status: "completed",
       branch: "harness/story-demo",
@@ -151,13 +158,15 @@ describe("runStory's decisions", () => {
       runDir: outcome.runDir,
       worktree: taskWorktreePath(s.home, "demo", taskId),
     });
-    expect(kinds(journal)).toEqual([
+    // The baseline runs beside provisioning: it starts with the worktree and ends before the first stage that needs it.
+    expect(kinds(journal).indexOf("baseline.finished")).toBeLessThan(kinds(journal).indexOf("stage.started"));
+    expect(kinds(journal).filter((kind) => kind !== "baseline.finished")).toEqual([
       "run.started",
       "task.planned",
       "task.started",
       "worktree.created",
+      "baseline.started",
       "provision.succeeded",
-      "baseline.finished",
       "stage.started",
       "gate.finished",
       "stage.finished",
@@ -258,8 +267,9 @@ describe("runStory's decisions", () => {
     expect(outcome).toMatchObject({ status: "blocked", failureClass: "environment", detail: expect.stringContaining("`no-such-suite-here` cannot start") });
     expect(kinds(journal)).not.toContain("stage.started");
     expect(await filesOf(s, outcome.commit ?? "")).toEqual([]);
-    expect(removals).toEqual([outcome.worktree]);
+    expect(removals).toEqual([taskWorktreePath(s.home, "demo", `${ofKind(journal, "run.started")[0]?.taskId ?? ""}-baseline`), outcome.worktree]);
     expect(coordinatorLog(outcome)).toContain("worktree removal failed: Error: removal refused");
+    expect(coordinatorLog(outcome)).toContain("baseline checkout removal failed: Error: removal refused");
   });
 
   it("logs a commit of blocked work that failed, and blocks without a commit", async () => {

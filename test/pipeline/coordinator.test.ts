@@ -21,12 +21,18 @@ describe("runStory", () => {
     expect(kinds(journal).at(-1)).toBe("story.completed");
     expect(reporter.events).toEqual(journal);
     expect(ofKind(journal, "provision.succeeded")[0]).toMatchObject({ phase: "worktree", cmd: "true", skipped: false });
-    expect(ofKind(journal, "gate.finished")[0]).toMatchObject({ stage: "verifier", exitCode: 0, command: "test -f feature.txt" });
+    // The verifier's gate is the clean clone: one run of the suite, where the commit will exist.
+    expect(ofKind(journal, "gate.finished")).toEqual([
+      expect.objectContaining({ stage: "verifier", exitCode: 0, command: "test -f feature.txt", where: "clean-clone" }),
+    ]);
+    expect(ofKind(journal, "gate.finished")[0]?.worktree).toBeUndefined();
     expect(ofKind(journal, "verdict.recorded")[0]).toMatchObject({ verdict: "pass", findings: ["looks right"] });
     expect(ofKind(journal, "clean_clone.finished")[0]?.result).toMatchObject({ ran: true, exitCode: 0 });
-    // The clean-clone check ran after the verifier and before the documenter.
+    // The clean clone ran before the verifier judged it, and before the documenter.
     const order = journal.map((event) => (event.kind === "stage.started" ? event.stage : event.kind));
-    expect(order.indexOf("clean_clone.finished")).toBeGreaterThan(order.indexOf("verdict.recorded"));
+    expect(order.indexOf("clean_clone.finished")).toBeGreaterThan(order.indexOf("verifier"));
+    expect(order.indexOf("clean_clone.finished")).toBeLessThan(order.indexOf("gate.finished"));
+    expect(order.indexOf("gate.finished")).toBeLessThan(order.indexOf("verdict.recorded"));
     expect(order.indexOf("clean_clone.finished")).toBeLessThan(order.indexOf("documenter"));
     const result = JSON.parse(readFileSync(join(outcome.runDir, "attempts", "1", "clean-clone-result.json"), "utf8")) as unknown;
     expect(schemas().issues("clean-clone-result", result)).toEqual([]);
@@ -70,7 +76,13 @@ describe("runStory", () => {
     // Archived attempt keeps its artifacts and says why it failed.
     const archived = readdirSync(join(outcome.runDir, "attempts", "1")).sort();
     expect(archived).toEqual(expect.arrayContaining(["archive.json", "clean-clone-result.json", "implementer", "verifier"]));
-    expect(launches(s)).toEqual(["implementer 1", "tester 1", "verifier 1", "implementer 2", "tester 2", "verifier 2", "documenter 2"]);
+    // The clean clone is the verifier's gate: a red one sends the attempt back before the verifier's seat is spent.
+    expect(launches(s)).toEqual(["implementer 1", "tester 1", "implementer 2", "tester 2", "verifier 2", "documenter 2"]);
+    // It passed where it stands: the in-tree re-run, journaled on the gate, is what made it clean-clone-failed.
+    expect(ofKind(journal, "gate.finished").map((gate) => [gate.attempt, gate.where, gate.exitCode, gate.worktree?.exitCode])).toEqual([
+      [1, "clean-clone", 1, 0],
+      [2, "clean-clone", 0, undefined],
+    ]);
   });
 
   it("blocks with retry-ceiling when every attempt fails, carrying the verifier's own findings", async () => {
@@ -104,7 +116,7 @@ describe("runStory", () => {
     expect(ofKind(journal, "clean_clone.finished")[0]?.result).toMatchObject({ ran: false, interpreter: expect.stringContaining(".venv/bin/python3") });
     expect(ofKind(journal, "retry.scheduled")).toEqual([]);
     expect(ofKind(journal, "attempt.archived")).toEqual([]);
-    expect(launches(s)).toEqual(["implementer 1", "tester 1", "verifier 1"]);
+    expect(launches(s)).toEqual(["implementer 1", "tester 1"]);
     const message = await git(["log", "-1", "--format=%B", outcome.commit ?? ""], { cwd: s.repo });
     expect(message).toMatch(/Failure-Class: clean-clone-not-run\n?$/);
   });

@@ -46,6 +46,7 @@ const SAMPLES: { [K in HistoryEventKind]: Extract<HistoryEvent, { kind: K }> } =
     badLines: 0,
     transcript: "attempts/1/implementer/transcript.jsonl",
   },
+  "baseline.started": { kind: "baseline.started", at: AT, taskId: "a" },
   "baseline.finished": {
     kind: "baseline.finished",
     at: AT,
@@ -101,6 +102,8 @@ const SAMPLES: { [K in HistoryEventKind]: Extract<HistoryEvent, { kind: K }> } =
     timedOut: false,
     outputTail: "ok",
     durationMs: 2,
+    where: "clean-clone",
+    worktree: { exitCode: 0, timedOut: false, outputTail: "ok", durationMs: 1 },
   },
   "verdict.recorded": { kind: "verdict.recorded", at: AT, taskId: "a", stage: "verifier", attempt: 1, verdict: "pass", findings: [], retryGuidance: "none" },
   "clean_clone.finished": {

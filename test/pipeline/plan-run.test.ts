@@ -47,7 +47,7 @@ const taskLaunches = (s: Scenario): string[] =>
     : [];
 
 describe("a story with a plan", () => {
-  it("blocks a task whose test command cannot start in its provisioned worktree as environment, before any agent", async () => {
+  it("blocks a task whose test command cannot start on its base as environment, before a second agent", async () => {
     const s = await makeScenario();
     const config = planConfig(s, "plan");
     const { outcome, journal } = await runScenario(s, { ...config, test: { ...config.test, command: "no-such-suite-runner --all" } }, story(THREE));
@@ -62,7 +62,8 @@ describe("a story with a plan", () => {
     );
     expect(finished[0]?.detail).toContain("`no-such-suite-runner --all` cannot start");
     expect(ofKind(journal, "baseline.finished").map((event) => event.exitCode)).toEqual([127, 127]);
-    expect(taskLaunches(s)).toEqual([]);
+    // Each task's baseline ran beside its implementer; nothing after it ran.
+    expect(taskLaunches(s).sort()).toEqual(["a implementer 1", "b implementer 1"]);
   });
 
   it("blocks a task whose base is red the same way as its change as baseline-red, without retrying its agents", async () => {
@@ -105,9 +106,12 @@ describe("a story with a plan", () => {
     for (const id of ["a", "b", "c"]) {
       expect(indexOf(journal, "provision.succeeded", id)).toBeGreaterThan(indexOf(journal, "worktree.created", id));
       expect(indexOf(journal, "provision.succeeded", id)).toBeLessThan(indexOf(journal, "stage.started", id));
-      // The baseline: the suite once on the task's base, after provisioning, before its first agent.
-      expect(indexOf(journal, "baseline.finished", id)).toBeGreaterThan(indexOf(journal, "provision.succeeded", id));
-      expect(indexOf(journal, "baseline.finished", id)).toBeLessThan(indexOf(journal, "stage.started", id));
+      // The baseline: the suite once on the task's base, started with its worktree (beside provisioning and
+      // the first agent), finished before its second stage.
+      expect(indexOf(journal, "baseline.started", id)).toBeGreaterThan(indexOf(journal, "worktree.created", id));
+      expect(indexOf(journal, "baseline.started", id)).toBeLessThan(indexOf(journal, "stage.started", id));
+      const secondStage = journal.findIndex((event, at) => event.kind === "stage.started" && event.taskId === id && at > indexOf(journal, "stage.started", id));
+      expect(indexOf(journal, "baseline.finished", id)).toBeLessThan(secondStage);
     }
     expect(ofKind(journal, "baseline.finished").filter((event) => event.taskId === "c")[0]?.commit).toBe(ofKind(journal, "wave.merged")[0]?.commit);
     // Agents knew their task.

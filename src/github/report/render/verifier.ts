@@ -1,5 +1,5 @@
 /** Output of a gate stage's check run (`harness / <stage>`): the suite gate and the seat's verdict. */
-import { taskSnapshot, type StorySnapshot, type TaskSnapshot } from "../../../pipeline/index.js";
+import { gateWhere, taskSnapshot, type StorySnapshot, type TaskSnapshot } from "../../../pipeline/index.js";
 import { succeeded } from "../../../exec/index.js";
 import { boundCheckRunOutput } from "../../index.js";
 import { redactSecrets } from "../../index.js";
@@ -76,6 +76,7 @@ export function renderGateSection(
       `**Exit code:** ${exit}`,
       `**Duration:** ${formatDuration(gate.durationMs)}`,
       ...policyLine(gate.policy),
+      ...(gate.where !== undefined ? [`**Where:** ${gateWhere(gate)}`] : []),
       "",
     );
   }
@@ -89,15 +90,22 @@ export function renderGateSection(
     lines.push(`**Verdict:** waiting for the ${stage ?? "seat"}`, "");
   }
   lines.push(...sideBySide(task, gate, verdict));
-  if (gate) lines.push("#### Suite output tail", tailBlock(gate.outputTail, secrets));
+  if (gate) lines.push(gate.where === "clean-clone" ? "#### Suite output tail (clean clone)" : "#### Suite output tail", tailBlock(gate.outputTail, secrets));
+  if (gate?.worktree) lines.push("#### Suite output tail (re-run in the worktree)", tailBlock(gate.worktree.outputTail, secrets));
   const title = verdict
     ? `${attempt}: verdict ${verdict.verdict}`
     : gate && gateFailed(gate)
-      ? `${attempt}: suite failed (${gate.timedOut ? "timed out" : `exit ${gate.exitCode ?? "none"}`})`
+      ? `${attempt}: suite failed${gate.where === "clean-clone" ? " in the clean clone" : ""} (${gate.timedOut ? "timed out" : `exit ${gate.exitCode ?? "none"}`})${rerunWords(gate)}`
       : stagePassed(task, stage)
         ? `${attempt}: suite passed`
         : `${attempt}: suite passed, ${stage ?? "seat"} running`;
   return { title, summary: boundCheckRunOutput(lines.join("\n")) };
+}
+
+/** What the in-tree re-run after a failed clean clone gave, for a title. */
+function rerunWords(gate: Gate): string {
+  if (!gate.worktree) return "";
+  return succeeded(gate.worktree) ? "; passes in the worktree" : "; fails in the worktree too";
 }
 
 function suiteResult(run: { exitCode?: number; timedOut: boolean } | undefined): string {

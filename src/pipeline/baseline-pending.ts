@@ -1,0 +1,43 @@
+/**
+ * The baseline off the critical path: it starts as soon as the task's worktree exists, in a
+ * checkout of the base commit of its own, and runs beside the task's provisioning and its first
+ * seat. Its answer is awaited before anything that needs it (the task's second stage, or a first
+ * stage that runs the suite), so a base on which the test command cannot start still blocks
+ * before a second seat is spent.
+ */
+import { appendFileSync } from "node:fs";
+import { join } from "node:path";
+import { needsBaseline, runBaseline, type BaseCheckout } from "./baseline.js";
+import type { CheckFailure, PendingBaseline } from "./check-results.js";
+import type { TaskRun } from "./task.js";
+import type { Stage } from "./workflow-types.js";
+
+/**
+ * Starts the baseline of `task` when one of `stages` runs the suite (journaled as
+ * `baseline.started`); undefined when none does. It never rejects: a baseline that could not
+ * run (its checkout, its provisioning) leaves the task without one, noted in the coordinator's log.
+ */
+export function startBaseline(task: TaskRun, stages: readonly Stage[], checkout: BaseCheckout): PendingBaseline | undefined {
+  if (!needsBaseline(stages, task.config.test.command)) return undefined;
+  const stopper = new AbortController();
+  const signal = task.signal ? AbortSignal.any([task.signal, stopper.signal]) : stopper.signal;
+  const answer = (async (): Promise<CheckFailure | undefined> => {
+    await task.sink.emit({ kind: "baseline.started", taskId: task.taskId });
+    return runBaseline(task, stages, { checkout, signal });
+  })().catch((error: unknown) => {
+    if (!stopper.signal.aborted) appendFileSync(join(task.layout.logs, "coordinator.log"), `baseline of ${task.taskId} could not run: ${String(error)}\n`);
+    return undefined;
+  });
+  return {
+    settle: () => answer,
+    stop: async () => {
+      stopper.abort();
+      await answer;
+    },
+  };
+}
+
+/** True when `stage` may run while the baseline is still under way: a plain seat, which neither runs the suite nor judges it. */
+export function overlapsBaseline(stage: Stage): boolean {
+  return stage.kind === "seat" && stage.gate === undefined && stage.cleanClone === undefined && stage.verdict === undefined;
+}

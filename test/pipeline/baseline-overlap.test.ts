@@ -1,0 +1,49 @@
+/**
+ * The baseline runs off the critical path: in a checkout of its own, beside provisioning and
+ * the implementer, and settled before the second stage. Shown by ordering through files, never
+ * by timing: the implementer and the baseline's test command each wait for the other's marker.
+ */
+import { existsSync, readdirSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { removeTempDirs } from "../support/tmp.js";
+import { launches, makeScenario, ofKind, q, runScenario, scriptedConfig } from "./helpers.js";
+
+afterAll(removeTempDirs);
+
+describe("the baseline beside the implementer", () => {
+  it("runs on the base in its own checkout while the implementer works, and is settled before the second stage", async () => {
+    const s = await makeScenario();
+    const out = dirname(s.launches);
+    // On the base (no feature.txt): say so, then wait for the implementer (a minute at most, then exit 9).
+    const test = [
+      "test -f feature.txt && exit 0",
+      `: > ${q(join(out, "baseline-started"))}`,
+      "i=0",
+      `while ! test -f ${q(join(out, "implementer-started"))}; do i=$((i + 1)); if [ "$i" -gt 600 ]; then exit 9; fi; sleep 0.1; done`,
+      "exit 0",
+    ].join("\n");
+    const { outcome, journal } = await runScenario(s, scriptedConfig(s, "await-baseline", { test }));
+    expect(outcome.status).toBe("completed");
+    // Both waits were met: the baseline passed (not the guard's 9), the implementer went on (not its 7).
+    expect(ofKind(journal, "baseline.finished")).toEqual([expect.objectContaining({ exitCode: 0, timedOut: false })]);
+    expect(launches(s)).toEqual(["implementer 1", "tester 1", "verifier 1", "documenter 1"]);
+    // Journaled in the order that means: started with the task, finished before the second stage began.
+    const order = journal.map((event) => (event.kind === "stage.started" ? `${event.stage}.started` : event.kind));
+    expect(order.indexOf("baseline.started")).toBeLessThan(order.indexOf("provision.succeeded"));
+    expect(order.indexOf("baseline.started")).toBeLessThan(order.indexOf("implementer.started"));
+    expect(order.indexOf("baseline.finished")).toBeLessThan(order.indexOf("tester.started"));
+    // Its checkout is gone with the story; only the task's own worktree folder was ever left to remove.
+    const stories = join(s.home, "worktrees");
+    const left = existsSync(stories) ? readdirSync(stories).flatMap((story) => readdirSync(join(stories, story))) : [];
+    expect(left).toEqual([]);
+  });
+
+  it("blocks a base on which the test command cannot start before the second seat is spent", async () => {
+    const s = await makeScenario();
+    const { outcome, journal } = await runScenario(s, scriptedConfig(s, "complete", { test: "kcd-scripts test" }));
+    expect(outcome).toMatchObject({ status: "blocked", failureClass: "environment" });
+    // The implementer ran beside the baseline; nothing after it did.
+    expect(launches(s)).toEqual(["implementer 1"]);
+    expect(ofKind(journal, "stage.started").map((event) => event.stage)).toEqual(["implementer"]);
+  });
+});
