@@ -44,14 +44,18 @@ export function evidenceCollector(): EvidenceCollector {
   let lastFailed: string | undefined;
   const keep = (event: HistoryEvent): void => {
     switch (event.kind) {
-      case "gate.finished":
-        if (event.exitCode !== 0 || event.timedOut)
+      case "gate.finished": {
+        // A clean-clone gate that failed re-ran the suite in the worktree: a red re-run is what
+        // failed the attempt (suite-failed); a green one leaves the clean clone's evidence.
+        const inTree = event.where === "clean-clone" ? event.worktree : event;
+        if (inTree !== undefined && (inTree.exitCode !== 0 || inTree.timedOut))
           steps.set(key(event.taskId, event.stage, event.attempt), {
             what: `the suite (\`${event.command}\`)`,
-            tail: event.outputTail,
-            ...(event.logPath !== undefined ? { logPath: event.logPath } : {}),
+            tail: inTree.outputTail,
+            ...(inTree.logPath !== undefined ? { logPath: inTree.logPath } : {}),
           });
         return;
+      }
       case "clean_clone.finished": {
         const result = event.result;
         if (result.ran && result.exitCode === 0 && result.timedOut !== true) return;
