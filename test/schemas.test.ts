@@ -8,6 +8,7 @@ const fixture = (name: string): Record<string, unknown> => JSON.parse(readFileSy
 describe("schemas/", () => {
   it("holds exactly the schemas of the records people and the harness write", () => {
     expect(schemas().names().sort()).toEqual([
+      "agent-starts",
       "attempt-archive",
       "baseline-cache",
       "budget-spent",

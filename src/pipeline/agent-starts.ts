@@ -9,6 +9,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { presetProgram, type AgentLaunch, type AgentPreset } from "../agents/index.js";
 import type { Sandbox } from "../sandbox/index.js";
+import { agentStartKey, agentStartKept, forgetAgentStart, keepAgentStart } from "./agent-start-cache.js";
 import type { HarnessConfig } from "./config.js";
 import type { Workflow } from "./workflow-types.js";
 
@@ -55,27 +56,43 @@ function wordsOf(tail: string, spawnError: string | undefined): string {
  * network, a folder of `logDir` as its only writable place). Returns the reason the story cannot
  * run (a seat none of whose agents starts; a command template is not started, as its program
  * may do anything when asked its version), or undefined when every seat has one that starts.
+ * With `harnessHome`, a CLI that started on this host under the same key (see
+ * agent-start-cache.ts) is not started again, and only a start that succeeded is kept.
  */
-export async function agentsThatCannotStart(config: HarnessConfig, workflow: Workflow, sandbox: Sandbox, logDir: string): Promise<string | undefined> {
+export async function agentsThatCannotStart(
+  config: HarnessConfig,
+  workflow: Workflow,
+  sandbox: Sandbox,
+  logDir: string,
+  harnessHome?: string,
+): Promise<string | undefined> {
   const results = new Map<AgentPreset, Promise<StartFailure | undefined>>();
   const start = (preset: AgentPreset): Promise<StartFailure | undefined> => {
     const known = results.get(preset);
     if (known) return known;
     const program = presetProgram(preset);
+    const key = harnessHome === undefined ? undefined : agentStartKey(program, sandbox);
+    if (harnessHome !== undefined && key !== undefined && agentStartKept(harnessHome, program, key)) {
+      const kept = Promise.resolve(undefined);
+      results.set(preset, kept);
+      return kept;
+    }
     const dir = join(logDir, `agent-start-${preset}`);
     mkdirSync(dir, { recursive: true });
     const logPath = join(dir, "version.log");
     const started = sandbox
       .run([program, "--version"], { cwd: dir, timeoutMs: VERSION_TIMEOUT_MS, logPath }, { purpose: "agent", network: false, writable: [dir] })
-      .then((result) =>
-        result.exitCode === 0 && !result.timedOut && result.spawnError === undefined
-          ? undefined
-          : {
-              program,
-              logPath,
-              words: `${result.timedOut ? "did not answer within its timeout" : result.exitCode !== null ? `exited ${result.exitCode}` : "could not start"}: ${wordsOf(result.tail, result.spawnError)}`,
-            },
-      );
+      .then((result): StartFailure | undefined => {
+        const ok = result.exitCode === 0 && !result.timedOut && result.spawnError === undefined;
+        if (harnessHome !== undefined) {
+          // A failure is never kept: its fix need not change the key, so the next story checks again.
+          if (ok && key !== undefined) keepAgentStart(harnessHome, program, key);
+          else if (!ok) forgetAgentStart(harnessHome, program);
+        }
+        if (ok) return undefined;
+        const how = result.timedOut ? "did not answer within its timeout" : result.exitCode !== null ? `exited ${result.exitCode}` : "could not start";
+        return { program, logPath, words: `${how}: ${wordsOf(result.tail, result.spawnError)}` };
+      });
     results.set(preset, started);
     return started;
   };

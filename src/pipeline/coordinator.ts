@@ -100,7 +100,7 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
   budget = new BudgetMeter(budget.budget, earlier.spent, keep);
   keep(budget.totals());
   // Every seat's CLI is started once in the sandbox: one that cannot start is the agent's infrastructure, said in its own words, before any seat.
-  const cannotStart = await agentsThatCannotStart(args.config, args.workflow, sandbox, layout.logs);
+  const cannotStart = await agentsThatCannotStart(args.config, args.workflow, sandbox, layout.logs, args.harnessHome);
   if (cannotStart !== undefined) {
     await sink.emit({ kind: "story.blocked", ...(single ? { taskId } : {}), failureClass: "agent-unavailable", detail: cannotStart });
     return { ...outcomeBase, status: "blocked", failureClass: "agent-unavailable", detail: cannotStart };

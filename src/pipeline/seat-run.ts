@@ -6,7 +6,8 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
-import { agentLogTail, dispatchSeat, redactAgentText, withLogTail } from "../agents/index.js";
+import { agentLogTail, dispatchSeat, presetProgram, redactAgentText, withLogTail } from "../agents/index.js";
+import { forgetAgentStart } from "./agent-start-cache.js";
 import { spendingOf } from "./budget.js";
 import { checkArtifacts } from "./checks.js";
 import { type CheckFailure } from "./check-results.js";
@@ -99,6 +100,9 @@ async function launchOnce(
       sleepUntil: task.deps.sleepUntil,
       run: task.deps.runSeat,
       onUnavailable: async (binding) => {
+        // A CLI kept as starting that a seat then finds not installed: the next story checks its start again.
+        if (binding.unavailable.reason === "not-installed" && binding.launch.command === undefined && binding.launch.preset !== undefined)
+          forgetAgentStart(task.harnessHome, presetProgram(binding.launch.preset));
         await task.sink.emit({
           kind: "seat.unavailable",
           taskId,
