@@ -8,7 +8,7 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { succeeded } from "../exec/index.js";
-import { git, readHeadCommit } from "../workspace/index.js";
+import { git, readHeadCommit, venvEnv } from "../workspace/index.js";
 import type { CheckFailure } from "./check-results.js";
 import type { TaskRun } from "./task.js";
 import type { Stage } from "./workflow-types.js";
@@ -109,6 +109,7 @@ async function runSuiteOnBase(task: TaskRun, command: string, key: BaselineKey):
     command,
     {
       cwd: task.worktree.path,
+      env: { set: venvEnv(task.worktree.path, process.env.PATH ?? "") },
       timeoutMs: task.config.test.timeoutMs,
       logPath: baselineLogPath(task),
       ...(task.signal ? { signal: task.signal } : {}),

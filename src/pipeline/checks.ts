@@ -3,6 +3,7 @@ import { readBoundedText, UnsafeFileError } from "../files/index.js";
 import { succeeded, type ExecResult } from "../exec/index.js";
 import type { SandboxStep } from "../sandbox/index.js";
 import { schemas } from "../schema/index.js";
+import { venvEnv } from "../workspace/index.js";
 import { judgeRedGate } from "./baseline.js";
 import type { CleanCloneRecord } from "./events.js";
 import type { Stage } from "./workflow-types.js";
@@ -21,6 +22,8 @@ export async function runSuiteGate(task: TaskRun, stage: Stage, attempt: number,
     command,
     {
       cwd: task.worktree.path,
+      // A Python rung's .venv first on PATH: the suite imports the worktree's package, not an installed copy.
+      env: { set: venvEnv(task.worktree.path, process.env.PATH ?? "") },
       timeoutMs: task.config.test.timeoutMs,
       logPath: join(task.layout.stageDir(attempt, stage.id), "suite.log"),
       ...(task.signal ? { signal: task.signal } : {}),

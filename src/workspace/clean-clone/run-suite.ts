@@ -3,6 +3,7 @@ import { constants } from "node:os";
 import type { ExecResult } from "../../exec/index.js";
 import type { BuiltCleanClone } from "./build.js";
 import type { CleanCloneOptions } from "./options.js";
+import { venvEnv } from "../provision/index.js";
 import { commandWithInterpreter, pathWithInterpreter } from "./interpreter.js";
 import type { CleanCloneResult } from "./record.js";
 import { launchInClone, type CloneStep } from "./suite.js";
@@ -20,10 +21,12 @@ function exitCodeOf(result: ExecResult): number | undefined {
 
 /**
  * The variables the suite gets beyond the exec allowlist: `CI=true` as every CI service sets it
- * (unless the caller sets CI), the caller's values, and the targeted interpreter's folder first on PATH.
+ * (unless the caller sets CI), the caller's values, the clone's `.venv` (when provisioning made
+ * one) and before it the targeted interpreter's folder first on PATH.
  */
-export function suiteEnvSet(options: CleanCloneOptions, interpreter: string | undefined): Record<string, string> {
+export function suiteEnvSet(options: CleanCloneOptions, interpreter: string | undefined, cloneDir?: string): Record<string, string> {
   const set: Record<string, string> = { CI: "true", ...options.env?.set };
+  if (cloneDir !== undefined) Object.assign(set, venvEnv(cloneDir, set.PATH ?? process.env.PATH ?? ""));
   if (interpreter !== undefined) set.PATH = pathWithInterpreter(interpreter, set.PATH ?? process.env.PATH ?? "");
   return set;
 }
@@ -55,7 +58,7 @@ export async function runSuite(
     {
       cwd: clone.workDir,
       // Stryker disable next-line ArrayDeclaration: a name that is no variable name allows nothing
-      env: { allow: options.env?.allow ?? [], set: suiteEnvSet(options, interpreter) },
+      env: { allow: options.env?.allow ?? [], set: suiteEnvSet(options, interpreter, clone.cloneDir) },
       timeoutMs: options.timeoutMs ?? defaultTimeoutMs,
       tailLines: CLEAN_CLONE_TAIL_LINES,
       tailBytes: CLEAN_CLONE_TAIL_BYTES,
