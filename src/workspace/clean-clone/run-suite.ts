@@ -76,5 +76,30 @@ export async function runSuite(
   // Stryker disable next-line ConditionalExpression,LogicalOperator: see above
   if (result.spawnError !== undefined || exitCode === undefined)
     return { ...outcome, ran: false, reason: `the suite could not be started: ${result.spawnError ?? "no exit status"}` };
+  const missing = exitCode === 127 ? missingProgram(result.tail) : undefined;
+  if (missing !== undefined)
+    return {
+      ...outcome,
+      ran: false,
+      reason: `the suite could not be run: exit 127, ${missing.line}: a program it starts is not installed, or not visible in the sandbox (an operator who trusts its installation adds its folder to HARNESS_SANDBOX_READ)`,
+    };
   return { ...outcome, ran: true, exitCode };
+}
+
+/**
+ * Why a suite ended with 127, when that is the shell's "not found" for a program rather than a
+ * file of the commit: `./scripts/test.sh: not found` is the change's (a script the commit left
+ * out), `pytest: not found` is the environment's. A 127 the shell did not explain counts as the environment's too.
+ */
+function missingProgram(tail: string): { line: string } | undefined {
+  const lines = tail.trimEnd().split("\n");
+  for (let index = lines.length - 1; index >= 0; index -= 1) {
+    const line = lines[index]?.trim() ?? "";
+    const name = /(?:^|:\s)(\S+): (?:command )?not found$/.exec(line)?.[1] ?? /(?:^|:\s)(\S+): No such file or directory$/.exec(line)?.[1];
+    if (name === undefined) continue;
+    // A relative path names a file of the clone: the commit's own.
+    if (name.includes("/") && !name.startsWith("/")) return undefined;
+    return { line };
+  }
+  return { line: "the shell's code for a command that could not be found" };
 }
