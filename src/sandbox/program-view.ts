@@ -114,6 +114,24 @@ function refusalOf(folder: string, host: ProgramViewHost): string | undefined {
   return undefined;
 }
 
+/**
+ * The folders a step must be shown to run the program its command names, or why it cannot be.
+ * A step with a virtual environment (`VIRTUAL_ENV`, the worktree's `.venv`) is also shown the
+ * interpreter it was made from, which anything the step starts may run (an agent's `python -m pytest`).
+ */
+export function stepView(argv: readonly string[], cwd: string, searchPath: string, venv: string | undefined, host: ProgramViewHost): ProgramView {
+  const program = stepProgram(argv);
+  const found = [program === undefined ? undefined : locateProgram(program, cwd, searchPath), venv === undefined ? undefined : join(venv, "bin", "python")];
+  const readable: string[] = [];
+  for (const path of found) {
+    if (path === undefined) continue;
+    const view = programView(path, searchPath, host);
+    if ("refused" in view) return view;
+    readable.push(...view.readable);
+  }
+  return { readable };
+}
+
 /** The interpreter a script's first line names: an absolute path, or `env <name>` looked up on `searchPath`. */
 function shebangOf(path: string, searchPath: string): string | undefined {
   const head = Buffer.alloc(256);

@@ -21,7 +21,7 @@ import { findNetTools, type NetTools } from "./net-launch.js";
 import { prepareNetStep, type NetPolicy, type NetStep } from "./net-step.js";
 import type { Resolve } from "./egress-proxy.js";
 import { findProgramIn } from "./programs.js";
-import { locateProgram, programView, stepProgram, type ProgramView } from "./program-view.js";
+import { programView, stepView, type ProgramViewHost } from "./program-view.js";
 
 /** What one step is, what it may reach, and whether it has the network. */
 export interface SandboxStep {
@@ -153,7 +153,8 @@ export class Sandbox {
         return { ...result, sandboxed: true, network: step.network, net: policy };
       }
       // The program the command names, found where the step's PATH finds it on the host, is shown read-only, or refused up front.
-      const shown = this.programFolders(argv, options.cwd, set.PATH ?? process.env.PATH ?? "", step);
+      const searchPath = set.PATH ?? process.env.PATH ?? "";
+      const shown = stepView(argv, options.cwd, searchPath, set.VIRTUAL_ENV, this.viewHost([...step.writable, ...(step.readable ?? [])]));
       if ("refused" in shown) return notLaunched(argv, options.logPath, shown.refused, policy);
       const tools = this.host.netTools;
       if (policy === "own" || policy === "egress") {
@@ -219,15 +220,7 @@ export class Sandbox {
     return !("refused" in programView(program, searchPath, this.viewHost([])));
   }
 
-  /** The folders a step must be shown to run the program its command names, or why it cannot be. */
-  private programFolders(argv: readonly string[], cwd: string, searchPath: string, step: SandboxStep): ProgramView {
-    const program = stepProgram(argv);
-    const found = program === undefined ? undefined : locateProgram(program, cwd, searchPath);
-    if (found === undefined) return { readable: [] };
-    return programView(found, searchPath, this.viewHost([...step.writable, ...(step.readable ?? [])]));
-  }
-
-  private viewHost(stepRoots: readonly string[]) {
+  private viewHost(stepRoots: readonly string[]): ProgramViewHost {
     return {
       visible: (path: string) => this.sees(path) || stepRoots.some((root) => isInside(path, root)),
       home: this.host.home,
