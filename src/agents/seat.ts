@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import { DEFAULT_TAIL_BYTES, DEFAULT_TAIL_LINES, tailText } from "../exec/index.js";
 import { readBoundedFile } from "../files/index.js";
 import type { Sandbox, SandboxedResult } from "../sandbox/index.js";
+import { venvEnv } from "../workspace/index.js";
 import { describeSeatCommand, planSeatCommand, type AgentLaunch } from "./presets.js";
 import { splitTranscript, type SeatUsage } from "./transcript.js";
 import { watchForWaitingLoop } from "./watch.js";
@@ -78,6 +79,8 @@ export async function runSeat(request: SeatRequest): Promise<SeatResult> {
         ...(request.task !== undefined ? { HARNESS_TASK: request.task } : {}),
         HARNESS_PROMPT_FILE: request.promptFile,
         HARNESS_ARTIFACT_DIR: request.artifactDir,
+        // The worktree's .venv first on PATH, as for the suite: an agent's `python -m pytest` tests the worktree's package.
+        ...venvEnv(request.worktree, process.env.PATH ?? ""),
       },
     },
     timeoutMs: request.timeoutMs,

@@ -134,7 +134,7 @@ export async function runCommand(args: string[], io: CliIO): Promise<number> {
     const sandbox = sandboxFromEnv(io.env);
     // Locally the user is the operator: the agent may receive what the configuration names.
     await assertPreflight({
-      sandboxSees: (path) => sandbox.sees(path),
+      sandboxSees: (path) => sandbox.canRun(path),
       config,
       source: configSource,
       workflow,

@@ -9,7 +9,7 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { succeeded } from "../exec/index.js";
-import { git, readHeadCommit } from "../workspace/index.js";
+import { git, readHeadCommit, venvEnv } from "../workspace/index.js";
 import type { CheckFailure } from "./check-results.js";
 import { provisionConfig, type TaskRun } from "./task.js";
 import type { Stage } from "./workflow-types.js";
@@ -141,7 +141,13 @@ async function runSuiteOnBase(
     // The same policy as the suite gate: sandboxed, writing only its checkout, network only when the repository opts in.
     const result = await task.sandbox.shell(
       command,
-      { cwd: checkout, timeoutMs: task.config.test.timeoutMs, logPath: baselineLogPath(task), ...(where.signal ? { signal: where.signal } : {}) },
+      {
+        cwd: checkout,
+        env: { set: venvEnv(checkout, process.env.PATH ?? "") },
+        timeoutMs: task.config.test.timeoutMs,
+        logPath: baselineLogPath(task),
+        ...(where.signal ? { signal: where.signal } : {}),
+      },
       { purpose: "suite", network: key.policy.network, writable: [checkout] },
     );
     // Output that names its folder names the worktree's, as a run in the worktree would: a red gate is compared with it.

@@ -3,6 +3,7 @@ import { readBoundedText, UnsafeFileError } from "../files/index.js";
 import { succeeded, type ExecResult } from "../exec/index.js";
 import type { SandboxedResult, SandboxStep } from "../sandbox/index.js";
 import { schemas } from "../schema/index.js";
+import { venvEnv } from "../workspace/index.js";
 import { judgeRedGate } from "./baseline.js";
 import type { CleanCloneRecord } from "./events.js";
 import type { StepPolicy } from "./event-schemas.js";
@@ -31,6 +32,8 @@ export async function runSuiteInWorktree(task: TaskRun, stage: Pick<Stage, "id">
     command,
     {
       cwd: task.worktree.path,
+      // A Python rung's .venv first on PATH: the suite imports the worktree's package, not an installed copy.
+      env: { set: venvEnv(task.worktree.path, process.env.PATH ?? "") },
       timeoutMs: task.config.test.timeoutMs,
       logPath: suiteLogPath(task, attempt, stage.id),
       ...(task.signal ? { signal: task.signal } : {}),

@@ -78,7 +78,7 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
       operatorAllow: args.agentEnvAllow,
       base: { repoDir: args.repoDir, ref: args.baseRef },
       // A program the sandbox does not show cannot start there: refused here, named, not three failed attempts.
-      sandboxSees: (path) => sandbox.sees(path),
+      sandboxSees: (path) => sandbox.canRun(path),
     });
     if (problems.length > 0) throw new PreflightError(problems);
     // The repository's budget within the operator's ceilings: the lower wins, a repository cannot raise one.

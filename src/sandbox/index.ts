@@ -29,3 +29,4 @@ export { endpointsOf, findNetTools, type NetTools } from "./net-launch.js";
 export { startEgressProxy, type EgressProxy } from "./egress-proxy.js";
 export type { NetPolicy } from "./net-step.js";
 export { sparesMade, dropSpares, readySpares } from "./net-spares.js";
+export { findProgramIn } from "./programs.js";

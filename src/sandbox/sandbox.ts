@@ -8,7 +8,7 @@
  */
 import { appendFileSync, chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { homedir, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { exec, type ExecOptions, type ExecResult } from "../exec/index.js";
 import { bwrapArgs, hostSystemEntries, type SandboxView, type SystemEntry } from "./bwrap-args.js";
@@ -21,6 +21,7 @@ import { findNetTools, type NetTools } from "./net-launch.js";
 import { prepareNetStep, type NetPolicy, type NetStep } from "./net-step.js";
 import type { Resolve } from "./egress-proxy.js";
 import { findProgramIn } from "./programs.js";
+import { programView, stepView, type ProgramViewHost } from "./program-view.js";
 
 /** What one step is, what it may reach, and whether it has the network. */
 export interface SandboxStep {
@@ -68,6 +69,8 @@ export interface HostView {
   netTools: NetTools | { missing: string[] };
   /** How host names of `HARNESS_NET_ALLOW` and of the egress proxy are resolved (the system's by default). */
   resolve?: Resolve;
+  /** The user's home, never shown to a step whole (a tool installed under it may be: program-view.ts). */
+  home: string;
 }
 
 /** Runs steps under the sandbox described by `settings`. */
@@ -90,6 +93,7 @@ export class Sandbox {
       pidsCgroups: host.pidsCgroups ?? process.getuid?.() === 0,
       netTools: host.netTools ?? findNetTools(process.env.PATH ?? ""),
       ...(host.resolve ? { resolve: host.resolve } : {}),
+      home: host.home ?? (process.env.HOME !== undefined && process.env.HOME !== "" ? process.env.HOME : homedir()),
     };
   }
 
@@ -148,6 +152,10 @@ export class Sandbox {
         const result = await exec(argv, { ...options, env, logCapBytes: logCap });
         return { ...result, sandboxed: true, network: step.network, net: policy };
       }
+      // The program the command names, found where the step's PATH finds it on the host, is shown read-only, or refused up front.
+      const searchPath = set.PATH ?? process.env.PATH ?? "";
+      const shown = stepView(argv, options.cwd, searchPath, set.VIRTUAL_ENV, this.viewHost([...step.writable, ...(step.readable ?? [])]));
+      if ("refused" in shown) return notLaunched(argv, options.logPath, shown.refused, policy);
       const tools = this.host.netTools;
       if (policy === "own" || policy === "egress") {
         // The probe refuses stories on such a host; a step that still comes here does not get the host's network instead.
@@ -157,7 +165,8 @@ export class Sandbox {
         net = await prepareNetStep(this.settings.net, tools, scratch, options.logPath, this.host.resolve, spares);
         Object.assign(set, net.env);
       }
-      const view = { ...this.view(options.cwd, home, tmp, step), ...(net ? { resolvConf: net.resolvConf } : {}) };
+      const seen = { ...step, readable: [...(step.readable ?? []), ...shown.readable] };
+      const view = { ...this.view(options.cwd, home, tmp, seen), ...(net ? { resolvConf: net.resolvConf } : {}) };
       cgroup = this.host.pidsCgroups ? createPidsCgroup(this.settings.maxProcesses) : undefined;
       const boxed = [this.host.bwrap, ...bwrapArgs(view)];
       const inside = cgroup
@@ -200,6 +209,24 @@ export class Sandbox {
       ...this.settings.writePaths,
     ];
     return roots.some((root) => isInside(path, root)) && !this.host.masked.some((mask) => isInside(path, mask.path));
+  }
+
+  /**
+   * Whether a step could run `program` (an absolute path found on the host): the sandbox sees it,
+   * or shows its installation to the step that names it (program-view.ts). For preflight.
+   */
+  canRun(program: string, searchPath: string = process.env.PATH ?? ""): boolean {
+    if (this.sees(program)) return true;
+    return !("refused" in programView(program, searchPath, this.viewHost([])));
+  }
+
+  private viewHost(stepRoots: readonly string[]): ProgramViewHost {
+    return {
+      visible: (path: string) => this.sees(path) || stepRoots.some((root) => isInside(path, root)),
+      home: this.host.home,
+      tmp: this.host.scratchRoot,
+      masked: this.host.masked.map((mask) => mask.path),
+    };
   }
 
   private view(cwd: string, home: string, tmp: string, step: SandboxStep): SandboxView {

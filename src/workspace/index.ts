@@ -67,6 +67,8 @@ export {
   writeReceipt,
   excludeReceipt,
   WorkspaceProvisionError,
+  venvEnv,
+  VENV_DIR,
   type ProvisionArgs,
   type ProvisionOutcome,
   type ProvisionConfig,

@@ -3,7 +3,7 @@ import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 
 /** The package managers whose caches the harness keeps under its data directory. */
-export type CacheTool = "npm" | "pnpm" | "yarn" | "cargo";
+export type CacheTool = "npm" | "pnpm" | "yarn" | "cargo" | "pip" | "uv" | "poetry";
 
 /**
  * The harness's data directory: `HARNESS_HOME` when set (resolved to an absolute path),

@@ -40,6 +40,7 @@ describe("provisionWorktree and dependency snapshots", () => {
       receipt: { cmd: "npm ci", exitCode: 0, at: at.toISOString(), durationMs: expect.any(Number) },
       attempts: 1,
       skipped: false,
+      source: "npm",
       snapshot: { key, action: "saved" },
     });
     expect(first.outcome.receipt.durationMs).toBeLessThanOrEqual(Math.ceil(first.took));
@@ -51,6 +52,7 @@ describe("provisionWorktree and dependency snapshots", () => {
       receipt: { cmd: `npm ci (linked from snapshot ${key.slice(0, 12)})`, exitCode: 0, at: at.toISOString(), durationMs: expect.any(Number) },
       attempts: 0,
       skipped: false,
+      source: "npm",
       snapshot: { key, action: "linked" },
     });
     expect(second.outcome.receipt.durationMs).toBeGreaterThanOrEqual(0);
@@ -73,6 +75,7 @@ describe("provisionWorktree and dependency snapshots", () => {
       receipt: expect.objectContaining({ cmd: "npm ci" }),
       attempts: 1,
       skipped: false,
+      source: "npm",
     });
     expect(p.runs()).toBe(2);
     const log = readFileSync(second.logPath, "utf8").split("\n");
@@ -87,7 +90,7 @@ describe("provisionWorktree and dependency snapshots", () => {
     writeFileSync(snapshotsDir(p.home), "not a folder");
     const wt = await p.worktree();
     const { outcome } = await p.provision(wt);
-    expect(outcome).toEqual({ receiptPath: join(wt, PROVISION_RECEIPT), receipt: expect.objectContaining({ cmd: "npm ci" }), attempts: 1, skipped: false });
+    expect(outcome).toEqual({ receiptPath: join(wt, PROVISION_RECEIPT), receipt: expect.objectContaining({ cmd: "npm ci" }), attempts: 1, skipped: false, source: "npm" });
     expect(readReceipt(wt)?.cmd).toBe("npm ci");
   });
 
@@ -235,6 +238,11 @@ describe("provisioning's environment and admission", () => {
       PNPM_HOME: "/h/cache/pnpm",
       YARN_CACHE_FOLDER: "/h/cache/yarn",
       CARGO_HOME: "/h/cache/cargo",
+      PIP_CACHE_DIR: "/h/cache/pip",
+      UV_CACHE_DIR: "/h/cache/uv",
+      POETRY_CACHE_DIR: "/h/cache/poetry",
+      POETRY_VIRTUALENVS_IN_PROJECT: "true",
+      PIP_DISABLE_PIP_VERSION_CHECK: "1",
       npm_config_audit: "false",
       npm_config_fund: "false",
       npm_config_update_notifier: "false",

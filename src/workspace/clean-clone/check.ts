@@ -10,7 +10,7 @@
 import { realpathSync } from "node:fs";
 import { isAbsolute, join, relative } from "node:path";
 import { isInside } from "../../sandbox/index.js";
-import { provisionWorktree } from "../provision/index.js";
+import { provisionWorktree, type ProvisionOutcome } from "../provision/index.js";
 import { WorkspaceProvisionError, type ProvisionConfig } from "../provision/index.js";
 import { workspacesWarning } from "./workspaces.js";
 import { buildCleanClone, type BuiltCleanClone } from "./build.js";
@@ -22,6 +22,7 @@ import { makeScratch, removeScratch } from "./scratch.js";
 import { cloneStep, runSuite, suiteEnvSet } from "./run-suite.js";
 import { launchInClone } from "./suite.js";
 import { describeInvoked } from "./truth.js";
+import { importWarnings } from "./imports.js";
 
 export type { CleanCloneResult } from "./record.js";
 export type { CleanCloneOptions } from "./options.js";
@@ -35,9 +36,9 @@ async function provisionClone(
   asked: { config?: ProvisionConfig; harnessHome?: string },
   cloneDir: string,
   scratch: string,
-): Promise<void> {
+): Promise<ProvisionOutcome> {
   try {
-    await provisionWorktree({
+    return await provisionWorktree({
       worktree: cloneDir,
       taskId: "clean-clone",
       // A fresh install is the point of `clean_clone.provision`; a scratch clone's snapshot would only be garbage.
@@ -52,6 +53,12 @@ async function provisionClone(
     const message = error instanceof Error ? error.message : String(error);
     throw new CleanCloneBuildError("provision", options.repo, error instanceof WorkspaceProvisionError ? message : `internal error: ${message}`);
   }
+}
+
+/** Why a provisioned clone holds nothing installed, for its warnings. */
+function nothingInstalled(outcome: ProvisionOutcome): string {
+  if (outcome.source === "cargo") return "provisioning installed nothing: Cargo fetches a crate's dependencies when the suite builds it";
+  return "provisioning installed nothing: the ladder knows no lockfile or manifest of this repository; set provision.command to install its dependencies";
 }
 
 /** A relative path (`.venv/bin/python`), which names a file of the clone; not a bare name, not absolute. */
@@ -89,7 +96,7 @@ async function targetInterpreter(
   result.interpreterVersion = await interpreterVersion(interpreter, (argv, bounds) =>
     launchInClone(
       argv,
-      { cwd: clone.workDir, env: { allow: options.env?.allow ?? [], set: suiteEnvSet(options, interpreter) }, ...bounds },
+      { cwd: clone.workDir, env: { allow: options.env?.allow ?? [], set: suiteEnvSet(options, interpreter, clone.cloneDir) }, ...bounds },
       cloneStep(options, clone, interpreter),
     ),
   );
@@ -134,12 +141,16 @@ export async function runCleanCloneCheck(options: CleanCloneOptions): Promise<Cl
     const provision = options.provision ?? (clone.workspaces !== undefined ? (options.provisionWorkspaces ?? {}) : undefined);
     if (clone.workspaces !== undefined) result.warnings.push(workspacesWarning(clone.workspaces));
     if (provision !== undefined) {
-      await provisionClone(options, provision, clone.cloneDir, scratch);
-      result.provisioned = true;
+      const outcome = await provisionClone(options, provision, clone.cloneDir, scratch);
+      // Provisioned means something was installed: a no-op rung links nothing and installs nothing.
+      result.provisioned = outcome.receipt.cmd !== null;
+      if (!result.provisioned) result.warnings.push(nothingInstalled(outcome));
+      if (outcome.note !== undefined) result.warnings.push(outcome.note);
     }
     // Only now: a relative interpreter is a file of the clone (provisioning may have made it).
     const interpreter = options.interpreter === undefined ? undefined : await targetInterpreter(options, clone, result, early);
     Object.assign(result, await describeInvoked(options, clone, interpreter, result));
+    result.warnings = [...(result.warnings ?? []), ...(await importWarnings(options, clone, interpreter, result))];
     Object.assign(result, await runSuite(options, clone, interpreter, DEFAULT_CLEAN_CLONE_TIMEOUT_MS));
   } catch (error) {
     // The pipeline must always get a verdict to record, so even a fault of the harness itself

@@ -3,6 +3,7 @@ import { constants } from "node:os";
 import type { ExecResult } from "../../exec/index.js";
 import type { BuiltCleanClone } from "./build.js";
 import type { CleanCloneOptions } from "./options.js";
+import { venvEnv } from "../provision/index.js";
 import { commandWithInterpreter, pathWithInterpreter } from "./interpreter.js";
 import type { CleanCloneResult } from "./record.js";
 import { launchInClone, type CloneStep } from "./suite.js";
@@ -20,10 +21,12 @@ function exitCodeOf(result: ExecResult): number | undefined {
 
 /**
  * The variables the suite gets beyond the exec allowlist: `CI=true` as every CI service sets it
- * (unless the caller sets CI), the caller's values, and the targeted interpreter's folder first on PATH.
+ * (unless the caller sets CI), the caller's values, the clone's `.venv` (when provisioning made
+ * one) and before it the targeted interpreter's folder first on PATH.
  */
-export function suiteEnvSet(options: CleanCloneOptions, interpreter: string | undefined): Record<string, string> {
+export function suiteEnvSet(options: CleanCloneOptions, interpreter: string | undefined, cloneDir?: string): Record<string, string> {
   const set: Record<string, string> = { CI: "true", ...options.env?.set };
+  if (cloneDir !== undefined) Object.assign(set, venvEnv(cloneDir, set.PATH ?? process.env.PATH ?? ""));
   if (interpreter !== undefined) set.PATH = pathWithInterpreter(interpreter, set.PATH ?? process.env.PATH ?? "");
   return set;
 }
@@ -55,7 +58,7 @@ export async function runSuite(
     {
       cwd: clone.workDir,
       // Stryker disable next-line ArrayDeclaration: a name that is no variable name allows nothing
-      env: { allow: options.env?.allow ?? [], set: suiteEnvSet(options, interpreter) },
+      env: { allow: options.env?.allow ?? [], set: suiteEnvSet(options, interpreter, clone.cloneDir) },
       timeoutMs: options.timeoutMs ?? defaultTimeoutMs,
       tailLines: CLEAN_CLONE_TAIL_LINES,
       tailBytes: CLEAN_CLONE_TAIL_BYTES,
@@ -73,5 +76,30 @@ export async function runSuite(
   // Stryker disable next-line ConditionalExpression,LogicalOperator: see above
   if (result.spawnError !== undefined || exitCode === undefined)
     return { ...outcome, ran: false, reason: `the suite could not be started: ${result.spawnError ?? "no exit status"}` };
+  const missing = exitCode === 127 ? missingProgram(result.tail) : undefined;
+  if (missing !== undefined)
+    return {
+      ...outcome,
+      ran: false,
+      reason: `the suite could not be run: exit 127, ${missing.line}: a program it starts is not installed, or not visible in the sandbox (an operator who trusts its installation adds its folder to HARNESS_SANDBOX_READ)`,
+    };
   return { ...outcome, ran: true, exitCode };
+}
+
+/**
+ * Why a suite ended with 127, when that is the shell's "not found" for a program rather than a
+ * file of the commit: `./scripts/test.sh: not found` is the change's (a script the commit left
+ * out), `pytest: not found` is the environment's. A 127 the shell did not explain counts as the environment's too.
+ */
+function missingProgram(tail: string): { line: string } | undefined {
+  const lines = tail.trimEnd().split("\n");
+  for (let index = lines.length - 1; index >= 0; index -= 1) {
+    const line = lines[index]?.trim() ?? "";
+    const name = /(?:^|:\s)(\S+): (?:command )?not found$/.exec(line)?.[1] ?? /(?:^|:\s)(\S+): No such file or directory$/.exec(line)?.[1];
+    if (name === undefined) continue;
+    // A relative path names a file of the clone: the commit's own.
+    if (name.includes("/") && !name.startsWith("/")) return undefined;
+    return { line };
+  }
+  return { line: "the shell's code for a command that could not be found" };
 }

@@ -7,7 +7,6 @@
 import { dirname, relative } from "node:path";
 import { keepLastBytes } from "../../exec/index.js";
 import type { CleanCloneOptions } from "./options.js";
-import { pathWithInterpreter } from "./interpreter.js";
 import { invokedInterpreter, sameFile } from "./invoked.js";
 import type { CleanCloneResult } from "./record.js";
 import type { BuiltCleanClone } from "./build.js";
@@ -21,7 +20,7 @@ async function probeVersion(program: string, clone: BuiltCleanClone, options: Cl
     {
       cwd: clone.workDir,
       // Stryker disable next-line ArrayDeclaration: a name that is no variable name allows nothing
-      env: { allow: options.env?.allow ?? [], set: suiteEnvSet(options, interpreter) },
+      env: { allow: options.env?.allow ?? [], set: suiteEnvSet(options, interpreter, clone.cloneDir) },
       timeoutMs: 30_000,
       tailLines: 5,
       tailBytes: 4096,
@@ -50,8 +49,8 @@ export async function describeInvoked(
   result: Partial<CleanCloneResult>,
 ): Promise<Partial<CleanCloneResult>> {
   const workDir = clone.workDir;
-  const basePath = options.env?.set?.PATH ?? process.env.PATH ?? "";
-  const searchPath = interpreter === undefined ? basePath : pathWithInterpreter(interpreter, basePath);
+  // The suite's own PATH: the clone's .venv and the targeted interpreter's folder first.
+  const searchPath = suiteEnvSet(options, interpreter, clone.cloneDir).PATH ?? process.env.PATH ?? "";
   const invoked = await invokedInterpreter(options.command, workDir, searchPath);
   const warnings: string[] = [...(result.warnings ?? [])];
   if (invoked === undefined) {

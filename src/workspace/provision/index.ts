@@ -4,3 +4,5 @@ export { resolveProvisionCommand, PROVISION_HOOK, type ProvisionSource, type Res
 export { snapshotsDir, SNAPSHOTS_KEPT } from "./snapshot.js";
 export { PROVISION_RECEIPT, provisionReceiptPath, readReceipt, isProvisioned, writeReceipt, excludeReceipt, type ProvisionReceipt } from "./receipt.js";
 export { WorkspaceProvisionError, type ProvisionFailure } from "./error.js";
+export { venvEnv } from "./venv.js";
+export { VENV_DIR } from "./python.js";

@@ -10,11 +10,11 @@ import { cacheDir, harnessHome as defaultHarnessHome } from "../paths.js";
 import { validateProvisionConfig, type ProvisionConfig, type ProvisionSettings } from "./config.js";
 import { WorkspaceProvisionError } from "./error.js";
 import { excludeReceipt, provisionReceiptPath, PROVISION_RECEIPT, readReceipt, writeReceipt, type ProvisionReceipt } from "./receipt.js";
-import { resolveProvisionCommand, type ResolvedProvision } from "./resolve.js";
+import { resolveProvisionCommand, type ProvisionSource, type ResolvedProvision } from "./resolve.js";
 import { hasSnapshot, linkSnapshot, planSnapshot, saveSnapshot, type SnapshotPlan } from "./snapshot.js";
 
 /** The package managers whose caches provisioning may write. */
-const CACHE_TOOLS = ["npm", "pnpm", "yarn", "cargo"] as const;
+const CACHE_TOOLS = ["npm", "pnpm", "yarn", "cargo", "pip", "uv", "poetry"] as const;
 
 /** Attempts of one provisioning command: the first, and one retry. */
 const MAX_ATTEMPTS = 2;
@@ -43,6 +43,10 @@ export interface ProvisionOutcome {
   skipped: boolean;
   /** Set when `node_modules` came from a snapshot (`linked`) or was kept as one (`saved`). */
   snapshot?: { key: string; action: "linked" | "saved" };
+  /** The rung that decided (absent for a skip: the receipt was already there). */
+  source?: ProvisionSource;
+  /** What a reader should know about the install (a lock whose tool is missing, installed with pip instead). */
+  note?: string;
 }
 
 /**
@@ -59,6 +63,12 @@ export function provisionCacheEnv(home: string): Record<string, string> {
     PNPM_HOME: cacheDir(home, "pnpm"),
     YARN_CACHE_FOLDER: cacheDir(home, "yarn"),
     CARGO_HOME: cacheDir(home, "cargo"),
+    // Python: wheels and downloads shared between worktrees; poetry's environment in the worktree (.venv), like the other rungs'.
+    PIP_CACHE_DIR: cacheDir(home, "pip"),
+    UV_CACHE_DIR: cacheDir(home, "uv"),
+    POETRY_CACHE_DIR: cacheDir(home, "poetry"),
+    POETRY_VIRTUALENVS_IN_PROJECT: "true",
+    PIP_DISABLE_PIP_VERSION_CHECK: "1",
     // Installing must not depend on the advisory service or print funding notices into the log.
     npm_config_audit: "false",
     npm_config_fund: "false",
@@ -89,7 +99,10 @@ export async function provisionWorktree(args: ProvisionArgs): Promise<ProvisionO
   const existing = readReceipt(args.worktree);
   if (existing) return { receiptPath, receipt: existing, attempts: 0, skipped: true };
 
-  const resolved = resolveProvisionCommand({ worktree: args.worktree, config: settings });
+  // uv and poetry are looked for where the install will look for them: on the provisioning PATH.
+  const searchPath = settings.env.set?.PATH ?? process.env.PATH ?? "";
+  const resolved = resolveProvisionCommand({ worktree: args.worktree, config: settings, searchPath });
+  const about = { source: resolved.source, ...(resolved.argv !== null && resolved.note !== undefined ? { note: resolved.note } : {}) };
   // Excluded before the receipt exists, so no `git status` ever lists it.
   await excludeReceipt(args.worktree);
   const now = args.now ?? (() => new Date());
@@ -100,7 +113,8 @@ export async function provisionWorktree(args: ProvisionArgs): Promise<ProvisionO
     return receipt;
   };
   // No-op rungs run nothing, so they need no sandbox (nor valid sandbox settings).
-  if (resolved.argv === null) return { receiptPath, receipt: finish(null), attempts: 0, skipped: false };
+  if (resolved.argv === null) return { receiptPath, receipt: finish(null), attempts: 0, skipped: false, ...about };
+  if (about.note !== undefined) appendNote(args.logPath, about.note);
 
   const home = args.harnessHome ?? defaultHarnessHome();
   const sandbox = args.sandbox;
@@ -111,7 +125,7 @@ export async function provisionWorktree(args: ProvisionArgs): Promise<ProvisionO
       await linkSnapshot(plan, args.worktree);
       // The receipt keeps its pinned keys; its command says where the tree came from.
       const receipt = finish(`${resolved.cmd} (linked from snapshot ${plan.key.slice(0, 12)})`);
-      return { receiptPath, receipt, attempts: 0, skipped: false, snapshot: { key: plan.key, action: "linked" } };
+      return { receiptPath, receipt, attempts: 0, skipped: false, snapshot: { key: plan.key, action: "linked" }, ...about };
     } catch (error) {
       appendNote(args.logPath, `snapshot ${plan.key} could not be linked, installing instead: ${(error as Error).message}`);
     }
@@ -119,9 +133,9 @@ export async function provisionWorktree(args: ProvisionArgs): Promise<ProvisionO
   const attempts = await runWithRetry(args, settings, resolved.cmd, resolved.argv, home, sandbox);
   const receipt = finish(resolved.cmd);
   if (plan.eligible && (await saveSnapshot(plan, args.worktree).catch(() => false))) {
-    return { receiptPath, receipt, attempts, skipped: false, snapshot: { key: plan.key, action: "saved" } };
+    return { receiptPath, receipt, attempts, skipped: false, snapshot: { key: plan.key, action: "saved" }, ...about };
   }
-  return { receiptPath, receipt, attempts, skipped: false };
+  return { receiptPath, receipt, attempts, skipped: false, ...about };
 }
 
 /**

@@ -2,13 +2,18 @@
 import { accessSync, constants, statSync } from "node:fs";
 import { join } from "node:path";
 import { validateProvisionConfig, type ProvisionConfig } from "./config.js";
+import { pythonRung, type PythonSource } from "./python.js";
 
 /** Which rung of the ladder chose the command. */
-export type ProvisionSource = "config" | "hook" | "pnpm" | "npm" | "yarn" | "cargo" | "none";
+export type ProvisionSource = "config" | "hook" | "pnpm" | "npm" | "yarn" | PythonSource | "cargo" | "none";
 
-/** The command a worktree provisions with; `cmd` and `argv` are null for the no-op rungs. */
+/**
+ * The command a worktree provisions with; `cmd` and `argv` are null for the no-op rungs. A
+ * `note` says what a reader should know (a lock whose tool is missing, installed with pip instead).
+ */
 export type ResolvedProvision =
-  { source: Exclude<ProvisionSource, "cargo" | "none">; cmd: string; argv: string[] } | { source: "cargo" | "none"; cmd: null; argv: null };
+  | { source: Exclude<ProvisionSource, "cargo" | "none">; cmd: string; argv: string[]; note?: string }
+  | { source: "cargo" | "none"; cmd: null; argv: null };
 
 /** The repository hook, relative to the worktree root. */
 export const PROVISION_HOOK = ".harness/provision.sh";
@@ -23,10 +28,13 @@ const LOCKFILE_RUNGS: ReadonlyArray<{ file: string; source: "pnpm" | "npm" | "ya
 /**
  * Resolves how `worktree` is provisioned, stopping at the first rung: a configured command
  * (`/bin/sh -lc`), an executable `.harness/provision.sh`, `pnpm-lock.yaml`,
- * `package-lock.json`, `yarn.lock`, `Cargo.toml` (no-op), none (no-op). Throws
- * `ProvisionConfigError` for an unusable configured command.
+ * `package-lock.json`, `yarn.lock`, the Python rungs (`uv.lock`, `poetry.lock`,
+ * `requirements*.txt`, `pyproject.toml` or `setup.py`: a `.venv` in the worktree with the
+ * project installed into it), `Cargo.toml` (no-op), none (no-op). `searchPath` (the
+ * provisioning PATH, the App's by default) decides whether uv or poetry is there to honour its
+ * lock. Throws `ProvisionConfigError` for an unusable configured command.
  */
-export function resolveProvisionCommand(args: { worktree: string; config?: ProvisionConfig }): ResolvedProvision {
+export function resolveProvisionCommand(args: { worktree: string; config?: ProvisionConfig; searchPath?: string }): ResolvedProvision {
   const { command } = validateProvisionConfig(args.config);
   if (command !== undefined) return { source: "config", cmd: command, argv: ["/bin/sh", "-lc", command] };
 
@@ -35,6 +43,11 @@ export function resolveProvisionCommand(args: { worktree: string; config?: Provi
 
   for (const rung of LOCKFILE_RUNGS) {
     if (isFile(join(args.worktree, rung.file))) return { source: rung.source, cmd: rung.argv.join(" "), argv: [...rung.argv] };
+  }
+  const python = pythonRung(args.worktree, args.searchPath ?? process.env.PATH ?? "");
+  if (python !== undefined) {
+    const argv = ["/bin/sh", "-c", python.cmd];
+    return python.note !== undefined ? { source: python.source, cmd: python.cmd, argv, note: python.note } : { source: python.source, cmd: python.cmd, argv };
   }
   if (isFile(join(args.worktree, "Cargo.toml"))) return { source: "cargo", cmd: null, argv: null };
   return { source: "none", cmd: null, argv: null };
