@@ -5,30 +5,18 @@
  */
 import { beforeAll, describe, expect, it } from "@jest/globals";
 import { handleCheckSuite, handleIssueComment, handlePullRequestReview, CI_LOG_TAIL_BYTES } from "../../src/github/triggers/index.js";
-import { fakeOctokit } from "../support/fake-github/client.js";
 import { checkSuiteCompletedPayload, issueCommentCreatedPayload, pullRequestReviewSubmittedPayload } from "../support/fake-github/index.js";
 import { useFakeGitHub } from "../support/fake-github-fixture.js";
-import { triggerDepsEach } from "../support/trigger-deps.js";
-import { contextFor, NAME, openStoryPull, OWNER, pushStoryBranch, RecordingLog } from "./fake-setup.js";
+import { contextFor, NAME, openStoryPull, OWNER, pushStoryBranch, useTriggerSetup } from "./fake-setup.js";
 
 const gh = useFakeGitHub();
-const fixture = triggerDepsEach(
-  "harness-revision-triggers-",
-  () => gh,
-  () => new RecordingLog(),
-);
-let octokit: ReturnType<typeof fakeOctokit>;
+const setup = useTriggerSetup(gh, { prefix: "harness-revision-triggers-", permissions: { writer: "write", reader: "read" }, bots: ["helper[bot]"] });
 let story: { number: number; headSha: string };
 let storyIssue: number;
 
 beforeAll(async () => {
-  await gh.addRepository({ owner: OWNER, name: NAME, files: { "README.md": "# demo\n" } });
-  gh.setPermission(OWNER, NAME, "writer", "write");
-  gh.setPermission(OWNER, NAME, "reader", "read");
-  gh.addBotAccount("helper[bot]");
-  octokit = fakeOctokit(gh, { installation: true });
   storyIssue = gh.createIssue(OWNER, NAME, { title: "Greet", body: "Add greet()", user: OWNER, labels: ["story"] }).number;
-  story = await openStoryPull(gh, octokit, storyIssue);
+  story = await openStoryPull(gh, setup.octokit, storyIssue);
 });
 
 async function reviewed(
@@ -38,7 +26,7 @@ async function reviewed(
   pull = story.number,
 ) {
   const { review } = gh.submitReview(OWNER, NAME, pull, { user, state, body: "Please change this.", commitId: story.headSha, comments });
-  return contextFor("pull_request_review.submitted", await pullRequestReviewSubmittedPayload(gh, { owner: OWNER, name: NAME, review }), octokit);
+  return contextFor("pull_request_review.submitted", await pullRequestReviewSubmittedPayload(gh, { owner: OWNER, name: NAME, review }), setup.octokit);
 }
 
 describe("pull_request_review.submitted", () => {
@@ -48,7 +36,7 @@ describe("pull_request_review.submitted", () => {
         { path: "greet.js", line: 2, body: "say hello" },
         { path: "old.js", line: null, body: "on a line deleted since" },
       ]),
-      fixture.deps,
+      setup.deps,
     );
     expect(outcome.action).toBe("enqueued");
     if (outcome.action !== "enqueued") return;
@@ -68,34 +56,34 @@ describe("pull_request_review.submitted", () => {
   });
 
   it("starts nothing for a reader's review, a bot's, an approval, or a comment review without inline comments", async () => {
-    expect(await handlePullRequestReview(await reviewed("reader", "CHANGES_REQUESTED"), fixture.deps)).toEqual({ action: "ignored", reason: "not-permitted" });
-    expect(await handlePullRequestReview(await reviewed("helper[bot]", "CHANGES_REQUESTED"), fixture.deps)).toEqual({ action: "ignored", reason: "bot" });
-    expect(await handlePullRequestReview(await reviewed(gh.botLogin, "CHANGES_REQUESTED"), fixture.deps)).toEqual({ action: "ignored", reason: "bot" });
-    expect(await handlePullRequestReview(await reviewed("writer", "APPROVED"), fixture.deps)).toEqual({ action: "ignored", reason: "review-asks-nothing" });
-    expect(await handlePullRequestReview(await reviewed("writer", "COMMENTED"), fixture.deps)).toEqual({ action: "ignored", reason: "review-asks-nothing" });
-    expect(await fixture.queue.snapshot()).toEqual([]);
+    expect(await handlePullRequestReview(await reviewed("reader", "CHANGES_REQUESTED"), setup.deps)).toEqual({ action: "ignored", reason: "not-permitted" });
+    expect(await handlePullRequestReview(await reviewed("helper[bot]", "CHANGES_REQUESTED"), setup.deps)).toEqual({ action: "ignored", reason: "bot" });
+    expect(await handlePullRequestReview(await reviewed(gh.botLogin, "CHANGES_REQUESTED"), setup.deps)).toEqual({ action: "ignored", reason: "bot" });
+    expect(await handlePullRequestReview(await reviewed("writer", "APPROVED"), setup.deps)).toEqual({ action: "ignored", reason: "review-asks-nothing" });
+    expect(await handlePullRequestReview(await reviewed("writer", "COMMENTED"), setup.deps)).toEqual({ action: "ignored", reason: "review-asks-nothing" });
+    expect(await setup.queue.snapshot()).toEqual([]);
   });
 
   it("starts nothing for a review on a pull request that is not a story's, nor on a story's closed one", async () => {
     const ahead = await pushStoryBranch(gh, 999);
-    await octokit.rest.git.createRef({ owner: OWNER, repo: NAME, ref: "refs/heads/feature", sha: ahead });
-    const { data: plain } = await octokit.rest.pulls.create({ owner: OWNER, repo: NAME, head: "feature", base: "main", title: "A feature" });
-    expect(await handlePullRequestReview(await reviewed("writer", "CHANGES_REQUESTED", [], plain.number), fixture.deps)).toEqual({
+    await setup.octokit.rest.git.createRef({ owner: OWNER, repo: NAME, ref: "refs/heads/feature", sha: ahead });
+    const { data: plain } = await setup.octokit.rest.pulls.create({ owner: OWNER, repo: NAME, head: "feature", base: "main", title: "A feature" });
+    expect(await handlePullRequestReview(await reviewed("writer", "CHANGES_REQUESTED", [], plain.number), setup.deps)).toEqual({
       action: "ignored",
       reason: "not-a-story",
     });
-    const { data: closed } = await octokit.rest.pulls.create({ owner: OWNER, repo: NAME, head: "harness/story-999", base: "main", title: "Story 999" });
-    await octokit.rest.pulls.update({ owner: OWNER, repo: NAME, pull_number: closed.number, state: "closed" });
-    expect(await handlePullRequestReview(await reviewed("writer", "CHANGES_REQUESTED", [], closed.number), fixture.deps)).toEqual({
+    const { data: closed } = await setup.octokit.rest.pulls.create({ owner: OWNER, repo: NAME, head: "harness/story-999", base: "main", title: "Story 999" });
+    await setup.octokit.rest.pulls.update({ owner: OWNER, repo: NAME, pull_number: closed.number, state: "closed" });
+    expect(await handlePullRequestReview(await reviewed("writer", "CHANGES_REQUESTED", [], closed.number), setup.deps)).toEqual({
       action: "ignored",
       reason: "pull-request-closed",
     });
-    expect(await fixture.queue.snapshot()).toEqual([]);
+    expect(await setup.queue.snapshot()).toEqual([]);
   });
 
   it("batches a second trigger while the story's run is queued into its next round, instead of queueing two runs, and says so", async () => {
-    expect((await handlePullRequestReview(await reviewed("writer", "CHANGES_REQUESTED"), fixture.deps)).action).toBe("enqueued");
-    const second = await handlePullRequestReview(await reviewed("writer", "CHANGES_REQUESTED"), fixture.deps);
+    expect((await handlePullRequestReview(await reviewed("writer", "CHANGES_REQUESTED"), setup.deps)).action).toBe("enqueued");
+    const second = await handlePullRequestReview(await reviewed("writer", "CHANGES_REQUESTED"), setup.deps);
     expect(second).toMatchObject({ action: "enqueued", jobId: expect.stringMatching(/^pending:/) });
     expect(gh.state.commentsOn(OWNER, NAME, story.number).at(-1)?.body).toMatch(/batched into its next revision round/);
   });
@@ -105,8 +93,8 @@ describe("/harness revise", () => {
   it("queues a revise job with the writer's text; a reader gets the usual refusal", async () => {
     const comment = gh.addComment(OWNER, NAME, story.number, { body: "/harness revise rename greet to hello\nand keep the tests", user: "writer" });
     const outcome = await handleIssueComment(
-      contextFor("issue_comment.created", issueCommentCreatedPayload(gh, { owner: OWNER, name: NAME, comment }), octokit),
-      fixture.deps,
+      contextFor("issue_comment.created", issueCommentCreatedPayload(gh, { owner: OWNER, name: NAME, comment }), setup.octokit),
+      setup.deps,
     );
     expect(outcome.action).toBe("enqueued");
     if (outcome.action === "enqueued") {
@@ -116,8 +104,8 @@ describe("/harness revise", () => {
     }
     const byReader = gh.addComment(OWNER, NAME, story.number, { body: "/harness revise do it", user: "reader" });
     const refused = await handleIssueComment(
-      contextFor("issue_comment.created", issueCommentCreatedPayload(gh, { owner: OWNER, name: NAME, comment: byReader }), octokit),
-      fixture.deps,
+      contextFor("issue_comment.created", issueCommentCreatedPayload(gh, { owner: OWNER, name: NAME, comment: byReader }), setup.octokit),
+      setup.deps,
     );
     expect(refused).toEqual({ action: "replied", reason: "not-permitted" });
   });
@@ -127,8 +115,8 @@ describe("/harness revise", () => {
     expect(
       (
         await handleIssueComment(
-          contextFor("issue_comment.created", issueCommentCreatedPayload(gh, { owner: OWNER, name: NAME, comment }), octokit),
-          fixture.deps,
+          contextFor("issue_comment.created", issueCommentCreatedPayload(gh, { owner: OWNER, name: NAME, comment }), setup.octokit),
+          setup.deps,
         )
       ).action,
     ).toBe("replied");
@@ -159,14 +147,14 @@ describe("check_suite.completed", () => {
     return contextFor(
       "check_suite.completed",
       await checkSuiteCompletedPayload(gh, { owner: OWNER, name: NAME, suite, ...(sender ? { sender } : {}) }),
-      octokit,
+      setup.octokit,
     );
   }
 
   it("queues a fix round for an Actions failure on the head, with output, annotations and the log's tail: redacted, ANSI stripped, 64 KiB", async () => {
     const noise = "x".repeat(1023) + "\n";
     const log = noise.repeat(10 * 1024) + `\u001b[31mError: expected hello, got hi\u001b[0m token=${secret}\n`;
-    const outcome = await handleCheckSuite(await suiteOn(story.headSha, "github-actions", log), fixture.deps);
+    const outcome = await handleCheckSuite(await suiteOn(story.headSha, "github-actions", log), setup.deps);
     expect(outcome.action).toBe("enqueued");
     if (outcome.action !== "enqueued") return;
     const trigger = outcome.job.revision?.triggers[0];
@@ -187,17 +175,17 @@ describe("check_suite.completed", () => {
   it("ignores the App's own suite, a passing suite, a suite on an older head, and a suite with no pull request", async () => {
     const own = await suiteOn(story.headSha, gh.appSlug);
     (own.payload.check_suite as { app: { id: number } }).app.id = gh.appId;
-    expect(await handleCheckSuite(own, fixture.deps)).toEqual({ action: "ignored", reason: "own-suite" });
-    expect(await handleCheckSuite(await suiteOn(story.headSha, "other-ci", undefined, "success"), fixture.deps)).toEqual({
+    expect(await handleCheckSuite(own, setup.deps)).toEqual({ action: "ignored", reason: "own-suite" });
+    expect(await handleCheckSuite(await suiteOn(story.headSha, "other-ci", undefined, "success"), setup.deps)).toEqual({
       action: "ignored",
       reason: "not-failing",
     });
     const stale = await suiteOn(story.headSha, "other-ci");
     const newer = await pushStoryBranch(gh, storyIssue, "a newer commit");
-    expect(await handleCheckSuite(stale, fixture.deps)).toEqual({ action: "ignored", reason: "stale-head" });
+    expect(await handleCheckSuite(stale, setup.deps)).toEqual({ action: "ignored", reason: "stale-head" });
     story.headSha = newer;
     const main = (await gh.branchHead(OWNER, NAME, "main")) ?? "";
-    expect(await handleCheckSuite(await suiteOn(main, "other-ci"), fixture.deps)).toEqual({ action: "ignored", reason: "no-story-pull-request" });
-    expect(await fixture.queue.snapshot()).toEqual([]);
+    expect(await handleCheckSuite(await suiteOn(main, "other-ci"), setup.deps)).toEqual({ action: "ignored", reason: "no-story-pull-request" });
+    expect(await setup.queue.snapshot()).toEqual([]);
   });
 });

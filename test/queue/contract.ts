@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { jest } from "@jest/globals";
 import { exec, type ExecResult } from "../../src/exec/index.js";
-import type { JobLease, QueueConfig, StoryQueue } from "../../src/queue/index.js";
+import type { JobLease, QueueConfig, StoryJob, StoryQueue } from "../../src/queue/index.js";
 import { deferred, makeJob } from "./helpers.js";
 import { until } from "../support/poll.js";
 
@@ -248,6 +248,76 @@ export function describeQueueContract(adapter: string, makeBacking: () => Promis
       ]);
     });
 
+    it("batches revise jobs that arrive while the story runs into one next round with both triggers, in arrival order", async () => {
+      const queue = await open();
+      const release = deferred();
+      const leases: JobLease[] = [];
+      queue.start(async (lease, signal) => {
+        leases.push(lease);
+        if (leases.length === 1) await Promise.race([release.promise, new Promise((done) => signal.addEventListener("abort", done))]);
+      });
+      await queue.enqueue(makeJob(1, "d-start"));
+      await until("the first run to start", () => leases.length === 1);
+      // Opened once the story is queued, as a second App process would find it.
+      const other = await open();
+      // Two triggers, through two processes: each is told it was batched.
+      expect(await queue.enqueue(reviseJob(1, "review-a", 11))).toEqual({ accepted: true, jobId: "pending:review-a", batched: true });
+      expect(await other.enqueue(reviseJob(1, "review-b", 12))).toEqual({ accepted: true, jobId: "pending:review-b", batched: true });
+      // A redelivery of a batched trigger is a repeat; a second start is still refused.
+      expect(await other.enqueue(reviseJob(1, "review-b", 12))).toEqual({ accepted: false, reason: "duplicate-delivery" });
+      expect(await other.enqueue(makeJob(1, "d-again"))).toEqual({ accepted: false, reason: "already-active" });
+      release.resolve();
+      await until("the batched round to run", () => leases.length === 2);
+      await until("story inactive", async () => !(await queue.isActive("acme/widgets#1")));
+      expect(leases).toHaveLength(2);
+      expect(leases[1]).toMatchObject({ interruptions: 0, job: { kind: "revise", storyKey: "acme/widgets#1" } });
+      expect(triggerIds(leases[1]!)).toEqual([11, 12]);
+      expect(await queue.snapshot()).toEqual([]);
+      // With no run going, a trigger is a round of its own at once.
+      expect(await queue.enqueue(reviseJob(1, "review-c", 13))).toEqual({ accepted: true, jobId: expect.not.stringMatching(/^pending:/) });
+      expect((await queue.enqueue(reviseJob(1, "review-c", 13))).accepted).toBe(false);
+      await until("the third round", () => leases.length === 3);
+      expect(triggerIds(leases[2]!)).toEqual([13]);
+    });
+
+    it(
+      "keeps the triggers batched during a run whose worker is killed with SIGKILL: the run is taken over, then they run as one round",
+      async () => {
+        const markers = mkdtempSync(join(tmpdir(), "harness-queue-markers-"));
+        const queue = await open();
+        let child: { pid: number; done: Promise<ExecResult> } | undefined;
+        try {
+          await queue.enqueue(makeJob(4, "d-4"));
+          child = await startChild(backing.childConfig(), markers);
+          await until("the child took the job", () => readdirSync(markers).some((name) => name.startsWith("started-")));
+          expect(await queue.enqueue(reviseJob(4, "review-x", 41))).toMatchObject({ accepted: true, batched: true });
+          expect(await queue.enqueue(reviseJob(4, "review-y", 42))).toMatchObject({ accepted: true, batched: true });
+          process.kill(child.pid, "SIGKILL");
+          expect((await child.done).signal).toBe("SIGKILL");
+          const leases: JobLease[] = [];
+          queue.start(async (lease) => {
+            leases.push(lease);
+          });
+          await until("the run taken over, then the batched round", () => leases.length === 2, TAKEOVER_MS);
+          expect(leases[0]).toMatchObject({ interruptions: 1, job: { kind: "start", deliveryId: "d-4" } });
+          expect(leases[1]).toMatchObject({ interruptions: 0, job: { kind: "revise" } });
+          expect(triggerIds(leases[1]!)).toEqual([41, 42]);
+          await until("story inactive", async () => !(await queue.isActive("acme/widgets#4")));
+        } finally {
+          if (child) {
+            try {
+              process.kill(child.pid, "SIGKILL");
+            } catch {
+              // Already gone.
+            }
+            await child.done;
+          }
+          rmSync(markers, { recursive: true, force: true });
+        }
+      },
+      TAKEOVER_MS + TEST_GUARD_MS,
+    );
+
     it(
       "gives the job of a worker killed with SIGKILL to another worker",
       async () => {
@@ -287,6 +357,20 @@ export function describeQueueContract(adapter: string, makeBacking: () => Promis
       TAKEOVER_MS + TEST_GUARD_MS,
     );
   });
+}
+
+/** A revise job of issue `issue`: one writer's review, `reviewId`. */
+function reviseJob(issue: number, deliveryId: string, reviewId: number): StoryJob {
+  return {
+    ...makeJob(issue, deliveryId, { kind: "revise" }),
+    pullNumber: 100 + issue,
+    revision: { triggers: [{ kind: "review", by: "writer", id: reviewId, body: `review ${reviewId}`, comments: [] }] },
+  };
+}
+
+/** The ids of a lease's revision triggers, in order. */
+function triggerIds(lease: JobLease): number[] {
+  return (lease.job.revision?.triggers ?? []).map((trigger) => (trigger.kind === "ci" ? trigger.suiteId : trigger.id));
 }
 
 async function startChild(config: QueueConfig, markers: string): Promise<{ pid: number; done: Promise<ExecResult> }> {

@@ -44,9 +44,21 @@ async function answersPing(url: string): Promise<boolean> {
   }
 }
 
-/** Starts redis-server; resolves once it answers PING (a port taken meanwhile is retried on another). */
+/** setpriv (util-linux) on PATH; throws saying how to install it when there is none. */
+function setprivPath(env: NodeJS.ProcessEnv = process.env): string {
+  const dirs = (env.PATH ?? "/usr/local/bin:/usr/bin:/usr/sbin").split(delimiter).filter((dir) => dir !== "");
+  for (const dir of dirs) if (existsSync(join(dir, "setpriv"))) return join(dir, "setpriv");
+  throw new Error("setpriv is not installed; the Redis tests end their server with the test process through it: apt-get install -y util-linux");
+}
+
+/**
+ * Starts redis-server; resolves once it answers PING (a port taken meanwhile is retried on another).
+ * The server dies with the process that started it (setpriv --pdeathsig), so a test run that is
+ * killed (SIGKILL, a Jest worker ended) leaves no server behind.
+ */
 export async function startRedis(): Promise<RedisServer> {
   const program = redisServerPath();
+  const setpriv = setprivPath();
   for (let attempt = 0; ; attempt += 1) {
     const dir = mkdtempSync(join(tmpdir(), "harness-redis-"));
     const port = await freePort();
@@ -54,7 +66,27 @@ export async function startRedis(): Promise<RedisServer> {
     let pid = 0;
     let ended: ExecResult | undefined;
     const done = exec(
-      [program, "--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning"],
+      [
+        setpriv,
+        "--pdeathsig",
+        "KILL",
+        "--",
+        program,
+        "--port",
+        String(port),
+        "--bind",
+        "127.0.0.1",
+        "--dir",
+        dir,
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--daemonize",
+        "no",
+        "--loglevel",
+        "warning",
+      ],
       {
         cwd: dir,
         logPath: join(dir, "redis.log"),

@@ -23,10 +23,11 @@ export interface TriggerDepsFixture {
 
 /**
  * Registers, in the calling `describe` (or file), a fresh queue in a folder named `prefix…`
- * before each test, with `deps` for the App `fake()` names and a new `log()`; after each test
+ * before each test, with `deps` for the App `fake()` names, a new `log()` and `options.now` (the
+ * handlers' clock, when a test pins it); after each test
  * the queue is closed, its folder removed, and the fake must have had no unexpected request.
  */
-export function triggerDepsEach(prefix: string, fake: () => FakeGitHub, log: () => GitHubLog): TriggerDepsFixture {
+export function triggerDepsEach(prefix: string, fake: () => FakeGitHub, log: () => GitHubLog, options: { now?: () => Date } = {}): TriggerDepsFixture {
   let dir = "";
   let queue: EmbeddedQueue | undefined;
   let deps: TriggerDeps | undefined;
@@ -38,7 +39,7 @@ export function triggerDepsEach(prefix: string, fake: () => FakeGitHub, log: () 
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), prefix));
     queue = await EmbeddedQueue.open({ dir });
-    deps = { queue, log: log(), appSlug: fake().appSlug, appId: fake().appId };
+    deps = { queue, log: log(), appSlug: fake().appSlug, appId: fake().appId, ...(options.now ? { now: options.now } : {}) };
   });
 
   afterEach(async () => {

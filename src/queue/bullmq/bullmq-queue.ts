@@ -20,6 +20,7 @@ import { InstallationSlots } from "./installation-slots.js";
 import { adapterKeys, KEY_PREFIX, QUEUE_NAME, storyJobId } from "./keys.js";
 import { checkStoryJob, readStoryJob } from "./story-data.js";
 import { StoryProcessor } from "./processor.js";
+import { RedisPendingRevisions } from "./redis-pending.js";
 import { WorkerReports } from "./worker-reports.js";
 import { storyKey } from "../../story-key/index.js";
 
@@ -96,6 +97,11 @@ export class BullmqQueue implements StoryQueue {
   readonly slots: InstallationSlots;
   readonly reports: WorkerReports;
   readonly quarantine: RedisQuarantine;
+  /** Revise jobs of stories whose job is queued or running, batched into their next round. */
+  readonly pending: RedisPendingRevisions;
+  /** Promotions of batches under way (a job ended, a sweep), awaited at close. */
+  private readonly promoting = new Set<Promise<void>>();
+  private sweepTimer: NodeJS.Timeout | undefined;
   private listeners: QueueListeners = {};
   private sharing: (LocalWorkSource & { timer: NodeJS.Timeout; publishing?: Promise<void> }) | undefined;
 
@@ -112,6 +118,17 @@ export class BullmqQueue implements StoryQueue {
     // Shown as not live after three missed renewals.
     this.reports = new WorkerReports(redis, { index: this.keys.workers, report: this.keys.worker }, 3 * this.reportEveryMs);
     this.quarantine = new RedisQuarantine(redis, this.keys.quarantine);
+    this.pending = new RedisPendingRevisions({
+      redis,
+      keys: this.keys,
+      jobKey: (jobId) => queue.toKey(jobId),
+      turnTtlMs: this.lease.lockTtlMs,
+      deliveryMemoryMs: options.deliveryMemoryMs ?? DEFAULT_DELIVERY_MEMORY_MS,
+      isLive: async (key) => (await this.liveJob(storyJobId(key))) !== undefined,
+      add: (job) => this.addJob(job),
+      remember: (seenKeys, job) => this.remember(seenKeys, job),
+      logError: (where, error) => this.logError(where, error),
+    });
   }
 
   private get reportEveryMs(): number {
@@ -179,6 +196,8 @@ export class BullmqQueue implements StoryQueue {
     const seenKeys = [job.deliveryId, ...(job.eventKey ? [`event:${job.eventKey}`] : [])].map((key) => this.keys.delivery(key));
     if ((await this.redis.exists(...seenKeys)) > 0) return { accepted: false, reason: "duplicate-delivery" };
     const jobId = storyJobId(job.storyKey);
+    // One revision at a time per story: a revise job of a queued or running story waits for its next round.
+    if (job.kind === "revise") return this.pending.enqueue(job, jobId, seenKeys);
     if (await this.liveJob(jobId)) {
       await this.remember(seenKeys, job);
       return { accepted: false, reason: "already-active" };
@@ -191,6 +210,14 @@ export class BullmqQueue implements StoryQueue {
     const stored = await this.queue.getJob(jobId);
     if (stored && (stored.data as Partial<StoryJob>).deliveryId !== job.deliveryId) return { accepted: false, reason: "already-active" };
     return { accepted: true, jobId };
+  }
+
+  /** Adds the story's job; true when the job stored under the story's id is this one (BullMQ ignores an add under an id it holds). */
+  private async addJob(job: StoryJob): Promise<boolean> {
+    const jobId = storyJobId(job.storyKey);
+    await this.queue.add("story", job, { jobId, priority: PRIORITY[job.kind] });
+    const stored = await this.queue.getJob(jobId);
+    return (stored?.data as Partial<StoryJob> | undefined)?.deliveryId === job.deliveryId;
   }
 
   /** Remembers the delivery keys unless one of them is remembered already (false then), in one step. */
@@ -231,6 +258,7 @@ export class BullmqQueue implements StoryQueue {
       workerId: () => this.reports.self,
       // Stryker disable next-line OptionalChaining: without a listener the call throws after the job is kept and logged; the job then fails instead of completing, and BullMQ removes both alike (removeOnFail), telling no one
       onQuarantine: (quarantined) => this.listeners.onQuarantine?.(quarantined),
+      continueAsNextRound: (key, jobId) => this.pending.continueAsNextRound(key, jobId),
     });
     this.processor = processor;
     this.worker = new ClosingWorker(QUEUE_NAME, (job, token) => processor.process(job, token), {
@@ -249,6 +277,26 @@ export class BullmqQueue implements StoryQueue {
       maxStalledCount: 1000,
     });
     this.worker.on("error", (error) => this.logError("worker", error));
+    // A trigger batched after the job's last look at its list (it ended without a next round) is queued once the job is gone.
+    const promoteAfter = (job: Job | undefined): void => {
+      const story = job ? readStoryJob(job.data) : undefined;
+      if (story && !this.closed) this.track(this.pending.promote(story.storyKey));
+    };
+    this.worker.on("completed", promoteAfter);
+    this.worker.on("failed", promoteAfter);
+    // A batch whose job's worker died as the job ended has no job to take it: every worker looks, now and then.
+    this.track(this.pending.sweep());
+    this.sweepTimer = setInterval(() => {
+      if (this.promoting.size === 0) this.track(this.pending.sweep());
+    }, this.lease.lockTtlMs);
+    this.sweepTimer.unref();
+  }
+
+  /** Keeps a promotion until it settles (close waits for it); its failure is logged. */
+  private track(work: Promise<void>): void {
+    const tracked = work.catch((error: unknown) => this.logError("pending revisions", error));
+    this.promoting.add(tracked);
+    void tracked.finally(() => this.promoting.delete(tracked));
   }
 
   /** Who is told of jobs set aside (the App comments on their story). A write failure is not this adapter's to tell. */
@@ -291,6 +339,7 @@ export class BullmqQueue implements StoryQueue {
   private async shutDown(options: { abortRunning?: boolean }): Promise<void> {
     this.closed = true;
     if (this.sharing) clearInterval(this.sharing.timer);
+    clearInterval(this.sweepTimer);
     if (options.abortRunning) this.processor?.abortAll();
     // Takes no more jobs from here on (without a word to Redis).
     await this.worker?.pause(true);
@@ -313,6 +362,7 @@ export class BullmqQueue implements StoryQueue {
         },
       );
       await this.worker?.close(!reachable).catch(note("worker"));
+      await Promise.allSettled([...this.promoting]);
       // A story stopped by the shutdown is handed back after it ends (a forced worker close does not wait for that): its
       // attempt settles, or fails and says so, before close returns, so a process that exits next does not cut it short.
       await this.processor?.settled();

@@ -24,6 +24,9 @@ export function adapterKeys(
   workers: string;
   worker: (id: string) => string;
   quarantine: string;
+  pending: (storyKey: string) => string;
+  pendingStories: string;
+  storyTurn: (storyKey: string) => string;
 } {
   const base = `${prefix}:${queue}:harness`;
   return {
@@ -37,5 +40,11 @@ export function adapterKeys(
     worker: (id) => `${base}:worker:${id}`,
     /** Hash: job id → its quarantine record (data that is not a story job, kept for an operator). */
     quarantine: `${base}:quarantine`,
+    /** List per story: revise jobs that arrived while its job was queued or running, oldest first. */
+    pending: (storyKey) => `${base}:pending:${storyKey}`,
+    /** Set of the story keys with a pending list, so a list its job left behind is found (a worker that died). */
+    pendingStories: `${base}:pending-stories`,
+    /** Per story: the lock its admissions of revisions and its promotions take turns on, across processes. */
+    storyTurn: (storyKey) => `${base}:turn:${storyKey}`,
   };
 }

@@ -22,6 +22,8 @@ export interface StoryProcessorArgs {
   workerId: () => string;
   /** Told of every job set aside (the App tells its story); read when a job is set aside. */
   onQuarantine: (quarantined: QuarantinedJob) => void;
+  /** When a story's run ended: true when the triggers that arrived meanwhile became the job's next round (its data replaced). */
+  continueAsNextRound?: (storyKey: string, jobId: string) => Promise<boolean>;
 }
 
 /**
@@ -93,7 +95,29 @@ export class StoryProcessor {
       // Either way BullMQ must not finish the job (it would retry that for as long as Redis is away).
       throw new WaitingError();
     }
+    if (await this.nextRound(story.storyKey, jobId)) {
+      // The job is the story's next round now: back to the waiting list, so the story stays queued throughout.
+      await job
+        .moveToWait(token)
+        .catch((error: unknown) =>
+          this.args.logError(
+            `job ${jobId}`,
+            new Error(`its next round waits for its lease to expire: ${error instanceof Error ? error.message : String(error)}`),
+          ),
+        );
+      throw new WaitingError();
+    }
     await redis.hdel(this.args.runsKey, jobId);
+  }
+
+  /** Asks whether the run's story has a next round batched; a failure to ask leaves the batch for the sweep. */
+  private async nextRound(storyKey: string, jobId: string): Promise<boolean> {
+    try {
+      return (await this.args.continueAsNextRound?.(storyKey, jobId)) ?? false;
+    } catch (error) {
+      this.args.logError(`the next round of ${storyKey}`, error);
+      return false;
+    }
   }
 
   /**
