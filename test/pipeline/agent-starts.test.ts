@@ -56,7 +56,7 @@ describe("a preset CLI is started in the sandbox before any seat", () => {
     expect(launches(s)).toEqual([]);
   });
 
-  it("a CLI whose interpreter the sandbox does not show is agent-unavailable with bubblewrap's words and HARNESS_SANDBOX_READ named", async () => {
+  it("a CLI whose interpreter the sandbox does not show is agent-unavailable, naming the folder it cannot show and HARNESS_SANDBOX_READ", async () => {
     const s = await makeScenario();
     // The host runs it (its interpreter is a link in a folder of the OS temporary folder); a sandboxed step cannot see that folder.
     const hidden = makeTempDir("harness-hidden-interpreter-");
@@ -66,7 +66,9 @@ describe("a preset CLI is started in the sandbox before any seat", () => {
     restore = prependPath(bin);
     const { outcome, journal } = await runScenario(s, presetConfig("  preset: claude-code"), { sandbox: sandboxFor(s, bin) });
     expect(outcome).toMatchObject({ status: "blocked", failureClass: "agent-unavailable" });
-    expect(outcome.detail).toContain("'claude --version' exited 1: bwrap: execvp claude: No such file or directory");
+    // Refused before bubblewrap starts: the program's view names the interpreter's folder the sandbox never shows.
+    expect(outcome.detail).toContain("'claude --version' could not start");
+    expect(outcome.detail).toContain(`${hidden} is in the OS temporary folder, which steps never see`);
     expect(outcome.detail).toContain("HARNESS_SANDBOX_READ");
     expect(ofKind(journal, "stage.started")).toEqual([]);
   });

@@ -92,8 +92,9 @@ export async function cleanCloneGateStep(step: StageStep, artifact: string): Pro
   // The clone links the worktree's installed dependencies, and the in-tree re-run needs them too.
   await ensureProvisioned(task, `gate:${stage.id}`);
   const record = await runCleanClone(task, stage, attempt, artifact, test.command);
-  if (!record.ran)
-    return failed({ failureClass: "clean-clone-not-run", reason: `the clean-clone check could not run: ${record.reason ?? "no reason given"}` }, {}, true);
+  const notRun: CheckFailure | undefined = record.ran
+    ? undefined
+    : { failureClass: "clean-clone-not-run", reason: `the clean-clone check could not run: ${record.reason ?? "no reason given"}` };
   const gate = {
     kind: "gate.finished" as const,
     taskId: task.taskId,
@@ -108,7 +109,7 @@ export async function cleanCloneGateStep(step: StageStep, artifact: string): Pro
     logPath: cleanCloneLogPath(task, attempt),
     ...(record.exitCode !== undefined ? { exitCode: record.exitCode } : {}),
   };
-  if (cleanClonePassed(record)) {
+  if (notRun === undefined && cleanClonePassed(record)) {
     task.lastSuite = {
       command: gate.command,
       timedOut: gate.timedOut,
@@ -131,6 +132,8 @@ export async function cleanCloneGateStep(step: StageStep, artifact: string): Pro
     },
   });
   const inTree = judgeSuite(task, test.command, rerun);
+  // A command the provisioned worktree cannot start either is the environment's; else the clone could not run it.
+  if (notRun) return inTree?.failureClass === "environment" ? failed(inTree, {}, true) : failed(notRun, {}, true);
   if (inTree) return failed(inTree, {}, inTree.infrastructure === true);
   return failed(cleanCloneFailure(record), { cleanClone: record });
 }
