@@ -25,7 +25,11 @@ async function integrityBaseOf(task: TaskRun): Promise<string> {
  */
 async function baseCountsOf(task: TaskRun, base: string): Promise<{ base?: RunCounts; baseMissing?: string }> {
   const baseline = task.baseline;
-  if (baseline === undefined) return {};
+  if (baseline === undefined) {
+    // A task with no baseline of its own (a planned story's integration step): the one kept for the base, when a task ran it.
+    const kept = await keptBaselineCounts(task, base);
+    return kept ? { base: kept } : {};
+  }
   if (baseline.commit === base) return baseline.counts ? { base: baseline.counts } : {};
   const kept = await keptBaselineCounts(task, base);
   if (kept) return { base: kept };
