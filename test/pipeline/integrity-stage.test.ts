@@ -34,8 +34,10 @@ describe("the integrity stage", () => {
     }
     // The implementer's prompt carries the gate's guidance too.
     expect(readFileSync(join(outcome.runDir, "attempts", "2", "implementer", "prompt.md"), "utf8")).toContain("Restore the tests");
-    // The documenter never ran: the story did not get past the gate.
-    expect(ofKind(journal, "stage.started").some((event) => event.stage === "documenter")).toBe(false);
+    // The gate is the last stage of each attempt: it looked after the documenter too.
+    expect(ofKind(journal, "stage.started").map((event) => `${event.stage} ${event.attempt}`)).toEqual(
+      [1, 2].flatMap((attempt) => ["implementer", "tester", "verifier", "documenter", "integrity"].map((stage) => `${stage} ${attempt}`)),
+    );
   });
 
   it("runs after the documenter: a documenter that deletes a test file is caught, and the story blocks as test-integrity", async () => {
@@ -110,7 +112,7 @@ describe("integrity settings", () => {
       }),
     );
     expect(() => loadWorkflow(file)).toThrow(
-      "$.stages[2]: seat stage 'documenter' comes after the integrity stage 'check': it could change the tests after the gate looked; put the integrity stage after every seat",
+      "$.stages[2] seat stage 'documenter' comes after the integrity stage 'check': it could change the tests after the gate looked; put the integrity stage after every seat",
     );
   });
 });
