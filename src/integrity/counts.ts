@@ -112,9 +112,18 @@ export function readRunCounts(log: string): RunCounts {
 /** How the counts compared: on both sides, or why not. */
 export type CountComparison = { compared: true; base: RunCounts; head: RunCounts } | { compared: false; reason: string };
 
-/** Compares the base's counts with the work's; a runner that ran fewer tests (or none) is a finding. */
-export function compareRunCounts(base: RunCounts | undefined, head: RunCounts | undefined): { comparison: CountComparison; findings: Finding[] } {
-  if (!base || !head) return { comparison: { compared: false, reason: "a suite log was not available" }, findings: [] };
+/**
+ * Compares the base's counts with the work's; a runner that ran fewer tests (or none) is a
+ * finding. `baseMissing` says why the base has no counts, when the caller knows better than
+ * "no log".
+ */
+export function compareRunCounts(
+  base: RunCounts | undefined,
+  head: RunCounts | undefined,
+  baseMissing = "a suite log was not available",
+): { comparison: CountComparison; findings: Finding[] } {
+  if (!base) return { comparison: { compared: false, reason: baseMissing }, findings: [] };
+  if (!head) return { comparison: { compared: false, reason: "a suite log was not available" }, findings: [] };
   const runners = RUNNERS.filter((runner) => base[runner] !== undefined);
   if (runners.length === 0) return { comparison: { compared: false, reason: "the base run printed no test count the gate can read" }, findings: [] };
   if (!RUNNERS.some((runner) => head[runner] !== undefined))

@@ -34,9 +34,13 @@ export interface IntegrityVerdict {
 /** Who accepts findings on files the configuration's `integrity.allow` covers. */
 export const CONFIG_ACCEPTANCE = ".github/harness.yml";
 
-/** Judges `changes` (and the base's and the clean clone's run counts, when read) under `policy`. */
-export function judgeChange(changes: readonly FileChange[], runs: { base?: RunCounts; head?: RunCounts }, policy: IntegrityPolicy): IntegrityVerdict {
-  const counted = compareRunCounts(runs.base, runs.head);
+/** Judges `changes` (and the base's and the clean clone's run counts, when read; `baseMissing`: why the base has none) under `policy`. */
+export function judgeChange(
+  changes: readonly FileChange[],
+  runs: { base?: RunCounts; head?: RunCounts; baseMissing?: string },
+  policy: IntegrityPolicy,
+): IntegrityVerdict {
+  const counted = compareRunCounts(runs.base, runs.head, runs.baseMissing);
   const all = [...testFindings(changes), ...configFindings(changes, { workflows: policy.workflows !== "allow" }), ...counted.findings];
   const findings: Finding[] = [];
   const accepted: AcceptedFinding[] = [];

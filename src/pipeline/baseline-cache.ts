@@ -10,7 +10,9 @@
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { readBoundedFileSync, writeFileAtomicSync } from "../files/index.js";
+import { readBoundedFileSync, UnsafeFileError, writeFileAtomicSync } from "../files/index.js";
+import { gitBytes, splitNul } from "../workspace/index.js";
+import type { RunCounts } from "../integrity/index.js";
 import { schemas } from "../schema/index.js";
 
 /** The files whose content decides what provisioning installs, read at the worktree's root. */
@@ -36,38 +38,85 @@ export interface BaselineKey {
   policy: { sandboxed: boolean; network: boolean; net: "none" | "own" | "egress" | "host" };
 }
 
-/** What is kept of the run: enough for the gate's judgement (judgeRedGate) and the journal. */
+/** What is kept of the run: enough for the gate's judgement (judgeRedGate), the integrity gate's count and the journal. */
 export interface CachedBaseline {
   exitCode: number;
   outputTail: string;
   durationMs: number;
+  /**
+   * The tests each runner reported, read from the whole log when the suite ran: the tail keeps
+   * its last lines only, and `go test -v` reports one line per test.
+   */
+  counts: RunCounts;
 }
 
+/** Version 2 added `counts`: a version-1 entry, whose tail may under-count, is run again and rewritten. */
+const RECORD_VERSION = 2;
+
 interface BaselineRecord {
-  version: 1;
+  version: typeof RECORD_VERSION;
   key: BaselineKey;
   result: CachedBaseline;
   at: string;
 }
 
+/** A lockfile as the hash takes it: its bytes, absent, or there but unreadable as a lockfile. */
+type LockfileSide = Buffer | "absent" | "unreadable";
+
+/** The one hash over every lockfile's side, given in {@link LOCKFILES} order; absent ones count as absent. */
+function hashLockfiles(sides: readonly LockfileSide[]): string {
+  const hash = createHash("sha256");
+  LOCKFILES.forEach((name, index) => {
+    const content = sides[index] ?? "absent";
+    if (content === "absent") return;
+    // Unreadable as a lockfile: its name with a marker no content hashes to, so the key differs from any readable one.
+    if (content === "unreadable") hash.update(`${name}\0unreadable\0`);
+    else {
+      hash.update(`${name}\0${content.length}\0`);
+      hash.update(content);
+    }
+  });
+  return hash.digest("hex");
+}
+
 /** One hash over the lockfiles present at `root` (name and content); absent ones count as absent. */
 export function lockfileHash(root: string): string {
-  const hash = createHash("sha256");
-  for (const name of LOCKFILES) {
-    let content: Buffer;
-    try {
-      // The repository's file: bounded and never blocking (a FIFO named like a lockfile must not hang the task).
-      content = readBoundedFileSync(join(root, name), { maxBytes: MAX_LOCKFILE_BYTES });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") continue;
-      // Unreadable as a lockfile: its name with a marker no content hashes to, so the key differs from any readable one.
-      hash.update(`${name}\0unreadable\0`);
-      continue;
-    }
-    hash.update(`${name}\0${content.length}\0`);
-    hash.update(content);
+  return hashLockfiles(
+    LOCKFILES.map((name): LockfileSide => {
+      try {
+        // The repository's file: bounded and never blocking (a FIFO named like a lockfile must not hang the task).
+        return readBoundedFileSync(join(root, name), { maxBytes: MAX_LOCKFILE_BYTES });
+      } catch (error) {
+        // The bounded reader says "missing" for a file that is not there (its error carries no errno code).
+        return error instanceof UnsafeFileError && error.reason === "missing" ? "absent" : "unreadable";
+      }
+    }),
+  );
+}
+
+/**
+ * The {@link lockfileHash} a worktree checked out at `commit` would have, read from git's
+ * objects in `repo`: the key of a baseline run on a commit no worktree of this task holds (the
+ * base a re-admitted story is judged against). A symlink, a folder or a file over the cap is
+ * unreadable, as on disk.
+ */
+export async function lockfileHashAt(repo: string, commit: string): Promise<string> {
+  const listing = await gitBytes(["ls-tree", "-z", "-l", "--full-tree", commit, "--", ...LOCKFILES], { cwd: repo, readOnly: true });
+  const entries = new Map<string, { mode: string; id: string; size: number }>();
+  for (const line of splitNul(listing)) {
+    const tab = line.indexOf("\t");
+    const [mode = "", , id = "", size = ""] = line.slice(0, tab).split(/ +/);
+    entries.set(line.slice(tab + 1), { mode, id, size: Number(size) });
   }
-  return hash.digest("hex");
+  const sides = await Promise.all(
+    LOCKFILES.map(async (name): Promise<LockfileSide> => {
+      const entry = entries.get(name);
+      if (!entry) return "absent";
+      if ((entry.mode !== "100644" && entry.mode !== "100755") || !(entry.size <= MAX_LOCKFILE_BYTES)) return "unreadable";
+      return gitBytes(["cat-file", "blob", entry.id], { cwd: repo, readOnly: true, captureBytes: MAX_LOCKFILE_BYTES + 1 });
+    }),
+  );
+  return hashLockfiles(sides);
 }
 
 /** The entry's file: a hash of the whole key, so no part of a command reaches a file name. */
@@ -92,7 +141,7 @@ export function readCachedBaseline(harnessHome: string, key: BaselineKey): Cache
 /** Keeps `result` for `key` (schema-checked, atomic rename); a home that cannot be written costs a run next time, nothing more. */
 export function writeCachedBaseline(harnessHome: string, key: BaselineKey, result: CachedBaseline): void {
   const file = baselineCachePath(harnessHome, key);
-  const record: BaselineRecord = { version: 1, key, result, at: new Date().toISOString() };
+  const record: BaselineRecord = { version: RECORD_VERSION, key, result, at: new Date().toISOString() };
   schemas().validate("baseline-cache", record, file);
   try {
     mkdirSync(join(harnessHome, "baselines"), { recursive: true });

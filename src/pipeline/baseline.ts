@@ -16,7 +16,17 @@ import type { Stage } from "./workflow-types.js";
 import { stripAnsi } from "../text/index.js";
 import type { BaselineResult } from "./check-results.js";
 import type { SandboxedResult } from "../sandbox/index.js";
-import { baselineCachePath, lockfileHash, once, readCachedBaseline, writeCachedBaseline, type BaselineKey, type CachedBaseline } from "./baseline-cache.js";
+import { readLogCounts, type RunCounts } from "../integrity/index.js";
+import {
+  baselineCachePath,
+  lockfileHash,
+  lockfileHashAt,
+  once,
+  readCachedBaseline,
+  writeCachedBaseline,
+  type BaselineKey,
+  type CachedBaseline,
+} from "./baseline-cache.js";
 
 /** Where the baseline runs: a checkout of the base commit of its own, opened only when the suite must run, and removed after. */
 export interface BaseCheckout {
@@ -59,27 +69,22 @@ export async function runBaseline(
   const lockfile = lockfileHash(task.worktree.path);
   // Read from the worktree's files when they are laid out plainly: one git process less.
   const commit = readHeadCommit(task.worktree.path) ?? (await git(["rev-parse", "HEAD"], { cwd: task.worktree.path, readOnly: true }));
-  const network = task.config.test.network === true;
-  const key: BaselineKey = {
-    commit,
-    lockfileHash: lockfile,
-    command,
-    policy: { sandboxed: task.sandbox.settings.enabled, network, net: task.sandbox.netPolicyOf(network) },
-  };
+  const key = baselineKey(task, command, commit, lockfile);
   const kept = readCachedBaseline(task.harnessHome, key);
   if (kept !== undefined) {
-    // The integrity gate reads the test count from this log: the kept tail holds a runner's summary.
+    // Its tail in the task's baseline log, for whoever reads the run directory; the integrity gate takes the kept counts.
     await writeFile(baselineLogPath(task), kept.outputTail.endsWith("\n") ? kept.outputTail : `${kept.outputTail}\n`).catch(() => undefined);
-    await keep(task, { command, commit, timedOut: false, outputTail: kept.outputTail, durationMs: kept.durationMs, exitCode: kept.exitCode }, key, true);
+    const { exitCode, outputTail, durationMs, counts } = kept;
+    await keep(task, { command, commit, timedOut: false, outputTail, durationMs, exitCode, counts }, key, true);
     return undefined;
   }
   const file = baselineCachePath(task.harnessHome, key);
   const first = once(file, () => runSuiteOnBase(task, command, key, where));
-  let result = await first.promise;
+  let { result, counts } = await first.promise;
   let shared = first.shared;
   // Another task's run that says nothing about the base (stopped with its story, timed out) is not this task's answer.
-  if (shared && cacheable(result) === undefined) {
-    result = await runSuiteOnBase(task, command, key, where);
+  if (shared && cacheable(result, counts) === undefined) {
+    ({ result, counts } = await runSuiteOnBase(task, command, key, where));
     shared = false;
   }
   // Stopped before it said anything (the task ended first): no baseline to keep.
@@ -92,6 +97,7 @@ export async function runBaseline(
     outputTail: result.tail,
     durationMs: result.durationMs,
     ...(exitCode !== undefined ? { exitCode } : {}),
+    ...(counts !== undefined ? { counts } : {}),
   };
   await keep(task, baseline, key, shared);
   if (result.spawnError !== undefined || (exitCode !== undefined && CANNOT_START.has(exitCode))) {
@@ -104,29 +110,52 @@ export async function runBaseline(
   return undefined;
 }
 
+/** The key of the baseline of `command` on `commit` under the task's sandbox policy. */
+function baselineKey(task: TaskRun, command: string, commit: string, lockfiles: string): BaselineKey {
+  const network = task.config.test.network === true;
+  return { commit, lockfileHash: lockfiles, command, policy: { sandboxed: task.sandbox.settings.enabled, network, net: task.sandbox.netPolicyOf(network) } };
+}
+
+/**
+ * The tests the suite reported on `commit` when a baseline of this task's command and policy ran
+ * there before (kept in HARNESS_HOME/baselines), or undefined. For a task whose own baseline ran
+ * on later work than the base it is judged against: a re-admitted story's blocked commit, a
+ * later wave's merged tasks.
+ */
+export async function keptBaselineCounts(task: TaskRun, commit: string): Promise<RunCounts | undefined> {
+  const command = task.config.test.command;
+  if (command === undefined) return undefined;
+  const key = baselineKey(task, command, commit, await lockfileHashAt(task.worktree.path, commit));
+  return readCachedBaseline(task.harnessHome, key)?.counts;
+}
+
 /** Sets the task's baseline and journals `baseline.finished`, saying when it was not run for this task. */
 async function keep(task: TaskRun, baseline: BaselineResult, key: BaselineKey, cached: boolean): Promise<void> {
   task.baseline = baseline;
   const { sandboxed, network, net } = key.policy;
+  // The counts reach the journal with the integrity gate's verdict, beside the clean clone's.
+  const { counts: _counts, ...journaled } = baseline;
   await task.sink.emit({
     kind: "baseline.finished",
     taskId: task.taskId,
-    ...baseline,
+    ...journaled,
     policy: { sandboxed, network, ...(net !== "none" ? { net } : {}) },
     ...(cached ? { cached: true as const } : {}),
   });
 }
 
 /**
+/**
  * The suite on the base, in a provisioned checkout of its own, with the same policy as the suite
- * gate; a result that says something about the base is kept for the next story.
+ * gate, and the tests it reported (read from its whole log); a result that says something about
+ * the base is kept for the next story.
  */
 async function runSuiteOnBase(
   task: TaskRun,
   command: string,
   key: BaselineKey,
   where: { checkout: BaseCheckout; signal?: AbortSignal },
-): Promise<SandboxedResult> {
+): Promise<{ result: SandboxedResult; counts?: RunCounts }> {
   const checkout = await where.checkout.open(key.commit);
   try {
     await task.deps.provisionWorktree({
@@ -152,19 +181,23 @@ async function runSuiteOnBase(
     );
     // Output that names its folder names the worktree's, as a run in the worktree would: a red gate is compared with it.
     const seen = { ...result, tail: result.tail.split(checkout).join(task.worktree.path) };
-    const kept = cacheable(seen);
+    const counts = await readLogCounts(baselineLogPath(task));
+    const kept = cacheable(seen, counts);
     if (kept !== undefined && where.signal?.aborted !== true) writeCachedBaseline(task.harnessHome, key, kept);
-    return seen;
+    return { result: seen, ...(counts !== undefined ? { counts } : {}) };
   } finally {
     await where.checkout.close(checkout);
   }
 }
 
-/** What is kept of a run: only one that ran to its end and could start (a timeout or 126/127 may be the moment's, not the base's). */
-function cacheable(result: SandboxedResult): CachedBaseline | undefined {
+/**
+ * What is kept of a run: only one that ran to its end and could start (a timeout or 126/127 may
+ * be the moment's, not the base's), and whose log was read for its counts.
+ */
+function cacheable(result: SandboxedResult, counts: RunCounts | undefined): CachedBaseline | undefined {
   const exitCode = result.exitCode;
-  if (exitCode === null || result.timedOut || result.spawnError !== undefined || CANNOT_START.has(exitCode)) return undefined;
-  return { exitCode, outputTail: result.tail.slice(-65536), durationMs: result.durationMs };
+  if (exitCode === null || result.timedOut || result.spawnError !== undefined || CANNOT_START.has(exitCode) || counts === undefined) return undefined;
+  return { exitCode, outputTail: result.tail.slice(-65536), durationMs: result.durationMs, counts };
 }
 
 /**

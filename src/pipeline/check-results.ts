@@ -1,5 +1,6 @@
 /** What a check or the baseline found: shared by the checks, the baseline, the stages and the task. */
 import type { FailureClass } from "../failure/index.js";
+import type { RunCounts } from "../integrity/index.js";
 
 /** A failed check: its class and a one-line reason a maintainer can act on. */
 export interface CheckFailure {
@@ -17,6 +18,8 @@ export interface BaselineResult {
   timedOut: boolean;
   outputTail: string;
   durationMs: number;
+  /** The tests each runner reported, read from the whole log (absent when the log could not be read). */
+  counts?: RunCounts;
 }
 
 /** A baseline under way (baseline-pending.ts starts it beside the task's first seat). */

@@ -234,6 +234,7 @@ export const EVENT_SCHEMAS = [
       stage: stage(),
       attempt: attempt(),
       base: sha(),
+      merged: Type.Optional(sha()),
       files: count(0),
       findings: Type.Array(integrityFinding(), { maxItems: MAX_JOURNALED_FINDINGS }),
       accepted: Type.Array(Type.Object({ ...integrityFindingFields(), acceptedBy: name() }, { additionalProperties: false }), {
@@ -247,7 +248,7 @@ export const EVENT_SCHEMAS = [
       unread: Type.Array(Type.String(), { maxItems: MAX_JOURNALED_FINDINGS }),
       durationMs: duration(),
     },
-    "The test-integrity gate compared the change with its base: what weakened the suite (findings), what the repository or a writer accepted, and the tests each runner reported on the base and in the clean clone.",
+    "The test-integrity gate compared the change with its base: what weakened the suite (findings), what the repository or a writer accepted, and the tests each runner reported on the base and in the clean clone. `merged` is present when it judged a planned task's work merged onto the story branch (that merge commit) rather than the task's worktree.",
   ),
   event("attempt.archived", { taskId: taskId(), attempt: attempt(), archiveDir: name() }),
   event("retry.scheduled", {

@@ -1,19 +1,20 @@
 /**
  * The story's integration step after the last wave: the story-level clean-clone check on the
- * merged branch, the test-integrity gate on the whole story (when the workflow has one and the
- * story's starting ref is known), then the story-level stages.
+ * merged branch, then the story-level stages (the documenter) followed by the test-integrity
+ * gate in one ladder. Every task's merge was judged already (plan-run.ts); what the story-level
+ * seats change after that is judged here, and a finding goes back to them.
  */
 import { mkdirSync } from "node:fs";
 import { CLEAN_CLONE_RESULT_FILE, cleanClonePassed, type TaskWorktree } from "../workspace/index.js";
 import { runAttempts } from "./attempts.js";
 import { runCleanClone } from "./checks.js";
-import { runStage } from "./stage.js";
 import { commitWorktree, storyCommitMessage } from "./commit.js";
 import type { FailureClass } from "./events.js";
 import type { StoryRun } from "./story-run.js";
 import { INTEGRATION_CLEAN_CLONE, INTEGRATION_TASK } from "./snapshot.js";
 import { inTaskSlot } from "./task-slot.js";
 import type { TaskRun } from "./task.js";
+import type { Stage } from "./workflow-types.js";
 
 export type IntegrationResult = { passed: true; commit: string; worktree: string } | { passed: false; failureClass: FailureClass; reason: string };
 
@@ -32,19 +33,25 @@ async function integrate(run: StoryRun, task: TaskRun, worktree: TaskWorktree): 
     const failure = await storyCleanClone(run, task, testCommand);
     if (failure) return failure;
   }
-  // The merged story as a whole against where it started: tasks that each kept the suite whole may not have together.
-  const integrity = run.args.workflow.stages.find((stage) => stage.kind === "integrity");
-  if (integrity && task.integrityBase !== undefined) {
-    const outcome = await runStage(task, integrity, 1, undefined);
-    if (!outcome.passed) return { passed: false, failureClass: outcome.failureClass, reason: `on the merged story branch, ${outcome.reason}` };
-  }
-  if (run.storyStages.length > 0) {
-    const first = run.storyStages[0]?.id ?? "";
-    const attempts = await runAttempts(task, { stages: run.storyStages, retryStage: first });
-    if (!attempts.passed) return { passed: false, failureClass: attempts.failureClass, reason: attempts.reason };
+  const stages = integrationStages(run);
+  if (stages.length > 0) {
+    const first = stages[0]?.id ?? "";
+    const attempts = await runAttempts(task, { stages, retryStage: first });
+    if (!attempts.passed) return { passed: false, failureClass: attempts.failureClass, reason: `on the merged story branch, ${attempts.reason}` };
   }
   const commit = await commitWorktree(worktree.path, storyCommitMessage(run.args.story), { stage: true });
   return { passed: true, commit, worktree: worktree.path };
+}
+
+/**
+ * The stages the integration step runs on the merged branch: the story-level ones, and the
+ * workflow's integrity gate after them when any of them may change the work (the merges were
+ * judged already; with no story-level seat the gate would judge the last merge again).
+ */
+export function integrationStages(run: Pick<StoryRun, "storyStages" | "args">): Stage[] {
+  const seats = run.storyStages.filter((stage) => stage.kind !== "integrity");
+  const integrity = run.args.workflow.stages.find((stage) => stage.kind === "integrity");
+  return integrity && seats.length > 0 ? [...seats, integrity] : seats;
 }
 
 /** The clean-clone check of the merged branch, as stage `clean-clone` of the integration step. */

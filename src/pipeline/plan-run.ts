@@ -4,9 +4,12 @@
  * found it, is provisioned inside that slot, and runs the workflow's per-task stages; its
  * work must stay inside its declared files. At the end of the wave the completed tasks are
  * merged onto the story branch in plan order; a conflict fails the later task's attempt,
- * which runs again on top of the merged state. A blocked task blocks its dependents only.
+ * which runs again on top of the merged state. So does a merge that the workflow's
+ * test-integrity gate finds weakening the suite against the story's base: no wave builds on a
+ * weakened suite. A blocked task blocks its dependents only.
  * After the last wave the story's integration step runs on the merged branch: the
- * story-level clean-clone check, then the workflow's story-level stages (the documenter).
+ * story-level clean-clone check, then the workflow's story-level stages (the documenter) and
+ * the integrity gate after them.
  */
 import { appendFileSync } from "node:fs";
 import { join } from "node:path";
@@ -16,8 +19,9 @@ import type { FailureClass } from "./events.js";
 import { advanceStoryBranch, emptyCommit, ensureStoryBranch, mergeCommit, mergedTasks, TASK_TRAILER } from "./merge.js";
 import type { Plan, PlanTask } from "./plan.js";
 import { archiveAttempt } from "./run-dir.js";
-import { runIntegration } from "./plan-integration.js";
+import { integrationStages, runIntegration } from "./plan-integration.js";
 import { runPlanTask, type PlanTaskResult } from "./plan-task.js";
+import { judgeMerge, storyIntegrityBase } from "./stages/index.js";
 import type { StoryRun } from "./story-run.js";
 import { inSlots } from "./task-slots.js";
 import { INTEGRATION_CLEAN_CLONE, INTEGRATION_TASK } from "./snapshot.js";
@@ -36,6 +40,10 @@ export async function runPlan(run: StoryRun, plan: Plan): Promise<StoryOutcome> 
   const taskStages = run.taskStages;
   let tip = await ensureStoryBranch(args.repoDir, args.branch, args.baseRef);
   const kept = await mergedTasks(args.repoDir, tip);
+  // Each task's merge is judged against where the story started, as the whole story is at its
+  // end; not against the wave before: a case moved in one wave and dropped in the next is the story's loss.
+  const integrity = args.workflow.stages.find((stage) => stage.kind === "integrity");
+  const storyBase = integrity ? await storyIntegrityBase(args.repoDir, tip, run.context.integrityBase) : undefined;
   for (const task of plan.tasks) {
     await sink.emit({
       kind: "task.planned",
@@ -47,7 +55,7 @@ export async function runPlan(run: StoryRun, plan: Plan): Promise<StoryOutcome> 
       stages: taskStages.map((stage) => stage.id),
     });
   }
-  const integrationStages = [...(args.config.test.command !== undefined ? [INTEGRATION_CLEAN_CLONE] : []), ...run.storyStages.map((stage) => stage.id)];
+  const onMerged = [...(args.config.test.command !== undefined ? [INTEGRATION_CLEAN_CLONE] : []), ...integrationStages(run).map((stage) => stage.id)];
   await sink.emit({
     kind: "task.planned",
     taskId: INTEGRATION_TASK,
@@ -55,7 +63,7 @@ export async function runPlan(run: StoryRun, plan: Plan): Promise<StoryOutcome> 
     wave: 0,
     files: [],
     blockedBy: plan.tasks.map((task) => task.id),
-    stages: integrationStages,
+    stages: onMerged,
   });
 
   const state = new Map<string, { outcome: "completed" | "blocked"; failureClass?: FailureClass; detail?: string }>();
@@ -100,6 +108,25 @@ export async function runPlan(run: StoryRun, plan: Plan): Promise<StoryOutcome> 
           `Merge task ${item.task.id}: ${item.task.title.replace(/\s+/g, " ").trim()}`.slice(0, 72) +
           `\n\nStory: ${args.story.id}\n${TASK_TRAILER}: ${item.task.id}\n`;
         const merge = await mergeCommit(args.repoDir, tip, result.commit, message);
+        const weakened =
+          merge.merged && integrity && storyBase !== undefined
+            ? await judgeMerge(run.context, {
+                repoDir: args.repoDir,
+                taskId: item.task.id,
+                attempt: result.attempt,
+                stage: integrity.id,
+                base: storyBase,
+                merged: merge.commit,
+              })
+            : undefined;
+        if (weakened && integrity) {
+          // Not merged: the task runs again on the story branch as it is, told what its merge weakened.
+          const failure = { stage: integrity.id, ...weakened.failure, ...weakened.evidence, atCeiling: "test-integrity" as const };
+          const retry = await mergeFailed(run, item, result.attempt, failure);
+          if (retry) again.push(retry);
+          else state.set(item.task.id, { outcome: "blocked", failureClass: "test-integrity", detail: weakened.failure.reason });
+          continue;
+        }
         if (merge.merged) {
           await advanceStoryBranch(args.repoDir, args.branch, tip, merge.commit);
           tip = merge.commit;
@@ -108,7 +135,7 @@ export async function runPlan(run: StoryRun, plan: Plan): Promise<StoryOutcome> 
           earlier.push(`- wave ${index + 1}, task ${item.task.id} (${item.task.title}): changed ${result.changed.slice(0, 20).join(", ") || "nothing"}`);
           continue;
         }
-        const retry = await conflictFailed(run, item, result.attempt, merge.conflicts, merged);
+        const retry = await mergeFailed(run, item, result.attempt, conflictOf(run, item.task.id, merge.conflicts, merged));
         if (retry) again.push(retry);
         else state.set(item.task.id, { outcome: "blocked", failureClass: "retry-ceiling", detail: "merge conflict at the attempt ceiling" });
       }
@@ -139,19 +166,28 @@ export async function runPlan(run: StoryRun, plan: Plan): Promise<StoryOutcome> 
   return { status: "completed", branch: args.branch, commit: integration.commit, runDir: run.layout.root, worktree: integration.worktree };
 }
 
-/** A merge conflict fails the later task's attempt; the next attempt runs on the merged state (undefined at the ceiling). */
-async function conflictFailed(run: StoryRun, item: Pending, attempt: number, conflicts: string[], mergedBefore: string[]): Promise<Pending | undefined> {
-  const { sink } = run.context;
-  const taskId = item.task.id;
+/** Why a task's merge failed, the evidence its next prompts show, and the class it blocks as at the ceiling. */
+type MergeFailure = Omit<RetryEvidence, "attempt"> & { atCeiling: FailureClass };
+
+/** A merge conflict fails the later task's attempt ('retry-ceiling' at the ceiling). */
+function conflictOf(run: StoryRun, taskId: string, conflicts: string[], mergedBefore: string[]): MergeFailure {
   const after = mergedBefore.length > 0 ? ` after ${mergedBefore.map((id) => `'${id}'`).join(", ")} merged` : "";
   const reason = `task '${taskId}' conflicts with the story branch${after} in ${conflicts.slice(0, 20).join(", ") || "(unnamed paths)"}; it runs again on top of the merged state`;
-  const fromStage = run.taskStages.at(-1)?.id ?? run.taskRetryStage;
+  return { stage: run.taskStages.at(-1)?.id ?? run.taskRetryStage, failureClass: "base-conflict", reason, atCeiling: "retry-ceiling" };
+}
+
+/** A task whose merge failed (a conflict, a weakened suite) runs again on the merged state; undefined at the ceiling, where it blocks. */
+async function mergeFailed(run: StoryRun, item: Pending, attempt: number, failure: MergeFailure): Promise<Pending | undefined> {
+  const { sink } = run.context;
+  const taskId = item.task.id;
+  const { atCeiling, ...evidence } = failure;
+  const { stage: fromStage, failureClass, reason } = evidence;
   const layout = run.taskLayout(taskId);
-  const archiveDir = archiveAttempt(layout, attempt, { stage: fromStage, failureClass: "base-conflict", reason, at: run.context.clock().toISOString() });
+  const archiveDir = archiveAttempt(layout, attempt, { stage: fromStage, failureClass, reason, at: run.context.clock().toISOString() });
   await sink.emit({ kind: "attempt.archived", taskId, attempt, archiveDir });
   if (attempt >= run.context.maxAttempts) {
-    const detail = `attempt ${attempt} of ${run.context.maxAttempts} failed at the merge (base-conflict): ${reason}`;
-    await sink.emit({ kind: "task.finished", taskId, outcome: "blocked", attempt, durationMs: 0, failureClass: "retry-ceiling", detail });
+    const detail = `attempt ${attempt} of ${run.context.maxAttempts} failed at the merge (${failureClass}): ${reason}`;
+    await sink.emit({ kind: "task.finished", taskId, outcome: "blocked", attempt, durationMs: 0, failureClass: atCeiling, detail });
     return undefined;
   }
   await sink.emit({
@@ -161,10 +197,10 @@ async function conflictFailed(run: StoryRun, item: Pending, attempt: number, con
     nextAttempt: attempt + 1,
     fromStage,
     retryStage: run.taskRetryStage,
-    failureClass: "base-conflict",
+    failureClass,
     reason,
   });
-  return { task: item.task, attempt: attempt + 1, retry: { attempt, stage: fromStage, failureClass: "base-conflict", reason } };
+  return { task: item.task, attempt: attempt + 1, retry: { attempt, ...evidence } };
 }
 
 /** Ends a planned story blocked: an empty commit on the merged state names the class and the blocked tasks. */

@@ -49,6 +49,17 @@ export function loadWorkflow(path: string = DEFAULT_WORKFLOW_PATH): Workflow {
     if (problem) throw new WorkflowError(source, `${at}.${problem.field}`, problem.problem);
     return loadStage(source, at, kind.normalize?.(stage) ?? stage, kindName, kind.artifacts, known);
   });
+  // A seat after the test-integrity gate could weaken the tests once the gate had looked (a planned story runs its gate after its story-level seats anyway).
+  const gate = stages.findIndex((stage) => stage.kind === "integrity");
+  const after = gate < 0 ? -1 : stages.findIndex((stage, index) => index > gate && stageKind(stage.kind).seated);
+  if (after >= 0) {
+    const seat = stages[after]?.id ?? "";
+    throw new WorkflowError(
+      source,
+      `$.stages[${after}]`,
+      `seat stage '${seat}' comes after the integrity stage '${stages[gate]?.id ?? ""}': it could change the tests after the gate looked; put the integrity stage after every seat`,
+    );
+  }
   if (!stages.some((stage) => stage.scope !== "story" && stageKind(stage.kind).phase === "task")) {
     throw new WorkflowError(source, "$.stages", "has no stage that runs per task (every stage has scope 'story' or plans the story)");
   }

@@ -197,8 +197,11 @@ describe("harness run and the test-integrity gate", () => {
 
     const again = captureIO(s.repo, s.home, { ...scenarioSandboxEnv(s), USER: "maintainer" });
     expect(await main(["run", "--story", s.story, "--continue", "--accept-integrity"], again)).toBe(0);
-    // The baseline of this run is the blocked commit, where the file is already gone: the counts agree, the deletion is still found.
-    expect(again.out).toMatch(/^integrity +attempt 1 +\d+ file\(s\) changed, 0 finding\(s\), 1 accepted; tests run compared \(node 1 → 1\)$/m);
+    // This run's own baseline ran on the blocked commit, where the file is already gone; the count is still the base's (2 → 1), and both findings are accepted.
+    expect(again.out).toMatch(/^integrity +attempt 1 +\d+ file\(s\) changed, 0 finding\(s\), 2 accepted; tests run compared \(node 2 → 1\)$/m);
+    expect(again.out).toContain(
+      "✓ accepted by local user maintainer (--accept-integrity): the suite node ran 2 tests on the base and 1 in the clean clone (fewer-tests-run)",
+    );
     expect(again.out).toContain("✓ accepted by local user maintainer (--accept-integrity): test/math.test.mjs:1 test file deleted");
     expect(again.out).toMatch(/^completed +commit [0-9a-f]{40} on harness\/story-greet-users$/m);
     // The second run started from the first one's blocked commit, where the file was already gone: it was judged against main all the same.

@@ -5,10 +5,17 @@
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { baselineCachePath, lockfileHash, readCachedBaseline, writeCachedBaseline, type BaselineKey } from "../../src/pipeline/baseline-cache.js";
+import {
+  baselineCachePath,
+  lockfileHash,
+  lockfileHashAt,
+  readCachedBaseline,
+  writeCachedBaseline,
+  type BaselineKey,
+} from "../../src/pipeline/baseline-cache.js";
 import { schemas } from "../../src/schema/index.js";
 import { git } from "../../src/workspace/index.js";
-import { makeTempDir, removeTempDirs } from "../support/tmp.js";
+import { commitAll, initRepo, makeTempDir, removeTempDirs } from "../support/tmp.js";
 import { launches, makeScenario, ofKind, q, runScenario, scriptedConfig, type Scenario } from "./helpers.js";
 
 afterAll(removeTempDirs);
@@ -117,18 +124,35 @@ describe("the baseline entry", () => {
     const emptyHash = lockfileHash(root);
     writeFileSync(join(root, "package-lock.json"), '{"lockfileVersion":3}\n');
     expect(lockfileHash(root)).not.toBe(emptyHash);
-    writeCachedBaseline(home, key(), { exitCode: 0, outputTail: "ok\n", durationMs: 5 });
-    expect(readCachedBaseline(home, key())).toEqual({ exitCode: 0, outputTail: "ok\n", durationMs: 5 });
+    writeCachedBaseline(home, key(), { exitCode: 0, outputTail: "ok\n", durationMs: 5, counts: { node: 2 } });
+    expect(readCachedBaseline(home, key())).toEqual({ exitCode: 0, outputTail: "ok\n", durationMs: 5, counts: { node: 2 } });
     expect(readCachedBaseline(home, key({ lockfileHash: lockfileHash(root) }))).toBeUndefined();
     expect(readCachedBaseline(home, key({ policy: { sandboxed: false, network: false, net: "none" } }))).toBeUndefined();
     expect(baselineCachePath(home, key())).not.toBe(baselineCachePath(home, key({ command: "npm test -- --ci" })));
   });
 
-  it("refuses a version it does not know", () => {
+  it("is the same read from a commit's objects as from a checkout of it (the key of a base no worktree holds)", async () => {
+    const repo = makeTempDir();
+    const bare = await initRepo(repo, { "README.md": "# demo\n" });
+    expect(await lockfileHashAt(repo, bare ?? "HEAD")).toBe(lockfileHash(repo));
+    expect(lockfileHash(repo)).toBe(lockfileHash(makeTempDir()));
+    writeFileSync(join(repo, "package-lock.json"), '{"lockfileVersion":3}\n');
+    writeFileSync(join(repo, "Cargo.lock"), "version = 3\n");
+    const locked = await commitAll(repo, "lockfiles");
+    expect(lockfileHash(repo)).not.toBe(lockfileHash(makeTempDir()));
+    expect(await lockfileHashAt(repo, locked)).toBe(lockfileHash(repo));
+    expect(await lockfileHashAt(repo, bare ?? "HEAD")).not.toBe(lockfileHash(repo));
+  });
+
+  it("refuses a version it does not know, and a version-1 entry (no counts: its tail may under-count)", () => {
     const home = makeTempDir();
-    writeCachedBaseline(home, key(), { exitCode: 0, outputTail: "", durationMs: 1 });
+    writeCachedBaseline(home, key(), { exitCode: 0, outputTail: "", durationMs: 1, counts: {} });
     const file = baselineCachePath(home, key());
-    writeFileSync(file, readFileSync(file, "utf8").replace('"version":1', '"version":2'));
+    const good = readFileSync(file, "utf8");
+    expect(readCachedBaseline(home, key())).toEqual({ exitCode: 0, outputTail: "", durationMs: 1, counts: {} });
+    writeFileSync(file, good.replace('"version":2', '"version":3'));
+    expect(readCachedBaseline(home, key())).toBeUndefined();
+    writeFileSync(file, good.replace('"version":2', '"version":1').replace(',"counts":{}', ""));
     expect(readCachedBaseline(home, key())).toBeUndefined();
   });
 });

@@ -6,11 +6,9 @@
 import { afterAll, describe, expect, it } from "@jest/globals";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { loadWorkflow, parseHarnessConfig, WorkflowError } from "../../src/pipeline/index.js";
-import { git } from "../../src/workspace/index.js";
 import { makeTempDir, removeTempDirs } from "../support/tmp.js";
-import { makeScenario, ofKind, q, runScenario, scriptedConfig } from "./helpers.js";
+import { makeScenario, ofKind, runScenario, scriptedConfig } from "./helpers.js";
 
 afterAll(removeTempDirs);
 
@@ -36,8 +34,23 @@ describe("the integrity stage", () => {
     }
     // The implementer's prompt carries the gate's guidance too.
     expect(readFileSync(join(outcome.runDir, "attempts", "2", "implementer", "prompt.md"), "utf8")).toContain("Restore the tests");
-    // The documenter never ran: the story did not get past the gate.
-    expect(ofKind(journal, "stage.started").some((event) => event.stage === "documenter")).toBe(false);
+    // The gate is the last stage of each attempt: it looked after the documenter too.
+    expect(ofKind(journal, "stage.started").map((event) => `${event.stage} ${event.attempt}`)).toEqual(
+      [1, 2].flatMap((attempt) => ["implementer", "tester", "verifier", "documenter", "integrity"].map((stage) => `${stage} ${attempt}`)),
+    );
+  });
+
+  it("runs after the documenter: a documenter that deletes a test file is caught, and the story blocks as test-integrity", async () => {
+    const s = await makeScenario({ "test/math.test.mjs": MATH, "test/other.test.mjs": OTHER });
+    const { outcome, journal } = await runScenario(s, { ...scriptedConfig(s, "doc-delete-test", { test: "node --test" }), maxAttempts: 1 });
+    expect(outcome).toMatchObject({ status: "blocked", failureClass: "test-integrity" });
+    const documented = journal.findIndex((event) => event.kind === "stage.finished" && event.stage === "documenter");
+    const gate = journal.findIndex((event) => event.kind === "integrity.finished");
+    expect(documented).toBeGreaterThan(0);
+    expect(gate).toBeGreaterThan(documented);
+    expect(ofKind(journal, "integrity.finished")[0]?.findings.map((finding) => `${finding.kind} ${finding.file}`)).toEqual([
+      "test-file-deleted test/math.test.mjs",
+    ]);
   });
 
   it("accepts the findings on files the configuration allows, naming it as who accepted them", async () => {
@@ -85,38 +98,21 @@ describe("integrity settings", () => {
     );
     expect(loadWorkflow(file).stages.map((stage) => stage.kind)).toEqual(["seat", "integrity"]);
   });
-});
 
-describe("the integrity gate on a planned story's merged branch", () => {
-  const PLAN_AGENT = fileURLToPath(new URL("../fixtures/agents/plan-agent.sh", import.meta.url));
-  const TWO = [
-    { id: "a", title: "Part a", files: ["src/a.txt"] },
-    { id: "b", title: "Part b", files: ["src/b.txt"] },
-  ];
-
-  it("runs once more on the whole merged story, against where it started, when that is known", async () => {
-    const s = await makeScenario({ "test/math.test.mjs": MATH });
-    const yaml = [
-      "agent:",
-      `  command: ${JSON.stringify(`sh ${q(PLAN_AGENT)} plan ${q(s.launches)}`)}`,
-      "test:",
-      '  command: "true"',
-      "provision:",
-      '  command: "true"',
-      "max_attempts: 1",
-    ].join("\n");
-    const body = `Build two parts.\n\n\`\`\`harness-plan\n${JSON.stringify({ tasks: TWO })}\n\`\`\`\n`;
-    const { outcome, journal } = await runScenario(s, parseHarnessConfig(yaml, "harness.yml"), {
-      story: { id: "plan", title: "Two parts", body },
-      branch: "harness/story-plan",
-      // A commit, as the runner and the CLI give it (a ref is resolved in the task's worktree).
-      integrityBase: await git(["rev-parse", "HEAD"], { cwd: s.repo }),
-    });
-    expect(outcome).toMatchObject({ status: "completed" });
-    const gates = ofKind(journal, "integrity.finished");
-    expect(gates.map((gate) => gate.taskId).sort()).toEqual(["a", "b", "integration"]);
-    const whole = gates.find((gate) => gate.taskId === "integration");
-    // The merged branch holds both tasks' files: the gate compared the whole story with its start.
-    expect(whole).toMatchObject({ findings: [], files: 2 });
+  it("refuses a seat after the integrity stage: it could change the tests after the gate looked", () => {
+    const file = join(makeTempDir("harness-integrity-workflow-"), "workflow.json");
+    const seat = (id: string) => ({ id, seat: id, prompt: `prompts/${id}.md` });
+    writeFileSync(
+      file,
+      JSON.stringify({
+        name: "w",
+        max_attempts: 1,
+        stages: [seat("implementer"), { id: "check", kind: "integrity" }, { ...seat("documenter"), scope: "story" }],
+        on_failure: { retry_stage: "implementer" },
+      }),
+    );
+    expect(() => loadWorkflow(file)).toThrow(
+      "$.stages[2] seat stage 'documenter' comes after the integrity stage 'check': it could change the tests after the gate looked; put the integrity stage after every seat",
+    );
   });
 });

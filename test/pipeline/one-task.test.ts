@@ -46,7 +46,7 @@ describe("a story without a plan, as a plan of one task", () => {
       wave: 1,
       files: [],
       blockedBy: [],
-      stages: ["implementer", "tester", "verifier", "integrity", "documenter"],
+      stages: ["implementer", "tester", "verifier", "documenter", "integrity"],
     });
     expect(ofKind(journal, "task.finished")[0]).toMatchObject({ outcome: "completed", attempt: 1, commit: outcome.commit });
     // One commit on the base, on the story branch itself: no task branch, no merge step.

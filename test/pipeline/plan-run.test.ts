@@ -124,7 +124,8 @@ describe("a story with a plan", () => {
     const integration = journal
       .filter((event) => "taskId" in event && event.taskId === "integration" && event.kind === "stage.started")
       .map((event) => (event as { stage: string }).stage);
-    expect(integration).toEqual(["clean-clone", "documenter"]);
+    // The integrity gate last: it judges what the documenter changed.
+    expect(integration).toEqual(["clean-clone", "documenter", "integrity"]);
     expect(ofKind(journal, "clean_clone.finished").filter((event) => event.taskId === "integration")[0]?.result).toMatchObject({ ran: true, exitCode: 0 });
     expect(taskLaunches(s).filter((line) => line.includes("documenter"))).toEqual(["integration documenter 1"]);
 

@@ -21,7 +21,7 @@ function writeWorkflow(data: unknown, name = "workflow.json"): string {
 describe("loadWorkflow", () => {
   it("loads the default workflow: four stages, the verifier gated and declaring the clean-clone check", () => {
     const workflow = loadWorkflow();
-    expect(workflow.stages.map((stage) => stage.id)).toEqual(["implementer", "tester", "verifier", "integrity", "documenter"]);
+    expect(workflow.stages.map((stage) => stage.id)).toEqual(["implementer", "tester", "verifier", "documenter", "integrity"]);
     expect(workflow.retryStage).toBe("implementer");
     const verifier = workflow.stages[2];
     expect(verifier).toMatchObject({ gate: "suite", verdict: "verdict.json", cleanClone: "clean-clone-result.json" });
@@ -65,7 +65,7 @@ describe("loadWorkflow", () => {
   });
 
   it("gives every stage a kind from the registry: 'seat' when it names none, an unknown kind refused naming the stage and the field", () => {
-    expect(loadWorkflow().stages.map((stage) => stage.kind)).toEqual(["seat", "seat", "seat", "integrity", "seat"]);
+    expect(loadWorkflow().stages.map((stage) => stage.kind)).toEqual(["seat", "seat", "seat", "seat", "integrity"]);
     const unnamed = defaultJson();
     delete (unnamed.stages[1] as Record<string, unknown>).kind;
     expect(loadWorkflow(writeWorkflow(unnamed)).stages[1]?.kind).toBe("seat");

@@ -11,6 +11,7 @@ import { reviewKind } from "./review/index.js";
 import { seatKind } from "./seat/index.js";
 
 export { failed, type StageEvidence, type StageKind, type StageOutcome, type StageProblem, type StageStep } from "./kind.js";
+export { judgeMerge, storyIntegrityBase, type MergeToJudge } from "./integrity/index.js";
 export { PLAN_ARTIFACT } from "./planner/index.js";
 export { REVIEW_ARTIFACT } from "./review/index.js";
 

@@ -8,6 +8,8 @@
 import type { StageKind } from "../kind.js";
 import { integrityStep } from "./step.js";
 
+export { judgeMerge, storyIntegrityBase, type MergeToJudge } from "./merge-gate.js";
+
 /** Options of a seat stage that mean nothing for the integrity gate. */
 const NOT_FOR_INTEGRITY = ["gate", "verdict", "clean_clone", "artifacts", "on_fail"] as const;
 
