@@ -30,7 +30,20 @@ export interface ProgramViewHost {
 }
 
 /** Names of folders and files that hold credentials; a folder holding one, or inside one, is never shown. */
-const SECRET_NAMES = new Set([".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".netrc", ".git-credentials", ".npmrc", ".pypirc", ".password-store", ".config"]);
+const SECRET_NAMES = new Set([
+  ".ssh",
+  ".gnupg",
+  ".aws",
+  ".azure",
+  ".kube",
+  ".docker",
+  ".netrc",
+  ".git-credentials",
+  ".npmrc",
+  ".pypirc",
+  ".password-store",
+  ".config",
+]);
 /** Folders whose parent is an installation (`<prefix>/bin/python`, pyenv's `<root>/shims/python`). */
 const BIN_FOLDERS = new Set(["bin", "sbin", "shims"]);
 /** Per-user data roots: only their `bin` and `lib` are an installation, the rest is the user's data. */
@@ -54,7 +67,10 @@ export function stepProgram(argv: readonly string[]): string | undefined {
 /** `program` as the step would find it: a path against `cwd`, a name on `searchPath`; undefined when it is neither. */
 export function locateProgram(program: string, cwd: string, searchPath: string): string | undefined {
   if (program.includes("/")) return resolve(cwd, program);
-  return findProgramIn(program, searchPath.split(delimiter).filter((dir) => isAbsolute(dir)));
+  return findProgramIn(
+    program,
+    searchPath.split(delimiter).filter((dir) => isAbsolute(dir)),
+  );
 }
 
 /**
@@ -108,7 +124,8 @@ function refusalOf(folder: string, host: ProgramViewHost): string | undefined {
   if (folder === "/" || isInside(host.home, folder)) return "is the user's home or holds it";
   if (isInside(folder, host.tmp)) return "is in the OS temporary folder, which steps never see";
   if (folder.split(sep).some((segment) => SECRET_NAMES.has(segment))) return "is inside a folder that holds credentials";
-  if (host.masked.some((mask) => isInside(folder, mask) || isInside(mask, folder))) return "is, or holds, a folder the sandbox hides (the App's own, its data, its key)";
+  if (host.masked.some((mask) => isInside(folder, mask) || isInside(mask, folder)))
+    return "is, or holds, a folder the sandbox hides (the App's own, its data, its key)";
   const secret = entriesOf(folder).find((name) => SECRET_NAMES.has(name));
   if (secret !== undefined) return `holds ${secret}`;
   return undefined;

@@ -121,7 +121,12 @@ describe("a CLI's start kept per host", () => {
     expect(kept(home).map((entry) => entry.program)).toEqual(["claude"]);
 
     const program = join(fakes.dir, "claude");
-    writeFiles(fakes.dir, { claude: { content: `#!/bin/sh\necho "claude --version" >> '${fakes.dir}/versions.log'\necho "Error: claude native binary not installed." >&2\nexit 1\n`, mode: 0o755 } });
+    writeFiles(fakes.dir, {
+      claude: {
+        content: `#!/bin/sh\necho "claude --version" >> '${fakes.dir}/versions.log'\necho "Error: claude native binary not installed." >&2\nexit 1\n`,
+        mode: 0o755,
+      },
+    });
     utimesSync(program, new Date(Date.now() + 120_000), new Date(Date.now() + 120_000));
     await expect(check(config, fakes.dir, home)).resolves.toContain("'claude --version' exited 1: Error: claude native binary not installed.");
     expect(kept(home)).toEqual([]);

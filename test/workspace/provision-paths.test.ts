@@ -90,7 +90,13 @@ describe("provisionWorktree and dependency snapshots", () => {
     writeFileSync(snapshotsDir(p.home), "not a folder");
     const wt = await p.worktree();
     const { outcome } = await p.provision(wt);
-    expect(outcome).toEqual({ receiptPath: join(wt, PROVISION_RECEIPT), receipt: expect.objectContaining({ cmd: "npm ci" }), attempts: 1, skipped: false, source: "npm" });
+    expect(outcome).toEqual({
+      receiptPath: join(wt, PROVISION_RECEIPT),
+      receipt: expect.objectContaining({ cmd: "npm ci" }),
+      attempts: 1,
+      skipped: false,
+      source: "npm",
+    });
     expect(readReceipt(wt)?.cmd).toBe("npm ci");
   });
 

@@ -37,7 +37,11 @@ const PROJECT = '[project]\nname = "p"\nversion = "1"\n';
 describe("the Python rungs of the ladder", () => {
   it("uv.lock: uv sync when uv is on the provisioning PATH, else pip from pyproject.toml, saying so", () => {
     const worktree = worktreeWith({ "uv.lock": "", "pyproject.toml": PROJECT });
-    expect(resolveProvisionCommand({ worktree, searchPath: tool("uv") })).toEqual({ source: "uv", cmd: "uv sync --frozen", argv: ["/bin/sh", "-c", "uv sync --frozen"] });
+    expect(resolveProvisionCommand({ worktree, searchPath: tool("uv") })).toEqual({
+      source: "uv",
+      cmd: "uv sync --frozen",
+      argv: ["/bin/sh", "-c", "uv sync --frozen"],
+    });
     const fallback = resolveProvisionCommand({ worktree, searchPath: tool("other") });
     expect(fallback).toMatchObject({ source: "pip", cmd: "python3 -m venv .venv && .venv/bin/python -m pip install -e ." });
     expect(fallback.argv === null ? "" : fallback.note).toMatch(/^uv\.lock is uv's, and uv is not installed: .*not the locked versions$/);
@@ -96,7 +100,11 @@ describe("a Python project in the clean clone", () => {
     expect(result.warnings ?? []).toEqual([]);
     // The same project with the module fixed passes: the venv's interpreter runs the suite.
     write(repo, { "src/mypkg/__init__.py": moduleAnswering(42) });
-    const fixed = await check({ repo, command: `${PYTHON_SUITE} && python3 -c "import sys; print(sys.prefix)"`, provision: { config: { env: OFFLINE }, harnessHome } });
+    const fixed = await check({
+      repo,
+      command: `${PYTHON_SUITE} && python3 -c "import sys; print(sys.prefix)"`,
+      provision: { config: { env: OFFLINE }, harnessHome },
+    });
     expect(fixed).toMatchObject({ ran: true, exitCode: 0, provisioned: true });
     expect(fixed.outputTail?.trim().split("\n").pop()).toMatch(/\/clone\/\.venv$/);
   }, 300_000);
@@ -112,7 +120,9 @@ describe("a Python project in the clean clone", () => {
     expect(result).toMatchObject({ ran: true, exitCode: 0 });
     // ...and the result says why it cannot be trusted.
     expect(result.interpreter).toBe("/usr/bin/python3");
-    expect(result.warnings).toEqual([expect.stringContaining(`the suite imports the package under test 'mypkg' from ${join(installed, "mypkg", "__init__.py")}, outside the clone`)]);
+    expect(result.warnings).toEqual([
+      expect.stringContaining(`the suite imports the package under test 'mypkg' from ${join(installed, "mypkg", "__init__.py")}, outside the clone`),
+    ]);
     // A project that is not Python is never probed.
     const plain = await check({ repo: await repoWith({ "a.txt": "a\n" }), command: "true" });
     expect(plain.warnings).toBeUndefined();

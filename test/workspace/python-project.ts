@@ -69,7 +69,8 @@ export function pythonProject(answer: number): Record<string, FileSpec> {
     "_build/tinyback.py": BACKEND,
     "src/mypkg/__init__.py": moduleAnswering(answer),
     "tests/__init__.py": "",
-    "tests/test_answer.py": "import unittest\n\nimport mypkg\n\n\nclass AnswerTest(unittest.TestCase):\n    def test_answer(self):\n        self.assertEqual(mypkg.answer(), 42)\n",
+    "tests/test_answer.py":
+      "import unittest\n\nimport mypkg\n\n\nclass AnswerTest(unittest.TestCase):\n    def test_answer(self):\n        self.assertEqual(mypkg.answer(), 42)\n",
     ".gitignore": ".venv/\n__pycache__/\n*.egg-info/\npip-cache-seen.txt\n",
   };
 }

@@ -23,7 +23,8 @@ const MAX_PACKAGES = 8;
 const PACKAGE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Prints one line per name: the file the name imports from, or `-` when it is not found. */
-const PROBE = "import importlib.util, sys\nfor name in sys.argv[1:]:\n    try:\n        spec = importlib.util.find_spec(name)\n    except Exception:\n        spec = None\n    print((spec.origin or '-') if spec is not None else '-')\n";
+const PROBE =
+  "import importlib.util, sys\nfor name in sys.argv[1:]:\n    try:\n        spec = importlib.util.find_spec(name)\n    except Exception:\n        spec = None\n    print((spec.origin or '-') if spec is not None else '-')\n";
 
 /** The top-level packages of a Python project in `root` (its `src/` layout first), or none for a project that is not Python. */
 export function pythonPackages(root: string): string[] {
@@ -50,11 +51,17 @@ function packagesIn(dir: string): string[] {
  * The probe runs in the sandbox as the suite does (same PATH, same folder, the interpreter the
  * command invokes when it is a Python, else `python3`); a probe that cannot run warns about nothing.
  */
-export async function importWarnings(options: CleanCloneOptions, clone: BuiltCleanClone, interpreter: string | undefined, result: Partial<CleanCloneResult>): Promise<string[]> {
+export async function importWarnings(
+  options: CleanCloneOptions,
+  clone: BuiltCleanClone,
+  interpreter: string | undefined,
+  result: Partial<CleanCloneResult>,
+): Promise<string[]> {
   const packages = pythonPackages(clone.cloneDir);
   if (packages.length === 0) return [];
   const named = result.interpreter;
-  const python = named !== undefined && /^(python|pypy)[0-9.]*$/.test(basename(named)) ? (isAbsolute(named) ? named : resolve(clone.workDir, named)) : "python3";
+  const python =
+    named !== undefined && /^(python|pypy)[0-9.]*$/.test(basename(named)) ? (isAbsolute(named) ? named : resolve(clone.workDir, named)) : "python3";
   // The command's own leading assignments (`PYTHONPATH=… python -m pytest`) apply to the probe too.
   const probe = await launchInClone(
     ["/bin/sh", "-c", `${leadingAssignments(options.command)}exec "$@"`, "sh", python, "-c", PROBE, ...packages],

@@ -12,8 +12,7 @@ export type ProvisionSource = "config" | "hook" | "pnpm" | "npm" | "yarn" | Pyth
  * `note` says what a reader should know (a lock whose tool is missing, installed with pip instead).
  */
 export type ResolvedProvision =
-  | { source: Exclude<ProvisionSource, "cargo" | "none">; cmd: string; argv: string[]; note?: string }
-  | { source: "cargo" | "none"; cmd: null; argv: null };
+  { source: Exclude<ProvisionSource, "cargo" | "none">; cmd: string; argv: string[]; note?: string } | { source: "cargo" | "none"; cmd: null; argv: null };
 
 /** The repository hook, relative to the worktree root. */
 export const PROVISION_HOOK = ".harness/provision.sh";
