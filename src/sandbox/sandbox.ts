@@ -208,7 +208,12 @@ export class Sandbox {
       ...this.settings.readPaths,
       ...this.settings.writePaths,
     ];
-    return roots.some((root) => isInside(path, root)) && !this.host.masked.some((mask) => isInside(path, mask.path));
+    // As bubblewrap mounts them (bwrap-args.ts): a folder before anything inside it, so the deepest
+    // mount holding the path decides; an operator's folder inside a masked one (a CLI installed
+    // under the App's own folder) is shown, a mask inside a shown folder hides.
+    const deepest = (paths: readonly string[]): number => Math.max(-1, ...paths.filter((root) => isInside(path, root)).map((root) => root.split("/").length));
+    const shown = deepest(roots);
+    return shown >= 0 && shown >= deepest(this.host.masked.map((mask) => mask.path));
   }
 
   /**

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { git } from "../../src/workspace/index.js";
@@ -88,6 +88,30 @@ describe("bwrapArgs", () => {
     expect(args.indexOf("--tmpfs /w/home")).toBeLessThan(args.indexOf("--ro-bind /w/home/repos/x /w/home/repos/x"));
     expect(args).toContain("--ro-bind /dev/null /etc/shadow");
     expect(args).toContain("--symlink usr/bin /bin");
+  });
+});
+
+describe("what a sandboxed step sees", () => {
+  it("an operator's folder inside the App's own (masked) folder is shown and its program runs; the App's folder around it stays hidden", async () => {
+    // Where the suite installs the real agent CLIs: under the App's folder, granted through HARNESS_SANDBOX_READ.
+    const granted = join(process.cwd(), "node_modules", ".cache", `harness-sees-${process.pid}`);
+    mkdirSync(granted, { recursive: true });
+    try {
+      writeFileSync(join(granted, "tool"), "#!/bin/sh\necho granted-tool-ran\n", { mode: 0o755 });
+      const box = sandbox({ readPaths: [granted] });
+      expect(box.sees(join(granted, "tool"))).toBe(true);
+      expect(box.canRun(join(granted, "tool"))).toBe(true);
+      expect(box.sees(join(process.cwd(), "package.json"))).toBe(false);
+      const dir = makeTempDir("harness-sees-");
+      expect(
+        await inSandbox(dir, `${join(granted, "tool")}; test -e ${join(process.cwd(), "package.json")} && echo app-seen || echo app-hidden`, { box }),
+      ).toEqual({
+        out: "granted-tool-ran\napp-hidden\n",
+        code: 0,
+      });
+    } finally {
+      rmSync(granted, { recursive: true, force: true });
+    }
   });
 });
 
