@@ -96,7 +96,7 @@ function summaryOf(input: unknown): string {
   if (typeof input === "string") return input;
   if (!isObject(input)) return "";
   for (const key of TELLING_KEYS) if (typeof input[key] === "string") return input[key];
-  // Bounded before it is serialized whole: an input of megabytes is cut at its first keys.
+  // The input came from a bounded read; its JSON is cut to a few summaries' worth before it is redacted and bounded.
   return JSON.stringify(input).slice(0, TOOL_SUMMARY_CHARS * 4);
 }
 
