@@ -59,6 +59,11 @@ const RULES: readonly Rule[] = [
   // temporary errors." (what 0.171 prints for a 500), and for any other 5xx after its five reconnects
   // "unexpected status 529 <unknown status code>: …, url: …". The provider failed, not the change.
   { reason: "provider-unreachable", pattern: /API Error: 5\d\d\b|API Error:[^\n]*\(5\d\d\)|currently experiencing high demand|unexpected status 5\d\d\b/i },
+  // A provider (or a proxy before it) that answers 200 with bytes that are not the API's events: Claude Code
+  // 2.1.332 retries once without streaming, then says "API Error: API returned an empty or malformed response
+  // (HTTP 200) — check for a proxy or gateway intercepting the request. …". Nothing of the change is at fault.
+  // Codex 0.171 for the same, after its reconnects: "stream disconnected before completion: stream closed before response.completed".
+  { reason: "provider-unreachable", pattern: /API Error: API returned an empty or malformed response|stream disconnected before completion/i },
   // Claude Code without a network: "API Error: Can't reach the API server — check your internet
   // or DNS (EAI_AGAIN)", "API Error: Connection refused — … (ECONNREFUSED)" (older: "Unable to
   // connect to API (ConnectionRefused)"); overload and outage.

@@ -5,6 +5,7 @@
  */
 import type { DoorStatus } from "../github/door/index.js";
 import type { RunStatus, StatusReport } from "./report.js";
+import { LIVE_TOOL_CALLS, TOOL_SUMMARY_CHARS } from "./tool-calls.js";
 import { storyKey } from "../story-key/index.js";
 
 /** Seconds between the page's refreshes. */
@@ -79,6 +80,13 @@ function runRow(run: RunStatus, shared: boolean): string[] {
   ];
 }
 
+/** A running seat's latest tool calls, newest last (already redacted and bounded by the report; escaped here). */
+function toolCallsOf(run: RunStatus): string {
+  const calls = (run.liveTools?.calls ?? []).slice(-LIVE_TOOL_CALLS);
+  const items = calls.map((call) => `<li><code>${escapeHtml(call.tool.slice(0, 80))}</code> ${escapeHtml(call.summary.slice(0, TOOL_SUMMARY_CHARS))}</li>`).join("");
+  return `<h3>${escapeHtml(run.story)}: ${escapeHtml(run.title)}${run.worker ? ` on <code>${escapeHtml(run.worker)}</code>` : ""} — <code>${escapeHtml(run.liveTools?.file ?? "")}</code></h3><ol class="tools">${items}</ol>`;
+}
+
 function runsSection(report: StatusReport): string {
   const running = report.runs.filter((run) => run.outcome === "running");
   const ended = report.runs.filter((run) => run.outcome !== "running");
@@ -93,8 +101,10 @@ function runsSection(report: StatusReport): string {
         `<h3>${escapeHtml(run.story)}: ${escapeHtml(run.title)}${run.worker ? ` on <code>${escapeHtml(run.worker)}</code>` : ""} — <code>${escapeHtml(run.liveTail?.file ?? "")}</code></h3><pre>${escapeHtml(run.liveTail?.text ?? "")}</pre>`,
     )
     .join("");
+  const tools = running.filter((run) => run.liveTools).map(toolCallsOf).join("");
   return (
     `<h2>Running (${running.length})</h2>${table(headers, running.map(row), "No story is running.")}` +
+    (tools ? `<h2>Latest tool calls</h2>${tools}` : "") +
     (tails ? `<h2>Live log</h2>${tails}` : "") +
     `<h2>Recent outcomes (${ended.length})</h2>${table(headers, ended.map(row), "No story has ended yet.")}`
   );

@@ -1,7 +1,7 @@
 /**
  * What the App is doing, as an operator asks it (`GET /harness`, `harness status`): the queue,
  * each story's latest run with its current stage and attempt, recent outcomes, quarantined
- * job files, and the live tail of a running step's log. Collected from the queue's own view
+ * job files, the live tail of a running step's log and the running seat's latest tool calls. Collected from the queue's own view
  * and the run directories under `HARNESS_HOME/runs`; read-only.
  */
 import { readdirSync, statSync } from "node:fs";
@@ -10,15 +10,21 @@ import { join } from "node:path";
 import { redactSecrets } from "../github/index.js";
 import { type DoorStatus } from "../github/door/index.js";
 import { emptySnapshot, JOURNAL_FILE, readJournal, reduceSnapshot } from "../pipeline/index.js";
+import { redactAgentText } from "../agents/index.js";
 import { stripAnsi } from "../text/index.js";
 import type { QueuedJobView, StoryQueue } from "../queue/index.js";
 import type { ReportedRun } from "./model/index.js";
 import { collectStatusAndReports, type HarnessStatus } from "./collect.js";
+import { latestToolCalls, type ToolCall } from "./tool-calls.js";
 
 /** Runs shown, newest first. */
 export const RECENT_RUNS = 25;
 /** Bytes of a running step's log shown. */
 export const LIVE_TAIL_BYTES = 4096;
+/** Bytes of a running seat's events read for its latest tool calls (a few events; one may be large). */
+export const LIVE_EVENTS_BYTES = 256 * 1024;
+/** What a seat's events are kept as once it ends. */
+const TRANSCRIPT_FILE = "transcript.jsonl";
 
 /** A story's latest run; on Redis, `worker` names the worker whose journal it is. */
 export interface RunStatus extends ReportedRun {
@@ -112,8 +118,11 @@ function runStatus(run: { story: string; dir: string }, secrets: readonly string
       : [],
   };
   if (snapshot.outcome === "running") {
-    const tail = newestLogTail(run.dir, secrets);
+    const newest = newestFiles(run.dir);
+    const tail = newestLogTail(run.dir, newest?.log, secrets);
     if (tail) status.liveTail = tail;
+    const tools = newestToolCalls(run.dir, newest?.events, secrets);
+    if (tools) status.liveTools = tools;
   }
   return status;
 }
@@ -122,9 +131,13 @@ function runStatus(run: { story: string; dir: string }, secrets: readonly string
 const MAX_WALK_ENTRIES = 20_000;
 const MAX_WALK_DEPTH = 8;
 
-/** The last {@link LIVE_TAIL_BYTES} of the most recently written `.log` under `dir`. */
-function newestLogTail(dir: string, secrets: readonly string[]): { file: string; text: string } | undefined {
-  let newest: { path: string; mtime: number } | undefined;
+/** The newest file under `dir` of each kind: any `.log`, and a seat's events (`agent.log` while it runs, `transcript.jsonl` after). */
+function newestFiles(dir: string): { log?: string; events?: string } | undefined {
+  const newest: { log?: { path: string; mtime: number }; events?: { path: string; mtime: number } } = {};
+  const offer = (kind: "log" | "events", path: string, mtime: number): void => {
+    const current = newest[kind];
+    if (!current || mtime > current.mtime) newest[kind] = { path, mtime };
+  };
   // The run folder holds the agents' artifact folders: the walk follows no link (Dirent types are lstat's), goes only
   // so deep and looks at only so many entries, so a planted tree cannot stall the status page.
   let budget = MAX_WALK_ENTRIES;
@@ -134,9 +147,11 @@ function newestLogTail(dir: string, secrets: readonly string[]): { file: string;
       if (--budget < 0) return;
       const path = join(folder, entry.name);
       if (entry.isDirectory()) walk(path, depth + 1);
-      else if (entry.isFile() && entry.name.endsWith(".log")) {
+      else if (entry.isFile() && (entry.name.endsWith(".log") || entry.name === TRANSCRIPT_FILE)) {
         const mtime = statSync(path).mtimeMs;
-        if (!newest || mtime > newest.mtime) newest = { path, mtime };
+        if (entry.name.endsWith(".log")) offer("log", path, mtime);
+        // A preset CLI's events land in the seat's agent.log as they arrive; the log is split into transcript.jsonl when the seat ends.
+        if (entry.name === "agent.log" || entry.name === TRANSCRIPT_FILE) offer("events", path, mtime);
       }
     }
   };
@@ -145,6 +160,26 @@ function newestLogTail(dir: string, secrets: readonly string[]): { file: string;
   } catch {
     return undefined;
   }
+  return { ...(newest.log ? { log: newest.log.path } : {}), ...(newest.events ? { events: newest.events.path } : {}) };
+}
+
+/** The latest tool calls of the newest seat's events under the run folder `dir`, redacted. */
+function newestToolCalls(dir: string, events: string | undefined, secrets: readonly string[]): { file: string; calls: ToolCall[] } | undefined {
+  if (events === undefined) return undefined;
+  let bytes: Buffer;
+  try {
+    bytes = readBoundedFileSync(events, { maxBytes: LIVE_EVENTS_BYTES, tail: true });
+  } catch {
+    return undefined;
+  }
+  // The App's secrets and token shapes (redactSecrets), and an agent's credentials (redactAgentText: provider keys).
+  const calls = latestToolCalls(bytes.toString("utf8"), (text) => redactAgentText(redactSecrets(text, secrets), secrets));
+  return calls.length === 0 ? undefined : { file: events.slice(dir.length + 1), calls };
+}
+
+/** The last {@link LIVE_TAIL_BYTES} of the most recently written `.log` under `dir`. */
+function newestLogTail(dir: string, path: string | undefined, secrets: readonly string[]): { file: string; text: string } | undefined {
+  const newest = path === undefined ? undefined : { path };
   if (!newest) return undefined;
   let bytes: Buffer;
   try {

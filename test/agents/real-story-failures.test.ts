@@ -3,7 +3,8 @@
  * (529) blocks the story as agent-unavailable, not a failed attempt; a verifier that writes a
  * verdict the schema refuses is `artifact-invalid` (asked once more, then the attempt fails);
  * a provider that accepts the request and never answers ends at the seat's configured timeout
- * as `agent-timeout`. No case waits for time to pass: each asserts what the provider received
+ * as `agent-timeout`; a provider streaming bytes that are not the API's events is agent-unavailable (Claude
+ * Code's "malformed response", Codex's "stream disconnected"), not a failed attempt. No case waits for time to pass: each asserts what the provider received
  * (the hang was reached before the timeout fired) and what the journal says.
  */
 import { readFileSync } from "node:fs";
@@ -34,14 +35,21 @@ interface Event {
 }
 
 /** A Claude Code story against a provider playing `script`, the CLI's own retries off. */
-async function story(script: Script, options: StoryOptions = {}): Promise<{ run: StoryRun; fake: FakeProvider; journal: Event[] }> {
+async function story(
+  script: Script,
+  options: StoryOptions = {},
+  preset: "claude-code" | "codex" = "claude-code",
+): Promise<{ run: StoryRun; fake: FakeProvider; journal: Event[] }> {
   const fake = await startFakeProvider({ script });
   providers.push(fake);
   const seen = providerAsSeenByStep(fake);
-  const env = { ANTHROPIC_API_KEY: "sk-ant-story-key", ANTHROPIC_BASE_URL: seen.url, CLAUDE_CODE_MAX_RETRIES: "0" };
-  const run = await runRealStory(clis, "claude-code", env, seen.netAllow, "grep -qx hello feature.txt", options);
+  const env: Record<string, string> =
+    preset === "codex"
+      ? { OPENAI_API_KEY: "sk-ant-story-key", OPENAI_BASE_URL: `${seen.url}/v1` }
+      : { ANTHROPIC_API_KEY: "sk-ant-story-key", ANTHROPIC_BASE_URL: seen.url, CLAUDE_CODE_MAX_RETRIES: "0" };
+  const run = await runRealStory(clis, preset, env, seen.netAllow, "grep -qx hello feature.txt", options);
   homes.push(run.home);
-  const journalPath = findFiles(run.runDir, "execution-history.ndjson")[0];
+  const journalPath = run.runDir === "" ? undefined : findFiles(run.runDir, "execution-history.ndjson")[0];
   if (journalPath === undefined) throw new Error(`the story left no journal:\n${run.stderr.slice(-3000)}`);
   const journal = readFileSync(journalPath, "utf8")
     .split("\n")
@@ -63,6 +71,38 @@ describe("a real CLI's provider failing in a whole story", () => {
     expect(of(journal, "attempt.archived")).toEqual([]);
     expect(fake.turnsOf("tester")).toEqual([]);
     expect(run.stderr).toMatch(/story blocked \(agent-unavailable\)/);
+  }, 600_000);
+
+  it("a provider that streams garbage is agent-unavailable in the CLI's words, without a hang, its transcript redacted", async () => {
+    const { run, fake, journal } = await story({ implementer: [{ kind: "garbage" }] }, { maxAttempts: 1 });
+    expect(fake.turnsOf("implementer").map((request) => request.answered)).toContain("garbage");
+    // Claude Code's own words for bytes that are not the API's events: the provider's fault, not the change's.
+    expect(of(journal, "seat.unavailable")).toEqual([
+      expect.objectContaining({ stage: "implementer", reason: "provider-unreachable", message: expect.stringContaining("malformed response") }),
+    ]);
+    expect(of(journal, "story.blocked")).toEqual([expect.objectContaining({ failureClass: "agent-unavailable" })]);
+    expect(of(journal, "attempt.archived")).toEqual([]);
+    expect(fake.turnsOf("tester")).toEqual([]);
+    expect(run.exitCode).toBe(1);
+    const kept = [...findFiles(run.runDir, "transcript.jsonl"), ...findFiles(run.runDir, "agent.log")].map((path) => readFileSync(path, "utf8"));
+    // The transcript and log were kept (they hold the CLI's final words), redacted: none holds the agent's key.
+    expect(kept.join("\n")).toContain("malformed response");
+    for (const text of kept) expect(text).not.toContain("sk-ant-story-key");
+  }, 600_000);
+
+  it("Codex: a provider that streams garbage is agent-unavailable after its reconnects, its transcript redacted", async () => {
+    const { run, fake, journal } = await story({ implementer: [{ kind: "garbage" }] }, { maxAttempts: 1 }, "codex");
+    // Codex reconnects on its own, then gives up: each request got garbage.
+    expect(new Set(fake.turnsOf("implementer").map((request) => request.answered))).toEqual(new Set(["garbage"]));
+    expect(of(journal, "seat.unavailable")).toEqual([
+      expect.objectContaining({ stage: "implementer", reason: "provider-unreachable", message: expect.stringContaining("stream disconnected before completion") }),
+    ]);
+    expect(of(journal, "story.blocked")).toEqual([expect.objectContaining({ failureClass: "agent-unavailable" })]);
+    expect(of(journal, "attempt.archived")).toEqual([]);
+    expect(run.exitCode).toBe(1);
+    const kept = [...findFiles(run.runDir, "transcript.jsonl"), ...findFiles(run.runDir, "agent.log")].map((path) => readFileSync(path, "utf8"));
+    expect(kept.join("\n")).toContain("stream disconnected");
+    for (const text of kept) expect(text).not.toContain("sk-ant-story-key");
   }, 600_000);
 
   it("a verifier that writes an invalid verdict is artifact-invalid, named in the blocked story's reason", async () => {

@@ -28,6 +28,11 @@ describe("classifyAgentOutput: the real CLIs' messages", () => {
     ["API Error: Request rejected (429) · fake provider says no", "rate-limited"],
     ["API Error: Connection refused — a firewall or proxy may be blocking it (ECONNREFUSED)", "provider-unreachable"],
     ["API Error: Can't reach the API server — check your internet or DNS (EAI_AGAIN)", "provider-unreachable"],
+    [
+      "API Error: API returned an empty or malformed response (HTTP 200) — check for a proxy or gateway intercepting the request. Response: content-type event-stream, body is unrecognized text, 27 bytes",
+      "provider-unreachable",
+    ],
+    ["stream disconnected before completion: stream closed before response.completed", "provider-unreachable"],
     // A provider's 5xx after the CLI's retries (Claude Code 2.1.332, Codex 0.171.0 against the fake provider).
     ["API Error: 500 fake provider: 500. This is a server-side issue, usually temporary — try again in a moment.", "provider-unreachable"],
     ["ERROR: We’re currently experiencing high demand, which may cause temporary errors.", "provider-unreachable"],

@@ -34,6 +34,14 @@ function boundRun(run: ReportedRun): ReportedRun {
     ...(run.detail !== undefined ? { detail: run.detail.slice(0, RUN_TEXT_CHARS) } : {}),
     tasks: run.tasks.slice(0, RUN_TASKS).map((task) => ({ ...task, title: task.title.slice(0, RUN_TEXT_CHARS) })),
     ...(run.liveTail ? { liveTail: { file: run.liveTail.file.slice(0, 1000), text: run.liveTail.text.slice(-RUN_TAIL_CHARS) } } : {}),
+    ...(run.liveTools
+      ? {
+          liveTools: {
+            file: run.liveTools.file.slice(0, 1000),
+            calls: run.liveTools.calls.slice(-10).map((call) => ({ tool: call.tool.slice(0, 80), summary: call.summary.slice(0, 200) })),
+          },
+        }
+      : {}),
   };
 }
 

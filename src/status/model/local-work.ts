@@ -35,6 +35,8 @@ export interface ReportedRun {
   tasks: Array<{ id: string; title: string; wave: number; state: string; attempt: number }>;
   /** The end of the newest log of a running run (redacted, escapes stripped). */
   liveTail?: { file: string; text: string };
+  /** The newest seat's latest tool calls, newest last, read from its events (redacted, bounded). */
+  liveTools?: { file: string; calls: Array<{ tool: string; summary: string }> };
 }
 
 /** One worker's published report, as `harness status` reads it. */
