@@ -83,7 +83,9 @@ function runRow(run: RunStatus, shared: boolean): string[] {
 /** A running seat's latest tool calls, newest last (already redacted and bounded by the report; escaped here). */
 function toolCallsOf(run: RunStatus): string {
   const calls = (run.liveTools?.calls ?? []).slice(-LIVE_TOOL_CALLS);
-  const items = calls.map((call) => `<li><code>${escapeHtml(call.tool.slice(0, 80))}</code> ${escapeHtml(call.summary.slice(0, TOOL_SUMMARY_CHARS))}</li>`).join("");
+  const items = calls
+    .map((call) => `<li><code>${escapeHtml(call.tool.slice(0, 80))}</code> ${escapeHtml(call.summary.slice(0, TOOL_SUMMARY_CHARS))}</li>`)
+    .join("");
   return `<h3>${escapeHtml(run.story)}: ${escapeHtml(run.title)}${run.worker ? ` on <code>${escapeHtml(run.worker)}</code>` : ""} — <code>${escapeHtml(run.liveTools?.file ?? "")}</code></h3><ol class="tools">${items}</ol>`;
 }
 
@@ -101,7 +103,10 @@ function runsSection(report: StatusReport): string {
         `<h3>${escapeHtml(run.story)}: ${escapeHtml(run.title)}${run.worker ? ` on <code>${escapeHtml(run.worker)}</code>` : ""} — <code>${escapeHtml(run.liveTail?.file ?? "")}</code></h3><pre>${escapeHtml(run.liveTail?.text ?? "")}</pre>`,
     )
     .join("");
-  const tools = running.filter((run) => run.liveTools).map(toolCallsOf).join("");
+  const tools = running
+    .filter((run) => run.liveTools)
+    .map(toolCallsOf)
+    .join("");
   return (
     `<h2>Running (${running.length})</h2>${table(headers, running.map(row), "No story is running.")}` +
     (tools ? `<h2>Latest tool calls</h2>${tools}` : "") +

@@ -95,7 +95,11 @@ describe("a real CLI's provider failing in a whole story", () => {
     // Codex reconnects on its own, then gives up: each request got garbage.
     expect(new Set(fake.turnsOf("implementer").map((request) => request.answered))).toEqual(new Set(["garbage"]));
     expect(of(journal, "seat.unavailable")).toEqual([
-      expect.objectContaining({ stage: "implementer", reason: "provider-unreachable", message: expect.stringContaining("stream disconnected before completion") }),
+      expect.objectContaining({
+        stage: "implementer",
+        reason: "provider-unreachable",
+        message: expect.stringContaining("stream disconnected before completion"),
+      }),
     ]);
     expect(of(journal, "story.blocked")).toEqual([expect.objectContaining({ failureClass: "agent-unavailable" })]);
     expect(of(journal, "attempt.archived")).toEqual([]);

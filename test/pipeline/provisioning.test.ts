@@ -16,7 +16,17 @@ describe("provisioning in the pipeline", () => {
 
     expect(outcome).toMatchObject({ status: "blocked", failureClass: "workspace-provision-failed" });
     expect(launches(s)).toEqual([]);
-    expect(kinds(journal)).toEqual(["run.started", "task.planned", "task.started", "worktree.created", "provision.failed", "task.finished", "story.blocked"]);
+    // The baseline starts beside provisioning as soon as the worktree exists, and stops with the task.
+    expect(kinds(journal)).toEqual([
+      "run.started",
+      "task.planned",
+      "task.started",
+      "worktree.created",
+      "baseline.started",
+      "provision.failed",
+      "task.finished",
+      "story.blocked",
+    ]);
     const failed = ofKind(journal, "provision.failed")[0];
     expect(Object.keys(failed ?? {}).sort()).toEqual(["at", "cmd", "exitCode", "kind", "logTail", "taskId"]);
     expect(failed).toMatchObject({ cmd: "echo cannot install >&2; exit 7", exitCode: 7 });

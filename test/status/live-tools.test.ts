@@ -73,7 +73,8 @@ describe("the status page's latest tool calls", () => {
     expect(calls.at(-1)?.summary).toContain("[REDACTED]");
     expect(html).toContain("<h2>Latest tool calls</h2>");
     expect(html).toContain("<code>Bash</code> echo &#39;&lt;/li&gt;&lt;/ol&gt;&lt;script&gt;");
-    for (const secret of [TOKEN, APP_SECRET, PROVIDER_KEY, "<script>alert(1)"]) expect({ secret, shown: html.includes(secret) }).toEqual({ secret, shown: false });
+    for (const secret of [TOKEN, APP_SECRET, PROVIDER_KEY, "<script>alert(1)"])
+      expect({ secret, shown: html.includes(secret) }).toEqual({ secret, shown: false });
     // Newest last on the page too.
     expect(html.indexOf("<code>Write</code>")).toBeLessThan(html.indexOf("<code>Bash</code>"));
     expect(html).not.toContain("<code>Tool2</code>");
