@@ -20,9 +20,10 @@ const ADVICE: Record<FailureClass, string> = {
   "internal-error": "The harness itself failed. Check the App's logs, then retry.",
   environment: "The suite's command cannot start in the provisioned worktree (exit 126 or 127). Install what it needs through provisioning, then retry.",
   "baseline-red": "The suite already fails on the base commit, with the same output, so the change was not blamed. Make the default branch green, then retry.",
-  "agent-unavailable": "The coding agent could not be used (not installed, no credentials, rate limited or unreachable). Fix the agent's setup, then retry.",
+  "agent-unavailable":
+    "The coding agent could not be used (not installed, no credentials, rate limited or unreachable, or a provider answering with bytes that are not its API's events). Fix the agent's setup, then retry.",
   "budget-exhausted":
-    "The story spent its agent budget (turns per seat, agent minutes or tokens: `budget` in `.github/harness.yml`, within the operator's HARNESS_MAX_* ceilings). Its work so far is committed on the story branch; the check run shows what each seat spent. Raise the budget or narrow the story, then retry.",
+    "The story spent its agent budget (turns per seat, agent minutes or tokens: `budget` in `.github/harness.yml`, within the operator's HARNESS_MAX_* ceilings). Its work so far is committed on the story branch; the check run shows what each seat spent, and what the story spent across its runs. Every run counts (retries and revisions too; kept in `HARNESS_HOME/budgets/`): raise the budget or narrow the story, then retry. A record of that spending that cannot be read blocks a budgeted story too, naming the file.",
   "push-refused": "GitHub refused the push of the story's branch; the work is kept in the run directory. Read GitHub's message, fix the cause, then retry.",
   "base-conflict": "The story branch conflicts with the default branch. Resolve the files named, or close the story and start again, then retry.",
   "scope-violation": "A task changed files outside the files its plan declared. Widen the plan's `files` or narrow the task, then retry.",
