@@ -57,6 +57,9 @@ describe("harness worker with Redis gone", () => {
     expect([result.exitCode, result.signal]).toEqual([0, null]);
     const log = await worker.log();
     expect(log).toContain("harness worker: SIGTERM, stopping");
-    expect(log).toMatch(/could not be handed back .*another worker takes it once its lease expires/);
+    // Either the job's own hand-back failed, or close gave up on Redis first: both leave it to its lease, and say so.
+    expect(log).toMatch(
+      /could not be handed back .*another worker takes it once its lease expires|jobs not handed back are taken by another worker once their lease \(\d+ ms\) expires/,
+    );
   });
 });
