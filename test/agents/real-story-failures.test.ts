@@ -9,23 +9,9 @@
  */
 import { readFileSync } from "node:fs";
 import { startFakeProvider, type FakeProvider, type Script } from "../support/fake-provider/index.js";
-import { removeTempDirs } from "../support/tmp.js";
-import { installRealClis, type InstalledClis } from "./real-cli-install.js";
-import { findFiles, providerAsSeenByStep, removeStoryHomes, runRealStory, type StoryOptions, type StoryRun } from "./real-story.js";
+import { findFiles, providerAsSeenByStep, runRealStory, useRealStories, type StoryOptions, type StoryRun } from "./real-story.js";
 
-let clis: InstalledClis;
-const homes: string[] = [];
-const providers: FakeProvider[] = [];
-
-beforeAll(async () => {
-  clis = await installRealClis();
-}, 600_000);
-
-afterAll(async () => {
-  for (const provider of providers) await provider.stop();
-  removeStoryHomes(homes);
-  removeTempDirs();
-});
+const { clis, homes, providers } = useRealStories();
 
 interface Event {
   kind: string;
@@ -47,7 +33,7 @@ async function story(
     preset === "codex"
       ? { OPENAI_API_KEY: "sk-ant-story-key", OPENAI_BASE_URL: `${seen.url}/v1` }
       : { ANTHROPIC_API_KEY: "sk-ant-story-key", ANTHROPIC_BASE_URL: seen.url, CLAUDE_CODE_MAX_RETRIES: "0" };
-  const run = await runRealStory(clis, preset, env, seen.netAllow, "grep -qx hello feature.txt", options);
+  const run = await runRealStory(clis(), preset, env, seen.netAllow, "grep -qx hello feature.txt", options);
   homes.push(run.home);
   const journalPath = run.runDir === "" ? undefined : findFiles(run.runDir, "execution-history.ndjson")[0];
   if (journalPath === undefined) throw new Error(`the story left no journal:\n${run.stderr.slice(-3000)}`);

@@ -9,23 +9,9 @@ import { readFileSync } from "node:fs";
 import { schemas } from "../../src/schema/index.js";
 import { git } from "../../src/workspace/index.js";
 import { completingScript, startFakeProvider, type FakeProvider } from "../support/fake-provider/index.js";
-import { removeTempDirs } from "../support/tmp.js";
-import { installRealClis, type InstalledClis } from "./real-cli-install.js";
-import { commitFiles, findFiles, providerAsSeenByStep, removeStoryHomes, runRealStory, type StoryRun } from "./real-story.js";
+import { commitFiles, findFiles, providerAsSeenByStep, runRealStory, useRealStories, type StoryRun } from "./real-story.js";
 
-let clis: InstalledClis;
-const homes: string[] = [];
-const providers: FakeProvider[] = [];
-
-beforeAll(async () => {
-  clis = await installRealClis();
-}, 600_000);
-
-afterAll(async () => {
-  for (const provider of providers) await provider.stop();
-  removeStoryHomes(homes);
-  removeTempDirs();
-});
+const { clis, homes, providers } = useRealStories();
 
 const SCRIPT = completingScript({ file: "feature.txt", content: "hello" });
 const TEST = "grep -qx hello feature.txt";
@@ -79,7 +65,7 @@ describe("a whole story with the real CLIs", () => {
   it("Claude Code: every seat through ANTHROPIC_BASE_URL with the operator's key, the verdict validated, the work committed", async () => {
     const fake = await provider();
     const seen = providerAsSeenByStep(fake);
-    const run = await runRealStory(clis, "claude-code", { ANTHROPIC_API_KEY: "sk-ant-story-key", ANTHROPIC_BASE_URL: seen.url }, seen.netAllow, TEST);
+    const run = await runRealStory(clis(), "claude-code", { ANTHROPIC_API_KEY: "sk-ant-story-key", ANTHROPIC_BASE_URL: seen.url }, seen.netAllow, TEST);
     await expectCompleted(run, fake);
     const calls = fake.requests.filter((request) => request.api === "anthropic");
     expect(calls.length).toBeGreaterThanOrEqual(8);
@@ -97,7 +83,7 @@ describe("a whole story with the real CLIs", () => {
     providers.push(fake);
     const seen = providerAsSeenByStep(fake);
     const run = await runRealStory(
-      clis,
+      clis(),
       "codex",
       { OPENAI_API_KEY: "sk-story-key", OPENAI_BASE_URL: `${seen.url}/v1`, PROBE_URL: seen.url },
       seen.netAllow,

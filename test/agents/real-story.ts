@@ -10,8 +10,8 @@ import { exec } from "../../src/exec/index.js";
 import { endpointsOf, findNetTools } from "../../src/sandbox/index.js";
 import { git } from "../../src/workspace/index.js";
 import type { FakeProvider } from "../support/fake-provider/index.js";
-import { initRepo, makeTempDir } from "../support/tmp.js";
-import type { InstalledClis } from "./real-cli-install.js";
+import { initRepo, makeTempDir, removeTempDirs } from "../support/tmp.js";
+import { installRealClis, type InstalledClis } from "./real-cli-install.js";
 
 /** The folder under which each story's HARNESS_HOME is made (this checkout's cache). */
 export const STORY_HOMES = resolve("node_modules", ".cache", "harness-real-story");
@@ -107,4 +107,27 @@ export function findFiles(dir: string, name: string): string[] {
 /** Removes the story homes made by this process. */
 export function removeStoryHomes(homes: readonly string[]): void {
   for (const home of homes) rmSync(home, { recursive: true, force: true });
+}
+
+/**
+ * A test file's real-story setup: the real CLIs installed once before its cases, and the fake
+ * providers and story homes its cases register stopped and removed after them.
+ */
+export function useRealStories(): { clis: () => InstalledClis; homes: string[]; providers: FakeProvider[] } {
+  let installed: InstalledClis | undefined;
+  const homes: string[] = [];
+  const providers: FakeProvider[] = [];
+  beforeAll(async () => {
+    installed = await installRealClis();
+  }, 600_000);
+  afterAll(async () => {
+    for (const provider of providers) await provider.stop();
+    removeStoryHomes(homes);
+    removeTempDirs();
+  });
+  const clis = (): InstalledClis => {
+    if (!installed) throw new Error("the real CLIs are installed in beforeAll; use them inside a test");
+    return installed;
+  };
+  return { clis, homes, providers };
 }
