@@ -163,39 +163,29 @@ describe(`the real CLIs (Claude Code ${CLAUDE_CODE_VERSION}, Codex ${CODEX_VERSI
     }
   }, 180_000);
 
-  it("Codex whose provider answers 500 after its retries is provider-unreachable", async () => {
-    const fake = await startFakeProvider({ script: { implementer: [{ kind: "status", status: 500, errorType: "server_error" }] } });
-    try {
-      const opened = openedTo(fake.port);
-      const result = await runPreset(
-        "codex",
-        { OPENAI_API_KEY: "sk-test-not-a-key", OPENAI_BASE_URL: `${opened.url}/v1` },
-        opened.box,
-        "You are the implementer.\n",
-      );
-      expect(fake.turnsOf("implementer").length).toBeGreaterThanOrEqual(2);
-      expect(classifySeatEnd(result, NOW)).toMatchObject({ reason: "provider-unreachable", message: expect.stringContaining("high demand") });
-    } finally {
-      await fake.stop();
-    }
-  }, 180_000);
-
-  it("Codex whose provider answers 529 (overloaded) after its retries is provider-unreachable, not a failed attempt", async () => {
-    const fake = await startFakeProvider({ script: { implementer: [{ kind: "status", status: 529, errorType: "overloaded_error" }] } });
-    try {
-      const opened = openedTo(fake.port);
-      const result = await runPreset(
-        "codex",
-        { OPENAI_API_KEY: "sk-test-not-a-key", OPENAI_BASE_URL: `${opened.url}/v1` },
-        opened.box,
-        "You are the implementer.\n",
-      );
-      expect(fake.turnsOf("implementer").length).toBeGreaterThanOrEqual(1);
-      expect(classifySeatEnd(result, NOW)).toMatchObject({ reason: "provider-unreachable", message: expect.stringContaining("unexpected status 529") });
-    } finally {
-      await fake.stop();
-    }
-  }, 180_000);
+  it.each([
+    { status: 500, errorType: "server_error", turns: 2, words: "high demand" },
+    { status: 529, errorType: "overloaded_error", turns: 1, words: "unexpected status 529" },
+  ])(
+    "Codex whose provider answers $status ($errorType) after its retries is provider-unreachable, not a failed attempt",
+    async ({ status, errorType, turns, words }) => {
+      const fake = await startFakeProvider({ script: { implementer: [{ kind: "status", status, errorType }] } });
+      try {
+        const opened = openedTo(fake.port);
+        const result = await runPreset(
+          "codex",
+          { OPENAI_API_KEY: "sk-test-not-a-key", OPENAI_BASE_URL: `${opened.url}/v1` },
+          opened.box,
+          "You are the implementer.\n",
+        );
+        expect(fake.turnsOf("implementer").length).toBeGreaterThanOrEqual(turns);
+        expect(classifySeatEnd(result, NOW)).toMatchObject({ reason: "provider-unreachable", message: expect.stringContaining(words) });
+      } finally {
+        await fake.stop();
+      }
+    },
+    180_000,
+  );
 
   it("Claude Code whose provider refuses the connection is provider-unreachable", async () => {
     const port = await freePort();
