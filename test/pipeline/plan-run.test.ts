@@ -142,6 +142,8 @@ describe("a story with a plan", () => {
   it("blocks only the dependents of a failing task, keeps the independent one's work, and retry-blocked re-admits only the blocked tasks", async () => {
     const s = await makeScenario();
     const first = await runScenario(s, planConfig(s, "fail-a"), story(THREE));
+    // The independent task is not among the blocked (a failure prints why each task blocked).
+    expect(first.outcome.detail).not.toMatch(/^- b:/m);
     expect(first.outcome).toMatchObject({ status: "blocked", failureClass: "retry-ceiling", blockedTasks: ["a", "c"] });
     const finished = ofKind(first.journal, "task.finished");
     expect(finished.map((event) => [event.taskId, event.outcome, event.failureClass])).toEqual(
