@@ -3,12 +3,13 @@
  * HARNESS_HOME, so the next story on the same base does not run the suite on it again. An
  * entry is read only when it is valid against its schema and its key is exactly the one asked
  * for; a corrupt, foreign or stale one is ignored and overwritten (atomic rename: a reader
- * sees the old entry or the new one). Two tasks of one process asking for the same key at
+ * sees the old entry or the new one). An entry read is touched, so housekeeping removes only
+ * the entries no story used for the retention period ({@link pruneCachedBaselines}). Two tasks of one process asking for the same key at
  * once share one run and one write. Only a result that says something about the base is kept:
  * a run that timed out, was stopped, or could not start is run again next time.
  */
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { readBoundedFileSync, UnsafeFileError, writeFileAtomicSync } from "../files/index.js";
 import { gitBytes, splitNul } from "../workspace/index.js";
@@ -135,7 +136,43 @@ export function readCachedBaseline(harnessHome: string, key: BaselineKey): Cache
   }
   const record = schemas().parseValid<BaselineRecord>("baseline-cache", text);
   if (record === undefined || JSON.stringify(record.key) !== JSON.stringify(key)) return undefined;
+  try {
+    // Used now: its age is counted from its last use, not from the run that wrote it.
+    const now = new Date();
+    utimesSync(baselineCachePath(harnessHome, key), now, now);
+  } catch {
+    // A home that cannot be written keeps the entry's age; housekeeping may remove it sooner.
+  }
   return record.result;
+}
+
+/**
+ * Removes kept baselines no story read or wrote in the last `days` (the run folders' retention):
+ * every base commit a story starts from leaves one, and a base the repository moved past is
+ * never asked for again. Returns the removed files; one removed while a story reads it is a
+ * cache miss, nothing more.
+ */
+export function pruneCachedBaselines(harnessHome: string, days: number, now: Date = new Date()): string[] {
+  const dir = join(harnessHome, "baselines");
+  const cutoff = now.getTime() - days * 24 * 60 * 60_000;
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    const file = join(dir, name);
+    try {
+      if (statSync(file).mtimeMs >= cutoff) continue;
+      rmSync(file, { recursive: true, force: true });
+      removed.push(file);
+    } catch {
+      // Gone while we looked.
+    }
+  }
+  return removed;
 }
 
 /** Keeps `result` for `key` (schema-checked, atomic rename); a home that cannot be written costs a run next time, nothing more. */

@@ -38,3 +38,4 @@ export {
 } from "./preflight/index.js";
 export { type RevisionPrompt } from "./context.js";
 export { REVISER_PROMPT_PATH } from "./coordinator.js";
+export { pruneCachedBaselines } from "./baseline-cache.js";

@@ -19,7 +19,15 @@ import {
 } from "../github/story/index.js";
 import { PUSH_SLOT, type Outbox } from "../outbox/index.js";
 import type { JobLease, JobWorker } from "../queue/index.js";
-import { TaskSlots, type FailureClass, type HarnessConfig, type RunStoryArgs, type StoryOutcome, type Workflow } from "../pipeline/index.js";
+import {
+  pruneCachedBaselines,
+  TaskSlots,
+  type FailureClass,
+  type HarnessConfig,
+  type RunStoryArgs,
+  type StoryOutcome,
+  type Workflow,
+} from "../pipeline/index.js";
 import { runInStepScope } from "../exec/index.js";
 import type { RunnerLog } from "./log.js";
 import { processLedger, recoverAfterCrash } from "./recovery.js";
@@ -205,12 +213,13 @@ async function runJob(
     }
     const status = await sandboxStatus();
     if (status.state === "unavailable") throw new StoryStop("environment", renderSandboxUnavailable(status.reason));
-    // Old run directories go first; then a nearly full disk is this story's report, not a wedged queue.
+    // Old run directories and baselines no story used for as long go first; then a nearly full disk is this story's report, not a wedged queue.
     const keep = deps.housekeeping;
     try {
       pruneRuns(deps.harnessHome, keep.retentionDays);
+      pruneCachedBaselines(deps.harnessHome, keep.retentionDays);
     } catch (error) {
-      log.warn({ err: describe(error, redact) }, "removing old run directories failed");
+      log.warn({ err: describe(error, redact) }, "removing old run directories or kept baselines failed");
     }
     const lowDisk = lowDiskReason(deps.harnessHome, keep.minFreeBytes);
     if (lowDisk) throw new StoryStop("environment", lowDisk);

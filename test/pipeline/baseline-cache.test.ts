@@ -3,12 +3,13 @@
  * story on the same base reads it instead of running the suite; a red base still blocks; a
  * corrupt or stale entry is ignored and rewritten; two stories at once leave one entry.
  */
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import {
   baselineCachePath,
   lockfileHash,
   lockfileHashAt,
+  pruneCachedBaselines,
   readCachedBaseline,
   writeCachedBaseline,
   type BaselineKey,
@@ -154,5 +155,23 @@ describe("the baseline entry", () => {
     expect(readCachedBaseline(home, key())).toBeUndefined();
     writeFileSync(file, good.replace('"version":2', '"version":1').replace(',"counts":{}', ""));
     expect(readCachedBaseline(home, key())).toBeUndefined();
+  });
+
+  it("is removed by housekeeping once no story used it for the retention period; a read counts as a use", () => {
+    const home = makeTempDir();
+    const days = (n: number) => new Date(Date.now() - n * 24 * 60 * 60_000);
+    const result = { exitCode: 0, outputTail: "", durationMs: 1, counts: {} };
+    const [used, unused, fresh] = ["used", "unused", "fresh"].map((command) => key({ command })) as [BaselineKey, BaselineKey, BaselineKey];
+    for (const k of [used, unused, fresh]) writeCachedBaseline(home, k, result);
+    for (const k of [used, unused]) utimesSync(baselineCachePath(home, k), days(30), days(30));
+    // Read now: its age starts again.
+    expect(readCachedBaseline(home, used)).toEqual(result);
+    expect(statSync(baselineCachePath(home, used)).mtimeMs).toBeGreaterThan(days(1).getTime());
+
+    expect(pruneCachedBaselines(home, 14)).toEqual([baselineCachePath(home, unused)]);
+    expect(readCachedBaseline(home, unused)).toBeUndefined();
+    expect(readCachedBaseline(home, used)).toEqual(result);
+    expect(readCachedBaseline(home, fresh)).toEqual(result);
+    expect(pruneCachedBaselines(makeTempDir(), 14)).toEqual([]);
   });
 });
