@@ -3,9 +3,12 @@
  *
  * Subject: a whole story with `harness run` (the compiled CLI) and the preset, the CLI talking
  * to the fake model provider on loopback; from the story's journal and the provider's clock,
- * per seat: launch → first request (`stage.started` → the provider's first request carrying
- * that seat's prompt) and the seat's wall time (`stage.started` → `seat.usage`, which the
- * harness journals once the CLI ended and its transcript was split). Baseline: the same CLI,
+ * per seat: launch → first request (the seat's launch, `seat.usage`'s `launchedAt`, → the
+ * provider's first request carrying that seat's prompt) and the seat's wall time (launch →
+ * `seat.usage`, which the harness journals once the CLI ended and its transcript was split).
+ * The launch is where the harness begins launching the agent, sandbox preparation included;
+ * what the stage does before it (the verifier's gate, waiting for the baseline) is a step of
+ * its own, reported beside the seat. Baseline: the same CLI,
  * the same rendered prompt, run bare under bubblewrap with the seat's view (bench/lib/bare-seat.ts),
  * timed from its spawn. Stories and bare runs alternate (A B B A …); one unmeasured story first.
  * The harness's share of a seat is 1 − bare ÷ harness wall time. Target ≤ 1.1× for both.
@@ -39,6 +42,7 @@ interface JournalEvent {
   stage?: string;
   attempt?: number;
   at: string;
+  launchedAt?: string;
 }
 
 /** The first request of `seat` the provider received at or after `since`. */
@@ -60,7 +64,7 @@ async function harnessStory(
   preset: Preset,
   provider: FakeProvider,
   homes: string[],
-): Promise<Map<string, SeatTiming & { prompt: string }>> {
+): Promise<Map<string, SeatTiming & { prompt: string; beforeMs: number }>> {
   const seen = providerAsSeenByStep(provider);
   const since = Date.now();
   const run = await runRealStory(clis, preset, credentials(preset, seen.url).env, seen.netAllow, "grep -qx hello feature.txt");
@@ -70,17 +74,25 @@ async function harnessStory(
     .split("\n")
     .filter((line) => line !== "")
     .map((line) => JSON.parse(line) as JournalEvent);
-  const timings = new Map<string, SeatTiming & { prompt: string }>();
+  const timings = new Map<string, SeatTiming & { prompt: string; beforeMs: number }>();
   for (const seat of SEATS) {
-    const of = (kind: string): number => {
+    const of = (kind: string): JournalEvent => {
       const event = journal.find((entry) => entry.kind === kind && entry.stage === seat && entry.attempt === 1);
       if (event === undefined) throw new Error(`the journal has no ${kind} of the ${seat} seat`);
-      return Date.parse(event.at);
+      return event;
     };
-    const launched = of("stage.started");
+    const usage = of("seat.usage");
+    if (usage.launchedAt === undefined) throw new Error(`the ${seat} seat's seat.usage has no launchedAt`);
+    // The seat starts where the harness begins launching its agent: after the stage's gate (the verifier's clean clone) and the baseline's answer.
+    const launched = Date.parse(usage.launchedAt);
     const prompt = findFiles(run.runDir, "prompt.md").find((path) => path.includes(`/${seat}/`));
     if (prompt === undefined) throw new Error(`no prompt.md of the ${seat} seat in ${run.runDir}`);
-    timings.set(seat, { firstRequestMs: firstRequestAt(provider, seat, since) - launched, wallMs: of("seat.usage") - launched, prompt });
+    timings.set(seat, {
+      firstRequestMs: firstRequestAt(provider, seat, since) - launched,
+      wallMs: Date.parse(usage.at) - launched,
+      beforeMs: launched - Date.parse(of("stage.started").at),
+      prompt,
+    });
   }
   return timings;
 }
@@ -137,7 +149,7 @@ async function main(): Promise<void> {
     for (const preset of presets) {
       const warm = await harnessStory(clis, preset, provider, homes);
       const prompts = new Map([...warm].map(([seat, timing]) => [seat, timing.prompt]));
-      const harness: Map<string, SeatTiming>[] = [];
+      const harness: Map<string, SeatTiming & { beforeMs: number }>[] = [];
       const bare: Map<string, SeatTiming>[] = [];
       const before = loadavg()[0] ?? 0;
       for (let rep = 0; rep < reps; rep += 1) {
@@ -159,6 +171,8 @@ async function main(): Promise<void> {
         console.log(formatPaired(`${preset} ${seat}: launch → first request, harness ÷ bare`, first, { max: 1.1 }));
         console.log(formatPaired(`${preset} ${seat}: seat wall time, harness ÷ bare`, wall, { max: 1.1 }));
         console.log(`${preset} ${seat}: the harness's share of the seat's wall time: ${(share * 100).toFixed(1)} %`);
+        const before = median(harness.map((run) => run.get(seat)?.beforeMs ?? Number.NaN));
+        console.log(`${preset} ${seat}: the stage before its seat's launch (its gate, the baseline's answer): ${before.toFixed(0)} ms (median)`);
       }
       const sum = (runs: Map<string, SeatTiming>[], metric: keyof SeatTiming): number[] =>
         runs.map((run) => SEATS.reduce((total, seat) => total + (run.get(seat)?.[metric] ?? Number.NaN), 0));

@@ -83,7 +83,9 @@ async function main(): Promise<void> {
     };
     console.log(line("later stories", medianSample, warm.length));
     console.log(`of which label → run started (token, cache, start commit, draft pull request): ${medianSample.toRunMs.toFixed(0)} ms`);
-    console.log(`the App's own share per later story: ${warm.map((s) => own(s).toFixed(0)).join(", ")} ms; load ${load.toFixed(2)} → ${(loadavg()[0] ?? 0).toFixed(2)}`);
+    console.log(
+      `the App's own share per later story: ${warm.map((s) => own(s).toFixed(0)).join(", ")} ms; load ${load.toFixed(2)} → ${(loadavg()[0] ?? 0).toFixed(2)}`,
+    );
   } finally {
     await fake.close();
     rmSync(root, { recursive: true, force: true });

@@ -159,6 +159,7 @@ export const EVENT_SCHEMAS = [
       durationMs: duration(),
       badLines: count(0),
       transcript: name(),
+      launchedAt: Type.Optional(at()),
       story: Type.Optional(
         Type.Object(
           { runs: count(1), tokens: count(0), agentMs: duration() },
@@ -169,7 +170,7 @@ export const EVENT_SCHEMAS = [
         ),
       ),
     },
-    "What one launch of a seat's agent spent, read from its transcript (transcript.jsonl in the stage's folder): model turns, input and output tokens, wall time, and the lines of its stream that were not JSON.",
+    "What one launch of a seat's agent spent, read from its transcript (transcript.jsonl in the stage's folder): model turns, input and output tokens, wall time, and the lines of its stream that were not JSON. `launchedAt` is when the harness began launching the agent (after the stage's gate and the baseline's answer, before the sandbox was prepared): from it to this event is the seat's wall time as the harness spent it.",
   ),
   event("stage.finished", {
     taskId: taskId(),

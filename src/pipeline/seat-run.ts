@@ -74,6 +74,7 @@ async function launchOnce(
   const spentBefore = task.budget.exhausted();
   if (spentBefore !== undefined) return budgetExhausted(stage, spentBefore);
   task.seatsLaunched += 1;
+  const launchedAt = task.clock().toISOString();
   const agentValues = (): string[] => task.agentEnv.map((name) => process.env[name] ?? "");
   const dispatched = await dispatchSeat(
     {
@@ -148,6 +149,7 @@ async function launchOnce(
       durationMs: result.durationMs,
       badLines: result.usage.badLines,
       transcript: relative(task.layout.root, transcriptPath),
+      launchedAt,
       story: { runs: story.runs, tokens: story.tokens, agentMs: story.agentMs },
     });
   }

@@ -65,6 +65,13 @@ describe("budgets", () => {
       ["tester", 2, 100, 20],
       ["verifier", 2, 100, 20],
     ]);
+    // Each launch is dated from when the harness began launching the agent: within its stage, before its usage was journaled.
+    for (const usage of ofKind(journal, "seat.usage")) {
+      const started = ofKind(journal, "stage.started").find((event) => event.stage === usage.stage);
+      const launched = Date.parse(usage.launchedAt ?? "");
+      expect(launched).toBeGreaterThanOrEqual(Date.parse(started?.at ?? ""));
+      expect(launched).toBeLessThanOrEqual(Date.parse(usage.at));
+    }
     expect(ofKind(journal, "retry.scheduled")).toEqual([]);
     expect(outcome.commit).toMatch(/^[0-9a-f]{40}$/);
     // The budget's turns reached the CLI.
