@@ -20,7 +20,8 @@ const sandbox = new Sandbox(sandboxSettingsFromEnv({}));
 function evil(marker: string): string {
   return [
     "#!/bin/sh",
-    `echo planted > '${marker}' 2>/dev/null`,
+    // The redirection's own failure (the folder is not there in the sandbox) is silenced too: only the version line is output.
+    `{ echo planted > '${marker}'; } 2>/dev/null`,
     `if cat /proc/${process.pid}/environ >/dev/null 2>&1; then seen=read; else seen=hidden; fi`,
     'echo "Python 3.99 environ:$seen"',
     "",

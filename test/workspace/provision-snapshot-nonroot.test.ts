@@ -6,8 +6,8 @@
  * `nobody` (setpriv), loading the compiled App (dist/, built by the test setup from these
  * sources); the edits are made by real sandboxed steps of that App.
  */
-import { chownSync, mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { chownSync, mkdirSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { exec } from "../../src/exec/index.js";
 import { shareFlags } from "../../src/workspace/provision/snapshot.js";
@@ -43,8 +43,22 @@ await linkSnapshot(plan, join(root, "c"));
 console.log(JSON.stringify({ uid: process.getuid(), poisonedA, poisonedB, c: readFileSync(join(root, "c", file), "utf8"), snapshot: readFileSync(join(plan.dir, file), "utf8") }));
 `;
 
+/** The first folder above `path` that other users cannot enter (mode without o+x), if any. */
+function closedToOthers(path: string): string | undefined {
+  for (let dir = path; ; dir = dirname(dir)) {
+    if ((statSync(dir).mode & 0o001) === 0) return dir;
+    if (dirname(dir) === dir) return undefined;
+  }
+}
+
 describe("dependency snapshots with the App not root", () => {
   it("an edit a step makes to its worktree's dependency never reaches the snapshot or the next worktree", async () => {
+    // The App here runs as nobody and loads this clone's dist/: every folder above it must let others in.
+    const closed = closedToOthers(DIST);
+    if (closed !== undefined)
+      throw new Error(
+        `the App runs as nobody here and loads ${DIST}, but ${closed} does not let other users in: chmod o+x it, or clone the project under a folder others can enter`,
+      );
     const root = makeTempDir("harness-snapshot-nonroot-");
     mkdirSync(join(root, "a", "node_modules", "left"), { recursive: true });
     writeFileSync(join(root, "a", "node_modules", "left", "index.js"), "module.exports = 'clean';\n");
