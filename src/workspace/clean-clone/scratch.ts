@@ -2,10 +2,11 @@
  * The scratch directory a clean clone lives in. It is created fresh for every check and removed
  * whatever happened, even when the suite left read-only folders behind (Go's module cache does).
  */
-import { chmod, lstat, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, lstat, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isRunning, selfIdentity } from "../../exec/index.js";
+import { writeFileAtomicSync } from "../../files/index.js";
 
 const SCRATCH_PREFIX = "harness-clean-clone-";
 
@@ -17,7 +18,13 @@ const SCRATCH_PREFIX = "harness-clean-clone-";
 export async function makeScratch(root: string = tmpdir()): Promise<string> {
   const dir = await mkdtemp(join(root, SCRATCH_PREFIX));
   const owner = selfIdentity();
-  await writeFile(`${dir}.owner`, JSON.stringify({ pid: owner.pid, startTime: owner.startTime })).catch(() => undefined);
+  // Whole or not at all (a rename): another process reaping this folder meanwhile reads a live
+  // owner or no record, never a half-written one it would take for a dead owner's.
+  try {
+    writeFileAtomicSync(`${dir}.owner`, JSON.stringify({ pid: owner.pid, startTime: owner.startTime }), { fsync: false });
+  } catch {
+    // No record: the folder is removed by its own check's end, only a crash would leave it.
+  }
   return dir;
 }
 
