@@ -90,8 +90,9 @@ Options:
 Checks a workflow (schema, stage references, prompt templates) or a .github/harness.yml
 (schema and preflight: agent programs on PATH, placeholders, seat names, commands,
 agent.env, clean_clone.link and interpreter; with the file inside a repository's .github
-folder, also the repository's provisioning) without running anything. A .yml is checked
-against the built-in workflow unless --workflow names another.
+folder, also the repository's provisioning) without running anything. A program not
+installed on this machine is a warning on stdout, not a failure (harness run refuses it).
+A .yml is checked against the built-in workflow unless --workflow names another.
 
 Exit codes: 0 valid, 2 invalid or unreadable (each problem names the file and key).
 `,

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { assertPreflight, ConfigError, loadWorkflow, parseHarnessConfig, WorkflowError, type StoryBase } from "../pipeline/index.js";
+import { ConfigError, loadWorkflow, parseHarnessConfig, preflight, PreflightError, WorkflowError, type StoryBase } from "../pipeline/index.js";
 import { git, isWorkTree } from "../workspace/index.js";
 import { SchemaValidationError } from "../schema/index.js";
 import { COMMAND_OPTIONS, optionHint } from "./options.js";
@@ -29,7 +29,8 @@ export function strictArgs<T>(usage: string, parse: () => T, command?: string): 
 /**
  * `harness validate`: checks a workflow JSON (schema, stage references, prompt templates) or
  * a `.github/harness.yml` without running anything. Exit 0 valid, 2 invalid or unreadable,
- * with the file and the JSON path of each offending value.
+ * with the file and the JSON path of each offending value. What is only about this machine (an
+ * agent CLI or interpreter not installed here) is a warning line on stdout, not a failure.
  */
 export async function validateCommand(args: string[], io: CliIO): Promise<number> {
   const { positionals, values } = strictArgs(
@@ -53,7 +54,7 @@ export async function validateCommand(args: string[], io: CliIO): Promise<number
       const workflow = loadWorkflow(values.workflow !== undefined ? resolve(io.cwd, values.workflow) : undefined);
       const base = await repositoryOf(file);
       // The operator's allowlist is not known here: names are checked against the App's own credentials only.
-      await assertPreflight({
+      const problems = await preflight({
         config,
         source: file,
         workflow,
@@ -61,6 +62,15 @@ export async function validateCommand(args: string[], io: CliIO): Promise<number
         ...(base ? { base } : {}),
         ...(io.env.PATH !== undefined ? { searchPath: io.env.PATH } : {}),
       });
+      // Validating is about the file: the machine that validates (a laptop, a CI job) need not have
+      // the agent CLI installed, so a missing program is a warning here; `harness run` refuses it.
+      for (const problem of problems.filter((each) => each.machine)) {
+        io.stdout(
+          `harness validate: warning: ${problem.source}: ${problem.path} ${problem.reason} (about this machine, not the file: \`harness run\` here would refuse to start)\n`,
+        );
+      }
+      const fileProblems = problems.filter((problem) => !problem.machine);
+      if (fileProblems.length > 0) throw new PreflightError(fileProblems);
       io.stdout(`${file}: valid harness configuration${base ? ` for ${base.repoDir}` : ""} (workflow '${workflow.name}')\n`);
     }
     return 0;

@@ -65,16 +65,19 @@ export class Outbox {
 
   /**
    * Records the state a slot should show (durably, before any attempt). A slot keeps its place in
-   * the story's order; with `last`, its new state goes after every write recorded so far.
+   * the story's order; with `last`, its new state goes after every write recorded so far. Behind a
+   * pending push a new state goes after the push, unless `beforePush` says it does not depend on
+   * the work arriving (it says that the push waits): then it keeps its place and goes out now.
    */
-  async put(story: OutboxStory, slot: string, write: OutboxWrite, options: { last?: boolean } = {}): Promise<void> {
+  async put(story: OutboxStory, slot: string, write: OutboxWrite, options: { last?: boolean; beforePush?: boolean } = {}): Promise<void> {
     const now = new Date(this.now()).toISOString();
     const previous = this.entries.get(story, slot);
     // A new run of a retired story: what GitHub answers for it is kept again.
     this.entries.adopt(story);
     // Behind a pending push, a slot's new state goes after it: what it says waits for the work to arrive.
     const gate = this.pendingPush(story);
-    const behind = previous !== undefined && (options.last === true || (gate !== undefined && gate.slot !== slot && previous.id < gate.id));
+    const behindPush = gate !== undefined && gate.slot !== slot && previous !== undefined && previous.id < gate.id && options.beforePush !== true;
+    const behind = previous !== undefined && (options.last === true || behindPush);
     const entry: OutboxEntry = {
       id: previous && !behind ? previous.id : newEntryId(this.now()),
       story,

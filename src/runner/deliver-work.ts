@@ -83,6 +83,8 @@ export async function deliverStoryWork(args: DeliverArgs): Promise<DeliveredEnd>
       throw new PushFailedError(renderPushFailed(tip, pull.branch, IN_JOB_PUSH_ATTEMPTS, why));
     }
     pushWaiting = state === "pending";
+    // The maintainer sees why the story's check run stays in progress: said on the head it shows now, ahead of the push.
+    if (pushWaiting) await reporter.showPushWaiting({ branch: pull.branch, sha: tip, why: outbox.lastError(story, PUSH_SLOT) ?? "GitHub did not answer" });
     // Reports on the new head; while the push waits, the outbox holds them behind it.
     await reporter.setHeadSha(tip);
   }

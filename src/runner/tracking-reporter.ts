@@ -7,11 +7,17 @@ import {
   type RunStartedEvent,
   type StorySnapshot,
 } from "../pipeline/index.js";
+import type { WaitingPush } from "../github/report/index.js";
 
 /** What the runner needs of a reporter beyond the port: the story's delivery, reported. */
 export interface StoryReporter extends Reporter {
   /** Moves the reports to the new head commit after a push. */
   setHeadSha(sha: string): Promise<void>;
+  /**
+   * Says on the story's check run, on the head it reports on now, that the push waits (GitHub
+   * could not take it yet): sent ahead of the push, replaced once it went through.
+   */
+  showPushWaiting(push: WaitingPush): Promise<void>;
   /** Marks the draft pull request ready for review (after the reports before it). */
   markReadyForReview(pullNodeId: string): Promise<void>;
   /**
@@ -81,6 +87,15 @@ export class TrackingReporter implements StoryReporter {
 
   setHeadSha(sha: string): Promise<void> {
     return this.inner.setHeadSha(sha);
+  }
+
+  async showPushWaiting(push: WaitingPush): Promise<void> {
+    try {
+      await this.inner.showPushWaiting(push);
+    } catch (error) {
+      // Saying that the push waits must not stop its delivery.
+      this.onFailure(error);
+    }
   }
 
   markReadyForReview(pullNodeId: string): Promise<void> {

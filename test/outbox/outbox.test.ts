@@ -267,4 +267,45 @@ describe("Outbox", () => {
     await outbox.close();
     gh.assertNoUnexpectedRequests();
   });
+
+  it("lets a state marked beforePush go out ahead of a waiting push, while the story's other new states wait behind it", async () => {
+    const { ref, headSha } = await story();
+    let githubTakesPushes = false;
+    const pusher = async (): Promise<void> => {
+      if (!githubTakesPushes) throw Object.assign(new Error("HTTP 502"), { status: 502 });
+    };
+    // Not started: only the test's own calls try anything.
+    const outbox = await Outbox.open({
+      dir: tempDir(),
+      deliver: githubDelivery(async () => octokit),
+      log: new RecordingLog(),
+      pusher,
+      policy: { baseDelayMs: 10, maxDelayMs: 20 },
+    });
+    await outbox.put(ref, "check:story", check(headSha, "in_progress", "Running"));
+    await outbox.put(ref, "status-comment", { kind: "status-comment", issueNumber: ref.issueNumber, body: `${STATUS_MARKER}\nRunning` });
+    await outbox.flush(ref);
+    const push: OutboxWrite = { kind: "push", repositoryId: 1, repoDir: "/nowhere", branch: "harness/story-x", sha: "f".repeat(40) };
+    await outbox.put(ref, "push", push);
+    expect(await outbox.deliverNow(ref, "push", 1)).toBe("pending");
+
+    await outbox.put(ref, "check:story", check(headSha, "in_progress", "Push waiting"), { beforePush: true });
+    await outbox.put(ref, "status-comment", { kind: "status-comment", issueNumber: ref.issueNumber, body: `${STATUS_MARKER}\nCompleted` });
+    await outbox.flush(ref);
+    const storyRun = () => gh.state.checkRuns.filter((run) => run.headSha === headSha && run.name === "harness / story");
+    expect(storyRun().map((run) => run.output.title)).toEqual(["Push waiting"]);
+    const comment = () => gh.state.commentsOn(OWNER, NAME, ref.issueNumber).find((each) => each.body.startsWith(STATUS_MARKER))?.body;
+    expect(comment()).toContain("Running");
+    expect(outbox.pending(ref, "push")).toBe(true);
+
+    // The push goes through: what waited behind it follows; the next state of the check run replaces the line.
+    githubTakesPushes = true;
+    await outbox.put(ref, "check:story", check(headSha, "completed", "Moved"));
+    expect(await outbox.deliverNow(ref, "push", 10)).toBe("delivered");
+    await outbox.flush(ref);
+    expect(comment()).toContain("Completed");
+    expect(storyRun().map((run) => [run.status, run.output.title])).toEqual([["completed", "Moved"]]);
+    await outbox.close();
+    gh.assertNoUnexpectedRequests();
+  });
 });

@@ -90,6 +90,7 @@ describe("delivering a finished story", () => {
         : {
             onEvent: (event, snapshot) => inner.onEvent(event, snapshot),
             setHeadSha: (sha) => inner.setHeadSha(sha),
+            showPushWaiting: (push) => inner.showPushWaiting(push),
             markReadyForReview: (id) => github.markReadyForReview(id),
             handOff: async () => false,
           };

@@ -77,11 +77,24 @@ describe("the final push through the outbox", () => {
     expect(lines.some((line) => line.includes("the push waits in the outbox") && line.includes(`acme/${name}#${issue.number}`))).toBe(true);
     expect(storyChecks(name).filter((run) => run.status === "completed")).toEqual([]);
     expect(pullOf(name, issue.number).draft).toBe(true);
-    return { home, number: issue.number, first, badGateway, startHead, repo };
+    // The story's check run on the head the pull request still shows says why it stays in progress, with GitHub's words.
+    const tip = (JSON.parse(readFileSync(join(outboxDir(home), pushEntries(home)[0]!), "utf8")) as { write: { sha: string } }).write.sha;
+    const shown = storyChecks(name).filter((run) => run.headSha === start);
+    expect(shown).toEqual([expect.objectContaining({ status: "in_progress", output: expect.objectContaining({ title: "Push waiting" }) })]);
+    const said = `${shown[0]!.output.summary}`;
+    expect(said).toMatch(
+      new RegExp(
+        `^⏳ \\*\\*Push waiting:\\*\\* the branch's new commit \`${tip.slice(0, 12)}\` could not be pushed to \`harness/story-${issue.number}\` yet; ` +
+          "the story's end is reported once it goes through\\. The App keeps retrying; its last try got:\\n\\n```text\\n[^`]*HTTP 502[^`]*\\n```\\n\\n---\\n\\n⏳ Attempt 1",
+      ),
+    );
+    // Said on GitHub while the push still waits: no push went through yet.
+    expect(fx.fake.state.requests.some((request) => request.path === `/acme/${name}.git/git-receive-pack` && request.status === 200)).toBe(false);
+    return { home, number: issue.number, first, badGateway, startHead, repo, tip, waitingCheckId: shown[0]!.id };
   }
 
   it("pushes the work after a restart, and only then reports the story's end", async () => {
-    const { home, number, first, badGateway, startHead, repo } = await storyWithPushWaiting("pushy");
+    const { home, number, first, badGateway, startHead, repo, tip, waitingCheckId } = await storyWithPushWaiting("pushy");
     // The story labelled again meanwhile: no new run starts beside the work still waiting to be pushed.
     const runsBefore = readdirSync(join(home, "runs", storyDirName(`acme/pushy#${number}`))).length;
     await worker(home, first)(lease("pushy", number, repo), new AbortController().signal);
@@ -100,6 +113,13 @@ describe("the final push through the outbox", () => {
       storyChecks("pushy").find((run) => run.headSha === head && run.status === "completed"),
     );
     expect(story.conclusion).toBe("success");
+    expect(head).toBe(tip);
+    // The waiting line is gone: the check run that showed it is closed as moved, the one on the pushed head reports the end.
+    const left = await eventually("the waiting check run to be closed", () =>
+      storyChecks("pushy").find((run) => run.id === waitingCheckId && run.status === "completed"),
+    );
+    expect(left).toMatchObject({ conclusion: "neutral", output: { title: "Moved to the pushed commit" } });
+    for (const run of storyChecks("pushy")) expect(`${run.output.title}\n${run.output.summary}`).not.toContain("Push waiting");
     await eventually("ready for review", () => (pullOf("pushy", number).draft === false ? true : undefined));
     await eventually("the outbox to empty", () => (readdirSync(outboxDir(home)).filter((file) => file.endsWith(".json")).length === 0 ? true : undefined));
     // What the dead process's reporter left is let go once delivered: memory does not grow with stories.

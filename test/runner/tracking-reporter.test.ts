@@ -12,6 +12,7 @@ describe("TrackingReporter", () => {
           if (event.kind === "run.started") throw new Error("GitHub is down");
         },
         setHeadSha: async (sha: string) => void seen.push(`head ${sha}`),
+        showPushWaiting: async () => void seen.push("push waiting"),
         markReadyForReview: async () => void seen.push("ready"),
         handOff: async () => false,
       },

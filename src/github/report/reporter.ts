@@ -12,7 +12,7 @@ import { githubDelivery } from "./deliver.js";
 import { BLOCKED_LABEL } from "../index.js";
 import { errorDetails, type GitHubLog } from "../index.js";
 import { Outbox, type OutboxStory, type OutboxWrite } from "../../outbox/index.js";
-import { renderMovedCheck } from "./render/index.js";
+import { renderMovedCheck, renderPushWaitingCheck, type WaitingPush } from "./render/index.js";
 import { renderStatusComment } from "./render/index.js";
 import type { RenderOptions } from "./render/index.js";
 import { storyExternalId } from "../index.js";
@@ -136,6 +136,25 @@ export class GitHubReporter implements Reporter {
         if (check.planned.status !== "completed") await outbox.put(this.story, check.slot, { ...this.checkWrite(check), ...movedTo(sha) });
       }
       await this.deliver(outbox);
+    });
+  }
+
+  /**
+   * Says on the story's check run, where it is now (before {@link setHeadSha} moves it), that the
+   * push of `push.sha` waits: a line above what it showed. It goes out ahead of the push (the
+   * outbox holds every other report behind it) and is tried now, whether or not the reporter
+   * handed off, so that a head change recorded next cannot replace it before GitHub saw it. The
+   * check run's next state (closed as moved, once the push went through) replaces the line.
+   */
+  showPushWaiting(push: WaitingPush): Promise<void> {
+    return this.serialize("push waiting", async () => {
+      const check = this.posted.get(CHECK_NAMES.story);
+      if (!check || check.planned.status === "completed") return;
+      const outbox = await this.outbox;
+      const output = renderPushWaitingCheck(check.planned.output, push, this.renderOptions().secrets);
+      // What is posted stays the plan's state: the next change of the check run drops the line.
+      await outbox.put(this.story, check.slot, this.checkWrite({ ...check, planned: { ...check.planned, output } }), { beforePush: true });
+      await outbox.flush(this.story);
     });
   }
 

@@ -40,6 +40,11 @@ export interface PreflightProblem {
   /** JSON path of the key (`$.seats.verifer`, `$.agent.command`). */
   path: string;
   reason: string;
+  /**
+   * The problem is about the machine preflight ran on (a program not installed, or not shown to
+   * the sandbox, there), not about the file: `harness run` refuses it, `harness validate` only warns.
+   */
+  machine?: true;
 }
 
 /** A configuration that preflight refused; `problems` lists every mistake found. */
@@ -58,13 +63,16 @@ const INSTALL_HINT: Record<AgentPreset, string> = {
   aider: "pip install aider-chat",
 };
 const LOCKFILES = ["pnpm-lock.yaml", "package-lock.json", "yarn.lock"];
+/** Marks a problem as one about this machine (see {@link PreflightProblem.machine}). */
+const ON_THIS_MACHINE = true;
 const TEMPLATE_PLACEHOLDER = /(^|[^$])\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
 /** Runs every preflight rule and returns the problems found (none: the story may start). */
 export async function preflight(input: PreflightInput): Promise<PreflightProblem[]> {
   const problems: PreflightProblem[] = [];
-  const add = (path: string, reason: string): void => {
-    if (!problems.some((problem) => problem.path === path && problem.reason === reason)) problems.push({ source: input.source, path, reason });
+  const add: Add = (path, reason, machine) => {
+    if (problems.some((problem) => problem.path === path && problem.reason === reason)) return;
+    problems.push({ source: input.source, path, reason, ...(machine ? { machine } : {}) });
   };
   const { config, workflow } = input;
   const searchPath = input.searchPath ?? process.env.PATH ?? "";
@@ -108,7 +116,7 @@ export async function preflight(input: PreflightInput): Promise<PreflightProblem
   if (testProgram !== undefined && sees) {
     const found = testProgram.includes("/") ? (isAbsolute(testProgram) ? testProgram : undefined) : findOnPath(testProgram, searchPath);
     const hidden = found !== undefined ? hiddenFromSandbox(found, sees) : undefined;
-    if (hidden) add("$.test.command", `starts '${testProgram}', ${hidden}`);
+    if (hidden) add("$.test.command", `starts '${testProgram}', ${hidden}`, ON_THIS_MACHINE);
   }
   const interpreter = config.cleanClone.interpreter;
   if (interpreter !== undefined) checkInterpreter(interpreter, searchPath, add);
@@ -122,7 +130,8 @@ export async function assertPreflight(input: PreflightInput): Promise<void> {
   if (problems.length > 0) throw new PreflightError(problems);
 }
 
-type Add = (path: string, reason: string) => void;
+/** Records a problem; `machine` marks one about this machine rather than the file (see {@link PreflightProblem.machine}). */
+type Add = (path: string, reason: string, machine?: true) => void;
 
 function blankCommands(config: HarnessConfig, add: Add): void {
   const blank = (value: string | undefined): boolean => value !== undefined && value.trim() === "";
@@ -154,11 +163,12 @@ function checkLaunch(launch: AgentLaunch, at: string, searchPath: string, add: A
     const program = presetProgram(launch.preset);
     const found = findOnPath(program, searchPath);
     const hidden = found !== undefined && sees ? hiddenFromSandbox(found, sees) : undefined;
-    if (hidden) add(at.endsWith("]") ? at : `${at}.preset`, `is '${launch.preset}', whose program '${program}' is ${hidden}`);
+    if (hidden) add(at.endsWith("]") ? at : `${at}.preset`, `is '${launch.preset}', whose program '${program}' is ${hidden}`, ON_THIS_MACHINE);
     if (!found) {
       add(
         at.endsWith("]") ? at : `${at}.preset`,
         `is '${launch.preset}', whose program '${program}' is not on PATH: install it (${INSTALL_HINT[launch.preset]})${at.endsWith("]") ? " or remove it from the list" : ` or set ${at.slice(2)}.command`}`,
+        ON_THIS_MACHINE,
       );
     }
     return;
@@ -178,14 +188,14 @@ function checkLaunch(launch: AgentLaunch, at: string, searchPath: string, add: A
   if (program === undefined) return;
   if (!program.includes("/")) {
     const found = findOnPath(program, searchPath);
-    if (!found) add(`${at}.command`, `starts '${program}', which is not on PATH`);
+    if (!found) add(`${at}.command`, `starts '${program}', which is not on PATH`, ON_THIS_MACHINE);
     const hidden = found !== undefined && sees ? hiddenFromSandbox(found, sees) : undefined;
-    if (hidden) add(`${at}.command`, `starts '${program}', ${hidden}`);
+    if (hidden) add(`${at}.command`, `starts '${program}', ${hidden}`, ON_THIS_MACHINE);
   } else if (isAbsolute(program) && !isExecutableFile(program)) {
-    add(`${at}.command`, `starts '${program}', which is not an executable file`);
+    add(`${at}.command`, `starts '${program}', which is not an executable file`, ON_THIS_MACHINE);
   } else if (isAbsolute(program) && sees) {
     const hidden = hiddenFromSandbox(program, sees);
-    if (hidden) add(`${at}.command`, `starts '${program}', ${hidden}`);
+    if (hidden) add(`${at}.command`, `starts '${program}', ${hidden}`, ON_THIS_MACHINE);
   }
   // A relative program lives in the task's worktree, which does not exist yet.
 }
@@ -196,9 +206,9 @@ function checkInterpreter(interpreter: string, searchPath: string, add: Add): vo
   if (!isAbsolute(interpreter) && normalize(interpreter).split("/")[0] === "..") {
     add("$.clean_clone.interpreter", `is '${interpreter}', which leaves the repository: a relative interpreter names a file inside the clone`);
   } else if (!interpreter.includes("/")) {
-    if (!findOnPath(interpreter, searchPath)) add("$.clean_clone.interpreter", `is '${interpreter}', which is not on PATH`);
+    if (!findOnPath(interpreter, searchPath)) add("$.clean_clone.interpreter", `is '${interpreter}', which is not on PATH`, ON_THIS_MACHINE);
   } else if (isAbsolute(interpreter) && !isExecutableFile(interpreter)) {
-    add("$.clean_clone.interpreter", `is '${interpreter}', which is not an executable file on this machine`);
+    add("$.clean_clone.interpreter", `is '${interpreter}', which is not an executable file on this machine`, ON_THIS_MACHINE);
   }
 }
 

@@ -8,7 +8,7 @@ export { renderTaskCheck, wavesTable } from "./task.js";
 export { plannerTask, renderPlannerCheck } from "./planner.js";
 export { renderStatusComment, STATUS_MARKER } from "./status-comment.js";
 export { renderPullBody, renderPullTitle } from "./pull.js";
-export { renderPushRefusedCheck, renderPushRefusedDetail } from "./push.js";
+export { renderPushRefusedCheck, renderPushRefusedDetail, renderPushWaitingCheck, PUSH_WAITING_WHY_MAX_BYTES, type WaitingPush } from "./push.js";
 export { renderLowDisk, renderPushFailed, renderPushStillWaiting, renderSandboxUnavailable, renderTooManyInterruptions } from "./stops.js";
 export {
   renderHelp,

@@ -1,7 +1,11 @@
-/** What is said when GitHub refused a story's push for good: the blocked story's detail, and the check runs left behind. */
-import { CHECK_RUN_OUTPUT_MAX_BYTES, truncateToBytes } from "../../index.js";
+/**
+ * What is said about a story's push: while it waits (GitHub could not take it yet), and when
+ * GitHub refused it for good (the blocked story's detail, and the check runs left behind).
+ */
+import { boundCheckRunOutput, CHECK_RUN_OUTPUT_MAX_BYTES, redactSecrets, TRUNCATION_NOTE, truncateToBytes, utf8Bytes } from "../../index.js";
 import { adviceFor, RETRY_COMMAND } from "./advice.js";
 import { codeBlock, inlineCode } from "./markdown.js";
+import type { CheckRunOutput } from "./types.js";
 
 export interface RefusedPush {
   branch: string;
@@ -31,5 +35,34 @@ export function renderPushRefusedCheck(branch: string, sha: string, why: string)
         `${codeBlock(why, "text")}\n\n${adviceFor("push-refused")} Comment \`${RETRY_COMMAND}\` on the pull request to run the story again.`,
       CHECK_RUN_OUTPUT_MAX_BYTES,
     ),
+  };
+}
+
+/** A push waiting in the outbox: GitHub could not take it yet (a 5xx, a lost connection), and it is retried. */
+export interface WaitingPush {
+  branch: string;
+  sha: string;
+  /** What the last try got (GitHub's words, by way of git): untrusted, redacted and bounded here. */
+  why: string;
+}
+
+/** How much of the last try's answer the check run quotes: enough to tell a 502 from a timeout, never the whole summary. */
+export const PUSH_WAITING_WHY_MAX_BYTES = 2048;
+
+/**
+ * The story's check run while its push waits: a line saying so, and the last try's answer, above
+ * what the check run showed, so the maintainer sees why it stays in progress. The check run's
+ * next state (once the push went through) replaces it.
+ */
+export function renderPushWaitingCheck(current: CheckRunOutput, push: WaitingPush, secrets: readonly string[] = []): CheckRunOutput {
+  const answer = redactSecrets(push.why, secrets).replace(/\r\n?/g, "\n").trim() || "no answer";
+  const quoted = utf8Bytes(answer) > PUSH_WAITING_WHY_MAX_BYTES ? `${truncateToBytes(answer, PUSH_WAITING_WHY_MAX_BYTES)}${TRUNCATION_NOTE}` : answer;
+  const line =
+    `⏳ **Push waiting:** the branch's new commit ${inlineCode(push.sha.slice(0, 12))} could not be pushed to ${inlineCode(push.branch)} yet; ` +
+    "the story's end is reported once it goes through. The App keeps retrying; its last try got:";
+  return {
+    title: "Push waiting",
+    summary: boundCheckRunOutput(`${line}\n\n${codeBlock(quoted, "text")}\n\n---\n\n${current.summary}`),
+    ...(current.text !== undefined ? { text: current.text } : {}),
   };
 }
