@@ -89,3 +89,17 @@ describe("harness clean-clone's verdict on a failure", () => {
     );
   }, 240_000);
 });
+
+describe("harness clean-clone's result", () => {
+  it("keeps the suite's words without their colour codes (a TypeScript diagnostic printed in colour, met on a pnpm workspace)", async () => {
+    const repo = await repoWith({ "README.md": "x\n" });
+    let stdout = "";
+    const io: CliIO = { stdout: (text) => void (stdout += text), stderr: () => undefined, cwd: repo, env: { ...process.env, HOME: root } };
+    const code = await main(
+      ["clean-clone", "--json", "--test-cmd", "printf '\\033[91merror\\033[0m TS2307: \\033[1mCannot find module\\033[0m\\n'; exit 1"],
+      io,
+    );
+    expect(code).toBe(1);
+    expect((JSON.parse(stdout) as { outputTail: string }).outputTail).toBe("error TS2307: Cannot find module");
+  });
+});
