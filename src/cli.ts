@@ -21,8 +21,8 @@ Usage:
   harness serve                     run the GitHub App (same as npm start)
   harness worker                    run stories from the Redis queue (HARNESS_QUEUE=redis://…)
   harness run [<repo>] --story <file.md> [--agent <preset>|--agent-cmd <template>] [--workflow <file>] [--test-cmd <cmd>] [--continue|--fresh]
-  harness provision <worktree> [--cmd <string>] [--timeout-ms <n>] [--log <file>]
-  harness clean-clone [<repo>] --command <string> [--link <dir>]... [--interpreter <path>] [--timeout-ms <n>] [--out <file>]
+  harness provision <worktree> [--provision-cmd <string>] [--timeout-ms <n>] [--log <file>]
+  harness clean-clone [<repo>] [--test-cmd <string>] [--link <dir>]... [--no-link] [--provision] [--json] [--out <file>] (and more: --help)
   harness validate <workflow.json|harness.yml> [--workflow <file>]
   harness demo                      the App against a built-in fake GitHub: what a maintainer sees
   harness status [--json]          queued, running, quarantined and undelivered work of HARNESS_HOME (or of every worker on HARNESS_QUEUE)

@@ -10,7 +10,7 @@ import {
   writeCleanCloneResult,
   type CleanCloneOptions,
 } from "../workspace/index.js";
-import { leftOutFiles, repositoryConfig, verdictLine } from "./clean-clone-extras.js";
+import { changedFiles, leftOutFiles, repositoryConfig, verdictLine } from "./clean-clone-extras.js";
 import { COMMAND_OPTIONS, optionHint } from "./options.js";
 import { positiveInteger, UsageError, type CliIO } from "./usage.js";
 
@@ -135,7 +135,8 @@ export async function cleanCloneCommand(args: string[], io: CliIO): Promise<numb
   if (!json) {
     // On stderr, so that stdout stays the JSON a script reads.
     const failed = result.ran && (result.exitCode !== 0 || result.timedOut === true);
-    io.stderr(`${verdictLine(result, failed ? await leftOutFiles(options.repo, result.linked ?? [], userGit) : [])}\n`);
+    const leftOut = failed ? await leftOutFiles(options.repo, result.linked ?? [], userGit, result.provisioned === true) : [];
+    io.stderr(`${verdictLine(result, leftOut, failed ? await changedFiles(options.repo, userGit) : [])}\n`);
     for (const warning of result.warnings ?? []) io.stderr(`harness clean-clone: warning: ${warning}\n`);
   }
   if (out !== undefined) {

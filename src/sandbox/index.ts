@@ -30,3 +30,4 @@ export { startEgressProxy, type EgressProxy } from "./egress-proxy.js";
 export type { NetPolicy } from "./net-step.js";
 export { sparesMade, dropSpares, readySpares } from "./net-spares.js";
 export { findProgramIn } from "./programs.js";
+export { hostRustupHome } from "./rustup.js";

@@ -120,7 +120,7 @@ function installationOf(path: string): string[] {
 }
 
 /** Why `folder` must not be shown, or undefined when it may be. */
-function refusalOf(folder: string, host: ProgramViewHost): string | undefined {
+export function refusalOf(folder: string, host: ProgramViewHost): string | undefined {
   if (folder === "/" || isInside(host.home, folder)) return "is the user's home or holds it";
   if (isInside(folder, host.tmp)) return "is in the OS temporary folder, which steps never see";
   if (folder.split(sep).some((segment) => SECRET_NAMES.has(segment))) return "is inside a folder that holds credentials";

@@ -21,7 +21,8 @@ import { findNetTools, type NetTools } from "./net-launch.js";
 import { prepareNetStep, type NetPolicy, type NetStep } from "./net-step.js";
 import type { Resolve } from "./egress-proxy.js";
 import { findProgramIn } from "./programs.js";
-import { programView, stepView, type ProgramViewHost } from "./program-view.js";
+import { programView, refusalOf, stepView, type ProgramViewHost } from "./program-view.js";
+import { hostRustupHome, rustupHomeForStep } from "./rustup.js";
 
 /** What one step is, what it may reach, and whether it has the network. */
 export interface SandboxStep {
@@ -71,6 +72,8 @@ export interface HostView {
   resolve?: Resolve;
   /** The user's home, never shown to a step whole (a tool installed under it may be: program-view.ts). */
   home: string;
+  /** Where rustup keeps its toolchains (`RUSTUP_HOME`, by default `<home>/.rustup`): read by a step running a rustup proxy. */
+  rustupHome: string;
 }
 
 /** Runs steps under the sandbox described by `settings`. */
@@ -83,6 +86,7 @@ export class Sandbox {
     readonly settings: SandboxSettings,
     host: Partial<HostView> = {},
   ) {
+    const home = host.home ?? (process.env.HOME !== undefined && process.env.HOME !== "" ? process.env.HOME : homedir());
     this.host = {
       system: host.system ?? hostSystemEntries(),
       masked: host.masked ?? defaultMasks(),
@@ -93,7 +97,8 @@ export class Sandbox {
       pidsCgroups: host.pidsCgroups ?? process.getuid?.() === 0,
       netTools: host.netTools ?? findNetTools(process.env.PATH ?? ""),
       ...(host.resolve ? { resolve: host.resolve } : {}),
-      home: host.home ?? (process.env.HOME !== undefined && process.env.HOME !== "" ? process.env.HOME : homedir()),
+      home,
+      rustupHome: host.rustupHome ?? hostRustupHome(process.env, home),
     };
   }
 
@@ -138,6 +143,10 @@ export class Sandbox {
     const set: Record<string, string> = { ...options.env?.set, HOME: home, TMPDIR: tmp };
     const env = { ...options.env, set };
     const logCap = options.logCapBytes ?? this.settings.logCapBytes;
+    const searchPath = set.PATH ?? process.env.PATH ?? "";
+    // A rustup proxy (cargo, rustc) finds its toolchains through RUSTUP_HOME, which the private HOME would move (rustup.ts).
+    const rustup = set.RUSTUP_HOME === undefined ? rustupHomeForStep(argv, options.cwd, searchPath, this.host.rustupHome) : undefined;
+    if (rustup !== undefined) set.RUSTUP_HOME = rustup;
     let cgroup: string | undefined;
     let net: NetStep | undefined;
     try {
@@ -148,14 +157,22 @@ export class Sandbox {
       const policy = this.netPolicyOf(step.network);
       // A program that is nowhere on the step's PATH cannot start inside either; exec says so
       // in its own words (spawnError, a line in the log) without anything being launched.
-      if (!onPath(argv[0] ?? "", set.PATH ?? process.env.PATH ?? "")) {
+      if (!onPath(argv[0] ?? "", searchPath)) {
         const result = await exec(argv, { ...options, env, logCapBytes: logCap });
         return { ...result, sandboxed: true, network: step.network, net: policy };
       }
       // The program the command names, found where the step's PATH finds it on the host, is shown read-only, or refused up front.
-      const searchPath = set.PATH ?? process.env.PATH ?? "";
-      const shown = stepView(argv, options.cwd, searchPath, set.VIRTUAL_ENV, this.viewHost([...step.writable, ...(step.readable ?? [])]));
+      const viewHost = this.viewHost([...step.writable, ...(step.readable ?? [])]);
+      const shown = stepView(argv, options.cwd, searchPath, set.VIRTUAL_ENV, viewHost);
       if ("refused" in shown) return notLaunched(argv, options.logPath, shown.refused, policy);
+      const rustupRefused = rustup === undefined || viewHost.visible(rustup) ? undefined : refusalOf(rustup, viewHost);
+      if (rustupRefused !== undefined)
+        return notLaunched(
+          argv,
+          options.logPath,
+          `rustup's toolchains (${rustup}) cannot be shown to the step: the folder ${rustupRefused}; set RUSTUP_HOME to a folder of toolchains alone, or add it to HARNESS_SANDBOX_READ`,
+          policy,
+        );
       const tools = this.host.netTools;
       if (policy === "own" || policy === "egress") {
         // The probe refuses stories on such a host; a step that still comes here does not get the host's network instead.
@@ -165,7 +182,7 @@ export class Sandbox {
         net = await prepareNetStep(this.settings.net, tools, scratch, options.logPath, this.host.resolve, spares);
         Object.assign(set, net.env);
       }
-      const seen = { ...step, readable: [...(step.readable ?? []), ...shown.readable] };
+      const seen = { ...step, readable: [...(step.readable ?? []), ...shown.readable, ...(rustup !== undefined ? [rustup] : [])] };
       const view = { ...this.view(options.cwd, home, tmp, seen), ...(net ? { resolvConf: net.resolvConf } : {}) };
       cgroup = this.host.pidsCgroups ? createPidsCgroup(this.settings.maxProcesses) : undefined;
       const boxed = [this.host.bwrap, ...bwrapArgs(view)];

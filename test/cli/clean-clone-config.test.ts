@@ -64,7 +64,7 @@ describe("harness clean-clone and the repository's configuration", () => {
     const failed = await cleanClone(repo, "--test-cmd", "cat settings.local.json");
     expect(failed.code).toBe(1);
     expect(failed.stderr).toMatch(
-      /^harness clean-clone: failed: `cat settings\.local\.json` exits 1 in a clean clone of [0-9a-f]{12}; left out of the commit \(ignored\): settings\.local\.json$/m,
+      /^harness clean-clone: failed: `cat settings\.local\.json` exits 1 in a clean clone of [0-9a-f]{12} \(HEAD as committed: no uncommitted changes\); left out of the commit \(ignored\): settings\.local\.json$/m,
     );
     const json = await cleanClone(repo, "--test-cmd", "cat settings.local.json", "--json");
     expect(json.code).toBe(1);

@@ -24,6 +24,13 @@ describe("the command line's help", () => {
     for (const name of Object.keys(options).filter((name) => name !== "help")) expect(run.stdout).toMatch(new RegExp(`--${name}\\b`));
   });
 
+  it("harness --help spells the command flags as the commands' own help does, not by their old names", async () => {
+    const run = await cli("--help");
+    expect(run.stdout).toMatch(/harness clean-clone \[<repo>\] \[--test-cmd <string>\]/);
+    expect(run.stdout).toMatch(/harness provision <worktree> \[--provision-cmd <string>\]/);
+    expect(run.stdout).not.toMatch(/--command\b|--cmd\b/);
+  });
+
   it("--version prints the package's version", async () => {
     const { version } = JSON.parse(readFileSync("package.json", "utf8")) as { version: string };
     for (const flag of ["--version", "-V", "version"]) expect(await cli(flag)).toEqual({ code: 0, stdout: `story-harness ${version}\n`, stderr: "" });

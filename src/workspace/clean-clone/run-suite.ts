@@ -1,4 +1,5 @@
 /** Running the suite in the built clone and reading how it ended. */
+import { stripAnsi } from "../../text/index.js";
 import { constants } from "node:os";
 import type { ExecResult } from "../../exec/index.js";
 import type { BuiltCleanClone } from "./build.js";
@@ -67,7 +68,8 @@ export async function runSuite(
     },
     cloneStep(options, clone, interpreter),
   );
-  const outcome: Partial<CleanCloneResult> = { outputTail: result.tail, commit: clone.commit };
+  // Colour codes (a compiler's diagnostics, a runner that colours anyway) are noise in the JSON and on GitHub.
+  const outcome: Partial<CleanCloneResult> = { outputTail: stripAnsi(result.tail), commit: clone.commit };
   const exitCode = exitCodeOf(result);
   // A suite that hangs once the change is committed is the change's failure, not the harness's:
   // it ran, it has no exit code, and the story retries like any other failing run.
