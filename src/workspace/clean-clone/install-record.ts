@@ -28,6 +28,12 @@ export type InstallComparison =
 /** Lockfiles of large monorepos run to tens of MiB; beyond this one is not read. */
 export const LOCK_MAX_BYTES = 64 * 1024 * 1024;
 
+/**
+ * The yaml library reads about a MiB a second on a loaded machine (its lexer, not the caller, is
+ * the cost): a YAML file beyond this is not compared rather than holding the check for minutes.
+ */
+export const YAML_MAX_BYTES = 16 * 1024 * 1024;
+
 /** A package.json is a page; one larger than this is not read. */
 const MANIFEST_MAX_BYTES = 1024 * 1024;
 
@@ -48,12 +54,13 @@ export async function readInside(folder: string, file: string, maxBytes = LOCK_M
 
 /** `file` in `folder` parsed as YAML (`json` for JSON) into a mapping, or why it is not one. */
 export async function readMapping(folder: string, file: string, json = false): Promise<{ value: Record<string, unknown> } | { why: string }> {
-  const read = await readInside(folder, file);
+  const read = await readInside(folder, file, json ? LOCK_MAX_BYTES : YAML_MAX_BYTES);
   if ("why" in read) return read;
   let value: unknown;
   try {
     // The yaml library caps alias expansion itself (a "billion laughs" file is an error, not memory).
-    value = json ? JSON.parse(read.text) : parseYaml(read.text);
+    // Its check for duplicate keys scans every earlier key per key: minutes on a monorepo's lockfile.
+    value = json ? JSON.parse(read.text) : parseYaml(read.text, { uniqueKeys: false });
   } catch {
     return { why: `${file} is not valid ${json ? "JSON" : "YAML"}` };
   }
@@ -74,25 +81,30 @@ export type TopLevelEntry = { kind: "folder" } | { kind: "link"; target: string 
  * entries a tool keeps there (`.bin`, `.pnpm`, `.cache`). Symlinks are read, never followed.
  */
 export async function topLevelPackages(installed: string): Promise<Map<string, TopLevelEntry> | { why: string }> {
-  const found = new Map<string, TopLevelEntry>();
-  const add = async (name: string): Promise<void> => {
-    const path = join(installed, ...name.split("/"));
-    const stat = await lstat(path);
-    if (stat.isSymbolicLink()) found.set(name, { kind: "link", target: await readlink(path) });
-    else if (stat.isDirectory()) found.set(name, { kind: "folder" });
-  };
+  const names: string[] = [];
   try {
     for (const entry of await readdir(installed, { withFileTypes: true })) {
       if (entry.name.startsWith(".")) continue;
       if (entry.name.startsWith("@") && entry.isDirectory()) {
-        for (const inner of await readdir(join(installed, entry.name))) if (!inner.startsWith(".")) await add(`${entry.name}/${inner}`);
-      } else await add(entry.name);
-      if (found.size > MAX_TOP_LEVEL) return { why: `node_modules holds more than ${MAX_TOP_LEVEL} packages` };
+        for (const inner of await readdir(join(installed, entry.name))) if (!inner.startsWith(".")) names.push(`${entry.name}/${inner}`);
+      } else names.push(entry.name);
+      if (names.length > MAX_TOP_LEVEL) return { why: `node_modules holds more than ${MAX_TOP_LEVEL} packages` };
     }
+    const found = new Map<string, TopLevelEntry>();
+    const kinds = await inPool(names, async (name) => {
+      const path = join(installed, ...name.split("/"));
+      const stat = await lstat(path);
+      if (stat.isSymbolicLink()) return { kind: "link", target: await readlink(path) } as const;
+      return stat.isDirectory() ? ({ kind: "folder" } as const) : undefined;
+    });
+    names.forEach((name, index) => {
+      const kind = kinds[index];
+      if (kind !== undefined) found.set(name, kind);
+    });
+    return found;
   } catch (error) {
     return { why: `node_modules could not be listed (${(error as NodeJS.ErrnoException).code ?? String(error)})` };
   }
-  return found;
 }
 
 /**
@@ -109,6 +121,29 @@ export async function installedVersion(installed: string, name: string): Promise
   } catch {
     return "?";
   }
+}
+
+/** How many files are looked at at once: the file system's thread pool stays busy without a queue of thousands. */
+const AT_ONCE = 16;
+
+/** `work` on every item, a few at a time; the answers in the items' order. */
+async function inPool<T, R>(items: readonly T[], work: (item: T) => Promise<R>): Promise<R[]> {
+  const answers: R[] = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const index = next++;
+      answers[index] = await work(items[index]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(AT_ONCE, items.length) }, worker));
+  return answers;
+}
+
+/** {@link installedVersion} of every package folder of `names`, read a few at a time. */
+export async function installedVersions(installed: string, names: readonly string[]): Promise<Map<string, string | undefined>> {
+  const versions = await inPool(names, (name) => installedVersion(installed, name));
+  return new Map(names.map((name, index) => [name, versions[index]]));
 }
 
 /** The dependencies a manifest or an importer lists, by name: what it asks for, and whether it is optional. */

@@ -10,7 +10,7 @@
  */
 import {
   directDependencies,
-  installedVersion,
+  installedVersions,
   isMapping,
   readInside,
   readMapping,
@@ -59,6 +59,8 @@ export async function compareWithYarnLock(installed: string, lockDir: string): P
   if ("why" in entries) return { state: "not-compared", why: entries.why };
 
   const direct = directDependencies(manifest.value);
+  const folders = [...entries].filter(([, entry]) => entry.kind === "folder").map(([name]) => name);
+  const versions = await installedVersions(installed, folders);
   const extraneous: string[] = [];
   const missing: string[] = [];
   const otherVersion: string[] = [];
@@ -72,7 +74,7 @@ export async function compareWithYarnLock(installed: string, lockDir: string): P
     // A link (`link:`, `portal:`, a workspace) is a folder of the repository, not a locked version;
     // a range the lockfile does not resolve fails CI's frozen install on its own.
     if (entry.kind === "link" || locked === undefined) continue;
-    const version = await installedVersion(installed, name);
+    const version = versions.get(name);
     if (version !== undefined && version !== locked) otherVersion.push(`${name} (installed ${version}, locked ${locked})`);
   }
   for (const [name, entry] of entries) {
@@ -83,11 +85,11 @@ export async function compareWithYarnLock(installed: string, lockDir: string): P
       if (unlocked) extraneous.push(`${name} (a link)`);
       continue;
     }
-    const version = await installedVersion(installed, name);
+    const version = versions.get(name);
     if (version === undefined) continue;
-    const versions = lock.versions.get(name);
-    if (versions === undefined) extraneous.push(`${name}@${version}`);
-    else if (!versions.has(version)) otherVersion.push(`${name} (installed ${version}, locked ${[...versions].join(", ")})`);
+    const lockedVersions = lock.versions.get(name);
+    if (lockedVersions === undefined) extraneous.push(`${name}@${version}`);
+    else if (!lockedVersions.has(version)) otherVersion.push(`${name} (installed ${version}, locked ${[...lockedVersions].join(", ")})`);
   }
   return verdict(extraneous, missing, otherVersion, record.berry ? "yarn install --immutable" : "yarn install --frozen-lockfile");
 }

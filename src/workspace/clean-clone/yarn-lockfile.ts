@@ -10,7 +10,7 @@
  * descriptors, separated by commas in its key.
  */
 import { parse as parseYaml } from "yaml";
-import { isMapping, nameOf } from "./install-record.js";
+import { isMapping, nameOf, YAML_MAX_BYTES } from "./install-record.js";
 
 /** A yarn lockfile, read. */
 export interface YarnLock {
@@ -69,9 +69,10 @@ function readClassic(text: string, file: string): YarnLock | { why: string } {
 
 /** yarn berry's format: YAML, one mapping per entry with a `version`. */
 function readBerry(text: string, file: string): YarnLock | { why: string } {
+  if (text.length > YAML_MAX_BYTES) return { why: `${file} is larger than ${YAML_MAX_BYTES} bytes of YAML` };
   let document: unknown;
   try {
-    document = parseYaml(text);
+    document = parseYaml(text, { uniqueKeys: false });
   } catch {
     return { why: `${file} is not valid YAML` };
   }
