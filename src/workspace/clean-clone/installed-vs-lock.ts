@@ -5,31 +5,45 @@
  * after CI's `npm ci`. npm records what it installed in `node_modules/.package-lock.json`; it is
  * compared, package by package, with the committed `package-lock.json` (or
  * `npm-shrinkwrap.json`) of the clone. Optional packages the lockfile lists for other
- * platforms may be absent. Without npm's record (yarn, pnpm, an old npm) nothing can be
- * compared, and the result's warnings say so.
+ * platforms may be absent. pnpm's and yarn's installs are compared by their own files
+ * (installed-vs-pnpm-lock.ts, installed-vs-yarn-lock.ts), chosen by the record the tool left in
+ * `node_modules`. Without a record of the tool whose lockfile is committed (an old npm, an
+ * install by another tool) nothing can be compared, and the result's warnings say so.
  */
-import { existsSync } from "node:fs";
+import { existsSync, lstatSync } from "node:fs";
 import { join } from "node:path";
 import { readBoundedText, UnsafeFileError } from "../../files/index.js";
+import { LOCK_MAX_BYTES, verdict, type InstallComparison } from "./install-record.js";
+import { compareWithPnpmLock } from "./installed-vs-pnpm-lock.js";
+import { compareWithYarnLock } from "./installed-vs-yarn-lock.js";
 
-/** Lockfiles whose presence says an install can be reproduced (only npm's can be compared so far). */
+export type { InstallComparison } from "./install-record.js";
+
+/** Lockfiles whose presence says an install can be reproduced. */
 const LOCKFILES = ["npm-shrinkwrap.json", "package-lock.json", "yarn.lock", "pnpm-lock.yaml"];
 
-/** Lockfiles of large monorepos run to tens of MiB; beyond this one is not read. */
-const LOCK_MAX_BYTES = 64 * 1024 * 1024;
+/** Each tool: its lockfiles, the records its install leaves in node_modules, and how it is compared. */
+const TOOLS = [
+  { tool: "npm", lockfiles: ["npm-shrinkwrap.json", "package-lock.json"], records: [".package-lock.json"], compare: compareWithNpmLock },
+  { tool: "pnpm", lockfiles: ["pnpm-lock.yaml"], records: [".modules.yaml"], compare: compareWithPnpmLock },
+  { tool: "yarn", lockfiles: ["yarn.lock"], records: [".yarn-integrity", ".yarn-state.yml"], compare: compareWithYarnLock },
+];
+
+/** Whether `path` is there at all (a symlink counts: its reader refuses it, naming it). */
+function present(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 interface LockPackage {
   version?: string;
   optional?: boolean;
   link?: boolean;
 }
-
-/** How a linked `node_modules` compares with the committed lockfile. */
-export type InstallComparison =
-  | { state: "matches" }
-  | { state: "no-lockfile" }
-  | { state: "not-compared"; why: string }
-  | { state: "differs"; extraneous: string[]; missing: string[]; otherVersion: string[] };
 
 /** The `node_modules/…` entries of a lockfile's `packages`, or undefined when it is absent or not one. */
 async function lockPackages(path: string): Promise<Map<string, LockPackage> | undefined> {
@@ -63,20 +77,36 @@ function packageName(key: string): string {
 
 /**
  * Compares the install in `installed` (a `node_modules` of the target) with the lockfile
- * committed beside it in the clone (`lockDir`).
+ * committed beside it in the clone (`lockDir`), by the record of the tool that installed it.
  */
 export async function compareInstallWithLock(installed: string, lockDir: string): Promise<InstallComparison> {
   const committed = LOCKFILES.filter((name) => existsSync(join(lockDir, name)));
   // Without a committed lockfile there is no install CI would reproduce to compare with.
   if (committed.length === 0) return { state: "no-lockfile" };
+  const recorded = TOOLS.filter((tool) => tool.records.some((record) => present(join(installed, record))));
+  const comparable = recorded.find((tool) => tool.lockfiles.some((name) => committed.includes(name)));
+  if (comparable !== undefined) return comparable.compare(installed, lockDir, committed);
+  const installedBy = recorded.map((tool) => tool.tool).join(" and ");
+  return {
+    state: "not-compared",
+    why:
+      installedBy !== ""
+        ? `node_modules was installed by ${installedBy}, but the committed lockfile is ${committed.join(", ")}`
+        : `${committed.join(", ")} is committed, but node_modules has no install record to compare with it (npm's .package-lock.json, pnpm's .modules.yaml, yarn's .yarn-integrity or .yarn-state.yml)`,
+  };
+}
+
+/** npm's comparison: its record, `node_modules/.package-lock.json`, entry by entry with the committed lockfile. */
+async function compareWithNpmLock(installed: string, lockDir: string, committed: string[]): Promise<InstallComparison> {
   const record = await lockPackages(join(installed, ".package-lock.json"));
   if (record === undefined)
     return {
       state: "not-compared",
-      why: `${committed.join(", ")} is committed, but node_modules has no npm install record (.package-lock.json) to compare with it`,
+      why: `${committed.join(", ")} is committed, but node_modules/.package-lock.json is not an npm install record that can be read`,
     };
   const lock = (await lockPackages(join(lockDir, "npm-shrinkwrap.json"))) ?? (await lockPackages(join(lockDir, "package-lock.json")));
-  if (lock === undefined) return { state: "not-compared", why: `${committed.join(", ")} is not an npm lockfile of version 2 or 3` };
+  const npmLocks = committed.filter((name) => name !== "yarn.lock" && name !== "pnpm-lock.yaml");
+  if (lock === undefined) return { state: "not-compared", why: `${npmLocks.join(", ")} is not an npm lockfile of version 2 or 3` };
   const extraneous: string[] = [];
   const otherVersion: string[] = [];
   for (const [key, entry] of record) {
@@ -88,8 +118,7 @@ export async function compareInstallWithLock(installed: string, lockDir: string)
   const missing = [...lock]
     .filter(([key, entry]) => !record.has(key) && entry.optional !== true)
     .map(([key, entry]) => `${packageName(key)}@${entry.version ?? "?"}`);
-  if (extraneous.length + missing.length + otherVersion.length === 0) return { state: "matches" };
-  return { state: "differs", extraneous, missing, otherVersion };
+  return verdict(extraneous, missing, otherVersion, "npm ci");
 }
 
 /** The sentence a refusal gives, naming at most a few packages of each kind. */
@@ -100,5 +129,6 @@ export function describeInstallDifference(name: string, difference: Extract<Inst
     ...(difference.missing.length > 0 ? [`in the committed lockfile but not installed: ${few(difference.missing)}`] : []),
     ...(difference.otherVersion.length > 0 ? [`installed at another version: ${few(difference.otherVersion)}`] : []),
   ];
-  return `${name} does not match the committed lockfile, so a suite run with it would not be the one CI runs after npm ci (${parts.join("; ")}); run npm ci, or provision the clean clone afresh instead: clean_clone.provision: true in .github/harness.yml, or harness clean-clone --provision`;
+  const reinstall = difference.reinstall ?? "npm ci";
+  return `${name} does not match the committed lockfile, so a suite run with it would not be the one CI runs after ${reinstall} (${parts.join("; ")}); run ${reinstall}, or provision the clean clone afresh instead: clean_clone.provision: true in .github/harness.yml, or harness clean-clone --provision`;
 }
