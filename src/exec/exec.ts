@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
+import { setPriority } from "node:os";
 import { buildChildEnv, type EnvSpec } from "./env.js";
 import { terminateGroup } from "./group.js";
 import { currentStepScope, effectiveSignal } from "./scope.js";
@@ -118,6 +119,8 @@ export async function exec(argv: readonly string[], options: ExecOptions): Promi
     await output.finish(0); // an invalid argument (for example a NUL byte): nothing started
     throw error;
   }
+  // At once, before the child has had time to start its own: they inherit it.
+  if (scope?.niceness !== undefined && child.pid !== undefined) lowerPriority(child.pid, scope.niceness);
   let timedOut = false;
   let aborted = false;
   let exitCode: number | null = null;
@@ -235,4 +238,13 @@ function settlesWithin(promise: Promise<unknown>, ms: number): Promise<void> {
       resolve();
     });
   });
+}
+
+/** Sets a started child's niceness; a host that does not allow it leaves the child as it is. */
+function lowerPriority(pid: number, niceness: number): void {
+  try {
+    setPriority(pid, niceness);
+  } catch {
+    // EACCES/EPERM (a container without CAP_SYS_NICE may refuse): the child runs at the App's priority.
+  }
 }

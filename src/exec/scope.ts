@@ -12,6 +12,11 @@ export interface StepScope {
   signal?: AbortSignal;
   /** Where each process started within the scope is recorded until it ends. */
   ledger?: ProcessLedger;
+  /**
+   * The niceness each process started within the scope runs at (its own children inherit it):
+   * work off the critical path (the baseline beside a seat) yields the CPU to what the story waits for.
+   */
+  niceness?: number;
 }
 
 const scopes = new AsyncLocalStorage<StepScope>();

@@ -114,6 +114,8 @@ export async function inTaskSlot<R extends SlotOutcome>(run: StoryRun, slot: Slo
         const pending = startBaseline(task, slot.baseline, baseCheckout(run, slot));
         if (pending) task.pendingBaseline = pending;
       }
+      // The first seat's network namespace is made while the worktree provisions, off its launch.
+      void task.sandbox.warmNetwork();
       await ensureProvisioned(task, "worktree");
       result = await work(task);
     } catch (error) {

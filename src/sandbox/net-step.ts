@@ -52,6 +52,30 @@ async function openedDestinations(settings: NetSettings, resolve: Resolve): Prom
   return { opened, loopbackPorts: [...new Set(loopbackPorts)] };
 }
 
+/** The namespace a step is made with: its rules, and the host ports it reaches (the proxy's among them). */
+function recipeOf(tools: NetTools, opened: OpenedDestination[], loopbackPorts: number[], proxyPort: number | undefined): SpareRecipe {
+  const endpoints = endpointsOf(tools.kind);
+  const hostPorts = [...loopbackPorts, ...(proxyPort !== undefined ? [proxyPort] : [])];
+  const rules = netRules(endpoints, opened, { proxyPorts: proxyPort !== undefined ? [proxyPort] : [], blockAll: proxyPort !== undefined });
+  // slirp4netns shows the host's loopback at its own address: the rules open only the forwarded ports there.
+  const loopbackRules =
+    tools.kind === "slirp4netns"
+      ? loopbackPorts.map((port) => `rule add pref 100 to ${endpoints.hostLoopback}/32 ipproto tcp dport ${port} lookup main\n`).join("")
+      : "";
+  return { tools, hostPorts, rules: { v4: loopbackRules + rules.v4, v6: rules.v6 } };
+}
+
+/**
+ * Makes a spare namespace for the next networked step ahead of it (a story's first agent, while
+ * its worktree provisions), so that step joins one instead of making its own. Only a step without
+ * the egress proxy uses spares: with `HARNESS_NET_EGRESS_ALLOW` set this does nothing.
+ */
+export async function warmNetStep(settings: NetSettings, tools: NetTools, spares: SpareSpace, resolve: Resolve = systemResolve): Promise<void> {
+  if (settings.egressAllow.length > 0) return;
+  const { opened, loopbackPorts } = await openedDestinations(settings, resolve);
+  prepareSpare(recipeOf(tools, opened, loopbackPorts, undefined), spares.scratchRoot, spares.prefix);
+}
+
 /** Where spare namespaces are made, and the prefix that lets a killed App's leftovers be found; none without. */
 export interface SpareSpace {
   scratchRoot: string;
@@ -92,16 +116,21 @@ export async function prepareNetStep(
       },
     });
   }
-  const hostPorts = [...loopbackPorts, ...(proxy ? [proxy.port] : [])];
-  const rules = netRules(endpoints, opened, { proxyPorts: proxy ? [proxy.port] : [], blockAll: proxy !== undefined });
-  // slirp4netns shows the host's loopback at its own address: the rules open only the forwarded ports there.
-  const loopbackRules =
-    tools.kind === "slirp4netns"
-      ? loopbackPorts.map((port) => `rule add pref 100 to ${endpoints.hostLoopback}/32 ipproto tcp dport ${port} lookup main\n`).join("")
-      : "";
-  const recipe: SpareRecipe = { tools, hostPorts, rules: { v4: loopbackRules + rules.v4, v6: rules.v6 } };
+  const recipe = recipeOf(tools, opened, loopbackPorts, proxy?.port);
   // The egress proxy is the step's own (its port, its log): only a step without it can use a spare.
   const spare = spares && !proxy ? takeSpare(recipe) : undefined;
+  // The next one is started now, beside this step, not after it: steps come back to back (the
+  // worktree's provisioning, then the first agent), and a spare begun once this one ended was
+  // not ready for the next (that agent made its own namespace on its launch, ~150 ms). Making
+  // one costs ~70 ms of the other core while this step starts.
+  if (spare && spares)
+    setImmediate(() => {
+      try {
+        prepareSpare(recipe, spares.scratchRoot, spares.prefix);
+      } catch {
+        // No spare (a full disk, a missing folder): the next step makes its own namespace.
+      }
+    });
   if (!spare) {
     writeFileSync(join(scratch, "net4"), recipe.rules.v4);
     writeFileSync(join(scratch, "net6"), recipe.rules.v6);
@@ -118,10 +147,10 @@ export async function prepareNetStep(
     policy: proxy ? "egress" : "own",
     env,
     resolvConf,
-    launch: (boxed) => (spare ? joinNamespaceArgv(tools, spare.pid, boxed) : netLauncherArgv(tools, scratch, hostPorts, boxed)),
+    launch: (boxed) => (spare ? joinNamespaceArgv(tools, spare.pid, boxed) : netLauncherArgv(tools, scratch, recipe.hostPorts, boxed)),
     finish: async () => {
-      // The used spare goes, and the next step's is made, once this step's result is back: neither
-      // lengthens a step, and the making never competes with a running step for the CPU.
+      // The used spare goes once this step's result is back; a step that made its own namespace
+      // leaves a spare for the next (one taken from a spare began the next one at its start).
       afterStep(() => {
         spare?.release();
         if (spares && !proxy) prepareSpare(recipe, spares.scratchRoot, spares.prefix);

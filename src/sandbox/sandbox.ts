@@ -18,7 +18,7 @@ import { etcSecretMasks } from "./secret-files.js";
 import { createPidsCgroup, enterCgroupArgv, removePidsCgroup, removeStalePidsCgroups } from "./pids-cgroup.js";
 import { sandboxSettingsFromEnv, type SandboxSettings } from "./settings.js";
 import { findNetTools, type NetTools } from "./net-launch.js";
-import { prepareNetStep, type NetPolicy, type NetStep } from "./net-step.js";
+import { prepareNetStep, warmNetStep, type NetPolicy, type NetStep } from "./net-step.js";
 import type { Resolve } from "./egress-proxy.js";
 import { findProgramIn } from "./programs.js";
 import { programView, refusalOf, stepView, type ProgramViewHost } from "./program-view.js";
@@ -129,6 +129,23 @@ export class Sandbox {
   }
 
   /**
+   * Makes the namespace of the next networked step ahead of it (a story's first agent is
+   * started while its worktree provisions), so that the step joins it instead of making its
+   * own on its critical path. Nothing for a step without its own namespace; never throws.
+   */
+  async warmNetwork(): Promise<void> {
+    if (this.netPolicyOf(true) !== "own") return;
+    const tools = this.host.netTools;
+    if ("missing" in tools) return;
+    await warmNetStep(this.settings.net, tools, this.spareSpace(), this.host.resolve).catch(() => undefined);
+  }
+
+  /** Where this process's spare namespaces are made (named so a killed App's leftovers are removed like a step's). */
+  private spareSpace(): { scratchRoot: string; prefix: string } {
+    return { scratchRoot: this.host.scratchRoot, prefix: `${SCRATCH_PREFIX}${process.pid}-spare-` };
+  }
+
+  /**
    * Runs `argv` as `step`. The result says whether it ran sandboxed and with the network.
    * With the sandbox off (`HARNESS_SANDBOX=off`) it still gets a private HOME and TMPDIR,
    * but nothing else is contained.
@@ -178,8 +195,7 @@ export class Sandbox {
         // The probe refuses stories on such a host; a step that still comes here does not get the host's network instead.
         if ("missing" in tools)
           return notLaunched(argv, options.logPath, `no network namespace can be made for this step: ${tools.missing.join(", ")} missing`, policy);
-        const spares = { scratchRoot: this.host.scratchRoot, prefix: `${SCRATCH_PREFIX}${process.pid}-spare-` };
-        net = await prepareNetStep(this.settings.net, tools, scratch, options.logPath, this.host.resolve, spares);
+        net = await prepareNetStep(this.settings.net, tools, scratch, options.logPath, this.host.resolve, this.spareSpace());
         Object.assign(set, net.env);
       }
       const seen = { ...step, readable: [...(step.readable ?? []), ...shown.readable, ...(rustup !== undefined ? [rustup] : [])] };

@@ -89,4 +89,14 @@ describe("the scope's signal and the call's own", () => {
     stop.abort();
     expect(await result).toMatchObject({ aborted: true, signal: "SIGTERM" });
   });
+
+  it("starts every process of a scope with its niceness, which their own children inherit, and none outside it", async () => {
+    const niceness = (scope: StepScope | undefined) => {
+      const run = () => exec(["sh", "-c", "nice; sh -c nice"], { cwd: makeTempDir(), captureStdout: true });
+      return (scope === undefined ? run() : runInStepScope(scope, run)).then((result) => result.stdout?.toString().trim().split("\n"));
+    };
+    expect(await niceness({ niceness: 10 })).toEqual(["10", "10"]);
+    expect(await niceness(undefined)).toEqual(["0", "0"]);
+    expect(await niceness({})).toEqual(["0", "0"]);
+  });
 });

@@ -46,4 +46,14 @@ describe("the baseline beside the implementer", () => {
     expect(launches(s)).toEqual(["implementer 1"]);
     expect(ofKind(journal, "stage.started").map((event) => event.stage)).toEqual(["implementer"]);
   });
+
+  it("runs niced, yielding the CPU to the seat beside it; the suite where the change is judged does not", async () => {
+    const s = await makeScenario();
+    const { outcome, journal } = await runScenario(s, scriptedConfig(s, "complete", { test: 'echo "niceness $(nice)"; test -f feature.txt' }));
+    expect(outcome.status).toBe("completed");
+    expect(ofKind(journal, "baseline.finished")[0]?.outputTail).toMatch(/^niceness 10$/m);
+    const judged = ofKind(journal, "clean_clone.finished")[0]?.result;
+    expect(judged).toMatchObject({ ran: true, exitCode: 0 });
+    expect(judged?.outputTail).toMatch(/^niceness 0$/m);
+  });
 });
