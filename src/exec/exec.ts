@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
-import { setPriority } from "node:os";
 import { buildChildEnv, type EnvSpec } from "./env.js";
 import { terminateGroup } from "./group.js";
 import { currentStepScope, effectiveSignal } from "./scope.js";
@@ -109,7 +108,11 @@ export async function exec(argv: readonly string[], options: ExecOptions): Promi
 
   let child: ChildProcess;
   try {
-    child = spawn(file, args, {
+    // A scope's niceness holds from the program's first instruction: `nice` sets it and execs the
+    // program (the same pid), so nothing the program starts escapes it. (Setting it once the child
+    // had started raced the child's own first forks: bubblewrap's were seen at the App's priority.)
+    const [program, programArgs] = scope?.niceness !== undefined ? ["nice", ["-n", String(scope.niceness), "--", file, ...args]] : [file, args];
+    child = spawn(program, programArgs, {
       cwd: options.cwd,
       env: buildChildEnv(options.env),
       detached: true, // its own session and process group, so the whole tree can be signalled
@@ -119,8 +122,7 @@ export async function exec(argv: readonly string[], options: ExecOptions): Promi
     await output.finish(0); // an invalid argument (for example a NUL byte): nothing started
     throw error;
   }
-  // At once, before the child has had time to start its own: they inherit it.
-  if (scope?.niceness !== undefined && child.pid !== undefined) lowerPriority(child.pid, scope.niceness);
+
   let timedOut = false;
   let aborted = false;
   let exitCode: number | null = null;
@@ -238,13 +240,4 @@ function settlesWithin(promise: Promise<unknown>, ms: number): Promise<void> {
       resolve();
     });
   });
-}
-
-/** Sets a started child's niceness; a host that does not allow it leaves the child as it is. */
-function lowerPriority(pid: number, niceness: number): void {
-  try {
-    setPriority(pid, niceness);
-  } catch {
-    // EACCES/EPERM (a container without CAP_SYS_NICE may refuse): the child runs at the App's priority.
-  }
 }

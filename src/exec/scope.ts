@@ -13,8 +13,10 @@ export interface StepScope {
   /** Where each process started within the scope is recorded until it ends. */
   ledger?: ProcessLedger;
   /**
-   * The niceness each process started within the scope runs at (its own children inherit it):
-   * work off the critical path (the baseline beside a seat) yields the CPU to what the story waits for.
+   * How much nicer than the App each process started within the scope runs, from its start
+   * (through `nice -n`; its children inherit it): work off the critical path (the baseline beside a seat) yields the
+   * CPU to what the story waits for. A program that is not there then exits 127 (nice's words)
+   * instead of failing to spawn.
    */
   niceness?: number;
 }

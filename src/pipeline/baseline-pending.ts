@@ -13,7 +13,7 @@ import type { CheckFailure, PendingBaseline } from "./check-results.js";
 import type { TaskRun } from "./task.js";
 import type { Stage } from "./workflow-types.js";
 
-/** The niceness the baseline's processes run at (0 is the App's; 19 the least). */
+/** How much nicer than the App the baseline's processes run (nice caps the result at 19). */
 const BASELINE_NICENESS = 10;
 
 /**

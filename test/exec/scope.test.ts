@@ -3,6 +3,7 @@
  * inside it, however deep, beside a call's own signal, and nothing outside it.
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { getPriority } from "node:os";
 import { join } from "node:path";
 import { currentStepScope, exec, ProcessLedger, runInStepScope, type ExecOptions, type ExecResult, type StepScope } from "../../src/exec/index.js";
 import { eventually } from "../support/poll.js";
@@ -90,13 +91,21 @@ describe("the scope's signal and the call's own", () => {
     expect(await result).toMatchObject({ aborted: true, signal: "SIGTERM" });
   });
 
-  it("starts every process of a scope with its niceness, which their own children inherit, and none outside it", async () => {
+  it("starts every process of a scope niced by its niceness, which their own children inherit, and none outside it", async () => {
     const niceness = (scope: StepScope | undefined) => {
       const run = () => exec(["sh", "-c", "nice; sh -c nice"], { cwd: makeTempDir(), captureStdout: true });
       return (scope === undefined ? run() : runInStepScope(scope, run)).then((result) => result.stdout?.toString().trim().split("\n"));
     };
-    expect(await niceness({ niceness: 10 })).toEqual(["10", "10"]);
-    expect(await niceness(undefined)).toEqual(["0", "0"]);
-    expect(await niceness({})).toEqual(["0", "0"]);
+    // Relative to this process's own (a test run may itself be niced), capped at 19 as nice caps it.
+    const own = getPriority();
+    const raised = String(Math.min(19, own + 10));
+    expect(await niceness({ niceness: 10 })).toEqual([raised, raised]);
+    expect(await niceness(undefined)).toEqual([String(own), String(own)]);
+    expect(await niceness({})).toEqual([String(own), String(own)]);
+    // A program that is not there is nice's to report: exit 127 in its words, not a spawn error.
+    const missing = await runInStepScope({ niceness: 10 }, () => exec(["no-such-program-for-the-scope"], { cwd: makeTempDir() }));
+    expect(missing.exitCode).toBe(127);
+    expect(missing.spawnError).toBeUndefined();
+    expect(missing.tail).toMatch(/no-such-program-for-the-scope.*No such file or directory/);
   });
 });
