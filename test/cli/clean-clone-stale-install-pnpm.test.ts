@@ -8,22 +8,13 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { main } from "../../src/cli.js";
-import type { CliIO } from "../../src/cli/usage.js";
 import { exec } from "../../src/exec/index.js";
 import { git, HARNESS_IDENTITY } from "../../src/workspace/index.js";
+import { cleanCloneNodeTest } from "./clean-clone-in-process.js";
 import { linkTop, pnpmProject } from "../workspace/pnpm-layout.js";
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "cc-stale-pnpm-")));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
-
-async function cleanClone(repo: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  const io: CliIO = { stdout: (text) => void (stdout += text), stderr: (text) => void (stderr += text), cwd: repo, env: process.env };
-  const code = await main(["clean-clone", "--command", "node test.js", "--timeout-ms", "60000"], io);
-  return { code, stdout, stderr };
-}
 
 let repo = "";
 beforeAll(async () => {
@@ -39,7 +30,7 @@ beforeAll(async () => {
 
 describe("a linked node_modules pnpm installed, in harness clean-clone", () => {
   it("is linked when it matches the committed pnpm-lock.yaml", async () => {
-    const run = await cleanClone(repo);
+    const run = await cleanCloneNodeTest(repo);
     expect(run.code).toBe(0);
     const result = JSON.parse(run.stdout) as { ran: boolean; exitCode: number; linked: string[]; warnings?: string[] };
     expect(result).toMatchObject({ ran: true, exitCode: 0, linked: ["node_modules"] });
@@ -52,7 +43,7 @@ describe("a linked node_modules pnpm installed, in harness clean-clone", () => {
     writeFileSync(join(repo, "test.js"), 'require("dep-locked"); require("dep-extra");\n');
     // The user's tree passes: the extra package is there.
     expect((await exec(["node", "test.js"], { cwd: repo })).exitCode).toBe(0);
-    const run = await cleanClone(repo);
+    const run = await cleanCloneNodeTest(repo);
     expect(run.code).toBe(2);
     const result = JSON.parse(run.stdout) as { ran: boolean; reason: string };
     expect(result.ran).toBe(false);
