@@ -8,7 +8,10 @@
  * (wall clock) and the run's journal (`provision.succeeded`'s duration, the implementer's
  * `stage.started`). The baseline is provisioning itself, measured in the same run.
  *
- *   node --import tsx bench/label-to-implementer.ts [--stories 5] [--provision-ms 1000]
+ * `--throttle on` runs the App with GitHub.com's client-side pacing (writes one second apart), as
+ * the App runs by default; off (the default here) measures the App's own work alone.
+ *
+ *   node --import tsx bench/label-to-implementer.ts [--stories 5] [--provision-ms 1000] [--throttle on]
  */
 import { readdirSync, readFileSync, mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -48,7 +51,10 @@ function sampleOf(events: Array<Record<string, unknown>>, labelledAt: number): S
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { stories: { type: "string", default: "5" }, "provision-ms": { type: "string", default: "1000" } } });
+  const { values } = parseArgs({
+    options: { stories: { type: "string", default: "5" }, "provision-ms": { type: "string", default: "1000" }, throttle: { type: "string", default: "off" } },
+  });
+  if (values.throttle !== "on" && values.throttle !== "off") throw new Error(`--throttle must be on or off; got '${values.throttle}'`);
   const stories = Math.max(2, Number(values.stories));
   const provisionSeconds = (Number(values["provision-ms"]) / 1000).toFixed(3);
   const root = mkdtempSync(join(tmpdir(), "harness-bench-implementer-"));
@@ -57,7 +63,7 @@ async function main(): Promise<void> {
   const load = loadavg()[0] ?? 0;
   try {
     await addStoryRepo(fake, "widgets", harnessYml({ provision: `sleep ${provisionSeconds}` }));
-    const app = await startApp({ fake, home, workDir: root });
+    const app = await startApp({ fake, home, workDir: root, env: { HARNESS_GITHUB_THROTTLE: values.throttle } });
     const samples: Sample[] = [];
     try {
       for (let story = 1; story <= stories; story += 1) {

@@ -258,11 +258,15 @@ async function runJob(
     );
     // The end is held until the work is pushed (deliverStoryWork): a conclusion never claims what was not delivered.
     tracker = new TrackingReporter(reporter, (error) => log.warn({ err: describe(error, redact) }, "reporting failed"), true);
+    // With the App's durable outbox, the story's reports are recorded on disk and delivered in the
+    // background, in order: the pipeline never waits for GitHub to take a check run (under GitHub.com's
+    // pacing, one write a second, waiting made the App's share of a story seconds per stage).
+    if (deps.outbox !== undefined) await tracker.handOff();
     if (pull.opened) {
       const opened = pull;
       // After the first check run, so that under GitHub.com's client-side pacing (one write a second) the check run comes first.
       tracker.afterFirstEvent = () => {
-        announcing = postNotices(outbox(), story, announceNotices(job.issue.number, opened), log).catch((error: unknown) =>
+        announcing = postNotices(outbox(), story, announceNotices(job.issue.number, opened), log, { background: true }).catch((error: unknown) =>
           log.warn({ err: describe(error, redact) }, "announcing the story failed"),
         );
       };

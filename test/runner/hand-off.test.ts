@@ -3,14 +3,17 @@
  * pushed and every end report is recorded on disk, not once GitHub took them. The fake GitHub
  * holds the last end report (ready for review, GitHub's only GraphQL request of a story) at a
  * gate: the job ends while it waits, the reports arrive afterwards in order, a restart in
- * between delivers them, and with an outbox in memory the job still waits for them.
+ * between delivers them, and with an outbox in memory the job still waits for them. The story's
+ * reports before its end are handed off from the start: the pipeline never waits for GitHub.
  */
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { JOURNAL_FILE } from "../../src/pipeline/index.js";
 import { jest } from "@jest/globals";
 import { collectLocalWork, renderStatusText, reportingStories } from "../../src/status/index.js";
 import type { RequestGate } from "../support/fake-github/index.js";
 import { eventually } from "../support/poll.js";
-import { AGENT_SCRIPT, harnessYml, pendingOutboxWrites } from "../e2e/scenario.js";
+import { AGENT_SCRIPT, harnessYml, pendingOutboxWrites, storyRunsDir } from "../e2e/scenario.js";
 import { recordingLog } from "./recording-log.js";
 import { realRunner, storyLease } from "./real-runner.js";
 import { outboxFixture } from "../support/outbox-fixture.js";
@@ -106,6 +109,34 @@ describe("a job hands its end reports to the durable outbox", () => {
     expect(createdOnHead.map((request) => (request.body as { name: string }).name).at(-1)).toBe("harness / story");
     expect(createdOnHead.length).toBeGreaterThan(1);
     expect(fx.fake.state.checkRuns.filter((run) => run.repo === "acme/handed" && run.status !== "completed")).toEqual([]);
+    fx.fake.assertNoUnexpectedRequests();
+  });
+
+  it("runs the pipeline without waiting for GitHub to take its check runs, which arrive in order afterwards", async () => {
+    const { number, home, lease } = await story("unwaited");
+    const outbox = await fx.openOutbox(home);
+    // Every check run GitHub is asked to create waits at the gate: the story's first report does.
+    const gate = fx.holdRequests({ method: "POST", path: /\/check-runs$/ });
+    const job = start(realRunner(fx.fake, home, log, { outbox })(lease, new AbortController().signal));
+    await eventually("the first check run to reach GitHub's gate", () => (gate.waiting >= 1 ? true : undefined));
+    // The pipeline runs to its end meanwhile: its journal holds the story's completion, no check run exists yet.
+    const journal = () => {
+      const runs = storyRunsDir(home, "unwaited", number);
+      const [run] = existsSync(runs) ? readdirSync(runs) : [];
+      return run === undefined ? "" : readFileSync(join(runs, run, JOURNAL_FILE), "utf8");
+    };
+    await eventually("the pipeline to complete the story while its check runs wait", () => (journal().includes('"kind":"story.completed"') ? true : undefined));
+    expect(fx.fake.state.checkRuns.filter((run) => run.repo === "acme/unwaited")).toEqual([]);
+    expect(outbox.hasPending(storyOf("unwaited", number))).toBe(true);
+
+    gate.open();
+    await job.done;
+    await eventually("the outbox to deliver everything", () => (pendingOutboxWrites(home).length === 0 && !outbox.hasPending() ? true : undefined));
+    const head = (await fx.fake.branchHead("acme", "unwaited", `harness/story-${number}`))!;
+    const onHead = fx.fake.state.checkRuns.filter((run) => run.repo === "acme/unwaited" && run.headSha === head);
+    expect(onHead.find((run) => run.name === "harness / story")?.conclusion).toBe("success");
+    expect(fx.fake.state.checkRuns.filter((run) => run.repo === "acme/unwaited" && run.status !== "completed")).toEqual([]);
+    expect(pullOf("unwaited", number).draft).toBe(false);
     fx.fake.assertNoUnexpectedRequests();
   });
 

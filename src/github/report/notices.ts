@@ -16,8 +16,19 @@ export interface StoryNotice {
   write: Extract<OutboxWrite, { kind: "comment" | "reaction" }>;
 }
 
-/** Records the notices in the outbox, then tries them once now (a refusal is retried by the outbox). */
-export async function postNotices(outbox: Outbox | Promise<Outbox>, story: OutboxStory, notices: readonly StoryNotice[], log: GitHubLog): Promise<void> {
+/**
+ * Records the notices in the outbox, then tries them once now (a refusal is retried by the
+ * outbox). With `background`, a durable outbox delivers them after this resolves, behind the
+ * story's reports before them: the caller waits for the disk, not for GitHub. One in memory is
+ * tried now all the same (nothing would deliver them later).
+ */
+export async function postNotices(
+  outbox: Outbox | Promise<Outbox>,
+  story: OutboxStory,
+  notices: readonly StoryNotice[],
+  log: GitHubLog,
+  options: { background?: boolean } = {},
+): Promise<void> {
   const box = await outbox;
   for (const notice of notices) {
     try {
@@ -30,7 +41,8 @@ export async function postNotices(outbox: Outbox | Promise<Outbox>, story: Outbo
       );
     }
   }
-  await box.flush(story);
+  if (options.background === true && box.durable) box.deliverSoon(story);
+  else await box.flush(story);
 }
 
 /** A comment on the story's issue. */
