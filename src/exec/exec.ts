@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import { buildChildEnv, type EnvSpec } from "./env.js";
 import { terminateGroup } from "./group.js";
 import { currentStepScope, effectiveSignal } from "./scope.js";
-import { openOutput } from "./output.js";
+import { openOutput, type OutputSummary } from "./output.js";
 import { DEFAULT_TAIL_BYTES, DEFAULT_TAIL_LINES } from "./tail.js";
 
 /** Grace between SIGTERM and SIGKILL when a process tree is ended. */
@@ -106,6 +106,13 @@ export async function exec(argv: readonly string[], options: ExecOptions): Promi
     captureBytes: options.captureBytes ?? DEFAULT_CAPTURE_BYTES,
   });
 
+  // A step stopped before its call starts nothing: a process started only to be ended could
+  // still finish first, and its exit status would then be read as the step's.
+  if (stop?.aborted) {
+    const run = { exitCode: null, signal: null, timedOut: false, aborted: true, durationMs: Math.round(performance.now() - started) };
+    return resultOf(argv, options, run, await output.finish(0));
+  }
+
   let child: ChildProcess;
   try {
     // A scope's niceness holds from the program's first instruction: `nice` sets it and execs the
@@ -199,15 +206,20 @@ export async function exec(argv: readonly string[], options: ExecOptions): Promi
     if (child.pid !== undefined) scope?.ledger?.ended(child.pid);
   }
   const summary = await output.finish(options.tailLines ?? DEFAULT_TAIL_LINES);
+  const run = { exitCode, signal, timedOut, aborted, durationMs: Math.round(performance.now() - started) };
+  return resultOf(argv, options, run, summary, spawnError);
+}
 
-  const result: ExecResult = {
-    argv: [...argv],
-    exitCode,
-    signal,
-    timedOut,
-    durationMs: Math.round(performance.now() - started),
-    tail: summary.tail,
-  };
+/** The call's result: how the process ended, and what its output left. */
+function resultOf(
+  argv: readonly string[],
+  options: ExecOptions,
+  run: Pick<ExecResult, "exitCode" | "signal" | "timedOut" | "durationMs"> & { aborted: boolean },
+  summary: OutputSummary,
+  spawnError?: string,
+): ExecResult {
+  const { aborted, ...ended } = run;
+  const result: ExecResult = { argv: [...argv], ...ended, tail: summary.tail };
   if (aborted) result.aborted = true;
   if (options.logPath !== undefined) result.logPath = options.logPath;
   if (summary.logError !== undefined) result.logError = summary.logError;

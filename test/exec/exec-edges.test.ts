@@ -38,14 +38,24 @@ describe("succeeded", () => {
 });
 
 describe("exec before and around the start", () => {
-  it("ends the tree at once when the signal was aborted before the call", async () => {
+  it("starts nothing when the signal was aborted before the call (a process ended at once could still finish first)", async () => {
     const controller = new AbortController();
     controller.abort();
-    const result = await exec(["sh", "-c", "sleep 5; echo finished"], { cwd: makeTempDir(), signal: controller.signal, killGraceMs: 300 });
-    expect(result.aborted).toBe(true);
-    expect(result.timedOut).toBe(false);
-    expect(result.exitCode).toBeNull();
-    expect(result.tail).not.toContain("finished");
+    const dir = makeTempDir();
+    const spawned: number[] = [];
+    const logPath = join(dir, "step.log");
+    const result = await exec(["sh", "-c", "echo started > started.txt; echo finished"], {
+      cwd: dir,
+      signal: controller.signal,
+      logPath,
+      captureStdout: true,
+      onSpawn: (pid) => spawned.push(pid),
+    });
+    expect(result).toMatchObject({ aborted: true, timedOut: false, exitCode: null, signal: null, tail: "", logPath });
+    expect(result.stdout?.toString()).toBe("");
+    expect(result.spawnError).toBeUndefined();
+    expect(spawned).toEqual([]);
+    expect(existsSync(join(dir, "started.txt"))).toBe(false);
   });
 
   it("gives the child an empty stdin, closed, when no input is given", async () => {
