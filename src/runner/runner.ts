@@ -34,7 +34,8 @@ import { processLedger, recoverAfterCrash } from "./recovery.js";
 import { syncRepoCache } from "./repo-cache.js";
 import { deliverStoryWork } from "./deliver-work.js";
 import { pushStoryWork } from "./push.js";
-import { ensureStoryPull, type StoryPull } from "./story-start.js";
+import { openStoryPull, startStoryHead, type StoryPull } from "./story-start.js";
+import { PendingReporter } from "./pending-reporter.js";
 import { prepareStoryBranch } from "./story-branch.js";
 import { mergeDefaultBranch } from "./base-merge.js";
 import { TrackingReporter, type StoryReporter } from "./tracking-reporter.js";
@@ -137,6 +138,10 @@ async function runJob(
   const { owner, name: repo } = job.repository;
   const log = deps.log;
   let pull: StoryPull | undefined;
+  // A new story's reports while its draft pull request is being opened, and that opening's failure.
+  let pending: PendingReporter | undefined;
+  let draftFailure: unknown;
+  const draftStop = new AbortController();
   let tracker: TrackingReporter | undefined;
   let failure: unknown;
   let announcing: Promise<void> | undefined;
@@ -242,34 +247,55 @@ async function runJob(
     });
     const untilAnswered = <T>(work: () => Promise<T>): Promise<T> =>
       untilGitHubAnswers(work, signal, { log, what: { story: job.storyKey }, ...deps.githubDown });
-    pull = await ensureStoryPull({ github, repoDir, defaultBranch: job.repository.defaultBranch, issue: job.issue, authEnv, noPullYet, untilAnswered });
+    const startArgs = { github, repoDir, defaultBranch: job.repository.defaultBranch, issue: job.issue, authEnv, noPullYet, untilAnswered };
+    const head = await startStoryHead(startArgs);
+    const opening = openStoryPull(startArgs, head);
+    // A new story's draft pull request is opened while its worktree provisions: its reports wait
+    // for it in order (PendingReporter). Should GitHub refuse it, the pipeline is stopped.
+    if (noPullYet) {
+      opening.catch((error: unknown) => {
+        draftFailure = error;
+        draftStop.abort();
+      });
+    } else pull = await opening;
     // The rounds recorded in the status comment are carried into every later render of it, so no run forgets them.
     const revisionRows: RevisionRow[] = [];
-    if (!noPullYet && job.kind !== "revise") revisionRows.push(...(await recordedRounds(github, pull.pullNumber, deps.botLogin?.(), log)));
-    const reporter = deps.createReporter(
-      github.reporterTarget({
-        revisions: revisionRows,
-        pullNumber: pull.pullNumber,
-        issueNumber: job.issue.number,
-        headSha: pull.headSha,
-        log,
-        ...(job.issue.updatedAt ? { revision: job.issue.updatedAt } : {}),
-      }),
-    );
+    if (pull && job.kind !== "revise") revisionRows.push(...(await recordedRounds(github, pull.pullNumber, deps.botLogin?.(), log)));
+    const reporterOn = async (on: StoryPull): Promise<StoryReporter> => {
+      const reporter = deps.createReporter(
+        github.reporterTarget({
+          revisions: revisionRows,
+          pullNumber: on.pullNumber,
+          issueNumber: job.issue.number,
+          headSha: on.headSha,
+          log,
+          ...(job.issue.updatedAt ? { revision: job.issue.updatedAt } : {}),
+        }),
+      );
+      // With the App's durable outbox, the story's reports are recorded on disk and delivered in the
+      // background, in order: the pipeline never waits for GitHub to take a check run (under GitHub.com's
+      // pacing, one write a second, waiting made the App's share of a story seconds per stage).
+      if (deps.outbox !== undefined) await reporter.handOff();
+      return reporter;
+    };
+    const reporter = pull ? await reporterOn(pull) : (pending = new PendingReporter(opening.then(reporterOn)));
     // The end is held until the work is pushed (deliverStoryWork): a conclusion never claims what was not delivered.
     tracker = new TrackingReporter(reporter, (error) => log.warn({ err: describe(error, redact) }, "reporting failed"), true);
-    // With the App's durable outbox, the story's reports are recorded on disk and delivered in the
-    // background, in order: the pipeline never waits for GitHub to take a check run (under GitHub.com's
-    // pacing, one write a second, waiting made the App's share of a story seconds per stage).
-    if (deps.outbox !== undefined) await tracker.handOff();
-    if (pull.opened) {
+    const announce = (opened: StoryPull): Promise<void> =>
+      postNotices(outbox(), story, announceNotices(job.issue.number, opened), log, { background: true }).catch((error: unknown) =>
+        log.warn({ err: describe(error, redact) }, "announcing the story failed"),
+      );
+    // After the first check run, so that under GitHub.com's client-side pacing (one write a second) the check run comes first.
+    const waiting = pending;
+    if (waiting)
+      tracker.afterFirstEvent = () =>
+        void (announcing = waiting.settled().then(
+          () => opening.then(announce),
+          () => undefined,
+        ));
+    else if (pull?.opened) {
       const opened = pull;
-      // After the first check run, so that under GitHub.com's client-side pacing (one write a second) the check run comes first.
-      tracker.afterFirstEvent = () => {
-        announcing = postNotices(outbox(), story, announceNotices(job.issue.number, opened), log, { background: true }).catch((error: unknown) =>
-          log.warn({ err: describe(error, redact) }, "announcing the story failed"),
-        );
-      };
+      tracker.afterFirstEvent = () => void (announcing = announce(opened));
     }
     const workflow = deps.pipeline.loadWorkflow();
     const readmission = lease.interruptions > 0 || job.kind === "retry-blocked";
@@ -279,7 +305,7 @@ async function runJob(
     const config = readConfig(deps, await configText);
     let revising: RevisionRun | undefined;
     if (job.kind === "revise") {
-      revising = await startRevision({ github, job, pull, config, botLogin: deps.botLogin?.(), log });
+      revising = await startRevision({ github, job, pull: await opening, config, botLogin: deps.botLogin?.(), log });
       if (revising === undefined) {
         alreadyCompleted = true; // the status comment says why nothing started
         return;
@@ -287,12 +313,12 @@ async function runJob(
       revisionRows.push(...revising.rows);
     }
     // A re-admission merges into the local branch, so it must be there; a start's task makes it from the remote's.
-    await prepareStoryBranch({ repoDir, branch: pull.branch, remoteTip: pull.headSha, localTip: pull.localTip, absentIsFine: job.kind === "start" });
-    if (job.kind === "revise" && remoteTips !== undefined && !remoteTips.has(pull.branch))
+    await prepareStoryBranch({ repoDir, branch: head.branch, remoteTip: head.headSha, localTip: head.localTip, absentIsFine: job.kind === "start" });
+    if (job.kind === "revise" && remoteTips !== undefined && !remoteTips.has(head.branch))
       throw new StoryStop("git-failed", renderRevisionNotPossible(job.issue.number, undefined));
     // A re-admitted story runs on the default branch as it is now (a conflict blocks it as base-conflict).
     if (job.kind === "retry-blocked") {
-      const merged = await mergeDefaultBranch({ repoDir, branch: pull.branch, defaultBranch: job.repository.defaultBranch });
+      const merged = await mergeDefaultBranch({ repoDir, branch: head.branch, defaultBranch: job.repository.defaultBranch });
       if (merged.state === "merged")
         log.info({ story: job.storyKey, base: merged.base, merge: merged.commit }, "story branch brought up to date with the default branch");
     }
@@ -302,8 +328,8 @@ async function runJob(
       .runStory({
         repoDir,
         story: { id: storyKey(job.repository.owner, job.repository.name, job.issue.number), title: job.issue.title, body: job.issue.body },
-        branch: pull.branch,
-        baseRef: `refs/remotes/origin/${pull.branch}`,
+        branch: head.branch,
+        baseRef: `refs/remotes/origin/${head.branch}`,
         config,
         configSource: HARNESS_CONFIG_PATH,
         workflow,
@@ -316,12 +342,16 @@ async function runJob(
         // The integrity gate judges the work against the default branch, not against a blocked run's commit on the story branch.
         integrityBase: `refs/remotes/origin/${job.repository.defaultBranch}`,
         ...(job.acceptIntegrity === true ? { acceptIntegrity: job.requestedBy } : {}),
-        signal,
+        // The job's stop, or GitHub's refusal of the story's draft pull request.
+        signal: AbortSignal.any([signal, draftStop.signal]),
         sandbox: deps.sandbox,
         ...(deps.taskSlots !== undefined ? { taskSlots: deps.taskSlots } : {}),
         slots,
       })
       .finally(() => ownSlot.release());
+    // Without its pull request the story has nowhere to report or deliver: GitHub's refusal is its end.
+    if (draftFailure !== undefined) throw draftFailure;
+    pull = await opening;
     // The work is pushed whatever the outcome: a blocked story's work so far is worth a look.
     const end = await deliverStoryWork({
       repoDir,
@@ -339,9 +369,18 @@ async function runJob(
     log.info({ story: job.storyKey, status: end.status, failureClass: end.failureClass, ...(end.handedOff ? { reports: "outbox" } : {}) }, "story finished");
     if (revising) await replyOnThreads({ github, job, pull, outcome, workflow, log });
   } catch (error) {
-    failure = error;
+    failure = draftFailure ?? error;
   } finally {
     await announcing;
+    // A story whose pull request never came has no reporter: its end is told on the issue.
+    if (
+      pending !== undefined &&
+      !(await pending.settled().then(
+        () => true,
+        () => false,
+      ))
+    )
+      tracker = undefined;
     const tell = github.connected
       ? (body: string) => postNotices(outbox(), story, [commentNotice(`comment:stopped:${lease.jobId}:${lease.interruptions}`, job.issue.number, body)], log)
       : undefined;

@@ -4,16 +4,20 @@ import { storyBranch } from "../github/index.js";
 import { git, gitResult, HARNESS_IDENTITY, resolveObjects } from "../workspace/index.js";
 import { fetchRemoteBranch, setRemoteBranch } from "./repo-cache.js";
 
-/** The story's draft pull request and the branch it heads. */
-export interface StoryPull {
+/** The story's branch as the run starts on it. */
+export interface StoryHead {
   branch: string;
+  headSha: string;
+  /** The cache's local story branch as this call found it (before any run), undefined when it has none. */
+  localTip: string | undefined;
+}
+
+/** The story's draft pull request and the branch it heads. */
+export interface StoryPull extends StoryHead {
   pullNumber: number;
   pullUrl: string;
   /** GraphQL id of the pull request (to mark it ready for review). */
   pullNodeId: string;
-  headSha: string;
-  /** The cache's local story branch as this call found it (before any run), undefined when it has none. */
-  localTip: string | undefined;
   /** True when this call opened the pull request (the story's first start). */
   opened: boolean;
 }
@@ -40,6 +44,11 @@ export interface StartStoryArgs {
  * then announces it on the issue, through the outbox). A later start (retry, resumption) reuses both.
  */
 export async function ensureStoryPull(args: StartStoryArgs): Promise<StoryPull> {
+  return openStoryPull(args, await startStoryHead(args));
+}
+
+/** The story's branch: made on its first start (the start commit, on GitHub and in the cache), found on a later one. */
+export async function startStoryHead(args: StartStoryArgs): Promise<StoryHead> {
   const branch = storyBranch(args.issue.number);
   const remoteRef = `refs/remotes/origin/${branch}`;
   const base = `refs/remotes/origin/${args.defaultBranch}`;
@@ -55,13 +64,18 @@ export async function ensureStoryPull(args: StartStoryArgs): Promise<StoryPull> 
     if (!baseCommit || !baseTree) throw new Error(`the repository cache has no ${base} to start the story on`);
     headSha = await startStoryBranch(args, branch, baseCommit, baseTree);
   }
+  return { branch, headSha, localTip };
+}
+
+/** The pull request of the story's branch, opened as a draft when it has none. */
+export async function openStoryPull(args: StartStoryArgs, head: StoryHead): Promise<StoryPull> {
   const pull = await args.github.ensureDraftPull({
-    branch,
+    branch: head.branch,
     defaultBranch: args.defaultBranch,
     issue: args.issue,
     ...(args.noPullYet === true ? { noPullYet: true } : {}),
   });
-  return { branch, headSha, localTip, ...pull };
+  return { ...head, ...pull };
 }
 
 /**
