@@ -3,8 +3,8 @@
  * takes (issue #36's target: label → implementer ≤ provisioning + 1.5 s). The App runs as a real
  * server (`harness serve`) against the fake GitHub; the repository provisions with a fixed
  * `sleep` standing in for an install, so what is left of the path is the App's own: the
- * installation token, the repository cache, the start commit, the draft pull request, the
- * worktree, the sandbox and preflight. Both figures come from the same story: the label's POST
+ * installation token, the repository cache, the start commit, the worktree, the sandbox and
+ * preflight (the draft pull request and every report go to GitHub beside them). Both figures come from the same story: the label's POST
  * (wall clock) and the run's journal (`provision.succeeded`'s duration, the implementer's
  * `stage.started`). The baseline is provisioning itself, measured in the same run.
  *
@@ -26,7 +26,7 @@ import { median } from "./lib/paired.js";
 interface Sample {
   toImplementerMs: number;
   provisionMs: number;
-  /** Label → the pipeline's first event (run.started): token, repository cache, start commit, draft pull request. */
+  /** Label → the pipeline's first event (run.started): token, repository cache, start commit (a new story's draft pull request opens beside the pipeline). */
   toRunMs: number;
 }
 
@@ -88,7 +88,7 @@ async function main(): Promise<void> {
       toRunMs: median(warm.map((s) => s.toRunMs)),
     };
     console.log(line("later stories", medianSample, warm.length));
-    console.log(`of which label → run started (token, cache, start commit, draft pull request): ${medianSample.toRunMs.toFixed(0)} ms`);
+    console.log(`of which label → run started (token, cache, start commit): ${medianSample.toRunMs.toFixed(0)} ms`);
     console.log(
       `the App's own share per later story: ${warm.map((s) => own(s).toFixed(0)).join(", ")} ms; load ${load.toFixed(2)} → ${(loadavg()[0] ?? 0).toFixed(2)}`,
     );
