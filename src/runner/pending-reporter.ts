@@ -36,6 +36,14 @@ export class PendingReporter implements StoryReporter {
     return this.reporter;
   }
 
+  /** Resolves once every event so far reached the reporter: true, or false when the reporter never came. */
+  arrived(): Promise<boolean> {
+    return this.settled().then(
+      () => true,
+      () => false,
+    );
+  }
+
   setHeadSha(sha: string): Promise<void> {
     return this.then((inner) => inner.setHeadSha(sha));
   }

@@ -35,7 +35,7 @@ import { syncRepoCache } from "./repo-cache.js";
 import { deliverStoryWork } from "./deliver-work.js";
 import { pushStoryWork } from "./push.js";
 import { openStoryPull, startStoryHead, type StoryPull } from "./story-start.js";
-import { PendingReporter } from "./pending-reporter.js";
+import { startReporting, type StoryReporting } from "./story-reporting.js";
 import { prepareStoryBranch } from "./story-branch.js";
 import { mergeDefaultBranch } from "./base-merge.js";
 import { TrackingReporter, type StoryReporter } from "./tracking-reporter.js";
@@ -138,13 +138,12 @@ async function runJob(
   const { owner, name: repo } = job.repository;
   const log = deps.log;
   let pull: StoryPull | undefined;
-  // A new story's reports while its draft pull request is being opened, and that opening's failure.
-  let pending: PendingReporter | undefined;
+  // A new story's reporting (waiting for its draft pull request while that is opened), and the draft's failure.
+  let reporting: StoryReporting | undefined;
   let draftFailure: unknown;
   const draftStop = new AbortController();
   let tracker: TrackingReporter | undefined;
   let failure: unknown;
-  let announcing: Promise<void> | undefined;
   let alreadyCompleted = false;
   // Everything this story asks of GitHub, with tokens for this one repository, each with only what its use needs: reporting, and git.
   const github: StoryGitHub = storyGitHub(
@@ -261,42 +260,28 @@ async function runJob(
     // The rounds recorded in the status comment are carried into every later render of it, so no run forgets them.
     const revisionRows: RevisionRow[] = [];
     if (pull && job.kind !== "revise") revisionRows.push(...(await recordedRounds(github, pull.pullNumber, deps.botLogin?.(), log)));
-    const reporterOn = async (on: StoryPull): Promise<StoryReporter> => {
-      const reporter = deps.createReporter(
-        github.reporterTarget({
-          revisions: revisionRows,
-          pullNumber: on.pullNumber,
-          issueNumber: job.issue.number,
-          headSha: on.headSha,
-          log,
-          ...(job.issue.updatedAt ? { revision: job.issue.updatedAt } : {}),
-        }),
-      );
-      // With the App's durable outbox, the story's reports are recorded on disk and delivered in the
-      // background, in order: the pipeline never waits for GitHub to take a check run (under GitHub.com's
-      // pacing, one write a second, waiting made the App's share of a story seconds per stage).
-      if (deps.outbox !== undefined) await reporter.handOff();
-      return reporter;
-    };
-    const reporter = pull ? await reporterOn(pull) : (pending = new PendingReporter(opening.then(reporterOn)));
-    // The end is held until the work is pushed (deliverStoryWork): a conclusion never claims what was not delivered.
-    tracker = new TrackingReporter(reporter, (error) => log.warn({ err: describe(error, redact) }, "reporting failed"), true);
-    const announce = (opened: StoryPull): Promise<void> =>
-      postNotices(outbox(), story, announceNotices(job.issue.number, opened), log, { background: true }).catch((error: unknown) =>
-        log.warn({ err: describe(error, redact) }, "announcing the story failed"),
-      );
-    // After the first check run, so that under GitHub.com's client-side pacing (one write a second) the check run comes first.
-    const waiting = pending;
-    if (waiting)
-      tracker.afterFirstEvent = () =>
-        void (announcing = waiting.settled().then(
-          () => opening.then(announce),
-          () => undefined,
-        ));
-    else if (pull?.opened) {
-      const opened = pull;
-      tracker.afterFirstEvent = () => void (announcing = announce(opened));
-    }
+    reporting = await startReporting({
+      pull,
+      opening,
+      makeReporter: (on) =>
+        deps.createReporter(
+          github.reporterTarget({
+            revisions: revisionRows,
+            pullNumber: on.pullNumber,
+            issueNumber: job.issue.number,
+            headSha: on.headSha,
+            log,
+            ...(job.issue.updatedAt ? { revision: job.issue.updatedAt } : {}),
+          }),
+        ),
+      durable: deps.outbox !== undefined,
+      announce: (opened) =>
+        postNotices(outbox(), story, announceNotices(job.issue.number, opened), log, { background: true }).catch((error: unknown) =>
+          log.warn({ err: describe(error, redact) }, "announcing the story failed"),
+        ),
+      onFailure: (error) => log.warn({ err: describe(error, redact) }, "reporting failed"),
+    });
+    tracker = reporting.tracker;
     const workflow = deps.pipeline.loadWorkflow();
     const readmission = lease.interruptions > 0 || job.kind === "retry-blocked";
     if (lease.interruptions > (deps.maxResumes ?? 1)) {
@@ -371,16 +356,9 @@ async function runJob(
   } catch (error) {
     failure = draftFailure ?? error;
   } finally {
-    await announcing;
+    await reporting?.announcing();
     // A story whose pull request never came has no reporter: its end is told on the issue.
-    if (
-      pending !== undefined &&
-      !(await pending.settled().then(
-        () => true,
-        () => false,
-      ))
-    )
-      tracker = undefined;
+    if (reporting?.pending && !(await reporting.pending.arrived())) tracker = undefined;
     const tell = github.connected
       ? (body: string) => postNotices(outbox(), story, [commentNotice(`comment:stopped:${lease.jobId}:${lease.interruptions}`, job.issue.number, body)], log)
       : undefined;

@@ -57,7 +57,7 @@ describe("PendingReporter", () => {
     await called(inner.calls, 2);
     expect(inner.calls).toEqual(["event stage.started", "event gate.finished"]);
     inner.releaseAll();
-    await pending.settled();
+    expect(await pending.arrived()).toBe(true);
 
     // Once the reporter is there, an event is awaited as the reporter awaits it.
     let applied = false;
@@ -81,6 +81,7 @@ describe("PendingReporter", () => {
     await pending.onEvent(event("stage.started"), emptySnapshot());
     made.reject(new Error("GitHub refused the draft pull request"));
     await expect(pending.settled()).rejects.toThrow("GitHub refused the draft pull request");
+    expect(await pending.arrived()).toBe(false);
     // An event after the refusal is dropped too; a call the runner awaits fails with the refusal. None rejects unhandled.
     await expect(pending.onEvent(event("gate.finished"), emptySnapshot())).resolves.toBeUndefined();
     await expect(pending.setHeadSha("abc")).rejects.toThrow("GitHub refused the draft pull request");
