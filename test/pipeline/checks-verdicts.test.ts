@@ -50,7 +50,10 @@ describe("runSuiteGate", () => {
     const { task, journal } = await makeTask({ yaml: yaml("true", "") });
     task.config.test.network = true;
     expect(await runSuiteGate(task, gateStage, 1, "true")).toBeUndefined();
-    expect(journal()[0]).toMatchObject({ kind: "gate.finished", policy: { sandboxed: true, network: true } });
+    // The network policy it ran under is journaled with it (a namespace of its own, or the host's).
+    const net = task.sandbox.netPolicyOf(true);
+    expect(net).not.toBe("none");
+    expect(journal()[0]).toMatchObject({ kind: "gate.finished", policy: { sandboxed: true, network: true, net } });
   });
 
   it("fails a suite that exits non-zero, naming the command and the code", async () => {
@@ -322,7 +325,7 @@ describe("runCleanClone", () => {
       },
     ]);
     expect(record).toMatchObject({ ran: true, exitCode: 0, depth: 1, provisioned: true });
-    expect(journal()[0]).toMatchObject({ kind: "clean_clone.finished", policy: { sandboxed: true, network: true } });
+    expect(journal()[0]).toMatchObject({ kind: "clean_clone.finished", policy: { sandboxed: true, network: true, net: task.sandbox.netPolicyOf(true) } });
   });
 
   it("asks for neither provisioning nor outside links when they are turned off, and records an unsandboxed check as having the network", async () => {
@@ -331,6 +334,6 @@ describe("runCleanClone", () => {
     const { task, journal } = await makeTask({ yaml: yaml("true", extra), sandbox: sandboxOf(false), deps: { runCleanCloneCheck: check.run } });
     await runCleanClone(task, { id: "fresh" }, 1, "clean.json", "true");
     expect(Object.keys(check.asked[0] ?? {}).sort()).toEqual(["command", "logPath", "network", "repo", "sandbox", "timeoutMs"]);
-    expect(journal()[0]).toMatchObject({ kind: "clean_clone.finished", policy: { sandboxed: false, network: true } });
+    expect(journal()[0]).toMatchObject({ kind: "clean_clone.finished", policy: { sandboxed: false, network: true, net: task.sandbox.netPolicyOf(true) } });
   });
 });
