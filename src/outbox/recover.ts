@@ -13,6 +13,15 @@ export function recoverEntry(entry: OutboxEntry, self: Pick<ProcessIdentity, "pi
   if (entry.writer.pid === self.pid && entry.writer.startTime === self.startTime) return entry;
   if (isRunning({ pid: entry.writer.pid, startTime: entry.writer.startTime })) return entry;
   const at = new Date(now).toISOString();
-  const closed: OutboxWrite = { ...write, status: "completed", conclusion: "cancelled", completedAt: at, output: renderInterruptedCheck(), actions: [] };
+  const closed: OutboxWrite = {
+    ...write,
+    status: "completed",
+    conclusion: "cancelled",
+    completedAt: at,
+    output: renderInterruptedCheck(),
+    actions: [],
+    // Without a recorded id, the dead App's creation may have reached GitHub all the same.
+    ...(entry.result?.checkRunId === undefined ? { adoptUnfinished: true } : {}),
+  };
   return { ...entry, write: closed, state: "pending", attempts: 0, updatedAt: at };
 }

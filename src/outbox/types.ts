@@ -25,6 +25,12 @@ export type OutboxWrite =
       completedAt?: string;
       output: CheckRunOutput;
       actions?: Array<{ label: string; description: string; identifier: string }>;
+      /**
+       * Set when an App that died may have created this check run without recording its id (its
+       * answer was lost with it): delivery first closes the unfinished check runs of the same name,
+       * head and external id instead of creating another that would leave them open.
+       */
+      adoptUnfinished?: boolean;
     }
   | { kind: "status-comment"; issueNumber: number; body: string; botLogin?: string }
   | { kind: "label"; label: string; numbers: number[]; present: boolean }

@@ -193,6 +193,53 @@ describe("Outbox", () => {
     gh.assertNoUnexpectedRequests();
   });
 
+  it("closes, as interrupted, the check run a dead process created without recording its id, instead of creating another", async () => {
+    const dir = tempDir();
+    const { ref, headSha } = await story();
+    // The dead App's creation reached GitHub; its answer (the id) died with it.
+    const { data } = await octokit.rest.checks.create({
+      owner: OWNER,
+      repo: NAME,
+      name: "harness / story",
+      head_sha: headSha,
+      status: "queued",
+      external_id: "story-x",
+    });
+    // Another story's check run of the same name on the same head is not this story's to close.
+    const other = await octokit.rest.checks.create({
+      owner: OWNER,
+      repo: NAME,
+      name: "harness / story",
+      head_sha: headSha,
+      status: "queued",
+      external_id: "story-y",
+    });
+    const init = identityOf(1);
+    const now = new Date().toISOString();
+    const left: OutboxEntry = {
+      id: "001700000000000-000002-00000002",
+      story: ref,
+      slot: "check:lost",
+      write: check(headSha, "in_progress", "running"),
+      state: "pending",
+      attempts: 1,
+      writer: { pid: 1, startTime: `${init?.startTime ?? "x"}0` },
+      createdAt: now,
+      updatedAt: now,
+    };
+    writeFileSync(join(dir, `${left.id}.json`), JSON.stringify(left));
+    const outbox = await Outbox.open({ dir, deliver: githubDelivery(async () => octokit), log: new RecordingLog(), tickMs: 20 });
+    outbox.start();
+    await eventually("the lost check run closed", () => (gh.state.checkRuns.find((run) => run.id === data.id)?.status === "completed" ? true : undefined));
+    await eventually("the outbox to let go", () => (outbox.hasPending(ref) ? undefined : true));
+    await outbox.close();
+    expect(gh.state.checkRuns.find((run) => run.id === data.id)).toMatchObject({ conclusion: "cancelled", output: { title: "Interrupted" } });
+    const onHead = gh.state.checkRuns.filter((run) => run.headSha === headSha && run.name === "harness / story");
+    expect(onHead.map((run) => run.id).sort()).toEqual([data.id, other.data.id].sort());
+    expect(gh.state.checkRuns.find((run) => run.id === other.data.id)?.status).toBe("queued");
+    gh.assertNoUnexpectedRequests();
+  });
+
   it("says whether it is durable, and delivers a story's writes in order without the caller waiting (deliverSoon)", async () => {
     const log = new RecordingLog();
     const memory = await Outbox.open({ deliver: githubDelivery(async () => octokit), log });

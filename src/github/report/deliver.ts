@@ -28,12 +28,17 @@ export async function deliverEntry(octokit: Octokit, entry: OutboxEntry): Promis
         ...(write.startedAt ? { started_at: write.startedAt } : {}),
         ...(write.status === "completed" ? { conclusion: write.conclusion ?? "neutral", completed_at: write.completedAt ?? new Date().toISOString() } : {}),
       };
-      const id = entry.result?.checkRunId;
-      if (id !== undefined) {
-        // An empty list removes a Retry button left from an earlier state.
-        await octokit.rest.checks.update({ ...common, check_run_id: id, actions: write.actions ?? [] });
-        return { checkRunId: id };
-      }
+      // An empty list removes a Retry button left from an earlier state.
+      const update = (checkRunId: number) => octokit.rest.checks.update({ ...common, check_run_id: checkRunId, actions: write.actions ?? [] });
+      // Without a recorded id, the check runs a dead App may have created are the ones this state closes.
+      const ids =
+        entry.result?.checkRunId !== undefined
+          ? [entry.result.checkRunId]
+          : write.adoptUnfinished === true
+            ? await unfinishedRuns(octokit, owner, repo, write)
+            : [];
+      for (const id of ids) await update(id);
+      if (ids[0] !== undefined) return { checkRunId: ids[0] };
       const { data } = await octokit.rest.checks.create({
         ...common,
         name: write.name,
@@ -91,4 +96,17 @@ async function findStatusComment(
     (comment) => (comment.body ?? "").startsWith(STATUS_MARKER) && (botLogin ? comment.user?.login === botLogin : comment.user?.type === "Bot"),
   );
   return own?.id;
+}
+
+/** The check runs of the write's name, head and external id that are not completed (a dead App's, whose ids it never recorded). */
+async function unfinishedRuns(octokit: Octokit, owner: string, repo: string, write: Extract<OutboxEntry["write"], { kind: "check" }>): Promise<number[]> {
+  const runs = await octokit.paginate(octokit.rest.checks.listForRef, {
+    owner,
+    repo,
+    ref: write.headSha,
+    check_name: write.name,
+    filter: "all",
+    per_page: 100,
+  });
+  return runs.filter((run) => run.external_id === write.externalId && run.status !== "completed").map((run) => run.id);
 }
