@@ -3,7 +3,7 @@
  *
  * One room at a time, each against its own tests (a small machine cannot run the whole suite
  * once per mutant: every test goes through src/exec and src/workspace):
- *   MUTATE_ROOM=exec npm run mutate      (also workspace, queue, github, pipeline)
+ *   MUTATE_ROOM=exec npm run mutate      (also workspace, queue, outbox, github, pipeline)
  * Without MUTATE_ROOM every guard module is mutated against the whole suite less the end-to-end
  * tests (those run the code in other processes, where no coverage reaches Stryker).
  * Jest runs as in `npm test`: ESM through ts-jest, with --experimental-vm-modules.
@@ -18,6 +18,7 @@ const ROOMS = {
   exec: { mutate: ["src/exec/**/*.ts"], tests: ["exec", "agents"] },
   workspace: { mutate: ["src/workspace/**/*.ts"], tests: ["workspace", "runner/repo-cache"] },
   queue: { mutate: ["src/queue/**/*.ts", "src/files/**/*.ts"], tests: ["queue", "files"] },
+  outbox: { mutate: ["src/outbox/**/*.ts"], tests: ["outbox"] },
   github: {
     mutate: ["src/github/redact.ts", "src/github/triggers/**/*.ts", "!src/github/triggers/admission.ts", "!src/github/triggers/permissions.ts"],
     tests: ["github"],
