@@ -46,6 +46,33 @@ const check = (headSha: string, status: "in_progress" | "completed", title: stri
   ...(status === "completed" ? { conclusion: "success" as const, completedAt: new Date().toISOString() } : {}),
 });
 
+/** A `harness / story` check run created on GitHub directly, as an earlier process did. */
+async function createdCheckRun(headSha: string, status: "queued" | "in_progress", externalId = "story-x"): Promise<number> {
+  const { data } = await octokit.rest.checks.create({ owner: OWNER, repo: NAME, name: "harness / story", head_sha: headSha, status, external_id: externalId });
+  return data.id;
+}
+
+/** Writes into `dir` the entry of an in-progress check run that a dead process left, as the outbox keeps it on disk. */
+function leftByDeadProcess(
+  dir: string,
+  id: string,
+  ref: OutboxStory,
+  headSha: string,
+  state: Pick<OutboxEntry, "slot" | "state" | "attempts" | "result">,
+): void {
+  const now = new Date().toISOString();
+  const left: OutboxEntry = {
+    id,
+    story: ref,
+    write: check(headSha, "in_progress", "running"),
+    ...state,
+    writer: { pid: 1, startTime: `${identityOf(1)?.startTime ?? "x"}0` },
+    createdAt: now,
+    updatedAt: now,
+  };
+  writeFileSync(join(dir, `${id}.json`), JSON.stringify(left));
+}
+
 describe("retryVerdict", () => {
   const policy = { ...DEFAULT_RETRY_POLICY, baseDelayMs: 100, maxDelayMs: 1000, maxAttempts: 5 };
   const failure = (status: number, headers: Record<string, string> = {}, message = "refused"): unknown => ({ status, message, response: { headers } });
@@ -162,29 +189,13 @@ describe("Outbox", () => {
   it("closes, as interrupted, a check run that a dead process left in progress", async () => {
     const dir = tempDir();
     const { ref, headSha } = await story();
-    const { data } = await octokit.rest.checks.create({
-      owner: OWNER,
-      repo: NAME,
-      name: "harness / story",
-      head_sha: headSha,
-      status: "in_progress",
-      external_id: "story-x",
-    });
-    const init = identityOf(1);
-    const now = new Date().toISOString();
-    const left: OutboxEntry = {
-      id: "001700000000000-000001-00000001",
-      story: ref,
+    const data = { id: await createdCheckRun(headSha, "in_progress") };
+    leftByDeadProcess(dir, "001700000000000-000001-00000001", ref, headSha, {
       slot: "check:old",
-      write: check(headSha, "in_progress", "running"),
       state: "delivered",
       attempts: 0,
       result: { checkRunId: data.id },
-      writer: { pid: 1, startTime: `${init?.startTime ?? "x"}0` },
-      createdAt: now,
-      updatedAt: now,
-    };
-    writeFileSync(join(dir, `${left.id}.json`), JSON.stringify(left));
+    });
     const outbox = await Outbox.open({ dir, deliver: githubDelivery(async () => octokit), log: new RecordingLog(), tickMs: 20 });
     outbox.start();
     await eventually("the stale check run closed", () => (gh.state.checkRuns.find((run) => run.id === data.id)?.status === "completed" ? true : undefined));
@@ -197,37 +208,10 @@ describe("Outbox", () => {
     const dir = tempDir();
     const { ref, headSha } = await story();
     // The dead App's creation reached GitHub; its answer (the id) died with it.
-    const { data } = await octokit.rest.checks.create({
-      owner: OWNER,
-      repo: NAME,
-      name: "harness / story",
-      head_sha: headSha,
-      status: "queued",
-      external_id: "story-x",
-    });
+    const data = { id: await createdCheckRun(headSha, "queued") };
     // Another story's check run of the same name on the same head is not this story's to close.
-    const other = await octokit.rest.checks.create({
-      owner: OWNER,
-      repo: NAME,
-      name: "harness / story",
-      head_sha: headSha,
-      status: "queued",
-      external_id: "story-y",
-    });
-    const init = identityOf(1);
-    const now = new Date().toISOString();
-    const left: OutboxEntry = {
-      id: "001700000000000-000002-00000002",
-      story: ref,
-      slot: "check:lost",
-      write: check(headSha, "in_progress", "running"),
-      state: "pending",
-      attempts: 1,
-      writer: { pid: 1, startTime: `${init?.startTime ?? "x"}0` },
-      createdAt: now,
-      updatedAt: now,
-    };
-    writeFileSync(join(dir, `${left.id}.json`), JSON.stringify(left));
+    const other = { data: { id: await createdCheckRun(headSha, "queued", "story-y") } };
+    leftByDeadProcess(dir, "001700000000000-000002-00000002", ref, headSha, { slot: "check:lost", state: "pending", attempts: 1 });
     const outbox = await Outbox.open({ dir, deliver: githubDelivery(async () => octokit), log: new RecordingLog(), tickMs: 20 });
     outbox.start();
     await eventually("the lost check run closed", () => (gh.state.checkRuns.find((run) => run.id === data.id)?.status === "completed" ? true : undefined));
