@@ -5,7 +5,8 @@
  * needs its postinstall, so `bin/claude` links its platform package's binary directly, and
  * Codex's launcher finds its platform binary by itself.
  */
-import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { exec } from "../../src/exec/index.js";
 
@@ -33,25 +34,39 @@ export async function installRealClis(): Promise<InstalledClis> {
   const bin = join(root, "bin");
   const done = join(root, "installed");
   if (existsSync(done)) return { root, bin };
-  rmSync(root, { recursive: true, force: true });
-  mkdirSync(root, { recursive: true });
-  writeFileSync(join(root, "package.json"), `${JSON.stringify({ name: "harness-agent-clis", private: true })}\n`);
-  const packages = [`@anthropic-ai/claude-code@${CLAUDE_CODE_VERSION}`, `@openai/codex@${CODEX_VERSION}`];
-  const result = await exec(["npm", "install", "--ignore-scripts", "--no-audit", "--no-fund", "--no-package-lock", "--loglevel=error", ...packages], {
-    cwd: root,
-    env: { allow: ["npm_config_registry", "npm_config_cache", "NPM_CONFIG_REGISTRY", "NPM_CONFIG_CACHE", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY"] },
-    timeoutMs: 600_000,
-    logPath: join(root, "install.log"),
-  });
-  if (result.exitCode !== 0) {
-    throw new Error(
-      `installing the real agent CLIs (${packages.join(", ")}) from the npm registry failed; this test needs the registry reachable (see ${join(root, "install.log")}):\n${result.tail}`,
-    );
+  // Several test files install at once (jest's workers): each builds in a folder of its own and
+  // renames it into place when whole; the first rename wins and the others use its result.
+  const staging = `${root}.${process.pid}-${randomBytes(4).toString("hex")}`;
+  mkdirSync(staging, { recursive: true });
+  try {
+    writeFileSync(join(staging, "package.json"), `${JSON.stringify({ name: "harness-agent-clis", private: true })}\n`);
+    const packages = [`@anthropic-ai/claude-code@${CLAUDE_CODE_VERSION}`, `@openai/codex@${CODEX_VERSION}`];
+    const result = await exec(["npm", "install", "--ignore-scripts", "--no-audit", "--no-fund", "--no-package-lock", "--loglevel=error", ...packages], {
+      cwd: staging,
+      env: { allow: ["npm_config_registry", "npm_config_cache", "NPM_CONFIG_REGISTRY", "NPM_CONFIG_CACHE", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY"] },
+      timeoutMs: 600_000,
+      logPath: join(staging, "install.log"),
+    });
+    if (result.exitCode !== 0) {
+      throw new Error(
+        `installing the real agent CLIs (${packages.join(", ")}) from the npm registry failed; this test needs the registry reachable:\n${result.tail}`,
+      );
+    }
+    const stagedBin = join(staging, "bin");
+    mkdirSync(stagedBin);
+    // Relative links: a copy of the cache (another checkout's node_modules) still leads to its own files, which the sandbox is granted.
+    symlinkSync(join("..", "node_modules", "@anthropic-ai", `claude-code-${platformSuffix()}`, "claude"), join(stagedBin, "claude"));
+    symlinkSync(join("..", "node_modules", "@openai", "codex", "bin", "codex.js"), join(stagedBin, "codex"));
+    writeFileSync(join(staging, "installed"), `${packages.join("\n")}\n`);
+    // A folder left without its marker (an install killed before this scheme) is not an install.
+    if (existsSync(root) && !existsSync(done)) rmSync(root, { recursive: true, force: true });
+    try {
+      renameSync(staging, root);
+    } catch (error) {
+      if (!existsSync(done)) throw error;
+    }
+  } finally {
+    rmSync(staging, { recursive: true, force: true });
   }
-  mkdirSync(bin);
-  // Relative links: a copy of the cache (another checkout's node_modules) still leads to its own files, which the sandbox is granted.
-  symlinkSync(join("..", "node_modules", "@anthropic-ai", `claude-code-${platformSuffix()}`, "claude"), join(bin, "claude"));
-  symlinkSync(join("..", "node_modules", "@openai", "codex", "bin", "codex.js"), join(bin, "codex"));
-  writeFileSync(done, `${packages.join("\n")}\n`);
   return { root, bin };
 }
