@@ -6,8 +6,7 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { main } from "../../src/cli.js";
-import type { CliIO } from "../../src/cli/usage.js";
+import { runCli } from "../support/cli.js";
 import { git, HARNESS_IDENTITY } from "../../src/workspace/index.js";
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "cc-config-")));
@@ -29,12 +28,8 @@ async function repoWith(files: Record<string, string>): Promise<string> {
 }
 
 async function cleanClone(repo: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
   // A HOME of its own: the developer's global ignore file must not decide these cases.
-  const io: CliIO = { stdout: (text) => void (stdout += text), stderr: (text) => void (stderr += text), cwd: repo, env: { ...process.env, HOME: root } };
-  const code = await main(["clean-clone", "--timeout-ms", "60000", ...args], io);
-  return { code, stdout, stderr };
+  return runCli(["clean-clone", "--timeout-ms", "60000", ...args], repo, { ...process.env, HOME: root });
 }
 
 describe("harness clean-clone and the repository's configuration", () => {

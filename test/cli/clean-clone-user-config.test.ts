@@ -8,8 +8,7 @@
 import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { main } from "../../src/cli.js";
-import type { CliIO } from "../../src/cli/usage.js";
+import { runCli } from "../support/cli.js";
 import { git, HARNESS_IDENTITY } from "../../src/workspace/index.js";
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "cc-user-config-")));
@@ -37,9 +36,7 @@ async function userAndRepo(files: Record<string, string>): Promise<{ home: strin
 }
 
 async function cleanClone(repo: string, env: NodeJS.ProcessEnv, command: string): Promise<{ code: number; result: Record<string, unknown> }> {
-  let stdout = "";
-  const io: CliIO = { stdout: (text) => void (stdout += text), stderr: () => undefined, cwd: repo, env };
-  const code = await main(["clean-clone", "--command", command, "--timeout-ms", "60000"], io);
+  const { code, stdout } = await runCli(["clean-clone", "--command", command, "--timeout-ms", "60000"], repo, env);
   return { code, result: JSON.parse(stdout) as Record<string, unknown> };
 }
 

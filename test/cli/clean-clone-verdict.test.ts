@@ -8,8 +8,7 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { main } from "../../src/cli.js";
-import type { CliIO } from "../../src/cli/usage.js";
+import { runCli } from "../support/cli.js";
 import { exec } from "../../src/exec/index.js";
 import { git, HARNESS_IDENTITY } from "../../src/workspace/index.js";
 
@@ -35,11 +34,8 @@ function write(dir: string, files: Record<string, string>): void {
 }
 
 async function cleanClone(repo: string, ...args: string[]): Promise<{ code: number; stderr: string }> {
-  let stderr = "";
   // A HOME of its own: the developer's global ignore file must not decide these cases.
-  const io: CliIO = { stdout: () => undefined, stderr: (text) => void (stderr += text), cwd: repo, env: { ...process.env, HOME: root } };
-  const code = await main(["clean-clone", "--timeout-ms", "120000", ...args], io);
-  return { code, stderr };
+  return runCli(["clean-clone", "--timeout-ms", "120000", ...args], repo, { ...process.env, HOME: root });
 }
 
 describe("harness clean-clone's verdict on a failure", () => {
@@ -93,11 +89,10 @@ describe("harness clean-clone's verdict on a failure", () => {
 describe("harness clean-clone's result", () => {
   it("keeps the suite's words without their colour codes (a TypeScript diagnostic printed in colour, met on a pnpm workspace)", async () => {
     const repo = await repoWith({ "README.md": "x\n" });
-    let stdout = "";
-    const io: CliIO = { stdout: (text) => void (stdout += text), stderr: () => undefined, cwd: repo, env: { ...process.env, HOME: root } };
-    const code = await main(
+    const { code, stdout } = await runCli(
       ["clean-clone", "--json", "--test-cmd", "printf '\\033[91merror\\033[0m TS2307: \\033[1mCannot find module\\033[0m\\n'; exit 1"],
-      io,
+      repo,
+      { ...process.env, HOME: root },
     );
     expect(code).toBe(1);
     expect((JSON.parse(stdout) as { outputTail: string }).outputTail).toBe("error TS2307: Cannot find module");

@@ -1,8 +1,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { main } from "../../src/cli.js";
-import type { CliIO } from "../../src/cli/usage.js";
+import { runCli } from "../support/cli.js";
 import { schemas } from "../../src/schema/index.js";
 import { git, HARNESS_IDENTITY } from "../../src/workspace/index.js";
 
@@ -20,11 +19,7 @@ async function harness(cwd: string, ...args: string[]): Promise<Captured> {
 }
 
 async function harnessWith(env: NodeJS.ProcessEnv, cwd: string, ...args: string[]): Promise<Captured> {
-  let stdout = "";
-  let stderr = "";
-  const io: CliIO = { stdout: (text) => void (stdout += text), stderr: (text) => void (stderr += text), cwd, env };
-  const code = await main(["clean-clone", ...args], io);
-  return { code, stdout, stderr };
+  return runCli(["clean-clone", ...args], cwd, env);
 }
 
 let repo = "";

@@ -3,17 +3,12 @@
  * misspelt command or option is answered with the nearest one, and `--version` answers.
  */
 import { readFileSync } from "node:fs";
-import { main } from "../../src/cli.js";
 import { commandHelp } from "../../src/cli/help.js";
 import { COMMAND_OPTIONS } from "../../src/cli/options.js";
-import type { CliIO } from "../../src/cli/usage.js";
+import { runCli } from "../support/cli.js";
 
 async function cli(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  const io: CliIO = { stdout: (text) => void (stdout += text), stderr: (text) => void (stderr += text), cwd: process.cwd(), env: process.env };
-  const code = await main(argv, io);
-  return { code, stdout, stderr };
+  return runCli(argv, process.cwd());
 }
 
 describe("the command line's help", () => {

@@ -1,19 +1,11 @@
-import { main } from "../../src/cli.js";
-import type { CliIO } from "../../src/cli/usage.js";
+import { runCli } from "../support/cli.js";
 import { makeTempDir, removeTempDirs } from "../support/tmp.js";
 
 afterAll(removeTempDirs);
 
 async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const result = { code: 0, out: "", err: "" };
-  const io: CliIO = {
-    cwd: makeTempDir("harness-help-"),
-    env: process.env,
-    stdout: (text) => void (result.out += text),
-    stderr: (text) => void (result.err += text),
-  };
-  result.code = await main(args, io);
-  return result;
+  const { code, stdout, stderr } = await runCli(args, makeTempDir("harness-help-"));
+  return { code, out: stdout, err: stderr };
 }
 
 describe("harness <command> --help", () => {

@@ -1,8 +1,7 @@
 import { readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { main } from "../../src/cli.js";
-import type { CliIO } from "../../src/cli/usage.js";
+import { runCli } from "../support/cli.js";
 import { exec } from "../../src/exec/index.js";
 import { DEFAULT_WORKFLOW_PATH, findOnPath } from "../../src/pipeline/index.js";
 import { commitAll, initRepo, makeTempDir, removeTempDirs, writeFiles } from "../support/tmp.js";
@@ -10,10 +9,8 @@ import { commitAll, initRepo, makeTempDir, removeTempDirs, writeFiles } from "..
 afterAll(removeTempDirs);
 
 async function validate(cwd: string, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const result = { code: 0, out: "", err: "" };
-  const io: CliIO = { cwd, env: process.env, stdout: (text) => void (result.out += text), stderr: (text) => void (result.err += text) };
-  result.code = await main(["validate", ...args], io);
-  return result;
+  const { code, stdout, stderr } = await runCli(["validate", ...args], cwd);
+  return { code, out: stdout, err: stderr };
 }
 
 describe("harness validate", () => {

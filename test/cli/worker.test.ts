@@ -1,16 +1,13 @@
 import { join } from "node:path";
-import { main } from "../../src/cli.js";
 import { readQueueSettings } from "../../src/cli/queue-settings.js";
-import type { CliIO } from "../../src/cli/usage.js";
+import { runCli } from "../support/cli.js";
 import { makeTempDir, removeTempDirs } from "../support/tmp.js";
 
 afterAll(removeTempDirs);
 
 async function harness(env: NodeJS.ProcessEnv, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const result = { code: 0, out: "", err: "" };
-  const io: CliIO = { cwd: makeTempDir("harness-worker-cwd-"), env, stdout: (text) => void (result.out += text), stderr: (text) => void (result.err += text) };
-  result.code = await main(args, io);
-  return result;
+  const { code, stdout, stderr } = await runCli(args, makeTempDir("harness-worker-cwd-"), env);
+  return { code, out: stdout, err: stderr };
 }
 
 const read = (env: NodeJS.ProcessEnv): ReturnType<typeof readQueueSettings> => readQueueSettings(env, { harnessHome: "/data", concurrency: 2, usage: "u" });
