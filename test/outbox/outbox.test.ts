@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Outbox, retryVerdict, DEFAULT_RETRY_POLICY, type OutboxEntry, type OutboxStory, type OutboxWrite } from "../../src/outbox/index.js";
+import { Outbox, type OutboxEntry, type OutboxStory, type OutboxWrite } from "../../src/outbox/index.js";
 import { githubDelivery } from "../../src/github/report/index.js";
 import { identityOf } from "../../src/exec/index.js";
 import { fakeOctokit } from "../support/fake-github/client.js";
@@ -72,27 +72,6 @@ function leftByDeadProcess(
   };
   writeFileSync(join(dir, `${id}.json`), JSON.stringify(left));
 }
-
-describe("retryVerdict", () => {
-  const policy = { ...DEFAULT_RETRY_POLICY, baseDelayMs: 100, maxDelayMs: 1000, maxAttempts: 5 };
-  const failure = (status: number, headers: Record<string, string> = {}, message = "refused"): unknown => ({ status, message, response: { headers } });
-
-  it("honours retry-after and a rate-limit reset, backs off on 5xx, and gives up on a target that is gone", () => {
-    expect(retryVerdict(failure(403, { "retry-after": "7" }), 1, policy)).toMatchObject({ retry: true, afterMs: 7000 });
-    expect(retryVerdict(failure(403, { "x-ratelimit-remaining": "0", "x-ratelimit-reset": "110" }), 1, policy, 100_000)).toMatchObject({
-      retry: true,
-      afterMs: 10_000,
-    });
-    expect(retryVerdict(failure(502), 1, policy)).toMatchObject({ retry: true, afterMs: 100 });
-    expect(retryVerdict(failure(502), 3, policy)).toMatchObject({ retry: true, afterMs: 400 });
-    expect(retryVerdict(failure(502), 4, policy)).toMatchObject({ retry: true, afterMs: 800 });
-    expect(retryVerdict(new Error("socket hang up"), 2, policy)).toMatchObject({ retry: true, afterMs: 200 });
-    expect(retryVerdict(failure(404), 1, policy)).toMatchObject({ retry: false });
-    expect(retryVerdict(failure(422), 1, policy)).toMatchObject({ retry: false });
-    expect(retryVerdict({ errors: [{ type: "NOT_FOUND", message: "gone" }], message: "gone" }, 1, policy)).toMatchObject({ retry: false });
-    expect(retryVerdict(failure(502), 5, policy)).toMatchObject({ retry: false, why: expect.stringMatching(/gave up after 5 attempts/) });
-  });
-});
 
 describe("Outbox", () => {
   it("records a write before it is tried, coalesces states while GitHub refuses, and delivers only the final one", async () => {
