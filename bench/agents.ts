@@ -43,6 +43,7 @@ interface JournalEvent {
   attempt?: number;
   at: string;
   launchedAt?: string;
+  durationMs?: number;
 }
 
 /** The first request of `seat` the provider received at or after `since`. */
@@ -64,7 +65,7 @@ async function harnessStory(
   preset: Preset,
   provider: FakeProvider,
   homes: string[],
-): Promise<Map<string, SeatTiming & { prompt: string; beforeMs: number }>> {
+): Promise<Map<string, SeatTiming & { prompt: string; beforeMs: number; outsideMs: number }>> {
   const seen = providerAsSeenByStep(provider);
   const since = Date.now();
   const run = await runRealStory(clis, preset, credentials(preset, seen.url).env, seen.netAllow, "grep -qx hello feature.txt");
@@ -74,7 +75,7 @@ async function harnessStory(
     .split("\n")
     .filter((line) => line !== "")
     .map((line) => JSON.parse(line) as JournalEvent);
-  const timings = new Map<string, SeatTiming & { prompt: string; beforeMs: number }>();
+  const timings = new Map<string, SeatTiming & { prompt: string; beforeMs: number; outsideMs: number }>();
   for (const seat of SEATS) {
     const of = (kind: string): JournalEvent => {
       const event = journal.find((entry) => entry.kind === kind && entry.stage === seat && entry.attempt === 1);
@@ -91,6 +92,8 @@ async function harnessStory(
       firstRequestMs: firstRequestAt(provider, seat, since) - launched,
       wallMs: Date.parse(usage.at) - launched,
       beforeMs: launched - Date.parse(of("stage.started").at),
+      // The seat's time outside its sandboxed process (exec's duration): preparing the launch, and the transcript's split after it.
+      outsideMs: Date.parse(usage.at) - launched - (usage.durationMs ?? Number.NaN),
       prompt,
     });
   }
@@ -149,7 +152,7 @@ async function main(): Promise<void> {
     for (const preset of presets) {
       const warm = await harnessStory(clis, preset, provider, homes);
       const prompts = new Map([...warm].map(([seat, timing]) => [seat, timing.prompt]));
-      const harness: Map<string, SeatTiming & { beforeMs: number }>[] = [];
+      const harness: Map<string, SeatTiming & { beforeMs: number; outsideMs: number }>[] = [];
       const bare: Map<string, SeatTiming>[] = [];
       const before = loadavg()[0] ?? 0;
       for (let rep = 0; rep < reps; rep += 1) {
@@ -173,6 +176,10 @@ async function main(): Promise<void> {
         console.log(`${preset} ${seat}: the harness's share of the seat's wall time: ${(share * 100).toFixed(1)} %`);
         const before = median(harness.map((run) => run.get(seat)?.beforeMs ?? Number.NaN));
         console.log(`${preset} ${seat}: the stage before its seat's launch (its gate, the baseline's answer): ${before.toFixed(0)} ms (median)`);
+        const outside = median(harness.map((run) => run.get(seat)?.outsideMs ?? Number.NaN));
+        console.log(
+          `${preset} ${seat}: the seat's time outside its sandboxed process (launch preparation, transcript split): ${outside.toFixed(0)} ms (median)`,
+        );
       }
       const sum = (runs: Map<string, SeatTiming>[], metric: keyof SeatTiming): number[] =>
         runs.map((run) => SEATS.reduce((total, seat) => total + (run.get(seat)?.[metric] ?? Number.NaN), 0));
