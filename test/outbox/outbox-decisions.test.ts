@@ -66,6 +66,16 @@ describe("retryVerdict", () => {
     expect(retryVerdict(error, 1, policy)).toEqual({ retry: false, why: expect.any(String) as unknown });
   });
 
+  it("reads a rate limit's headers and words only on a 403 or a 429, and a status only when it is a number", () => {
+    const now = 1_000_000;
+    expect(retryVerdict(refusal(500, { "x-ratelimit-remaining": "0", "x-ratelimit-reset": "2000" }), 2, policy, now)).toMatchObject({
+      retry: true,
+      afterMs: 200,
+    });
+    expect(retryVerdict(refusal(500, {}, "secondary rate limit"), 2, policy)).toMatchObject({ retry: true, afterMs: 200 });
+    expect(retryVerdict({ status: "404", message: "odd" }, 1, policy)).toEqual({ retry: true, afterMs: 100, why: "no status: odd" });
+  });
+
   it("tries again on GraphQL errors that are not NOT_FOUND", () => {
     expect(retryVerdict({ errors: [{ type: "RATE_LIMITED" }], message: "later" }, 1, policy)).toMatchObject({ retry: true, afterMs: 100 });
   });
@@ -162,6 +172,7 @@ describe("afterRefusedPush", () => {
     const body = (notices[1]?.write as { body: string }).body;
     expect(body).toContain("pre-receive hook declined");
     expect(body).toContain(PUSH.sha.slice(0, 12));
+    expect(body).toContain("finished, but its result could not be delivered (push-refused)");
   });
 
   it("labels only the issue of a story without a pull request, and bounds a long first line of the refusal", () => {

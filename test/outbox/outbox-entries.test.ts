@@ -44,6 +44,24 @@ describe("the outbox's entries in memory", () => {
     expect(entries.size).toBe(1);
   });
 
+  it("keeps the status comment's answer too, and lets go of a label's", () => {
+    const entries = new OutboxEntries();
+    const status: OutboxWrite = { kind: "status-comment", issueNumber: 1, body: "b" };
+    entries.delivered({ ...entry(1, "status-comment", status, "delivered"), result: { commentId: 3 } });
+    entries.delivered(entry(1, "label:blocked", { kind: "label", label: "blocked", numbers: [1], present: true }, "delivered"));
+    expect(entries.get(story(1), "status-comment")?.result).toEqual({ commentId: 3 });
+    expect(entries.get(story(1), "label:blocked")).toBeUndefined();
+  });
+
+  it("changes nothing when asked to delete or retire what it does not hold", () => {
+    const entries = new OutboxEntries();
+    entries.set(entry(1, "a", check));
+    entries.delete(story(9), "a");
+    entries.delete(story(1), "none");
+    entries.retire(story(9));
+    expect([entries.size, entries.isRetired(story(9)), entries.get(story(1), "a")?.slot]).toEqual([1, false, "a"]);
+  });
+
   it("retires a story: delivered entries go now, pending ones once delivered; a new run adopts it again", () => {
     const entries = new OutboxEntries();
     entries.set(entry(1, "check:a", check, "delivered"));
