@@ -125,7 +125,7 @@ describe("an outbox in memory only", () => {
     await outbox.discard(story, "comment:a");
     github.state.refuse = undefined;
     await outbox.flush(story);
-    await outbox.put(story, "check:story", checkOn("Done", "completed"));
+    await outbox.put(story, "check:story", checkOn("Done", "completed"), { last: true });
     await outbox.flush(story);
     expect(github.bodies()).toEqual(["Running", "Done"]);
     expect(outbox.result(story, "check:story")).toEqual({ checkRunId: 101 });
@@ -202,6 +202,30 @@ describe("passes, order and close", () => {
     await outbox.close();
   });
 
+  it("keeps the place of a state recorded after a pending push when it changes again, among the other writes behind the push", async () => {
+    const github = recorder();
+    let takes = false;
+    const outbox = await Outbox.open({
+      dir: folder(),
+      deliver: github.deliver,
+      log: new RecordingLog(),
+      policy: NO_BACKOFF,
+      pusher: async () => {
+        if (!takes) throw failure(502);
+      },
+    });
+    const story = newStory();
+    await outbox.put(story, "push", PUSH);
+    await outbox.flush(story);
+    await outbox.put(story, "comment:x", comment("x1"));
+    await outbox.put(story, "comment:y", comment("y"));
+    await outbox.put(story, "comment:x", comment("x2"));
+    takes = true;
+    await outbox.flush(story);
+    expect(github.bodies()).toEqual(["x2", "y"]);
+    await outbox.close();
+  });
+
   it("lets a slot's new state keep its place once a push is no longer pending (undeliverable)", async () => {
     const github = recorder();
     const outbox = await Outbox.open({
@@ -245,6 +269,31 @@ describe("states that arrive while an older one is on its way", () => {
     await outbox.put(story, "status-comment", { kind: "status-comment", issueNumber: 1, body: "older" });
     await outbox.flush(story);
     expect(onDisk(dir).map((entry) => [entry.state, (entry.write as { body: string }).body])).toEqual([["pending", "newer"]]);
+    await outbox.flush(story);
+    expect(github.bodies()).toEqual(["older", "newer"]);
+    await outbox.close();
+  });
+
+  it("sends a newer state of a plain comment recorded while the older was on its way (a slot whose answer nothing needs)", async () => {
+    const story = newStory();
+    const late: { outbox?: Outbox } = {};
+    const github = recorder();
+    let first = true;
+    const outbox = await Outbox.open({
+      dir: folder(),
+      log: new RecordingLog(),
+      deliver: async (entry) => {
+        if (first) {
+          first = false;
+          await late.outbox?.put(story, "comment:a", comment("newer"));
+        }
+        return github.deliver(entry);
+      },
+    });
+    late.outbox = outbox;
+    await outbox.put(story, "comment:a", comment("older"));
+    await outbox.flush(story);
+    expect(outbox.pending(story, "comment:a")).toBe(true);
     await outbox.flush(story);
     expect(github.bodies()).toEqual(["older", "newer"]);
     await outbox.close();
