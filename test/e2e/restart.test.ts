@@ -42,6 +42,10 @@ describe("the App killed with SIGKILL mid-story", () => {
     apps.push(first);
     const { number } = await labelNewIssue(fake, first, "crash", "Survive a crash");
     await eventually("the implementer to start", () => (existsSync(join(markers, "started")) ? true : undefined));
+    // Reports go out beside the story: wait until one shows on GitHub, so the killed App leaves a check run to close.
+    await eventually("a check run of the story in progress on GitHub", () =>
+      fake.state.checkRuns.some((run) => run.repo === `${OWNER}/crash` && run.status !== "completed") ? true : undefined,
+    );
 
     const killed = await first.kill9();
     expect(killed.signal).toBe("SIGKILL");
