@@ -73,6 +73,37 @@ const onDisk = (dir: string): OutboxEntry[] =>
   });
 const NO_BACKOFF = { baseDelayMs: 0, maxDelayMs: 0 };
 
+/**
+ * An outbox whose first delivery first records `newer` in `slot` (a state arriving while the
+ * older one is on its way), then goes on to `deliver`, or is refused with `refuseFirst`.
+ */
+async function outboxWithLateState(
+  story: OutboxStory,
+  slot: string,
+  newer: OutboxWrite,
+  deliver: OutboxOptions["deliver"],
+  options: { refuseFirst?: Error; policy?: OutboxOptions["policy"] } = {},
+): Promise<{ outbox: Outbox; dir: string }> {
+  const late: { outbox?: Outbox } = {};
+  let first = true;
+  const dir = folder();
+  const outbox = await Outbox.open({
+    dir,
+    log: new RecordingLog(),
+    ...(options.policy ? { policy: options.policy } : {}),
+    deliver: async (entry) => {
+      if (first) {
+        first = false;
+        await late.outbox?.put(story, slot, newer);
+        if (options.refuseFirst) throw options.refuseFirst;
+      }
+      return deliver(entry);
+    },
+  });
+  late.outbox = outbox;
+  return { outbox, dir };
+}
+
 function leftEntry(id: string, story: OutboxStory, slot: string, write: OutboxWrite, writer: OutboxEntry["writer"]): OutboxEntry {
   return { id, story, slot, write, state: "pending", attempts: 3, writer, createdAt: "2026-12-05T09:00:00.000Z", updatedAt: "2026-12-05T09:00:00.000Z" };
 }
@@ -248,25 +279,27 @@ describe("passes, order and close", () => {
 });
 
 describe("states that arrive while an older one is on its way", () => {
-  it("sends a newer comment recorded while the older was on its way, keeping its file until it is delivered", async () => {
-    const dir = folder();
+  it("keeps a check run's newer state pending with the id GitHub answered for the older, and sends it with that id", async () => {
     const story = newStory();
-    const late: { outbox?: Outbox } = {};
     const github = recorder();
-    let first = true;
-    const outbox = await Outbox.open({
-      dir,
-      log: new RecordingLog(),
-      deliver: async (entry) => {
-        if (first) {
-          first = false;
-          await late.outbox?.put(story, "status-comment", { kind: "status-comment", issueNumber: 1, body: "newer" });
-        }
-        return github.deliver(entry);
-      },
-    });
-    late.outbox = outbox;
-    await outbox.put(story, "status-comment", { kind: "status-comment", issueNumber: 1, body: "older" });
+    const { outbox } = await outboxWithLateState(story, "check:story", checkOn("Newer"), github.deliver);
+    await outbox.put(story, "check:story", checkOn("Older"));
+    await outbox.flush(story);
+    expect(outbox.pending(story, "check:story")).toBe(true);
+    expect(outbox.result(story, "check:story")).toEqual({ checkRunId: 101 });
+    await outbox.flush(story);
+    expect(github.bodies()).toEqual(["Older", "Newer"]);
+    expect(github.sent[1]?.result).toEqual({ checkRunId: 101 });
+    expect(outbox.pending(story, "check:story")).toBe(false);
+    await outbox.close();
+  });
+
+  it("sends a newer status comment, keeping its file until it is delivered", async () => {
+    const story = newStory();
+    const github = recorder();
+    const status = (body: string): OutboxWrite => ({ kind: "status-comment", issueNumber: 1, body });
+    const { outbox, dir } = await outboxWithLateState(story, "status-comment", status("newer"), github.deliver);
+    await outbox.put(story, "status-comment", status("older"));
     await outbox.flush(story);
     expect(onDisk(dir).map((entry) => [entry.state, (entry.write as { body: string }).body])).toEqual([["pending", "newer"]]);
     await outbox.flush(story);
@@ -274,23 +307,10 @@ describe("states that arrive while an older one is on its way", () => {
     await outbox.close();
   });
 
-  it("sends a newer state of a plain comment recorded while the older was on its way (a slot whose answer nothing needs)", async () => {
+  it("sends a newer state of a plain comment (a slot whose answer nothing needs)", async () => {
     const story = newStory();
-    const late: { outbox?: Outbox } = {};
     const github = recorder();
-    let first = true;
-    const outbox = await Outbox.open({
-      dir: folder(),
-      log: new RecordingLog(),
-      deliver: async (entry) => {
-        if (first) {
-          first = false;
-          await late.outbox?.put(story, "comment:a", comment("newer"));
-        }
-        return github.deliver(entry);
-      },
-    });
-    late.outbox = outbox;
+    const { outbox } = await outboxWithLateState(story, "comment:a", comment("newer"), github.deliver);
     await outbox.put(story, "comment:a", comment("older"));
     await outbox.flush(story);
     expect(outbox.pending(story, "comment:a")).toBe(true);
@@ -301,23 +321,8 @@ describe("states that arrive while an older one is on its way", () => {
 
   it("keeps a newer state recorded while the older was being refused, and tries the newer one", async () => {
     const story = newStory();
-    const late: { outbox?: Outbox } = {};
     const github = recorder();
-    let first = true;
-    const outbox = await Outbox.open({
-      dir: folder(),
-      log: new RecordingLog(),
-      policy: NO_BACKOFF,
-      deliver: async (entry) => {
-        if (first) {
-          first = false;
-          await late.outbox?.put(story, "comment:a", comment("newer"));
-          throw failure(502);
-        }
-        return github.deliver(entry);
-      },
-    });
-    late.outbox = outbox;
+    const { outbox } = await outboxWithLateState(story, "comment:a", comment("newer"), github.deliver, { refuseFirst: failure(502), policy: NO_BACKOFF });
     await outbox.put(story, "comment:a", comment("older"));
     await outbox.flush(story);
     expect(outbox.list().map((entry) => [(entry.write as { body: string }).body, entry.attempts])).toEqual([["newer", 1]]);

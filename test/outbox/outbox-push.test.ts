@@ -240,33 +240,6 @@ describe("the outbox's slots", () => {
     await outbox.close();
   });
 
-  it("keeps a newer state recorded while the older was on its way pending, with the id GitHub answered", async () => {
-    const github = recorder();
-    const late: { outbox?: Outbox } = {};
-    const story = newStory();
-    let first = true;
-    const opened = await openOutbox({
-      deliver: async (entry) => {
-        if (first) {
-          first = false;
-          await late.outbox?.put(story, "check:story", checkOn(OLD_HEAD, "Newer"));
-        }
-        return github.deliver(entry);
-      },
-    });
-    const outbox = opened.outbox;
-    late.outbox = outbox;
-    await outbox.put(story, "check:story", checkOn(OLD_HEAD, "Older"));
-    await outbox.flush(story);
-    expect(outbox.pending(story, "check:story")).toBe(true);
-    expect(outbox.result(story, "check:story")).toEqual({ checkRunId: 101 });
-    await outbox.flush(story);
-    expect(github.titles()).toEqual(["Older", "Newer"]);
-    expect(github.sent[1]?.result).toEqual({ checkRunId: 101 });
-    expect(outbox.pending(story, "check:story")).toBe(false);
-    await outbox.close();
-  });
-
   it("discards a slot's write for good, from memory and disk", async () => {
     const github = recorder();
     github.refuseWith(() => Object.assign(new Error("down"), { status: 500 }));
