@@ -1,4 +1,4 @@
-import { readFile } from "node:fs/promises";
+import { readFileSync } from "node:fs";
 import { DEFAULT_TAIL_BYTES, DEFAULT_TAIL_LINES, tailText } from "../exec/index.js";
 import { readBoundedFile } from "../files/index.js";
 import type { Sandbox, SandboxedResult } from "../sandbox/index.js";
@@ -98,7 +98,8 @@ export async function runSeat(request: SeatRequest): Promise<SeatResult> {
   try {
     if (command.kind === "shell") result = await sandbox.shell(command.command, watched, step);
     else {
-      const input = command.promptOnStdin ? await readFile(request.promptFile, "utf8") : undefined;
+      // Read at once (the App wrote it a moment ago): an await here let other work of the App go before the agent's launch.
+      const input = command.promptOnStdin ? readFileSync(request.promptFile, "utf8") : undefined;
       result = await sandbox.run(command.argv, { ...watched, ...(input !== undefined ? { input } : {}) }, step);
     }
   } finally {

@@ -158,6 +158,8 @@ async function runSuiteOnBase(
 ): Promise<{ result: SandboxedResult; counts?: RunCounts }> {
   const checkout = await where.checkout.open(key.commit);
   try {
+    // Each step gives way to an agent of the task that is starting (agent-boots.ts).
+    await task.agentBoots.settled();
     await task.deps.provisionWorktree({
       worktree: checkout,
       config: provisionConfig(task.config),
@@ -167,6 +169,7 @@ async function runSuiteOnBase(
       now: task.clock,
       sandbox: task.sandbox,
     });
+    await task.agentBoots.settled();
     // The same policy as the suite gate: sandboxed, writing only its checkout, network only when the repository opts in.
     const result = await task.sandbox.shell(
       command,

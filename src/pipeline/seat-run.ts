@@ -76,6 +76,7 @@ async function launchOnce(
   task.seatsLaunched += 1;
   const launchedAt = task.clock().toISOString();
   const agentValues = (): string[] => task.agentEnv.map((name) => process.env[name] ?? "");
+  const boot = task.agentBoots.launched();
   const dispatched = await dispatchSeat(
     {
       stage: stage.id,
@@ -119,7 +120,7 @@ async function launchOnce(
         await task.sink.emit({ kind: "seat.parked", taskId, stage: stage.id, attempt, until: until.toISOString() });
       },
     },
-  );
+  ).finally(() => boot.ended());
   // Every way a seat fails names its log and what the agent last said there (its credentials redacted).
   const told = async (reason: string): Promise<string> => withLogTail(reason, logPath, task.redact(await agentLogTail(logPath, agentValues())));
   if (dispatched.kind === "unavailable") {

@@ -10,6 +10,7 @@ import type { SeatBinding } from "./seat-binding.js";
 import type { BudgetMeter } from "./budget.js";
 import type { PipelineDeps } from "./deps.js";
 import type { Plan } from "./plan.js";
+import { AgentBoots } from "./agent-boots.js";
 import type { RunLayout } from "./run-dir.js";
 import type { EventSink } from "./sink.js";
 import type { StoryInput } from "./types.js";
@@ -66,6 +67,8 @@ export interface TaskState {
   lastSuite?: SuiteEvidence;
   /** How many agents were launched; a blocked story with none has no agent work to commit. */
   seatsLaunched: number;
+  /** The task's agents that are starting: the baseline's steps wait for them. */
+  readonly agentBoots: AgentBoots;
   /** The plan a planner stage of this task wrote and the harness accepted. */
   producedPlan?: Plan;
 }
@@ -75,7 +78,7 @@ export interface TaskRun extends RunContext, TaskPlace, TaskState {}
 
 /** A task of a run at `place`, working in `worktree`, its state otherwise fresh. */
 export function taskRunOf(context: RunContext, place: TaskPlace, worktree: TaskWorktree): TaskRun {
-  return { ...context, ...place, worktree, seatsLaunched: 0 };
+  return { ...context, ...place, worktree, seatsLaunched: 0, agentBoots: new AgentBoots() };
 }
 
 /** A plan task as its prompts show it. */

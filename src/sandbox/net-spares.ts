@@ -17,6 +17,8 @@ import { spareNamespaceArgv, type NetTools } from "./net-launch.js";
 
 /** How long a spare nobody took is kept. */
 export const IDLE_MS = 10 * 60 * 1000;
+/** The longest a step waits for a spare being made before it makes its own namespace. */
+export const WAIT_MS = 5000;
 /** How many kinds of rules (sets of opened destinations) have a spare at once. */
 export const MAX_KINDS = 2;
 
@@ -46,6 +48,21 @@ interface Spare {
 }
 
 const spares = new Map<string, Spare>();
+/** How many steps took a spare (a bench's figure, and tests'). */
+let spareJoins = 0;
+
+/** How many steps took a spare since the App started. */
+export function sparesTaken(): number {
+  return spareJoins;
+}
+
+/** Resolves once `promise` settled or `ms` passed. */
+async function waitFor(promise: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}
+
 /** Work put off until the step's result has gone back (ending a used spare, starting the next). */
 const deferred = new Set<Promise<void>>();
 
@@ -91,14 +108,21 @@ function drop(spare: Spare): void {
 }
 
 /**
- * A ready spare made with `recipe`'s rules, now the caller's alone; undefined when there is
- * none (the step then makes its own namespace, as without spares).
+ * A spare made with `recipe`'s rules, now the caller's alone; undefined when there is none
+ * (the step then makes its own namespace, as without spares). One still being made is waited
+ * for, up to {@link WAIT_MS}: begun when the step before started, it is nearer ready than a
+ * namespace the step would begin now (a story's first agent comes right after a provisioning
+ * that took the spare ready before it).
  */
-export function takeSpare(recipe: SpareRecipe): TakenSpare | undefined {
-  const spare = spares.get(recipeKey(recipe));
+export async function takeSpare(recipe: SpareRecipe): Promise<TakenSpare | undefined> {
+  const key = recipeKey(recipe);
+  const making = spares.get(key);
+  if (making && !making.holder) await waitFor(making.made, WAIT_MS);
+  const spare = spares.get(key);
   const holder = spare?.holder;
   if (!spare || !holder) return undefined;
   spares.delete(spare.key);
+  spareJoins += 1;
   clearTimeout(spare.idle);
   if (netNsOf(holder.pid) !== holder.netNs) {
     drop(spare);

@@ -80,6 +80,28 @@ export async function warmNetStep(settings: NetSettings, tools: NetTools, spares
 export interface SpareSpace {
   scratchRoot: string;
   prefix: string;
+  /** How long after a step took a spare the next is begun (0: at once). */
+  refillAfterMs?: number;
+}
+
+/** Begins the spare for the step after one that took a spare: at once, or `refillAfterMs` later. */
+function startRefill(recipe: SpareRecipe, spares: SpareSpace): { cancel(): void } {
+  const delay = spares.refillAfterMs ?? 0;
+  if (delay <= 0) {
+    const immediate = setImmediate(() => refillNow(recipe, spares));
+    return { cancel: () => clearImmediate(immediate) };
+  }
+  const timer = setTimeout(() => refillNow(recipe, spares), delay);
+  timer.unref();
+  return { cancel: () => clearTimeout(timer) };
+}
+
+function refillNow(recipe: SpareRecipe, spares: SpareSpace): void {
+  try {
+    prepareSpare(recipe, spares.scratchRoot, spares.prefix);
+  } catch {
+    // No spare (a full disk, a missing folder): the next step makes its own namespace.
+  }
 }
 
 /**
@@ -118,19 +140,12 @@ export async function prepareNetStep(
   }
   const recipe = recipeOf(tools, opened, loopbackPorts, proxy?.port);
   // The egress proxy is the step's own (its port, its log): only a step without it can use a spare.
-  const spare = spares && !proxy ? takeSpare(recipe) : undefined;
-  // The next one is started now, beside this step, not after it: steps come back to back (the
+  const spare = spares && !proxy ? await takeSpare(recipe) : undefined;
+  // The next one is begun beside this step, not after it: steps come back to back (the
   // worktree's provisioning, then the first agent), and a spare begun once this one ended was
-  // not ready for the next (that agent made its own namespace on its launch, ~150 ms). Making
-  // one costs ~70 ms of the other core while this step starts.
-  if (spare && spares)
-    setImmediate(() => {
-      try {
-        prepareSpare(recipe, spares.scratchRoot, spares.prefix);
-      } catch {
-        // No spare (a full disk, a missing folder): the next step makes its own namespace.
-      }
-    });
+  // not ready for the next. Making one costs ~70 ms of the other core, so beside an agent it
+  // waits out the agent's CPU-bound start (`refillAfterMs`), or this step's end if sooner.
+  const refill = spare && spares ? startRefill(recipe, spares) : undefined;
   if (!spare) {
     writeFileSync(join(scratch, "net4"), recipe.rules.v4);
     writeFileSync(join(scratch, "net6"), recipe.rules.v6);
@@ -151,9 +166,10 @@ export async function prepareNetStep(
     finish: async () => {
       // The used spare goes once this step's result is back; a step that made its own namespace
       // leaves a spare for the next (one taken from a spare began the next one at its start).
+      refill?.cancel();
       afterStep(() => {
         spare?.release();
-        if (spares && !proxy) prepareSpare(recipe, spares.scratchRoot, spares.prefix);
+        if (spares && !proxy) refillNow(recipe, spares);
       });
       await proxy?.close();
       return refused;

@@ -18,7 +18,7 @@ import { etcSecretMasks } from "./secret-files.js";
 import { createPidsCgroup, enterCgroupArgv, removePidsCgroup, removeStalePidsCgroups } from "./pids-cgroup.js";
 import { sandboxSettingsFromEnv, type SandboxSettings } from "./settings.js";
 import { findNetTools, type NetTools } from "./net-launch.js";
-import { prepareNetStep, warmNetStep, type NetPolicy, type NetStep } from "./net-step.js";
+import { prepareNetStep, warmNetStep, type NetPolicy, type NetStep, type SpareSpace } from "./net-step.js";
 import type { Resolve } from "./egress-proxy.js";
 import { findProgramIn } from "./programs.js";
 import { programView, refusalOf, stepView, type ProgramViewHost } from "./program-view.js";
@@ -45,6 +45,11 @@ export interface SandboxedResult extends ExecResult {
 
 /** The prefix of a step's scratch folder (HOME and TMPDIR): `harness-sandbox-<pid>-`. */
 export const SCRATCH_PREFIX = "harness-sandbox-";
+/**
+ * An agent CLI's start: most of a second of a core before its first request (Claude Code,
+ * Codex on 2 cores). Work the App can put off (making the next step's spare namespace) waits it out.
+ */
+export const AGENT_START_MS = 1000;
 
 /** What of the host a step never sees even where a visible folder holds it. */
 export function defaultMasks(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): { path: string; directory: boolean }[] {
@@ -141,8 +146,8 @@ export class Sandbox {
   }
 
   /** Where this process's spare namespaces are made (named so a killed App's leftovers are removed like a step's). */
-  private spareSpace(): { scratchRoot: string; prefix: string } {
-    return { scratchRoot: this.host.scratchRoot, prefix: `${SCRATCH_PREFIX}${process.pid}-spare-` };
+  private spareSpace(refillAfterMs = 0): SpareSpace {
+    return { scratchRoot: this.host.scratchRoot, prefix: `${SCRATCH_PREFIX}${process.pid}-spare-`, refillAfterMs };
   }
 
   /**
@@ -195,7 +200,9 @@ export class Sandbox {
         // The probe refuses stories on such a host; a step that still comes here does not get the host's network instead.
         if ("missing" in tools)
           return notLaunched(argv, options.logPath, `no network namespace can be made for this step: ${tools.missing.join(", ")} missing`, policy);
-        net = await prepareNetStep(this.settings.net, tools, scratch, options.logPath, this.host.resolve, this.spareSpace());
+        // Beside an agent, the next spare waits out the agent's start.
+        const spares = this.spareSpace(step.purpose === "agent" ? AGENT_START_MS : 0);
+        net = await prepareNetStep(this.settings.net, tools, scratch, options.logPath, this.host.resolve, spares);
         Object.assign(set, net.env);
       }
       const seen = { ...step, readable: [...(step.readable ?? []), ...shown.readable, ...(rustup !== undefined ? [rustup] : [])] };

@@ -1,6 +1,6 @@
 /**
  * The baseline runs off the critical path: in a checkout of its own, beside provisioning and
- * the implementer, and settled before the second stage. Shown by ordering through files, never
+ * the implementer (after its agent's first seconds), and settled before the second stage. Shown by ordering through files, never
  * by timing: the implementer and the baseline's test command each wait for the other's marker.
  */
 import { existsSync, readdirSync } from "node:fs";
@@ -18,6 +18,7 @@ describe("the baseline beside the implementer", () => {
     // On the base (no feature.txt): say so, then wait for the implementer (a minute at most, then exit 9).
     const test = [
       "test -f feature.txt && exit 0",
+      `test -f ${q(join(out, "implementer-started"))} && echo "the implementer had started"`,
       `: > ${q(join(out, "baseline-started"))}`,
       "i=0",
       `while ! test -f ${q(join(out, "implementer-started"))}; do i=$((i + 1)); if [ "$i" -gt 600 ]; then exit 9; fi; sleep 0.1; done`,
@@ -27,6 +28,8 @@ describe("the baseline beside the implementer", () => {
     expect(outcome.status).toBe("completed");
     // Both waits were met: the baseline passed (not the guard's 9), the implementer went on (not its 7).
     expect(ofKind(journal, "baseline.finished")).toEqual([expect.objectContaining({ exitCode: 0, timedOut: false })]);
+    // Its steps gave way to the implementer's start (agent-boots.ts): the suite began after the agent's launch.
+    expect(ofKind(journal, "baseline.finished")[0]?.outputTail).toMatch(/^the implementer had started$/m);
     expect(launches(s)).toEqual(["implementer 1", "tester 1", "verifier 1", "documenter 1"]);
     // Journaled in the order that means: started with the task, finished before the second stage began.
     const order = journal.map((event) => (event.kind === "stage.started" ? `${event.stage}.started` : event.kind));

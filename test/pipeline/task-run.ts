@@ -11,6 +11,7 @@ import type { Budget } from "../../src/pipeline/config.js";
 import { createRunLayout } from "../../src/pipeline/run-dir.js";
 import { EventSink } from "../../src/pipeline/sink.js";
 import type { TaskRun } from "../../src/pipeline/task.js";
+import { AgentBoots } from "../../src/pipeline/agent-boots.js";
 import { Sandbox, sandboxSettingsFromEnv } from "../../src/sandbox/index.js";
 import { git } from "../../src/workspace/index.js";
 import { initRepo, makeTempDir } from "../support/tmp.js";
@@ -61,6 +62,7 @@ export async function makeTask(
     redact: (text) => text,
     budget: new BudgetMeter(options.budget ?? {}),
     seatsLaunched: 0,
+    agentBoots: new AgentBoots(),
     ...(options.signal ? { signal: options.signal } : {}),
   };
   return { task, journal: () => readJournal(layout.journal), reported: reporter.events };

@@ -4,8 +4,9 @@
  * never joined. Each test waits for the spare to be ready (sparesMade) before the step that
  * must use it, so which path a step takes is decided by the test, not by timing.
  */
-import { readFileSync } from "node:fs";
-import { dropSpares, readySpares, sparesMade } from "../../src/sandbox/index.js";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { dropSpares, readySpares, sparesMade, sparesTaken } from "../../src/sandbox/index.js";
 import { until } from "../support/poll.js";
 import { box, connectLine, hostListener, networkedStep } from "../support/net-step.js";
 import { makeTempDir, removeTempDirs } from "../support/tmp.js";
@@ -76,6 +77,36 @@ describe.each(["pasta", "slirp4netns"] as const)("spare namespaces with %s", (ki
     const first = await networkedStep(sandbox, nsLine);
     expect(first.net).toBe("own");
     expect(nsOf(first.out)).toBe(warm?.netNs);
+  });
+
+  it("a step that starts while its spare is still being made waits for it and joins it, instead of making a namespace of its own", async () => {
+    const sandbox = box({}, kind);
+    const taken = sparesTaken();
+    // warmNetwork returns once the spare is begun, not once it is ready.
+    await sandbox.warmNetwork();
+    const step = await networkedStep(sandbox, nsLine);
+    expect(step.net).toBe("own");
+    expect(nsOf(step.out)).toBeDefined();
+    expect(sparesTaken()).toBe(taken + 1);
+  });
+
+  it("begins the next spare while a long agent step that took one still runs (once past the agent's start)", async () => {
+    const sandbox = box({}, kind);
+    await sandbox.warmNetwork();
+    await sparesMade();
+    const [warm] = readySpares();
+    const dir = makeTempDir();
+    const release = join(dir, "release");
+    // The step holds until the test sees the next spare ready, which only a refill begun beside it can give.
+    const step = sandbox.shell(
+      `${nsLine}; while ! test -f ${release}; do sleep 0.05; done`,
+      { cwd: dir, captureStdout: true, timeoutMs: 120_000 },
+      { purpose: "agent", network: true, writable: [dir] },
+    );
+    await until("the next spare is ready while the step runs", () => readySpares().some((spare) => spare.pid !== warm?.pid));
+    writeFileSync(release, "");
+    const result = await step;
+    expect(nsOf(result.stdout?.toString() ?? "")).toBe(warm?.netNs);
   });
 
   it("hands a step in a spare its standard input", async () => {
