@@ -65,7 +65,7 @@ async function harnessStory(
   preset: Preset,
   provider: FakeProvider,
   homes: string[],
-): Promise<Map<string, SeatTiming & { prompt: string; beforeMs: number; outsideMs: number }>> {
+): Promise<{ seats: Map<string, SeatTiming & { prompt: string; beforeMs: number; outsideMs: number }>; baselineWaitMs: number; storyMs: number }> {
   const seen = providerAsSeenByStep(provider);
   const since = Date.now();
   const run = await runRealStory(clis, preset, credentials(preset, seen.url).env, seen.netAllow, "grep -qx hello feature.txt");
@@ -97,7 +97,12 @@ async function harnessStory(
       prompt,
     });
   }
-  return timings;
+  // The baseline runs beside the first seat, after its agent's start; the second stage waits for its answer.
+  const ended = journal.find((event) => event.kind === "stage.finished" && event.stage === SEATS[0]);
+  const next = journal.find((event) => event.kind === "stage.started" && event.stage === SEATS[1]);
+  const baselineWaitMs = ended && next ? Date.parse(next.at) - Date.parse(ended.at) : Number.NaN;
+  const storyMs = Date.parse(journal.at(-1)?.at ?? "") - Date.parse(journal[0]?.at ?? "");
+  return { seats: timings, baselineWaitMs, storyMs };
 }
 
 /** Every seat of a story run bare, with the prompts the harness rendered. */
@@ -150,18 +155,24 @@ async function main(): Promise<void> {
   console.log(`load average at start: ${load1?.toFixed(2)} ${load5?.toFixed(2)} ${load15?.toFixed(2)} (1, 5, 15 min)`);
   try {
     for (const preset of presets) {
-      const warm = await harnessStory(clis, preset, provider, homes);
+      const warm = (await harnessStory(clis, preset, provider, homes)).seats;
       const prompts = new Map([...warm].map(([seat, timing]) => [seat, timing.prompt]));
       const harness: Map<string, SeatTiming & { beforeMs: number; outsideMs: number }>[] = [];
+      const stories: { baselineWaitMs: number; storyMs: number }[] = [];
+      const story = async (): Promise<void> => {
+        const run = await harnessStory(clis, preset, provider, homes);
+        harness.push(run.seats);
+        stories.push(run);
+      };
       const bare: Map<string, SeatTiming>[] = [];
       const before = loadavg()[0] ?? 0;
       for (let rep = 0; rep < reps; rep += 1) {
         if (rep % 2 === 0) {
-          harness.push(await harnessStory(clis, preset, provider, homes));
+          await story();
           bare.push(await bareStory(clis, preset, provider, prompts));
         } else {
           bare.push(await bareStory(clis, preset, provider, prompts));
-          harness.push(await harnessStory(clis, preset, provider, homes));
+          await story();
         }
       }
       const load = { before, after: loadavg()[0] ?? 0 };
@@ -189,6 +200,11 @@ async function main(): Promise<void> {
         }),
       );
       console.log(formatPaired(`${preset} all seats: seat wall time`, summarisePairs(sum(harness, "wallMs"), sum(bare, "wallMs"), load), { max: 1.1 }));
+      const waited = median(stories.map((run) => run.baselineWaitMs));
+      const whole = median(stories.map((run) => run.storyMs));
+      console.log(
+        `${preset} story: ${whole.toFixed(0)} ms from its first event to its last, ${waited.toFixed(0)} ms of it between the first seat's end and the second's start (the baseline's answer) (medians)`,
+      );
     }
   } finally {
     const [end1, end5, end15] = loadavg();
