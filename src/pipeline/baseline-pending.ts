@@ -28,7 +28,8 @@ export function startBaseline(task: TaskRun, stages: readonly Stage[], checkout:
   // Every process of the baseline (its checkout's git, provisioning, the suite) runs niced: it is off
   // the critical path, beside the first seat, whose agent's start (a CPU-bound boot) goes first on a
   // small host. Measured (bench/agents, 2 cores): the implementer's launch → first request was 1.3–1.5×
-  // its bare run with the baseline beside it at the same priority, 1.10× without it.
+  // its bare run with the baseline beside it at the same priority, 1.10× without it. Niced, it was still
+  // 1.26–1.31×: its provisioning and suite now also wait out the agent's start (agent-boots.ts).
   const answer = runInStepScope({ ...currentStepScope(), niceness: BASELINE_NICENESS }, async (): Promise<CheckFailure | undefined> => {
     await task.sink.emit({ kind: "baseline.started", taskId: task.taskId });
     return runBaseline(task, stages, { checkout, signal });
