@@ -7,8 +7,8 @@
  *
  * The wait is a time, not a sign in the agent's output: Codex writes its first event about
  * 150 ms before its first request, and a baseline let go on that event still slowed the
- * request (bench/agents, 2 cores: the implementer's launch → first request 1.27× the bare CLI
- * with the baseline let go at the first output, 1.14× with it let go after the start).
+ * request (bench/agents, 2 cores, Codex: the implementer's launch → first request 1.27× the
+ * bare CLI with the baseline let go at the first output, 1.14× with it let go after the start).
  */
 
 /** How long a launched agent counts as starting, unless it ends sooner. */

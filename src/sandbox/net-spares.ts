@@ -48,10 +48,10 @@ interface Spare {
 }
 
 const spares = new Map<string, Spare>();
-/** How many steps took a spare (a bench's figure, and tests'). */
+/** How many steps joined a spare (a bench's figure, and tests'). */
 let spareJoins = 0;
 
-/** How many steps took a spare since the App started. */
+/** How many steps joined a spare since the App started. */
 export function sparesTaken(): number {
   return spareJoins;
 }
@@ -122,12 +122,12 @@ export async function takeSpare(recipe: SpareRecipe): Promise<TakenSpare | undef
   const holder = spare?.holder;
   if (!spare || !holder) return undefined;
   spares.delete(spare.key);
-  spareJoins += 1;
   clearTimeout(spare.idle);
   if (netNsOf(holder.pid) !== holder.netNs) {
     drop(spare);
     return undefined;
   }
+  spareJoins += 1;
   return { pid: holder.pid, release: () => drop(spare) };
 }
 

@@ -165,7 +165,7 @@ export async function prepareNetStep(
     launch: (boxed) => (spare ? joinNamespaceArgv(tools, spare.pid, boxed) : netLauncherArgv(tools, scratch, recipe.hostPorts, boxed)),
     finish: async () => {
       // The used spare goes once this step's result is back; a step that made its own namespace
-      // leaves a spare for the next (one taken from a spare began the next one at its start).
+      // leaves a spare for the next (one that took a spare began the next beside it, or does now).
       refill?.cancel();
       afterStep(() => {
         spare?.release();
