@@ -3,7 +3,7 @@
  * branch's current head starts a fix round. The rule is "another App's suite on our head", never
  * the delivery's sender: the sender is usually the App's own bot, which pushed the commit.
  */
-import { ACTIONS_APP_SLUG, FAILING_CONCLUSIONS, freezeSuite } from "./feedback.js";
+import { FAILING_CONCLUSIONS, freezeSuite } from "./feedback.js";
 import { currentPull, enqueueRevision, storyOfPull } from "./revise.js";
 import { scopeOf, type TriggerDeps, type TriggerEvent, type TriggerOutcome } from "./deps.js";
 
@@ -39,6 +39,5 @@ export async function handleCheckSuite(context: TriggerEvent<"check_suite.comple
   const frozen = await freezeSuite(octokit, { owner: scope.owner, repo: scope.repo }, { id: suite.id, app: slug, headSha: suite.head_sha });
   if (frozen.checks.length === 0) return { action: "ignored", reason: "no-failing-run" };
   // Admitted by the rule above, not by a person: the job names the App whose suite failed (a bot, which the runner does not re-check).
-  const by = slug === ACTIONS_APP_SLUG ? "github-actions[bot]" : `${slug}[bot]`;
-  return enqueueRevision(scope, storyNumber, pull.number, { triggers: [frozen] }, by, deps);
+  return enqueueRevision(scope, storyNumber, pull.number, { triggers: [frozen] }, `${slug}[bot]`, deps);
 }

@@ -22,9 +22,9 @@ export const FAILING_CONCLUSIONS: ReadonlySet<string> = new Set(["failure", "tim
 /** The App GitHub Actions reports as: its check runs are jobs whose logs can be read. */
 export const ACTIONS_APP_SLUG = "github-actions";
 
-/** Text from GitHub or CI made fit to queue: secrets redacted, ANSI codes removed, bounded. */
-function clean(text: string, secrets: readonly string[]): string {
-  return truncateToChars(redactSecrets(stripAnsi(text), secrets), TEXT_MAX_CHARS);
+/** Text from GitHub or CI made fit to queue: credentials redacted, ANSI codes removed, bounded. */
+function clean(text: string): string {
+  return truncateToChars(redactSecrets(stripAnsi(text)), TEXT_MAX_CHARS);
 }
 
 /** A review as submitted: its body, and each inline comment with its path and line, read through the review-comments API. */
@@ -32,7 +32,6 @@ export async function freezeReview(
   octokit: ProbotOctokit,
   where: { owner: string; repo: string; pullNumber: number },
   review: { id: number; by: string; body: string | null | undefined },
-  secrets: readonly string[] = [],
 ): Promise<ReviewFeedback> {
   const comments = await octokit.paginate(octokit.rest.pulls.listCommentsForReview, {
     owner: where.owner,
@@ -45,13 +44,13 @@ export async function freezeReview(
     kind: "review",
     by: review.by,
     id: review.id,
-    body: clean(review.body ?? "", secrets),
+    body: clean(review.body ?? ""),
     comments: comments.slice(0, MAX_COMMENTS).map((comment) => ({
       id: comment.id,
       path: truncateToChars(comment.path, 4096),
       // A comment whose line left the diff (deleted since) has none: the path and text still stand.
       ...(typeof comment.line === "number" && comment.line > 0 ? { line: comment.line } : {}),
-      body: clean(comment.body, secrets),
+      body: clean(comment.body),
     })),
   };
 }
@@ -65,7 +64,6 @@ export async function freezeSuite(
   octokit: ProbotOctokit,
   where: { owner: string; repo: string },
   suite: { id: number; app: string; headSha: string },
-  secrets: readonly string[] = [],
 ): Promise<CiFeedback> {
   const runs = await octokit.paginate(octokit.rest.checks.listForSuite, { owner: where.owner, repo: where.repo, check_suite_id: suite.id, per_page: 100 });
   const failing = runs.filter((run) => FAILING_CONCLUSIONS.has(run.conclusion ?? "")).slice(0, MAX_CHECKS);
@@ -76,16 +74,15 @@ export async function freezeSuite(
         ? (await octokit.rest.checks.listAnnotations({ owner: where.owner, repo: where.repo, check_run_id: run.id, per_page: MAX_ANNOTATIONS })).data
             .filter((annotation) => annotation.annotation_level === "failure" || annotation.annotation_level === "warning")
             .map((annotation) =>
-              clean(
-                `${annotation.path}:${annotation.start_line}: ${annotation.title ? `${annotation.title}: ` : ""}${annotation.message ?? ""}`,
-                secrets,
-              ).slice(0, 4096),
+              clean(`${annotation.path}:${annotation.start_line}: ${annotation.title ? `${annotation.title}: ` : ""}${annotation.message ?? ""}`).slice(
+                0,
+                4096,
+              ),
             )
         : [];
-    const log = suite.app === ACTIONS_APP_SLUG ? await jobLogTail(octokit, where, run.id, secrets) : undefined;
+    const log = suite.app === ACTIONS_APP_SLUG ? await jobLogTail(octokit, where, run.id) : undefined;
     const summary = clean(
       [run.output.title, run.output.summary, run.output.text].filter((part): part is string => typeof part === "string" && part !== "").join("\n\n"),
-      secrets,
     );
     checks.push({
       name: truncateToChars(run.name, 1024),
@@ -100,17 +97,12 @@ export async function freezeSuite(
 }
 
 /** The last 64 KiB of an Actions job's log, redacted and without ANSI codes; undefined when GitHub has none to give. */
-async function jobLogTail(
-  octokit: ProbotOctokit,
-  where: { owner: string; repo: string },
-  jobId: number,
-  secrets: readonly string[],
-): Promise<string | undefined> {
+async function jobLogTail(octokit: ProbotOctokit, where: { owner: string; repo: string }, jobId: number): Promise<string | undefined> {
   try {
     const { data } = await octokit.rest.actions.downloadJobLogsForWorkflowRun({ owner: where.owner, repo: where.repo, job_id: jobId });
     const raw = typeof data === "string" ? data : Buffer.from(data as ArrayBuffer).toString("utf8");
     // The tail first (a 10 MB log is cut before any pattern runs over it), then redaction; cut again as redaction may lengthen it.
-    return keepLastBytes(redactSecrets(stripAnsi(keepLastBytes(raw, CI_LOG_TAIL_BYTES * 2)), secrets), CI_LOG_TAIL_BYTES);
+    return keepLastBytes(redactSecrets(stripAnsi(keepLastBytes(raw, CI_LOG_TAIL_BYTES * 2))), CI_LOG_TAIL_BYTES);
   } catch (error) {
     if (hasStatus(error, 404) || hasStatus(error, 410) || hasStatus(error, 403)) return undefined;
     throw error;

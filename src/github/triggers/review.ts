@@ -15,7 +15,9 @@ export async function handlePullRequestReview(context: TriggerEvent<"pull_reques
   const { review, pull_request: pull } = payload;
   const state = String(review.state).toLowerCase();
   if (state !== "changes_requested" && state !== "commented") return { action: "ignored", reason: "review-asks-nothing" };
-  if (isBotActor(review.user, deps) || isBotActor(payload.sender, deps)) return { action: "ignored", reason: "bot" };
+  // A review whose author GitHub no longer has (a deleted account) counts as no person's, as a bot's does.
+  const author = review.user;
+  if (!author || isBotActor(author, deps) || isBotActor(payload.sender, deps)) return { action: "ignored", reason: "bot" };
   const storyNumber = storyOfPull({ number: pull.number, state: pull.state, head: pull.head }, payload.repository.id);
   if (storyNumber === undefined) return { action: "ignored", reason: "not-a-story" };
   if (pull.state !== "open") return { action: "ignored", reason: "pull-request-closed" };
@@ -23,7 +25,6 @@ export async function handlePullRequestReview(context: TriggerEvent<"pull_reques
   if (!scope) return { action: "ignored", reason: "no-installation" };
   scope.eventKey = `pull_request_review/${review.id}`;
   const octokit = await scope.octokit();
-  const author = review.user ?? payload.sender;
   // A reader's review is their opinion, not an instruction to the App: it starts nothing and gets no reply.
   if ((await admitActor(octokit, scope.owner, scope.repo, author, admissionPolicy(deps))) !== "admitted") return { action: "ignored", reason: "not-permitted" };
   const frozen = await freezeReview(

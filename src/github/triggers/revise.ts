@@ -15,7 +15,6 @@ import { loadStoryIssue } from "./readmit.js";
 export interface PullHead {
   number: number;
   state: string;
-  merged?: boolean;
   head: { ref: string; sha: string; repo?: { id: number } | null };
 }
 
@@ -27,7 +26,7 @@ export function storyOfPull(pull: PullHead, repositoryId: number): number | unde
 /** Reads a pull request's current head and state. */
 export async function currentPull(octokit: ProbotOctokit, scope: TriggerScope, pullNumber: number): Promise<PullHead> {
   const { data } = await octokit.rest.pulls.get({ owner: scope.owner, repo: scope.repo, pull_number: pullNumber });
-  return { number: data.number, state: data.state, merged: data.merged_at !== null, head: { ref: data.head.ref, sha: data.head.sha, repo: data.head.repo } };
+  return { number: data.number, state: data.state, head: { ref: data.head.ref, sha: data.head.sha, repo: data.head.repo } };
 }
 
 /**
