@@ -103,17 +103,21 @@ describe("freezeSuite", () => {
           { path: "a.test.js", startLine: 4, endLine: 4, level: "failure", title: "greets", message: "expected hello" },
           { path: "b.js", startLine: 9, endLine: 9, level: "warning", title: null, message: "unused x" },
           { path: "c.js", startLine: 1, endLine: 1, level: "notice", title: null, message: "style" },
+          { path: "d.js", startLine: 2, endLine: 2, level: "failure", title: null, message: "m".repeat(5000) },
         ],
       },
       { name: "lint", conclusion: "failure", summary: "1 error" },
     ]);
     const [test, lint] = frozen.checks;
+    // Each annotation is kept to 4 KiB.
+    const long = `d.js:2: ${"m".repeat(4096 - "d.js:2: ".length)}`;
+    expect(test?.annotations.at(-1)).toBe(long);
     expect(test).toStrictEqual({
       name: "test",
       conclusion: "failure",
       summary: `2 failed\n\ndetails ${REDACTED}`,
-      annotations: ["a.test.js:4: greets: expected hello", "b.js:9: unused x"],
-      signature: failureSignature("test", [`2 failed\n\ndetails ${REDACTED}`, "a.test.js:4: greets: expected hello", "b.js:9: unused x"].join("\n")),
+      annotations: ["a.test.js:4: greets: expected hello", "b.js:9: unused x", long],
+      signature: failureSignature("test", [`2 failed\n\ndetails ${REDACTED}`, "a.test.js:4: greets: expected hello", "b.js:9: unused x", long].join("\n")),
     });
     expect(lint).toStrictEqual({ name: "lint", conclusion: "failure", summary: "1 error", annotations: [], signature: failureSignature("lint", "1 error") });
     // One annotations request: the lint run reported none, so none was asked for; no job log for another App's runs.
@@ -170,6 +174,7 @@ describe("failureSignature", () => {
   it("is 32 hex digits of the check's name and text, with the name kept apart from the text", () => {
     expect(sign("boom")).toMatch(/^[0-9a-f]{32}$/);
     expect(failureSignature("a", "bc")).not.toBe(failureSignature("ab", "c"));
+    expect(sign("ab\nc")).not.toBe(sign("a\nbc"));
     expect(failureSignature("lint", "boom")).not.toBe(sign("boom"));
   });
 
@@ -178,6 +183,11 @@ describe("failureSignature", () => {
     const again = "  2027-01-02T23:59:59Z   Error: 3 tests failed in 7s at commit ABCDEF0123456789\n";
     expect(sign(first)).toBe(sign(again));
     expect(sign(first)).toBe(sign("Error: 1 tests failed in 1.5s at commit 0000000"));
+    // A line that is only a time stamp, and spaces at a line's end, are nothing.
+    expect(sign("2026-12-01T10:00:00Z\nError  \n")).toBe(sign("Error"));
+    // Folded, not removed: a number or a hash still differs from none.
+    expect(sign("took 3s")).not.toBe(sign("took s"));
+    expect(sign("at commit 1234567abc")).not.toBe(sign("at commit"));
     // Only a leading timestamp is a time stamp; one in the message is part of the failure.
     expect(sign("expired at 2026-12-01T10:00:00Z")).not.toBe(sign("expired at"));
     // Hashes are runs of 7 or more hex digits: shorter words made of hex letters are words.

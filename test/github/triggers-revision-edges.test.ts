@@ -6,7 +6,7 @@
 import { beforeAll, describe, expect, it } from "@jest/globals";
 import { handleCheckSuite, handlePullRequestReview, type TriggerDeps } from "../../src/github/triggers/index.js";
 import { checkSuiteCompletedPayload, pullRequestReviewSubmittedPayload } from "../support/fake-github/index.js";
-import type { ForeignRunSpec } from "../support/fake-github/review-control.js";
+import type { ForeignRunSpec, ReviewSpec } from "../support/fake-github/review-control.js";
 import { useFakeGitHub } from "../support/fake-github-fixture.js";
 import { contextFor, NAME, openStoryPull, OWNER, pushStoryBranch, useTriggerSetup } from "./fake-setup.js";
 
@@ -60,6 +60,14 @@ describe("check_suite.completed: whose suite it is", () => {
   it("takes another App's suite with only the App's id, or only its slug, known; names that App's bot, or `ci[bot]` for one without a slug", async () => {
     const byIdOnly = await handleCheckSuite(await suiteDelivery({ app: "other-ci" }), { ...setup.deps, appSlug: undefined });
     expect(byIdOnly).toMatchObject({ action: "enqueued", job: { kind: "revise", requestedBy: "other-ci[bot]", pullNumber: story.number } });
+    // An App GitHub names by only one of the two is not taken for the App by the one it lacks.
+    const noIdOrSlug = (app: SuiteApp) => (payload: Record<string, unknown>) => void (suiteOf(payload).app = app);
+    expect(await handleCheckSuite(await suiteDelivery({ edit: noIdOrSlug({ slug: "slug-only-ci" }) }), { ...setup.deps, appId: undefined })).toMatchObject({
+      action: "enqueued",
+    });
+    expect(await handleCheckSuite(await suiteDelivery({ edit: noIdOrSlug({ id: 4343 }) }), { ...setup.deps, appSlug: undefined })).toMatchObject({
+      action: "enqueued",
+    });
     const noSlug = (payload: Record<string, unknown>) => void (suiteOf(payload).app = { id: 4242 });
     const bySlugOnly = await handleCheckSuite(await suiteDelivery({ edit: noSlug }), { ...setup.deps, appId: undefined });
     expect(bySlugOnly).toMatchObject({ action: "enqueued", job: { requestedBy: "ci[bot]", revision: { triggers: [{ kind: "ci", app: "ci" }] } } });
@@ -92,6 +100,8 @@ describe("check_suite.completed: which pull request, and whether anything failed
   it("ignores a suite on a story pull request closed since, one that reported no failing run, and one without an installation", async () => {
     const noInstallation = (payload: Record<string, unknown>) => void delete payload.installation;
     expect(await handleCheckSuite(await suiteDelivery({ edit: noInstallation }), setup.deps)).toEqual({ action: "ignored", reason: "no-installation" });
+    const unconcluded = (payload: Record<string, unknown>) => void ((payload.check_suite as { conclusion: string | null }).conclusion = null);
+    expect(await handleCheckSuite(await suiteDelivery({ edit: unconcluded }), setup.deps)).toEqual({ action: "ignored", reason: "not-failing" });
     const cancelled = await suiteDelivery({ runs: [{ name: "test", conclusion: "cancelled" }] });
     expect(await handleCheckSuite(cancelled, setup.deps)).toEqual({ action: "ignored", reason: "no-failing-run" });
     const delivery = await suiteDelivery();
@@ -106,8 +116,14 @@ describe("check_suite.completed: which pull request, and whether anything failed
 });
 
 describe("pull_request_review.submitted: edges", () => {
-  async function reviewDelivery(edit?: (payload: Record<string, unknown>) => void) {
-    const { review } = gh.submitReview(OWNER, NAME, story.number, { user: "writer", state: "CHANGES_REQUESTED", body: "Rename it.", commitId: story.headSha });
+  async function reviewDelivery(edit?: (payload: Record<string, unknown>) => void, spec: Partial<ReviewSpec> = {}) {
+    const { review } = gh.submitReview(OWNER, NAME, story.number, {
+      user: "writer",
+      state: "CHANGES_REQUESTED",
+      body: "Rename it.",
+      commitId: story.headSha,
+      ...spec,
+    });
     const payload = await pullRequestReviewSubmittedPayload(gh, { owner: OWNER, name: NAME, review });
     edit?.(payload);
     return contextFor("pull_request_review.submitted", payload, setup.octokit);
@@ -127,13 +143,25 @@ describe("pull_request_review.submitted: edges", () => {
     expect(await handlePullRequestReview(ghost, setup.deps)).toEqual({ action: "ignored", reason: "bot" });
     const sentByBot = await reviewDelivery((payload) => void (payload.sender = gh.userJson("helper[bot]")));
     expect(await handlePullRequestReview(sentByBot, setup.deps)).toEqual({ action: "ignored", reason: "bot" });
+    const byBot = await reviewDelivery((payload) => void (payload.sender = gh.userJson("writer")), { user: "helper[bot]" });
+    expect(await handlePullRequestReview(byBot, setup.deps)).toEqual({ action: "ignored", reason: "bot" });
   });
 
   it("ignores a fork's pull request whose branch is named like a story's, and a delivery without an installation", async () => {
     const fork = await reviewDelivery((payload) => void ((payload.pull_request as { head: { repo: { id: number } } }).head.repo.id = 99_999));
     expect(await handlePullRequestReview(fork, setup.deps)).toEqual({ action: "ignored", reason: "not-a-story" });
+    const goneFork = await reviewDelivery((payload) => void ((payload.pull_request as { head: { repo: unknown } }).head.repo = null));
+    expect(await handlePullRequestReview(goneFork, setup.deps)).toEqual({ action: "ignored", reason: "not-a-story" });
     const noInstallation = await reviewDelivery((payload) => void delete payload.installation);
     expect(await handlePullRequestReview(noInstallation, setup.deps)).toEqual({ action: "ignored", reason: "no-installation" });
+  });
+
+  it("queues a comment review that has inline comments, as a review that requests changes", async () => {
+    const commented = await reviewDelivery(undefined, { state: "COMMENTED", comments: [{ path: "greet.js", line: 1, body: "say hello" }] });
+    expect(await handlePullRequestReview(commented, setup.deps)).toMatchObject({
+      action: "enqueued",
+      job: { revision: { triggers: [{ kind: "review", comments: [{ path: "greet.js", line: 1, body: "say hello" }] }] } },
+    });
   });
 
   it("tells the pull request when the queue will not take another run of the story", async () => {

@@ -23,7 +23,7 @@ export async function handleCheckSuite(context: TriggerEvent<"check_suite.comple
   }
   if (!FAILING_CONCLUSIONS.has(suite.conclusion ?? "")) return { action: "ignored", reason: "not-failing" };
   const pulls = (suite.pull_requests ?? []) as { number: number; head: { ref: string; sha: string; repo?: { id: number } | null } }[];
-  const candidate = pulls.find((pull) => storyOfPull({ ...pull, state: "open" }, payload.repository.id) !== undefined);
+  const candidate = pulls.find((pull) => storyOfPull(pull, payload.repository.id) !== undefined);
   if (!candidate) return { action: "ignored", reason: "no-story-pull-request" };
   const scope = scopeOf(context.octokit, context.id, payload.repository, payload.installation, deps);
   if (!scope) return { action: "ignored", reason: "no-installation" };

@@ -18,7 +18,7 @@ export async function handlePullRequestReview(context: TriggerEvent<"pull_reques
   // A review whose author GitHub no longer has (a deleted account) counts as no person's, as a bot's does.
   const author = review.user;
   if (!author || isBotActor(author, deps) || isBotActor(payload.sender, deps)) return { action: "ignored", reason: "bot" };
-  const storyNumber = storyOfPull({ number: pull.number, state: pull.state, head: pull.head }, payload.repository.id);
+  const storyNumber = storyOfPull(pull, payload.repository.id);
   if (storyNumber === undefined) return { action: "ignored", reason: "not-a-story" };
   if (pull.state !== "open") return { action: "ignored", reason: "pull-request-closed" };
   const scope = scopeOf(context.octokit, context.id, payload.repository, payload.installation, deps);

@@ -19,7 +19,7 @@ export interface PullHead {
 }
 
 /** The story issue a pull request belongs to: only the repository's own `harness/story-<N>` branch (a fork can name its branch so too). */
-export function storyOfPull(pull: PullHead, repositoryId: number): number | undefined {
+export function storyOfPull(pull: Pick<PullHead, "head">, repositoryId: number): number | undefined {
   return pull.head.repo?.id === repositoryId ? storyIssueFromBranch(pull.head.ref) : undefined;
 }
 
