@@ -1,8 +1,8 @@
 /**
- * An agent CLI run bare: the argv a preset plans, under bubblewrap with the view a seat's step
- * gets (the system read-only, a fresh HOME and TMPDIR, the worktree and artifact folder
- * writable, the prompt and the CLI's folder readable, /etc's secrets masked), and nothing else
- * of the harness: no seat dispatch, no network namespace (the host's, so the provider on
+ * An agent CLI run bare: the argv and environment a preset plans, under bubblewrap with the view
+ * a seat's step gets (the system read-only, a fresh HOME and TMPDIR, the worktree and artifact
+ * folder writable, the prompt and the CLI's folder readable, /etc's secrets masked), and nothing
+ * else of the harness: no seat dispatch, no network namespace (the host's, so the provider on
  * loopback is reached directly), no process limits, no log watch, no transcript split. The
  * baseline `bench/agents.ts` holds a harness seat against.
  */
@@ -64,6 +64,7 @@ export async function runBareSeat(seat: BareSeat): Promise<BareTiming> {
       env: {
         allow: [],
         set: {
+          ...command.env,
           ...seat.env,
           PATH: seat.path,
           HOME: home,

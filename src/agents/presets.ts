@@ -24,7 +24,9 @@ export interface SeatPaths {
 }
 
 /** What to run: an argument array (stdin may carry the prompt) or a user's shell command. */
-export type SeatCommand = { kind: "argv"; argv: string[]; promptOnStdin: boolean; transcript?: TranscriptFormat } | { kind: "shell"; command: string };
+export type SeatCommand =
+  | { kind: "argv"; argv: string[]; promptOnStdin: boolean; transcript?: TranscriptFormat; env?: Readonly<Record<string, string>> }
+  | { kind: "shell"; command: string };
 
 interface PresetSpec {
   argv: readonly string[];
@@ -32,6 +34,8 @@ interface PresetSpec {
   promptOnStdin: boolean;
   /** The events it prints on stdout, kept as the seat's transcript. */
   transcript?: TranscriptFormat;
+  /** Variables the CLI is started with, besides the ones the seat passes. */
+  env?: Readonly<Record<string, string>>;
 }
 
 // The agents edit files and run commands unattended inside a harness-owned worktree; the
@@ -42,6 +46,10 @@ const PRESETS: Record<AgentPreset, PresetSpec> = {
     argv: ["claude", "-p", "--permission-mode", "bypassPermissions", "--output-format", "stream-json", "--verbose"],
     promptOnStdin: true,
     transcript: "claude-stream-json",
+    // Only the model API: no telemetry, error reports, update checks or feature flags from an
+    // unattended seat. Each was a name lookup through the namespace's user-mode stack, and the
+    // CLI waited on them at its start and before its exit (~0.1 s a seat, bench/agents).
+    env: { CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1" },
   },
   // Codex's own sandbox stays on (workspace-write: the worktree), with the artifact folder added
   // (the verifier writes verdict.json there, outside the worktree) and the network kept: the
@@ -135,7 +143,13 @@ export function planSeatCommand(launch: AgentLaunch, paths: SeatPaths, providers
     // Options go before the final "-" (the prompt on stdin).
     if (launch.preset === "codex" && providers.openaiBaseUrl) argv.splice(argv.length - 1, 0, ...codexProviderArgs(providers.openaiBaseUrl));
     if (launch.preset === "claude-code" && providers.maxTurns !== undefined) argv.push("--max-turns", String(providers.maxTurns));
-    return { kind: "argv", argv, promptOnStdin: preset.promptOnStdin, ...(preset.transcript ? { transcript: preset.transcript } : {}) };
+    return {
+      kind: "argv",
+      argv,
+      promptOnStdin: preset.promptOnStdin,
+      ...(preset.transcript ? { transcript: preset.transcript } : {}),
+      ...(preset.env ? { env: preset.env } : {}),
+    };
   }
   throw new TypeError("agent: neither a preset nor a command is configured");
 }

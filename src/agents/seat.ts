@@ -74,6 +74,7 @@ export async function runSeat(request: SeatRequest): Promise<SeatResult> {
     env: {
       allow: [...request.envAllow],
       set: {
+        ...(command.kind === "argv" ? command.env : {}),
         HARNESS_STAGE: request.stage,
         HARNESS_ATTEMPT: String(request.attempt),
         ...(request.task !== undefined ? { HARNESS_TASK: request.task } : {}),

@@ -9,6 +9,8 @@ describe("agent presets and templates", () => {
       argv: ["claude", "-p", "--permission-mode", "bypassPermissions", "--output-format", "stream-json", "--verbose"],
       promptOnStdin: true,
       transcript: "claude-stream-json",
+      // Only the model API: no telemetry, error reports or update checks from a seat.
+      env: { CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1" },
     });
     // The budget's turns reach the CLI that can stop itself there.
     const capped = planSeatCommand({ preset: "claude-code" }, paths, { maxTurns: 7 });

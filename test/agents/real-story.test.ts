@@ -62,7 +62,7 @@ async function expectCompleted(run: StoryRun, fake: FakeProvider, served = (seat
 }
 
 describe("a whole story with the real CLIs", () => {
-  it("Claude Code: every seat through ANTHROPIC_BASE_URL with the operator's key, the verdict validated, the work committed", async () => {
+  it("Claude Code: every seat through ANTHROPIC_BASE_URL with the operator's key and nothing else, the verdict validated, the work committed", async () => {
     const fake = await provider();
     const seen = providerAsSeenByStep(fake);
     const run = await runRealStory(clis(), "claude-code", { ANTHROPIC_API_KEY: "sk-ant-story-key", ANTHROPIC_BASE_URL: seen.url }, seen.netAllow, TEST);
@@ -70,6 +70,8 @@ describe("a whole story with the real CLIs", () => {
     const calls = fake.requests.filter((request) => request.api === "anthropic");
     expect(calls.length).toBeGreaterThanOrEqual(8);
     expect(new Set(calls.map((request) => request.apiKey))).toEqual(new Set(["sk-ant-story-key"]));
+    // Only the model API: the preset turns off the CLI's other traffic (its probe of the base URL among it).
+    expect(fake.requests.filter((request) => request.api !== "anthropic")).toEqual([]);
   }, 600_000);
 
   it("Codex: OPENAI_BASE_URL reaches its provider, its verifier writes the verdict outside the worktree, and its commands keep the network", async () => {
