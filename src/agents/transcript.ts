@@ -7,7 +7,7 @@
  * read from the events on the way.
  */
 import { createReadStream } from "node:fs";
-import { open, rename, rm } from "node:fs/promises";
+import { open, readFile, rename, rm, stat, type FileHandle } from "node:fs/promises";
 import { createInterface } from "node:readline";
 
 /** The event formats the preset CLIs print. */
@@ -29,6 +29,10 @@ export const MAX_TRANSCRIPT_LINE_BYTES = 64 * 1024;
 export const MAX_TRANSCRIPT_BYTES = 16 * 1024 * 1024;
 /** The most characters of the final answer written to `agent.log`. */
 const MAX_ANSWER_CHARS = 64 * 1024;
+/** A log up to this size is read in one go; a longer one is streamed line by line. */
+const WHOLE_READ_BYTES = 1024 * 1024;
+/** Kept lines are written in batches of about this many bytes, not one write each. */
+const WRITE_BATCH_BYTES = 256 * 1024;
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
@@ -139,6 +143,34 @@ function keptLine(event: Record<string, unknown>, redact: (text: string) => stri
   return JSON.stringify({ type: "harness.cut", bytes: Buffer.byteLength(line), head });
 }
 
+/** Text written to a file in batches: one write per {@link WRITE_BATCH_BYTES}, not one per line. */
+class BatchedFile {
+  private pending: string[] = [];
+  private bytes = 0;
+
+  constructor(private readonly file: FileHandle) {}
+
+  async add(text: string): Promise<void> {
+    this.pending.push(text);
+    this.bytes += text.length;
+    if (this.bytes >= WRITE_BATCH_BYTES) await this.flush();
+  }
+
+  async flush(): Promise<void> {
+    if (this.pending.length === 0) return;
+    const text = this.pending.join("");
+    this.pending = [];
+    this.bytes = 0;
+    await this.file.write(text);
+  }
+}
+
+/** The lines of the log at `path`: read whole when it is small (one read), streamed when it is not. */
+async function linesOf(path: string): Promise<AsyncIterable<string> | Iterable<string>> {
+  if ((await stat(path)).size <= WHOLE_READ_BYTES) return (await readFile(path, "utf8")).split(/\r?\n|\r/);
+  return createInterface({ input: createReadStream(path, { encoding: "utf8" }), crlfDelay: Infinity });
+}
+
 /**
  * Splits the agent's log at `logPath` (the CLI's stream of `format` events and its stderr) into
  * `transcriptPath` and a new `agent.log` of the CLI's other lines and its final answer. Every
@@ -149,8 +181,10 @@ export async function splitTranscript(logPath: string, transcriptPath: string, f
   const raw = `${logPath}.raw`;
   await rename(logPath, raw);
   const reader = new UsageReader(format);
-  const transcript = await open(transcriptPath, "w", 0o600);
-  const log = await open(logPath, "w", 0o600);
+  const transcriptFile = await open(transcriptPath, "w", 0o600);
+  const logFile = await open(logPath, "w", 0o600);
+  const transcript = new BatchedFile(transcriptFile);
+  const log = new BatchedFile(logFile);
   let written = 0;
   let dropped = 0;
   const keep = async (line: string): Promise<void> => {
@@ -160,11 +194,10 @@ export async function splitTranscript(logPath: string, transcriptPath: string, f
       return;
     }
     written += bytes;
-    await transcript.write(`${line}\n`);
+    await transcript.add(`${line}\n`);
   };
   try {
-    const lines = createInterface({ input: createReadStream(raw, { encoding: "utf8" }), crlfDelay: Infinity });
-    for await (const line of lines) {
+    for await (const line of await linesOf(raw)) {
       if (line.trim() === "") continue;
       const event = parseLine(line);
       if (event !== undefined) {
@@ -175,13 +208,15 @@ export async function splitTranscript(logPath: string, transcriptPath: string, f
       reader.usage.badLines += 1;
       const text = redact(line.length > MAX_TRANSCRIPT_LINE_BYTES / 2 ? `${line.slice(0, MAX_TRANSCRIPT_LINE_BYTES / 2)}…` : line);
       await keep(JSON.stringify({ type: "harness.not_json", line: text }));
-      await log.write(`${text}\n`);
+      await log.add(`${text}\n`);
     }
-    if (dropped > 0) await transcript.write(`${JSON.stringify({ type: "harness.cut", droppedLines: dropped, maxBytes: MAX_TRANSCRIPT_BYTES })}\n`);
-    if (reader.answer !== undefined) await log.write(`${redact(reader.answer.slice(0, MAX_ANSWER_CHARS))}\n`);
+    if (dropped > 0) await transcript.add(`${JSON.stringify({ type: "harness.cut", droppedLines: dropped, maxBytes: MAX_TRANSCRIPT_BYTES })}\n`);
+    if (reader.answer !== undefined) await log.add(`${redact(reader.answer.slice(0, MAX_ANSWER_CHARS))}\n`);
+    await transcript.flush();
+    await log.flush();
   } finally {
-    await transcript.close();
-    await log.close();
+    await transcriptFile.close();
+    await logFile.close();
     await rm(raw, { force: true });
   }
   return reader.finish();

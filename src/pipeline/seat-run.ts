@@ -75,7 +75,8 @@ async function launchOnce(
   if (spentBefore !== undefined) return budgetExhausted(stage, spentBefore);
   task.seatsLaunched += 1;
   const launchedAt = task.clock().toISOString();
-  const agentValues = (): string[] => task.agentEnv.map((name) => process.env[name] ?? "");
+  // The agent's credentials as it receives them, read once: the seat's texts are redacted of them, string by string.
+  const agentValues = task.agentEnv.map((name) => process.env[name] ?? "");
   const boot = task.agentBoots.launched();
   const dispatched = await dispatchSeat(
     {
@@ -88,7 +89,7 @@ async function launchOnce(
       logPath,
       transcriptPath,
       // What is kept of an agent holds neither the App's secrets nor the agent's own credentials.
-      redact: (text: string) => task.redact(redactAgentText(text, agentValues())),
+      redact: (text: string) => task.redact(redactAgentText(text, agentValues)),
       // The seat may run no longer than the story's agent minutes left, and take no more turns than a seat may.
       timeoutMs: task.budget.seatTimeout(seat.timeoutMs),
       ...(task.budget.budget.maxTurnsPerSeat !== undefined ? { maxTurns: task.budget.budget.maxTurnsPerSeat } : {}),
@@ -122,7 +123,7 @@ async function launchOnce(
     },
   ).finally(() => boot.ended());
   // Every way a seat fails names its log and what the agent last said there (its credentials redacted).
-  const told = async (reason: string): Promise<string> => withLogTail(reason, logPath, task.redact(await agentLogTail(logPath, agentValues())));
+  const told = async (reason: string): Promise<string> => withLogTail(reason, logPath, task.redact(await agentLogTail(logPath, agentValues)));
   if (dispatched.kind === "unavailable") {
     const last = dispatched.unavailable.at(-1)?.unavailable;
     const tried = dispatched.unavailable.map((binding) => `${binding.command.split(" ")[0] ?? binding.command}: ${binding.unavailable.reason}`);

@@ -81,4 +81,26 @@ describe("splitTranscript", () => {
     for (const line of readFileSync(transcript, "utf8").split("\n")) expect(Buffer.byteLength(line)).toBeLessThanOrEqual(MAX_TRANSCRIPT_LINE_BYTES);
     expect(readFileSync(log, "utf8")).toBe('bwrap: execvp claude: No such file or directory [REDACTED]\n{not json\n"a string"\n');
   });
+
+  it("splits a small log (read whole) and one over 1 MiB (streamed) alike: every line ending, each event redacted, the answer last", async () => {
+    const endings = ["\n", "\r\n", "\r"];
+    const event = (index: number): string =>
+      JSON.stringify({
+        type: "assistant",
+        message: { id: `m${index}`, content: [{ type: "text", text: `${"y".repeat(500)} ${KEY}` }], usage: { output_tokens: 1 } },
+      });
+    for (const count of [9, 3000]) {
+      const dir = makeTempDir("harness-transcript-");
+      const log = join(dir, "agent.log");
+      const transcript = join(dir, "transcript.jsonl");
+      const body = Array.from({ length: count }, (_, index) => `${event(index)}${endings[index % 3] ?? ""}`).join("");
+      writeFileSync(log, `${body}stderr words ${KEY}\r${JSON.stringify({ type: "result", result: `done ${KEY}`, num_turns: count, usage: {} })}\n`);
+      expect(Buffer.byteLength(readFileSync(log)) > 1024 * 1024).toBe(count === 3000);
+      expect(await splitTranscript(log, transcript, "claude-stream-json", redact)).toEqual({ turns: count, inputTokens: 0, outputTokens: 0, badLines: 1 });
+      const kept = readFileSync(transcript, "utf8");
+      expect(kept.split("\n").filter((line) => line !== "")).toHaveLength(count + 2);
+      expect(kept).not.toContain(KEY);
+      expect(readFileSync(log, "utf8")).toBe("stderr words [REDACTED]\ndone [REDACTED]\n");
+    }
+  });
 });
