@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { DEFAULT_TAIL_BYTES, DEFAULT_TAIL_LINES, tailText } from "../exec/index.js";
-import { readBoundedFile } from "../files/index.js";
+import { readBoundedFileSync } from "../files/index.js";
 import type { Sandbox, SandboxedResult } from "../sandbox/index.js";
 import { venvEnv } from "../workspace/index.js";
 import { describeSeatCommand, planSeatCommand, type AgentLaunch } from "./presets.js";
@@ -125,9 +125,19 @@ export async function runSeat(request: SeatRequest): Promise<SeatResult> {
     if (usage !== undefined) {
       Object.assign(seat, { usage, transcript: request.transcriptPath });
       // What the CLI said in words (its final answer, its non-JSON lines) is what classifies a failure, not its event stream.
-      const said = await readBoundedFile(request.logPath, { maxBytes: DEFAULT_TAIL_BYTES, tail: true }).catch(() => undefined);
+      // Read at once, as the split was: the thread pool is busy removing the step's scratch folder.
+      const said = saidTail(request.logPath);
       if (said !== undefined) seat.tail = tailText(said, DEFAULT_TAIL_LINES, DEFAULT_TAIL_BYTES);
     }
   }
   return seat;
+}
+
+/** The last {@link DEFAULT_TAIL_BYTES} of the split log; undefined when it cannot be read. */
+function saidTail(logPath: string): Buffer | undefined {
+  try {
+    return readBoundedFileSync(logPath, { maxBytes: DEFAULT_TAIL_BYTES, tail: true });
+  } catch {
+    return undefined;
+  }
 }

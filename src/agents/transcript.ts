@@ -6,8 +6,8 @@
  * the CLI's own non-JSON lines (its stderr) and the final answer. The usage (turns, tokens) is
  * read from the events on the way.
  */
-import { createReadStream } from "node:fs";
-import { open, readFile, rename, rm, stat, type FileHandle } from "node:fs/promises";
+import { createReadStream, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { open } from "node:fs/promises";
 import { createInterface } from "node:readline";
 
 /** The event formats the preset CLIs print. */
@@ -29,7 +29,7 @@ export const MAX_TRANSCRIPT_LINE_BYTES = 64 * 1024;
 export const MAX_TRANSCRIPT_BYTES = 16 * 1024 * 1024;
 /** The most characters of the final answer written to `agent.log`. */
 const MAX_ANSWER_CHARS = 64 * 1024;
-/** A log up to this size is read in one go; a longer one is streamed line by line. */
+/** A log up to this size is split in one go; a longer one is streamed line by line. */
 const WHOLE_READ_BYTES = 1024 * 1024;
 /** Kept lines are written in batches of about this many bytes, not one write each. */
 const WRITE_BATCH_BYTES = 256 * 1024;
@@ -143,32 +143,71 @@ function keptLine(event: Record<string, unknown>, redact: (text: string) => stri
   return JSON.stringify({ type: "harness.cut", bytes: Buffer.byteLength(line), head });
 }
 
-/** Text written to a file in batches: one write per {@link WRITE_BATCH_BYTES}, not one per line. */
-class BatchedFile {
-  private pending: string[] = [];
-  private bytes = 0;
+/**
+ * The split of one log, line by line: each event redacted into the transcript (bounded), the
+ * CLI's other lines into both files, the usage and the final answer read on the way. What is
+ * kept waits in `transcript` and `log` until the caller writes it.
+ */
+class Splitter {
+  readonly reader: UsageReader;
+  transcript: string[] = [];
+  log: string[] = [];
+  /** Characters waiting in `transcript` and `log`. */
+  pending = 0;
+  private written = 0;
+  private dropped = 0;
 
-  constructor(private readonly file: FileHandle) {}
-
-  async add(text: string): Promise<void> {
-    this.pending.push(text);
-    this.bytes += text.length;
-    if (this.bytes >= WRITE_BATCH_BYTES) await this.flush();
+  constructor(
+    format: TranscriptFormat,
+    private readonly redact: (text: string) => string,
+  ) {
+    this.reader = new UsageReader(format);
   }
 
-  async flush(): Promise<void> {
-    if (this.pending.length === 0) return;
-    const text = this.pending.join("");
-    this.pending = [];
-    this.bytes = 0;
-    await this.file.write(text);
+  line(line: string): void {
+    if (line.trim() === "") return;
+    const event = parseLine(line);
+    if (event !== undefined) {
+      this.reader.read(event);
+      this.keep(keptLine(event, this.redact));
+      return;
+    }
+    this.reader.usage.badLines += 1;
+    const text = this.redact(line.length > MAX_TRANSCRIPT_LINE_BYTES / 2 ? `${line.slice(0, MAX_TRANSCRIPT_LINE_BYTES / 2)}…` : line);
+    this.keep(JSON.stringify({ type: "harness.not_json", line: text }));
+    this.toLog(`${text}\n`);
   }
-}
 
-/** The lines of the log at `path`: read whole when it is small (one read), streamed when it is not. */
-async function linesOf(path: string): Promise<AsyncIterable<string> | Iterable<string>> {
-  if ((await stat(path)).size <= WHOLE_READ_BYTES) return (await readFile(path, "utf8")).split(/\r?\n|\r/);
-  return createInterface({ input: createReadStream(path, { encoding: "utf8" }), crlfDelay: Infinity });
+  /** After the last line: the mark of lines left out, and the final answer. */
+  end(): void {
+    if (this.dropped > 0) this.transcript.push(`${JSON.stringify({ type: "harness.cut", droppedLines: this.dropped, maxBytes: MAX_TRANSCRIPT_BYTES })}\n`);
+    if (this.reader.answer !== undefined) this.toLog(`${this.redact(this.reader.answer.slice(0, MAX_ANSWER_CHARS))}\n`);
+  }
+
+  /** The waiting text of each file, taken. */
+  take(): { transcript: string; log: string } {
+    const taken = { transcript: this.transcript.join(""), log: this.log.join("") };
+    this.transcript = [];
+    this.log = [];
+    this.pending = 0;
+    return taken;
+  }
+
+  private keep(line: string): void {
+    const bytes = Buffer.byteLength(line) + 1;
+    if (this.written + bytes > MAX_TRANSCRIPT_BYTES) {
+      this.dropped += 1;
+      return;
+    }
+    this.written += bytes;
+    this.transcript.push(`${line}\n`);
+    this.pending += line.length + 1;
+  }
+
+  private toLog(text: string): void {
+    this.log.push(text);
+    this.pending += text.length;
+  }
 }
 
 /**
@@ -179,45 +218,43 @@ async function linesOf(path: string): Promise<AsyncIterable<string> | Iterable<s
  */
 export async function splitTranscript(logPath: string, transcriptPath: string, format: TranscriptFormat, redact: (text: string) => string): Promise<SeatUsage> {
   const raw = `${logPath}.raw`;
-  await rename(logPath, raw);
-  const reader = new UsageReader(format);
+  const splitter = new Splitter(format, redact);
+  // A small log (nearly every seat's) is split in one go and synchronously, a few milliseconds of
+  // the loop: asynchronous file calls would wait behind the thread pool, which the step's scratch
+  // removal fills as the seat ends (a rename took 10-30 ms there, bench/agents).
+  renameSync(logPath, raw);
+  try {
+    if (statSync(raw).size <= WHOLE_READ_BYTES) {
+      for (const line of readFileSync(raw, "utf8").split(/\r?\n|\r/)) splitter.line(line);
+      splitter.end();
+      const { transcript, log } = splitter.take();
+      writeFileSync(transcriptPath, transcript, { mode: 0o600 });
+      writeFileSync(logPath, log, { mode: 0o600 });
+    } else await splitStreamed(raw, logPath, transcriptPath, splitter);
+  } finally {
+    rmSync(raw, { force: true });
+  }
+  return splitter.reader.finish();
+}
+
+/** A log too long to read whole: streamed line by line, what is kept written in batches. */
+async function splitStreamed(raw: string, logPath: string, transcriptPath: string, splitter: Splitter): Promise<void> {
   const transcriptFile = await open(transcriptPath, "w", 0o600);
   const logFile = await open(logPath, "w", 0o600);
-  const transcript = new BatchedFile(transcriptFile);
-  const log = new BatchedFile(logFile);
-  let written = 0;
-  let dropped = 0;
-  const keep = async (line: string): Promise<void> => {
-    const bytes = Buffer.byteLength(line) + 1;
-    if (written + bytes > MAX_TRANSCRIPT_BYTES) {
-      dropped += 1;
-      return;
-    }
-    written += bytes;
-    await transcript.add(`${line}\n`);
+  const write = async (): Promise<void> => {
+    const { transcript, log } = splitter.take();
+    if (transcript !== "") await transcriptFile.write(transcript);
+    if (log !== "") await logFile.write(log);
   };
   try {
-    for await (const line of await linesOf(raw)) {
-      if (line.trim() === "") continue;
-      const event = parseLine(line);
-      if (event !== undefined) {
-        reader.read(event);
-        await keep(keptLine(event, redact));
-        continue;
-      }
-      reader.usage.badLines += 1;
-      const text = redact(line.length > MAX_TRANSCRIPT_LINE_BYTES / 2 ? `${line.slice(0, MAX_TRANSCRIPT_LINE_BYTES / 2)}…` : line);
-      await keep(JSON.stringify({ type: "harness.not_json", line: text }));
-      await log.add(`${text}\n`);
+    for await (const line of createInterface({ input: createReadStream(raw, { encoding: "utf8" }), crlfDelay: Infinity })) {
+      splitter.line(line);
+      if (splitter.pending >= WRITE_BATCH_BYTES) await write();
     }
-    if (dropped > 0) await transcript.add(`${JSON.stringify({ type: "harness.cut", droppedLines: dropped, maxBytes: MAX_TRANSCRIPT_BYTES })}\n`);
-    if (reader.answer !== undefined) await log.add(`${redact(reader.answer.slice(0, MAX_ANSWER_CHARS))}\n`);
-    await transcript.flush();
-    await log.flush();
+    splitter.end();
+    await write();
   } finally {
     await transcriptFile.close();
     await logFile.close();
-    await rm(raw, { force: true });
   }
-  return reader.finish();
 }
