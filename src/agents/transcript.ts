@@ -150,8 +150,8 @@ function keptLine(event: Record<string, unknown>, redact: (text: string) => stri
  */
 class Splitter {
   readonly reader: UsageReader;
-  transcript: string[] = [];
-  log: string[] = [];
+  private transcript: string[] = [];
+  private log: string[] = [];
   /** Characters waiting in `transcript` and `log`. */
   pending = 0;
   private written = 0;
