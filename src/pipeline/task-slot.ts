@@ -104,6 +104,9 @@ export async function inTaskSlot<R extends SlotOutcome>(run: StoryRun, slot: Slo
   let result: R | SlotFailure;
   try {
     try {
+      // The namespaces of the provisioning's step and of the first seat are made while the
+      // worktree opens, off their launch (a provisioning that runs nothing leaves one for a later seat).
+      void context.sandbox.warmNetwork(2);
       worktree = await openTaskWorktree(run, slot);
       task = taskRunOf(
         context,
@@ -114,8 +117,6 @@ export async function inTaskSlot<R extends SlotOutcome>(run: StoryRun, slot: Slo
         const pending = startBaseline(task, slot.baseline, baseCheckout(run, slot));
         if (pending) task.pendingBaseline = pending;
       }
-      // The first seat's network namespace is made while the worktree provisions, off its launch.
-      void task.sandbox.warmNetwork();
       await ensureProvisioned(task, "worktree");
       result = await work(task);
     } catch (error) {

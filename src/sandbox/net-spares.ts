@@ -4,7 +4,9 @@
  * a step that finds a spare made with exactly its rules joins it with `nsenter` instead
  * (about 3 ms). Each spare is used by one step only and dropped after it, so nothing a step
  * left in a namespace (a listener, a connection) meets a later one; taking a spare starts the
- * next. At most {@link MAX_KINDS} kinds of rules are kept, each for {@link IDLE_MS} unused.
+ * next. A caller that knows several networked steps come back to back (a worktree's provisioning,
+ * then its first agent) asks for as many. At most {@link MAX_KINDS} kinds of rules are kept,
+ * each spare for {@link IDLE_MS} unused.
  *
  * The spare's process writes its pid and its namespace's identity once its rules are set; a
  * step joins only while that pid still holds that namespace, so a spare that died (and a pid
@@ -47,7 +49,8 @@ interface Spare {
   idle?: NodeJS.Timeout;
 }
 
-const spares = new Map<string, Spare>();
+/** Every spare, ready or being made, oldest first. */
+const spares = new Set<Spare>();
 /** How many steps joined a spare (a bench's figure, and tests'). */
 let spareJoins = 0;
 
@@ -99,9 +102,14 @@ function netNsOf(pid: number): string | undefined {
   }
 }
 
+/** The spares made with the rules `key` names, oldest first. */
+function sparesOf(key: string): Spare[] {
+  return [...spares].filter((spare) => spare.key === key);
+}
+
 /** Ends a spare's processes and removes its folder. */
 function drop(spare: Spare): void {
-  if (spares.get(spare.key) === spare) spares.delete(spare.key);
+  spares.delete(spare);
   clearTimeout(spare.idle);
   spare.stop.abort();
   void spare.made.finally(() => rmSync(spare.dir, { recursive: true, force: true }));
@@ -109,19 +117,18 @@ function drop(spare: Spare): void {
 
 /**
  * A spare made with `recipe`'s rules, now the caller's alone; undefined when there is none
- * (the step then makes its own namespace, as without spares). One still being made is waited
- * for, up to {@link WAIT_MS}: begun when the step before started, it is nearer ready than a
- * namespace the step would begin now (a story's first agent comes right after a provisioning
- * that took the spare ready before it).
+ * (the step then makes its own namespace, as without spares). When none is ready, the first of
+ * those still being made is waited for, up to {@link WAIT_MS}: begun when the step before
+ * started, it is nearer ready than a namespace the step would begin now.
  */
 export async function takeSpare(recipe: SpareRecipe): Promise<TakenSpare | undefined> {
   const key = recipeKey(recipe);
-  const making = spares.get(key);
-  if (making && !making.holder) await waitFor(making.made, WAIT_MS);
-  const spare = spares.get(key);
+  const making = sparesOf(key);
+  if (making.length > 0 && !making.some((spare) => spare.holder)) await waitFor(Promise.race(making.map((spare) => spare.made)), WAIT_MS);
+  const spare = sparesOf(key).find((candidate) => candidate.holder);
   const holder = spare?.holder;
   if (!spare || !holder) return undefined;
-  spares.delete(spare.key);
+  spares.delete(spare);
   clearTimeout(spare.idle);
   if (netNsOf(holder.pid) !== holder.netNs) {
     drop(spare);
@@ -144,19 +151,28 @@ function readReady(dir: string): { pid: number; netNs: string } | undefined {
 }
 
 /**
- * Starts making a spare for `recipe` in a folder under `scratchRoot` (named with `prefix`, so
- * a killed App's leftovers are removed like a step's), unless one exists or is being made.
+ * Starts making spares for `recipe` in folders under `scratchRoot` (named with `prefix`, so a
+ * killed App's leftovers are removed like a step's) until `count` of them exist or are being
+ * made. A new kind of rules first drops the oldest kinds beyond {@link MAX_KINDS}.
  */
-export function prepareSpare(recipe: SpareRecipe, scratchRoot: string, prefix: string): void {
+export function prepareSpare(recipe: SpareRecipe, scratchRoot: string, prefix: string, count = 1): void {
   const key = recipeKey(recipe);
-  if (spares.has(key)) return;
-  for (const old of spares.values()) if (spares.size >= MAX_KINDS) drop(old);
+  const have = sparesOf(key).length;
+  if (have === 0) {
+    const kinds = [...new Set([...spares].map((spare) => spare.key))];
+    for (const old of kinds.slice(0, Math.max(0, kinds.length - MAX_KINDS + 1))) for (const spare of sparesOf(old)) drop(spare);
+  }
+  for (let made = have; made < count; made += 1) makeSpare(recipe, key, scratchRoot, prefix);
+}
+
+/** Begins one spare for `recipe`. */
+function makeSpare(recipe: SpareRecipe, key: string, scratchRoot: string, prefix: string): void {
   const dir = mkdtempSync(join(scratchRoot, prefix));
   writeFileSync(join(dir, "net4"), recipe.rules.v4);
   writeFileSync(join(dir, "net6"), recipe.rules.v6);
   const stop = new AbortController();
   const spare: Spare = { key, dir, stop, made: Promise.resolve() };
-  spares.set(key, spare);
+  spares.add(spare);
   spare.made = new Promise<void>((resolve) => {
     const check = (): void => {
       const holder = readReady(dir);
@@ -184,7 +200,7 @@ export function prepareSpare(recipe: SpareRecipe, scratchRoot: string, prefix: s
       .catch(() => undefined)
       .then(() => {
         // Ended: dropped, or failed before it was ready (the next step then makes its own namespace and says why).
-        if (spares.get(key) === spare) spares.delete(key);
+        spares.delete(spare);
         clearTimeout(spare.idle);
         settle();
       });
@@ -212,5 +228,5 @@ export function readySpares(): { pid: number; netNs: string; group: number | und
 /** Drops every spare, once the work put off by ended steps has run (a clean stop, and tests). */
 export async function dropSpares(): Promise<void> {
   while (deferred.size > 0) await Promise.all([...deferred]);
-  for (const spare of [...spares.values()]) drop(spare);
+  for (const spare of [...spares]) drop(spare);
 }

@@ -66,14 +66,14 @@ function recipeOf(tools: NetTools, opened: OpenedDestination[], loopbackPorts: n
 }
 
 /**
- * Makes a spare namespace for the next networked step ahead of it (a story's first agent, while
- * its worktree provisions), so that step joins one instead of making its own. Only a step without
- * the egress proxy uses spares: with `HARNESS_NET_EGRESS_ALLOW` set this does nothing.
+ * Makes spare namespaces for the next `steps` networked steps ahead of them (a worktree's
+ * provisioning and the story's first agent), so each joins one instead of making its own. Only a
+ * step without the egress proxy uses spares: with `HARNESS_NET_EGRESS_ALLOW` set this does nothing.
  */
-export async function warmNetStep(settings: NetSettings, tools: NetTools, spares: SpareSpace, resolve: Resolve = systemResolve): Promise<void> {
+export async function warmNetStep(settings: NetSettings, tools: NetTools, spares: SpareSpace, steps: number, resolve: Resolve = systemResolve): Promise<void> {
   if (settings.egressAllow.length > 0) return;
   const { opened, loopbackPorts } = await openedDestinations(settings, resolve);
-  prepareSpare(recipeOf(tools, opened, loopbackPorts, undefined), spares.scratchRoot, spares.prefix);
+  prepareSpare(recipeOf(tools, opened, loopbackPorts, undefined), spares.scratchRoot, spares.prefix, steps);
 }
 
 /** Where spare namespaces are made, and the prefix that lets a killed App's leftovers be found; none without. */

@@ -134,15 +134,15 @@ export class Sandbox {
   }
 
   /**
-   * Makes the namespace of the next networked step ahead of it (a story's first agent is
-   * started while its worktree provisions), so that the step joins it instead of making its
+   * Makes the namespaces of the next `steps` networked steps ahead of them (a worktree's
+   * provisioning, then the story's first agent), so that each joins one instead of making its
    * own on its critical path. Nothing for a step without its own namespace; never throws.
    */
-  async warmNetwork(): Promise<void> {
+  async warmNetwork(steps = 1): Promise<void> {
     if (this.netPolicyOf(true) !== "own") return;
     const tools = this.host.netTools;
     if ("missing" in tools) return;
-    await warmNetStep(this.settings.net, tools, this.spareSpace(), this.host.resolve).catch(() => undefined);
+    await warmNetStep(this.settings.net, tools, this.spareSpace(), steps, this.host.resolve).catch(() => undefined);
   }
 
   /** Where this process's spare namespaces are made (named so a killed App's leftovers are removed like a step's). */

@@ -79,6 +79,25 @@ describe.each(["pasta", "slirp4netns"] as const)("spare namespaces with %s", (ki
     expect(nsOf(first.out)).toBe(warm?.netNs);
   });
 
+  it("makes as many spares as the steps it is warmed for (provisioning, then the first agent), and each of them joins one of its own", async () => {
+    const sandbox = box({}, kind);
+    const taken = sparesTaken();
+    await sandbox.warmNetwork(2);
+    await sparesMade();
+    const warm = readySpares();
+    expect(warm).toHaveLength(2);
+    expect(new Set(warm.map((spare) => spare.pid)).size).toBe(2);
+    const provision = await networkedStep(sandbox, nsLine);
+    const agent = await networkedStep(sandbox, nsLine);
+    expect([nsOf(provision.out), nsOf(agent.out)]).toEqual(warm.map((spare) => spare.netNs));
+    expect(sparesTaken()).toBe(taken + 2);
+    // Warming again tops the spares up to the number asked for, never beyond it.
+    await sandbox.warmNetwork(2);
+    await sandbox.warmNetwork(1);
+    await sparesMade();
+    expect(readySpares()).toHaveLength(2);
+  });
+
   it("a step that starts while its spare is still being made waits for it and joins it, instead of making a namespace of its own", async () => {
     const sandbox = box({}, kind);
     const taken = sparesTaken();
