@@ -21,7 +21,10 @@ if [ -z "${HARNESS_IMAGE_MOUNT_NS:-}" ]; then
 fi
 
 # Podman, mmdebstrap and podman-compose from Debian's packages; runc for the runtime (see the conf below).
-packages=(podman mmdebstrap podman-compose runc uidmap)
+# netavark with aardvark-dns, named: Podman's network stack may be CNI's plugins instead, which
+# apt may choose on its own, and without their dnsname plugin the compose services cannot
+# resolve each other ("getaddrinfo ENOTFOUND redis").
+packages=(podman mmdebstrap podman-compose runc uidmap netavark aardvark-dns)
 missing=()
 for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ "${#missing[@]}" -gt 0 ]; then
@@ -51,7 +54,8 @@ trap 'exit 130' INT TERM
 # Podman's settings for this run only, never /etc. Without CAP_SYS_RESOURCE (as here), Podman's
 # default limits (1048576 open files, 4194304 processes) are above what the runtime may set, and
 # no container starts: open files at this shell's hard limit, processes at most 32768 (the runtime
-# was refused 65536 here, with a hard limit of 96367). runc, as the issue found crun wanting here.
+# was refused 65536 here, with a hard limit of 96367). runc, as the issue found crun wanting here;
+# netavark, so the compose services resolve each other by name.
 nofile="$(ulimit -Hn)"
 nproc="$(ulimit -Hu)"
 [ "$nproc" = unlimited ] || [ "$nproc" -gt 32768 ] && nproc=32768
@@ -60,6 +64,8 @@ cat >"$state/containers.conf" <<CONF
 default_ulimits = ["nofile=$nofile:$nofile", "nproc=$nproc:$nproc"]
 [engine]
 runtime = "runc"
+[network]
+network_backend = "netavark"
 CONF
 export CONTAINERS_CONF="$state/containers.conf"
 
