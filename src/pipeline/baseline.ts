@@ -145,7 +145,6 @@ async function keep(task: TaskRun, baseline: BaselineResult, key: BaselineKey, c
 }
 
 /**
-/**
  * The suite on the base, in a provisioned checkout of its own, with the same policy as the suite
  * gate, and the tests it reported (read from its whole log); a result that says something about
  * the base is kept for the next story.
