@@ -7,7 +7,17 @@ import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { join } from "node:path";
-import { classifyGitFailure, git, GitError, gitFailureClass, isPushRefusal, isWorkTree, refusalMessage, splitNul } from "../../src/workspace/index.js";
+import {
+  classifyGitFailure,
+  git,
+  GitError,
+  gitFailureClass,
+  isForbiddenPush,
+  isPushRefusal,
+  isWorkTree,
+  refusalMessage,
+  splitNul,
+} from "../../src/workspace/index.js";
 import { freePort } from "../support/net.js";
 import { commitAll, initRepo, makeTempDir, removeTempDirs, writeFiles } from "../support/tmp.js";
 
@@ -175,5 +185,45 @@ describe("git's words, classified in one place", () => {
     }
     // Without a rejection line, the refusal message is what git said.
     expect(refusalMessage("fatal: something else\n")).toBe("fatal: something else");
+  });
+
+  it("tells a local clone's object copy that raced another git process, before any other words", () => {
+    // The copy's message names a file that is "not found": the race is still told as such, to be retried.
+    const tail = "error: failed to copy file to '/x/objects/ab/tmp_obj_1': No such file or directory (not found)\nfatal: the remote end hung up unexpectedly\n";
+    expect(classifyGitFailure({ exitCode: 128, timedOut: false, tail })).toBe("object-copy");
+    expect(classifyGitFailure({ exitCode: 128, timedOut: false, tail: "fatal: failed to iterate over '/x/objects'\n" })).toBe("object-copy");
+  });
+
+  it("tells a push the server answered with 403 (a token that may not write there) from a 401 and from other kinds", () => {
+    const forbidden = "remote: Permission to o/r.git denied.\nfatal: unable to access 'https://h/o/r.git/': The requested URL returned error: 403\n";
+    expect(isForbiddenPush({ kind: "auth", stderr: forbidden })).toBe(true);
+    expect(isForbiddenPush({ kind: "auth", stderr: "fatal: unable to access 'x': The requested URL returned error: 401\n" })).toBe(false);
+    expect(isForbiddenPush({ kind: "auth", stderr: "fatal: The requested URL returned error: 4031\n" })).toBe(false);
+    expect(isForbiddenPush({ kind: "network", stderr: forbidden })).toBe(false);
+  });
+
+  it("keeps of a refusal only the server's lines and the rejection, each without trailing blanks, and at most 4,000 characters", () => {
+    const stderr = [
+      "  remote: error: GH006: Protected branch update failed for refs/heads/main.   ",
+      "To https://h/o/r.git",
+      " ! [remote rejected] main -> main (protected branch hook declined)  ",
+      "hint: ask whoever keeps the remote: they may allow it",
+      "warning: this is no error: at all",
+      "error: failed to push some refs to 'https://h/o/r.git'",
+      "",
+    ].join("\n");
+    expect(refusalMessage(stderr)).toBe(
+      [
+        "remote: error: GH006: Protected branch update failed for refs/heads/main.",
+        " ! [remote rejected] main -> main (protected branch hook declined)",
+        "error: failed to push some refs to 'https://h/o/r.git'",
+      ].join("\n"),
+    );
+    expect(refusalMessage(`remote: ${"x".repeat(5000)}\n`)).toHaveLength(4000);
+  });
+
+  it("names git's last three lines of a message that ends in a new line, and 'none' for a call without an exit code", () => {
+    expect(new GitError("failed", ["x", "y"], 1, "one\ntwo\nthree\nfour\n").message).toBe("git x y failed (failed, exit 1): two / three / four");
+    expect(new GitError("timeout", ["x"], null, "  late\n").message).toBe("git x failed (timeout, exit none): late");
   });
 });
