@@ -61,6 +61,10 @@ describe("BullMQ adapter: HARNESS_QUEUE", () => {
       "HARNESS_QUEUE must be a redis:// URL such as redis://localhost:6379/0, got 'redis://***@cache:6379/0'",
     );
     expect(refusal("redis://u:p/a@b@h").message).toContain("got 'redis://***@h'");
+    // Without an '@' there is nothing to hide; a '//' after an '@' is no scheme of the value's.
+    expect(refusal("not a url").message).toContain("got 'not a url'");
+    expect(refusal("@not a url").message).toContain("got '***@not a url'");
+    expect(refusal("a b@c//d@e").message).toContain("got '***@e'");
     expect(refusal("http://cache:6379").message).toBe("HARNESS_QUEUE must start with redis:// or rediss://, got 'http:'");
     expect(refusal("redis:///0").message).toBe("HARNESS_QUEUE names no host");
     expect(refusal("redis://cache/zero", "Q").message).toBe("Q: the database must be a number (redis://host:6379/0), got '/zero'");

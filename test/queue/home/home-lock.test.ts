@@ -1,7 +1,7 @@
 /** The data-directory lock within one process: the refusal names its holder and since when; a release frees it. */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { claimHarnessHome, HarnessHomeInUseError } from "../../../src/queue/index.js";
+import { claimHarnessHome, HarnessHomeInUseError, newLockOwner, retireLockOwner } from "../../../src/queue/index.js";
 import { tempDir } from "../helpers.js";
 
 describe("claimHarnessHome", () => {
@@ -31,5 +31,15 @@ describe("claimHarnessHome", () => {
     } finally {
       await remove();
     }
+  });
+
+  it("says what it knows of a holder: nothing of one that is gone, no time when the lock did not say", () => {
+    const rule = "one App per data directory: stop that process, or give this one its own HARNESS_HOME";
+    expect(new HarnessHomeInUseError("/h", undefined, undefined).message).toBe(`HARNESS_HOME /h is in use by another story-harness process; ${rule}`);
+    const owner = newLockOwner();
+    expect(new HarnessHomeInUseError("/h", owner, undefined).message).toBe(
+      `HARNESS_HOME /h is in use by another story-harness process (pid ${owner.pid}); ${rule}`,
+    );
+    retireLockOwner(owner);
   });
 });
