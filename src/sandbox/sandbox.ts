@@ -10,7 +10,7 @@ import { appendFileSync, chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSyn
 import { rm } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { exec, type ExecOptions, type ExecResult } from "../exec/index.js";
+import { currentStepScope, exec, type ExecOptions, type ExecResult } from "../exec/index.js";
 import { bwrapArgs, hostSystemEntries, type SandboxView, type SystemEntry } from "./bwrap-args.js";
 import { gitReadPaths, guardGitLink, isInside } from "./git-view.js";
 import { removeOrphans } from "./orphans.js";
@@ -200,8 +200,12 @@ export class Sandbox {
         // The probe refuses stories on such a host; a step that still comes here does not get the host's network instead.
         if ("missing" in tools)
           return notLaunched(argv, options.logPath, `no network namespace can be made for this step: ${tools.missing.join(", ")} missing`, policy);
-        // Beside an agent, the next spare waits out the agent's start.
-        const spares = this.spareSpace(step.purpose === "agent" ? AGENT_START_MS : 0);
+        // Beside an agent, the next spare waits out the agent's start. Work off the critical path
+        // (a niced scope: the baseline) makes its own namespace and leaves the spares to the steps
+        // a story waits for: a baseline's provisioning that took the spare warmed for the first
+        // seat made that seat wait for the next one (bench/agents, Claude Code's implementer).
+        const offCriticalPath = (currentStepScope()?.niceness ?? 0) > 0;
+        const spares = offCriticalPath ? undefined : this.spareSpace(step.purpose === "agent" ? AGENT_START_MS : 0);
         net = await prepareNetStep(this.settings.net, tools, scratch, options.logPath, this.host.resolve, spares);
         Object.assign(set, net.env);
       }

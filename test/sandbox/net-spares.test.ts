@@ -6,6 +6,7 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { runInStepScope } from "../../src/exec/index.js";
 import { dropSpares, readySpares, sparesMade, sparesTaken } from "../../src/sandbox/index.js";
 import { until } from "../support/poll.js";
 import { box, connectLine, hostListener, networkedStep } from "../support/net-step.js";
@@ -96,6 +97,22 @@ describe.each(["pasta", "slirp4netns"] as const)("spare namespaces with %s", (ki
     await sandbox.warmNetwork(1);
     await sparesMade();
     expect(readySpares()).toHaveLength(2);
+  });
+
+  it("a step off the critical path (a niced scope: the baseline) makes its own namespace and leaves the spare to the step the story waits for", async () => {
+    const sandbox = box({}, kind);
+    const taken = sparesTaken();
+    await sandbox.warmNetwork();
+    await sparesMade();
+    const [warm] = readySpares();
+    const niced = await runInStepScope({ niceness: 10 }, () => networkedStep(sandbox, nsLine));
+    expect(niced.net).toBe("own");
+    expect(nsOf(niced.out)).toBeDefined();
+    expect(sparesTaken()).toBe(taken);
+    expect(readySpares().map((spare) => spare.pid)).toEqual([warm?.pid]);
+    const seat = await networkedStep(sandbox, nsLine);
+    expect(nsOf(seat.out)).toBe(warm?.netNs);
+    expect(sparesTaken()).toBe(taken + 1);
   });
 
   it("a step that starts while its spare is still being made waits for it and joins it, instead of making a namespace of its own", async () => {
