@@ -112,7 +112,7 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
   const agentEnv = args.config.agent.env.filter((name) => allowed.has(name));
   const context: RunContext = {
     story: args.story,
-    ...(args.revision ? { revision: { prompt: args.revision, template: reviserTemplate(), stageId: args.workflow.retryStage } } : {}),
+    ...(args.revision ? { revision: { prompt: args.revision, template: checkedTemplate(REVISER_PROMPT_PATH), stageId: args.workflow.retryStage } } : {}),
     config: args.config,
     workflow: args.workflow,
     maxAttempts,
@@ -132,11 +132,14 @@ export async function runStory(args: RunStoryArgs): Promise<StoryOutcome> {
   return plan || planning ? runPlannedStory(base, plan) : runUnplannedStory(base);
 }
 
-/** `prompts/reviser.md`, checked like a workflow's templates: an unknown placeholder is refused, never left blank. */
-function reviserTemplate(): string {
-  const template = readFileSync(REVISER_PROMPT_PATH, "utf8");
+/**
+ * A prompt template read from `path` (`prompts/reviser.md` for a revision round), checked like a
+ * workflow's templates: an unknown placeholder is refused, naming the file, never left blank.
+ */
+export function checkedTemplate(path: string): string {
+  const template = readFileSync(path, "utf8");
   const { unknown } = parseTemplate(template);
-  if (unknown.length > 0) throw new Error(`${REVISER_PROMPT_PATH} uses unknown placeholders: ${unknown.join(", ")}`);
+  if (unknown.length > 0) throw new Error(`${path} uses unknown placeholders: ${unknown.join(", ")}`);
   return template;
 }
 

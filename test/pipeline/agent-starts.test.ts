@@ -50,10 +50,31 @@ describe("a preset CLI is started in the sandbox before any seat", () => {
       "no agent of the implementer seat can start in the sandbox: 'claude --version' exited 1: Error: claude native binary not installed.",
     );
     expect(outcome.detail).toContain(join(outcome.runDir, "logs", "agent-start-claude-code", "version.log"));
-    expect(ofKind(journal, "story.blocked")).toEqual([expect.objectContaining({ failureClass: "agent-unavailable" })]);
+    // Journaled as the story's one task's block, in the same words.
+    const taskId = ofKind(journal, "run.started")[0]?.taskId;
+    expect(taskId).toMatch(/^task-/);
+    expect(ofKind(journal, "story.blocked")).toEqual([
+      { kind: "story.blocked", taskId, failureClass: "agent-unavailable", detail: outcome.detail, at: expect.any(String) },
+    ]);
     expect(ofKind(journal, "stage.started")).toEqual([]);
     expect(ofKind(journal, "task.started")).toEqual([]);
     expect(launches(s)).toEqual([]);
+  });
+
+  it("a planned story whose CLI cannot start is blocked as agent-unavailable without a task, before any task's worktree", async () => {
+    const s = await makeScenario();
+    const bin = makeTempDir("harness-stub-bin-");
+    writeFiles(bin, { claude: { content: NATIVE_MISSING, mode: 0o755 } });
+    restore = prependPath(bin);
+    const plan = { tasks: [{ id: "a", title: "Part a", files: ["a.txt"] }] };
+    const story = { id: "demo", title: "Plan", body: `One part.\n\n\`\`\`harness-plan\n${JSON.stringify(plan)}\n\`\`\`\n` };
+    const { outcome, journal } = await runScenario(s, presetConfig("  preset: claude-code"), { sandbox: sandboxFor(s, bin), story });
+    expect(outcome).toMatchObject({ status: "blocked", failureClass: "agent-unavailable" });
+    expect(outcome.detail).toContain("'claude --version' exited 1: Error: claude native binary not installed.");
+    expect(ofKind(journal, "story.blocked")).toEqual([
+      { kind: "story.blocked", failureClass: "agent-unavailable", detail: outcome.detail, at: expect.any(String) },
+    ]);
+    expect(ofKind(journal, "worktree.created")).toEqual([]);
   });
 
   it("a CLI whose interpreter the sandbox does not show is agent-unavailable, naming the folder it cannot show and HARNESS_SANDBOX_READ", async () => {
