@@ -50,3 +50,41 @@ it("waits for every agent starting, one launched while it waited included", asyn
   await settled;
   expect(order).toEqual(["settled"]);
 });
+
+it("waits for a seat it was told is coming until that seat launched, then for the seat's start", async () => {
+  const boots = new AgentBoots(3_600_000);
+  boots.expectSeat();
+  const order: string[] = [];
+  const settled = boots.settled().then(() => order.push("settled"));
+  await someTurns();
+  expect(order).toEqual([]);
+  const boot = boots.launched();
+  await someTurns();
+  expect(order).toEqual([]);
+  order.push("ended");
+  boot.ended();
+  await settled;
+  expect(order).toEqual(["ended", "settled"]);
+});
+
+it("stops waiting for a seat that is not coming once released, and a second announcement while one waits is the same seat", async () => {
+  const boots = new AgentBoots(3_600_000);
+  boots.expectSeat();
+  boots.expectSeat();
+  const order: string[] = [];
+  const settled = boots.settled().then(() => order.push("settled"));
+  await someTurns();
+  expect(order).toEqual([]);
+  order.push("released");
+  boots.release();
+  await settled;
+  expect(order).toEqual(["released", "settled"]);
+  // Released, a later launch is timed on its own: its start still counts.
+  const boot = boots.launched();
+  const again = boots.settled().then(() => order.push("settled again"));
+  await someTurns();
+  expect(order).toEqual(["released", "settled"]);
+  boot.ended();
+  await again;
+  expect(order).toEqual(["released", "settled", "settled again"]);
+});
