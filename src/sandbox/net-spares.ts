@@ -68,23 +68,66 @@ async function waitFor(promise: Promise<void>, ms: number): Promise<void> {
 
 /** Work put off until the step's result has gone back (ending a used spare, starting the next). */
 const deferred = new Set<Promise<void>>();
+/** Until when (`Date.now()`) work put off gives way to an agent's start. */
+let quietUntil = 0;
 
 /**
- * Runs `work` once the current step's result has been handed back: starting a process costs a
- * fork of the App (tens of milliseconds under load), which belongs between steps, not in one.
+ * Keeps work put off ({@link afterStep}) from running for the next `ms`: an agent CLI's start
+ * is CPU-bound, and ending the last step's spare (a scan of /proc) or making the next one (~70 ms
+ * of a core) beside it delayed its first request (bench/agents, 2 cores: the implementer, whose
+ * launch follows provisioning's end, 1.11–1.14× the bare CLI).
+ */
+export function quietFor(ms: number): void {
+  quietUntil = Math.max(quietUntil, Date.now() + ms);
+}
+
+/**
+ * Runs `work` once the current step's result has been handed back, and no agent is starting
+ * ({@link quietFor}): starting a process costs a fork of the App (tens of milliseconds under
+ * load), which belongs between steps, not in one.
  */
 export function afterStep(work: () => void): void {
-  const done = new Promise<void>((resolve) =>
-    setImmediate(() => {
+  const done = new Promise<void>((resolve) => {
+    const run = (): void => {
+      const wait = quietUntil - Date.now();
+      if (wait > 0) {
+        const timer = setTimeout(() => {
+          waiting.delete(wake);
+          run();
+        }, wait);
+        const wake = (): void => {
+          clearTimeout(timer);
+          run();
+        };
+        waiting.add(wake);
+        return;
+      }
       try {
         work();
       } finally {
         resolve();
       }
-    }),
-  );
+    };
+    setImmediate(run);
+  });
   deferred.add(done);
   void done.finally(() => deferred.delete(done));
+}
+
+/** Work put off that waits out an agent's start, woken by {@link endQuiet}. */
+const waiting = new Set<() => void>();
+
+/** Until when work put off waits (`Date.now()`; 0 or past: it runs). */
+export function quietUntilMs(): number {
+  return quietUntil;
+}
+
+/** Lets work put off run now (a clean stop does not wait out an agent's start). */
+export function endQuiet(): void {
+  quietUntil = 0;
+  const woken = [...waiting];
+  waiting.clear();
+  for (const wake of woken) wake();
 }
 
 /** The identity of a recipe: every input of the namespace the step would otherwise make. */
@@ -227,6 +270,7 @@ export function readySpares(): { pid: number; netNs: string; group: number | und
 
 /** Drops every spare, once the work put off by ended steps has run (a clean stop, and tests). */
 export async function dropSpares(): Promise<void> {
+  endQuiet();
   while (deferred.size > 0) await Promise.all([...deferred]);
   for (const spare of [...spares]) drop(spare);
 }

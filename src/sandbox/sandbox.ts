@@ -19,6 +19,7 @@ import { createPidsCgroup, enterCgroupArgv, removePidsCgroup, removeStalePidsCgr
 import { sandboxSettingsFromEnv, type SandboxSettings } from "./settings.js";
 import { findNetTools, type NetTools } from "./net-launch.js";
 import { prepareNetStep, warmNetStep, type NetPolicy, type NetStep, type SpareSpace } from "./net-step.js";
+import { quietFor } from "./net-spares.js";
 import type { Resolve } from "./egress-proxy.js";
 import { findProgramIn } from "./programs.js";
 import { programView, refusalOf, stepView, type ProgramViewHost } from "./program-view.js";
@@ -195,6 +196,8 @@ export class Sandbox {
           `rustup's toolchains (${rustup}) cannot be shown to the step: the folder ${rustupRefused}; set RUSTUP_HOME to a folder of toolchains alone, or add it to HARNESS_SANDBOX_READ`,
           policy,
         );
+      // What the last step left to do (ending its spare, making the next) waits out this agent's start.
+      if (step.purpose === "agent") quietFor(AGENT_START_MS);
       const tools = this.host.netTools;
       if (policy === "own" || policy === "egress") {
         // The probe refuses stories on such a host; a step that still comes here does not get the host's network instead.

@@ -8,6 +8,9 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runInStepScope } from "../../src/exec/index.js";
 import { dropSpares, readySpares, sparesMade, sparesTaken } from "../../src/sandbox/index.js";
+import { afterStep, endQuiet, quietFor, quietUntilMs } from "../../src/sandbox/net-spares.js";
+import { AGENT_START_MS } from "../../src/sandbox/sandbox.js";
+import { exec } from "../../src/exec/index.js";
 import { until } from "../support/poll.js";
 import { box, connectLine, hostListener, networkedStep } from "../support/net-step.js";
 import { makeTempDir, removeTempDirs } from "../support/tmp.js";
@@ -206,4 +209,51 @@ it("a spare whose holder died is not joined, even before the App hears of it: th
   } finally {
     host.server.close();
   }
+});
+
+describe("work a step leaves (ending its spare, making the next) and an agent's start", () => {
+  /** Runs a process through src/exec to its end: many turns of the event loop, in which work let go would have run. */
+  const someTurns = async (): Promise<void> => {
+    await exec(["/bin/sh", "-c", "true"], { cwd: makeTempDir() });
+  };
+
+  it("runs once the step's result is back when no agent is starting", async () => {
+    const ran: string[] = [];
+    afterStep(() => ran.push("work"));
+    expect(ran).toEqual([]);
+    await sparesMade();
+    expect(ran).toEqual(["work"]);
+  });
+
+  it("waits while an agent starts, and runs once told the start is over", async () => {
+    const ran: string[] = [];
+    quietFor(3_600_000);
+    afterStep(() => ran.push("first"));
+    afterStep(() => ran.push("second"));
+    await someTurns();
+    expect(ran).toEqual([]);
+    endQuiet();
+    await sparesMade();
+    expect(ran).toEqual(["first", "second"]);
+  });
+
+  it("an agent step holds it back for the agent's start from its launch; other steps do not", async () => {
+    const sandbox = box({}, "slirp4netns");
+    const dir = makeTempDir();
+    endQuiet();
+    const before = Date.now();
+    await sandbox.shell("true", { cwd: dir, timeoutMs: 120_000 }, { purpose: "provision", network: true, writable: [dir] });
+    expect(quietUntilMs()).toBe(0);
+    await sandbox.shell("true", { cwd: dir, timeoutMs: 120_000 }, { purpose: "agent", network: true, writable: [dir] });
+    expect(quietUntilMs()).toBeGreaterThanOrEqual(before + AGENT_START_MS);
+    endQuiet();
+  });
+
+  it("a clean stop (dropSpares) does not wait out an agent's start", async () => {
+    const ran: string[] = [];
+    quietFor(3_600_000);
+    afterStep(() => ran.push("work"));
+    await dropSpares();
+    expect(ran).toEqual(["work"]);
+  });
 });
