@@ -2,9 +2,8 @@
  * The agents of a task in their first seconds. An agent CLI's start is CPU-bound (Claude Code
  * and Codex take most of a second of a core before their first request), and on a small host
  * whatever the task starts beside it then delays it. The baseline, which runs beside the first
- * seat off the critical path, waits here before each of its sandboxed steps: from the task's
- * provisioning until the first seat launched ({@link AgentBoots.expectSeat}), then the agent's
- * first {@link START_MS}; then it overlaps the agent's far longer wait on its model.
+ * seat off the critical path, waits here before each of its sandboxed steps: it gives the
+ * agent its first {@link START_MS}, then overlaps the agent's far longer wait on its model.
  *
  * The wait is a time, not a sign in the agent's output: Codex writes its first event about
  * 150 ms before its first request, and a baseline let go on that event still slowed the
@@ -22,45 +21,15 @@ export interface AgentStart {
 
 export class AgentBoots {
   private readonly starting = new Set<Promise<void>>();
-  private awaited: AgentStart | undefined;
 
   constructor(private readonly startMs: number = START_MS) {}
 
-  /** Counts an agent as starting until it ended or its start time passed; the seat {@link expectSeat} announced has come. */
+  /** Counts an agent as starting until it ended or its start time passed. */
   launched(): AgentStart {
-    const start = this.hold(this.startMs);
-    this.release();
-    return start;
-  }
-
-  /**
-   * A seat is coming (the task is still provisioning for it): counts as an agent starting until
-   * one is {@link launched}, or until {@link release} (the task needs the baseline's answer
-   * first, or ended). Without it, a baseline step begun in the moment between the task's
-   * provisioning and its first launch ran beside that agent's start.
-   */
-  expectSeat(): void {
-    this.awaited ??= this.hold();
-  }
-
-  /** No seat is coming after all. */
-  release(): void {
-    const awaited = this.awaited;
-    this.awaited = undefined;
-    awaited?.ended();
-  }
-
-  /** Resolves once no agent of the task is starting. */
-  async settled(): Promise<void> {
-    while (this.starting.size > 0) await Promise.all([...this.starting]);
-  }
-
-  /** An entry of `starting` until it ended, or `ms` passed when given. */
-  private hold(ms?: number): AgentStart {
     let end: () => void = () => undefined;
     const started = new Promise<void>((resolve) => {
-      const timer = ms === undefined ? undefined : setTimeout(() => end(), ms);
-      timer?.unref();
+      const timer = setTimeout(() => end(), this.startMs);
+      timer.unref();
       end = () => {
         clearTimeout(timer);
         resolve();
@@ -69,5 +38,10 @@ export class AgentBoots {
     this.starting.add(started);
     void started.then(() => this.starting.delete(started));
     return { ended: () => end() };
+  }
+
+  /** Resolves once no agent of the task is starting. */
+  async settled(): Promise<void> {
+    while (this.starting.size > 0) await Promise.all([...this.starting]);
   }
 }

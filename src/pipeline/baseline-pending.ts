@@ -1,7 +1,7 @@
 /**
  * The baseline off the critical path: it starts as soon as the task's worktree exists, in a
- * checkout of the base commit of its own made beside the task's provisioning; its own
- * provisioning and suite run beside the first seat, once that seat's agent has started. Its answer is awaited before anything that needs it (the task's second stage, or a first
+ * checkout of the base commit of its own, and runs beside the task's provisioning and its first
+ * seat. Its answer is awaited before anything that needs it (the task's second stage, or a first
  * stage that runs the suite), so a base on which the test command cannot start still blocks
  * before a second seat is spent.
  */
@@ -23,10 +23,6 @@ const BASELINE_NICENESS = 10;
  */
 export function startBaseline(task: TaskRun, stages: readonly Stage[], checkout: BaseCheckout): PendingBaseline | undefined {
   if (!needsBaseline(stages, task.config.test.command)) return undefined;
-  // Its provisioning and suite begin once the first seat launched and ran its start (or once the
-  // task needs the answer): measured (bench/agents, 2 cores, Claude Code), a baseline step begun
-  // between the task's provisioning and that launch still ran beside the agent's start.
-  task.agentBoots.expectSeat();
   const stopper = new AbortController();
   const signal = task.signal ? AbortSignal.any([task.signal, stopper.signal]) : stopper.signal;
   // Every process of the baseline (its checkout's git, provisioning, the suite) runs niced: it is off
@@ -42,12 +38,8 @@ export function startBaseline(task: TaskRun, stages: readonly Stage[], checkout:
     return undefined;
   });
   return {
-    settle: () => {
-      task.agentBoots.release();
-      return answer;
-    },
+    settle: () => answer,
     stop: async () => {
-      task.agentBoots.release();
       stopper.abort();
       await answer;
     },

@@ -1,6 +1,6 @@
 /**
  * The baseline: the suite run once on the commit the task starts from, in a checkout of its
- * own (baseline-pending.ts runs it beside the first seat). It decides whose
+ * own (baseline-pending.ts runs it beside provisioning and the first seat). It decides whose
  * failure a red gate is: a base that is red the same way is infrastructure (`baseline-red`),
  * not the change's doing; a command that cannot start there (126, 127) is the environment's
  * (`environment`). Its result is kept per base (baseline-cache.ts): the next story on the same

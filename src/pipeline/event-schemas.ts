@@ -101,7 +101,7 @@ export const EVENT_SCHEMAS = [
   event(
     "baseline.started",
     { taskId: taskId() },
-    "The baseline began, in a checkout of the base commit of its own (made beside the task's provisioning), and runs beside the task's first seat; its `baseline.finished` comes before the task's second stage starts.",
+    "The baseline began, in a checkout of the base commit of its own, beside the task's provisioning and its first seat; its `baseline.finished` comes before the task's second stage starts.",
   ),
   event(
     "baseline.finished",

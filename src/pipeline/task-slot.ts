@@ -41,7 +41,7 @@ export interface Slot<R extends SlotOutcome = SlotOutcome> {
   wave: number;
   attempt: number;
   planContext?: TaskPromptContext;
-  /** The stages the slot's work runs: when one runs the suite, the baseline starts with the worktree (its checkout beside provisioning, the rest beside the first seat). */
+  /** The stages the slot's work runs: when one runs the suite, the baseline starts with the worktree, beside provisioning. */
   baseline?: readonly Stage[];
   /** Runs in the worktree after the work (or its failure), before the worktree is removed; never throws. */
   land?: (task: TaskRun, result: R | SlotFailure) => Promise<R | SlotFailure>;

@@ -1,14 +1,13 @@
 /**
- * The baseline runs off the critical path: in a checkout of its own (made beside provisioning), beside
+ * The baseline runs off the critical path: in a checkout of its own, beside provisioning and
  * the implementer (after its agent's first seconds), and settled before the second stage. Shown by ordering through files, never
  * by timing: the implementer and the baseline's test command each wait for the other's marker.
  */
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { getPriority } from "node:os";
 import { dirname, join } from "node:path";
 import { removeTempDirs } from "../support/tmp.js";
-import { parseHarnessConfig } from "../../src/pipeline/index.js";
-import { launches, makeScenario, ofKind, q, runScenario, scriptedConfig, scriptedConfigYaml } from "./helpers.js";
+import { launches, makeScenario, ofKind, q, runScenario, scriptedConfig } from "./helpers.js";
 
 afterAll(removeTempDirs);
 
@@ -41,26 +40,6 @@ describe("the baseline beside the implementer", () => {
     const stories = join(s.home, "worktrees");
     const left = existsSync(stories) ? readdirSync(stories).flatMap((story) => readdirSync(join(stories, story))) : [];
     expect(left).toEqual([]);
-  });
-
-  it("provisions its checkout only once the first seat has launched, never in the moment before it", async () => {
-    const s = await makeScenario();
-    // Each provisioning says whether the implementer had started; the task's own runs before it, the baseline's must not.
-    // The task's own takes a second, so that a baseline that did not wait for the seat would begin while it runs.
-    const provision = [
-      'case "$PWD" in *-baseline) ;; *) sleep 1 ;; esac',
-      `grep -qs "^implementer" ${q(s.launches)} && echo "the implementer had started" || echo "before the implementer"`,
-    ].join("; ");
-    const yaml = scriptedConfigYaml(s, "complete").replace('  command: "true"', `  command: ${JSON.stringify(provision)}`);
-    const { outcome } = await runScenario(s, parseHarnessConfig(yaml, "harness.yml"));
-    expect(outcome.status).toBe("completed");
-    const logs = join(outcome.runDir, "logs");
-    const said = (prefix: string): string[] =>
-      readdirSync(logs)
-        .filter((name) => name.startsWith(prefix))
-        .map((name) => readFileSync(join(logs, name), "utf8"));
-    expect(said("baseline-provision-")).toEqual([expect.stringMatching(/^the implementer had started$/m)]);
-    expect(said("provision-")).toEqual([expect.stringMatching(/^before the implementer$/m)]);
   });
 
   it("blocks a base on which the test command cannot start before the second seat is spent", async () => {
