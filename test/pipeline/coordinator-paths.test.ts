@@ -6,23 +6,14 @@
  * stop request, the harness's own error), what is committed, and what is logged when a commit
  * or a removal fails.
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
-import {
-  loadWorkflow,
-  parseHarnessConfig,
-  readJournal,
-  runStory,
-  type HarnessConfig,
-  type HistoryEvent,
-  type RunStoryArgs,
-  type StoryOutcome,
-  type Workflow,
-} from "../../src/pipeline/index.js";
+import { type RunStoryArgs, type StoryOutcome, type Workflow } from "../../src/pipeline/index.js";
 import { createTaskWorktree, git, removeTaskWorktree, taskWorktreePath } from "../../src/workspace/index.js";
 import { removeTempDirs } from "../support/tmp.js";
-import { kinds, makeScenario, ofKind, recordingReporter, type Scenario } from "./helpers.js";
+import { kinds, makeScenario, ofKind, type Scenario } from "./helpers.js";
 import { sandboxOf } from "./task-run.js";
+import { minimalConfig, runMinimal, workflow } from "./minimal-story.js";
 import { sandboxFromEnv } from "../../src/sandbox/index.js";
 
 afterAll(removeTempDirs);
@@ -30,44 +21,11 @@ afterAll(removeTempDirs);
 const IMPLEMENTER = { id: "implementer", seat: "implementer", prompt: "prompts/implementer.md" };
 const GATE = { id: "check", kind: "gate" };
 
-function workflow(s: Scenario, name: string, stages: unknown[], retry: string): Workflow {
-  const path = join(s.dir, `${name}.json`);
-  writeFileSync(path, JSON.stringify({ name, max_attempts: 2, stages, on_failure: { retry_stage: retry } }));
-  return loadWorkflow(path);
-}
 const gateOnly = (s: Scenario): Workflow => workflow(s, "gate-only", [GATE], "check");
 const seatOnly = (s: Scenario): Workflow => workflow(s, "seat-only", [IMPLEMENTER], "implementer");
 
-function config(options: { agent?: string; test?: string; provision?: string; extra?: string }): HarnessConfig {
-  const lines = [
-    "agent:",
-    `  command: ${JSON.stringify(options.agent ?? "true")}`,
-    "test:",
-    `  command: ${JSON.stringify(options.test ?? "true")}`,
-    "provision:",
-    `  command: ${JSON.stringify(options.provision ?? "true")}`,
-    options.extra ?? "",
-  ];
-  return parseHarnessConfig(lines.join("\n"), "harness.yml");
-}
-
-async function run(
-  s: Scenario,
-  args: Partial<RunStoryArgs> & { config: HarnessConfig; workflow: Workflow },
-): Promise<{ outcome: StoryOutcome; journal: HistoryEvent[] }> {
-  const outcome = await runStory({
-    repoDir: s.repo,
-    story: { id: "demo", title: "Greet the user", body: "Write feature.txt saying hello." },
-    branch: "harness/story-demo",
-    baseRef: "HEAD",
-    harnessHome: s.home,
-    reporter: recordingReporter(),
-    agentEnvAllow: [],
-    sandbox: sandboxOf(true),
-    ...args,
-  });
-  return { outcome, journal: readJournal(join(outcome.runDir, "execution-history.ndjson")) };
-}
+const config = minimalConfig;
+const run = runMinimal;
 
 const filesOf = async (s: Scenario, commit: string): Promise<string[]> =>
   (await git(["show", "--name-only", "--format=", commit], { cwd: s.repo })).split("\n").filter((line) => line !== "");

@@ -6,61 +6,24 @@
  */
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
-import {
-  loadWorkflow,
-  parseHarnessConfig,
-  readJournal,
-  runStory,
-  type HarnessConfig,
-  type HistoryEvent,
-  type RunStoryArgs,
-  type StoryOutcome,
-  type Workflow,
-} from "../../src/pipeline/index.js";
+import { type HarnessConfig, type RunStoryArgs, type Workflow } from "../../src/pipeline/index.js";
 import { budgetSpentPath, readBudgetSpent, writeBudgetSpent } from "../../src/pipeline/budget-ledger.js";
 import { Sandbox, sandboxSettingsFromEnv } from "../../src/sandbox/index.js";
 import { git } from "../../src/workspace/index.js";
 import { commitAll, removeTempDirs } from "../support/tmp.js";
-import { kinds, makeScenario, ofKind, recordingReporter, type Scenario } from "./helpers.js";
-import { sandboxOf } from "./task-run.js";
+import { kinds, makeScenario, ofKind, type Scenario } from "./helpers.js";
+import { minimalConfig, runMinimal, workflow } from "./minimal-story.js";
 
 afterAll(removeTempDirs);
 
-function gateOnly(s: Scenario): Workflow {
-  const path = join(s.dir, "gate-only.json");
-  writeFileSync(path, JSON.stringify({ name: "gate-only", max_attempts: 1, stages: [{ id: "check", kind: "gate" }], on_failure: { retry_stage: "check" } }));
-  return loadWorkflow(path);
-}
+const gateOnly = (s: Scenario): Workflow => workflow(s, "gate-only", [{ id: "check", kind: "gate" }], "check", 1);
 
 /** Agent and suite that are one shell line; `provision` is left out when null (the repository rules then apply). */
-function config(extra: string, provision: string | null = "true"): HarnessConfig {
-  const lines = [
-    "agent:",
-    '  command: "true"',
-    "test:",
-    '  command: "true"',
-    ...(provision === null ? [] : ["provision:", `  command: ${JSON.stringify(provision)}`]),
-    extra,
-  ];
-  return parseHarnessConfig(lines.join("\n"), "harness.yml");
-}
+const config = (extra: string, provision: string | null = "true"): HarnessConfig => minimalConfig({ extra, provision });
 
-async function run(s: Scenario, args: Partial<RunStoryArgs> & { config: HarnessConfig }): Promise<{ outcome: StoryOutcome; journal: HistoryEvent[] }> {
-  const outcome = await runStory({
-    repoDir: s.repo,
-    story: { id: "demo", title: "Greet the user", body: "Write feature.txt saying hello." },
-    branch: "harness/story-demo",
-    baseRef: "HEAD",
-    workflow: gateOnly(s),
-    harnessHome: s.home,
-    reporter: recordingReporter(),
-    agentEnvAllow: [],
-    sandbox: sandboxOf(true),
-    budgetCeilings: {},
-    ...args,
-  });
-  return { outcome, journal: readJournal(join(outcome.runDir, "execution-history.ndjson")) };
-}
+/** A story of one gate, within no operator ceilings but the repository's budget. */
+const run = (s: Scenario, args: Partial<RunStoryArgs> & { config: HarnessConfig }): ReturnType<typeof runMinimal> =>
+  runMinimal(s, { workflow: gateOnly(s), budgetCeilings: {}, ...args });
 
 /** A sandboxed story's sandbox with the operator's network settings `net` (the others cleared). */
 const sandboxWith = (net: Record<string, string>): Sandbox =>
