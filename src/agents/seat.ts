@@ -35,6 +35,8 @@ export interface SeatRequest {
   maxTurns?: number;
   /** How often the agent's log is looked at for a CLI waiting for a network (default 500 ms). */
   watchIntervalMs?: number;
+  /** Called with the agent's process (its sandbox's outermost) once it started. */
+  onSpawn?: (pid: number) => void;
 }
 
 /** How a seat's agent ended. */
@@ -88,6 +90,7 @@ export async function runSeat(request: SeatRequest): Promise<SeatResult> {
     logPath: request.logPath,
     ...(request.killGraceMs !== undefined ? { killGraceMs: request.killGraceMs } : {}),
     ...(request.signal !== undefined ? { signal: request.signal } : {}),
+    ...(request.onSpawn !== undefined ? { onSpawn: request.onSpawn } : {}),
   };
   const sandbox = request.sandbox;
   // Agents have the network (model APIs); they write the worktree and their artifact folder

@@ -3,41 +3,78 @@
  * and Codex take most of a second of a core before their first request), and on a small host
  * whatever the task starts beside it then delays it. The baseline, which runs beside the first
  * seat off the critical path, waits here before each of its sandboxed steps: it gives the
- * agent its first {@link START_MS}, then overlaps the agent's far longer wait on its model.
+ * agent its start, then overlaps the agent's far longer wait on its model.
  *
- * The wait is a time, not a sign in the agent's output: Codex writes its first event about
- * 150 ms before its first request, and a baseline let go on that event still slowed the
- * request (bench/agents, 2 cores, Codex: the implementer's launch → first request 1.27× the
- * bare CLI with the baseline let go at the first output, 1.14× with it let go after the start).
+ * The start ends when the agent's processes go idle (less than {@link IDLE_CPU_MS} of CPU in a
+ * {@link SAMPLE_MS} window: it waits on its model, or it is a script that sleeps), when it
+ * ends, or after {@link START_MS} at most. Not a sign in the agent's output: Codex writes its
+ * first event about 150 ms before its first request, and a baseline let go on that event still
+ * slowed the request (bench/agents, 2 cores, Codex: 1.27× the bare CLI's launch → first
+ * request). Nor a fixed time alone: an agent that waits at once (a model that thinks for
+ * seconds, a scripted agent) would hold the baseline, and with it the task's second stage.
  */
+import { treeCpuMs } from "../exec/index.js";
 
-/** How long a launched agent counts as starting, unless it ends sooner. */
+/** How long a launched agent counts as starting at most, unless it ends or goes idle sooner. */
 export const START_MS = 3000;
+/** How often a starting agent's CPU is read. */
+export const SAMPLE_MS = 100;
+/** Less CPU than this in one sample's window (at most one 10 ms tick of /proc's clock: a tenth of a core) is an idle agent. */
+export const IDLE_CPU_MS = 20;
 
-/** One agent launched: `ended()` once it exited. */
+/** One agent launched: `spawned` with its process once it runs, `ended()` once it exited. */
 export interface AgentStart {
+  spawned(pid: number): void;
   ended(): void;
 }
+
+/** Where an agent's CPU is read, and how often (tests pass their own). */
+export interface BootClock {
+  startMs: number;
+  sampleMs: number;
+  /** The CPU time, in ms, the process `pid` and its descendants have used; undefined once it is gone. */
+  cpuMs: (pid: number) => number | undefined;
+}
+
+/** The real one: /proc's CPU times, read every {@link SAMPLE_MS}, for at most {@link START_MS}. */
+export const SYSTEM_BOOT_CLOCK: BootClock = { startMs: START_MS, sampleMs: SAMPLE_MS, cpuMs: treeCpuMs };
 
 export class AgentBoots {
   private readonly starting = new Set<Promise<void>>();
 
-  constructor(private readonly startMs: number = START_MS) {}
+  constructor(private readonly clock: BootClock = SYSTEM_BOOT_CLOCK) {}
 
-  /** Counts an agent as starting until it ended or its start time passed. */
+  /** Counts an agent as starting until it ended, went idle, or its start time passed. */
   launched(): AgentStart {
     let end: () => void = () => undefined;
+    let sampler: ReturnType<typeof setInterval> | undefined;
+    let over = false;
     const started = new Promise<void>((resolve) => {
-      const timer = setTimeout(() => end(), this.startMs);
+      const timer = setTimeout(() => end(), this.clock.startMs);
       timer.unref();
       end = () => {
+        over = true;
         clearTimeout(timer);
+        clearInterval(sampler);
         resolve();
       };
     });
     this.starting.add(started);
     void started.then(() => this.starting.delete(started));
-    return { ended: () => end() };
+    // A seat's next binding (its fallback agent) is a new process: its CPU is read from then on.
+    const spawned = (pid: number): void => {
+      if (over) return;
+      clearInterval(sampler);
+      let last = this.clock.cpuMs(pid);
+      if (last === undefined) return end();
+      sampler = setInterval(() => {
+        const now = this.clock.cpuMs(pid);
+        if (now === undefined || now - (last as number) < IDLE_CPU_MS) return end();
+        last = now;
+      }, this.clock.sampleMs);
+      sampler.unref();
+    };
+    return { spawned, ended: () => end() };
   }
 
   /** Resolves once no agent of the task is starting. */

@@ -8,6 +8,7 @@ import {
   runCleanCloneCheck,
   writeCleanCloneResult,
 } from "../workspace/index.js";
+import { SYSTEM_BOOT_CLOCK, type BootClock } from "./agent-boots.js";
 
 /**
  * The coordinator's collaborators. `runStory` uses the real ones unless a caller passes its
@@ -24,6 +25,8 @@ export interface PipelineDeps {
   runSeat: typeof runSeat;
   /** Waits for a parked seat's reset time (tests pass one that moves their clock instead). */
   sleepUntil: typeof sleepUntil;
+  /** How a task tells its agents' start (agent-boots.ts): the CPU reader and the start's bounds. */
+  bootClock: BootClock;
 }
 
 /** The real collaborators. */
@@ -38,5 +41,6 @@ export function defaultDeps(): PipelineDeps {
     writeCleanCloneResult,
     runSeat,
     sleepUntil,
+    bootClock: SYSTEM_BOOT_CLOCK,
   };
 }

@@ -96,6 +96,8 @@ async function launchOnce(
       envAllow: task.agentEnv,
       sandbox: task.sandbox,
       ...(task.signal ? { signal: task.signal } : {}),
+      // The baseline gives way to the agent until its start is over (agent-boots.ts).
+      onSpawn: (pid: number) => boot.spawned(pid),
     },
     [seat.launch, ...seat.fallback],
     {

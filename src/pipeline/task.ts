@@ -78,7 +78,7 @@ export interface TaskRun extends RunContext, TaskPlace, TaskState {}
 
 /** A task of a run at `place`, working in `worktree`, its state otherwise fresh. */
 export function taskRunOf(context: RunContext, place: TaskPlace, worktree: TaskWorktree): TaskRun {
-  return { ...context, ...place, worktree, seatsLaunched: 0, agentBoots: new AgentBoots() };
+  return { ...context, ...place, worktree, seatsLaunched: 0, agentBoots: new AgentBoots(context.deps.bootClock) };
 }
 
 /** A plan task as its prompts show it. */

@@ -6,6 +6,7 @@
 import { existsSync, readdirSync } from "node:fs";
 import { getPriority } from "node:os";
 import { dirname, join } from "node:path";
+import { SYSTEM_BOOT_CLOCK } from "../../src/pipeline/agent-boots.js";
 import { removeTempDirs } from "../support/tmp.js";
 import { launches, makeScenario, ofKind, q, runScenario, scriptedConfig } from "./helpers.js";
 
@@ -40,6 +41,20 @@ describe("the baseline beside the implementer", () => {
     const stories = join(s.home, "worktrees");
     const left = existsSync(stories) ? readdirSync(stories).flatMap((story) => readdirSync(join(stories, story))) : [];
     expect(left).toEqual([]);
+  });
+
+  it("gives way to the implementer's start only while it uses the CPU: an agent that waits lets the baseline run, however long a start may last", async () => {
+    const s = await makeScenario();
+    const out = dirname(s.launches);
+    // The implementer waits for this marker (a minute at most); the start's time bound is an hour,
+    // so only the agent's idle CPU can have let the baseline's steps go before its end.
+    const test = ["test -f feature.txt && exit 0", `: > ${q(join(out, "baseline-started"))}`, "exit 0"].join("\n");
+    const bootClock = { ...SYSTEM_BOOT_CLOCK, startMs: 3_600_000 };
+    const { outcome, journal } = await runScenario(s, scriptedConfig(s, "await-baseline", { test }), { deps: { bootClock } });
+    expect(outcome.status).toBe("completed");
+    expect(ofKind(journal, "baseline.finished")).toEqual([expect.objectContaining({ exitCode: 0, timedOut: false })]);
+    const order = journal.map((event) => (event.kind === "stage.finished" ? `${event.stage}.finished` : event.kind));
+    expect(order.indexOf("baseline.finished")).toBeLessThan(order.indexOf("implementer.finished"));
   });
 
   it("blocks a base on which the test command cannot start before the second seat is spent", async () => {

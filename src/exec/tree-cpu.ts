@@ -1,0 +1,73 @@
+/**
+ * The CPU time a process and everything it started have used so far, read from /proc: what
+ * tells an agent CLI's CPU-bound start from its wait on its model (agent-boots.ts). Linux only;
+ * elsewhere, or once the process is gone, there is no answer.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+
+/** /proc's clock ticks per second (USER_HZ, 100 on every Linux). */
+const TICK_MS = 10;
+/** At most this many processes are read: an agent that forks without end is not walked whole. */
+const MAX_PROCESSES = 256;
+
+/**
+ * The CPU time in one `/proc/<pid>/stat` line, in ms: the process's own (utime, stime) and that of
+ * its children it has waited for (cutime, cstime), so a child that ends is not lost from a tree's
+ * sum. Undefined when the line is not a stat line.
+ */
+export function cpuMsOfStat(line: string): number | undefined {
+  // The command name (field 2) is in parentheses and may hold spaces and parentheses itself.
+  const close = line.lastIndexOf(")");
+  if (close < 0) return undefined;
+  // Fields 14–17 (utime, stime, cutime, cstime) are the 12th to 15th after the name.
+  const ticks = line
+    .slice(close + 2)
+    .split(" ")
+    .slice(11, 15);
+  if (ticks.length < 4 || ticks.some((field) => !/^\d+$/.test(field))) return undefined;
+  return ticks.reduce((sum, field) => sum + Number(field), 0) * TICK_MS;
+}
+
+function readOr(path: string): string | undefined {
+  try {
+    return readFileSync(path, "latin1");
+  } catch {
+    return undefined;
+  }
+}
+
+function childrenOf(pid: number): number[] {
+  let threads: string[];
+  try {
+    threads = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return [];
+  }
+  const children: number[] = [];
+  for (const thread of threads) {
+    for (const child of (readOr(`/proc/${pid}/task/${thread}/children`) ?? "").split(" ")) if (child !== "") children.push(Number(child));
+  }
+  return children;
+}
+
+/**
+ * The CPU time, in ms, that `root` and its descendants have used: the living ones' own and what
+ * they waited for of their ended children. Undefined when `root` is gone.
+ */
+export function treeCpuMs(root: number): number | undefined {
+  const own = readOr(`/proc/${root}/stat`);
+  const rootMs = own === undefined ? undefined : cpuMsOfStat(own);
+  if (rootMs === undefined) return undefined;
+  let total = rootMs;
+  const seen = new Set([root]);
+  const queue = childrenOf(root);
+  while (queue.length > 0 && seen.size < MAX_PROCESSES) {
+    const pid = queue.pop() as number;
+    if (seen.has(pid)) continue;
+    seen.add(pid);
+    const stat = readOr(`/proc/${pid}/stat`);
+    total += (stat === undefined ? undefined : cpuMsOfStat(stat)) ?? 0;
+    queue.push(...childrenOf(pid));
+  }
+  return total;
+}

@@ -1,0 +1,86 @@
+/**
+ * The CPU time of a process tree, read from /proc: a stat line's four CPU fields, a living
+ * descendant's time, an ended child's time kept through its parent, and a process that is gone.
+ * Real processes: each busy shell spins until its own stat shows the CPU it must have used,
+ * so nothing here depends on how fast the machine is.
+ */
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { cpuMsOfStat, exec, terminateGroup, treeCpuMs } from "../../src/exec/index.js";
+import { makeTempDir, removeTempDirs } from "../support/tmp.js";
+
+afterAll(removeTempDirs);
+
+/** A shell script that spins until its own utime is at least five clock ticks (50 ms), then writes its pid to `spun`. */
+const SPIN = 'while :; do read -r l < /proc/$$/stat; set -- ${l##*) }; [ "${12}" -ge 5 ] && break; done\necho $$ > spun\n';
+
+/** Starts `script` under /bin/sh through src/exec in a folder holding `files`; its pid, its folder, and its end. */
+async function start(script: string, files: Record<string, string> = {}): Promise<{ pid: number; dir: string; ended: Promise<unknown> }> {
+  const dir = makeTempDir();
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  let pid = 0;
+  let ended: Promise<unknown> = Promise.resolve();
+  await new Promise<void>((resolve) => {
+    ended = exec(["/bin/sh", "-c", script], {
+      cwd: dir,
+      timeoutMs: 120_000,
+      onSpawn: (child) => {
+        pid = child;
+        resolve();
+      },
+    });
+  });
+  return { pid, dir, ended };
+}
+
+/** Waits for a file the script writes (a condition, not a time). */
+async function until(path: string): Promise<void> {
+  while (!existsSync(path)) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
+describe("cpuMsOfStat", () => {
+  it("sums utime, stime, cutime and cstime after a command name holding spaces and parentheses", () => {
+    const line = "123 (a b) c) S 1 123 123 0 -1 4194304 100 0 0 0 7 3 2 1 20 0 1 0 5 6 7\n";
+    expect(cpuMsOfStat(line)).toBe((7 + 3 + 2 + 1) * 10);
+  });
+
+  it("answers nothing for a line that is not a stat line", () => {
+    expect(cpuMsOfStat("")).toBeUndefined();
+    expect(cpuMsOfStat("123 (sh) S 1 2 3")).toBeUndefined();
+    expect(cpuMsOfStat("123 (sh) S 1 123 123 0 -1 4194304 100 0 0 0 x 3 2 1 20")).toBeUndefined();
+  });
+});
+
+describe("treeCpuMs", () => {
+  it("counts a living descendant's CPU, which its parent's own stat does not hold", async () => {
+    const run = await start("sh ./spin.sh & wait", { "spin.sh": `${SPIN}exec sleep 60\n` });
+    try {
+      await until(join(run.dir, "spun"));
+      const spinner = Number(readFileSync(join(run.dir, "spun"), "utf8").trim());
+      const spinnerMs = cpuMsOfStat(readFileSync(`/proc/${spinner}/stat`, "latin1")) ?? 0;
+      expect(spinnerMs).toBeGreaterThanOrEqual(50);
+      expect(cpuMsOfStat(readFileSync(`/proc/${run.pid}/stat`, "latin1"))).toBeLessThan(spinnerMs);
+      expect(treeCpuMs(run.pid)).toBeGreaterThanOrEqual(spinnerMs);
+    } finally {
+      await terminateGroup(run.pid, 1000);
+      await run.ended;
+    }
+  });
+
+  it("keeps an ended child's CPU, through the parent that waited for it", async () => {
+    const run = await start("sh ./spin.sh; touch reaped; exec sleep 60", { "spin.sh": SPIN });
+    try {
+      await until(join(run.dir, "reaped"));
+      expect(treeCpuMs(run.pid)).toBeGreaterThanOrEqual(50);
+    } finally {
+      await terminateGroup(run.pid, 1000);
+      await run.ended;
+    }
+  });
+
+  it("answers nothing for a process that is gone", async () => {
+    const run = await start("true");
+    await run.ended;
+    expect(treeCpuMs(run.pid)).toBeUndefined();
+  });
+});
