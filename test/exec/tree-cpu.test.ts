@@ -11,8 +11,8 @@ import { makeTempDir, removeTempDirs } from "../support/tmp.js";
 
 afterAll(removeTempDirs);
 
-/** A shell script that spins until its own utime is at least five clock ticks (50 ms), then writes its pid to `spun`. */
-const SPIN = 'while :; do read -r l < /proc/$$/stat; set -- ${l##*) }; [ "${12}" -ge 5 ] && break; done\necho $$ > spun\n';
+/** A shell script that spins until its own utime is at least five clock ticks (50 ms), then writes its pid to `spun` (whole: written aside, then renamed). */
+const SPIN = 'while :; do read -r l < /proc/$$/stat; set -- ${l##*) }; [ "${12}" -ge 5 ] && break; done\necho $$ > spun.part && mv spun.part spun\n';
 
 /** Starts `script` under /bin/sh through src/exec in a folder holding `files`; its pid, its folder, and its end. */
 async function start(script: string, files: Record<string, string> = {}): Promise<{ pid: number; dir: string; ended: Promise<unknown> }> {
