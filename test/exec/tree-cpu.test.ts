@@ -44,8 +44,16 @@ describe("cpuMsOfStat", () => {
     expect(cpuMsOfStat(line)).toBe((7 + 3 + 2 + 1) * 10);
   });
 
+  it("reads fields of many digits, and nothing of a field that is not all digits", () => {
+    const line = (utime: string) => `9 (node) S 1 9 9 0 -1 4194304 100 0 0 0 ${utime} 250 0 0 20 0 11 0`;
+    expect(cpuMsOfStat(line("1234"))).toBe((1234 + 250) * 10);
+    expect(cpuMsOfStat(line("12x"))).toBeUndefined();
+    expect(cpuMsOfStat(line("x12"))).toBeUndefined();
+  });
+
   it("answers nothing for a line that is not a stat line", () => {
     expect(cpuMsOfStat("")).toBeUndefined();
+    expect(cpuMsOfStat("9 node S 1 9 9 0 -1 4194304 100 0 0 0 7 3 2 1 20 0 1 0")).toBeUndefined();
     expect(cpuMsOfStat("123 (sh) S 1 2 3")).toBeUndefined();
     expect(cpuMsOfStat("123 (sh) S 1 123 123 0 -1 4194304 100 0 0 0 x 3 2 1 20")).toBeUndefined();
   });

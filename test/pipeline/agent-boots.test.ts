@@ -118,6 +118,15 @@ it("ends the start when the agent's process is gone", async () => {
   await expect(boots.settled()).resolves.toBeUndefined();
 });
 
+it("ends the start when the agent's process goes while it starts", async () => {
+  const readings: (number | undefined)[] = [0, 500, undefined];
+  let read = 0;
+  const boots = new AgentBoots(clockOf(HOUR, () => (read < readings.length ? readings[read++] : 1_000_000 * ++read)));
+  boots.launched().spawned(5);
+  await boots.settled();
+  expect(read).toBe(3);
+});
+
 it("reads a fallback agent's process from its spawn, and nothing once the start is over", async () => {
   const pids: number[] = [];
   const boots = new AgentBoots(
