@@ -4,7 +4,7 @@
  * start time, read from `/proc/<pid>/stat` (field 22, clock ticks since boot) together with
  * the boot id: the pair names one life of one process on one boot.
  */
-import { readFileSync } from "node:fs";
+import { readProcFile } from "./proc-file.js";
 
 /** One life of a process: its pid and when it started (`<boot id>:<ticks>`, or `unknown` without /proc). */
 export interface ProcessIdentity {
@@ -17,12 +17,7 @@ export const UNKNOWN_START = "unknown";
 
 /** A file under /proc, or undefined when it cannot be read (the process is gone, or there is no /proc). */
 function readProc(path: string): string | undefined {
-  try {
-    return readFileSync(`/proc/${path}`, "latin1");
-  } catch {
-    // Gone, or no /proc: undefined, below.
-  }
-  return undefined;
+  return readProcFile(`/proc/${path}`);
 }
 
 /** What /proc tells of a running process: its process group and start time (clock ticks since boot). */

@@ -3,7 +3,8 @@
  * tells an agent CLI's CPU-bound start from its wait on its model (agent-boots.ts). Linux only;
  * elsewhere, or once the process is gone, there is no answer.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync } from "node:fs";
+import { readProcFile } from "./proc-file.js";
 
 /** /proc's clock ticks per second (USER_HZ, 100 on every Linux). */
 const TICK_MS = 10;
@@ -28,14 +29,6 @@ export function cpuMsOfStat(line: string): number | undefined {
   return ticks.reduce((sum, field) => sum + Number(field), 0) * TICK_MS;
 }
 
-function readOr(path: string): string | undefined {
-  try {
-    return readFileSync(path, "latin1");
-  } catch {
-    return undefined;
-  }
-}
-
 function childrenOf(pid: number): number[] {
   let threads: string[];
   try {
@@ -45,7 +38,7 @@ function childrenOf(pid: number): number[] {
   }
   const children: number[] = [];
   for (const thread of threads) {
-    for (const child of (readOr(`/proc/${pid}/task/${thread}/children`) ?? "").split(" ")) if (child !== "") children.push(Number(child));
+    for (const child of (readProcFile(`/proc/${pid}/task/${thread}/children`) ?? "").split(" ")) if (child !== "") children.push(Number(child));
   }
   return children;
 }
@@ -55,7 +48,7 @@ function childrenOf(pid: number): number[] {
  * they waited for of their ended children. Undefined when `root` is gone.
  */
 export function treeCpuMs(root: number): number | undefined {
-  const own = readOr(`/proc/${root}/stat`);
+  const own = readProcFile(`/proc/${root}/stat`);
   const rootMs = own === undefined ? undefined : cpuMsOfStat(own);
   if (rootMs === undefined) return undefined;
   let total = rootMs;
@@ -65,7 +58,7 @@ export function treeCpuMs(root: number): number | undefined {
     const pid = queue.pop() as number;
     if (seen.has(pid)) continue;
     seen.add(pid);
-    const stat = readOr(`/proc/${pid}/stat`);
+    const stat = readProcFile(`/proc/${pid}/stat`);
     total += (stat === undefined ? undefined : cpuMsOfStat(stat)) ?? 0;
     queue.push(...childrenOf(pid));
   }

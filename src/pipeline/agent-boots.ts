@@ -39,46 +39,83 @@ export interface BootClock {
 /** The real one: /proc's CPU times, read every {@link SAMPLE_MS}, for at most {@link START_MS}. */
 export const SYSTEM_BOOT_CLOCK: BootClock = { startMs: START_MS, sampleMs: SAMPLE_MS, cpuMs: treeCpuMs };
 
+/** One agent starting: its start's end, and reading its CPU while somebody waits for that. */
+interface Boot {
+  over: Promise<void>;
+  watch(): void;
+}
+
 export class AgentBoots {
-  private readonly starting = new Set<Promise<void>>();
+  private readonly starting = new Set<Boot>();
+  /** How many wait in {@link settled}: the CPU of starting agents is read only while one does. */
+  private waiters = 0;
 
   constructor(private readonly clock: BootClock = SYSTEM_BOOT_CLOCK) {}
 
-  /** Counts an agent as starting until it ended, went idle, or its start time passed. */
+  /**
+   * Counts an agent as starting until it ended, went idle, or its start time passed. Its CPU is
+   * read only while somebody waits for its start to be over: most seats launch with nobody
+   * waiting (the baseline answered), and reading an agent's tree ten times a second is CPU its
+   * start does not get on a small host.
+   */
   launched(): AgentStart {
     let end: () => void = () => undefined;
     let sampler: ReturnType<typeof setInterval> | undefined;
+    let pid: number | undefined;
     let over = false;
-    const started = new Promise<void>((resolve) => {
-      const timer = setTimeout(() => end(), this.clock.startMs);
-      timer.unref();
-      end = () => {
-        over = true;
-        clearTimeout(timer);
-        clearInterval(sampler);
-        resolve();
-      };
-    });
-    this.starting.add(started);
-    void started.then(() => this.starting.delete(started));
-    // A seat's next binding (its fallback agent) is a new process: its CPU is read from then on.
-    const spawned = (pid: number): void => {
-      if (over) return;
+    const unwatch = (): void => {
       clearInterval(sampler);
-      let last = this.clock.cpuMs(pid);
+      sampler = undefined;
+    };
+    const watch = (): void => {
+      if (over || pid === undefined || sampler !== undefined) return;
+      const of = pid;
+      let last = this.clock.cpuMs(of);
       if (last === undefined) return end();
       sampler = setInterval(() => {
-        const now = this.clock.cpuMs(pid);
+        const now = this.clock.cpuMs(of);
         if (now === undefined || now - (last as number) < IDLE_CPU_MS) return end();
         last = now;
       }, this.clock.sampleMs);
       sampler.unref();
+    };
+    const boot: Boot = {
+      over: new Promise<void>((resolve) => {
+        const timer = setTimeout(() => end(), this.clock.startMs);
+        timer.unref();
+        end = () => {
+          over = true;
+          clearTimeout(timer);
+          unwatch();
+          this.starting.delete(boot);
+          resolve();
+        };
+      }),
+      watch,
+    };
+    this.starting.add(boot);
+    // A seat's next binding (its fallback agent) is a new process: its CPU is read from then on.
+    const spawned = (spawnedPid: number): void => {
+      if (over) return;
+      unwatch();
+      pid = spawnedPid;
+      if (this.waiters > 0) watch();
     };
     return { spawned, ended: () => end() };
   }
 
   /** Resolves once no agent of the task is starting. */
   async settled(): Promise<void> {
-    while (this.starting.size > 0) await Promise.all([...this.starting]);
+    this.waiters += 1;
+    try {
+      while (this.starting.size > 0) {
+        const boots = [...this.starting];
+        for (const boot of boots) boot.watch();
+        await Promise.all(boots.map((boot) => boot.over));
+      }
+    } finally {
+      // Every start it waited for is over, and with it the reading of its CPU.
+      this.waiters -= 1;
+    }
   }
 }

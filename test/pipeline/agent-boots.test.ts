@@ -136,13 +136,48 @@ it("reads a fallback agent's process from its spawn, and nothing once the start 
     }),
   );
   const boot = boots.launched();
+  const settled = boots.settled();
   boot.spawned(1);
   while (pids.length < 3) await someTurns();
   boot.spawned(2);
-  await boots.settled();
+  await settled;
   const afterSecond = pids.slice(pids.indexOf(2));
   expect(afterSecond.every((pid) => pid === 2)).toBe(true);
   boot.spawned(3);
   await someTurns();
   expect(pids).not.toContain(3);
+});
+
+it("reads an agent's CPU only while somebody waits for its start", async () => {
+  const cpu = scripted([0, 50, 100, 100]);
+  const boots = new AgentBoots(cpu.clock);
+  const boot = boots.launched();
+  boot.spawned(11);
+  // Nobody waits: the agent's start is counted, its processes are not read.
+  await someTurns();
+  await someTurns();
+  expect(cpu.reads()).toBe(0);
+  await boots.settled();
+  expect(cpu.reads()).toBe(4);
+  // A seat launched once nobody waits any more is not read either, and ends its start by itself.
+  const later = boots.launched();
+  later.spawned(12);
+  await someTurns();
+  expect(cpu.reads()).toBe(4);
+  later.ended();
+  await expect(boots.settled()).resolves.toBeUndefined();
+  expect(cpu.pids).toEqual([11, 11, 11, 11]);
+});
+
+it("reads an agent spawned while somebody waits from its spawn", async () => {
+  const cpu = scripted([0, 500, 500]);
+  const boots = new AgentBoots(cpu.clock);
+  const boot = boots.launched();
+  let readsAtSettle = -1;
+  const settled = boots.settled().then(() => (readsAtSettle = cpu.reads()));
+  await someTurns();
+  expect(cpu.reads()).toBe(0);
+  boot.spawned(13);
+  await settled;
+  expect(readsAtSettle).toBe(3);
 });
