@@ -6,4 +6,4 @@ export { TailBuffer, tailText, keepLastBytes, DEFAULT_TAIL_BYTES, DEFAULT_TAIL_L
 export { identityOf, isRunning, selfIdentity, UNKNOWN_START, type ProcessIdentity } from "./identity.js";
 export { runInStepScope, currentStepScope, type StepScope } from "./scope.js";
 export { ProcessLedger, reapOrphans, type ReapedProcess } from "./ledger.js";
-export { treeCpuMs, cpuMsOfStat } from "./tree-cpu.js";
+export { treeCpuMs, cpuMsOfStat, watchIdle, AGENT_IDLE, type IdleWatch, type IdleOptions } from "./tree-cpu.js";

@@ -64,3 +64,49 @@ export function treeCpuMs(root: number): number | undefined {
   }
   return total;
 }
+
+/**
+ * When an agent CLI counts as idle: less than 20 ms of CPU (at most one 10 ms tick of /proc's
+ * clock, a tenth of a core) in a 100 ms window. Its start and its handling of each answer are
+ * CPU-bound; waiting on its model, or a script that sleeps, is not.
+ */
+export const AGENT_IDLE = { sampleMs: 100, idleCpuMs: 20 } as const;
+
+/** A watch on a process tree's CPU; `cancel()` ends it without calling back. */
+export interface IdleWatch {
+  cancel(): void;
+}
+
+export interface IdleOptions {
+  /** How often the tree's CPU is read. */
+  sampleMs: number;
+  /** Less CPU than this, in ms, in one sample's window is an idle tree. */
+  idleCpuMs: number;
+  /** Reads the tree's CPU (tests pass their own). */
+  cpuMs?: (pid: number) => number | undefined;
+}
+
+/**
+ * Calls `onIdle` once, when the tree of `pid` used less than `idleCpuMs` of CPU in one window
+ * of `sampleMs` (an agent CLI waiting on its model), or once it is gone. Read every `sampleMs`
+ * until then; nothing is read after.
+ */
+export function watchIdle(pid: number, onIdle: () => void, options: IdleOptions): IdleWatch {
+  const cpuMs = options.cpuMs ?? treeCpuMs;
+  let last = cpuMs(pid);
+  if (last === undefined) {
+    onIdle();
+    return { cancel: () => undefined };
+  }
+  const sampler = setInterval(() => {
+    const now = cpuMs(pid);
+    if (now === undefined || now - (last as number) < options.idleCpuMs) {
+      clearInterval(sampler);
+      onIdle();
+      return;
+    }
+    last = now;
+  }, options.sampleMs);
+  sampler.unref();
+  return { cancel: () => clearInterval(sampler) };
+}

@@ -13,14 +13,14 @@
  * request). Nor a fixed time alone: an agent that waits at once (a model that thinks for
  * seconds, a scripted agent) would hold the baseline, and with it the task's second stage.
  */
-import { treeCpuMs } from "../exec/index.js";
+import { AGENT_IDLE, treeCpuMs, watchIdle, type IdleWatch } from "../exec/index.js";
 
 /** How long a launched agent counts as starting at most, unless it ends or goes idle sooner. */
 export const START_MS = 3000;
 /** How often a starting agent's CPU is read. */
-export const SAMPLE_MS = 100;
-/** Less CPU than this in one sample's window (at most one 10 ms tick of /proc's clock: a tenth of a core) is an idle agent. */
-export const IDLE_CPU_MS = 20;
+export const SAMPLE_MS = AGENT_IDLE.sampleMs;
+/** Less CPU than this in one sample's window is an idle agent (AGENT_IDLE). */
+export const IDLE_CPU_MS = AGENT_IDLE.idleCpuMs;
 
 /** One agent launched: `spawned` with its process once it runs, `ended()` once it exited. */
 export interface AgentStart {
@@ -60,24 +60,16 @@ export class AgentBoots {
    */
   launched(): AgentStart {
     let end: () => void = () => undefined;
-    let sampler: ReturnType<typeof setInterval> | undefined;
+    let idle: IdleWatch | undefined;
     let pid: number | undefined;
     let over = false;
     const unwatch = (): void => {
-      clearInterval(sampler);
-      sampler = undefined;
+      idle?.cancel();
+      idle = undefined;
     };
     const watch = (): void => {
-      if (over || pid === undefined || sampler !== undefined) return;
-      const of = pid;
-      let last = this.clock.cpuMs(of);
-      if (last === undefined) return end();
-      sampler = setInterval(() => {
-        const now = this.clock.cpuMs(of);
-        if (now === undefined || now - (last as number) < IDLE_CPU_MS) return end();
-        last = now;
-      }, this.clock.sampleMs);
-      sampler.unref();
+      if (over || pid === undefined || idle !== undefined) return;
+      idle = watchIdle(pid, () => end(), { sampleMs: this.clock.sampleMs, idleCpuMs: IDLE_CPU_MS, cpuMs: this.clock.cpuMs });
     };
     const boot: Boot = {
       over: new Promise<void>((resolve) => {

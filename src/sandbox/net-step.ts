@@ -6,6 +6,7 @@
 import { appendFileSync, writeFileSync } from "node:fs";
 import { isIP } from "node:net";
 import { join } from "node:path";
+import { AGENT_IDLE, watchIdle, type IdleWatch } from "../exec/index.js";
 import { startEgressProxy, systemResolve, type EgressProxy, type Resolve } from "./egress-proxy.js";
 import { endpointsOf, joinNamespaceArgv, netLauncherArgv, type NetTools } from "./net-launch.js";
 import { afterStep, prepareSpare, takeSpare, type SpareRecipe } from "./net-spares.js";
@@ -24,6 +25,8 @@ export interface NetStep {
   resolvConf: string;
   /** Wraps bubblewrap's command line in the launcher. */
   launch(boxed: readonly string[]): string[];
+  /** Told the launched process: a step that waits to begin the next spare until it idles watches it from here. */
+  spawned(pid: number): void;
   /** Stops the proxy; the refusals it wrote into the step's log. */
   finish(): Promise<string[]>;
 }
@@ -80,20 +83,11 @@ export async function warmNetStep(settings: NetSettings, tools: NetTools, spares
 export interface SpareSpace {
   scratchRoot: string;
   prefix: string;
-  /** How long after a step took a spare the next is begun (0: at once). */
-  refillAfterMs?: number;
-}
-
-/** Begins the spare for the step after one that took a spare: at once, or `refillAfterMs` later. */
-function startRefill(recipe: SpareRecipe, spares: SpareSpace): { cancel(): void } {
-  const delay = spares.refillAfterMs ?? 0;
-  if (delay <= 0) {
-    const immediate = setImmediate(() => refillNow(recipe, spares));
-    return { cancel: () => clearImmediate(immediate) };
-  }
-  const timer = setTimeout(() => refillNow(recipe, spares), delay);
-  timer.unref();
-  return { cancel: () => clearTimeout(timer) };
+  /**
+   * Whether a step that took a spare begins the next only once its processes idle ({@link AGENT_IDLE}),
+   * or at its end if they never do (an agent); without it, at once.
+   */
+  refillWhenIdle?: boolean;
 }
 
 function refillNow(recipe: SpareRecipe, spares: SpareSpace): void {
@@ -143,9 +137,17 @@ export async function prepareNetStep(
   const spare = spares && !proxy ? await takeSpare(recipe) : undefined;
   // The next one is begun beside this step, not after it: steps come back to back (the
   // worktree's provisioning, then the first agent), and a spare begun once this one ended was
-  // not ready for the next. Making one costs ~70 ms of the other core, so beside an agent it
-  // waits out the agent's CPU-bound start (`refillAfterMs`), or this step's end if sooner.
-  const refill = spare && spares ? startRefill(recipe, spares) : undefined;
+  // not ready for the next. Making one costs ~70 ms of the other core: beside an agent it waits
+  // until the agent idles (on its model), or for this step's end. An agent that never idles
+  // (answers that come at once: bench/agents) had its turns slowed by a spare begun 1 s in.
+  let refilled = false;
+  let idle: IdleWatch | undefined;
+  const refill = (): void => {
+    if (refilled || !spare || !spares) return;
+    refilled = true;
+    refillNow(recipe, spares);
+  };
+  const now = spare && spares && !spares.refillWhenIdle ? setImmediate(refill) : undefined;
   if (!spare) {
     writeFileSync(join(scratch, "net4"), recipe.rules.v4);
     writeFileSync(join(scratch, "net6"), recipe.rules.v6);
@@ -163,10 +165,15 @@ export async function prepareNetStep(
     env,
     resolvConf,
     launch: (boxed) => (spare ? joinNamespaceArgv(tools, spare.pid, boxed) : netLauncherArgv(tools, scratch, recipe.hostPorts, boxed)),
+    spawned: (pid) => {
+      if (spare && spares?.refillWhenIdle && !refilled) idle = watchIdle(pid, refill, AGENT_IDLE);
+    },
     finish: async () => {
       // The used spare goes once this step's result is back; a step that made its own namespace
       // leaves a spare for the next (one that took a spare began the next beside it, or does now).
-      refill?.cancel();
+      if (now) clearImmediate(now);
+      idle?.cancel();
+      refilled = true;
       afterStep(() => {
         spare?.release();
         if (spares && !proxy) refillNow(recipe, spares);

@@ -147,8 +147,8 @@ export class Sandbox {
   }
 
   /** Where this process's spare namespaces are made (named so a killed App's leftovers are removed like a step's). */
-  private spareSpace(refillAfterMs = 0): SpareSpace {
-    return { scratchRoot: this.host.scratchRoot, prefix: `${SCRATCH_PREFIX}${process.pid}-spare-`, refillAfterMs };
+  private spareSpace(refillWhenIdle = false): SpareSpace {
+    return { scratchRoot: this.host.scratchRoot, prefix: `${SCRATCH_PREFIX}${process.pid}-spare-`, refillWhenIdle };
   }
 
   /**
@@ -203,12 +203,12 @@ export class Sandbox {
         // The probe refuses stories on such a host; a step that still comes here does not get the host's network instead.
         if ("missing" in tools)
           return notLaunched(argv, options.logPath, `no network namespace can be made for this step: ${tools.missing.join(", ")} missing`, policy);
-        // Beside an agent, the next spare waits out the agent's start. Work off the critical path
+        // Beside an agent, the next spare waits until the agent idles. Work off the critical path
         // (a niced scope: the baseline) makes its own namespace and leaves the spares to the steps
         // a story waits for: a baseline's provisioning that took the spare warmed for the first
         // seat made that seat wait for the next one (bench/agents, Claude Code's implementer).
         const offCriticalPath = (currentStepScope()?.niceness ?? 0) > 0;
-        const spares = offCriticalPath ? undefined : this.spareSpace(step.purpose === "agent" ? AGENT_START_MS : 0);
+        const spares = offCriticalPath ? undefined : this.spareSpace(step.purpose === "agent");
         net = await prepareNetStep(this.settings.net, tools, scratch, options.logPath, this.host.resolve, spares);
         Object.assign(set, net.env);
       }
@@ -221,7 +221,14 @@ export class Sandbox {
         : [...boxed, this.host.prlimit, `--nproc=${this.settings.maxProcesses}`, `--data=${this.settings.memoryBytes}`, "--core=0", "--", ...argv];
       const wrapped = net ? net.launch(inside) : inside;
       const launched = cgroup ? enterCgroupArgv(cgroup, wrapped, { dataBytes: this.settings.memoryBytes }) : wrapped;
-      const result = await exec(launched, { ...options, env, logCapBytes: logCap });
+      const spawned = net?.spawned;
+      const onSpawn = spawned
+        ? (pid: number): void => {
+            options.onSpawn?.(pid);
+            spawned(pid);
+          }
+        : options.onSpawn;
+      const result = await exec(launched, { ...options, env, logCapBytes: logCap, ...(onSpawn ? { onSpawn } : {}) });
       if (sandboxFailedToStart(result)) for (const listener of this.startFailureListeners) listener();
       const refused = net ? await net.finish() : [];
       net = undefined;

@@ -6,7 +6,7 @@
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { cpuMsOfStat, exec, terminateGroup, treeCpuMs } from "../../src/exec/index.js";
+import { cpuMsOfStat, exec, terminateGroup, treeCpuMs, watchIdle } from "../../src/exec/index.js";
 import { makeTempDir, removeTempDirs } from "../support/tmp.js";
 
 afterAll(removeTempDirs);
@@ -90,5 +90,52 @@ describe("treeCpuMs", () => {
     const run = await start("true");
     await run.ended;
     expect(treeCpuMs(run.pid)).toBeUndefined();
+  });
+});
+
+describe("watchIdle", () => {
+  /** CPU readings `readings[i]` at the i-th read, then busy for ever; and the pids read. */
+  const scripted = (readings: readonly (number | undefined)[]): { cpuMs: (pid: number) => number | undefined; pids: number[] } => {
+    const pids: number[] = [];
+    return {
+      pids,
+      cpuMs: (pid) => {
+        pids.push(pid);
+        return pids.length <= readings.length ? readings[pids.length - 1] : 1_000_000 * pids.length;
+      },
+    };
+  };
+  const turns = (): Promise<void> => exec(["/bin/sh", "-c", "true"], { cwd: makeTempDir() }).then(() => undefined);
+
+  it("calls back once, at the first window under the idle line, and reads nothing after", async () => {
+    const cpu = scripted([0, 30, 60, 60 + 19]);
+    let calls = 0;
+    const idle = new Promise<void>((resolve) => watchIdle(7, () => (calls += 1) && resolve(), { sampleMs: 1, idleCpuMs: 20, cpuMs: cpu.cpuMs }));
+    await idle;
+    expect(cpu.pids).toEqual([7, 7, 7, 7]);
+    await turns();
+    expect(calls).toBe(1);
+    expect(cpu.pids).toHaveLength(4);
+  });
+
+  it("calls back at once for a process that is gone, and when it goes while watched", async () => {
+    let gone = 0;
+    watchIdle(8, () => (gone += 1), { sampleMs: 1, idleCpuMs: 20, cpuMs: () => undefined });
+    expect(gone).toBe(1);
+    const cpu = scripted([0, 500, undefined]);
+    await new Promise<void>((resolve) => watchIdle(9, resolve, { sampleMs: 1, idleCpuMs: 20, cpuMs: cpu.cpuMs }));
+    expect(cpu.pids).toHaveLength(3);
+  });
+
+  it("reads nothing and calls nothing once cancelled", async () => {
+    const cpu = scripted([]);
+    let calls = 0;
+    const watch = watchIdle(10, () => (calls += 1), { sampleMs: 1, idleCpuMs: 20, cpuMs: cpu.cpuMs });
+    while (cpu.pids.length < 3) await turns();
+    watch.cancel();
+    const reads = cpu.pids.length;
+    await turns();
+    expect(cpu.pids).toHaveLength(reads);
+    expect(calls).toBe(0);
   });
 });

@@ -6,7 +6,7 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { runInStepScope } from "../../src/exec/index.js";
+import { runInStepScope, treeCpuMs } from "../../src/exec/index.js";
 import { dropSpares, readySpares, sparesMade, sparesTaken } from "../../src/sandbox/index.js";
 import { afterStep, endQuiet, quietFor, quietUntilMs } from "../../src/sandbox/net-spares.js";
 import { AGENT_START_MS } from "../../src/sandbox/sandbox.js";
@@ -129,16 +129,16 @@ describe.each(["pasta", "slirp4netns"] as const)("spare namespaces with %s", (ki
     expect(sparesTaken()).toBe(taken + 1);
   });
 
-  it("begins the next spare while a long agent step that took one still runs (once past the agent's start)", async () => {
+  it("begins the next spare while a long agent step that took one still runs, once the agent idles", async () => {
     const sandbox = box({}, kind);
     await sandbox.warmNetwork();
     await sparesMade();
     const [warm] = readySpares();
     const dir = makeTempDir();
     const release = join(dir, "release");
-    // The step holds until the test sees the next spare ready, which only a refill begun beside it can give.
+    // The step waits, nearly idle, until the test sees the next spare ready, which only a refill begun beside it can give.
     const step = sandbox.shell(
-      `${nsLine}; while ! test -f ${release}; do sleep 0.05; done`,
+      `${nsLine}; while ! test -f ${release}; do sleep 0.5; done`,
       { cwd: dir, captureStdout: true, timeoutMs: 120_000 },
       { purpose: "agent", network: true, writable: [dir] },
     );
@@ -146,6 +146,40 @@ describe.each(["pasta", "slirp4netns"] as const)("spare namespaces with %s", (ki
     writeFileSync(release, "");
     const result = await step;
     expect(nsOf(result.stdout?.toString() ?? "")).toBe(warm?.netNs);
+  });
+
+  it("an agent step that keeps its CPU busy begins the next spare only at its end, and a provisioning step at once", async () => {
+    const sandbox = box({}, kind);
+    await sandbox.warmNetwork();
+    await sparesMade();
+    const [warm] = readySpares();
+    const dir = makeTempDir();
+    const release = join(dir, "release");
+    let pid: number | undefined;
+    // A shell loop of builtins: a core's worth of CPU until released, so the agent never idles.
+    const step = sandbox.shell(
+      `while ! test -f ${release}; do :; done`,
+      { cwd: dir, timeoutMs: 120_000, onSpawn: (spawned) => (pid = spawned) },
+      { purpose: "agent", network: true, writable: [dir] },
+    );
+    // Past many of the watch's windows, and past the agent's start (AGENT_START_MS; the loop's CPU time is at most its
+    // wall time), no spare was begun: one begun then would be ready by now.
+    await until("the step has used 1.5 s of CPU", () => pid !== undefined && (treeCpuMs(pid) ?? 0) >= 1500);
+    expect(readySpares()).toEqual([]);
+    writeFileSync(release, "");
+    await step;
+    await sparesMade();
+    expect(readySpares().filter((spare) => spare.pid !== warm?.pid)).toHaveLength(1);
+    // A provisioning step that takes that spare begins the next beside it, busy or not.
+    const [next] = readySpares();
+    const provisioned = sandbox.shell(
+      `while ! test -f ${join(dir, "release2")}; do :; done`,
+      { cwd: dir, timeoutMs: 120_000 },
+      { purpose: "provision", network: true, writable: [dir] },
+    );
+    await until("the provisioning step's next spare is ready while it runs", () => readySpares().some((spare) => spare.pid !== next?.pid));
+    writeFileSync(join(dir, "release2"), "");
+    await provisioned;
   });
 
   it("hands a step in a spare its standard input", async () => {
