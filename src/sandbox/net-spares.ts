@@ -68,38 +68,47 @@ async function waitFor(promise: Promise<void>, ms: number): Promise<void> {
 
 /** Work put off until the step's result has gone back (ending a used spare, starting the next). */
 const deferred = new Set<Promise<void>>();
-/** Until when (`Date.now()`) work put off gives way to an agent's start. */
-let quietUntil = 0;
+/** Agents that hold work put off back, each until it idles or ends ({@link holdQuiet}). */
+const holds = new Set<symbol>();
+/** Work put off that waits for the holds to be released. */
+const waiting = new Set<() => void>();
 
-/**
- * Keeps work put off ({@link afterStep}) from running for the next `ms`: an agent CLI's start
- * is CPU-bound, and ending the last step's spare (a scan of /proc) or making the next one (~70 ms
- * of a core) beside it delayed its first request (bench/agents, 2 cores: the implementer, whose
- * launch follows provisioning's end, 1.11–1.14× the bare CLI).
- */
-export function quietFor(ms: number): void {
-  quietUntil = Math.max(quietUntil, Date.now() + ms);
+function wakeAll(): void {
+  const woken = [...waiting];
+  waiting.clear();
+  for (const wake of woken) wake();
 }
 
 /**
- * Runs `work` once the current step's result has been handed back, and no agent is starting
- * ({@link quietFor}): starting a process costs a fork of the App (tens of milliseconds under
- * load), which belongs between steps, not in one.
+ * Holds work put off ({@link afterStep}) back while an agent is busy: its start and its
+ * handling of each answer are CPU-bound, and ending the last step's spare (a scan of /proc) or
+ * making the next (~70 ms of a core) beside it slowed it (bench/agents, 2 cores: the
+ * implementer's first turn, in which provisioning's spare was ended and the next made, took
+ * 414 ms against the bare CLI's 289 ms). The returned function releases the hold (the agent
+ * idled on its model, or ended); it goes by itself after `maxMs`.
+ */
+export function holdQuiet(maxMs: number): () => void {
+  const hold = Symbol("agent");
+  holds.add(hold);
+  const release = (): void => {
+    clearTimeout(timer);
+    if (holds.delete(hold) && holds.size === 0) wakeAll();
+  };
+  const timer = setTimeout(release, maxMs);
+  timer.unref();
+  return release;
+}
+
+/**
+ * Runs `work` once the current step's result has been handed back, and no agent holds work
+ * back ({@link holdQuiet}): starting a process costs a fork of the App (tens of milliseconds
+ * under load), which belongs between steps or beside an idle agent, not beside a busy one.
  */
 export function afterStep(work: () => void): void {
   const done = new Promise<void>((resolve) => {
     const run = (): void => {
-      const wait = quietUntil - Date.now();
-      if (wait > 0) {
-        const timer = setTimeout(() => {
-          waiting.delete(wake);
-          run();
-        }, wait);
-        const wake = (): void => {
-          clearTimeout(timer);
-          run();
-        };
-        waiting.add(wake);
+      if (holds.size > 0) {
+        waiting.add(run);
         return;
       }
       try {
@@ -114,20 +123,15 @@ export function afterStep(work: () => void): void {
   void done.finally(() => deferred.delete(done));
 }
 
-/** Work put off that waits out an agent's start, woken by {@link endQuiet}. */
-const waiting = new Set<() => void>();
-
-/** Until when work put off waits (`Date.now()`; 0 or past: it runs). */
-export function quietUntilMs(): number {
-  return quietUntil;
+/** How many agents hold work put off back now. */
+export function quietHolds(): number {
+  return holds.size;
 }
 
-/** Lets work put off run now (a clean stop does not wait out an agent's start). */
+/** Lets work put off run now (a clean stop does not wait for busy agents). */
 export function endQuiet(): void {
-  quietUntil = 0;
-  const woken = [...waiting];
-  waiting.clear();
-  for (const wake of woken) wake();
+  holds.clear();
+  wakeAll();
 }
 
 /** The identity of a recipe: every input of the namespace the step would otherwise make. */

@@ -6,7 +6,6 @@
 import { appendFileSync, writeFileSync } from "node:fs";
 import { isIP } from "node:net";
 import { join } from "node:path";
-import { AGENT_IDLE, watchIdle, type IdleWatch } from "../exec/index.js";
 import { startEgressProxy, systemResolve, type EgressProxy, type Resolve } from "./egress-proxy.js";
 import { endpointsOf, joinNamespaceArgv, netLauncherArgv, type NetTools } from "./net-launch.js";
 import { afterStep, prepareSpare, takeSpare, type SpareRecipe } from "./net-spares.js";
@@ -25,8 +24,8 @@ export interface NetStep {
   resolvConf: string;
   /** Wraps bubblewrap's command line in the launcher. */
   launch(boxed: readonly string[]): string[];
-  /** Told the launched process: a step that waits to begin the next spare until it idles watches it from here. */
-  spawned(pid: number): void;
+  /** Told that the step's agent idles (waits on its model): a step that put off beginning the next spare begins it now. */
+  idle(): void;
   /** Stops the proxy; the refusals it wrote into the step's log. */
   finish(): Promise<string[]>;
 }
@@ -84,8 +83,8 @@ export interface SpareSpace {
   scratchRoot: string;
   prefix: string;
   /**
-   * Whether a step that took a spare begins the next only once its processes idle ({@link AGENT_IDLE}),
-   * or at its end if they never do (an agent); without it, at once.
+   * Whether a step that took a spare begins the next only once told it idles (`NetStep.idle`),
+   * or at its end if it never does (an agent); without it, at once.
    */
   refillWhenIdle?: boolean;
 }
@@ -141,7 +140,6 @@ export async function prepareNetStep(
   // until the agent idles (on its model), or for this step's end. An agent that never idles
   // (answers that come at once: bench/agents) had its turns slowed by a spare begun 1 s in.
   let refilled = false;
-  let idle: IdleWatch | undefined;
   const refill = (): void => {
     if (refilled || !spare || !spares) return;
     refilled = true;
@@ -165,14 +163,11 @@ export async function prepareNetStep(
     env,
     resolvConf,
     launch: (boxed) => (spare ? joinNamespaceArgv(tools, spare.pid, boxed) : netLauncherArgv(tools, scratch, recipe.hostPorts, boxed)),
-    spawned: (pid) => {
-      if (spare && spares?.refillWhenIdle && !refilled) idle = watchIdle(pid, refill, AGENT_IDLE);
-    },
+    idle: refill,
     finish: async () => {
       // The used spare goes once this step's result is back; a step that made its own namespace
       // leaves a spare for the next (one that took a spare began the next beside it, or does now).
       if (now) clearImmediate(now);
-      idle?.cancel();
       refilled = true;
       afterStep(() => {
         spare?.release();

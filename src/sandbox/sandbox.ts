@@ -10,7 +10,7 @@ import { appendFileSync, chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSyn
 import { rm } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { currentStepScope, exec, type ExecOptions, type ExecResult } from "../exec/index.js";
+import { AGENT_IDLE, currentStepScope, exec, watchIdle, type ExecOptions, type ExecResult, type IdleWatch } from "../exec/index.js";
 import { bwrapArgs, hostSystemEntries, type SandboxView, type SystemEntry } from "./bwrap-args.js";
 import { gitReadPaths, guardGitLink, isInside } from "./git-view.js";
 import { removeOrphans } from "./orphans.js";
@@ -19,7 +19,7 @@ import { createPidsCgroup, enterCgroupArgv, removePidsCgroup, removeStalePidsCgr
 import { sandboxSettingsFromEnv, type SandboxSettings } from "./settings.js";
 import { findNetTools, type NetTools } from "./net-launch.js";
 import { prepareNetStep, warmNetStep, type NetPolicy, type NetStep, type SpareSpace } from "./net-step.js";
-import { quietFor } from "./net-spares.js";
+import { holdQuiet } from "./net-spares.js";
 import type { Resolve } from "./egress-proxy.js";
 import { findProgramIn } from "./programs.js";
 import { programView, refusalOf, stepView, type ProgramViewHost } from "./program-view.js";
@@ -47,10 +47,11 @@ export interface SandboxedResult extends ExecResult {
 /** The prefix of a step's scratch folder (HOME and TMPDIR): `harness-sandbox-<pid>-`. */
 export const SCRATCH_PREFIX = "harness-sandbox-";
 /**
- * An agent CLI's start: most of a second of a core before its first request (Claude Code,
- * Codex on 2 cores). Work the App can put off (making the next step's spare namespace) waits it out.
+ * How long at most an agent holds back work the App put off (ending the last step's spare
+ * namespace, making the next): until it idles on its model, or ends, or this passed. An agent
+ * busy this long (a suite it runs) lets it run beside it rather than hold it for its whole seat.
  */
-export const AGENT_START_MS = 1000;
+export const AGENT_QUIET_MAX_MS = 10_000;
 
 /** What of the host a step never sees even where a visible folder holds it. */
 export function defaultMasks(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): { path: string; directory: boolean }[] {
@@ -172,6 +173,8 @@ export class Sandbox {
     if (rustup !== undefined) set.RUSTUP_HOME = rustup;
     let cgroup: string | undefined;
     let net: NetStep | undefined;
+    let releaseQuiet: (() => void) | undefined;
+    let idleWatch: IdleWatch | undefined;
     try {
       if (!this.settings.enabled) {
         const result = await exec(argv, { ...options, env, logCapBytes: logCap });
@@ -196,8 +199,8 @@ export class Sandbox {
           `rustup's toolchains (${rustup}) cannot be shown to the step: the folder ${rustupRefused}; set RUSTUP_HOME to a folder of toolchains alone, or add it to HARNESS_SANDBOX_READ`,
           policy,
         );
-      // What the last step left to do (ending its spare, making the next) waits out this agent's start.
-      if (step.purpose === "agent") quietFor(AGENT_START_MS);
+      // What the last step left to do (ending its spare, making the next) waits until this agent idles or ends.
+      if (step.purpose === "agent") releaseQuiet = holdQuiet(AGENT_QUIET_MAX_MS);
       const tools = this.host.netTools;
       if (policy === "own" || policy === "egress") {
         // The probe refuses stories on such a host; a step that still comes here does not get the host's network instead.
@@ -221,20 +224,33 @@ export class Sandbox {
         : [...boxed, this.host.prlimit, `--nproc=${this.settings.maxProcesses}`, `--data=${this.settings.memoryBytes}`, "--core=0", "--", ...argv];
       const wrapped = net ? net.launch(inside) : inside;
       const launched = cgroup ? enterCgroupArgv(cgroup, wrapped, { dataBytes: this.settings.memoryBytes }) : wrapped;
-      const spawned = net?.spawned;
-      const onSpawn = spawned
-        ? (pid: number): void => {
-            options.onSpawn?.(pid);
-            spawned(pid);
-          }
-        : options.onSpawn;
+      // An agent is watched until it idles (waits on its model): then what was put off may run beside it.
+      const idleNet = net;
+      const onSpawn =
+        step.purpose === "agent"
+          ? (pid: number): void => {
+              options.onSpawn?.(pid);
+              idleWatch = watchIdle(
+                pid,
+                () => {
+                  releaseQuiet?.();
+                  idleNet?.idle();
+                },
+                AGENT_IDLE,
+              );
+            }
+          : options.onSpawn;
       const result = await exec(launched, { ...options, env, logCapBytes: logCap, ...(onSpawn ? { onSpawn } : {}) });
+      idleWatch?.cancel();
+      releaseQuiet?.();
       if (sandboxFailedToStart(result)) for (const listener of this.startFailureListeners) listener();
       const refused = net ? await net.finish() : [];
       net = undefined;
       const tail = refused.length > 0 ? `${result.tail}${result.tail === "" || result.tail.endsWith("\n") ? "" : "\n"}${refused.join("\n")}\n` : result.tail;
       return { ...result, tail, argv: [...argv], sandboxed: true, network: step.network, net: policy };
     } finally {
+      idleWatch?.cancel();
+      releaseQuiet?.();
       await net?.finish();
       for (const restore of restores) restore();
       removeLater(scratch);

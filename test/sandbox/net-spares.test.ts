@@ -4,12 +4,11 @@
  * never joined. Each test waits for the spare to be ready (sparesMade) before the step that
  * must use it, so which path a step takes is decided by the test, not by timing.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runInStepScope, treeCpuMs } from "../../src/exec/index.js";
 import { dropSpares, readySpares, sparesMade, sparesTaken } from "../../src/sandbox/index.js";
-import { afterStep, endQuiet, quietFor, quietUntilMs } from "../../src/sandbox/net-spares.js";
-import { AGENT_START_MS } from "../../src/sandbox/sandbox.js";
+import { afterStep, endQuiet, holdQuiet, quietHolds } from "../../src/sandbox/net-spares.js";
 import { exec } from "../../src/exec/index.js";
 import { until } from "../support/poll.js";
 import { box, connectLine, hostListener, networkedStep } from "../support/net-step.js";
@@ -162,8 +161,8 @@ describe.each(["pasta", "slirp4netns"] as const)("spare namespaces with %s", (ki
       { cwd: dir, timeoutMs: 120_000, onSpawn: (spawned) => (pid = spawned) },
       { purpose: "agent", network: true, writable: [dir] },
     );
-    // Past many of the watch's windows, and past the agent's start (AGENT_START_MS; the loop's CPU time is at most its
-    // wall time), no spare was begun: one begun then would be ready by now.
+    // Past many of the watch's windows, and past the second at which a spare used to be begun (the loop's CPU time is
+    // at most its wall time), no spare was begun: one begun then would be ready by now.
     await until("the step has used 1.5 s of CPU", () => pid !== undefined && (treeCpuMs(pid) ?? 0) >= 1500);
     expect(readySpares()).toEqual([]);
     writeFileSync(release, "");
@@ -259,35 +258,89 @@ describe("work a step leaves (ending its spare, making the next) and an agent's 
     expect(ran).toEqual(["work"]);
   });
 
-  it("waits while an agent starts, and runs once told the start is over", async () => {
+  it("waits while an agent holds it back, and runs once the last hold is released", async () => {
     const ran: string[] = [];
-    quietFor(3_600_000);
+    const first = holdQuiet(3_600_000);
+    const second = holdQuiet(3_600_000);
     afterStep(() => ran.push("first"));
     afterStep(() => ran.push("second"));
     await someTurns();
     expect(ran).toEqual([]);
-    endQuiet();
+    first();
+    await someTurns();
+    expect(ran).toEqual([]);
+    // Released twice is released once.
+    first();
+    second();
     await sparesMade();
     expect(ran).toEqual(["first", "second"]);
+    expect(quietHolds()).toBe(0);
   });
 
-  it("an agent step holds it back for the agent's start from its launch; other steps do not", async () => {
+  it("a hold goes by itself after its longest time", async () => {
+    const ran: string[] = [];
+    holdQuiet(1);
+    afterStep(() => ran.push("work"));
+    await sparesMade();
+    expect(ran).toEqual(["work"]);
+    expect(quietHolds()).toBe(0);
+  });
+
+  it("a busy agent step holds it back until its end; a provisioning step does not hold it", async () => {
     const sandbox = box({}, "slirp4netns");
     const dir = makeTempDir();
     endQuiet();
-    const before = Date.now();
-    await sandbox.shell("true", { cwd: dir, timeoutMs: 120_000 }, { purpose: "provision", network: true, writable: [dir] });
-    expect(quietUntilMs()).toBe(0);
-    await sandbox.shell("true", { cwd: dir, timeoutMs: 120_000 }, { purpose: "agent", network: true, writable: [dir] });
-    expect(quietUntilMs()).toBeGreaterThanOrEqual(before + AGENT_START_MS);
-    endQuiet();
+    const busyUntil = (file: string): string => `touch ${join(dir, `${file}.started`)}; while ! test -f ${join(dir, file)}; do :; done`;
+    const provision = sandbox.shell(busyUntil("provision"), { cwd: dir, timeoutMs: 120_000 }, { purpose: "provision", network: true, writable: [dir] });
+    await until("the provisioning step runs", () => existsSync(join(dir, "provision.started")));
+    expect(quietHolds()).toBe(0);
+    writeFileSync(join(dir, "provision"), "");
+    await provision;
+    let pid: number | undefined;
+    const agent = sandbox.shell(
+      busyUntil("agent"),
+      { cwd: dir, timeoutMs: 120_000, onSpawn: (spawned) => (pid = spawned) },
+      { purpose: "agent", network: true, writable: [dir] },
+    );
+    await until("the agent step runs", () => existsSync(join(dir, "agent.started")));
+    const ran: string[] = [];
+    afterStep(() => ran.push("work"));
+    // Several of the idle watch's windows later (the loop's CPU time is at most its wall time), still held.
+    await until("the agent has used 500 ms of CPU", () => pid !== undefined && (treeCpuMs(pid) ?? 0) >= 500);
+    expect(quietHolds()).toBe(1);
+    expect(ran).toEqual([]);
+    writeFileSync(join(dir, "agent"), "");
+    await agent;
+    expect(quietHolds()).toBe(0);
+    await sparesMade();
+    expect(ran).toEqual(["work"]);
   });
 
-  it("a clean stop (dropSpares) does not wait out an agent's start", async () => {
+  it("an agent step that idles (waits on its model) releases it while it still runs", async () => {
+    const sandbox = box({}, "slirp4netns");
+    const dir = makeTempDir();
+    endQuiet();
     const ran: string[] = [];
-    quietFor(3_600_000);
+    const agent = sandbox.shell(
+      `while ! test -f ${join(dir, "release")}; do sleep 0.5; done`,
+      { cwd: dir, timeoutMs: 120_000 },
+      { purpose: "agent", network: true, writable: [dir] },
+    );
+    // The hold is taken as the step is prepared, before anything is launched.
+    expect(quietHolds()).toBe(1);
+    afterStep(() => ran.push("work"));
+    await until("the work put off ran beside the idle agent", () => ran.length === 1);
+    expect(quietHolds()).toBe(0);
+    writeFileSync(join(dir, "release"), "");
+    await agent;
+  });
+
+  it("a clean stop (dropSpares) does not wait for a busy agent", async () => {
+    const ran: string[] = [];
+    holdQuiet(3_600_000);
     afterStep(() => ran.push("work"));
     await dropSpares();
     expect(ran).toEqual(["work"]);
+    expect(quietHolds()).toBe(0);
   });
 });
