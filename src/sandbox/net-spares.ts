@@ -73,10 +73,11 @@ const holds = new Set<symbol>();
 /** Work put off that waits for the holds to be released. */
 const waiting = new Set<() => void>();
 
+/** Lets the waiting work run, each on its own turn of the event loop: never inside the caller that released the last hold. */
 function wakeAll(): void {
   const woken = [...waiting];
   waiting.clear();
-  for (const wake of woken) wake();
+  for (const wake of woken) setImmediate(wake);
 }
 
 /**
