@@ -2,7 +2,7 @@
  * Small /proc files read through one reused buffer: the text is the file's whole, a file longer
  * than the buffer included, and a file that cannot be read answers undefined.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { readProcFile } from "../../src/exec/proc-file.js";
 import { makeTempDir, removeTempDirs } from "../support/tmp.js";
@@ -32,4 +32,14 @@ it("reads a file longer than its buffer whole, byte for byte, and a short one re
 it("answers undefined for a process that is gone and for a folder", () => {
   expect(readProcFile("/proc/0/stat")).toBeUndefined();
   expect(readProcFile(makeTempDir())).toBeUndefined();
+});
+
+it("leaves no file open, whether it read the file or the read failed", () => {
+  const open = (): number => readdirSync("/proc/self/fd").length;
+  const before = open();
+  for (let read = 0; read < 50; read += 1) {
+    readProcFile(`/proc/${process.pid}/stat`);
+    readProcFile(makeTempDir());
+  }
+  expect(open()).toBe(before);
 });

@@ -128,13 +128,23 @@ describe.each(["pasta", "slirp4netns"] as const)("spare namespaces with %s", (ki
     expect(sparesTaken()).toBe(taken + 1);
   });
 
-  it("begins the next spare while a long agent step that took one still runs, once the agent idles", async () => {
+  /** A sandbox whose one spare is ready (`warm`), and a folder whose `release` file ends a step that waits for it. */
+  const warmedSpare = async (): Promise<{
+    sandbox: ReturnType<typeof box>;
+    warm: ReturnType<typeof readySpares>[number] | undefined;
+    dir: string;
+    release: string;
+  }> => {
     const sandbox = box({}, kind);
     await sandbox.warmNetwork();
     await sparesMade();
     const [warm] = readySpares();
     const dir = makeTempDir();
-    const release = join(dir, "release");
+    return { sandbox, warm, dir, release: join(dir, "release") };
+  };
+
+  it("begins the next spare while a long agent step that took one still runs, once the agent idles", async () => {
+    const { sandbox, warm, dir, release } = await warmedSpare();
     // The step waits, nearly idle, until the test sees the next spare ready, which only a refill begun beside it can give.
     const step = sandbox.shell(
       `${nsLine}; while ! test -f ${release}; do sleep 0.5; done`,
@@ -148,12 +158,7 @@ describe.each(["pasta", "slirp4netns"] as const)("spare namespaces with %s", (ki
   });
 
   it("an agent step that keeps its CPU busy begins the next spare only at its end, and a provisioning step at once", async () => {
-    const sandbox = box({}, kind);
-    await sandbox.warmNetwork();
-    await sparesMade();
-    const [warm] = readySpares();
-    const dir = makeTempDir();
-    const release = join(dir, "release");
+    const { sandbox, warm, dir, release } = await warmedSpare();
     let pid: number | undefined;
     // A shell loop of builtins: a core's worth of CPU until released, so the agent never idles.
     const step = sandbox.shell(
