@@ -7,9 +7,14 @@
 export const DEFAULT_TAIL_LINES = 20;
 export const DEFAULT_TAIL_BYTES = 64 * 1024;
 
+/** The smallest ring a tail holds once something was pushed. */
+const FIRST_RING_BYTES = 16 * 1024;
+
 export class TailBuffer {
-  // A ring of the last maxBytes bytes: pushing copies into it and allocates nothing, so a
-  // command printing gigabytes creates no garbage here.
+  // A ring of the last maxBytes bytes: pushing copies into it, so a command printing gigabytes
+  // creates no garbage here. It grows with what it holds (doubling) until it is maxBytes: a log's
+  // capped tail (32 MiB) of a step that prints a few kilobytes held 32 MiB of memory outside the
+  // heap, and the App's garbage collector ran full collections beside every agent for it.
   private ring: Buffer | undefined;
   private position = 0;
   private filled = 0;
@@ -26,9 +31,16 @@ export class TailBuffer {
     return this.total;
   }
 
+  /** Bytes of memory the ring holds now: what it keeps, rounded up, never more than its bound. */
+  get capacity(): number {
+    return this.ring?.length ?? 0;
+  }
+
   push(chunk: Buffer): void {
     this.total += chunk.length;
-    const ring = (this.ring ??= Buffer.allocUnsafe(this.maxBytes));
+    if (chunk.length === 0 || this.maxBytes === 0) return;
+    // Until it first fills, the ring holds its bytes from its start (position = filled), so it can grow by a copy.
+    const ring = this.filled < this.maxBytes ? this.reserve(this.filled + chunk.length) : (this.ring as Buffer);
     // Stryker disable next-line EqualityOperator: a chunk of exactly the ring's size lands the same either way.
     if (chunk.length >= this.maxBytes) {
       chunk.copy(ring, 0, chunk.length - this.maxBytes);
@@ -41,6 +53,16 @@ export class TailBuffer {
     chunk.copy(ring, 0, first); // what did not fit before the end of the ring, if anything
     this.position = (this.position + chunk.length) % this.maxBytes;
     this.filled = Math.min(this.maxBytes, this.filled + chunk.length);
+  }
+
+  /** The ring, grown (to twice its size at least, at most maxBytes) if it cannot hold `bytes`. */
+  private reserve(bytes: number): Buffer {
+    const held = this.ring?.length ?? 0;
+    if (this.ring && bytes <= held) return this.ring;
+    const ring = Buffer.allocUnsafe(Math.min(this.maxBytes, Math.max(bytes, held * 2, FIRST_RING_BYTES)));
+    this.ring?.copy(ring, 0, 0, this.filled);
+    this.ring = ring;
+    return ring;
   }
 
   /** The kept bytes in order (a copy once the ring has wrapped). */

@@ -97,6 +97,43 @@ describe("TailBuffer's ring", () => {
   });
 });
 
+describe("TailBuffer's memory", () => {
+  it("holds nothing until bytes come, then grows with what it keeps, never past its bound", () => {
+    const tail = new TailBuffer(32 * 1024 * 1024);
+    tail.push(Buffer.alloc(0));
+    expect(tail.capacity).toBe(0);
+    tail.push(Buffer.from("a line\n"));
+    expect(tail.capacity).toBe(16 * 1024);
+    const kilobyte = Buffer.alloc(1024, "k");
+    for (let i = 0; i < 1024; i += 1) tail.push(kilobyte);
+    // 1 MiB and 7 bytes kept: the ring doubled to 2 MiB, not to its 32 MiB bound.
+    expect(tail.capacity).toBe(2 * 1024 * 1024);
+    expect(tail.bytes().length).toBe(1024 * 1024 + 7);
+    const small = new TailBuffer(100);
+    small.push(Buffer.from("x"));
+    expect(small.capacity).toBe(100);
+  });
+
+  it("keeps the last maxBytes of everything pushed while it grows and once it wraps", () => {
+    // Chunk sizes from a fixed sequence (no randomness), some larger than the bound.
+    let seed = 7;
+    const next = (): number => (seed = (seed * 1103515245 + 12345) % 2147483648);
+    for (const bound of [1, 7, 16 * 1024 + 3, 50_000]) {
+      const tail = new TailBuffer(bound);
+      const all: Buffer[] = [];
+      for (let i = 0; i < 60; i += 1) {
+        const size = next() % (i % 10 === 9 ? bound * 2 + 1 : Math.ceil(bound / 3) + 1);
+        const chunk = Buffer.alloc(size, String.fromCharCode(97 + (i % 26)));
+        all.push(chunk);
+        tail.push(chunk);
+        const whole = Buffer.concat(all);
+        expect(tail.bytes().equals(whole.subarray(Math.max(0, whole.length - bound)))).toBe(true);
+        expect(tail.capacity).toBeLessThanOrEqual(bound);
+      }
+    }
+  });
+});
+
 describe("tailText bounds", () => {
   it("gives nothing for a byte bound of 0 or less, and a zero line bound shows no line", () => {
     expect(tailText(Buffer.from("a\nb\n"), 20, 0)).toBe("");
