@@ -23,6 +23,13 @@ export const IDLE_MS = 10 * 60 * 1000;
 export const WAIT_MS = 5000;
 /** How many kinds of rules (sets of opened destinations) have a spare at once. */
 export const MAX_KINDS = 2;
+/**
+ * How many spares of its rules a step that used one leaves (net-step.ts): two, because steps
+ * come two in a row. An agent's seat follows the last one's at once, and the spare the last
+ * agent took is replaced only once an agent idles: with one, the second seat of a story whose
+ * agents never idle (bench/agents, Claude Code's tester) made its own namespace on its launch.
+ */
+export const SPARE_STOCK = 2;
 
 /** What a namespace is made with: a spare serves only a step that would make the same one. */
 export interface SpareRecipe {

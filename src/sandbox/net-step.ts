@@ -8,7 +8,7 @@ import { isIP } from "node:net";
 import { join } from "node:path";
 import { startEgressProxy, systemResolve, type EgressProxy, type Resolve } from "./egress-proxy.js";
 import { endpointsOf, joinNamespaceArgv, netLauncherArgv, type NetTools } from "./net-launch.js";
-import { afterStep, prepareSpare, takeSpare, type SpareRecipe } from "./net-spares.js";
+import { afterStep, prepareSpare, SPARE_STOCK, takeSpare, type SpareRecipe } from "./net-spares.js";
 import { isLoopback, netRules, type OpenedDestination } from "./net-policy.js";
 import type { NetSettings } from "./net-settings.js";
 
@@ -91,7 +91,7 @@ export interface SpareSpace {
 
 function refillNow(recipe: SpareRecipe, spares: SpareSpace): void {
   try {
-    prepareSpare(recipe, spares.scratchRoot, spares.prefix);
+    prepareSpare(recipe, spares.scratchRoot, spares.prefix, SPARE_STOCK);
   } catch {
     // No spare (a full disk, a missing folder): the next step makes its own namespace.
   }
@@ -100,8 +100,8 @@ function refillNow(recipe: SpareRecipe, spares: SpareSpace): void {
 /**
  * Prepares a networked step in `scratch` (a folder the step does not see). Refusals of the
  * egress proxy are appended to `logPath` as they happen. With `spares`, a step without the
- * egress proxy joins a spare namespace made with its rules when one is ready, and leaves one
- * made for the next step.
+ * egress proxy joins a spare namespace made with its rules when one is ready, and leaves
+ * {@link SPARE_STOCK} of them for the steps after it.
  */
 export async function prepareNetStep(
   settings: NetSettings,
@@ -166,7 +166,7 @@ export async function prepareNetStep(
     idle: refill,
     finish: async () => {
       // The used spare goes once this step's result is back; a step that made its own namespace
-      // leaves a spare for the next (one that took a spare began the next beside it, or does now).
+      // leaves spares for the next (one that took a spare began the next beside it, or does now).
       if (now) clearImmediate(now);
       refilled = true;
       afterStep(() => {

@@ -34,9 +34,10 @@ describe.each(["pasta", "slirp4netns"] as const)("spare namespaces with %s", (ki
       expect(readySpares()).toHaveLength(0);
       const first = await networkedStep(sandbox, nsLine);
       expect(nsOf(first.out)).toBeDefined();
+      // It leaves two (SPARE_STOCK): steps come two in a row.
       await sparesMade();
-      const [spare] = readySpares();
-      expect(readySpares()).toHaveLength(1);
+      const [spare, other] = readySpares();
+      expect(readySpares()).toHaveLength(2);
 
       const second = await networkedStep(
         sandbox,
@@ -60,11 +61,11 @@ describe.each(["pasta", "slirp4netns"] as const)("spare namespaces with %s", (ki
 
       // Taking the spare started the next one: the third step gets a namespace nobody used.
       await sparesMade();
-      const [next] = readySpares();
-      expect(readySpares()).toHaveLength(1);
-      expect(next?.pid).not.toBe(spare?.pid);
+      const ready = readySpares();
+      expect(ready).toHaveLength(2);
+      expect(ready.map((one) => one.pid)).not.toContain(spare?.pid);
       const third = await networkedStep(sandbox, nsLine);
-      expect(nsOf(third.out)).toBe(next?.netNs);
+      expect(nsOf(third.out)).toBe(other?.netNs);
     } finally {
       host.server.close();
     }
@@ -94,11 +95,31 @@ describe.each(["pasta", "slirp4netns"] as const)("spare namespaces with %s", (ki
     const agent = await networkedStep(sandbox, nsLine);
     expect([nsOf(provision.out), nsOf(agent.out)]).toEqual(warm.map((spare) => spare.netNs));
     expect(sparesTaken()).toBe(taken + 2);
-    // Warming again tops the spares up to the number asked for, never beyond it.
-    await sandbox.warmNetwork(2);
+    // Warming again tops the spares up to the number asked for, never beyond it (the two steps left two).
     await sandbox.warmNetwork(1);
     await sparesMade();
     expect(readySpares()).toHaveLength(2);
+    await sandbox.warmNetwork(3);
+    await sparesMade();
+    expect(readySpares()).toHaveLength(3);
+  });
+
+  it("an agent step launched the moment the last one ended joins a spare too: a step leaves two", async () => {
+    const sandbox = box({}, kind);
+    // A provisioning step leaves two spares (made beside it), the way a story's worktree does before its first seat.
+    await networkedStep(sandbox, "true");
+    await sparesMade();
+    const ready = readySpares();
+    expect(ready).toHaveLength(2);
+    const taken = sparesTaken();
+    const dir = makeTempDir();
+    const agent = (): ReturnType<typeof sandbox.shell> =>
+      sandbox.shell(nsLine, { cwd: dir, captureStdout: true, timeoutMs: 60_000 }, { purpose: "agent", network: true, writable: [dir] });
+    // The first agent's own refill waits until an agent idles; the second starts before it can.
+    const first = await agent();
+    const second = await agent();
+    expect(sparesTaken()).toBe(taken + 2);
+    expect([nsOf(first.stdout?.toString() ?? ""), nsOf(second.stdout?.toString() ?? "")]).toEqual(ready.map((spare) => spare.netNs));
   });
 
   it("a step off the critical path (a niced scope: the baseline) makes its own namespace and leaves the spare to the step the story waits for", async () => {
@@ -173,15 +194,15 @@ describe.each(["pasta", "slirp4netns"] as const)("spare namespaces with %s", (ki
     writeFileSync(release, "");
     await step;
     await sparesMade();
-    expect(readySpares().filter((spare) => spare.pid !== warm?.pid)).toHaveLength(1);
-    // A provisioning step that takes that spare begins the next beside it, busy or not.
-    const [next] = readySpares();
+    expect(readySpares().filter((spare) => spare.pid !== warm?.pid)).toHaveLength(2);
+    // A provisioning step that takes one of them begins the next beside it, busy or not.
+    const before = readySpares().map((spare) => spare.pid);
     const provisioned = sandbox.shell(
       `while ! test -f ${join(dir, "release2")}; do :; done`,
       { cwd: dir, timeoutMs: 120_000 },
       { purpose: "provision", network: true, writable: [dir] },
     );
-    await until("the provisioning step's next spare is ready while it runs", () => readySpares().some((spare) => spare.pid !== next?.pid));
+    await until("the provisioning step's next spare is ready while it runs", () => readySpares().some((spare) => !before.includes(spare.pid)));
     writeFileSync(join(dir, "release2"), "");
     await provisioned;
   });
