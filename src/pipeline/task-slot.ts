@@ -8,6 +8,7 @@
 import { appendFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { WorkspaceProvisionError, type TaskWorktree } from "../workspace/index.js";
+import { SPARE_STOCK } from "../sandbox/index.js";
 import type { FailureClass } from "./events.js";
 import { failureClassOf } from "../failure/index.js";
 import type { StoryRun } from "./story-run.js";
@@ -104,9 +105,10 @@ export async function inTaskSlot<R extends SlotOutcome>(run: StoryRun, slot: Slo
   let result: R | SlotFailure;
   try {
     try {
-      // The namespaces of the provisioning's step and of the first seat are made while the
-      // worktree opens, off their launch (a provisioning that runs nothing leaves one for a later seat).
-      void context.sandbox.warmNetwork(2);
+      // The namespaces of the provisioning's step and of the first two seats (back to back: the
+      // second's is not made beside the first's start) are made while the worktree opens, off
+      // their launch (a provisioning that runs nothing leaves one for a later seat).
+      void context.sandbox.warmNetwork(1 + SPARE_STOCK);
       worktree = await openTaskWorktree(run, slot);
       task = taskRunOf(
         context,

@@ -28,6 +28,6 @@ export { etcSecretMasks, type Mask } from "./secret-files.js";
 export { endpointsOf, findNetTools, type NetTools } from "./net-launch.js";
 export { startEgressProxy, type EgressProxy } from "./egress-proxy.js";
 export type { NetPolicy } from "./net-step.js";
-export { sparesMade, dropSpares, readySpares, sparesTaken } from "./net-spares.js";
+export { sparesMade, dropSpares, readySpares, sparesTaken, SPARE_STOCK } from "./net-spares.js";
 export { findProgramIn } from "./programs.js";
 export { hostRustupHome } from "./rustup.js";

@@ -79,6 +79,16 @@ const deferred = new Set<Promise<void>>();
 const holds = new Set<symbol>();
 /** Work put off that waits for the holds to be released. */
 const waiting = new Set<() => void>();
+/**
+ * How long work put off still waits once the last agent holding it ended: a story's next seat
+ * starts within tens of milliseconds of the last one's end (bench/agents: the tester 15 ms after
+ * the implementer, the documenter 70 ms after the verifier), and a spare begun at that end was
+ * made beside the next agent's start. What ran between seats longer (the verifier's clean clone)
+ * lets it go.
+ */
+export const QUIET_GAP_MS = 150;
+/** Set while that gap runs: work put off waits for it, and an agent starting in it keeps it waiting. */
+let gap: NodeJS.Timeout | undefined;
 
 /** Lets the waiting work run, each on its own turn of the event loop: never inside the caller that released the last hold. */
 function wakeAll(): void {
@@ -87,35 +97,57 @@ function wakeAll(): void {
   for (const wake of woken) setImmediate(wake);
 }
 
+function endGap(): void {
+  clearTimeout(gap);
+  gap = undefined;
+}
+
+/** An agent's hold on work put off: released when it idles (at once) or ends (after {@link QUIET_GAP_MS}). */
+export interface QuietHold {
+  /** The agent waits on its model: work put off may run beside it now. */
+  idle(): void;
+  /** The agent ended: work put off runs unless another agent starts within the gap. */
+  end(): void;
+}
+
 /**
  * Holds work put off ({@link afterStep}) back while an agent is busy: its start and its
  * handling of each answer are CPU-bound, and ending the last step's spare (a scan of /proc) or
  * making the next (~70 ms of a core) beside it slowed it (bench/agents, 2 cores: the
  * implementer's first turn, in which provisioning's spare was ended and the next made, took
- * 414 ms against the bare CLI's 289 ms). The returned function releases the hold (the agent
- * idled on its model, or ended); it goes by itself after `maxMs`.
+ * 414 ms against the bare CLI's 289 ms). Released twice is released once; a hold goes by
+ * itself after `maxMs`, as if its agent idled. `gapMs`: the gap after its end (tests).
  */
-export function holdQuiet(maxMs: number): () => void {
+export function holdQuiet(maxMs: number, gapMs: number = QUIET_GAP_MS): QuietHold {
   const hold = Symbol("agent");
   holds.add(hold);
-  const release = (): void => {
+  endGap();
+  const release = (ended: boolean): void => {
     clearTimeout(timer);
-    if (holds.delete(hold) && holds.size === 0) wakeAll();
+    if (!holds.delete(hold) || holds.size > 0) return;
+    if (!ended) return wakeAll();
+    endGap();
+    gap = setTimeout(() => {
+      gap = undefined;
+      wakeAll();
+    }, gapMs);
+    // Like the longest hold: nothing put off keeps the App alive (whoever waits for it does, sparesMade).
+    gap.unref();
   };
-  const timer = setTimeout(release, maxMs);
+  const timer = setTimeout(() => release(false), maxMs);
   timer.unref();
-  return release;
+  return { idle: () => release(false), end: () => release(true) };
 }
 
 /**
  * Runs `work` once the current step's result has been handed back, and no agent holds work
- * back ({@link holdQuiet}): starting a process costs a fork of the App (tens of milliseconds
+ * back ({@link holdQuiet}) nor ended within the gap: starting a process costs a fork of the App (tens of milliseconds
  * under load), which belongs between steps or beside an idle agent, not beside a busy one.
  */
 export function afterStep(work: () => void): void {
   const done = new Promise<void>((resolve) => {
     const run = (): void => {
-      if (holds.size > 0) {
+      if (holds.size > 0 || gap !== undefined) {
         waiting.add(run);
         return;
       }
@@ -136,9 +168,10 @@ export function quietHolds(): number {
   return holds.size;
 }
 
-/** Lets work put off run now (a clean stop does not wait for busy agents). */
+/** Lets work put off run now (a clean stop does not wait for busy agents, nor for the gap after one). */
 export function endQuiet(): void {
   holds.clear();
+  endGap();
   wakeAll();
 }
 

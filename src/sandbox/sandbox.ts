@@ -19,7 +19,7 @@ import { createPidsCgroup, enterCgroupArgv, removePidsCgroup, removeStalePidsCgr
 import { sandboxSettingsFromEnv, type SandboxSettings } from "./settings.js";
 import { findNetTools, type NetTools } from "./net-launch.js";
 import { prepareNetStep, warmNetStep, type NetPolicy, type NetStep, type SpareSpace } from "./net-step.js";
-import { holdQuiet } from "./net-spares.js";
+import { holdQuiet, type QuietHold } from "./net-spares.js";
 import type { Resolve } from "./egress-proxy.js";
 import { findProgramIn } from "./programs.js";
 import { programView, refusalOf, stepView, type ProgramViewHost } from "./program-view.js";
@@ -48,7 +48,8 @@ export interface SandboxedResult extends ExecResult {
 export const SCRATCH_PREFIX = "harness-sandbox-";
 /**
  * How long at most an agent holds back work the App put off (ending the last step's spare
- * namespace, making the next): until it idles on its model, or ends, or this passed. An agent
+ * namespace, making the next): until it idles on its model, or ends (and no agent starts in the
+ * gap after it, net-spares.ts), or this passed. An agent
  * busy this long (a suite it runs) lets it run beside it rather than hold it for its whole seat.
  */
 export const AGENT_QUIET_MAX_MS = 10_000;
@@ -173,7 +174,7 @@ export class Sandbox {
     if (rustup !== undefined) set.RUSTUP_HOME = rustup;
     let cgroup: string | undefined;
     let net: NetStep | undefined;
-    let releaseQuiet: (() => void) | undefined;
+    let quiet: QuietHold | undefined;
     let idleWatch: IdleWatch | undefined;
     try {
       if (!this.settings.enabled) {
@@ -200,7 +201,7 @@ export class Sandbox {
           policy,
         );
       // What the last step left to do (ending its spare, making the next) waits until this agent idles or ends.
-      if (step.purpose === "agent") releaseQuiet = holdQuiet(AGENT_QUIET_MAX_MS);
+      if (step.purpose === "agent") quiet = holdQuiet(AGENT_QUIET_MAX_MS);
       const tools = this.host.netTools;
       if (policy === "own" || policy === "egress") {
         // The probe refuses stories on such a host; a step that still comes here does not get the host's network instead.
@@ -233,7 +234,7 @@ export class Sandbox {
               idleWatch = watchIdle(
                 pid,
                 () => {
-                  releaseQuiet?.();
+                  quiet?.idle();
                   idleNet?.idle();
                 },
                 AGENT_IDLE,
@@ -242,7 +243,7 @@ export class Sandbox {
           : options.onSpawn;
       const result = await exec(launched, { ...options, env, logCapBytes: logCap, ...(onSpawn ? { onSpawn } : {}) });
       idleWatch?.cancel();
-      releaseQuiet?.();
+      quiet?.end();
       if (sandboxFailedToStart(result)) for (const listener of this.startFailureListeners) listener();
       const refused = net ? await net.finish() : [];
       net = undefined;
@@ -250,7 +251,7 @@ export class Sandbox {
       return { ...result, tail, argv: [...argv], sandboxed: true, network: step.network, net: policy };
     } finally {
       idleWatch?.cancel();
-      releaseQuiet?.();
+      quiet?.end();
       await net?.finish();
       for (const restore of restores) restore();
       removeLater(scratch);

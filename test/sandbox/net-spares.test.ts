@@ -292,15 +292,40 @@ describe("work a step leaves (ending its spare, making the next) and an agent's 
     afterStep(() => ran.push("second"));
     await someTurns();
     expect(ran).toEqual([]);
-    first();
+    first.idle();
     await someTurns();
     expect(ran).toEqual([]);
     // Released twice is released once.
-    first();
-    second();
+    first.idle();
+    second.idle();
     await sparesMade();
     expect(ran).toEqual(["first", "second"]);
     expect(quietHolds()).toBe(0);
+  });
+
+  it("an agent that ended lets it go only after the gap, and one that starts in the gap keeps it waiting", async () => {
+    const ran: string[] = [];
+    // A gap of an hour, so that only the next agent's idling can end it here.
+    const first = holdQuiet(3_600_000, 3_600_000);
+    afterStep(() => ran.push("work"));
+    first.end();
+    // The gap runs: the turns of the event loop in which an idle release would have let the work go pass without it.
+    expect(quietHolds()).toBe(0);
+    await someTurns();
+    expect(ran).toEqual([]);
+    // The next agent starts within the gap, as a story's next seat does: the work waits for it now.
+    const next = holdQuiet(3_600_000);
+    await someTurns();
+    expect(ran).toEqual([]);
+    next.idle();
+    await sparesMade();
+    expect(ran).toEqual(["work"]);
+    // With no agent starting, the gap passes by itself (sparesMade waits for the work put off).
+    const last = holdQuiet(3_600_000, 1);
+    afterStep(() => ran.push("after the gap"));
+    last.end();
+    await sparesMade();
+    expect(ran).toEqual(["work", "after the gap"]);
   });
 
   it("a hold goes by itself after its longest time", async () => {
