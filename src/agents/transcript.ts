@@ -133,9 +133,27 @@ function parseLine(line: string): Record<string, unknown> | undefined {
   }
 }
 
-/** A line as kept: the event redacted, or its redacted head when it is too long, within the line bound. */
+/** Every string of `value`, keys included, appended to `into`. */
+function stringsOf(value: Json, into: string[]): string[] {
+  if (typeof value === "string") into.push(value);
+  else if (Array.isArray(value)) for (const item of value) stringsOf(item, into);
+  else if (value !== null && typeof value === "object")
+    for (const [key, item] of Object.entries(value)) {
+      into.push(key);
+      stringsOf(item, into);
+    }
+  return into;
+}
+
+/**
+ * A line as kept: the event redacted, or its redacted head when it is too long, within the line
+ * bound. Most events hold nothing to hide: their strings are redacted at once, joined by line
+ * breaks, and only an event whose joined strings change is redacted string by string (a
+ * Claude Code seat's init event alone holds thousands of strings, each a call of `redact`).
+ */
 function keptLine(event: Record<string, unknown>, redact: (text: string) => string): string {
-  const line = JSON.stringify(redactJson(event as Json, redact));
+  const strings = stringsOf(event as Json, []).join("\n");
+  const line = JSON.stringify(redact(strings) === strings ? event : redactJson(event as Json, redact));
   if (Buffer.byteLength(line) <= MAX_TRANSCRIPT_LINE_BYTES) return line;
   const head = Buffer.from(line)
     .subarray(0, MAX_TRANSCRIPT_LINE_BYTES / 2)
@@ -213,7 +231,9 @@ class Splitter {
 /**
  * Splits the agent's log at `logPath` (the CLI's stream of `format` events and its stderr) into
  * `transcriptPath` and a new `agent.log` of the CLI's other lines and its final answer. Every
- * text passes through `redact`. A line that is not JSON is kept (in both) and counted; the split
+ * text passes through `redact`, which must change a text wherever it holds something to hide,
+ * as a line of a longer text too (the App's and the agent's redactors replace values and
+ * patterns where they occur): an event is first redacted as its strings joined. A line that is not JSON is kept (in both) and counted; the split
  * never throws on what the agent printed. Returns the usage the events reported.
  */
 export async function splitTranscript(logPath: string, transcriptPath: string, format: TranscriptFormat, redact: (text: string) => string): Promise<SeatUsage> {

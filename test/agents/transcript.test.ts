@@ -82,6 +82,29 @@ describe("splitTranscript", () => {
     expect(readFileSync(log, "utf8")).toBe('bwrap: execvp claude: No such file or directory [REDACTED]\n{not json\n"a string"\n');
   });
 
+  it("redacts an event with something to hide string by string, keys and escaped forms included, and an event without it in one call", async () => {
+    const clean = { type: "system", subtype: "init", tools: ["Bash", "Read"], cwd: "/work", mcp_servers: [] };
+    const hiding = { type: "user", message: { content: [{ type: "tool_result", content: "ok", [KEY]: ["app-webhook-secret", 7] }] } };
+    // The CLI may print a secret \u-escaped: the line does not hold it as written, its string does.
+    const escaped = JSON.stringify({ type: "assistant", message: { content: [{ type: "text", text: `key ${KEY}` }] } }).replace(KEY, `\\u0073${KEY.slice(1)}`);
+    expect(escaped).not.toContain(KEY);
+    const { log, transcript } = logOf([JSON.stringify(clean), JSON.stringify(hiding), escaped]);
+    const calls: string[] = [];
+    await splitTranscript(log, transcript, "claude-stream-json", (text) => {
+      calls.push(text);
+      return redact(text);
+    });
+    const [keptClean, keptHiding, keptEscaped] = transcriptLines(transcript);
+    expect(keptClean).toEqual(clean);
+    expect(keptHiding).toEqual({ type: "user", message: { content: [{ type: "tool_result", content: "ok", "[REDACTED]": ["[REDACTED]", 7] }] } });
+    expect(keptEscaped).toEqual({ type: "assistant", message: { content: [{ type: "text", text: "key [REDACTED]" }] } });
+    expect(readFileSync(transcript, "utf8")).not.toContain(KEY.slice(1));
+    // The clean event: one call for its strings joined; the others: one such call, then one per string.
+    expect(calls[0]).toBe(["type", "system", "subtype", "init", "tools", "Bash", "Read", "cwd", "/work", "mcp_servers"].join("\n"));
+    expect(calls[1]).toBe(["type", "user", "message", "content", "type", "tool_result", "content", "ok", KEY, "app-webhook-secret"].join("\n"));
+    expect(calls[2]).toBe("type");
+  });
+
   it("splits a small log (read whole) and one over 1 MiB (streamed) alike: every line ending, each event redacted, the answer last", async () => {
     const endings = ["\n", "\r\n", "\r"];
     const event = (index: number): string =>
