@@ -233,8 +233,9 @@ class Splitter {
  * `transcriptPath` and a new `agent.log` of the CLI's other lines and its final answer. Every
  * text passes through `redact`, which must change a text wherever it holds something to hide,
  * as a line of a longer text too (the App's and the agent's redactors replace values and
- * patterns where they occur): an event is first redacted as its strings joined. A line that is not JSON is kept (in both) and counted; the split
- * never throws on what the agent printed. Returns the usage the events reported.
+ * patterns where they occur): an event is first redacted as its strings joined. A line that is
+ * not JSON is kept (in both) and counted; the split never throws on what the agent printed.
+ * Returns the usage the events reported.
  */
 export async function splitTranscript(logPath: string, transcriptPath: string, format: TranscriptFormat, redact: (text: string) => string): Promise<SeatUsage> {
   const raw = `${logPath}.raw`;

@@ -97,6 +97,7 @@ function wakeAll(): void {
   for (const wake of woken) setImmediate(wake);
 }
 
+/** Ends the gap after an agent's end: another agent started, a new gap begins, or the App stops. */
 function endGap(): void {
   clearTimeout(gap);
   gap = undefined;
@@ -141,8 +142,9 @@ export function holdQuiet(maxMs: number, gapMs: number = QUIET_GAP_MS): QuietHol
 
 /**
  * Runs `work` once the current step's result has been handed back, and no agent holds work
- * back ({@link holdQuiet}) nor ended within the gap: starting a process costs a fork of the App (tens of milliseconds
- * under load), which belongs between steps or beside an idle agent, not beside a busy one.
+ * back ({@link holdQuiet}) nor ended within the gap: starting a process costs a fork of the
+ * App (tens of milliseconds under load), which belongs between steps or beside an idle agent,
+ * not beside a busy one.
  */
 export function afterStep(work: () => void): void {
   const done = new Promise<void>((resolve) => {
