@@ -104,11 +104,16 @@ describe("TailBuffer's memory", () => {
     expect(tail.capacity).toBe(0);
     tail.push(Buffer.from("a line\n"));
     expect(tail.capacity).toBe(16 * 1024);
+    // Filled to the last byte, it has not grown yet.
+    tail.push(Buffer.alloc(16 * 1024 - 7 - 7, "f"));
+    expect(tail.capacity).toBe(16 * 1024);
+    tail.push(Buffer.from("a line\n"));
+    expect(tail.capacity).toBe(16 * 1024);
     const kilobyte = Buffer.alloc(1024, "k");
     for (let i = 0; i < 1024; i += 1) tail.push(kilobyte);
-    // 1 MiB and 7 bytes kept: the ring doubled to 2 MiB, not to its 32 MiB bound.
+    // 1 MiB and 16 KiB kept: the ring doubled to 2 MiB, not to its 32 MiB bound.
     expect(tail.capacity).toBe(2 * 1024 * 1024);
-    expect(tail.bytes().length).toBe(1024 * 1024 + 7);
+    expect(tail.bytes().length).toBe(1024 * 1024 + 16 * 1024);
     const small = new TailBuffer(100);
     small.push(Buffer.from("x"));
     expect(small.capacity).toBe(100);
