@@ -49,8 +49,8 @@ export const SCRATCH_PREFIX = "harness-sandbox-";
 /**
  * How long at most an agent holds back work the App put off (ending the last step's spare
  * namespace, making the next): until it idles on its model, or ends (and no agent starts in the
- * gap after it, net-spares.ts), or this passed. An agent
- * busy this long (a suite it runs) lets it run beside it rather than hold it for its whole seat.
+ * gap after it, net-spares.ts), or this passed. An agent busy this long (a suite it runs) lets
+ * it run beside it rather than hold it for its whole seat.
  */
 export const AGENT_QUIET_MAX_MS = 10_000;
 
